@@ -1,0 +1,61 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+)
+
+// checkBoxesNode checks, when a RoI op node is built, that boxes is [K, 5]
+// with input's dtype.
+func checkBoxesNode(opName string, input, boxes *gorgonia.Node) error {
+	if err := checkFloatNode(opName, "boxes", boxes, 2); err != nil {
+		return err
+	}
+	if s := boxes.Shape(); s[1] != 5 {
+		return fmt.Errorf("gops: %s: boxes must be [K, 5] (batch_index, x1, y1, x2, y2), got %v", opName, s)
+	}
+	if boxes.Dtype() != input.Dtype() {
+		return fmt.Errorf("gops: %s: boxes dtype %v differs from input dtype %v", opName, boxes.Dtype(), input.Dtype())
+	}
+	return nil
+}
+
+// checkBoxes checks box values at run time: each row's batch index is an
+// integer in [0, n) and its coordinates are finite. The error names the
+// first bad box.
+func checkBoxes[T float](opName string, boxes []T, n int) error {
+	for k := 0; k+5 <= len(boxes); k += 5 {
+		b := float64(boxes[k])
+		if b != math.Trunc(b) || b < 0 || b >= float64(n) {
+			return fmt.Errorf("gops: %s: box %d: batch index %v is not an integer in [0, %d)", opName, k/5, b, n)
+		}
+		for j := 1; j < 5; j++ {
+			if c := float64(boxes[k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
+				return fmt.Errorf("gops: %s: box %d: coordinate %d is %v", opName, k/5, j, c)
+			}
+		}
+	}
+	return nil
+}
+
+// spatialScaleOrOne returns the scale that multiplies box coordinates:
+// 0 means 1. Negative, NaN and infinite scales are errors.
+func spatialScaleOrOne(opName string, s float64) (float64, error) {
+	if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return 0, fmt.Errorf("gops: %s: SpatialScale %v must be finite and >= 0", opName, s)
+	}
+	if s == 0 {
+		return 1, nil
+	}
+	return s, nil
+}
+
+// checkOutputSize checks a pooled output size.
+func checkOutputSize(opName string, size [2]int) error {
+	if size[0] <= 0 || size[1] <= 0 {
+		return fmt.Errorf("gops: %s: OutputSize %v must be positive", opName, size)
+	}
+	return nil
+}

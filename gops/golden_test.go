@@ -1,0 +1,137 @@
+package gops
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// goldenCase is one torchvision evaluation written by testdata/gen_golden.py.
+type goldenCase struct {
+	Name          string    `json:"name"`
+	Dtype         string    `json:"dtype"`
+	OutputSize    [2]int    `json:"output_size"`
+	SpatialScale  float64   `json:"spatial_scale"`
+	SamplingRatio int       `json:"sampling_ratio"`
+	Aligned       bool      `json:"aligned"`
+	InputShape    []int     `json:"input_shape"`
+	Input         []float64 `json:"input"`
+	BoxesShape    []int     `json:"boxes_shape"`
+	Boxes         []float64 `json:"boxes"`
+	GradOutput    []float64 `json:"grad_output"`
+	OutputShape   []int     `json:"output_shape"`
+	Output        []float64 `json:"output"`
+	GradInput     []float64 `json:"grad_input"`
+}
+
+func loadGolden(t *testing.T, file string) []goldenCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []goldenCase `json:"cases"`
+	}
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) == 0 {
+		t.Fatalf("%s has no cases", file)
+	}
+	return doc.Cases
+}
+
+// goldenTensor builds a tensor of the case's dtype.
+func goldenTensor(dtype string, shape []int, data []float64) *tensor.Dense {
+	if dtype == "float32" {
+		d := make([]float32, len(data))
+		for i, v := range data {
+			d[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
+}
+
+func asFloat64s(t *testing.T, v gorgonia.Value) []float64 {
+	t.Helper()
+	switch d := v.Data().(type) {
+	case []float64:
+		return d
+	case []float32:
+		out := make([]float64, len(d))
+		for i, x := range d {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	t.Fatalf("unexpected data %T", v.Data())
+	return nil
+}
+
+// assertClose compares got to want elementwise with |got-want| <= atol + rtol|want|.
+func assertClose(t *testing.T, what string, got, want []float64, rtol, atol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if d := math.Abs(got[i] - want[i]); !(d <= atol+rtol*math.Abs(want[i])) {
+			t.Fatalf("%s[%d] = %.10g, want %.10g (diff %.3g)", what, i, got[i], want[i], d)
+		}
+	}
+}
+
+func TestRoIAlignGolden(t *testing.T) {
+	for _, c := range loadGolden(t, "roialign_golden.json.gz") {
+		if c.BoxesShape[0] == 0 {
+			continue // K = 0: TestRoIAlignNoBoxes
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			rtol, atol := 1e-12, 1e-12
+			dt := tensor.Float64
+			if c.Dtype == "float32" {
+				rtol, atol, dt = 1e-5, 1e-5, tensor.Float32
+			}
+			g := gorgonia.NewGraph()
+			x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.InputShape...), gorgonia.WithName("x"),
+				gorgonia.WithValue(goldenTensor(c.Dtype, c.InputShape, c.Input)))
+			b := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(c.BoxesShape...), gorgonia.WithName("boxes"),
+				gorgonia.WithValue(goldenTensor(c.Dtype, c.BoxesShape, c.Boxes)))
+			gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
+				gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
+			y, err := RoIAlign(x, b, RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
+			grads, err := Grad(cost, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dx := grads[0]
+			var yv, dxv gorgonia.Value
+			gorgonia.Read(y, &yv)
+			gorgonia.Read(dx, &dxv)
+			m := gorgonia.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, "output", asFloat64s(t, yv), c.Output, rtol, atol)
+			assertClose(t, "grad_input", asFloat64s(t, dxv), c.GradInput, rtol, atol)
+		})
+	}
+}

@@ -1,0 +1,360 @@
+package gops
+
+import (
+	"fmt"
+	"reflect"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Grad returns the symbolic gradients of the scalar node cost with respect
+// to each node of wrt, as new nodes of cost's graph. It is a reverse-mode
+// pass that keeps its own table of accumulated gradients, so it may be called
+// again on its own results to any order: Grad(Sum(g ⊙ v), x) with
+// g = Grad(f, x)[0] is the Hessian-vector product of f.
+//
+// It replaces gorgonia.Grad (v0.9.18), which caches each node's derivative
+// from an earlier call and silently sums only some paths of a gradient of a
+// gradient. Grad never reads or writes that cache.
+//
+// Rules beyond plain reverse mode, each one a measured upstream defect:
+//   - only edges that an op's DiffWRT marks are followed, so comparison and
+//     sign nodes act as constants;
+//   - a gradient that reaches a scalar node as a 0-d tensor is turned back
+//     into a scalar;
+//   - Slice's derivative node (sliceIncrOp) is differentiated w.r.t. its
+//     upstream gradient only, as the slice of the incoming gradient;
+//   - OuterProd(a, b) is differentiated as {G·b, Gᵀ·a} (Gorgonia's rule is
+//     wrong, and Mul matrix·vector uses it).
+//
+// The seed is a constant 1 in cost's dtype. A wrt node that cost does not
+// depend on gets a constant zero gradient of its shape, so that higher
+// orders of linear functions come out as zeros rather than errors.
+//
+// Errors: cost is not a scalar; no wrt given; wrt nodes in another graph; an
+// op on a path from wrt to cost that is not symbolically differentiable (the
+// error names the op and its node, for example Gorgonia's Conv2d backward).
+func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
+	if cost == nil {
+		return nil, fmt.Errorf("gops: Grad: cost is nil")
+	}
+	if len(wrt) == 0 {
+		return nil, fmt.Errorf("gops: Grad: no wrt nodes given")
+	}
+	if !cost.IsScalar() {
+		return nil, fmt.Errorf("gops: Grad: cost must be a scalar, got %v with shape %v", cost.Type(), cost.Shape())
+	}
+	g := cost.Graph()
+	for i, w := range wrt {
+		if w == nil || w.Graph() != g {
+			return nil, fmt.Errorf("gops: Grad: wrt[%d] is nil or in another graph", i)
+		}
+	}
+
+	// order: every node cost depends on, children before parents.
+	order := topoOrder(g, cost)
+
+	// reaches[n]: n depends on some wrt node through differentiable edges.
+	wrtSet := make(map[*gorgonia.Node]bool, len(wrt))
+	for _, w := range wrt {
+		wrtSet[w] = true
+	}
+	reaches := make(map[*gorgonia.Node]bool, len(order))
+	for _, n := range order {
+		if wrtSet[n] {
+			reaches[n] = true
+			continue
+		}
+		if isEmpty(n) {
+			// A zero-size node carries no gradient: every backward is linear
+			// in its upstream gradient. Stopping here also keeps empty
+			// tensors out of Gorgonia's ops, which panic on them.
+			continue
+		}
+		diff := diffWRT(n)
+		for i, c := range children(g, n) {
+			if diff[i] && reaches[c] {
+				reaches[n] = true
+				break
+			}
+		}
+	}
+
+	seed, err := onesScalar(cost.Dtype())
+	if err != nil {
+		return nil, err
+	}
+	pending := map[*gorgonia.Node]gorgonia.Nodes{cost: {g.Constant(seed)}}
+	total := make(map[*gorgonia.Node]*gorgonia.Node)
+
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		if !reaches[n] || len(pending[n]) == 0 {
+			continue
+		}
+		gn, err := sumGrads(n, pending[n])
+		if err != nil {
+			return nil, err
+		}
+		delete(pending, n)
+		total[n] = gn
+		if n.Op() == nil || wrtSet[n] && isLeaf(g, n) {
+			continue
+		}
+		kids := children(g, n)
+		if len(kids) == 0 {
+			continue
+		}
+		diff := diffWRT(n)
+		need := false
+		for j, c := range kids {
+			if diff[j] && reaches[c] {
+				need = true
+			}
+		}
+		if !need {
+			continue
+		}
+		grads, err := symDiff(n, kids, gn)
+		if err != nil {
+			return nil, err
+		}
+		for j, c := range kids {
+			if diff[j] && reaches[c] && grads[j] != nil {
+				pending[c] = append(pending[c], grads[j])
+			}
+		}
+	}
+
+	out := make(gorgonia.Nodes, len(wrt))
+	for i, w := range wrt {
+		if t, ok := total[w]; ok {
+			out[i] = t
+			continue
+		}
+		z, err := zerosLike(w)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = z
+	}
+	return out, nil
+}
+
+// topoOrder lists the nodes root depends on, each after all of its children.
+func topoOrder(g *gorgonia.ExprGraph, root *gorgonia.Node) gorgonia.Nodes {
+	var order gorgonia.Nodes
+	state := make(map[*gorgonia.Node]uint8) // 1 visiting, 2 done
+	type frame struct {
+		n    *gorgonia.Node
+		kids gorgonia.Nodes
+		next int
+	}
+	stack := []frame{{n: root, kids: children(g, root)}}
+	state[root] = 1
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next < len(top.kids) {
+			c := top.kids[top.next]
+			top.next++
+			if state[c] == 0 {
+				state[c] = 1
+				stack = append(stack, frame{n: c, kids: children(g, c)})
+			}
+			continue
+		}
+		state[top.n] = 2
+		order = append(order, top.n)
+		stack = stack[:len(stack)-1]
+	}
+	return order
+}
+
+// children returns n's arguments in order.
+func children(g *gorgonia.ExprGraph, n *gorgonia.Node) gorgonia.Nodes {
+	it := g.From(n.ID())
+	if it == nil {
+		return nil
+	}
+	kids := make(gorgonia.Nodes, 0, it.Len())
+	for it.Next() {
+		kids = append(kids, it.Node().(*gorgonia.Node))
+	}
+	return kids
+}
+
+func isLeaf(g *gorgonia.ExprGraph, n *gorgonia.Node) bool { return len(children(g, n)) == 0 }
+
+// diffWRT says which of n's arguments a gradient flows to. An op that is not
+// symbolically differentiable is reported as differentiable in every argument
+// here, so that symDiff names it if a gradient ever needs to pass through.
+func diffWRT(n *gorgonia.Node) []bool {
+	k := len(children(n.Graph(), n))
+	out := make([]bool, k)
+	op := n.Op()
+	if op == nil || k == 0 {
+		return out
+	}
+	if isOp(op, "sliceIncrOp") {
+		// Gorgonia declares {x: true, G: false}; the value does not depend on
+		// x at all, and is linear in G.
+		out[1] = true
+		return out
+	}
+	sd, ok := op.(gorgonia.SDOp)
+	if !ok {
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	d := sd.DiffWRT(k)
+	copy(out, d)
+	return out
+}
+
+// symDiff differentiates one node, applying the fixes for upstream rules
+// listed on Grad.
+func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	op := n.Op()
+	switch {
+	case isOp(op, "linAlgBinOp") && fmt.Sprint(op) == "a ⊗ b":
+		// z = a ⊗ b: da = G·b, db = Gᵀ·a, as matrix·matrix products of
+		// column vectors, which are right at every order.
+		a, b := kids[0], kids[1]
+		bc, err := gorgonia.Reshape(b, tensor.Shape{b.Shape().TotalSize(), 1})
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		ac, err := gorgonia.Reshape(a, tensor.Shape{a.Shape().TotalSize(), 1})
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		da, err := gorgonia.Mul(grad, bc)
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		gt, err := gorgonia.Transpose(grad)
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		db, err := gorgonia.Mul(gt, ac)
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		if da, err = gorgonia.Reshape(da, a.Shape()); err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		if db, err = gorgonia.Reshape(db, b.Shape()); err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		return gorgonia.Nodes{da, db}, nil
+	}
+	sd, ok := op.(gorgonia.SDOp)
+	if !ok {
+		return nil, fmt.Errorf("gops: Grad: op %v (%T) of node %v is not symbolically differentiable", op, op, n.Name())
+	}
+	grads, err := sd.SymDiff(kids, n, grad)
+	if err != nil {
+		return nil, wrapDiff(n, err)
+	}
+	if len(grads) != len(kids) {
+		return nil, fmt.Errorf("gops: Grad: op %v returned %d gradients for %d inputs", op, len(grads), len(kids))
+	}
+	if isOp(op, "sliceIncrOp") {
+		grads = gorgonia.Nodes{nil, grads[1]}
+	}
+	return grads, nil
+}
+
+func wrapDiff(n *gorgonia.Node, err error) error {
+	return fmt.Errorf("gops: Grad: differentiating op %v of node %v: %w", n.Op(), n.Name(), err)
+}
+
+// isOp reports whether op is the unexported Gorgonia op type called name.
+func isOp(op gorgonia.Op, name string) bool {
+	t := reflect.TypeOf(op)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name() == name && t.PkgPath() == "gorgonia.org/gorgonia"
+}
+
+// sumGrads adds up the gradient terms that reached n and gives the sum the
+// scalar-ness of n (a 0-d tensor that reaches a scalar node becomes a scalar).
+func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
+	for i, t := range terms {
+		if t.IsScalar() && isOp(t.Op(), "reshapeOp") {
+			// Typed as a scalar, but its value at run time is a 0-d tensor,
+			// which Gorgonia's scalar ops reject; Sum yields a true scalar.
+			s, err := gorgonia.Sum(children(t.Graph(), t)[0])
+			if err != nil {
+				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", n.Name(), err)
+			}
+			terms[i] = s
+			continue
+		}
+		if n.IsScalar() && !t.IsScalar() {
+			s, err := toScalar(t)
+			if err != nil {
+				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", n.Name(), err)
+			}
+			terms[i] = s
+		}
+	}
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	s, err := gorgonia.ReduceAdd(terms)
+	if err != nil {
+		return nil, fmt.Errorf("gops: Grad: summing gradients of node %v: %w", n.Name(), err)
+	}
+	return s, nil
+}
+
+// toScalar turns a one-element tensor node into a scalar node.
+func toScalar(t *gorgonia.Node) (*gorgonia.Node, error) {
+	if sz := t.Shape().TotalSize(); sz != 1 && t.Dims() != 0 {
+		return nil, fmt.Errorf("gradient has shape %v, want one element", t.Shape())
+	}
+	v, err := gorgonia.Reshape(t, tensor.Shape{1})
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Sum(v)
+}
+
+func onesScalar(dt tensor.Dtype) (gorgonia.Value, error) {
+	switch dt {
+	case tensor.Float64:
+		return gorgonia.NewF64(1), nil
+	case tensor.Float32:
+		return gorgonia.NewF32(1), nil
+	}
+	return nil, fmt.Errorf("gops: Grad: cost dtype %v is not float32 or float64", dt)
+}
+
+// zerosLike is a constant zero node of n's type and shape.
+func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {
+	dt := n.Dtype()
+	if n.IsScalar() {
+		switch dt {
+		case tensor.Float64:
+			return n.Graph().Constant(gorgonia.NewF64(0)), nil
+		case tensor.Float32:
+			return n.Graph().Constant(gorgonia.NewF32(0)), nil
+		}
+		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, n.Name())
+	}
+	if dt != tensor.Float64 && dt != tensor.Float32 {
+		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, n.Name())
+	}
+	return n.Graph().Constant(tensor.New(tensor.Of(dt), tensor.WithShape(n.Shape()...))), nil
+}
+
+// isEmpty reports whether n is a tensor with no elements (K = 0 boxes).
+func isEmpty(n *gorgonia.Node) bool {
+	s := n.Shape()
+	return !n.IsScalar() && s.Dims() > 0 && s.TotalSize() == 0
+}

@@ -1,0 +1,202 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+)
+
+// roiAlignGeom fixes everything a RoIAlign kernel needs besides the data:
+// the input's shape [N, C, H, W] and the options.
+type roiAlignGeom struct {
+	n, c, h, w    int
+	ph, pw        int
+	scale         float64 // already resolved: > 0
+	samplingRatio int
+	aligned       bool
+}
+
+// maxSamplesPerBox bounds the sampling grid of one box (pooled bins times
+// samples per bin), so that an enormous box with adaptive sampling gives an
+// error instead of an allocation of any size.
+const maxSamplesPerBox = 1 << 24
+
+// bilinearTap is one sample point: the four neighbouring pixels (offsets in
+// an H×W plane) and their bilinear weights.
+type bilinearTap[T float] struct {
+	pos [4]int
+	w   [4]T
+}
+
+// roiAlignBox is the sampling grid of one box: bins of binH×binW starting at
+// (startY, startX), gh×gw samples per bin, averaged over count.
+type roiAlignBox[T float] struct {
+	startY, startX T
+	binH, binW     T
+	gh, gw         int
+	count          T
+}
+
+// roiAlignBoxGrid computes torchvision's roi_align geometry for one box row
+// (batch_index, x1, y1, x2, y2): coordinates times spatial_scale, minus 0.5
+// when aligned; roi size clamped to >= 1 only when not aligned; sampling
+// ratio or, adaptively, ceil(roi size / output size) samples per bin side;
+// averaging count max(gh·gw, 1). An inverted aligned box gets an empty grid
+// (torchvision fails on it with a vector-size error).
+func roiAlignBoxGrid[T float](g *roiAlignGeom, box []T) (roiAlignBox[T], error) {
+	var off float64
+	if g.aligned {
+		off = 0.5
+	}
+	// torchvision computes coordinate*scale - offset in double, then stores T.
+	x1 := T(float64(box[1])*g.scale - off)
+	y1 := T(float64(box[2])*g.scale - off)
+	x2 := T(float64(box[3])*g.scale - off)
+	y2 := T(float64(box[4])*g.scale - off)
+	rw, rh := x2-x1, y2-y1
+	if !g.aligned {
+		rw, rh = max(rw, 1), max(rh, 1)
+	}
+	b := roiAlignBox[T]{startY: y1, startX: x1, binH: rh / T(g.ph), binW: rw / T(g.pw)}
+	if g.samplingRatio > 0 {
+		b.gh, b.gw = g.samplingRatio, g.samplingRatio
+	} else {
+		fh := math.Ceil(float64(rh / T(g.ph)))
+		fw := math.Ceil(float64(rw / T(g.pw)))
+		if fh*fw*float64(g.ph*g.pw) > maxSamplesPerBox {
+			return b, fmt.Errorf("adaptive sampling grid %vx%v per bin is too large", fh, fw)
+		}
+		b.gh, b.gw = max(int(fh), 0), max(int(fw), 0)
+	}
+	if b.gh*b.gw*g.ph*g.pw > maxSamplesPerBox {
+		return b, fmt.Errorf("sampling grid %dx%d per bin is too large", b.gh, b.gw)
+	}
+	b.count = T(max(b.gh*b.gw, 1))
+	return b, nil
+}
+
+// taps appends the box's sample points, bin by bin in row-major order, gh·gw
+// per bin.
+func (b *roiAlignBox[T]) taps(g *roiAlignGeom, dst []bilinearTap[T]) []bilinearTap[T] {
+	for ph := 0; ph < g.ph; ph++ {
+		for pw := 0; pw < g.pw; pw++ {
+			for iy := 0; iy < b.gh; iy++ {
+				y := b.startY + T(ph)*b.binH + T(float32(iy)+0.5)*b.binH/T(b.gh)
+				for ix := 0; ix < b.gw; ix++ {
+					x := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
+					dst = append(dst, roiAlignTap(y, x, g.h, g.w))
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// roiAlignTap is torchvision's roi_align bilinear rule: a point with
+// y < -1, y > H, x < -1 or x > W contributes nothing; coordinates <= 0 are
+// clamped to 0; a point on or past the last row (column) reads that row
+// (column) only.
+func roiAlignTap[T float](y, x T, h, w int) bilinearTap[T] {
+	var t bilinearTap[T]
+	if y < -1 || y > T(h) || x < -1 || x > T(w) {
+		return t
+	}
+	y, x = max(y, 0), max(x, 0)
+	yl, xl := int(y), int(x)
+	var yh, xh int
+	if yl >= h-1 {
+		yl, yh, y = h-1, h-1, T(h-1)
+	} else {
+		yh = yl + 1
+	}
+	if xl >= w-1 {
+		xl, xh, x = w-1, w-1, T(w-1)
+	} else {
+		xh = xl + 1
+	}
+	ly, lx := y-T(yl), x-T(xl)
+	hy, hx := 1-ly, 1-lx
+	t.pos = [4]int{yl*w + xl, yl*w + xh, yh*w + xl, yh*w + xh}
+	t.w = [4]T{hy * hx, hy * lx, ly * hx, ly * lx}
+	return t
+}
+
+// roiAlignGrids validates the boxes and computes every box's grid.
+func roiAlignGrids[T float](g *roiAlignGeom, boxes []T) ([]roiAlignBox[T], error) {
+	if err := checkBoxes("RoIAlign", boxes, g.n); err != nil {
+		return nil, err
+	}
+	grids := make([]roiAlignBox[T], len(boxes)/5)
+	for k := range grids {
+		var err error
+		if grids[k], err = roiAlignBoxGrid(g, boxes[5*k:5*k+5]); err != nil {
+			return nil, fmt.Errorf("gops: RoIAlign: box %d: %w", k, err)
+		}
+	}
+	return grids, nil
+}
+
+// roiAlignForward computes out[k, c, ph, pw] (K×C×PH×PW), the average of the
+// bilinear samples of input[batch(k), c] in bin (ph, pw) of box k.
+// Parallel over boxes; each box writes only its own output.
+func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
+	grids, err := roiAlignGrids(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, bins := g.h*g.w, g.ph*g.pw
+	parallelFor(len(grids), func(lo, hi int) {
+		var taps []bilinearTap[T]
+		for k := lo; k < hi; k++ {
+			b := &grids[k]
+			taps = b.taps(g, taps[:0])
+			per := b.gh * b.gw
+			n := int(boxes[5*k])
+			for c := 0; c < g.c; c++ {
+				x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+				o := out[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
+				for bin := range o {
+					var v T
+					for _, t := range taps[bin*per : (bin+1)*per] {
+						v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+					}
+					o[bin] = v / b.count
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// roiAlignTranspose is the adjoint of roiAlignForward in its input: it
+// scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] with the same
+// weights. Parallel over channels; each channel visits boxes in order, so
+// sums are bitwise reproducible.
+func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
+	grids, err := roiAlignGrids(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, bins := g.h*g.w, g.ph*g.pw
+	parallelFor(g.c, func(lo, hi int) {
+		var taps []bilinearTap[T]
+		for k := range grids {
+			b := &grids[k]
+			taps = b.taps(g, taps[:0])
+			per := b.gh * b.gw
+			n := int(boxes[5*k])
+			for c := lo; c < hi; c++ {
+				x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+				gk := grad[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
+				for bin, gv := range gk {
+					for _, t := range taps[bin*per : (bin+1)*per] {
+						x[t.pos[0]] += gv * t.w[0] / b.count
+						x[t.pos[1]] += gv * t.w[1] / b.count
+						x[t.pos[2]] += gv * t.w[2] / b.count
+						x[t.pos[3]] += gv * t.w[3] / b.count
+					}
+				}
+			}
+		}
+	})
+	return nil
+}

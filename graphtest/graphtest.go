@@ -1,0 +1,396 @@
+// Package graphtest checks the derivatives of any function that builds a
+// Gorgonia graph, at every order, against central finite differences, and
+// checks that Gorgonia's two VMs agree on it.
+//
+// Gradients come from gops.Grad. Order 1 compares the gradient of <R, f(x)>
+// (R a random tensor shaped like f's output) with finite differences of
+// <R, f(x)>; order k compares the gradient of s_k = Σ_i <g_i, v_i>, where g
+// is the order-(k-1) gradient and v random, with finite differences of s_k
+// evaluated through the graph. Each order is therefore checked against the
+// one below it, one finite difference at a time.
+package graphtest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gops-dev/gops/gops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Func builds the graph under test from its input nodes (one per input, in
+// order, with the inputs' dtypes and shapes) and returns the output node, of
+// any shape.
+type Func func(in gorgonia.Nodes) (*gorgonia.Node, error)
+
+// Options tune a check. The zero value checks order 1 w.r.t. every input.
+type Options struct {
+	// Order is the highest derivative order checked (orders 1..Order); 0
+	// means 1.
+	Order int
+	// Wrt lists the indices of the inputs to differentiate; nil means all.
+	// The others are fed to f as constants of the check (boxes, say).
+	Wrt []int
+	// Eps is the finite-difference step; 0 means 1e-6.
+	Eps float64
+	// RTol and ATol bound |analytic - numeric| <= ATol + RTol·max(|a|, |n|);
+	// 0 means 1e-5 and 1e-7.
+	RTol, ATol float64
+	// Seed seeds the random contraction tensors.
+	Seed uint64
+}
+
+func (o Options) withDefaults(n int) Options {
+	if o.Order <= 0 {
+		o.Order = 1
+	}
+	if o.Wrt == nil {
+		for i := 0; i < n; i++ {
+			o.Wrt = append(o.Wrt, i)
+		}
+	}
+	if o.Eps == 0 {
+		o.Eps = 1e-6
+	}
+	if o.RTol == 0 {
+		o.RTol = 1e-5
+	}
+	if o.ATol == 0 {
+		o.ATol = 1e-7
+	}
+	return o
+}
+
+// Mismatch is the error a failed numeric check returns.
+type Mismatch struct {
+	Order    int     // derivative order
+	Input    int     // input index
+	Name     string  // input node name
+	Index    []int   // element coordinates
+	Analytic float64 // gops.Grad's value
+	Numeric  float64 // central finite difference
+}
+
+func (m *Mismatch) Error() string {
+	return fmt.Sprintf("graphtest: order %d derivative w.r.t. input %d (%s) element %v: analytic %.10g, numeric %.10g",
+		m.Order, m.Input, m.Name, m.Index, m.Analytic, m.Numeric)
+}
+
+// harness is one graph: the inputs, the scalar s_k of each order and the
+// gradient nodes of each order, with a TapeMachine to evaluate them.
+type harness struct {
+	g       *gorgonia.ExprGraph
+	in      gorgonia.Nodes
+	vals    []*tensor.Dense // the inputs' values, bound to in
+	out     *gorgonia.Node
+	outVal  gorgonia.Value
+	scalars []gorgonia.Value   // s_0 .. s_{Order-1}
+	grads   [][]gorgonia.Value // grads[k][j]: order k+1 gradient w.r.t. Wrt[j]
+	m       gorgonia.VM
+}
+
+func names(i int) string { return fmt.Sprintf("in%d", i) }
+
+// newHarness builds f over copies of inputs with the scalars and gradients of
+// orders 1..order.
+func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness, error) {
+	h := &harness{g: gorgonia.NewGraph()}
+	for i, x := range inputs {
+		v := x.Clone().(*tensor.Dense)
+		h.vals = append(h.vals, v)
+		var n *gorgonia.Node
+		if v.Shape().Dims() == 0 || v.IsScalar() {
+			return nil, fmt.Errorf("graphtest: input %d is a scalar; pass a 1-element tensor", i)
+		}
+		n = gorgonia.NewTensor(h.g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(names(i)))
+		h.in = append(h.in, n)
+	}
+	out, err := f(h.in)
+	if err != nil {
+		return nil, fmt.Errorf("graphtest: building f: %w", err)
+	}
+	h.out = out
+	gorgonia.Read(out, &h.outVal)
+	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
+	wrt := make(gorgonia.Nodes, len(o.Wrt))
+	for j, i := range o.Wrt {
+		wrt[j] = h.in[i]
+	}
+	// s_0 = <R, f(x)>
+	s, err := contract(h.g, gorgonia.Nodes{out}, rng)
+	if err != nil {
+		return nil, err
+	}
+	h.scalars = make([]gorgonia.Value, order)
+	h.grads = make([][]gorgonia.Value, order)
+	for k := 0; k < order; k++ {
+		gorgonia.Read(s, &h.scalars[k])
+		gs, err := gops.Grad(s, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("graphtest: order %d gradient: %w", k+1, err)
+		}
+		h.grads[k] = make([]gorgonia.Value, len(gs))
+		for j, gn := range gs {
+			gorgonia.Read(gn, &h.grads[k][j])
+		}
+		if k+1 < order {
+			if s, err = contract(h.g, gs, rng); err != nil {
+				return nil, err
+			}
+		}
+	}
+	h.m = gorgonia.NewTapeMachine(h.g)
+	return h, nil
+}
+
+// contract returns Σ_j <ns[j], r_j> with r_j random normal tensors.
+func contract(g *gorgonia.ExprGraph, ns gorgonia.Nodes, rng *rand.Rand) (*gorgonia.Node, error) {
+	var total *gorgonia.Node
+	for _, n := range ns {
+		var term *gorgonia.Node
+		var err error
+		if n.IsScalar() {
+			r := randomValue(n.Dtype(), nil, rng)
+			term, err = gorgonia.Mul(n, g.Constant(r))
+		} else {
+			r := randomValue(n.Dtype(), n.Shape(), rng)
+			if n.Shape().TotalSize() == 0 {
+				continue
+			}
+			var p *gorgonia.Node
+			if p, err = gorgonia.HadamardProd(n, g.Constant(r)); err == nil {
+				term, err = gorgonia.Sum(p)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("graphtest: contracting %v: %w", n.Name(), err)
+		}
+		if total == nil {
+			total = term
+		} else if total, err = gorgonia.Add(total, term); err != nil {
+			return nil, fmt.Errorf("graphtest: contracting: %w", err)
+		}
+	}
+	if total == nil {
+		return nil, fmt.Errorf("graphtest: nothing to contract (all outputs empty)")
+	}
+	return total, nil
+}
+
+func randomValue(dt tensor.Dtype, shape tensor.Shape, rng *rand.Rand) gorgonia.Value {
+	if shape == nil {
+		if dt == tensor.Float32 {
+			return gorgonia.NewF32(float32(rng.NormFloat64()))
+		}
+		return gorgonia.NewF64(rng.NormFloat64())
+	}
+	n := shape.TotalSize()
+	if dt == tensor.Float32 {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = float32(rng.NormFloat64())
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+}
+
+func (h *harness) run() error {
+	h.m.Reset()
+	if err := h.m.RunAll(); err != nil {
+		return fmt.Errorf("graphtest: running the graph: %w", err)
+	}
+	return nil
+}
+
+func (h *harness) close() { h.m.Close() }
+
+func scalarValue(v gorgonia.Value) float64 {
+	switch x := v.(type) {
+	case *gorgonia.F64:
+		return float64(*x)
+	case *gorgonia.F32:
+		return float64(*x)
+	case tensor.Tensor:
+		switch d := x.Data().(type) {
+		case []float64:
+			return d[0]
+		case []float32:
+			return float64(d[0])
+		case float64:
+			return d
+		case float32:
+			return float64(d)
+		}
+	}
+	return math.NaN()
+}
+
+// floats returns v's elements as float64s (a copy for float32).
+func floats(v gorgonia.Value) []float64 {
+	if v == nil {
+		return nil
+	}
+	switch x := v.(type) {
+	case *gorgonia.F64, *gorgonia.F32:
+		return []float64{scalarValue(x)}
+	case tensor.Tensor:
+		if x.Shape().TotalSize() == 0 {
+			return nil
+		}
+		switch d := x.Data().(type) {
+		case []float64:
+			return append([]float64(nil), d...)
+		case []float32:
+			out := make([]float64, len(d))
+			for i, f := range d {
+				out[i] = float64(f)
+			}
+			return out
+		case float64:
+			return []float64{d}
+		case float32:
+			return []float64{float64(d)}
+		}
+	}
+	return nil
+}
+
+// Check verifies the derivatives of f at inputs, orders 1..o.Order, w.r.t.
+// the inputs o.Wrt, against central finite differences. Inputs must be
+// float64 tensors (they are copied). It returns a *Mismatch naming the first
+// element that disagrees, or another error if the graph cannot be built or
+// run.
+func Check(f Func, inputs []*tensor.Dense, o Options) error {
+	o = o.withDefaults(len(inputs))
+	for i, x := range inputs {
+		if x.Dtype() != tensor.Float64 {
+			return fmt.Errorf("graphtest: input %d is %v; numeric checks need float64", i, x.Dtype())
+		}
+	}
+	h, err := newHarness(f, inputs, o, o.Order)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	if err := h.run(); err != nil {
+		return err
+	}
+	analytic := make([][][]float64, o.Order)
+	for k := range analytic {
+		analytic[k] = make([][]float64, len(o.Wrt))
+		for j := range o.Wrt {
+			analytic[k][j] = floats(h.grads[k][j])
+		}
+	}
+	for j, i := range o.Wrt {
+		x := h.vals[i].Data().([]float64)
+		for e := range x {
+			orig := x[e]
+			x[e] = orig + o.Eps
+			if err := h.run(); err != nil {
+				return err
+			}
+			plus := make([]float64, o.Order)
+			for k := range plus {
+				plus[k] = scalarValue(h.scalars[k])
+			}
+			x[e] = orig - o.Eps
+			if err := h.run(); err != nil {
+				return err
+			}
+			x[e] = orig
+			for k := 0; k < o.Order; k++ {
+				num := (plus[k] - scalarValue(h.scalars[k])) / (2 * o.Eps)
+				var ana float64
+				if a := analytic[k][j]; len(a) > 0 {
+					ana = a[e]
+				}
+				if !(math.Abs(ana-num) <= o.ATol+o.RTol*math.Max(math.Abs(ana), math.Abs(num))) {
+					return &Mismatch{Order: k + 1, Input: i, Name: names(i), Index: unravel(e, h.vals[i].Shape()), Analytic: ana, Numeric: num}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func unravel(e int, s tensor.Shape) []int {
+	idx := make([]int, len(s))
+	for d := len(s) - 1; d >= 0; d-- {
+		if s[d] > 0 {
+			idx[d] = e % s[d]
+			e /= s[d]
+		}
+	}
+	return idx
+}
+
+// CheckVMs builds f twice and checks that the TapeMachine (with gops.Grad)
+// and the LispMachine (with its own backward pass, through each op's
+// DoDiff) agree on the output and on the first-order gradients of <R, f(x)>
+// w.r.t. the inputs o.Wrt, within o.RTol and o.ATol. Inputs may be float32
+// or float64.
+func CheckVMs(f Func, inputs []*tensor.Dense, o Options) error {
+	o = o.withDefaults(len(inputs))
+	h, err := newHarness(f, inputs, o, 1)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	if err := h.run(); err != nil {
+		return err
+	}
+
+	// The same function on the LispMachine.
+	g := gorgonia.NewGraph()
+	var in gorgonia.Nodes
+	for i, x := range inputs {
+		v := x.Clone().(*tensor.Dense)
+		in = append(in, gorgonia.NewTensor(g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(names(i))))
+	}
+	out, err := f(in)
+	if err != nil {
+		return fmt.Errorf("graphtest: building f: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
+	if _, err := contract(g, gorgonia.Nodes{out}, rng); err != nil {
+		return err
+	}
+	lm := gorgonia.NewLispMachine(g)
+	defer lm.Close()
+	if err := lm.RunAll(); err != nil {
+		return fmt.Errorf("graphtest: LispMachine: %w", err)
+	}
+	if err := compare("output", floats(h.outVal), floats(out.Value()), o); err != nil {
+		return err
+	}
+	for j, i := range o.Wrt {
+		lg, err := in[i].Grad()
+		if err != nil {
+			return fmt.Errorf("graphtest: LispMachine gradient of input %d: %w", i, err)
+		}
+		if err := compare(fmt.Sprintf("gradient w.r.t. input %d", i), floats(h.grads[0][j]), floats(lg), o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func compare(what string, tape, lisp []float64, o Options) error {
+	if len(tape) != len(lisp) {
+		return fmt.Errorf("graphtest: %s: TapeMachine has %d values, LispMachine %d", what, len(tape), len(lisp))
+	}
+	for e := range tape {
+		if !(math.Abs(tape[e]-lisp[e]) <= o.ATol+o.RTol*math.Max(math.Abs(tape[e]), math.Abs(lisp[e]))) {
+			return fmt.Errorf("graphtest: %s element %d: TapeMachine %.10g, LispMachine %.10g", what, e, tape[e], lisp[e])
+		}
+	}
+	return nil
+}

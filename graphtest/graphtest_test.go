@@ -1,0 +1,88 @@
+package graphtest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/gops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func vec(xs ...float64) *tensor.Dense {
+	return tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(xs))
+}
+
+// composite is f(x, y) = tanh(x ⊙ y) ⊙ exp(x) + sin(y)², right at every order.
+func composite(in gorgonia.Nodes) (*gorgonia.Node, error) {
+	x, y := in[0], in[1]
+	xy, err := gorgonia.HadamardProd(x, y)
+	if err != nil {
+		return nil, err
+	}
+	a := gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Tanh(xy)), gorgonia.Must(gorgonia.Exp(x))))
+	return gorgonia.Add(a, gorgonia.Must(gorgonia.Square(gorgonia.Must(gorgonia.Sin(y)))))
+}
+
+func TestCheckPassesCorrectComposite(t *testing.T) {
+	in := []*tensor.Dense{vec(0.3, -0.7, 1.1), vec(0.5, 0.2, -0.4)}
+	if err := Check(composite, in, Options{Order: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckVMs(composite, in, Options{RTol: 1e-12, ATol: 1e-12}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wrongSquare is x² with a backward of 3x·G instead of 2x·G.
+func wrongSquare(factor float64) Func {
+	return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		spec := gops.OpSpec{
+			Name:       "WrongSquare",
+			Params:     "",
+			InputDims:  []int{1},
+			OutputDims: 1,
+			Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0].Clone(), nil },
+			Forward: func(v []gorgonia.Value) (gorgonia.Value, error) {
+				x := v[0].Data().([]float64)
+				out := make([]float64, len(x))
+				for i := range x {
+					out[i] = x[i] * x[i]
+				}
+				return tensor.New(tensor.WithShape(len(out)), tensor.WithBacking(out)), nil
+			},
+			Backward: func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+				k := in[0].Graph().Constant(gorgonia.NewF64(factor))
+				d, err := gorgonia.HadamardProd(in[0], g)
+				if err != nil {
+					return nil, err
+				}
+				d, err = gorgonia.Mul(d, k)
+				return gorgonia.Nodes{d}, err
+			},
+		}
+		return gops.Apply(spec, in[0])
+	}
+}
+
+func TestCheckCatchesWrongBackward(t *testing.T) {
+	in := []*tensor.Dense{vec(0.3, -0.7, 1.1)}
+	if err := Check(wrongSquare(2), in, Options{Order: 2}); err != nil {
+		t.Fatalf("the right backward failed: %v", err)
+	}
+	err := Check(wrongSquare(3), in, Options{Order: 1})
+	var m *Mismatch
+	if !errors.As(err, &m) {
+		t.Fatalf("want a Mismatch, got %v", err)
+	}
+	if m.Order != 1 || m.Input != 0 || m.Index[0] != 0 {
+		t.Fatalf("mismatch %+v", m)
+	}
+	if r := m.Analytic / m.Numeric; r < 1.49 || r > 1.51 {
+		t.Fatalf("analytic/numeric = %v, want 1.5", r)
+	}
+	if !strings.Contains(err.Error(), "analytic") || !strings.Contains(err.Error(), "in0") {
+		t.Fatalf("message does not name the input and values: %v", err)
+	}
+}

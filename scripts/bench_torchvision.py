@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Time torchvision CPU ops, for comparison with the Go benchmarks.
+
+Run with Debian's python (needs python3-torchvision):
+
+    /usr/bin/python3 scripts/bench_torchvision.py [--only NAME] [--repeats N] [--warmup N]
+
+Prints one JSON object to stdout, mapping each benchmark name to its median
+time in milliseconds, plus the process's peak RSS:
+
+    {"RoIAlign/forward": 12.3, "RoIAlign/forward+backward": 45.6,
+     "maxrss_kib": 456789}   # resource.getrusage(RUSAGE_SELF).ru_maxrss, KiB on Linux
+
+Versions, thread count and per-benchmark progress go to stderr.
+
+To add a benchmark, add an entry to BENCHMARKS: name -> (setup, run), where
+setup() returns a state object and run(state) performs one timed iteration.
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+from torchvision.ops import roi_align
+
+SEED = 0
+
+# Faster R-CNN-like setting: an 800x1088 image, feature map at stride 16.
+IMG_H, IMG_W = 800, 1088
+FEAT_SHAPE = (2, 256, 50, 68)  # N, C, H, W
+NUM_BOXES = 512
+SPATIAL_SCALE = 1.0 / 16.0
+
+
+def random_boxes(n, img_h, img_w, batch, gen):
+    """Valid (x1 <= x2, y1 <= y2) boxes in image coordinates, rows (b, x1, y1, x2, y2)."""
+    xs = torch.rand(n, 2, generator=gen) * img_w
+    ys = torch.rand(n, 2, generator=gen) * img_h
+    x1, _ = xs.min(dim=1)
+    x2, _ = xs.max(dim=1)
+    y1, _ = ys.min(dim=1)
+    y2, _ = ys.max(dim=1)
+    b = (torch.arange(n) % batch).to(torch.float32)
+    return torch.stack([b, x1, y1, x2, y2], dim=1).contiguous()
+
+
+# ---------------------------------------------------------------- RoIAlign
+
+ROI_ALIGN_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE,
+                      sampling_ratio=2, aligned=True)
+
+
+def setup_roi_align(requires_grad):
+    def setup():
+        gen = torch.Generator().manual_seed(SEED)
+        x = torch.randn(FEAT_SHAPE, generator=gen, dtype=torch.float32)
+        boxes = random_boxes(NUM_BOXES, IMG_H, IMG_W, FEAT_SHAPE[0], gen)
+        out_shape = (NUM_BOXES, FEAT_SHAPE[1]) + ROI_ALIGN_ARGS["output_size"]
+        grad = torch.randn(out_shape, generator=gen, dtype=torch.float32)
+        if requires_grad:
+            x.requires_grad_(True)
+        return {"x": x, "boxes": boxes, "grad": grad}
+    return setup
+
+
+def run_roi_align_forward(s):
+    with torch.no_grad():
+        roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS)
+
+
+def run_roi_align_forward_backward(s):
+    x = s["x"]
+    x.grad = None
+    out = roi_align(x, s["boxes"], **ROI_ALIGN_ARGS)
+    out.backward(s["grad"])
+
+
+# name -> (setup function, run function)
+BENCHMARKS = {
+    "RoIAlign/forward": (setup_roi_align(False), run_roi_align_forward),
+    "RoIAlign/forward+backward": (setup_roi_align(True), run_roi_align_forward_backward),
+    # Future: "RoIPool/...", "PSRoIAlign/...", "DeformConv2d/..."
+}
+
+
+def bench(setup, run, warmup, repeats):
+    state = setup()
+    for _ in range(warmup):
+        run(state)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run(state)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", metavar="NAME", action="append",
+                    help="run only this benchmark (may be repeated); one of: %s"
+                    % ", ".join(BENCHMARKS))
+    ap.add_argument("--repeats", type=int, default=20, help="timed runs (min 10 recommended)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed warm-up runs")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="torch.set_num_threads (default: all cores)")
+    args = ap.parse_args()
+
+    names = args.only or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        ap.error("unknown benchmark(s): %s (known: %s)" % (unknown, list(BENCHMARKS)))
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(SEED)
+
+    print("torch %s, torchvision %s, threads %d, warmup %d, repeats %d" % (
+        torch.__version__, torchvision.__version__, torch.get_num_threads(),
+        args.warmup, args.repeats), file=sys.stderr)
+    results = {}
+    for name in names:
+        setup, run = BENCHMARKS[name]
+        results[name] = bench(setup, run, args.warmup, args.repeats)
+        print("%s: %.3f ms" % (name, results[name]), file=sys.stderr)
+
+    results["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
