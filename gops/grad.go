@@ -34,7 +34,8 @@ import (
 //
 // Errors: cost is not a scalar; no wrt given; wrt nodes in another graph; an
 // op on a path from wrt to cost that is not symbolically differentiable (the
-// error names the op and its node, for example Gorgonia's Conv2d backward).
+// error names the op and its node, for example Gorgonia's Conv2d backward),
+// or that has no gradient for an input on that path (RoIAlign's boxes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
 		return nil, fmt.Errorf("gops: Grad: cost is nil")
@@ -121,9 +122,13 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 			return nil, err
 		}
 		for j, c := range kids {
-			if diff[j] && reaches[c] && grads[j] != nil {
-				pending[c] = append(pending[c], grads[j])
+			if !diff[j] || !reaches[c] {
+				continue
 			}
+			if grads[j] == nil {
+				return nil, fmt.Errorf("gops: Grad: op %v of node %v has no gradient w.r.t. its input %d (%v), which depends on a wrt node", n.Op(), n.Name(), j, c.Name())
+			}
+			pending[c] = append(pending[c], grads[j])
 		}
 	}
 

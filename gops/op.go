@@ -37,9 +37,11 @@ type OpSpec struct {
 	// Forward computes the result from the input values.
 	Forward func(in []gorgonia.Value) (gorgonia.Value, error)
 	// Backward returns, for each input, the gradient of <grad, output> with
-	// respect to it, as nodes built from in, output and grad (nil for an
-	// input that DiffWRT excludes). It may be nil for an op that is not
-	// differentiable.
+	// respect to it, as nodes built from in, output and grad. Return nil for
+	// an input that DiffWRT excludes (its derivative is zero, like an index
+	// input's) or that the op cannot differentiate (Grad then fails with an
+	// error if a gradient must flow into it). Backward itself may be nil for
+	// an op that is not differentiable at all.
 	Backward func(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error)
 }
 

@@ -1,0 +1,314 @@
+package gops_test
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/graphtest"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// rangeTensor is a float64 tensor with smooth, distinct values.
+func rangeTensor(shape ...int) *tensor.Dense {
+	n := tensor.Shape(shape).TotalSize()
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = math.Sin(0.37*float64(i)+0.1) + 0.05*float64(i%7)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+}
+
+func boxesTensor(rows ...[5]float64) *tensor.Dense {
+	d := make([]float64, 0, 5*len(rows))
+	for _, r := range rows {
+		d = append(d, r[:]...)
+	}
+	return tensor.New(tensor.WithShape(len(rows), 5), tensor.WithBacking(d))
+}
+
+func toFloat32(t *tensor.Dense) *tensor.Dense {
+	src := t.Data().([]float64)
+	d := make([]float32, len(src))
+	for i, v := range src {
+		d[i] = float32(v)
+	}
+	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(d))
+}
+
+// testBoxes covers inside, partly outside, fully outside, tiny, degenerate
+// and inverted boxes on both images of a [2, C, 5, 6] input.
+var testBoxes = boxesTensor(
+	[5]float64{0, 0.5, 0.5, 4.2, 3.7},
+	[5]float64{1, -1.5, 1.0, 3.0, 6.5},
+	[5]float64{1, 2.2, 0.3, 2.6, 0.9},
+	[5]float64{0, 7.0, 6.0, 9.0, 8.0},
+	[5]float64{0, 3.0, 2.0, 3.0, 4.5},
+	[5]float64{1, 4.0, 3.0, 1.0, 0.5},
+)
+
+// cubeOfRoIAlign is (RoIAlign(sin(x), boxes))³: nonlinear, so derivatives of
+// every order w.r.t. x are non-zero and pass through both RoIAlign kernels.
+func cubeOfRoIAlign(opts gops.RoIAlignOpts) graphtest.Func {
+	return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		s, err := gorgonia.Sin(in[0])
+		if err != nil {
+			return nil, err
+		}
+		y, err := gops.RoIAlign(s, in[1], opts)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Cube(y)
+	}
+}
+
+var roiAlignOptGrid = []struct {
+	name string
+	opts gops.RoIAlignOpts
+}{
+	{"aligned/adaptive", gops.RoIAlignOpts{OutputSize: [2]int{2, 3}, Aligned: true}},
+	{"unaligned/sampling2", gops.RoIAlignOpts{OutputSize: [2]int{3, 2}, SamplingRatio: 2}},
+	{"unaligned/scale0.5/adaptive", gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: 0.5, SamplingRatio: -1}},
+}
+
+func TestRoIAlignDerivativesOrder3(t *testing.T) {
+	for _, c := range roiAlignOptGrid {
+		t.Run(c.name, func(t *testing.T) {
+			in := []*tensor.Dense{rangeTensor(2, 2, 5, 6), testBoxes}
+			err := graphtest.Check(cubeOfRoIAlign(c.opts), in, graphtest.Options{Order: 3, Wrt: []int{0}, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestRoIAlignTapeEqualsLisp(t *testing.T) {
+	for _, c := range roiAlignOptGrid {
+		for _, dt := range []string{"float64", "float32"} {
+			t.Run(c.name+"/"+dt, func(t *testing.T) {
+				in := []*tensor.Dense{rangeTensor(2, 2, 5, 6), testBoxes}
+				o := graphtest.Options{Wrt: []int{0}, RTol: 1e-12, ATol: 1e-12}
+				if dt == "float32" {
+					in = []*tensor.Dense{toFloat32(in[0]), toFloat32(in[1])}
+					o.RTol, o.ATol = 1e-6, 1e-6
+				}
+				if err := graphtest.CheckVMs(cubeOfRoIAlign(c.opts), in, o); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// runRoIAlign evaluates RoIAlign and the input gradient of sum(y ⊙ gy) on a
+// TapeMachine.
+func runRoIAlign(x, boxes *tensor.Dense, opts gops.RoIAlignOpts) (y, dx []float64, err error) {
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, x.Dtype(), 4, gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x), gorgonia.WithName("x"))
+	bn := gorgonia.NewTensor(g, boxes.Dtype(), 2, gorgonia.WithShape(boxes.Shape()...), gorgonia.WithValue(boxes), gorgonia.WithName("boxes"))
+	yn, err := gops.RoIAlign(xn, bn, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cost *gorgonia.Node
+	if yn.Shape().TotalSize() == 0 {
+		// Gorgonia's elementwise ops panic on empty tensors; Sum does not.
+		cost, err = gorgonia.Sum(yn)
+	} else {
+		gy := rangeTensor(yn.Shape()...)
+		if x.Dtype() == tensor.Float32 {
+			gy = toFloat32(gy)
+		}
+		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, g.Constant(gy))))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	grads, err := gops.Grad(cost, xn)
+	if err != nil {
+		return nil, nil, err
+	}
+	var yv, dxv gorgonia.Value
+	gorgonia.Read(yn, &yv)
+	gorgonia.Read(grads[0], &dxv)
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		return nil, nil, err
+	}
+	return values(yv), values(dxv), nil
+}
+
+func values(v gorgonia.Value) []float64 {
+	t := v.(tensor.Tensor)
+	if t.Shape().TotalSize() == 0 {
+		return []float64{}
+	}
+	switch d := t.Data().(type) {
+	case []float32:
+		out := make([]float64, len(d))
+		for i, x := range d {
+			out[i] = float64(x)
+		}
+		return out
+	case []float64:
+		return append([]float64(nil), d...)
+	}
+	return nil
+}
+
+func TestRoIAlignDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	x := rangeTensor(2, 8, 5, 6)
+	opts := gops.RoIAlignOpts{OutputSize: [2]int{3, 3}, SamplingRatio: 0, Aligned: true}
+	var refY, refDX []float64
+	for i, procs := range []int{1, 2, 3, 8, 1} {
+		runtime.GOMAXPROCS(procs)
+		y, dx, err := runRoIAlign(toFloat32(x), toFloat32(testBoxes), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			refY, refDX = y, dx
+			continue
+		}
+		for j := range y {
+			if math.Float64bits(y[j]) != math.Float64bits(refY[j]) {
+				t.Fatalf("GOMAXPROCS=%d: output[%d] %v != %v", procs, j, y[j], refY[j])
+			}
+		}
+		for j := range dx {
+			if math.Float64bits(dx[j]) != math.Float64bits(refDX[j]) {
+				t.Fatalf("GOMAXPROCS=%d: grad[%d] %v != %v", procs, j, dx[j], refDX[j])
+			}
+		}
+	}
+}
+
+func TestRoIAlignNoBoxes(t *testing.T) {
+	for _, dt := range []string{"float64", "float32"} {
+		t.Run(dt, func(t *testing.T) {
+			x, b := rangeTensor(2, 3, 5, 6), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5))
+			if dt == "float32" {
+				x, b = toFloat32(x), tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(0, 5))
+			}
+			y, dx, err := runRoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(y) != 0 {
+				t.Fatalf("%d outputs, want 0", len(y))
+			}
+			if len(dx) != 2*3*5*6 {
+				t.Fatalf("gradient has %d values", len(dx))
+			}
+			for i, v := range dx {
+				if v != 0 {
+					t.Fatalf("grad[%d] = %v, want 0", i, v)
+				}
+			}
+		})
+	}
+}
+
+func TestRoIAlignInvertedAlignedAdaptiveIsZero(t *testing.T) {
+	b := boxesTensor(
+		[5]float64{0, 4, 1, 1, 3}, // x inverted: torchvision throws
+		[5]float64{0, 1, 4, 3, 1}, // y inverted: torchvision throws
+		[5]float64{0, 4, 4, 1, 1}, // both inverted
+	)
+	y, dx, err := runRoIAlign(rangeTensor(1, 2, 5, 6), b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, Aligned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range append(y, dx...) {
+		if v != 0 {
+			t.Fatalf("value %d = %v, want 0", i, v)
+		}
+	}
+}
+
+func TestRoIAlignBadInput(t *testing.T) {
+	ok := gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}
+	x4 := rangeTensor(2, 3, 5, 6)
+	cases := []struct {
+		name  string
+		x, b  *tensor.Dense
+		opts  gops.RoIAlignOpts
+		build bool // error when the node is built (else when it runs)
+		want  string
+	}{
+		{"input rank", rangeTensor(3, 5, 6), testBoxes, ok, true, "input must have rank 4"},
+		{"boxes rank", x4, rangeTensor(30), ok, true, "boxes must have rank 2"},
+		{"boxes columns", x4, rangeTensor(3, 4), ok, true, "boxes must be [K, 5]"},
+		{"dtype mismatch", x4, toFloat32(testBoxes), ok, true, "boxes dtype float32 differs from input dtype float64"},
+		{"int input", tensor.New(tensor.WithShape(1, 1, 2, 2), tensor.WithBacking([]int{1, 2, 3, 4})), testBoxes, ok, true, "input dtype int"},
+		{"output size zero", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{0, 2}}, true, "OutputSize [0 2] must be positive"},
+		{"output size negative", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, -1}}, true, "OutputSize [2 -1] must be positive"},
+		{"negative scale", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: -0.5}, true, "SpatialScale -0.5"},
+		{"NaN scale", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: math.NaN()}, true, "SpatialScale NaN"},
+		{"batch index too large", x4, boxesTensor([5]float64{0, 0, 0, 1, 1}, [5]float64{2, 0, 0, 1, 1}), ok, false, "box 1: batch index 2 is not an integer in [0, 2)"},
+		{"negative batch index", x4, boxesTensor([5]float64{-1, 0, 0, 1, 1}), ok, false, "box 0: batch index -1"},
+		{"fractional batch index", x4, boxesTensor([5]float64{0.5, 0, 0, 1, 1}), ok, false, "box 0: batch index 0.5"},
+		{"NaN batch index", x4, boxesTensor([5]float64{math.NaN(), 0, 0, 1, 1}), ok, false, "box 0: batch index NaN"},
+		{"NaN coordinate", x4, boxesTensor([5]float64{0, 0, math.NaN(), 1, 1}), ok, false, "box 0: coordinate 2 is NaN"},
+		{"infinite coordinate", x4, boxesTensor([5]float64{1, 0, 0, math.Inf(1), 1}), ok, false, "box 0: coordinate 3 is +Inf"},
+		{"huge adaptive box", x4, boxesTensor([5]float64{0, 0, 0, 1e12, 1e12}), ok, false, "box 0: adaptive sampling grid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			xn := gorgonia.NewTensor(g, c.x.Dtype(), c.x.Dims(), gorgonia.WithShape(c.x.Shape()...), gorgonia.WithValue(c.x))
+			bn := gorgonia.NewTensor(g, c.b.Dtype(), c.b.Dims(), gorgonia.WithShape(c.b.Shape()...), gorgonia.WithValue(c.b))
+			y, err := gops.RoIAlign(xn, bn, c.opts)
+			if !c.build {
+				if err != nil {
+					t.Fatalf("build: %v", err)
+				}
+				m := gorgonia.NewTapeMachine(g)
+				defer m.Close()
+				err = m.RunAll()
+			} else if y != nil {
+				t.Fatalf("got a node with a build error expected")
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// The transposed kernel checks boxes too: a bad box reached only through the
+// gradient still gives an error, not an out-of-range write.
+func TestRoIAlignGradientBadBox(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{3, 0, 0, 2, 2})))
+	y := gorgonia.Must(gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
+	gs, err := gops.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = gs
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err == nil || !strings.Contains(err.Error(), "batch index 3") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestRoIAlignBoxesNotDifferentiable(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
+	y := gorgonia.Must(gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
+	_, err := gops.Grad(gorgonia.Must(gorgonia.Sum(y)), b)
+	if err == nil || !strings.Contains(err.Error(), "no gradient w.r.t. its input 1") {
+		t.Fatalf("error %v", err)
+	}
+}
