@@ -1,0 +1,172 @@
+package gops
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]float64 {
+	t.Helper()
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		gorgonia.Read(n, &vals[i])
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]float64, len(vals))
+	for i, v := range vals {
+		switch d := v.Data().(type) {
+		case []float64:
+			out[i] = d
+		case float64:
+			out[i] = []float64{d}
+		case []float32:
+			for _, x := range d {
+				out[i] = append(out[i], float64(x))
+			}
+		case float32:
+			out[i] = []float64{float64(d)}
+		}
+	}
+	return out
+}
+
+func near(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: got %v, want %v", what, got, want)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol*(1+math.Abs(want[i])) {
+			t.Fatalf("%s: got %v, want %v", what, got, want)
+		}
+	}
+}
+
+// Orders 1, 2, 3 of f = sum(sin(x)⊙x), each Grad called on the previous
+// result in the same graph.
+func TestGradRepeatedCalls(t *testing.T) {
+	xs := []float64{0.3, 0.7, 1.1}
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking(append([]float64(nil), xs...)))))
+	f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sin(x)), x))))
+	g1, err := Grad(f, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := Grad(gorgonia.Must(gorgonia.Sum(g1[0])), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g3, err := Grad(gorgonia.Must(gorgonia.Sum(g2[0])), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runRead(t, g, g1[0], g2[0], g3[0])
+	var w1, w2, w3 []float64
+	for _, v := range xs {
+		s, c := math.Sin(v), math.Cos(v)
+		w1 = append(w1, c*v+s)
+		w2 = append(w2, -s*v+2*c)
+		w3 = append(w3, -c*v-3*s)
+	}
+	near(t, "order 1", got[0], w1, 1e-12)
+	near(t, "order 2", got[1], w2, 1e-12)
+	near(t, "order 3", got[2], w3, 1e-12)
+}
+
+// A scalar intermediate: f = (Σx²)², whose second-order gradient passes a
+// 0-d tensor where Gorgonia's scalar ops need a scalar.
+func TestGradScalarIntermediate(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{0.3, 0.7, 1.1}))))
+	s := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(x))))
+	f := gorgonia.Must(gorgonia.Mul(s, s))
+	g1, err := Grad(f, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := Grad(gorgonia.Must(gorgonia.Sum(g1[0])), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g3, err := Grad(gorgonia.Must(gorgonia.Sum(g2[0])), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runRead(t, g, g2[0], g3[0])
+	// S = Σx²: ∇f = 4Sx; h = Σ∇f = 4SΣx, ∇h = 4(2xΣx + S);
+	// k = Σ∇h = 4(2(Σx)² + 3S), ∇k = 4(4Σx + 6x).
+	S, sx := 1.79, 2.1
+	near(t, "order 2", got[0], []float64{4 * (2*0.3*sx + S), 4 * (2*0.7*sx + S), 4 * (2*1.1*sx + S)}, 1e-12)
+	near(t, "order 3", got[1], []float64{4 * (4*sx + 6*0.3), 4 * (4*sx + 6*0.7), 4 * (4*sx + 6*1.1)}, 1e-12)
+}
+
+func TestGradNoPathGivesZeros(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("z"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(x))))
+	gs, err := Grad(f, x, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runRead(t, g, gs[0], gs[1])
+	near(t, "dx", got[0], []float64{2, 4}, 0)
+	near(t, "dz", got[1], []float64{0, 0}, 0)
+}
+
+func TestGradErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	other := gorgonia.NewVector(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("o"))
+	sum := gorgonia.Must(gorgonia.Sum(x))
+	cases := []struct {
+		name string
+		cost *gorgonia.Node
+		wrt  []*gorgonia.Node
+		want string
+	}{
+		{"nil cost", nil, []*gorgonia.Node{x}, "cost is nil"},
+		{"vector cost", x, []*gorgonia.Node{x}, "cost must be a scalar"},
+		{"no wrt", sum, nil, "no wrt nodes"},
+		{"other graph", sum, []*gorgonia.Node{other}, "wrt[0] is nil or in another graph"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Grad(c.cost, c.wrt...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestNewOpErrors(t *testing.T) {
+	shape := func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil }
+	fwd := func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil }
+	cases := []struct {
+		spec OpSpec
+		want string
+	}{
+		{OpSpec{InputDims: []int{1}, Shape: shape, Forward: fwd}, "empty Name"},
+		{OpSpec{Name: "a", Shape: shape, Forward: fwd}, "no inputs"},
+		{OpSpec{Name: "a", InputDims: []int{1}, Forward: fwd}, "Shape and Forward are required"},
+		{OpSpec{Name: "a", InputDims: []int{1}, Shape: shape, Forward: fwd, DiffWRT: []bool{true, false}}, "DiffWRT has 2 entries for 1 inputs"},
+		{OpSpec{Name: "a", InputDims: []int{-1}, Shape: shape, Forward: fwd}, "negative input rank"},
+	}
+	for _, c := range cases {
+		if _, err := NewOp(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewOp(%+v): error %v, want %q", c.spec.Name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package gops
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The Mask R-CNN box-head size of scripts/bench_torchvision.py: a [2, 256,
+// 50, 68] stride-16 feature map of an 800x1088 image, 512 random valid boxes
+// with batch indices 0, 1, 0, 1, ..., a 7x7 output with 2x2 samples per bin.
+// scripts/bench.sh compares these benchmarks with torchvision's.
+const (
+	benchN, benchC, benchH, benchW = 2, 256, 50, 68
+	benchK                         = 512
+	benchImgH, benchImgW           = 800, 1088
+	benchSeed                      = 0
+)
+
+var benchOpts = RoIAlignOpts{
+	OutputSize:    [2]int{7, 7},
+	SpatialScale:  1.0 / 16,
+	SamplingRatio: 2,
+	Aligned:       true,
+}
+
+// roiAlignBenchData is the benchmark's input, boxes and upstream gradient G.
+type roiAlignBenchData[T float] struct {
+	x, boxes, grad []T
+}
+
+// newRoIAlignBenchData draws the data from a fixed seed: x and G standard
+// normal; box corners uniform over the image, sorted so that x1 <= x2 and
+// y1 <= y2 (as random_boxes in the python script; the same distribution,
+// not the same numbers).
+func newRoIAlignBenchData[T float]() roiAlignBenchData[T] {
+	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
+	randn := func(n int) []T {
+		s := make([]T, n)
+		for i := range s {
+			s[i] = T(float32(r.NormFloat64()))
+		}
+		return s
+	}
+	var d roiAlignBenchData[T]
+	d.x = randn(benchN * benchC * benchH * benchW)
+	d.boxes = make([]T, 0, 5*benchK)
+	for k := 0; k < benchK; k++ {
+		x1, x2 := float32(r.Float64()*benchImgW), float32(r.Float64()*benchImgW)
+		y1, y2 := float32(r.Float64()*benchImgH), float32(r.Float64()*benchImgH)
+		d.boxes = append(d.boxes, T(k%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+	}
+	d.grad = randn(benchK * benchC * benchOpts.OutputSize[0] * benchOpts.OutputSize[1])
+	return d
+}
+
+func benchGeom() *roiAlignGeom {
+	return &roiAlignGeom{
+		n: benchN, c: benchC, h: benchH, w: benchW,
+		ph: benchOpts.OutputSize[0], pw: benchOpts.OutputSize[1],
+		scale: benchOpts.SpatialScale, samplingRatio: benchOpts.SamplingRatio, aligned: benchOpts.Aligned,
+	}
+}
+
+func benchDtype[T float]() tensor.Dtype {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// roiAlignBenchGraph builds out = RoIAlign(x, boxes) and, with backward,
+// dx = Grad(Sum(out ⊙ G), x): the work of torchvision's roi_align forward
+// plus out.backward(G). It returns the machine and where the result of the
+// last node of interest (out or dx) is read to.
+func roiAlignBenchGraph[T float](tb testing.TB, d roiAlignBenchData[T], backward bool) (gorgonia.VM, *gorgonia.Value) {
+	tb.Helper()
+	dt := benchDtype[T]()
+	g := gorgonia.NewGraph()
+	xs := []int{benchN, benchC, benchH, benchW}
+	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(xs...), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(xs...), tensor.WithBacking(d.x))))
+	boxes := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(benchK, 5), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(benchK, 5), tensor.WithBacking(d.boxes))))
+	out, err := RoIAlign(x, boxes, benchOpts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	result := out
+	if backward {
+		ys := out.Shape().Clone()
+		gr := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
+		cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		dx, err := Grad(cost, x)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		result = dx[0]
+	}
+	v := new(gorgonia.Value)
+	gorgonia.Read(result, v)
+	return gorgonia.NewTapeMachine(g), v
+}
+
+// checkBenchResult checks once, outside the timed loop, that the graph
+// computes exactly what the kernels compute (dx = Fᵀ(1·G) bitwise).
+func checkBenchResult[T float](tb testing.TB, d roiAlignBenchData[T], backward bool, v gorgonia.Value) {
+	tb.Helper()
+	g := benchGeom()
+	var want []T
+	if backward {
+		want = make([]T, benchN*benchC*benchH*benchW)
+		if err := roiAlignTranspose(g, d.grad, d.boxes, want); err != nil {
+			tb.Fatal(err)
+		}
+	} else {
+		want = make([]T, len(d.grad))
+		if err := roiAlignForward(g, d.x, d.boxes, want); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	got, _, err := tensorData[T](v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		tb.Fatalf("graph result differs from the kernel's (backward=%t)", backward)
+	}
+}
+
+func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
+	d := newRoIAlignBenchData[T]()
+	m, v := roiAlignBenchGraph(b, d, backward)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		b.Fatal(err)
+	}
+	checkBenchResult(b, d, backward, *v)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRoIAlign times RoIAlign at the Mask R-CNN box-head size.
+//
+//   - forward, forward+backward: the op on a TapeMachine, float32 (the
+//     comparison with torchvision); .../float64 the same in float64.
+//   - kernel/forward, kernel/transpose: roiAlignForward and
+//     roiAlignTranspose alone on preallocated slices (transpose includes
+//     zeroing its destination), float32. forward+backward minus the two is
+//     the cost of the graph: allocation, Sum(out ⊙ G) and its gradient.
+func BenchmarkRoIAlign(b *testing.B) {
+	b.Run("forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false) })
+	b.Run("forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true) })
+	b.Run("forward/float64", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
+	b.Run("forward+backward/float64", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
+
+	b.Run("kernel/forward", func(b *testing.B) {
+		d := newRoIAlignBenchData[float32]()
+		g := benchGeom()
+		out := make([]float32, len(d.grad))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := roiAlignForward(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/transpose", func(b *testing.B) {
+		d := newRoIAlignBenchData[float32]()
+		g := benchGeom()
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := roiAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
