@@ -34,7 +34,8 @@ import (
 //
 // Errors: cost is not a scalar; no wrt given; wrt nodes in another graph; an
 // op on a path from wrt to cost that is not symbolically differentiable (the
-// error names the op and its node, for example Gorgonia's Conv2d backward),
+// error names the op and its node, for example the backward of Gorgonia's
+// Conv2d, SoftMax or MaxPool2D at order 2),
 // or that has no gradient for an input on that path (RoIAlign's boxes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
@@ -208,15 +209,26 @@ func diffWRT(n *gorgonia.Node) []bool {
 		return out
 	}
 	sd, ok := op.(gorgonia.SDOp)
-	if !ok {
+	if !ok || !safeDiffWRT(sd, out) {
 		for i := range out {
 			out[i] = true
 		}
-		return out
 	}
-	d := sd.DiffWRT(k)
-	copy(out, d)
 	return out
+}
+
+// safeDiffWRT fills out from sd.DiffWRT. Some Gorgonia derivative ops
+// (SoftMax's, Dropout's) inherit their forward op's DiffWRT, which panics for
+// their arity; that is reported as false, and symDiff then returns the op's
+// own error.
+func safeDiffWRT(sd gorgonia.SDOp, out []bool) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	copy(out, sd.DiffWRT(len(out)))
+	return true
 }
 
 // symDiff differentiates one node, applying the fixes for upstream rules
@@ -255,6 +267,11 @@ func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgon
 			return nil, wrapDiff(n, err)
 		}
 		return gorgonia.Nodes{da, db}, nil
+	}
+	if isOp(op, "col2imOp") {
+		// Its SymDiff builds nodes that crash the process at run time
+		// (index out of range in a TapeMachine goroutine).
+		return nil, fmt.Errorf("gops: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: Gorgonia's Conv2d is first-order only; use gops.DeformConv2d with zero offsets", op, n.Name())
 	}
 	sd, ok := op.(gorgonia.SDOp)
 	if !ok {

@@ -84,6 +84,7 @@ type harness struct {
 	g       *gorgonia.ExprGraph
 	in      gorgonia.Nodes
 	vals    []*tensor.Dense // the inputs' values, bound to in
+	want    [][]float64     // what vals must hold (float64 inputs)
 	out     *gorgonia.Node
 	outVal  gorgonia.Value
 	scalars []gorgonia.Value   // s_0 .. s_{Order-1}
@@ -100,6 +101,7 @@ func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness,
 	for i, x := range inputs {
 		v := x.Clone().(*tensor.Dense)
 		h.vals = append(h.vals, v)
+		h.want = append(h.want, floats(v))
 		var n *gorgonia.Node
 		if v.Shape().Dims() == 0 || v.IsScalar() {
 			return nil, fmt.Errorf("graphtest: input %d is a scalar; pass a 1-element tensor", i)
@@ -201,12 +203,32 @@ func randomValue(dt tensor.Dtype, shape tensor.Shape, rng *rand.Rand) gorgonia.V
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 }
 
+// run evaluates the graph and checks that it left its inputs as they were:
+// Gorgonia's TapeMachine can write into an input's memory (for example
+// through Reshape of an input followed by Square), which would corrupt every
+// later evaluation.
 func (h *harness) run() error {
 	h.m.Reset()
 	if err := h.m.RunAll(); err != nil {
 		return fmt.Errorf("graphtest: running the graph: %w", err)
 	}
+	for i, v := range h.vals {
+		got := floats(v)
+		for e := range got {
+			if math.Float64bits(got[e]) != math.Float64bits(h.want[i][e]) {
+				return fmt.Errorf("graphtest: running the graph overwrote input %d (%s) element %v: %v, was %v (TapeMachine memory aliasing)",
+					i, names(i), unravel(e, v.Shape()), got[e], h.want[i][e])
+			}
+		}
+	}
 	return nil
+}
+
+// set changes element e of input i, in its bound value and in what the graph
+// must leave there.
+func (h *harness) set(i, e int, v float64) {
+	h.vals[i].Data().([]float64)[e] = v
+	h.want[i][e] = v
 }
 
 func (h *harness) close() { h.m.Close() }
@@ -290,10 +312,9 @@ func Check(f Func, inputs []*tensor.Dense, o Options) error {
 		}
 	}
 	for j, i := range o.Wrt {
-		x := h.vals[i].Data().([]float64)
-		for e := range x {
-			orig := x[e]
-			x[e] = orig + o.Eps
+		for e := range h.want[i] {
+			orig := h.want[i][e]
+			h.set(i, e, orig+o.Eps)
 			if err := h.run(); err != nil {
 				return err
 			}
@@ -301,11 +322,11 @@ func Check(f Func, inputs []*tensor.Dense, o Options) error {
 			for k := range plus {
 				plus[k] = scalarValue(h.scalars[k])
 			}
-			x[e] = orig - o.Eps
+			h.set(i, e, orig-o.Eps)
 			if err := h.run(); err != nil {
 				return err
 			}
-			x[e] = orig
+			h.set(i, e, orig)
 			for k := 0; k < o.Order; k++ {
 				num := (plus[k] - scalarValue(h.scalars[k])) / (2 * o.Eps)
 				var ana float64

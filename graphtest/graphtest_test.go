@@ -86,3 +86,19 @@ func TestCheckCatchesWrongBackward(t *testing.T) {
 		t.Fatalf("message does not name the input and values: %v", err)
 	}
 }
+
+// Square(Reshape(x)) on the TapeMachine writes into x's memory (a Gorgonia
+// v0.9.18 aliasing bug); the check reports it instead of a huge mismatch.
+func TestCheckReportsOverwrittenInput(t *testing.T) {
+	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		r, err := gorgonia.Reshape(in[0], tensor.Shape{3, 1})
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Square(r)
+	}
+	err := Check(f, []*tensor.Dense{vec(0.3, -0.7, 1.1)}, Options{Order: 1})
+	if err == nil || !strings.Contains(err.Error(), "overwrote input 0") {
+		t.Fatalf("error %v, want an overwritten-input report", err)
+	}
+}
