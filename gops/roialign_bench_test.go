@@ -157,7 +157,8 @@ func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
 // BenchmarkRoIAlign times RoIAlign at the Mask R-CNN box-head size.
 //
 //   - forward, forward+backward: the op on a TapeMachine, float32 (the
-//     comparison with torchvision); .../float64 the same in float64.
+//     comparison with torchvision); float64/... the same in float64 (named
+//     so that -bench 'RoIAlign/^forward' selects float32 only).
 //   - kernel/forward, kernel/transpose: roiAlignForward and
 //     roiAlignTranspose alone on preallocated slices (transpose includes
 //     zeroing its destination), float32. forward+backward minus the two is
@@ -165,8 +166,8 @@ func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
 func BenchmarkRoIAlign(b *testing.B) {
 	b.Run("forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false) })
 	b.Run("forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true) })
-	b.Run("forward/float64", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
-	b.Run("forward+backward/float64", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
+	b.Run("float64/forward", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
+	b.Run("float64/forward+backward", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
 
 	b.Run("kernel/forward", func(b *testing.B) {
 		d := newRoIAlignBenchData[float32]()
