@@ -1,0 +1,460 @@
+package gops
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// DeformConv2dOpts are the parameters of DeformConv2d, named as in
+// torchvision.ops.deform_conv2d. Each pair is (height, width) in input
+// pixels.
+type DeformConv2dOpts struct {
+	// Stride between output positions; zero entries mean 1.
+	Stride [2]int
+	// Padding: zeros added on each side of the input.
+	Padding [2]int
+	// Dilation: spacing between kernel positions; zero entries mean 1.
+	Dilation [2]int
+}
+
+// DeformConv2d is deformable convolution, as torchvision.ops.deform_conv2d:
+// v1 when mask is nil, v2 (modulated) otherwise. bias may be nil.
+//
+// Shapes: input [N, Cin, H, W]; weight [Cout, Cin/groups, kh, kw]; offset
+// [N, 2·offsetGroups·kh·kw, Hout, Wout], with (dy, dx) interleaved per
+// kernel position (row-major over kh×kw) as in torchvision; mask
+// [N, offsetGroups·kh·kw, Hout, Wout]; bias [Cout]. groups = Cin /
+// weight.shape[1], offsetGroups = offset.shape[1] / (2·kh·kw);
+// Hout = (H + 2·padding − dilation·(kh−1) − 1) / stride + 1, likewise Wout.
+// The result is [N, Cout, Hout, Wout]. All tensors share one dtype,
+// float32 or float64.
+//
+// Kernel position (i, j) of output (ho, wo) samples the input at
+// y = ho·stride − padding + i·dilation + dy, x likewise, by bilinear
+// interpolation with torchvision's rule: a sample with y <= −1, y >= H,
+// x <= −1 or x >= W gives 0, and each of its four corners counts only if
+// inside the image. The result is differentiable to every order w.r.t.
+// input, offset, mask, weight and bias, cross terms included (use Grad);
+// at an integer sample position the derivative w.r.t. the offset is the
+// right-sided one, as torchvision's backward.
+//
+// Differences from torchvision: a non-finite offset makes its samples
+// contribute 0, with zero gradient (torchvision reads out of bounds); N = 0
+// gives an empty result and zero gradients.
+//
+// Errors when the node is built: wrong ranks or dtypes; Cin not divisible by
+// weight.shape[1] (groups) or Cout not divisible by groups; offset channels
+// not a multiple of 2·kh·kw or Cin not divisible by the offset groups;
+// offset or mask not [N, ·, Hout, Wout] with the channels above; bias not
+// [Cout]; negative stride, padding or dilation; a dilated kernel larger than
+// the padded input.
+func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*gorgonia.Node, error) {
+	g, groups, err := deformConv2dGeom(input, offset, weight, bias, mask, opts)
+	if err != nil {
+		return nil, err
+	}
+	cout := weight.Shape()[0]
+	if g.n == 0 {
+		// Gorgonia's ops panic on empty tensors; the result is empty and
+		// its gradients are zero.
+		return Apply(emptySpec(tensor.Shape{0, cout, g.ho, g.wo}), input, weight)
+	}
+	in := gorgonia.Nodes{input, offset}
+	if mask != nil {
+		in = append(in, mask)
+	}
+	cols, err := Apply(deformSpec(g, deformS, 0, 0, mask != nil), in...)
+	if err != nil {
+		return nil, err
+	}
+	cg, cog := g.c/groups, cout/groups
+	w3, err := reshape(weight, groups, cog, cg*g.k())
+	if err != nil {
+		return nil, err
+	}
+	c3, err := reshape(cols, groups, cg*g.k(), g.n*g.l())
+	if err != nil {
+		return nil, err
+	}
+	prod, err := gorgonia.BatchedMatMul(w3, c3) // [groups, Cog, N·L] = [Cout, N, L]
+	if err != nil {
+		return nil, fmt.Errorf("gops: DeformConv2d: %w", err)
+	}
+	p3, err := reshape(prod, cout, g.n, g.l())
+	if err != nil {
+		return nil, err
+	}
+	out, err := Apply(swap01Spec(tensor.Shape{cout, g.n, g.l()}), p3)
+	if err != nil {
+		return nil, err
+	}
+	if out, err = reshape(out, g.n, cout, g.ho, g.wo); err != nil {
+		return nil, err
+	}
+	if bias == nil {
+		return out, nil
+	}
+	b4, err := reshape(bias, 1, cout, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	out, err = gorgonia.BroadcastAdd(out, b4, nil, []byte{0, 2, 3})
+	if err != nil {
+		return nil, fmt.Errorf("gops: DeformConv2d: bias: %w", err)
+	}
+	return out, nil
+}
+
+// deformConv2dGeom checks the nodes' shapes and returns the geometry and
+// the number of groups.
+func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*deformGeom, int, error) {
+	const name = "DeformConv2d"
+	for _, a := range []struct {
+		n    *gorgonia.Node
+		name string
+		dims int
+	}{{input, "input", 4}, {offset, "offset", 4}, {weight, "weight", 4}, {bias, "bias", 1}, {mask, "mask", 4}} {
+		if a.n == nil && (a.name == "bias" || a.name == "mask") {
+			continue
+		}
+		if err := checkFloatNode(name, a.name, a.n, a.dims); err != nil {
+			return nil, 0, err
+		}
+		if a.n.Dtype() != input.Dtype() {
+			return nil, 0, fmt.Errorf("gops: %s: %s dtype %v differs from input dtype %v", name, a.name, a.n.Dtype(), input.Dtype())
+		}
+	}
+	for _, p := range []struct {
+		v    [2]int
+		name string
+	}{{opts.Stride, "Stride"}, {opts.Padding, "Padding"}, {opts.Dilation, "Dilation"}} {
+		if p.v[0] < 0 || p.v[1] < 0 {
+			return nil, 0, fmt.Errorf("gops: %s: negative %s %v", name, p.name, p.v)
+		}
+	}
+	is, ws, os := input.Shape(), weight.Shape(), offset.Shape()
+	g := &deformGeom{
+		n: is[0], c: is[1], h: is[2], w: is[3], kh: ws[2], kw: ws[3],
+		sh: max(opts.Stride[0], 1), sw: max(opts.Stride[1], 1),
+		ph: opts.Padding[0], pw: opts.Padding[1],
+		dh: max(opts.Dilation[0], 1), dw: max(opts.Dilation[1], 1),
+	}
+	if ws[1] <= 0 || g.c%ws[1] != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by weight.shape[1] = %d", name, g.c, ws[1])
+	}
+	groups := g.c / ws[1]
+	if ws[0]%groups != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: output channels %d (weight.shape[0]) not divisible by groups = %d", name, ws[0], groups)
+	}
+	if g.kh <= 0 || g.kw <= 0 {
+		return nil, 0, fmt.Errorf("gops: %s: empty kernel %dx%d", name, g.kh, g.kw)
+	}
+	eh := g.dh*(g.kh-1) + 1
+	ew := g.dw*(g.kw-1) + 1
+	if eh > g.h+2*g.ph || ew > g.w+2*g.pw {
+		return nil, 0, fmt.Errorf("gops: %s: dilated kernel %dx%d larger than padded input %dx%d", name, eh, ew, g.h+2*g.ph, g.w+2*g.pw)
+	}
+	g.ho = (g.h+2*g.ph-eh)/g.sh + 1
+	g.wo = (g.w+2*g.pw-ew)/g.sw + 1
+	K := g.k()
+	if os[1] == 0 || os[1]%(2*K) != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: offset channels %d not a positive multiple of 2·kh·kw = %d", name, os[1], 2*K)
+	}
+	g.og = os[1] / (2 * K)
+	if g.c%g.og != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by offset groups %d", name, g.c, g.og)
+	}
+	if want := (tensor.Shape{g.n, 2 * g.og * K, g.ho, g.wo}); !os.Eq(want) {
+		return nil, 0, fmt.Errorf("gops: %s: offset shape %v, want %v (batch, 2·offset_groups·kh·kw, Hout, Wout)", name, os, want)
+	}
+	if mask != nil {
+		if want := (tensor.Shape{g.n, g.og * K, g.ho, g.wo}); !mask.Shape().Eq(want) {
+			return nil, 0, fmt.Errorf("gops: %s: mask shape %v, want %v (batch, offset_groups·kh·kw, Hout, Wout)", name, mask.Shape(), want)
+		}
+	}
+	if bias != nil && !bias.Shape().Eq(tensor.Shape{ws[0]}) {
+		return nil, 0, fmt.Errorf("gops: %s: bias shape %v, want [%d]", name, bias.Shape(), ws[0])
+	}
+	return g, groups, nil
+}
+
+// The three deformable sampling kernels (DESIGN.md, docs/ARCHITECTURE.md).
+type deformKind int
+
+const (
+	deformS deformKind = iota // S_ab(X, offset, mask) -> columns [C, K, N, L]
+	deformT                   // T_ab(G, offset, mask) -> [N, C, H, W], S's transpose in X
+	deformC                   // C_ab(X, offset, G)    -> [N, og·K, Ho, Wo]
+)
+
+func (k deformKind) String() string {
+	return [...]string{"DeformSample", "DeformScatter", "DeformContract"}[k]
+}
+
+func (g *deformGeom) params() string {
+	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d",
+		g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.ho, g.wo, g.og)
+}
+
+// Shapes of the layouts.
+func (g *deformGeom) inputShape() tensor.Shape { return tensor.Shape{g.n, g.c, g.h, g.w} }
+func (g *deformGeom) colsShape() tensor.Shape  { return tensor.Shape{g.c, g.k(), g.n, g.l()} }
+func (g *deformGeom) maskShape() tensor.Shape  { return tensor.Shape{g.n, g.og * g.k(), g.ho, g.wo} }
+func (g *deformGeom) offsetShape() tensor.Shape {
+	return tensor.Shape{g.n, 2 * g.og * g.k(), g.ho, g.wo}
+}
+
+// deformSpec is kernel kind of derivative order (a, b). S and T take a mask
+// as third input when masked (else the mask is 1); C always takes its third
+// input (columns-shaped G).
+func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
+	var inShapes []tensor.Shape
+	var out tensor.Shape
+	switch kind {
+	case deformS:
+		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape()}, g.colsShape()
+	case deformT:
+		inShapes, out = []tensor.Shape{g.colsShape(), g.offsetShape()}, g.inputShape()
+	case deformC:
+		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape(), g.colsShape()}, g.maskShape()
+		masked = false
+	}
+	if masked {
+		inShapes = append(inShapes, g.maskShape())
+	}
+	dims := make([]int, len(inShapes))
+	diff := make([]bool, len(inShapes))
+	for i := range dims {
+		dims[i] = 4
+		// Every member of order 2 in one coordinate is zero, so the (1, 1)
+		// members do not depend on the offset.
+		diff[i] = i != 1 || a+b < 2
+	}
+	name := kind.String()
+	return OpSpec{
+		Name:       name,
+		Params:     fmt.Sprintf("order=(%d,%d), masked=%t, %s", a, b, masked, g.params()),
+		InputDims:  dims,
+		OutputDims: 4,
+		DiffWRT:    diff,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for i, s := range in {
+				if !s.Eq(inShapes[i]) {
+					return nil, fmt.Errorf("gops: %s: input %d has shape %v, want %v", name, i, s, inShapes[i])
+				}
+			}
+			return out.Clone(), nil
+		},
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			switch in[0].Dtype() {
+			case tensor.Float32:
+				return runDeform[float32](g, kind, a, b, in)
+			case tensor.Float64:
+				return runDeform[float64](g, kind, a, b, in)
+			}
+			return nil, fmt.Errorf("gops: %s: dtype %v", name, in[0].Dtype())
+		},
+		Backward: func(in gorgonia.Nodes, _, up *gorgonia.Node) (gorgonia.Nodes, error) {
+			return deformBackward(g, kind, a, b, in, up)
+		},
+	}
+}
+
+// deformBackward is the derivative table of DESIGN.md. For S_ab(X, off, M)
+// and T_ab(G, off, M) with upstream U, and C_ab(X, off, G) with upstream R:
+//
+//	S: dX = T_ab(U, off, M)  doff = ∂off(X, U; M)  dM = C_ab(X, off, U)
+//	T: dG = S_ab(U, off, M)  doff = ∂off(U, G; M)  dM = C_ab(U, off, G)
+//	C: dX = T_ab(G, off, R)  doff = ∂off(X, G; R)  dG = S_ab(X, off, R)
+//
+// where ∂off(X, G; M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G))
+// with order-2 members dropped (they are zero).
+func deformBackward(g *deformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+	off := in[1]
+	grads := make(gorgonia.Nodes, len(in))
+	var x, cols, m *gorgonia.Node // X, G and M of the table
+	var err error
+	switch kind {
+	case deformS:
+		if len(in) == 3 {
+			m = in[2]
+		}
+		x, cols = in[0], up
+		grads[0], err = Apply(deformSpec(g, deformT, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
+	case deformT:
+		if len(in) == 3 {
+			m = in[2]
+		}
+		x, cols = up, in[0]
+		grads[0], err = Apply(deformSpec(g, deformS, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
+	case deformC:
+		x, cols, m = in[0], in[2], up
+		grads[0], err = Apply(deformSpec(g, deformT, a, b, true), cols, off, up)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a+b < 2 {
+		if grads[1], err = deformOffsetGrad(g, a, b, x, off, cols, m); err != nil {
+			return nil, err
+		}
+	}
+	if len(in) == 3 { // the mask of S and T, the columns of C
+		if kind == deformC {
+			grads[2], err = Apply(deformSpec(g, deformS, a, b, true), x, off, up)
+		} else {
+			grads[2], err = Apply(deformSpec(g, deformC, a, b, false), x, off, cols)
+		}
+	}
+	return grads, err
+}
+
+func withMask(ns gorgonia.Nodes, m *gorgonia.Node) gorgonia.Nodes {
+	if m != nil {
+		return append(ns, m)
+	}
+	return ns
+}
+
+// deformOffsetGrad is interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G)),
+// M = 1 when m is nil, order-2 members dropped.
+func deformOffsetGrad(g *deformGeom, a, b int, x, off, cols, m *gorgonia.Node) (*gorgonia.Node, error) {
+	var total *gorgonia.Node
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
+		if ab[0] > 1 || ab[1] > 1 {
+			continue
+		}
+		c, err := Apply(deformSpec(g, deformC, ab[0], ab[1], false), x, off, cols)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			if c, err = gorgonia.HadamardProd(m, c); err != nil {
+				return nil, fmt.Errorf("gops: DeformConv2d backward: %w", err)
+			}
+		}
+		e, err := Apply(offsetEmbedSpec(g, which), c)
+		if err != nil {
+			return nil, err
+		}
+		if total == nil {
+			total = e
+		} else if total, err = gorgonia.Add(total, e); err != nil {
+			return nil, fmt.Errorf("gops: DeformConv2d backward: %w", err)
+		}
+	}
+	return total, nil
+}
+
+// runDeform evaluates one kernel on values.
+func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.Value) (*tensor.Dense, error) {
+	data := make([][]T, len(in))
+	for i, v := range in {
+		d, _, err := tensorData[T](v)
+		if err != nil {
+			return nil, fmt.Errorf("gops: %s: input %d: %w", kind, i, err)
+		}
+		data[i] = d
+	}
+	taps := deformTaps(g, a, b, data[1], nil)
+	switch kind {
+	case deformS:
+		var mask []T
+		if len(in) == 3 {
+			mask = data[2]
+		}
+		out, cols := newTensor[T](g.colsShape()...)
+		deformSample(g, taps, data[0], mask, cols)
+		return out, nil
+	case deformT:
+		var mask []T
+		if len(in) == 3 {
+			mask = data[2]
+		}
+		out, dst := newTensor[T](g.inputShape()...)
+		deformScatter(g, taps, data[0], mask, dst)
+		return out, nil
+	default:
+		out, dst := newTensor[T](g.maskShape()...)
+		deformContract(g, taps, data[0], data[2], dst)
+		return out, nil
+	}
+}
+
+// offsetEmbedSpec puts a mask-layout tensor into the y (which = 0) or x (1)
+// slots of an offset-layout tensor, zeros elsewhere; its transpose is
+// offsetSplitSpec, and the two close a family under differentiation.
+func offsetEmbedSpec(g *deformGeom, which int) OpSpec {
+	return offsetLayoutSpec(g, which, true)
+}
+
+func offsetSplitSpec(g *deformGeom, which int) OpSpec {
+	return offsetLayoutSpec(g, which, false)
+}
+
+func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
+	from, to, name := g.maskShape(), g.offsetShape(), "OffsetEmbed"
+	if !embed {
+		from, to, name = to, from, "OffsetSplit"
+	}
+	return OpSpec{
+		Name:       name,
+		Params:     fmt.Sprintf("which=%d, %s", which, g.params()),
+		InputDims:  []int{4},
+		OutputDims: 4,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(from) {
+				return nil, fmt.Errorf("gops: %s: input shape %v, want %v", name, in[0], from)
+			}
+			return to.Clone(), nil
+		},
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			switch in[0].Dtype() {
+			case tensor.Float32:
+				return runOffsetLayout[float32](g, which, embed, in[0], to)
+			case tensor.Float64:
+				return runOffsetLayout[float64](g, which, embed, in[0], to)
+			}
+			return nil, fmt.Errorf("gops: %s: dtype %v", name, in[0].Dtype())
+		},
+		Backward: func(_ gorgonia.Nodes, _, up *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := Apply(offsetLayoutSpec(g, which, !embed), up)
+			return gorgonia.Nodes{d}, err
+		},
+	}
+}
+
+func runOffsetLayout[T float](g *deformGeom, which int, embed bool, v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
+	src, _, err := tensorData[T](v)
+	if err != nil {
+		return nil, err
+	}
+	out, dst := newTensor[T](to...)
+	if embed {
+		offsetEmbed(g, which, src, dst)
+	} else {
+		offsetSplit(g, which, src, dst)
+	}
+	return out, nil
+}
+
+// emptySpec produces an empty tensor of the given shape from its inputs (for
+// a batch of 0); it has no gradient, which is zero.
+func emptySpec(shape tensor.Shape) OpSpec {
+	return OpSpec{
+		Name:       "Empty",
+		Params:     fmt.Sprint(shape),
+		InputDims:  []int{4, 4},
+		OutputDims: shape.Dims(),
+		DiffWRT:    []bool{false, false},
+		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			return tensor.New(tensor.Of(in[0].Dtype()), tensor.WithShape(shape...)), nil
+		},
+		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
+			return make(gorgonia.Nodes, len(in)), nil
+		},
+	}
+}

@@ -1,0 +1,219 @@
+package gops_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/graphtest"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// scaledTensor is rangeTensor times s plus shift.
+func scaledTensor(s, shift float64, shape ...int) *tensor.Dense {
+	t := rangeTensor(shape...)
+	d := t.Data().([]float64)
+	for i := range d {
+		d[i] = s*d[i] + shift
+	}
+	return t
+}
+
+// deformCase is one configuration of DeformConv2d for the numeric checks.
+type deformCase struct {
+	name                   string
+	n, cin, h, w           int
+	cout, groups, kh, kw   int
+	og                     int
+	mask, bias             bool
+	opts                   gops.DeformConv2dOpts
+	offsetScale, maskShift float64
+}
+
+func (c deformCase) outSize() (int, int) {
+	s, p, d := c.opts.Stride, c.opts.Padding, c.opts.Dilation
+	for i := range s {
+		s[i], d[i] = max(s[i], 1), max(d[i], 1)
+	}
+	return (c.h+2*p[0]-d[0]*(c.kh-1)-1)/s[0] + 1, (c.w+2*p[1]-d[1]*(c.kw-1)-1)/s[1] + 1
+}
+
+// inputs returns input, offset, weight[, bias][, mask] values.
+func (c deformCase) inputs() []*tensor.Dense {
+	ho, wo := c.outSize()
+	K := c.kh * c.kw
+	in := []*tensor.Dense{
+		scaledTensor(1, 0, c.n, c.cin, c.h, c.w),
+		scaledTensor(c.offsetScale, 0.13, c.n, 2*c.og*K, ho, wo),
+		scaledTensor(0.5, 0, c.cout, c.cin/c.groups, c.kh, c.kw),
+	}
+	if c.bias {
+		in = append(in, scaledTensor(0.3, 0.1, c.cout))
+	}
+	if c.mask {
+		in = append(in, scaledTensor(0.4, c.maskShift, c.n, c.og*K, ho, wo))
+	}
+	return in
+}
+
+// f is sin ∘ DeformConv2d, so that every order is non-zero.
+func (c deformCase) f(in gorgonia.Nodes) (*gorgonia.Node, error) {
+	var bias, mask *gorgonia.Node
+	i := 3
+	if c.bias {
+		bias = in[i]
+		i++
+	}
+	if c.mask {
+		mask = in[i]
+	}
+	y, err := gops.DeformConv2d(in[0], in[1], in[2], bias, mask, c.opts)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Sin(y)
+}
+
+var deformCases = []deformCase{
+	{name: "v1", n: 1, cin: 2, h: 4, w: 5, cout: 2, groups: 1, kh: 2, kw: 2, og: 1, offsetScale: 0.7},
+	{name: "v2/bias", n: 2, cin: 2, h: 4, w: 4, cout: 2, groups: 1, kh: 2, kw: 2, og: 1, mask: true, bias: true, offsetScale: 0.7, maskShift: 0.8},
+	{name: "v2/groups2/og2/stride/pad/dil", n: 1, cin: 4, h: 5, w: 6, cout: 2, groups: 2, kh: 2, kw: 3, og: 2, mask: true,
+		opts: gops.DeformConv2dOpts{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}, Dilation: [2]int{1, 2}}, offsetScale: 1.3, maskShift: 0.6},
+	{name: "v1/outside", n: 1, cin: 1, h: 3, w: 3, cout: 1, groups: 1, kh: 2, kw: 2, og: 1, opts: gops.DeformConv2dOpts{Padding: [2]int{1, 1}}, offsetScale: 2.2},
+}
+
+func TestDeformConv2dDerivatives(t *testing.T) {
+	for _, c := range deformCases {
+		order := 3
+		if testing.Short() {
+			order = 2
+		}
+		t.Run(c.name, func(t *testing.T) {
+			in := c.inputs()
+			if err := graphtest.Check(c.f, in, graphtest.Options{Order: order, Seed: 2, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestDeformConv2dTapeEqualsLisp(t *testing.T) {
+	for _, c := range deformCases {
+		for _, dt := range []string{"float64", "float32"} {
+			t.Run(c.name+"/"+dt, func(t *testing.T) {
+				in := c.inputs()
+				o := graphtest.Options{RTol: 1e-12, ATol: 1e-12}
+				if dt == "float32" {
+					for i := range in {
+						in[i] = toFloat32(in[i])
+					}
+					o.RTol, o.ATol = 1e-5, 1e-5
+				}
+				if err := graphtest.CheckVMs(c.f, in, o); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// Zero offsets and no mask (or a mask of ones) give ordinary convolution:
+// compare with Gorgonia's Conv2d forward.
+func TestDeformConv2dZeroOffsetIsConv2d(t *testing.T) {
+	for _, withMask := range []bool{false, true} {
+		t.Run(fmt.Sprint("mask=", withMask), func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			xv := scaledTensor(1, 0, 2, 3, 6, 7)
+			wv := scaledTensor(0.5, 0, 4, 3, 3, 2)
+			pad, stride, dil := []int{1, 0}, []int{2, 1}, []int{1, 2}
+			ho := (6+2-3)/2 + 1
+			wo := (7-(2*(2-1)+1))/1 + 1
+			x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 3, 6, 7), gorgonia.WithValue(xv), gorgonia.WithName("x"))
+			w := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(4, 3, 3, 2), gorgonia.WithValue(wv), gorgonia.WithName("w"))
+			off := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 12, ho, wo), gorgonia.WithName("off"),
+				gorgonia.WithValue(tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(2, 12, ho, wo))))
+			var mask *gorgonia.Node
+			if withMask {
+				mask = gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 6, ho, wo), gorgonia.WithName("mask"), gorgonia.WithInit(gorgonia.Ones()))
+			}
+			y, err := gops.DeformConv2d(x, off, w, nil, mask, gops.DeformConv2dOpts{Stride: [2]int{2, 1}, Padding: [2]int{1, 0}, Dilation: [2]int{1, 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := gorgonia.Conv2d(x, w, tensor.Shape{3, 2}, pad, stride, dil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !y.Shape().Eq(ref.Shape()) {
+				t.Fatalf("shape %v, Conv2d %v", y.Shape(), ref.Shape())
+			}
+			var yv, rv gorgonia.Value
+			gorgonia.Read(y, &yv)
+			gorgonia.Read(ref, &rv)
+			m := gorgonia.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			a, b := values(yv), values(rv)
+			for i := range a {
+				if math.Abs(a[i]-b[i]) > 1e-12*(1+math.Abs(b[i])) {
+					t.Fatalf("element %d: %v, Conv2d %v", i, a[i], b[i])
+				}
+			}
+		})
+	}
+}
+
+func TestDeformConv2dBadInput(t *testing.T) {
+	type shapes struct{ x, off, w, b, m []int }
+	good := shapes{x: []int{2, 4, 5, 5}, off: []int{2, 18, 3, 3}, w: []int{6, 2, 3, 3}, b: []int{6}, m: []int{2, 9, 3, 3}}
+	cases := []struct {
+		name   string
+		s      shapes
+		opts   gops.DeformConv2dOpts
+		dtypeM tensor.Dtype
+		want   string
+	}{
+		{"ok", good, gops.DeformConv2dOpts{}, tensor.Float64, ""},
+		{"input rank", shapes{[]int{4, 5, 5}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "input must have rank 4"},
+		{"groups", shapes{good.x, good.off, []int{6, 3, 3, 3}, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "input channels 4 not divisible by weight.shape[1] = 3"},
+		{"cout groups", shapes{good.x, good.off, []int{5, 2, 3, 3}, []int{5}, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "output channels 5 (weight.shape[0]) not divisible by groups = 2"},
+		{"offset channels", shapes{good.x, []int{2, 17, 3, 3}, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "offset channels 17 not a positive multiple of 2·kh·kw = 18"},
+		{"offset groups", shapes{good.x, []int{2, 54, 3, 3}, good.w, good.b, []int{2, 27, 3, 3}}, gops.DeformConv2dOpts{}, tensor.Float64, "input channels 4 not divisible by offset groups 3"},
+		{"offset spatial", shapes{good.x, []int{2, 18, 3, 4}, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "offset shape (2, 18, 3, 4), want (2, 18, 3, 3)"},
+		{"offset batch", shapes{good.x, []int{1, 18, 3, 3}, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "offset shape (1, 18, 3, 3), want (2, 18, 3, 3)"},
+		{"mask channels", shapes{good.x, good.off, good.w, good.b, []int{2, 18, 3, 3}}, gops.DeformConv2dOpts{}, tensor.Float64, "mask shape (2, 18, 3, 3), want (2, 9, 3, 3)"},
+		{"bias", shapes{good.x, good.off, good.w, []int{5}, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "bias shape (5), want [6]"},
+		{"kernel too large", shapes{[]int{2, 4, 2, 5}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "dilated kernel 3x3 larger than padded input 2x5"},
+		{"dilated kernel too large", good, gops.DeformConv2dOpts{Dilation: [2]int{3, 1}}, tensor.Float64, "dilated kernel 7x3 larger than padded input 5x5"},
+		{"negative padding", good, gops.DeformConv2dOpts{Padding: [2]int{-1, 0}}, tensor.Float64, "negative Padding"},
+		{"negative stride", good, gops.DeformConv2dOpts{Stride: [2]int{1, -2}}, tensor.Float64, "negative Stride"},
+		{"mask dtype", good, gops.DeformConv2dOpts{}, tensor.Float32, "mask dtype float32 differs from input dtype float64"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			node := func(dt tensor.Dtype, s []int, name string) *gorgonia.Node {
+				return gorgonia.NewTensor(g, dt, len(s), gorgonia.WithShape(s...), gorgonia.WithName(name))
+			}
+			y, err := gops.DeformConv2d(node(tensor.Float64, c.s.x, "x"), node(tensor.Float64, c.s.off, "off"), node(tensor.Float64, c.s.w, "w"),
+				node(tensor.Float64, c.s.b, "b"), node(c.dtypeM, c.s.m, "m"), c.opts)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !y.Shape().Eq(tensor.Shape{2, 6, 3, 3}) {
+					t.Fatalf("shape %v", y.Shape())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

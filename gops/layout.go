@@ -1,0 +1,108 @@
+package gops
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// reshapeSpec is a reshape that copies. Gorgonia's Reshape returns a view
+// that its TapeMachine may later overwrite in place (GORGONIA.md), so the
+// composite ops of this package reshape with this op instead. Its backward
+// is the reverse reshape.
+func reshapeSpec(from, to tensor.Shape) OpSpec {
+	return OpSpec{
+		Name:       "Reshape",
+		Params:     fmt.Sprintf("%v→%v", from, to),
+		InputDims:  []int{from.Dims()},
+		OutputDims: to.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(from) {
+				return nil, fmt.Errorf("gops: Reshape: input shape %v, want %v", in[0], from)
+			}
+			return to.Clone(), nil
+		},
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			switch in[0].Dtype() {
+			case tensor.Float32:
+				return copyAs[float32](in[0], to)
+			case tensor.Float64:
+				return copyAs[float64](in[0], to)
+			}
+			return nil, fmt.Errorf("gops: Reshape: dtype %v", in[0].Dtype())
+		},
+		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := Apply(reshapeSpec(to, from), grad)
+			return gorgonia.Nodes{d}, err
+		},
+	}
+}
+
+// reshape applies reshapeSpec.
+func reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) {
+	return Apply(reshapeSpec(x.Shape(), tensor.Shape(to)), x)
+}
+
+// swap01Spec exchanges the first two axes of a tensor of the given shape:
+// [A, B, rest...] → [B, A, rest...]. It is its own transpose.
+func swap01Spec(shape tensor.Shape) OpSpec {
+	out := shape.Clone()
+	out[0], out[1] = shape[1], shape[0]
+	return OpSpec{
+		Name:       "SwapAxes01",
+		Params:     fmt.Sprint(shape),
+		InputDims:  []int{shape.Dims()},
+		OutputDims: shape.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(shape) {
+				return nil, fmt.Errorf("gops: SwapAxes01: input shape %v, want %v", in[0], shape)
+			}
+			return out.Clone(), nil
+		},
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			switch in[0].Dtype() {
+			case tensor.Float32:
+				return swap01[float32](in[0], shape)
+			case tensor.Float64:
+				return swap01[float64](in[0], shape)
+			}
+			return nil, fmt.Errorf("gops: SwapAxes01: dtype %v", in[0].Dtype())
+		},
+		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := Apply(swap01Spec(out), grad)
+			return gorgonia.Nodes{d}, err
+		},
+	}
+}
+
+func swap01[T float](v gorgonia.Value, shape tensor.Shape) (*tensor.Dense, error) {
+	src, _, err := tensorData[T](v)
+	if err != nil {
+		return nil, err
+	}
+	a, b := shape[0], shape[1]
+	inner := 1
+	for _, s := range shape[2:] {
+		inner *= s
+	}
+	outShape := append([]int{b, a}, shape[2:]...)
+	out, dst := newTensor[T](outShape...)
+	for i := 0; i < a; i++ {
+		for j := 0; j < b; j++ {
+			copy(dst[(j*a+i)*inner:(j*a+i+1)*inner], src[(i*b+j)*inner:(i*b+j+1)*inner])
+		}
+	}
+	return out, nil
+}
+
+// copyAs returns a copy of v's elements as a tensor of shape to.
+func copyAs[T float](v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
+	src, _, err := tensorData[T](v)
+	if err != nil {
+		return nil, err
+	}
+	out, dst := newTensor[T](to...)
+	copy(dst, src)
+	return out, nil
+}
