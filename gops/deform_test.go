@@ -3,6 +3,7 @@ package gops_test
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -216,4 +217,194 @@ func TestDeformConv2dBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runDeform evaluates DeformConv2d and the gradients of sum(y ⊙ R) w.r.t.
+// every input on a TapeMachine, and returns them flattened.
+func runDeformConv2d(t *testing.T, c deformCase, in []*tensor.Dense) (y []float64, grads [][]float64) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	nodes := make(gorgonia.Nodes, len(in))
+	for i, v := range in {
+		nodes[i] = gorgonia.NewTensor(g, v.Dtype(), v.Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(fmt.Sprint("in", i)))
+	}
+	var bias, mask *gorgonia.Node
+	i := 3
+	if c.bias {
+		bias = nodes[i]
+		i++
+	}
+	if c.mask {
+		mask = nodes[i]
+	}
+	yn, err := gops.DeformConv2d(nodes[0], nodes[1], nodes[2], bias, mask, c.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cost *gorgonia.Node
+	if yn.Shape().TotalSize() == 0 {
+		cost = gorgonia.Must(gorgonia.Sum(yn))
+	} else {
+		r := scaledTensor(1, 0, yn.Shape()...)
+		var rv gorgonia.Value = r
+		if in[0].Dtype() == tensor.Float32 {
+			rv = toFloat32(r)
+		}
+		cost = gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, g.Constant(rv)))))
+	}
+	gs, err := gops.Grad(cost, nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yv gorgonia.Value
+	gorgonia.Read(yn, &yv)
+	gv := make([]gorgonia.Value, len(gs))
+	for i, gn := range gs {
+		gorgonia.Read(gn, &gv[i])
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range gv {
+		grads = append(grads, values(v))
+	}
+	return values(yv), grads
+}
+
+// A non-finite offset makes its samples contribute 0 with zero gradient.
+func TestDeformConv2dNonFiniteOffset(t *testing.T) {
+	c := deformCase{n: 1, cin: 1, h: 3, w: 3, cout: 1, groups: 1, kh: 1, kw: 1, og: 1, mask: true, offsetScale: 0.3, maskShift: 1}
+	in := c.inputs()
+	off := in[1].Data().([]float64) // [1, 2, 3, 3]: dy plane then dx plane
+	off[0] = math.NaN()             // output (0, 0): dy
+	off[9+4] = math.Inf(1)          // output (1, 1): dx
+	off[9+5] = math.Inf(-1)         // output (1, 2): dx
+	y, grads := runDeformConv2d(t, c, in)
+	for _, l := range []int{0, 4, 5} {
+		if y[l] != 0 {
+			t.Errorf("output %d = %v, want 0", l, y[l])
+		}
+		if grads[1][l] != 0 || grads[1][9+l] != 0 {
+			t.Errorf("offset gradient at %d = %v, %v, want 0", l, grads[1][l], grads[1][9+l])
+		}
+		if grads[3][l] != 0 {
+			t.Errorf("mask gradient at %d = %v, want 0", l, grads[3][l])
+		}
+	}
+	for i, gs := range grads {
+		for j, v := range gs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("gradient %d[%d] = %v", i, j, v)
+			}
+		}
+	}
+}
+
+func TestDeformConv2dBatchSizes(t *testing.T) {
+	for _, n := range []int{0, 1, 33} {
+		for _, dt := range []string{"float64", "float32"} {
+			t.Run(fmt.Sprint(n, "/", dt), func(t *testing.T) {
+				c := deformCase{n: n, cin: 2, h: 4, w: 4, cout: 3, groups: 1, kh: 2, kw: 2, og: 1, mask: true, bias: true, offsetScale: 0.8, maskShift: 0.5}
+				var in []*tensor.Dense
+				if n == 0 {
+					ho, wo := c.outSize()
+					for _, s := range [][]int{{0, 2, 4, 4}, {0, 8, ho, wo}, {3, 2, 2, 2}, {3}, {0, 4, ho, wo}} {
+						in = append(in, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(s...)))
+					}
+					in[2], in[3] = scaledTensor(1, 0, 3, 2, 2, 2), scaledTensor(1, 0, 3)
+				} else {
+					in = c.inputs()
+				}
+				if dt == "float32" {
+					for i := range in {
+						if in[i].Shape().TotalSize() == 0 {
+							in[i] = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(in[i].Shape()...))
+						} else {
+							in[i] = toFloat32(in[i])
+						}
+					}
+				}
+				y, grads := runDeformConv2d(t, c, in)
+				ho, wo := c.outSize()
+				if len(y) != n*3*ho*wo {
+					t.Fatalf("%d outputs, want %d", len(y), n*3*ho*wo)
+				}
+				if n == 0 {
+					for i, gs := range grads {
+						for _, v := range gs {
+							if v != 0 {
+								t.Fatalf("gradient %d not zero: %v", i, gs)
+							}
+						}
+					}
+					return
+				}
+				// bias gradient = Σ over batch and space of R.
+				if got := grads[3][0]; got == 0 || math.IsNaN(got) {
+					t.Fatalf("bias gradient %v", got)
+				}
+				if n == 33 {
+					// Image 32 alone gives the same output as within the batch.
+					one := append([]*tensor.Dense(nil), in...)
+					for _, i := range []int{0, 1, 4} {
+						one[i] = lastImage(in[i])
+					}
+					c1 := c
+					c1.n = 1
+					y1, _ := runDeformConv2d(t, c1, one)
+					tail := y[len(y)-len(y1):]
+					for j := range y1 {
+						if math.Abs(y1[j]-tail[j]) > 1e-6*(1+math.Abs(tail[j])) {
+							t.Fatalf("image 32 output %d: %v alone, %v in the batch", j, y1[j], tail[j])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestDeformConv2dDeterministic(t *testing.T) {
+	defer runtimeGOMAXPROCS(runtimeGOMAXPROCS(0))
+	c := deformCases[2]
+	var ref []float64
+	for i, procs := range []int{1, 2, 3, 8} {
+		runtimeGOMAXPROCS(procs)
+		in := c.inputs()
+		for j := range in {
+			in[j] = toFloat32(in[j])
+		}
+		y, grads := runDeformConv2d(t, c, in)
+		all := y
+		for _, g := range grads {
+			all = append(all, g...)
+		}
+		if i == 0 {
+			ref = all
+			continue
+		}
+		for j := range all {
+			if math.Float64bits(all[j]) != math.Float64bits(ref[j]) {
+				t.Fatalf("GOMAXPROCS=%d: value %d differs: %v vs %v", procs, j, all[j], ref[j])
+			}
+		}
+	}
+}
+
+var runtimeGOMAXPROCS = runtime.GOMAXPROCS
+
+// lastImage copies the last image of a batch tensor as a batch of one.
+func lastImage(v *tensor.Dense) *tensor.Dense {
+	shape := v.Shape().Clone()
+	per := shape.TotalSize() / shape[0]
+	shape[0] = 1
+	switch d := v.Data().(type) {
+	case []float32:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), d[len(d)-per:]...)))
+	case []float64:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), d[len(d)-per:]...)))
+	}
+	return nil
 }
