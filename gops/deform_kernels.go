@@ -68,7 +68,12 @@ func deformTaps[T float](g *deformGeom, a, b int, offset []T, taps []bilinearTap
 // deformTap is one sample of deformTaps.
 func deformTap[T float](y, x T, h, w, a, b int) bilinearTap[T] {
 	var t bilinearTap[T]
-	if !(y > -1 && y < T(h) && x > -1 && x < T(w)) { // false for NaN too
+	// torchvision drops samples with y <= -1 (and so on), but its offset
+	// gradient at exactly y = -1 is the right-sided derivative, which is not
+	// zero. Admitting y = -1 gives both: there the value weights are 0 and
+	// the derivative weights are the right-sided ones. The test is false for
+	// NaN.
+	if !(y >= -1 && y < T(h) && x >= -1 && x < T(w)) {
 		return t
 	}
 	yl := int(math.Floor(float64(y)))

@@ -1,0 +1,111 @@
+package gops
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// deformGolden is one torchvision.ops.deform_conv2d evaluation written by
+// testdata/gen_golden_deform.py. Optional tensors are null.
+type deformGolden struct {
+	Name        string    `json:"name"`
+	Dtype       string    `json:"dtype"`
+	Stride      [2]int    `json:"stride"`
+	Padding     [2]int    `json:"padding"`
+	Dilation    [2]int    `json:"dilation"`
+	InputShape  []int     `json:"input_shape"`
+	Input       []float64 `json:"input"`
+	WeightShape []int     `json:"weight_shape"`
+	Weight      []float64 `json:"weight"`
+	OffsetShape []int     `json:"offset_shape"`
+	Offset      []float64 `json:"offset"`
+	MaskShape   []int     `json:"mask_shape"`
+	Mask        []float64 `json:"mask"`
+	Bias        []float64 `json:"bias"`
+	GradOutput  []float64 `json:"grad_output"`
+	OutputShape []int     `json:"output_shape"`
+	Output      []float64 `json:"output"`
+	GradInput   []float64 `json:"grad_input"`
+	GradOffset  []float64 `json:"grad_offset"`
+	GradWeight  []float64 `json:"grad_weight"`
+	GradBias    []float64 `json:"grad_bias"`
+	GradMask    []float64 `json:"grad_mask"`
+}
+
+func TestDeformConv2dGolden(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "testdata", "deformconv_golden.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Cases []deformGolden }
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) < 40 {
+		t.Fatalf("only %d cases", len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			rtol, atol := 1e-11, 1e-11
+			dt := tensor.Float64
+			if c.Dtype == "float32" {
+				rtol, atol, dt = 2e-5, 2e-5, tensor.Float32
+			}
+			g := gorgonia.NewGraph()
+			node := func(name string, shape []int, data []float64) *gorgonia.Node {
+				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+					gorgonia.WithValue(goldenTensor(c.Dtype, shape, data)))
+			}
+			x := node("input", c.InputShape, c.Input)
+			off := node("offset", c.OffsetShape, c.Offset)
+			w := node("weight", c.WeightShape, c.Weight)
+			wrt := gorgonia.Nodes{x, off, w}
+			want := [][]float64{c.GradInput, c.GradOffset, c.GradWeight}
+			var bias, mask *gorgonia.Node
+			if c.Bias != nil {
+				bias = node("bias", []int{len(c.Bias)}, c.Bias)
+				wrt, want = append(wrt, bias), append(want, c.GradBias)
+			}
+			if c.Mask != nil {
+				mask = node("mask", c.MaskShape, c.Mask)
+				wrt, want = append(wrt, mask), append(want, c.GradMask)
+			}
+			y, err := DeformConv2d(x, off, w, bias, mask, DeformConv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gy := node("grad_output", c.OutputShape, c.GradOutput)
+			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
+			grads, err := Grad(cost, wrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var yv gorgonia.Value
+			gorgonia.Read(y, &yv)
+			gv := make([]gorgonia.Value, len(grads))
+			for i, gn := range grads {
+				gorgonia.Read(gn, &gv[i])
+			}
+			m := gorgonia.NewTapeMachine(g)
+			defer m.Close()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, "output", asFloat64s(t, yv), c.Output, rtol, atol)
+			for i, v := range gv {
+				assertClose(t, "grad of "+wrt[i].Name(), asFloat64s(t, v), want[i], rtol, atol*10)
+			}
+		})
+	}
+}
