@@ -1,0 +1,93 @@
+package gops
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// deformBenchSize is one DeformConv2d benchmark of scripts/bench_torchvision.py:
+// input [n, c, h, w], weight [c, c, 3, 3], padding 1, random offsets
+// (standard normal), a mask in [0, 1) when masked, a bias.
+type deformBenchSize struct {
+	n, c, h, w int
+	masked     bool
+}
+
+// deformBenchGraph builds out = DeformConv2d(...) and, with backward, the
+// gradients of Sum(out ⊙ G) w.r.t. every input (torchvision's
+// out.backward(G) with all five inputs requiring grad). It returns the
+// machine.
+func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.VM {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	g := gorgonia.NewGraph()
+	node := func(name string, shape ...int) *gorgonia.Node {
+		d := make([]float32, tensor.Shape(shape).TotalSize())
+		for i := range d {
+			if name == "mask" {
+				d[i] = float32(r.Float64())
+			} else {
+				d[i] = float32(r.NormFloat64())
+			}
+		}
+		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
+	}
+	x := node("input", s.n, s.c, s.h, s.w)
+	off := node("offset", s.n, 18, s.h, s.w)
+	w := node("weight", s.c, s.c, 3, 3)
+	bias := node("bias", s.c)
+	wrt := gorgonia.Nodes{x, off, w, bias}
+	var mask *gorgonia.Node
+	if s.masked {
+		mask = node("mask", s.n, 9, s.h, s.w)
+		wrt = append(wrt, mask)
+	}
+	out, err := DeformConv2d(x, off, w, bias, mask, DeformConv2dOpts{Padding: [2]int{1, 1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if backward {
+		gr := node("G", out.Shape()...)
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr))))
+		if _, err := Grad(cost, wrt...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return gorgonia.NewTapeMachine(g)
+}
+
+// BenchmarkDeformConv2d times DeformConv2d at the sizes of
+// scripts/bench_torchvision.py, float32, on a TapeMachine.
+func BenchmarkDeformConv2d(b *testing.B) {
+	sizes := []struct {
+		name string
+		s    deformBenchSize
+	}{
+		{"v1", deformBenchSize{4, 64, 56, 56, false}},
+		{"v2", deformBenchSize{4, 64, 56, 56, true}},
+		{"v2-256", deformBenchSize{2, 256, 32, 32, true}},
+	}
+	for _, sz := range sizes {
+		for _, backward := range []bool{false, true} {
+			name := sz.name + "/forward"
+			if backward {
+				name += "+backward"
+			}
+			b.Run(name, func(b *testing.B) {
+				m := deformBenchGraph(b, sz.s, backward)
+				defer m.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					m.Reset()
+					if err := m.RunAll(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
