@@ -41,11 +41,41 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
 		return nil, fmt.Errorf("gops: Grad: cost is nil")
 	}
-	if len(wrt) == 0 {
-		return nil, fmt.Errorf("gops: Grad: no wrt nodes given")
-	}
 	if !cost.IsScalar() {
 		return nil, fmt.Errorf("gops: Grad: cost must be a scalar, got %v with shape %v", cost.Type(), cost.Shape())
+	}
+	seed, err := onesScalar(cost.Dtype())
+	if err != nil {
+		return nil, err
+	}
+	return backprop(cost, cost.Graph().Constant(seed), wrt)
+}
+
+// VJP returns the vector-Jacobian products <gradOutput, ∂output/∂w> for each
+// node w of wrt: the gradients of Sum(output ⊙ gradOutput) without building
+// that sum, as torch.autograd.grad(output, wrt, grad_outputs) or
+// output.backward(gradOutput). gradOutput has output's shape and dtype and
+// may itself depend on wrt. Everything said of Grad holds; Grad(cost, wrt...)
+// is VJP with a gradOutput of 1.
+//
+// Errors: as Grad, and gradOutput nil, in another graph, or of another
+// shape or dtype than output.
+func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
+	if output == nil || gradOutput == nil {
+		return nil, fmt.Errorf("gops: VJP: output or gradOutput is nil")
+	}
+	if gradOutput.Graph() != output.Graph() || !gradOutput.Shape().Eq(output.Shape()) ||
+		gradOutput.Dtype() != output.Dtype() || gradOutput.IsScalar() != output.IsScalar() {
+		return nil, fmt.Errorf("gops: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
+			gradOutput.Shape(), gradOutput.Dtype(), output.Shape(), output.Dtype())
+	}
+	return backprop(output, gradOutput, wrt)
+}
+
+// backprop is the reverse pass from cost, whose gradient is seed.
+func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
+	if len(wrt) == 0 {
+		return nil, fmt.Errorf("gops: Grad: no wrt nodes given")
 	}
 	g := cost.Graph()
 	for i, w := range wrt {
@@ -83,11 +113,7 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 		}
 	}
 
-	seed, err := onesScalar(cost.Dtype())
-	if err != nil {
-		return nil, err
-	}
-	pending := map[*gorgonia.Node]gorgonia.Nodes{cost: {g.Constant(seed)}}
+	pending := map[*gorgonia.Node]gorgonia.Nodes{cost: {seed}}
 	total := make(map[*gorgonia.Node]*gorgonia.Node)
 
 	for i := len(order) - 1; i >= 0; i-- {

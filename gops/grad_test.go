@@ -170,3 +170,43 @@ func TestNewOpErrors(t *testing.T) {
 		}
 	}
 }
+
+// VJP(y, G, x) is the gradient of Sum(y ⊙ G) w.r.t. x, and can itself be
+// differentiated (here G depends on x too).
+func TestVJP(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{0.3, 0.7, 1.1}))))
+	y := gorgonia.Must(gorgonia.Sin(x))
+	gy := gorgonia.Must(gorgonia.Square(x))
+	v, err := VJP(y, gy, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy)))), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d/dx Σ VJP = d/dx Σ cos(x)·x² = -sin(x)·x² + 2x·cos(x)
+	v2, err := Grad(gorgonia.Must(gorgonia.Sum(v[0])), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runRead(t, g, v[0], ref[0], v2[0])
+	var w1, w2 []float64
+	for _, a := range []float64{0.3, 0.7, 1.1} {
+		w1 = append(w1, math.Cos(a)*a*a)
+		w2 = append(w2, -math.Sin(a)*a*a+2*a*math.Cos(a))
+	}
+	near(t, "VJP", got[0], w1, 1e-12)
+	near(t, "Grad of sum", got[1], w1, 1e-12)
+	near(t, "second order through VJP", got[2], w2, 1e-12)
+
+	bad := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("bad"))
+	if _, err := VJP(y, bad, x); err == nil || !strings.Contains(err.Error(), "must be output's shape") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := VJP(y, nil, x); err == nil {
+		t.Fatal("nil gradOutput accepted")
+	}
+}
