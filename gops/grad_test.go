@@ -171,8 +171,8 @@ func TestNewOpErrors(t *testing.T) {
 	}
 }
 
-// VJP(y, G, x) is the gradient of Sum(y ⊙ G) w.r.t. x, and can itself be
-// differentiated (here G depends on x too).
+// VJP(y, G, x) is <G, ∂y/∂x> (G held fixed, unlike the gradient of
+// Sum(y ⊙ G) when G depends on x), and can itself be differentiated.
 func TestVJP(t *testing.T) {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
@@ -193,13 +193,14 @@ func TestVJP(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := runRead(t, g, v[0], ref[0], v2[0])
-	var w1, w2 []float64
+	var w1, wsum, w2 []float64
 	for _, a := range []float64{0.3, 0.7, 1.1} {
 		w1 = append(w1, math.Cos(a)*a*a)
+		wsum = append(wsum, math.Cos(a)*a*a+2*a*math.Sin(a))
 		w2 = append(w2, -math.Sin(a)*a*a+2*a*math.Cos(a))
 	}
 	near(t, "VJP", got[0], w1, 1e-12)
-	near(t, "Grad of sum", got[1], w1, 1e-12)
+	near(t, "Grad of sum", got[1], wsum, 1e-12)
 	near(t, "second order through VJP", got[2], w2, 1e-12)
 
 	bad := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("bad"))
