@@ -43,6 +43,15 @@ type OpSpec struct {
 	// error if a gradient must flow into it). Backward itself may be nil for
 	// an op that is not differentiable at all.
 	Backward func(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error)
+	// Type, if not nil, replaces the Gorgonia type NewOp derives from
+	// InputDims and OutputDims (every input and the result of one float
+	// dtype). It must be a function type from the inputs' types to the
+	// result's, with ranks matching InputDims and OutputDims; use it for an
+	// op with integer inputs or results, such as RoIPool's argmax indices:
+	// hm.NewFnType(gorgonia.TensorType{Dims: 4, Of: hm.TypeVariable('a')},
+	// gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')},
+	// gorgonia.TensorType{Dims: 4, Of: tensor.Int}).
+	Type hm.Type
 }
 
 // Op is a gorgonia.Op made from an OpSpec by NewOp. It implements
@@ -84,6 +93,9 @@ func NewOp(spec OpSpec) (*Op, error) {
 		ts = append(ts, typeOf(d))
 	}
 	ts = append(ts, typeOf(spec.OutputDims))
+	if spec.Type != nil {
+		return &Op{spec: spec, typ: spec.Type}, nil
+	}
 	return &Op{spec: spec, typ: hm.NewFnType(ts...)}, nil
 }
 

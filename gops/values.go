@@ -97,3 +97,57 @@ func dispatch2(a, b gorgonia.Value, f32 func32, f64 func64) (gorgonia.Value, err
 	}
 	return nil, fmt.Errorf("dtype %v is not float32 or float64", a.Dtype())
 }
+
+// intTensorData returns the elements of an Int tensor (index tensors such as
+// RoIPool's argmax) in row-major order.
+func intTensorData(v gorgonia.Value) ([]int, error) {
+	t, ok := v.(tensor.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("value %T is not a tensor", v)
+	}
+	if t.Dtype() != tensor.Int {
+		return nil, fmt.Errorf("index tensor of %v, want int", t.Dtype())
+	}
+	if t.Shape().TotalSize() == 0 {
+		return nil, nil
+	}
+	if d, ok := t.(*tensor.Dense); ok && (d.IsView() || !d.DataOrder().IsRowMajor()) {
+		t = d.Materialize()
+	}
+	data, ok := t.Data().([]int)
+	if !ok {
+		return nil, fmt.Errorf("index tensor data %T, want []int", t.Data())
+	}
+	return data, nil
+}
+
+// newIntTensor returns an Int tensor of the given shape and its backing
+// slice.
+func newIntTensor(shape ...int) (*tensor.Dense, []int) {
+	data := make([]int, tensor.Shape(shape).TotalSize())
+	return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Int), tensor.WithBacking(data)), data
+}
+
+// dispatchIndexed calls f32 or f64 on the data of a float tensor a and an
+// Int tensor idx.
+func dispatchIndexed(a, idx gorgonia.Value, f32 func([]float32, []int) (*tensor.Dense, error), f64 func([]float64, []int) (*tensor.Dense, error)) (gorgonia.Value, error) {
+	ix, err := intTensorData(idx)
+	if err != nil {
+		return nil, err
+	}
+	switch a.Dtype() {
+	case tensor.Float32:
+		x, _, err := tensorData[float32](a)
+		if err != nil {
+			return nil, err
+		}
+		return f32(x, ix)
+	case tensor.Float64:
+		x, _, err := tensorData[float64](a)
+		if err != nil {
+			return nil, err
+		}
+		return f64(x, ix)
+	}
+	return nil, fmt.Errorf("dtype %v is not float32 or float64", a.Dtype())
+}
