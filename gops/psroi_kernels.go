@@ -1,0 +1,188 @@
+package gops
+
+import "fmt"
+
+// Position-sensitive pooling: output channel co of bin b (row-major over
+// PH×PW) reads input channel co·PH·PW + b, so input channel ci belongs to
+// output channel ci / (PH·PW) and bin ci % (PH·PW) of every box.
+
+// psRoIAlignGrids validates the boxes and computes every box's sampling grid
+// with torchvision's ps_roi_align geometry: coordinates times spatial_scale
+// in the working dtype, minus 0.5, no roi size clamp, the adaptive grid and
+// bilinear rule of roi_align. The returned roiAlignGeom describes that grid
+// for roiAlignBoxGrid and taps.
+func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlignBox[T], error) {
+	if err := checkBoxes("PSRoIAlign", boxes, g.n); err != nil {
+		return nil, nil, err
+	}
+	// roiAlignBoxGrid scales in float64; ps_roi_align multiplies in T. The
+	// boxes are therefore scaled here, in T, and handed over with scale 1:
+	// T(float64(v) - 0.5) is then the T subtraction exactly (rounding twice
+	// through float64 is harmless for one subtraction of float32 values).
+	ag := &roiAlignGeom{n: g.n, c: g.c, h: g.h, w: g.w, ph: g.ph, pw: g.pw,
+		scale: 1, samplingRatio: g.samplingRatio, aligned: true}
+	scale := T(g.scale)
+	grids := make([]roiAlignBox[T], len(boxes)/5)
+	for k := range grids {
+		b := boxes[5*k : 5*k+5]
+		scaled := [5]T{b[0], T(b[1] * scale), T(b[2] * scale), T(b[3] * scale), T(b[4] * scale)}
+		var err error
+		if grids[k], err = roiAlignBoxGrid(ag, scaled[:]); err != nil {
+			return nil, nil, fmt.Errorf("gops: PSRoIAlign: box %d: %w", k, err)
+		}
+	}
+	return ag, grids, nil
+}
+
+// psRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
+// the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
+// pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel over
+// boxes; each box writes only its own output.
+func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
+	ag, grids, err := psRoIAlignGrids(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, nb := g.h*g.w, g.ph*g.pw
+	cOut := g.c / nb
+	parallelFor(len(grids), func(lo, hi int) {
+		var taps []bilinearTap[T]
+		for k := lo; k < hi; k++ {
+			b := &grids[k]
+			taps = b.taps(ag, taps[:0])
+			per := b.gh * b.gw
+			n := int(boxes[5*k])
+			for co := 0; co < cOut; co++ {
+				o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
+				for bin := range o {
+					ci := co*nb + bin
+					x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+					var v T
+					for _, t := range taps[bin*per : (bin+1)*per] {
+						v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+					}
+					o[bin] = v / b.count
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// psRoIAlignTranspose is the adjoint of psRoIAlignForward in its input: it
+// scatters grad[k, co, ph, pw] back onto dst [N, C, H, W] with the same
+// weights. Parallel over input channels; each channel visits boxes in order,
+// so sums are bitwise reproducible.
+func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
+	ag, grids, err := psRoIAlignGrids(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, nb := g.h*g.w, g.ph*g.pw
+	cOut := g.c / nb
+	parallelFor(g.c, func(lo, hi int) {
+		var taps []bilinearTap[T]
+		for k := range grids {
+			b := &grids[k]
+			taps = b.taps(ag, taps[:0])
+			per := b.gh * b.gw
+			n := int(boxes[5*k])
+			for ci := lo; ci < hi; ci++ {
+				co, bin := ci/nb, ci%nb
+				gv := grad[(k*cOut+co)*nb+bin]
+				x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+				for _, t := range taps[bin*per : (bin+1)*per] {
+					x[t.pos[0]] += gv * t.w[0] / b.count
+					x[t.pos[1]] += gv * t.w[1] / b.count
+					x[t.pos[2]] += gv * t.w[2] / b.count
+					x[t.pos[3]] += gv * t.w[3] / b.count
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// psRoIPoolBins validates the boxes and computes every box's bins with
+// ps_roi_pool's geometry (roi size end - start, at least 1), clipped to
+// [0, H] and [0, W] in both kernels. K×PH×PW bins.
+func psRoIPoolBins[T float](g *poolGeom, boxes []T) ([]poolBin, error) {
+	if err := checkBoxes("PSRoIPool", boxes, g.n); err != nil {
+		return nil, err
+	}
+	nb := g.ph * g.pw
+	bins := make([]poolBin, 0, len(boxes)/5*nb)
+	for k := 0; k < len(boxes)/5; k++ {
+		bins = poolBins(g, boxes[5*k:5*k+5], false, bins)
+	}
+	return bins, nil
+}
+
+// psRoIPoolForward computes out[k, co, ph, pw] (K×C'×PH×PW), the mean of
+// input[batch(k), co·PH·PW + ph·PW + pw] over bin (ph, pw) of box k; an
+// empty bin gives 0. Parallel over boxes.
+func psRoIPoolForward[T float](g *poolGeom, input, boxes, out []T) error {
+	bins, err := psRoIPoolBins(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, nb := g.h*g.w, g.ph*g.pw
+	cOut := g.c / nb
+	parallelFor(len(boxes)/5, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			n := int(boxes[5*k])
+			for co := 0; co < cOut; co++ {
+				o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
+				for bin, b := range bins[k*nb : (k+1)*nb] {
+					if b.empty() {
+						o[bin] = 0
+						continue
+					}
+					ci := co*nb + bin
+					x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+					var s T
+					for h := b.hs; h < b.he; h++ {
+						for _, v := range x[h*g.w+b.ws : h*g.w+b.we] {
+							s += v
+						}
+					}
+					o[bin] = s / T(b.area())
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// psRoIPoolTranspose is the adjoint of psRoIPoolForward in its input: each
+// grad[k, co, ph, pw], divided by its bin's area, is added to every pixel of
+// the bin in dst [N, C, H, W]. Parallel over input channels, boxes in order.
+func psRoIPoolTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
+	bins, err := psRoIPoolBins(g, boxes)
+	if err != nil {
+		return err
+	}
+	plane, nb := g.h*g.w, g.ph*g.pw
+	cOut := g.c / nb
+	parallelFor(g.c, func(lo, hi int) {
+		for k := 0; k < len(boxes)/5; k++ {
+			n := int(boxes[5*k])
+			for ci := lo; ci < hi; ci++ {
+				co, bin := ci/nb, ci%nb
+				b := bins[k*nb+bin]
+				if b.empty() {
+					continue
+				}
+				d := grad[(k*cOut+co)*nb+bin] / T(b.area())
+				x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+				for h := b.hs; h < b.he; h++ {
+					row := x[h*g.w+b.ws : h*g.w+b.we]
+					for i := range row {
+						row[i] += d
+					}
+				}
+			}
+		}
+	})
+	return nil
+}
