@@ -27,7 +27,7 @@ import time
 
 import torch
 import torchvision
-from torchvision.ops import roi_align
+from torchvision.ops import ps_roi_align, roi_align, roi_pool
 
 SEED = 0
 
@@ -81,10 +81,58 @@ def run_roi_align_forward_backward(s):
     out.backward(s["grad"])
 
 
+# ----------------------------------------------------- RoIPool, PSRoIAlign
+
+# RoIPool at the RoIAlign size; PSRoIAlign with 490 = 10 * 7 * 7 channels
+# (R-FCN-like: 10 output channels per bin) and 256 boxes.
+ROI_POOL_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE)
+PS_FEAT_SHAPE = (2, 490, 50, 68)
+PS_NUM_BOXES = 256
+PS_ROI_ALIGN_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE, sampling_ratio=2)
+
+
+def setup_pool(feat_shape, num_boxes, out_channels, requires_grad):
+    def setup():
+        gen = torch.Generator().manual_seed(SEED)
+        x = torch.randn(feat_shape, generator=gen, dtype=torch.float32)
+        boxes = random_boxes(num_boxes, IMG_H, IMG_W, feat_shape[0], gen)
+        grad = torch.randn((num_boxes, out_channels, 7, 7), generator=gen, dtype=torch.float32)
+        if requires_grad:
+            x.requires_grad_(True)
+        return {"x": x, "boxes": boxes, "grad": grad}
+    return setup
+
+
+def pool_runs(fn, args):
+    def forward(s):
+        with torch.no_grad():
+            fn(s["x"], s["boxes"], **args)
+
+    def forward_backward(s):
+        x = s["x"]
+        x.grad = None
+        fn(x, s["boxes"], **args).backward(s["grad"])
+    return forward, forward_backward
+
+
+run_roi_pool_forward, run_roi_pool_forward_backward = pool_runs(roi_pool, ROI_POOL_ARGS)
+run_ps_roi_align_forward, run_ps_roi_align_forward_backward = pool_runs(ps_roi_align,
+                                                                        PS_ROI_ALIGN_ARGS)
+
+
 # name -> (setup function, run function)
 BENCHMARKS = {
     "RoIAlign/forward": (setup_roi_align(False), run_roi_align_forward),
     "RoIAlign/forward+backward": (setup_roi_align(True), run_roi_align_forward_backward),
+    "RoIPool/forward": (setup_pool(FEAT_SHAPE, NUM_BOXES, FEAT_SHAPE[1], False),
+                        run_roi_pool_forward),
+    "RoIPool/forward+backward": (setup_pool(FEAT_SHAPE, NUM_BOXES, FEAT_SHAPE[1], True),
+                                 run_roi_pool_forward_backward),
+    "PSRoIAlign/forward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES, PS_FEAT_SHAPE[1] // 49, False),
+                           run_ps_roi_align_forward),
+    "PSRoIAlign/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
+                                               PS_FEAT_SHAPE[1] // 49, True),
+                                    run_ps_roi_align_forward_backward),
     # Future: "RoIPool/...", "PSRoIAlign/...", "DeformConv2d/..."
 }
 
