@@ -1,0 +1,217 @@
+package gops
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RoIPool and PSRoIAlign at the sizes of scripts/bench_torchvision.py:
+// RoIPool on RoIAlign's [2, 256, 50, 68] feature map with 512 boxes (the
+// data of roialign_bench_test.go); PSRoIAlign on [2, 490, 50, 68] (10
+// output channels per 7x7 bin) with 256 boxes and 2x2 samples per bin. Both
+// 7x7, spatial scale 1/16, float32.
+const (
+	benchPSC, benchPSK = 490, 256
+)
+
+var (
+	benchPoolOpts = RoIPoolOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16}
+	benchPSOpts   = PSRoIAlignOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16, SamplingRatio: 2}
+)
+
+func benchPoolGeom() *poolGeom {
+	return &poolGeom{n: benchN, c: benchC, h: benchH, w: benchW, ph: 7, pw: 7, scale: 1.0 / 16}
+}
+
+func benchPSGeom() *poolGeom {
+	return &poolGeom{n: benchN, c: benchPSC, h: benchH, w: benchW, ph: 7, pw: 7, scale: 1.0 / 16, samplingRatio: 2}
+}
+
+// newPSRoIAlignBenchData draws PSRoIAlign's data as newRoIAlignBenchData
+// does (x and G standard normal, valid boxes uniform over the image), for
+// [2, 490, 50, 68] and 256 boxes.
+func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
+	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
+	randn := func(n int) []T {
+		s := make([]T, n)
+		for i := range s {
+			s[i] = T(float32(r.NormFloat64()))
+		}
+		return s
+	}
+	var d roiAlignBenchData[T]
+	d.x = randn(benchN * benchPSC * benchH * benchW)
+	for k := 0; k < benchPSK; k++ {
+		x1, x2 := float32(r.Float64()*benchImgW), float32(r.Float64()*benchImgW)
+		y1, y2 := float32(r.Float64()*benchImgH), float32(r.Float64()*benchImgH)
+		d.boxes = append(d.boxes, T(k%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+	}
+	d.grad = randn(benchPSK * benchPSC)
+	return d
+}
+
+// poolBenchGraph builds out = op(x, boxes) and, with backward, dx =
+// Grad(Sum(out ⊙ G), x), on a TapeMachine, as roiAlignBenchGraph does. It
+// returns the machine and where the last node of interest is read to.
+func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
+	tb.Helper()
+	g := gorgonia.NewGraph()
+	xs := []int{benchN, c, benchH, benchW}
+	x := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(xs...), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(xs...), tensor.WithBacking(d.x))))
+	k := len(d.boxes) / 5
+	boxes := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(k, 5), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(k, 5), tensor.WithBacking(d.boxes))))
+	out, err := op(x, boxes)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	result := out
+	if backward {
+		ys := out.Shape().Clone()
+		gr := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
+		cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		dx, err := Grad(cost, x)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		result = dx[0]
+	}
+	v := new(gorgonia.Value)
+	gorgonia.Read(result, v)
+	return gorgonia.NewTapeMachine(g), v
+}
+
+// benchPool times the graph after checking once, outside the timed loop,
+// that it computes exactly what the kernels compute (want).
+func benchPool(b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool, want []float32) {
+	m, v := poolBenchGraph(b, op, d, c, backward)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		b.Fatal(err)
+	}
+	got, _, err := tensorData[float32](*v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		b.Fatalf("graph result differs from the kernels' (backward=%t)", backward)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRoIPool times RoIPool at the RoIAlign benchmark size, float32.
+//
+//   - forward, forward+backward: the op on a TapeMachine (the comparison with
+//     torchvision); forward is argmax + gather, forward+backward adds the
+//     scatter-add of G (and Sum(out ⊙ G) with its gradient).
+//   - kernel/argmax, kernel/gather, kernel/scatter-add: the three kernels
+//     alone on preallocated slices (scatter-add includes zeroing its
+//     destination).
+func BenchmarkRoIPool(b *testing.B) {
+	d := newRoIAlignBenchData[float32]()
+	g := benchPoolGeom()
+	idx := make([]int, len(d.grad))
+	if err := roiPoolArgmax(g, d.x, d.boxes, idx); err != nil {
+		b.Fatal(err)
+	}
+	y := make([]float32, len(d.grad))
+	if err := roiGather(d.x, idx, y, 49); err != nil {
+		b.Fatal(err)
+	}
+	dx := make([]float32, len(d.x))
+	if err := roiScatterAdd(g, d.grad, idx, dx); err != nil {
+		b.Fatal(err)
+	}
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return RoIPool(x, bx, benchPoolOpts) }
+	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchC, false, y) })
+	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchC, true, dx) })
+
+	b.Run("kernel/argmax", func(b *testing.B) {
+		out := make([]int, len(idx))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := roiPoolArgmax(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/gather", func(b *testing.B) {
+		out := make([]float32, len(y))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := roiGather(d.x, idx, out, 49); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/scatter-add", func(b *testing.B) {
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := roiScatterAdd(g, d.grad, idx, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkPSRoIAlign times PSRoIAlign on [2, 490, 50, 68] with 256 boxes,
+// float32.
+//
+//   - forward, forward+backward: the op on a TapeMachine (the comparison
+//     with torchvision).
+//   - kernel/forward, kernel/transpose: psRoIAlignForward and
+//     psRoIAlignTranspose alone on preallocated slices (transpose includes
+//     zeroing its destination).
+func BenchmarkPSRoIAlign(b *testing.B) {
+	d := newPSRoIAlignBenchData[float32]()
+	g := benchPSGeom()
+	y := make([]float32, len(d.grad))
+	if err := psRoIAlignForward(g, d.x, d.boxes, y); err != nil {
+		b.Fatal(err)
+	}
+	dx := make([]float32, len(d.x))
+	if err := psRoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+		b.Fatal(err)
+	}
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return PSRoIAlign(x, bx, benchPSOpts) }
+	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, y) })
+	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, dx) })
+
+	b.Run("kernel/forward", func(b *testing.B) {
+		out := make([]float32, len(y))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := psRoIAlignForward(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/transpose", func(b *testing.B) {
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := psRoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
