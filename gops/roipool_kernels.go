@@ -106,10 +106,9 @@ func roiPoolArgmax[T float](g *poolGeom, input, boxes []T, idx []int) error {
 					best := b.hs*g.w + b.ws
 					m := x[best]
 					for h := b.hs; h < b.he; h++ {
-						row := x[h*g.w : (h+1)*g.w]
-						for w := b.ws; w < b.we; w++ {
-							if v := row[w]; v > m || v != v && m == m {
-								m, best = v, h*g.w+w
+						for i, v := range x[h*g.w+b.ws : h*g.w+b.we] {
+							if v > m || v != v && m == m {
+								m, best = v, h*g.w+b.ws+i
 							}
 						}
 					}
