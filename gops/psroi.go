@@ -84,9 +84,9 @@ type PSRoIPoolOpts struct {
 //
 // Geometry: each coordinate times SpatialScale, computed in the input's
 // dtype, is rounded half away from zero (C's round); the roi spans
-// max(end - start, 1) pixels per side; bin (i, j) covers rows
-// [floor(i·h/PH), ceil((i+1)·h/PH)) after the start, clipped to [0, H], and
-// likewise columns; an empty bin gives 0.
+// s = max(end - start, 1) pixels per side; bin (i, j) covers rows
+// [floor(i·s/PH), ceil((i+1)·s/PH)) after the start (s/PH in the input's
+// dtype), clipped to [0, H], and likewise columns; an empty bin gives 0.
 //
 // The result is linear in input and differentiable w.r.t. input to every
 // order (use Grad). Box coordinates are rounded, so the result is piecewise

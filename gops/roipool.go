@@ -28,9 +28,9 @@ type RoIPoolOpts struct {
 //
 // Geometry is torchvision's: each coordinate times SpatialScale, computed in
 // the input's dtype, is rounded half away from zero (C's round); the roi
-// spans max(end - start + 1, 1) pixels per side; bin (i, j) covers rows
-// [floor(i·h/PH), ceil((i+1)·h/PH)) after the start, clipped to [0, H], and
-// likewise columns. Each output is the maximum of its bin; the first maximum
+// spans s = max(end - start + 1, 1) pixels per side; bin (i, j) covers rows
+// [floor(i·s/PH), ceil((i+1)·s/PH)) after the start (s/PH in the input's
+// dtype), clipped to [0, H], and likewise columns. Each output is the maximum of its bin; the first maximum
 // in row-major order wins ties; an empty bin gives 0 and no gradient.
 //
 // RoIPool is built as idx = argmax (computed once, no gradient), Y =
@@ -40,14 +40,14 @@ type RoIPoolOpts struct {
 // with the argmax held where it is. Box coordinates are rounded, so the
 // result is piecewise constant in boxes: Grad gives boxes a zero gradient.
 //
-// Differences from torchvision: a NaN in a bin wins (the result is NaN and
-// the gradient goes to the first NaN), where torchvision skips NaNs and
-// gives -FLT_MAX for a bin of NaNs only; float64 values below -FLT_MAX are
-// pooled as they are (torchvision gives -FLT_MAX, no gradient); rounded
-// coordinates are clamped to ±2⁴⁰ (torchvision's int overflows beyond
-// 2³¹). A batch index that is not an integer in [0, N), or a non-finite
-// coordinate, is a run-time error naming the box (torchvision reads out of
-// bounds). K = 0 gives an empty [0, C, PH, PW] result.
+// Differences from torchvision: a NaN in a bin wins (the result is NaN,
+// the gradient goes to the first NaN), where torchvision skips NaNs; a bin
+// whose values are all NaN or all <= -FLT_MAX (-Inf, say) gives its
+// maximum, with a gradient, where torchvision gives -FLT_MAX and none;
+// rounded coordinates are clamped to ±2⁴⁰ (torchvision's int overflows
+// beyond 2³¹). A batch index that is not an integer in [0, N), or a
+// non-finite coordinate, is a run-time error naming the box (torchvision
+// reads out of bounds). K = 0 gives an empty [0, C, PH, PW] result.
 //
 // Errors when the node is built: input not 4-D or with H or W of 0, boxes
 // not [K, 5], dtypes differ or are not float32/float64, OutputSize not

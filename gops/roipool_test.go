@@ -296,6 +296,24 @@ func TestRoIPoolNaNPropagates(t *testing.T) {
 	}
 }
 
+// A bin of -Inf gives -Inf, with the gradient on its first element;
+// torchvision gives -FLT_MAX and no gradient.
+func TestRoIPoolAllNegativeInfinity(t *testing.T) {
+	plane := make([]float64, 16)
+	for i := range plane {
+		plane[i] = math.Inf(-1)
+	}
+	y, dx := runRoIPoolPlane(t, plane, boxesTensor([5]float64{0, 0, 0, 3, 3}), [2]int{1, 1})
+	if !math.IsInf(y[0], -1) {
+		t.Fatalf("output %v, want -Inf", y)
+	}
+	for i, v := range dx {
+		if (v != 0) != (i == 0) {
+			t.Fatalf("gradient %v: want it on element 0 only", dx)
+		}
+	}
+}
+
 // C's round, half away from zero: at scale 0.5 the box (0.5·2, 2.5·2, ...)
 // has feature coordinates 0.5 and 2.5, which round to 1 and 3 (Go's
 // math.RoundToEven and Python's round give 0 and 2).
