@@ -40,10 +40,12 @@ JSON layout, as testdata/gen_golden.py:
 
 All numbers are the exact tensor values converted to Python floats via
 .double().tolist(); float32 cases are computed in float32. Inputs, upstream
-gradients and boxes are multiples of powers of two, so that every box
-coordinate times spatial_scale is exact in float32: torchvision's
-ps_roi_pool backward rounds it in float32 even for float64 input, and
-rounding is then the same everywhere.
+gradients and boxes are multiples of powers of two, so that with the scales
+1, 0.5 and 1/16 every box coordinate times spatial_scale is exact in
+float32: torchvision's ps_roi_pool backward rounds it in float32 even for
+float64 input, and rounding is then the same everywhere. roi_pool and
+ps_roi_align also get one case per dtype at scale 0.3, where the products
+are rounded in the working dtype.
 """
 
 import gzip
@@ -210,8 +212,15 @@ def run_case(op, name, dtype_name, dtype, input_shape, output_size, scale, sampl
     return case
 
 
+# A scale that is not a power of two: box coordinates times it are rounded
+# products, and rounding them in the working dtype (as torchvision does)
+# matters at .5. Not for ps_roi_pool, whose float64 backward rounds the
+# product in float32 and disagrees with its own forward there.
+EXTRA_SCALE = 0.3
+
+
 def scale_name(s):
-    return {1.0: "1", 0.5: "0.5", 1.0 / 16.0: "1_16"}[s]
+    return {1.0: "1", 0.5: "0.5", 1.0 / 16.0: "1_16", EXTRA_SCALE: "0.3"}[s]
 
 
 def write(op, cases):
@@ -246,6 +255,10 @@ def main():
                                                     output_size[1], "/ties" if ties else "")
                 cases.append(run_case("roi_pool", name, dtype_name, dtype, (2, 3, H, W),
                                       output_size, scale, 0, make_boxes(scale, gen), gen, ties))
+        gen = torch.Generator().manual_seed(2800 + seed)
+        cases.append(run_case("roi_pool", "%s/scale=0.3/out=3x2" % dtype_name, dtype_name, dtype,
+                              (2, 3, H, W), (3, 2), EXTRA_SCALE, 0, make_boxes(EXTRA_SCALE, gen),
+                              gen, False))
         gen = torch.Generator().manual_seed(2900 + seed)
         cases.append(run_case("roi_pool", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
                               (2, 3, H, W), (2, 2), 0.5, 0, [], gen, False))
@@ -265,6 +278,10 @@ def main():
                 cases.append(run_case("ps_roi_align", name, dtype_name, dtype, (2, c, H, W),
                                       output_size, scale, sampling, make_boxes(scale, gen), gen,
                                       False))
+        gen = torch.Generator().manual_seed(3800 + seed)
+        cases.append(run_case("ps_roi_align", "%s/sampling=2/scale=0.3/out=2x2" % dtype_name,
+                              dtype_name, dtype, (2, 8, H, W), (2, 2), EXTRA_SCALE, 2,
+                              make_boxes(EXTRA_SCALE, gen), gen, False))
         gen = torch.Generator().manual_seed(3900 + seed)
         cases.append(run_case("ps_roi_align", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
                               (2, 8, H, W), (2, 2), 0.5, 2, [], gen, False))
