@@ -59,38 +59,28 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	if g.n == 0 {
 		// Gorgonia's ops panic on empty tensors; the result is empty and
 		// its gradients are zero.
-		return Apply(emptySpec(tensor.Shape{0, cout, g.ho, g.wo}), input, weight)
+		given := gorgonia.Nodes{input, offset, weight}
+		for _, n := range []*gorgonia.Node{bias, mask} {
+			if n != nil {
+				given = append(given, n)
+			}
+		}
+		return Apply(emptySpec(tensor.Shape{0, cout, g.ho, g.wo}, given), given...)
 	}
-	in := gorgonia.Nodes{input, offset}
-	if mask != nil {
-		in = append(in, mask)
-	}
-	cols, err := Apply(deformSpec(g, deformS, 0, 0, mask != nil), in...)
+	cols, err := Apply(deformSpec(g, deformS, 0, 0, mask != nil), withMask(gorgonia.Nodes{input, offset}, mask)...)
 	if err != nil {
 		return nil, err
 	}
-	cg, cog := g.c/groups, cout/groups
-	w3, err := reshape(weight, groups, cog, cg*g.k())
+	w3, err := reshape(weight, groups, cout/groups, g.c/groups*g.k())
 	if err != nil {
 		return nil, err
 	}
-	c3, err := reshape(cols, groups, cg*g.k(), g.n*g.l())
-	if err != nil {
-		return nil, err
-	}
-	prod, err := gorgonia.BatchedMatMul(w3, c3) // [groups, Cog, N·L] = [Cout, N, L]
+	prod, err := gorgonia.BatchedMatMul(w3, cols) // [groups, Cog, N·L], i.e. [Cout, N, L]
 	if err != nil {
 		return nil, fmt.Errorf("gops: DeformConv2d: %w", err)
 	}
-	p3, err := reshape(prod, cout, g.n, g.l())
+	out, err := Apply(swap01Spec(prod.Shape(), cout, g.n, tensor.Shape{g.n, cout, g.ho, g.wo}), prod)
 	if err != nil {
-		return nil, err
-	}
-	out, err := Apply(swap01Spec(tensor.Shape{cout, g.n, g.l()}), p3)
-	if err != nil {
-		return nil, err
-	}
-	if out, err = reshape(out, g.n, cout, g.ho, g.wo); err != nil {
 		return nil, err
 	}
 	if bias == nil {
@@ -135,22 +125,35 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 		}
 	}
 	is, ws, os := input.Shape(), weight.Shape(), offset.Shape()
+	for _, d := range []struct {
+		v    int
+		what string
+	}{{is[1], "input channels"}, {is[2], "input height"}, {is[3], "input width"}, {ws[0], "output channels (weight.shape[0])"},
+		{ws[1], "weight.shape[1]"}, {ws[2], "kernel height"}, {ws[3], "kernel width"}} {
+		if d.v < 1 {
+			return nil, 0, fmt.Errorf("gops: %s: %s is %d, must be at least 1", name, d.what, d.v)
+		}
+	}
+	if p := opts.Padding; p[0] > 1<<24 || p[1] > 1<<24 {
+		return nil, 0, fmt.Errorf("gops: %s: Padding %v too large", name, p)
+	}
+	if s, d := opts.Stride, opts.Dilation; s[0] > 1<<24 || s[1] > 1<<24 || d[0] > 1<<24 || d[1] > 1<<24 {
+		return nil, 0, fmt.Errorf("gops: %s: Stride %v or Dilation %v too large", name, s, d)
+	}
 	g := &deformGeom{
 		n: is[0], c: is[1], h: is[2], w: is[3], kh: ws[2], kw: ws[3],
 		sh: max(opts.Stride[0], 1), sw: max(opts.Stride[1], 1),
 		ph: opts.Padding[0], pw: opts.Padding[1],
 		dh: max(opts.Dilation[0], 1), dw: max(opts.Dilation[1], 1),
 	}
-	if ws[1] <= 0 || g.c%ws[1] != 0 {
+	if g.c%ws[1] != 0 {
 		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by weight.shape[1] = %d", name, g.c, ws[1])
 	}
 	groups := g.c / ws[1]
 	if ws[0]%groups != 0 {
 		return nil, 0, fmt.Errorf("gops: %s: output channels %d (weight.shape[0]) not divisible by groups = %d", name, ws[0], groups)
 	}
-	if g.kh <= 0 || g.kw <= 0 {
-		return nil, 0, fmt.Errorf("gops: %s: empty kernel %dx%d", name, g.kh, g.kw)
-	}
+	g.groups = groups
 	eh := g.dh*(g.kh-1) + 1
 	ew := g.dw*(g.kw-1) + 1
 	if eh > g.h+2*g.ph || ew > g.w+2*g.pw {
@@ -177,6 +180,9 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 	if bias != nil && !bias.Shape().Eq(tensor.Shape{ws[0]}) {
 		return nil, 0, fmt.Errorf("gops: %s: bias shape %v, want [%d]", name, bias.Shape(), ws[0])
 	}
+	if cols := float64(g.c) * float64(K) * float64(g.n) * float64(g.l()); cols > 1<<36 {
+		return nil, 0, fmt.Errorf("gops: %s: the sampled columns would hold %.3g elements", name, cols)
+	}
 	return g, groups, nil
 }
 
@@ -184,7 +190,7 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 type deformKind int
 
 const (
-	deformS deformKind = iota // S_ab(X, offset, mask) -> columns [C, K, N, L]
+	deformS deformKind = iota // S_ab(X, offset, mask) -> columns [groups, Cg·K, N·L]
 	deformT                   // T_ab(G, offset, mask) -> [N, C, H, W], S's transpose in X
 	deformC                   // C_ab(X, offset, G)    -> [N, og·K, Ho, Wo]
 )
@@ -194,13 +200,15 @@ func (k deformKind) String() string {
 }
 
 func (g *deformGeom) params() string {
-	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d",
-		g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.ho, g.wo, g.og)
+	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d, groups=%d",
+		g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.ho, g.wo, g.og, g.groups)
 }
 
 // Shapes of the layouts.
 func (g *deformGeom) inputShape() tensor.Shape { return tensor.Shape{g.n, g.c, g.h, g.w} }
-func (g *deformGeom) colsShape() tensor.Shape  { return tensor.Shape{g.c, g.k(), g.n, g.l()} }
+func (g *deformGeom) colsShape() tensor.Shape {
+	return tensor.Shape{g.groups, g.c / g.groups * g.k(), g.n * g.l()}
+}
 func (g *deformGeom) maskShape() tensor.Shape  { return tensor.Shape{g.n, g.og * g.k(), g.ho, g.wo} }
 func (g *deformGeom) offsetShape() tensor.Shape {
 	return tensor.Shape{g.n, 2 * g.og * g.k(), g.ho, g.wo}
@@ -227,7 +235,7 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 	dims := make([]int, len(inShapes))
 	diff := make([]bool, len(inShapes))
 	for i := range dims {
-		dims[i] = 4
+		dims[i] = inShapes[i].Dims()
 		// Every member of order 2 in one coordinate is zero, so the (1, 1)
 		// members do not depend on the offset.
 		diff[i] = i != 1 || a+b < 2
@@ -237,7 +245,7 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 		Name:       name,
 		Params:     fmt.Sprintf("order=(%d,%d), masked=%t, %s", a, b, masked, g.params()),
 		InputDims:  dims,
-		OutputDims: 4,
+		OutputDims: out.Dims(),
 		DiffWRT:    diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i, s := range in {
@@ -358,7 +366,7 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 		}
 		data[i] = d
 	}
-	taps := deformTaps(g, a, b, data[1], nil)
+	taps := deformTaps(g, a, b, data[1])
 	switch kind {
 	case deformS:
 		var mask []T
@@ -384,14 +392,11 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 }
 
 // offsetEmbedSpec puts a mask-layout tensor into the y (which = 0) or x (1)
-// slots of an offset-layout tensor, zeros elsewhere; its transpose is
-// offsetSplitSpec, and the two close a family under differentiation.
+// slots of an offset-layout tensor, zeros elsewhere; its transpose is the
+// split (offsetLayoutSpec with embed false), and the two close a family
+// under differentiation.
 func offsetEmbedSpec(g *deformGeom, which int) OpSpec {
 	return offsetLayoutSpec(g, which, true)
-}
-
-func offsetSplitSpec(g *deformGeom, which int) OpSpec {
-	return offsetLayoutSpec(g, which, false)
 }
 
 func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
@@ -440,15 +445,20 @@ func runOffsetLayout[T float](g *deformGeom, which int, embed bool, v gorgonia.V
 	return out, nil
 }
 
-// emptySpec produces an empty tensor of the given shape from its inputs (for
-// a batch of 0); it has no gradient, which is zero.
-func emptySpec(shape tensor.Shape) OpSpec {
+// emptySpec produces an empty tensor of the given shape from the given
+// nodes (a batch of 0), so that all of them stay in the graph; its
+// gradients are zero.
+func emptySpec(shape tensor.Shape, given gorgonia.Nodes) OpSpec {
+	dims := make([]int, len(given))
+	for i, n := range given {
+		dims[i] = n.Dims()
+	}
 	return OpSpec{
 		Name:       "Empty",
 		Params:     fmt.Sprint(shape),
-		InputDims:  []int{4, 4},
+		InputDims:  dims,
 		OutputDims: shape.Dims(),
-		DiffWRT:    []bool{false, false},
+		DiffWRT:    make([]bool, len(given)),
 		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
 		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
 			return tensor.New(tensor.Of(in[0].Dtype()), tensor.WithShape(shape...)), nil

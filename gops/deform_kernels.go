@@ -3,12 +3,12 @@ package gops
 import "math"
 
 // deformGeom fixes the shapes of a deformable convolution: input
-// [N, C, H, W], kernel kh×kw, output Ho×Wo, og offset groups. Sampled
-// columns are laid out [C, K, N, L] (K = kh·kw kernel positions, L = Ho·Wo
-// output positions), so that the grouped matrix product reads them as
-// [groups, Cg·K, N·L] without a copy. Offsets are [N, 2·og·K, Ho, Wo] with
-// (dy, dx) interleaved per kernel position, masks [N, og·K, Ho, Wo], as in
-// torchvision.
+// [N, C, H, W], kernel kh×kw, output Ho×Wo, og offset groups, groups
+// convolution groups. Sampled columns are [groups, Cg·K, N·L] (K = kh·kw
+// kernel positions, L = Ho·Wo output positions; element (c, k, n, l) at
+// ((c·K + k)·N + n)·L + l), the layout the grouped matrix product reads.
+// Offsets are [N, 2·og·K, Ho, Wo] with (dy, dx) interleaved per kernel
+// position, masks [N, og·K, Ho, Wo], as in torchvision.
 type deformGeom struct {
 	n, c, h, w int
 	kh, kw     int
@@ -17,15 +17,14 @@ type deformGeom struct {
 	dh, dw     int // dilation
 	ho, wo     int
 	og         int // offset groups
+	groups     int
 }
 
 func (g *deformGeom) k() int { return g.kh * g.kw }
 func (g *deformGeom) l() int { return g.ho * g.wo }
 
-// colsLen, maskLen and offsetLen are the element counts of the three layouts.
-func (g *deformGeom) colsLen() int   { return g.c * g.k() * g.n * g.l() }
-func (g *deformGeom) maskLen() int   { return g.n * g.og * g.k() * g.l() }
-func (g *deformGeom) offsetLen() int { return 2 * g.maskLen() }
+// maskLen is the element count of the mask layout.
+func (g *deformGeom) maskLen() int { return g.n * g.og * g.k() * g.l() }
 
 // deformTaps computes, for every sample (n, offset group, k, l), the four
 // neighbouring pixels and the weights ∂ᵃ_y ∂ᵇ_x of torchvision's bilinear
@@ -41,10 +40,11 @@ func (g *deformGeom) offsetLen() int { return 2 * g.maskLen() }
 //	(1,1): 1, -1, -1, 1
 //
 // At an integer y these are the right-sided derivatives, as torchvision's
-// backward computes them. Index: ((n·og + g)·K + k)·L + l, the mask layout.
-func deformTaps[T float](g *deformGeom, a, b int, offset []T, taps []bilinearTap[T]) []bilinearTap[T] {
-	taps = taps[:0]
-	taps = append(taps, make([]bilinearTap[T], g.maskLen())...)
+// backward computes them. A corner outside the image is marked pos = -1 and
+// never read (torchvision does not read it either, which matters when the
+// input holds NaN or Inf). Index: ((n·og + g)·K + k)·L + l, the mask layout.
+func deformTaps[T float](g *deformGeom, a, b int, offset []T) []bilinearTap[T] {
+	taps := make([]bilinearTap[T], g.maskLen())
 	K, L := g.k(), g.l()
 	parallelFor(g.n*g.og, func(lo, hi int) {
 		for ng := lo; ng < hi; ng++ {
@@ -67,7 +67,7 @@ func deformTaps[T float](g *deformGeom, a, b int, offset []T, taps []bilinearTap
 
 // deformTap is one sample of deformTaps.
 func deformTap[T float](y, x T, h, w, a, b int) bilinearTap[T] {
-	var t bilinearTap[T]
+	t := bilinearTap[T]{pos: [4]int{-1, -1, -1, -1}}
 	// torchvision drops samples with y <= -1 (and so on), but its offset
 	// gradient at exactly y = -1 is the right-sided derivative, which is not
 	// zero. Admitting y = -1 gives both: there the value weights are 0 and
@@ -90,11 +90,12 @@ func deformTap[T float](y, x T, h, w, a, b int) bilinearTap[T] {
 	default:
 		t.w = [4]T{1, -1, -1, 1}
 	}
+	t.full = true
 	corner := func(c, yy, xx int) {
 		if yy >= 0 && yy < h && xx >= 0 && xx < w {
 			t.pos[c] = yy*w + xx
 		} else {
-			t.w[c] = 0
+			t.w[c], t.full = 0, false
 		}
 	}
 	corner(0, yl, xl)
@@ -118,8 +119,8 @@ func deformSample[T float](g *deformGeom, taps []bilinearTap[T], input, mask, co
 					tr := (n*g.og+grp)*K + k
 					ts := taps[tr*L : (tr+1)*L]
 					out := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
-					for l, t := range ts {
-						out[l] = t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+					for l := range ts {
+						out[l] = ts[l].dot(x)
 					}
 					if mask != nil {
 						m := mask[tr*L : (tr+1)*L]
@@ -153,15 +154,12 @@ func deformScatter[T float](g *deformGeom, taps []bilinearTap[T], cols, mask, ds
 					if mask != nil {
 						m = mask[tr*L : (tr+1)*L]
 					}
-					for l, t := range ts {
+					for l := range ts {
 						v := col[l]
 						if m != nil {
 							v *= m[l]
 						}
-						x[t.pos[0]] += t.w[0] * v
-						x[t.pos[1]] += t.w[1] * v
-						x[t.pos[2]] += t.w[2] * v
-						x[t.pos[3]] += t.w[3] * v
+						ts[l].scatter(x, v)
 					}
 				}
 			}
@@ -184,8 +182,8 @@ func deformContract[T float](g *deformGeom, taps []bilinearTap[T], input, cols, 
 			for c := grp * cg; c < (grp+1)*cg; c++ {
 				x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
 				col := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
-				for l, t := range ts {
-					out[l] += col[l] * (t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]])
+				for l := range ts {
+					out[l] += col[l] * ts[l].dot(x)
 				}
 			}
 		}

@@ -194,6 +194,10 @@ func TestDeformConv2dBadInput(t *testing.T) {
 		{"negative padding", good, gops.DeformConv2dOpts{Padding: [2]int{-1, 0}}, tensor.Float64, "negative Padding"},
 		{"negative stride", good, gops.DeformConv2dOpts{Stride: [2]int{1, -2}}, tensor.Float64, "negative Stride"},
 		{"mask dtype", good, gops.DeformConv2dOpts{}, tensor.Float32, "mask dtype float32 differs from input dtype float64"},
+		{"no input channels", shapes{[]int{2, 0, 5, 5}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "input channels is 0"},
+		{"empty image", shapes{[]int{2, 4, 0, 0}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{Padding: [2]int{2, 2}}, tensor.Float64, "input height is 0"},
+		{"no output channels", shapes{good.x, good.off, []int{0, 2, 3, 3}, []int{0}, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "output channels (weight.shape[0]) is 0"},
+		{"huge padding", good, gops.DeformConv2dOpts{Padding: [2]int{1 << 62, 0}}, tensor.Float64, "Padding [4611686018427387904 0] too large"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -367,11 +371,11 @@ func TestDeformConv2dBatchSizes(t *testing.T) {
 }
 
 func TestDeformConv2dDeterministic(t *testing.T) {
-	defer runtimeGOMAXPROCS(runtimeGOMAXPROCS(0))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	c := deformCases[2]
 	var ref []float64
 	for i, procs := range []int{1, 2, 3, 8} {
-		runtimeGOMAXPROCS(procs)
+		runtime.GOMAXPROCS(procs)
 		in := c.inputs()
 		for j := range in {
 			in[j] = toFloat32(in[j])
@@ -393,8 +397,6 @@ func TestDeformConv2dDeterministic(t *testing.T) {
 	}
 }
 
-var runtimeGOMAXPROCS = runtime.GOMAXPROCS
-
 // lastImage copies the last image of a batch tensor as a batch of one.
 func lastImage(v *tensor.Dense) *tensor.Dense {
 	shape := v.Shape().Clone()
@@ -407,4 +409,29 @@ func lastImage(v *tensor.Dense) *tensor.Dense {
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), d[len(d)-per:]...)))
 	}
 	return nil
+}
+
+// A corner outside the image is not read, as in torchvision: a NaN in pixel
+// (0, 0) spreads only to the samples that really touch it.
+func TestDeformConv2dNaNPixelStaysLocal(t *testing.T) {
+	c := deformCase{n: 1, cin: 1, h: 3, w: 3, cout: 1, groups: 1, kh: 1, kw: 1, og: 1}
+	in := c.inputs()
+	x := in[0].Data().([]float64)
+	x[0] = math.NaN()
+	clear(in[1].Data().([]float64)) // zero offsets: samples on the pixels
+	in[2].Data().([]float64)[0] = 1 // weight 1
+	y, grads := runDeformConv2d(t, c, in)
+	if !math.IsNaN(y[0]) {
+		t.Fatalf("output 0 = %v, want NaN", y[0])
+	}
+	for i := 1; i < 9; i++ {
+		if y[i] != x[i] {
+			t.Fatalf("output %d = %v, want pixel %v", i, y[i], x[i])
+		}
+	}
+	for i, v := range grads[0] {
+		if math.IsNaN(v) {
+			t.Fatalf("input gradient %d is NaN", i)
+		}
+	}
 }

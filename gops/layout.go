@@ -44,50 +44,45 @@ func reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) {
 	return Apply(reshapeSpec(x.Shape(), tensor.Shape(to)), x)
 }
 
-// swap01Spec exchanges the first two axes of a tensor of the given shape:
-// [A, B, rest...] → [B, A, rest...]. It is its own transpose.
-func swap01Spec(shape tensor.Shape) OpSpec {
-	out := shape.Clone()
-	out[0], out[1] = shape[1], shape[0]
+// swap01Spec reads its input (of shape in) as [a, b, rest...] and returns
+// [b, a, rest...] reshaped to out: the grouped matrix product's
+// [Cout, N, L] becomes [N, Cout, Ho, Wo] in one copy. Its backward is the
+// same exchange the other way.
+func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
 	return OpSpec{
 		Name:       "SwapAxes01",
-		Params:     fmt.Sprint(shape),
-		InputDims:  []int{shape.Dims()},
-		OutputDims: shape.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(shape) {
-				return nil, fmt.Errorf("gops: SwapAxes01: input shape %v, want %v", in[0], shape)
+		Params:     fmt.Sprintf("%v as (%d,%d,...)→%v", in, a, b, out),
+		InputDims:  []int{in.Dims()},
+		OutputDims: out.Dims(),
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
+			if !s[0].Eq(in) {
+				return nil, fmt.Errorf("gops: SwapAxes01: input shape %v, want %v", s[0], in)
 			}
 			return out.Clone(), nil
 		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			switch in[0].Dtype() {
+		Forward: func(v []gorgonia.Value) (gorgonia.Value, error) {
+			switch v[0].Dtype() {
 			case tensor.Float32:
-				return swap01[float32](in[0], shape)
+				return swap01[float32](v[0], a, b, out)
 			case tensor.Float64:
-				return swap01[float64](in[0], shape)
+				return swap01[float64](v[0], a, b, out)
 			}
-			return nil, fmt.Errorf("gops: SwapAxes01: dtype %v", in[0].Dtype())
+			return nil, fmt.Errorf("gops: SwapAxes01: dtype %v", v[0].Dtype())
 		},
 		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := Apply(swap01Spec(out), grad)
+			d, err := Apply(swap01Spec(out, b, a, in), grad)
 			return gorgonia.Nodes{d}, err
 		},
 	}
 }
 
-func swap01[T float](v gorgonia.Value, shape tensor.Shape) (*tensor.Dense, error) {
+func swap01[T float](v gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err
 	}
-	a, b := shape[0], shape[1]
-	inner := 1
-	for _, s := range shape[2:] {
-		inner *= s
-	}
-	outShape := append([]int{b, a}, shape[2:]...)
 	out, dst := newTensor[T](outShape...)
+	inner := len(src) / max(a*b, 1)
 	for i := 0; i < a; i++ {
 		for j := 0; j < b; j++ {
 			copy(dst[(j*a+i)*inner:(j*a+i+1)*inner], src[(i*b+j)*inner:(i*b+j+1)*inner])

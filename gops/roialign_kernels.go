@@ -21,10 +21,42 @@ type roiAlignGeom struct {
 const maxSamplesPerBox = 1 << 24
 
 // bilinearTap is one sample point: the four neighbouring pixels (offsets in
-// an H×W plane) and their bilinear weights.
+// an H×W plane) and their bilinear weights. full says that all four pixels
+// are read; otherwise a corner with pos < 0 is skipped.
 type bilinearTap[T float] struct {
-	pos [4]int
-	w   [4]T
+	pos  [4]int
+	w    [4]T
+	full bool
+}
+
+// dot is Σ w·x over the tap's pixels.
+func (t *bilinearTap[T]) dot(x []T) T {
+	if t.full {
+		return t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+	}
+	var v T
+	for i, p := range t.pos {
+		if p >= 0 {
+			v += t.w[i] * x[p]
+		}
+	}
+	return v
+}
+
+// scatter adds w·v to the tap's pixels of x.
+func (t *bilinearTap[T]) scatter(x []T, v T) {
+	if t.full {
+		x[t.pos[0]] += t.w[0] * v
+		x[t.pos[1]] += t.w[1] * v
+		x[t.pos[2]] += t.w[2] * v
+		x[t.pos[3]] += t.w[3] * v
+		return
+	}
+	for i, p := range t.pos {
+		if p >= 0 {
+			x[p] += t.w[i] * v
+		}
+	}
 }
 
 // roiAlignBox is the sampling grid of one box: bins of binH×binW starting at
@@ -95,9 +127,11 @@ func (b *roiAlignBox[T]) taps(g *roiAlignGeom, dst []bilinearTap[T]) []bilinearT
 // y < -1, y > H, x < -1 or x > W contributes nothing; coordinates <= 0 are
 // clamped to 0; a point on or past the last row (column) reads that row
 // (column) only.
+// As in torchvision, every tap reads its four pixels (pixel 0 with weight 0
+// for an outside point), so a NaN in the input spreads as it does there.
 func roiAlignTap[T float](y, x T, h, w int) bilinearTap[T] {
-	var t bilinearTap[T]
-	if y < -1 || y > T(h) || x < -1 || x > T(w) {
+	t := bilinearTap[T]{full: true}
+	if !(y >= -1 && y <= T(h) && x >= -1 && x <= T(w)) { // true for NaN too
 		return t
 	}
 	y, x = max(y, 0), max(x, 0)
