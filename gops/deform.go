@@ -209,7 +209,7 @@ func (g *deformGeom) inputShape() tensor.Shape { return tensor.Shape{g.n, g.c, g
 func (g *deformGeom) colsShape() tensor.Shape {
 	return tensor.Shape{g.groups, g.c / g.groups * g.k(), g.n * g.l()}
 }
-func (g *deformGeom) maskShape() tensor.Shape  { return tensor.Shape{g.n, g.og * g.k(), g.ho, g.wo} }
+func (g *deformGeom) maskShape() tensor.Shape { return tensor.Shape{g.n, g.og * g.k(), g.ho, g.wo} }
 func (g *deformGeom) offsetShape() tensor.Shape {
 	return tensor.Shape{g.n, 2 * g.og * g.k(), g.ho, g.wo}
 }
