@@ -3,6 +3,7 @@ package gops
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -153,7 +154,10 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 				continue
 			}
 			if grads[j] == nil {
-				return nil, fmt.Errorf("gops: Grad: op %v of node %v has no gradient w.r.t. its input %d (%v), which depends on a wrt node", n.Op(), n.Name(), j, c.Name())
+				return nil, fmt.Errorf("gops: Grad: op %v has no gradient w.r.t. its input %d (%s), which depends on a wrt node", n.Op(), j, nodeName(c))
+			}
+			if gs, cs := grads[j].Shape(), c.Shape(); !gs.Eq(cs) && gs.TotalSize() != cs.TotalSize() {
+				return nil, fmt.Errorf("gops: Grad: op %v returned a gradient of shape %v for its input %d (%s) of shape %v", n.Op(), gs, j, nodeName(c), cs)
 			}
 			pending[c] = append(pending[c], grads[j])
 		}
@@ -297,11 +301,11 @@ func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgon
 	if isOp(op, "col2imOp") {
 		// Its SymDiff builds nodes that crash the process at run time
 		// (index out of range in a TapeMachine goroutine).
-		return nil, fmt.Errorf("gops: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: Gorgonia's Conv2d is first-order only; use gops.DeformConv2d with zero offsets", op, n.Name())
+		return nil, fmt.Errorf("gops: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: Gorgonia's Conv2d is first-order only; use gops.DeformConv2d with zero offsets", op, nodeName(n))
 	}
 	sd, ok := op.(gorgonia.SDOp)
 	if !ok {
-		return nil, fmt.Errorf("gops: Grad: op %v (%T) of node %v is not symbolically differentiable", op, op, n.Name())
+		return nil, fmt.Errorf("gops: Grad: op %v (%T) of node %s is not symbolically differentiable", op, op, nodeName(n))
 	}
 	grads, err := sd.SymDiff(kids, n, grad)
 	if err != nil {
@@ -317,7 +321,7 @@ func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgon
 }
 
 func wrapDiff(n *gorgonia.Node, err error) error {
-	return fmt.Errorf("gops: Grad: differentiating op %v of node %v: %w", n.Op(), n.Name(), err)
+	return fmt.Errorf("gops: Grad: differentiating op %v of node %v: %w", n.Op(), nodeName(n), err)
 }
 
 // isOp reports whether op is the unexported Gorgonia op type called name.
@@ -338,7 +342,7 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 			// which Gorgonia's scalar ops reject; Sum yields a true scalar.
 			s, err := gorgonia.Sum(children(t.Graph(), t)[0])
 			if err != nil {
-				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", n.Name(), err)
+				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", nodeName(n), err)
 			}
 			terms[i] = s
 			continue
@@ -346,7 +350,7 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 		if n.IsScalar() && !t.IsScalar() {
 			s, err := toScalar(t)
 			if err != nil {
-				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", n.Name(), err)
+				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", nodeName(n), err)
 			}
 			terms[i] = s
 		}
@@ -356,7 +360,7 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 	}
 	s, err := gorgonia.ReduceAdd(terms)
 	if err != nil {
-		return nil, fmt.Errorf("gops: Grad: summing gradients of node %v: %w", n.Name(), err)
+		return nil, fmt.Errorf("gops: Grad: summing gradients of node %v: %w", nodeName(n), err)
 	}
 	return s, nil
 }
@@ -393,10 +397,10 @@ func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {
 		case tensor.Float32:
 			return n.Graph().Constant(gorgonia.NewF32(0)), nil
 		}
-		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, n.Name())
+		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, nodeName(n))
 	}
 	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, n.Name())
+		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, nodeName(n))
 	}
 	return n.Graph().Constant(tensor.New(tensor.Of(dt), tensor.WithShape(n.Shape()...))), nil
 }
@@ -405,4 +409,13 @@ func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {
 func isEmpty(n *gorgonia.Node) bool {
 	s := n.Shape()
 	return !n.IsScalar() && s.Dims() > 0 && s.TotalSize() == 0
+}
+
+// nodeName names n in errors: its name, or its id when it has none (the
+// name of an unnamed node prints badly).
+func nodeName(n *gorgonia.Node) string {
+	if name := n.Name(); name != "" && !strings.Contains(name, "%!") {
+		return name
+	}
+	return fmt.Sprintf("node %d", n.ID())
 }

@@ -211,3 +211,48 @@ func TestVJP(t *testing.T) {
 		t.Fatal("nil gradOutput accepted")
 	}
 }
+
+func TestApplyErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	spec := func(shape func([]tensor.Shape) (tensor.Shape, error)) OpSpec {
+		return OpSpec{Name: "Id", InputDims: []int{1}, OutputDims: 1, Shape: shape,
+			Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil }}
+	}
+	same := func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil }
+	if _, err := Apply(spec(same), nil); err == nil || !strings.Contains(err.Error(), "input 0 is nil") {
+		t.Errorf("nil input: %v", err)
+	}
+	if _, err := Apply(spec(same), x); err == nil || !strings.Contains(err.Error(), "want rank 1") {
+		t.Errorf("wrong rank: %v", err)
+	}
+	if _, err := Apply(spec(same), x, x); err == nil || !strings.Contains(err.Error(), "got 2 inputs, want 1") {
+		t.Errorf("arity: %v", err)
+	}
+	v := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("v"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	bad := spec(func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{3, 1}, nil })
+	if _, err := Apply(bad, v); err == nil || !strings.Contains(err.Error(), "Shape returned (3, 1) for OutputDims 1") {
+		t.Errorf("bad Shape: %v", err)
+	}
+}
+
+// A Backward that returns a gradient of the wrong shape is an error naming
+// the op, not a silently wrong gradient.
+func TestGradRejectsWrongGradientShape(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	five := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(5), gorgonia.WithName("five"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	y, err := Apply(OpSpec{
+		Name: "Bad", InputDims: []int{1}, OutputDims: 1,
+		Shape:    func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
+		Forward:  func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
+		Backward: func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) { return gorgonia.Nodes{five}, nil },
+	}, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Grad(gorgonia.Must(gorgonia.Sum(y)), x)
+	if err == nil || !strings.Contains(err.Error(), "op Bad returned a gradient of shape (5) for its input 0 (x) of shape (3)") {
+		t.Fatalf("error %v", err)
+	}
+}

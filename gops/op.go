@@ -100,10 +100,23 @@ func NewOp(spec OpSpec) (*Op, error) {
 }
 
 // Apply builds an op node from spec and inputs: NewOp then gorgonia.ApplyOp.
+// Errors: those of NewOp; a nil input; an input whose rank is not the
+// spec's; the spec's Shape rejecting the input shapes.
 func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 	op, err := NewOp(spec)
 	if err != nil {
 		return nil, err
+	}
+	if len(inputs) != len(spec.InputDims) {
+		return nil, fmt.Errorf("gops: %s: got %d inputs, want %d", spec.Name, len(inputs), len(spec.InputDims))
+	}
+	for i, in := range inputs {
+		if in == nil {
+			return nil, fmt.Errorf("gops: %s: input %d is nil", spec.Name, i)
+		}
+		if d := in.Shape().Dims(); d != spec.InputDims[i] && !(spec.InputDims[i] == 0 && in.IsScalar()) {
+			return nil, fmt.Errorf("gops: %s: input %d has shape %v, want rank %d", spec.Name, i, in.Shape(), spec.InputDims[i])
+		}
 	}
 	n, err := gorgonia.ApplyOp(op, inputs...)
 	if err != nil {
@@ -124,7 +137,14 @@ func (op *Op) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gops: %s: %w", op.spec.Name, err)
 	}
-	return op.spec.Shape(shapes)
+	s, err := op.spec.Shape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	if s.Dims() != op.spec.OutputDims {
+		return nil, fmt.Errorf("gops: %s: Shape returned %v for OutputDims %d", op.spec.Name, s, op.spec.OutputDims)
+	}
+	return s, nil
 }
 
 // Do implements gorgonia.Op.
@@ -196,7 +216,10 @@ func (op *Op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.
 
 // DoDiff implements gorgonia.ADOp for the LispMachine: it builds Backward in
 // a scratch graph over the current values, runs it, and adds the results to
-// the inputs' gradients.
+// the inputs' gradients. The LispMachine differentiates w.r.t. every input
+// and cannot say which gradients are wanted, so an input for which Backward
+// returns nil (RoIAlign's boxes) keeps a zero gradient there, where Grad
+// would report an error if that gradient were needed.
 func (op *Op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *gorgonia.Node) error {
 	if op.spec.Backward == nil {
 		return fmt.Errorf("gops: %s is not differentiable", op.spec.Name)

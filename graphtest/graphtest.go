@@ -42,6 +42,24 @@ type Options struct {
 	Seed uint64
 }
 
+// validate checks the options and inputs before a check starts.
+func (o Options) validate(inputs []*tensor.Dense) error {
+	for i, x := range inputs {
+		if x == nil {
+			return fmt.Errorf("graphtest: input %d is nil", i)
+		}
+	}
+	for _, i := range o.Wrt {
+		if i < 0 || i >= len(inputs) {
+			return fmt.Errorf("graphtest: Wrt index %d out of range for %d inputs", i, len(inputs))
+		}
+	}
+	if o.Eps < 0 || o.RTol < 0 || o.ATol < 0 || math.IsNaN(o.Eps+o.RTol+o.ATol) {
+		return fmt.Errorf("graphtest: Eps, RTol and ATol must be >= 0, got %v, %v, %v", o.Eps, o.RTol, o.ATol)
+	}
+	return nil
+}
+
 func (o Options) withDefaults(n int) Options {
 	if o.Order <= 0 {
 		o.Order = 1
@@ -73,6 +91,7 @@ type Mismatch struct {
 	Numeric  float64 // central finite difference
 }
 
+// Error names the order, the input, the element and both values.
 func (m *Mismatch) Error() string {
 	return fmt.Sprintf("graphtest: order %d derivative w.r.t. input %d (%s) element %v: analytic %.10g, numeric %.10g",
 		m.Order, m.Input, m.Name, m.Index, m.Analytic, m.Numeric)
@@ -112,6 +131,9 @@ func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness,
 	out, err := f(h.in)
 	if err != nil {
 		return nil, fmt.Errorf("graphtest: building f: %w", err)
+	}
+	if out == nil {
+		return nil, fmt.Errorf("graphtest: f returned a nil node")
 	}
 	h.out = out
 	gorgonia.Read(out, &h.outVal)
@@ -290,6 +312,9 @@ func floats(v gorgonia.Value) []float64 {
 // element that disagrees, or another error if the graph cannot be built or
 // run.
 func Check(f Func, inputs []*tensor.Dense, o Options) error {
+	if err := o.validate(inputs); err != nil {
+		return err
+	}
 	o = o.withDefaults(len(inputs))
 	for i, x := range inputs {
 		if x.Dtype() != tensor.Float64 {
@@ -359,6 +384,9 @@ func unravel(e int, s tensor.Shape) []int {
 // w.r.t. the inputs o.Wrt, within o.RTol and o.ATol. Inputs may be float32
 // or float64.
 func CheckVMs(f Func, inputs []*tensor.Dense, o Options) error {
+	if err := o.validate(inputs); err != nil {
+		return err
+	}
 	o = o.withDefaults(len(inputs))
 	h, err := newHarness(f, inputs, o, 1)
 	if err != nil {
@@ -379,6 +407,9 @@ func CheckVMs(f Func, inputs []*tensor.Dense, o Options) error {
 	out, err := f(in)
 	if err != nil {
 		return fmt.Errorf("graphtest: building f: %w", err)
+	}
+	if out == nil {
+		return fmt.Errorf("graphtest: f returned a nil node")
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
 	if _, err := contract(g, gorgonia.Nodes{out}, rng); err != nil {

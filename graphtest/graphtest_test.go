@@ -102,3 +102,41 @@ func TestCheckReportsOverwrittenInput(t *testing.T) {
 		t.Fatalf("error %v, want an overwritten-input report", err)
 	}
 }
+
+// Gorgonia's Max: the LispMachine's gradient is zero (GORGONIA.md), the
+// TapeMachine's is right, so CheckVMs fails.
+func TestCheckVMsCatchesDisagreement(t *testing.T) {
+	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Max(in[0], 0) }
+	err := CheckVMs(f, []*tensor.Dense{vec(0.3, -0.7, 1.1)}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "TapeMachine") || !strings.Contains(err.Error(), "LispMachine") {
+		t.Fatalf("error %v, want a TapeMachine/LispMachine disagreement", err)
+	}
+}
+
+func TestCheckBadOptions(t *testing.T) {
+	in := []*tensor.Dense{vec(0.3, -0.7, 1.1)}
+	cases := []struct {
+		name string
+		in   []*tensor.Dense
+		f    Func
+		o    Options
+		want string
+	}{
+		{"wrt out of range", in, composite1, Options{Wrt: []int{1}}, "Wrt index 1 out of range"},
+		{"negative wrt", in, composite1, Options{Wrt: []int{-1}}, "Wrt index -1 out of range"},
+		{"nil input", []*tensor.Dense{nil}, composite1, Options{}, "input 0 is nil"},
+		{"negative tolerance", in, composite1, Options{RTol: -1}, "must be >= 0"},
+		{"nil node", in, func(gorgonia.Nodes) (*gorgonia.Node, error) { return nil, nil }, Options{}, "f returned a nil node"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, check := range []func(Func, []*tensor.Dense, Options) error{Check, CheckVMs} {
+				if err := check(c.f, c.in, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("error %v, want %q", err, c.want)
+				}
+			}
+		})
+	}
+}
+
+func composite1(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Sin(in[0]) }
