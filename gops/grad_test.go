@@ -244,9 +244,11 @@ func TestGradRejectsWrongGradientShape(t *testing.T) {
 	five := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(5), gorgonia.WithName("five"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
 	y, err := Apply(OpSpec{
 		Name: "Bad", InputDims: []int{1}, OutputDims: 1,
-		Shape:    func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
-		Forward:  func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
-		Backward: func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) { return gorgonia.Nodes{five}, nil },
+		Shape:   func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
+		Backward: func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+			return gorgonia.Nodes{five}, nil
+		},
 	}, x)
 	if err != nil {
 		t.Fatal(err)
