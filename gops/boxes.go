@@ -52,10 +52,23 @@ func spatialScaleOrOne(opName string, s float64) (float64, error) {
 	return s, nil
 }
 
-// checkOutputSize checks a pooled output size.
+// checkOutputSize checks a pooled output size: positive, and at most 2²⁴
+// bins.
 func checkOutputSize(opName string, size [2]int) error {
 	if size[0] <= 0 || size[1] <= 0 {
 		return fmt.Errorf("gops: %s: OutputSize %v must be positive", opName, size)
+	}
+	if float64(size[0])*float64(size[1]) > maxSamplesPerBox {
+		return fmt.Errorf("gops: %s: OutputSize %v has more than 2^24 bins", opName, size)
+	}
+	return nil
+}
+
+// checkSamplingRatio checks that a fixed sampling ratio keeps a box within
+// maxSamplesPerBox samples.
+func checkSamplingRatio(opName string, ratio int, size [2]int) error {
+	if r := float64(ratio); ratio > 0 && r*r*float64(size[0])*float64(size[1]) > maxSamplesPerBox {
+		return fmt.Errorf("gops: %s: SamplingRatio %d gives more than 2^24 samples per box", opName, ratio)
 	}
 	return nil
 }

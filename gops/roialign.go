@@ -44,9 +44,14 @@ type RoIAlignOpts struct {
 // (torchvision throws a vector-size error). K = 0 gives an empty
 // [0, C, PH, PW] result.
 //
-// Errors when the node is built: input not 4-D, boxes not [K, 5], dtypes
-// differ or are not float32/float64, OutputSize not positive, SpatialScale
-// negative or not finite.
+// A box whose sampling grid would exceed 2²⁴ points (adaptive sampling of
+// an enormous box) is a run-time error; sample points whose coordinates
+// overflow to a non-finite value sample nothing.
+//
+// Errors when the node is built: input not 4-D or with H or W of 0, boxes
+// not [K, 5], dtypes differ or are not float32/float64, OutputSize not
+// positive or beyond 2²⁴ bins, SamplingRatio beyond 2²⁴ samples per box,
+// SpatialScale negative or not finite.
 func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, error) {
 	const name = "RoIAlign"
 	if err := checkFloatNode(name, "input", input, 4); err != nil {
@@ -58,11 +63,17 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 	if err := checkOutputSize(name, opts.OutputSize); err != nil {
 		return nil, err
 	}
+	if err := checkSamplingRatio(name, opts.SamplingRatio, opts.OutputSize); err != nil {
+		return nil, err
+	}
 	scale, err := spatialScaleOrOne(name, opts.SpatialScale)
 	if err != nil {
 		return nil, err
 	}
 	s := input.Shape()
+	if s[2] == 0 || s[3] == 0 {
+		return nil, fmt.Errorf("gops: %s: input %v has no pixels (H or W is 0)", name, s)
+	}
 	g := &roiAlignGeom{
 		n: s[0], c: s[1], h: s[2], w: s[3],
 		ph: opts.OutputSize[0], pw: opts.OutputSize[1],

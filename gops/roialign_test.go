@@ -259,6 +259,9 @@ func TestRoIAlignBadInput(t *testing.T) {
 		{"NaN coordinate", x4, boxesTensor([5]float64{0, 0, math.NaN(), 1, 1}), ok, false, "box 0: coordinate 2 is NaN"},
 		{"infinite coordinate", x4, boxesTensor([5]float64{1, 0, 0, math.Inf(1), 1}), ok, false, "box 0: coordinate 3 is +Inf"},
 		{"huge adaptive box", x4, boxesTensor([5]float64{0, 0, 0, 1e12, 1e12}), ok, false, "box 0: adaptive sampling grid"},
+		{"no pixels", rangeTensor(1, 1, 0, 4), testBoxes, ok, true, "has no pixels"},
+		{"huge sampling ratio", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 1 << 32}, true, "SamplingRatio 4294967296 gives more than 2^24 samples"},
+		{"huge output size", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{1 << 31, 1 << 31}}, true, "more than 2^24 bins"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -310,5 +313,20 @@ func TestRoIAlignBoxesNotDifferentiable(t *testing.T) {
 	_, err := gops.Grad(gorgonia.Must(gorgonia.Sum(y)), b)
 	if err == nil || !strings.Contains(err.Error(), "no gradient w.r.t. its input 1") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Boxes whose size overflows to Inf give NaN sample points: no crash, no
+// out-of-range read, zeros.
+func TestRoIAlignOverflowingBox(t *testing.T) {
+	b := boxesTensor([5]float64{0, -1e308, 0, 1e308, 1})
+	y, dx, err := runRoIAlign(rangeTensor(1, 1, 4, 4), b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range append(y, dx...) {
+		if v != 0 {
+			t.Fatalf("value %d = %v, want 0", i, v)
+		}
 	}
 }
