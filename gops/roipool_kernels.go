@@ -103,21 +103,43 @@ func roiPoolArgmax[T float](g *poolGeom, input, boxes []T, idx []int) error {
 						o[i] = -1
 						continue
 					}
-					best := b.hs*g.w + b.ws
-					m := x[best]
-					for h := b.hs; h < b.he; h++ {
-						for i, v := range x[h*g.w+b.ws : h*g.w+b.we] {
-							if v > m || v != v && m == m {
-								m, best = v, h*g.w+b.ws+i
-							}
-						}
-					}
-					o[i] = base + best
+					o[i] = base + binArgmax(x, g.w, b)
 				}
 			}
 		}
 	})
 	return nil
+}
+
+// binArgmax is the position in plane (rows of w) of the maximum of the
+// non-empty bin b: the first in row-major order, or the first NaN. The
+// scan is written to compile without branches on the data (a conditional
+// move for the position, max for the value), which random data would
+// mispredict; NaN, whose max is sticky, is found by a second scan.
+func binArgmax[T float](plane []T, w int, b poolBin) int {
+	best := b.hs*w + b.ws
+	m := plane[best]
+	for h := b.hs; h < b.he; h++ {
+		off := h*w + b.ws
+		for i, v := range plane[off : h*w+b.we] {
+			if v > m {
+				best = off + i
+			}
+			m = max(m, v)
+		}
+	}
+	if m == m {
+		return best
+	}
+	for h := b.hs; h < b.he; h++ {
+		off := h*w + b.ws
+		for i, v := range plane[off : h*w+b.we] {
+			if v != v {
+				return off + i
+			}
+		}
+	}
+	return best // not reached: m is NaN only if some element is
 }
 
 // firstBad records the smallest position at which a parallel kernel met a
