@@ -34,6 +34,13 @@ func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlign
 	return ag, grids, nil
 }
 
+// outsideTap reports whether t is a sample point outside the input, which
+// ps_roi_align skips in both directions (it reads no pixel, so a NaN or
+// infinity there does not spread; roi_align's forward reads pixel 0 with
+// weight 0). roiAlignTap gives such a point four zero weights; a point
+// inside has weights summing to 1, never all zero.
+func outsideTap[T float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
+
 // psRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
 // pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel over
@@ -59,6 +66,9 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 					x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
 					var v T
 					for _, t := range taps[bin*per : (bin+1)*per] {
+						if outsideTap(&t) {
+							continue
+						}
 						v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
 					}
 					o[bin] = v / b.count
@@ -92,6 +102,9 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 				gv := grad[(k*cOut+co)*nb+bin]
 				x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
 				for _, t := range taps[bin*per : (bin+1)*per] {
+					if outsideTap(&t) {
+						continue
+					}
 					x[t.pos[0]] += gv * t.w[0] / b.count
 					x[t.pos[1]] += gv * t.w[1] / b.count
 					x[t.pos[2]] += gv * t.w[2] / b.count

@@ -2,6 +2,7 @@ package gops_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
@@ -91,6 +92,38 @@ func TestPSRoIAlignNoSamplesIsZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range append(y, dx...) {
+		if v != 0 {
+			t.Fatalf("value %d = %v, want 0", i, v)
+		}
+	}
+}
+
+// Sample points outside the input read nothing, in both directions, as in
+// torchvision's ps_roi_align: a NaN in pixel 0 does not spread into an
+// outside box's output, nor an infinite upstream gradient into pixel 0.
+func TestPSRoIAlignOutsideReadsNothing(t *testing.T) {
+	x := rangeTensor(1, 4, 4, 4)
+	for c := 0; c < 4; c++ {
+		x.Data().([]float64)[c*16] = math.NaN()
+	}
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 4, 4, 4), gorgonia.WithValue(x))
+	bn := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, -9, -9, -8, -8})))
+	y := gorgonia.Must(gops.PSRoIAlign(xn, bn, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2}))
+	inf := tensor.New(tensor.WithShape(1, 1, 2, 2), tensor.WithBacking([]float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}))
+	dx, err := gops.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, g.Constant(inf))))), xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yv, dxv gorgonia.Value
+	gorgonia.Read(y, &yv)
+	gorgonia.Read(dx[0], &dxv)
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range append(values(yv), values(dxv)...) {
 		if v != 0 {
 			t.Fatalf("value %d = %v, want 0", i, v)
 		}

@@ -1,22 +1,9 @@
-// Command demo runs gops.RoIAlign on a real photograph and takes a second
-// derivative through it.
-//
-// It crops hand-placed boxes out of an embedded photo with RoIAlign and
-// writes them, with the photo, as a PNG grid. Then it puts a learnable
-// per-pixel colour mixing layer z = W·x + b before RoIAlign, computes the
-// gradient-norm penalty P = ||∂L/∂x||² of a loss L on the crops with
-// gops.Grad, differentiates P w.r.t. W with gops.Grad again (a second
-// derivative through RoIAlign), and checks ∂P/∂W against central finite
-// differences of P. It exits with status 1 if the check fails.
-//
-// Usage:
-//
-//	go run ./cmd/demo [-out DIR]
+// The -photo mode: the demo's first version.
+
 package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +14,9 @@ import (
 
 // Settings of the demo.
 const (
-	pngName = "roialign_demo.png" // written into the -out folder
-	fdStep  = 1e-5                // finite-difference step on each W entry
-	fdTol   = 1e-6                // largest relative error the check accepts
+	photoPNGName = "roialign_demo.png" // written into the -out folder
+	fdStep       = 1e-5                // finite-difference step on each W entry
+	fdTol        = 1e-6                // largest relative error the check accepts
 )
 
 // cropOpts are the RoIAlign parameters of the demo, for the crops and the
@@ -48,8 +35,8 @@ var demoModel = Model{
 	Opts:   cropOpts,
 }
 
-// Result is what one run of the demo computed.
-type Result struct {
+// PhotoResult is what one run of the -photo mode computed.
+type PhotoResult struct {
 	ImageW, ImageH int
 	PNGPath        string
 	PNGW, PNGH     int
@@ -61,17 +48,18 @@ type Result struct {
 // differences.
 var errCheckFailed = errors.New("finite-difference check of ∂P/∂W failed")
 
-// Run executes the whole demo, writes the PNG into outDir (created if
-// needed) and prints a report to w. It returns errCheckFailed (wrapped) if
-// the finite-difference check fails, with the Result filled in.
-func Run(outDir string, w io.Writer) (*Result, error) {
+// RunPhoto executes the -photo mode: RoIAlign crops of the embedded photo
+// and the second-order gradient penalty. It writes the PNG into outDir
+// (created if needed) and prints a report to w. It returns errCheckFailed
+// (wrapped) if the finite-difference check fails, with the Result filled in.
+func RunPhoto(outDir string, w io.Writer) (*PhotoResult, error) {
 	img, err := LoadPhoto()
 	if err != nil {
 		return nil, err
 	}
 	x := ImageTensor(img)
 	boxes := BoxesTensor(photoBoxes)
-	res := &Result{ImageW: img.Bounds().Dx(), ImageH: img.Bounds().Dy()}
+	res := &PhotoResult{ImageW: img.Bounds().Dx(), ImageH: img.Bounds().Dy()}
 
 	fmt.Fprintf(w, "gops demo: RoIAlign on a photograph, and a second derivative through it\n\n")
 	fmt.Fprintf(w, "photo   %s (embedded), %dx%d, as input x [1, 3, %d, %d] float64 in [0, 1]\n",
@@ -134,7 +122,7 @@ func Run(outDir string, w io.Writer) (*Result, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return res, err
 	}
-	res.PNGPath = filepath.Join(outDir, pngName)
+	res.PNGPath = filepath.Join(outDir, photoPNGName)
 	if err := WritePNG(res.PNGPath, grid); err != nil {
 		return res, err
 	}
@@ -158,33 +146,5 @@ func printMatrix(w io.Writer, m [9]float64, format string) {
 			fmt.Fprintf(w, " "+format, m[3*r+c])
 		}
 		fmt.Fprintln(w, " ]")
-	}
-}
-
-// main parses the flags and runs the demo.
-func main() {
-	out := flag.String("out", "out", "write "+pngName+" into folder `DIR` (created if missing)")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), `Usage: demo [-out DIR]
-
-Crops boxes out of an embedded photograph with gops.RoIAlign, writes them as
-a PNG grid into DIR, computes the gradient-norm penalty P = ||dL/dx||^2 of a
-small colour-mixing model z = W·x + b in front of RoIAlign, and checks dP/dW
-(a second derivative through RoIAlign) against central finite differences.
-Exits with status 1 if the check fails.
-
-Flags:
-`)
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "demo: unexpected arguments %q\n", flag.Args())
-		flag.Usage()
-		os.Exit(2)
-	}
-	if _, err := Run(*out, os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
-		os.Exit(1)
 	}
 }

@@ -13,12 +13,12 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestRun runs the whole demo: the finite-difference check of ∂P/∂W must
+// TestPhoto runs the -photo mode: the finite-difference check of ∂P/∂W must
 // pass and the PNG must be written and decode with the expected size.
-func TestRun(t *testing.T) {
+func TestPhoto(t *testing.T) {
 	dir := t.TempDir() + "/nested/out"
 	var buf bytes.Buffer
-	res, err := Run(dir, &buf)
+	res, err := RunPhoto(dir, &buf)
 	if err != nil {
 		t.Fatalf("Run: %v\noutput:\n%s", err, buf.String())
 	}

