@@ -50,11 +50,15 @@ type PSRoIAlignOpts struct {
 //
 // Errors when the node is built: input not 4-D or with H or W of 0, C not a
 // multiple of PH·PW, boxes not [K, 5], dtypes differ or are not
-// float32/float64, OutputSize not positive, SpatialScale negative or not
+// float32/float64, OutputSize not positive or beyond 2²⁴ bins,
+// SamplingRatio beyond 2²⁴ samples per box, SpatialScale negative or not
 // finite.
 func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Node, error) {
 	g, err := newPSGeom("PSRoIAlign", input, boxes, opts.OutputSize, opts.SpatialScale)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSamplingRatio("PSRoIAlign", opts.SamplingRatio, opts.OutputSize); err != nil {
 		return nil, err
 	}
 	g.samplingRatio = opts.SamplingRatio
@@ -105,7 +109,10 @@ type PSRoIPoolOpts struct {
 // coordinate, is a run-time error naming the box; rounded coordinates are
 // clamped to ±2⁴⁰. K = 0 gives an empty result.
 //
-// Errors when the node is built: as PSRoIAlign.
+// Errors when the node is built: input not 4-D or with H or W of 0, C not a
+// multiple of PH·PW, boxes not [K, 5], dtypes differ or are not
+// float32/float64, OutputSize not positive or beyond 2²⁴ bins, SpatialScale
+// negative or not finite.
 func PSRoIPool(input, boxes *gorgonia.Node, opts PSRoIPoolOpts) (*gorgonia.Node, error) {
 	g, err := newPSGeom("PSRoIPool", input, boxes, opts.OutputSize, opts.SpatialScale)
 	if err != nil {

@@ -3,6 +3,7 @@ package gops_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
@@ -178,5 +179,37 @@ func TestPSBadInput(t *testing.T) {
 			}
 			runBadInput(t, build, cases)
 		})
+	}
+	t.Run("PSRoIAlign/huge sampling ratio", func(t *testing.T) {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 4, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+		b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
+		_, err := gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 5000})
+		if err == nil || !strings.Contains(err.Error(), "SamplingRatio 5000 gives more than 2^24 samples per box") {
+			t.Fatalf("error %v", err)
+		}
+	})
+}
+
+// float32 box coordinates whose product with the spatial scale overflows
+// to infinity pool nothing, without an error or a crash (with adaptive
+// sampling, PSRoIAlign reports the infinite grid instead).
+func TestPoolOverflowingBoxes(t *testing.T) {
+	b := boxesTensor([5]float64{0, 3e38, 3e38, 3.4e38, 3.4e38}, [5]float64{1, -3.4e38, 0, 3.4e38, 4})
+	ops := map[string]poolOp{
+		"RoIPool":    roiPoolOp(gops.RoIPoolOpts{OutputSize: [2]int{2, 2}, SpatialScale: 4}),
+		"PSRoIAlign": psRoIAlignOp(gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: 4, SamplingRatio: 2}),
+		"PSRoIPool":  psRoIPoolOp(gops.PSRoIPoolOpts{OutputSize: [2]int{2, 2}, SpatialScale: 4}),
+	}
+	for name, op := range ops {
+		y, dx, err := runPool(op, toFloat32(rangeTensor(2, 4, 5, 6)), toFloat32(b))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i, v := range append(y, dx...) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s: value %d = %v", name, i, v)
+			}
+		}
 	}
 }

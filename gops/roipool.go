@@ -51,7 +51,7 @@ type RoIPoolOpts struct {
 //
 // Errors when the node is built: input not 4-D or with H or W of 0, boxes
 // not [K, 5], dtypes differ or are not float32/float64, OutputSize not
-// positive, SpatialScale negative or not finite.
+// positive or beyond 2²⁴ bins, SpatialScale negative or not finite.
 func RoIPool(input, boxes *gorgonia.Node, opts RoIPoolOpts) (*gorgonia.Node, error) {
 	const name = "RoIPool"
 	g, err := newPoolGeom(name, input, boxes, opts.OutputSize, opts.SpatialScale)

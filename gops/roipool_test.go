@@ -419,6 +419,7 @@ func commonBadInput(opName string) []badInputCase {
 		{"no columns", rangeTensor(2, 8, 5, 0), testBoxes, ok, 0, true, "has no pixels"},
 		{"output size zero", x4, testBoxes, [2]int{0, 2}, 0, true, "OutputSize [0 2] must be positive"},
 		{"output size negative", x4, testBoxes, [2]int{2, -1}, 0, true, "OutputSize [2 -1] must be positive"},
+		{"output size huge", x4, testBoxes, [2]int{5000, 5000}, 0, true, "OutputSize [5000 5000] has more than 2^24 bins"},
 		{"negative scale", x4, testBoxes, ok, -0.5, true, "SpatialScale -0.5"},
 		{"NaN scale", x4, testBoxes, ok, math.NaN(), true, "SpatialScale NaN"},
 		{"infinite scale", x4, testBoxes, ok, math.Inf(1), true, "SpatialScale +Inf"},
