@@ -14,11 +14,12 @@ import (
 
 // Layout of the MAML figure, in output pixels.
 const (
-	figCanvasScale = 6   // canvas pixel -> figure pixels
-	figCropSide    = 192 // side of a drawn crop
-	figFeatScale   = 6   // feature-crop bin -> figure pixels
-	figText        = 3   // font pixel -> figure pixels
-	figMargin      = 12
+	figCanvasScale  = 6   // query canvas pixel -> figure pixels
+	figSupportScale = 4   // support canvas pixel -> figure pixels
+	figCropSide     = 192 // side of a drawn crop
+	figFeatScale    = 6   // feature-crop bin -> figure pixels
+	figText         = 3   // font pixel -> figure pixels
+	figMargin       = 12
 )
 
 // Figure is the rendered picture and its caption.
@@ -75,41 +76,69 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	colW := max(figCropSide, featW)
 	textH := 5*figText + 2*figText
 	n := len(idx)
-	width := max(2*figMargin+canvasW, figMargin+n*(colW+figMargin))
+	supCanvases := t.Support.Canvas.Shape()[0]
+	supW := s * figSupportScale
+	topW := 2*figMargin + canvasW + figMargin + supCanvases*(supW+figMargin)
+	width := max(topW, figMargin+n*(colW+figMargin))
 	height := figMargin + textH + canvasW + figMargin + // canvas and its title
 		2*(textH+figCropSide+figMargin) + // before, after
 		textH + pc*figFeatScale + figMargin // feature crops
 	out := image.NewRGBA(image.Rect(0, 0, width, height))
 	draw.Draw(out, out.Bounds(), image.NewUniform(color.RGBA{24, 24, 24, 255}), image.Point{}, draw.Src)
 	white := color.RGBA{230, 230, 230, 255}
+	grey := color.RGBA{160, 160, 160, 255}
+	green, red := color.RGBA{90, 230, 90, 255}, color.RGBA{240, 70, 70, 255}
 
-	// The canvas, its boxes and each box's prediction after meta-training.
+	// The query canvas, its boxes and each box's prediction after
+	// meta-training.
 	y := figMargin
-	drawText(out, figMargin, y, "QUERY CANVAS, BOXES, PREDICTED DIGITS", white)
+	drawText(out, figMargin, y, "QUERY SET, PREDICTED", white)
 	y += textH
 	cv := image.Rect(figMargin, y, figMargin+canvasW, y+canvasW)
-	for py := 0; py < canvasW; py++ {
-		for px := 0; px < canvasW; px++ {
-			v := byte8(canvas[(py/figCanvasScale)*s+px/figCanvasScale])
-			out.SetRGBA(cv.Min.X+px, cv.Min.Y+py, color.RGBA{v, v, v, 255})
-		}
-	}
+	drawCanvas(out, cv, canvas, s, figCanvasScale)
 	for j, k := range idx {
-		b := boxes[j]
-		r := image.Rect(int(math.Round(b.X1*figCanvasScale)), int(math.Round(b.Y1*figCanvasScale)),
-			int(math.Round(b.X2*figCanvasScale)), int(math.Round(b.Y2*figCanvasScale))).Add(cv.Min)
+		r := boxRect(boxes[j], cv.Min, figCanvasScale)
 		outline(out, r, boxColours[j%len(boxColours)], 2)
 		pred := argmax(runs[1].Logits[k*a.Ways : (k+1)*a.Ways])
-		c := color.RGBA{90, 230, 90, 255}
+		c := green
 		if pred != sc.Labels[k] {
-			c = color.RGBA{240, 70, 70, 255}
+			c = red
 		}
-		ty := r.Min.Y - 6*figText
-		if ty < cv.Min.Y {
-			ty = r.Max.Y + figText
-		}
-		drawText(out, r.Min.X+2, ty, fmt.Sprint(t.Classes[pred]), c)
+		drawLabel(out, r, cv, fmt.Sprint(t.Classes[pred]), c)
 	}
+
+	// The support canvases the model adapts on, with their labels.
+	sx := cv.Max.X + 2*figMargin
+	drawText(out, sx, figMargin, "SUPPORT SET", white)
+	sb := t.Support.Boxes.Data().([]float64)
+	sd := t.Support.Canvas.Data().([]float64)
+	for c := 0; c < supCanvases; c++ {
+		r := image.Rect(sx+c*(supW+figMargin), y, sx+c*(supW+figMargin)+supW, y+supW)
+		drawCanvas(out, r, sd[c*s*s:(c+1)*s*s], s, figSupportScale)
+		for k := range t.Support.Labels {
+			if int(sb[5*k]) != c {
+				continue
+			}
+			b := Box{X1: sb[5*k+1], Y1: sb[5*k+2], X2: sb[5*k+3], Y2: sb[5*k+4]}
+			br := boxRect(b, r.Min, figSupportScale)
+			outline(out, br, grey, 1)
+			// The label inside the box's top-left corner, on a dark patch.
+			draw.Draw(out, image.Rect(br.Min.X+1, br.Min.Y+1, br.Min.X+1+5*figText, br.Min.Y+1+7*figText),
+				image.NewUniform(color.RGBA{24, 24, 24, 255}), image.Point{}, draw.Src)
+			drawText(out, br.Min.X+1+figText, br.Min.Y+1+figText, fmt.Sprint(t.Classes[t.Support.Labels[k]]), white)
+		}
+	}
+	// The legend, under the support canvases.
+	ly := y + supW + figMargin
+	for i := 0; i < 120; i++ {
+		draw.Draw(out, image.Rect(sx+44+i, ly, sx+45+i, ly+5*figText), image.NewUniform(viridis(float64(i)/119)), image.Point{}, draw.Src)
+	}
+	drawText(out, sx, ly, "MASK", white)
+	drawText(out, sx+44+120+figText*2, ly, "0 TO 1", white)
+	drawText(out, sx, ly+textH, "WHITE: CENTRE OUTPUT, GRID TO TAPS", white)
+	drawText(out, sx+0, ly+2*textH, "PREDICTION", white)
+	drawText(out, sx+11*4*figText, ly+2*textH, "RIGHT", green)
+	drawText(out, sx+17*4*figText, ly+2*textH, "WRONG", red)
 	y += canvasW + figMargin
 
 	// Sampling points before and after.
@@ -150,8 +179,9 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	}
 
 	var cap strings.Builder
-	fmt.Fprintf(&cap, "   top, a query canvas of held-out task 1 (x%d) with its %d boxes and the digit the meta-trained\n", figCanvasScale, n)
-	fmt.Fprintf(&cap, "   model predicts for each after one inner step (green right, red wrong); then, per box, its crop\n")
+	fmt.Fprintf(&cap, "   top left, a query canvas of held-out task 1 (x%d) with its %d boxes and the digit the meta-trained\n", figCanvasScale, n)
+	fmt.Fprintf(&cap, "   model predicts for each after one inner step (green right, red wrong); top right, the support\n")
+	fmt.Fprintf(&cap, "   canvases of that step with their labels, and a legend; then, per query box, its crop\n")
 	fmt.Fprintf(&cap, "   with the %d sampling points of the deformable convolution (%dx%d outputs x 9 taps, in crop\n", q*q*9, q, q)
 	fmt.Fprintf(&cap, "   coordinates, colour = mask from dark blue 0 to yellow 1), at the initial and at the meta-trained\n")
 	fmt.Fprintf(&cap, "   weights, each adapted to the task; the white lines join the taps of the centre output to their\n")
@@ -291,7 +321,7 @@ var font3x5 = map[rune][5]string{
 	'8': {"###", "#.#", "###", "#.#", "###"}, '9': {"###", "#.#", "###", "..#", "###"},
 	'-': {"...", "...", "###", "...", "..."}, ',': {"...", "...", "...", ".#.", "#.."},
 	'.': {"...", "...", "...", "...", ".#."}, '(': {".#.", "#..", "#..", "#..", ".#."},
-	')': {".#.", "..#", "..#", "..#", ".#."}, 'x': {"...", "#.#", ".#.", "#.#", "..."},
+	')': {".#.", "..#", "..#", "..#", ".#."}, 'x': {"...", "#.#", ".#.", "#.#", "..."}, ':': {"...", ".#.", "...", ".#.", "..."},
 }
 
 // drawText writes s with font3x5 at (x, y), each font pixel figText wide.
@@ -315,4 +345,30 @@ func drawText(out *image.RGBA, x, y int, s string, c color.RGBA) {
 		}
 		x += 4 * figText
 	}
+}
+
+// drawCanvas draws an s x s grey canvas into r, each pixel scale wide.
+func drawCanvas(out *image.RGBA, r image.Rectangle, plane []float64, s, scale int) {
+	for py := 0; py < s*scale; py++ {
+		for px := 0; px < s*scale; px++ {
+			v := byte8(plane[(py/scale)*s+px/scale])
+			out.SetRGBA(r.Min.X+px, r.Min.Y+py, color.RGBA{v, v, v, 255})
+		}
+	}
+}
+
+// boxRect is box b (canvas pixels) on a canvas drawn at origin, scaled.
+func boxRect(b Box, origin image.Point, scale int) image.Rectangle {
+	f := float64(scale)
+	return image.Rect(int(math.Round(b.X1*f)), int(math.Round(b.Y1*f)),
+		int(math.Round(b.X2*f)), int(math.Round(b.Y2*f))).Add(origin)
+}
+
+// drawLabel writes s above box r (or below it at the top of the canvas cv).
+func drawLabel(out *image.RGBA, r, cv image.Rectangle, s string, c color.RGBA) {
+	y := r.Min.Y - 6*figText
+	if y < cv.Min.Y {
+		y = r.Max.Y + figText
+	}
+	drawText(out, r.Min.X+2, y, s, c)
 }
