@@ -34,13 +34,6 @@ func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlign
 	return ag, grids, nil
 }
 
-// outsideTap reports whether t is a sample point outside the input, which
-// ps_roi_align skips in both directions (it reads no pixel, so a NaN or
-// infinity there does not spread; roi_align's forward reads pixel 0 with
-// weight 0). roiAlignTap gives such a point four zero weights; a point
-// inside has weights summing to 1, never all zero.
-func outsideTap[T float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
-
 // psRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
 // pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel over
@@ -54,26 +47,33 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 	cOut := g.c / nb
 	parallelFor(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
+		var spans []binSpan
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
-			taps = b.taps(ag, taps[:0])
-			per := b.gh * b.gw
 			n := int(boxes[5*k])
-			for co := 0; co < cOut; co++ {
-				o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
-				for bin := range o {
-					ci := co*nb + bin
-					x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-					var v T
-					for _, t := range taps[bin*per : (bin+1)*per] {
-						if outsideTap(&t) {
-							continue
+			b.sampleChunks(ag, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+				for co := 0; co < cOut; co++ {
+					o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
+					for _, sp := range spans {
+						ci := co*nb + sp.bin
+						x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						var v T
+						for _, t := range taps[sp.lo:sp.hi] {
+							if outsideTap(&t) {
+								continue
+							}
+							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
 						}
-						v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+						if !sp.first {
+							v += o[sp.bin]
+						}
+						if sp.last {
+							v /= b.count
+						}
+						o[sp.bin] = v
 					}
-					o[bin] = v / b.count
 				}
-			}
+			})
 		}
 	})
 	return nil
@@ -92,25 +92,31 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 	cOut := g.c / nb
 	parallelFor(g.c, func(lo, hi int) {
 		var taps []bilinearTap[T]
+		var spans []binSpan
 		for k := range grids {
 			b := &grids[k]
-			taps = b.taps(ag, taps[:0])
-			per := b.gh * b.gw
 			n := int(boxes[5*k])
-			for ci := lo; ci < hi; ci++ {
-				co, bin := ci/nb, ci%nb
-				gv := grad[(k*cOut+co)*nb+bin]
-				x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-				for _, t := range taps[bin*per : (bin+1)*per] {
-					if outsideTap(&t) {
+			b.sampleChunks(ag, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+				first := spans[0].bin // spans hold consecutive bins
+				for ci := lo; ci < hi; ci++ {
+					co, bin := ci/nb, ci%nb
+					if bin < first || bin >= first+len(spans) {
 						continue
 					}
-					x[t.pos[0]] += gv * t.w[0] / b.count
-					x[t.pos[1]] += gv * t.w[1] / b.count
-					x[t.pos[2]] += gv * t.w[2] / b.count
-					x[t.pos[3]] += gv * t.w[3] / b.count
+					sp := spans[bin-first]
+					gv := grad[(k*cOut+co)*nb+bin]
+					x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+					for _, t := range taps[sp.lo:sp.hi] {
+						if outsideTap(&t) {
+							continue
+						}
+						x[t.pos[0]] += gv * t.w[0] / b.count
+						x[t.pos[1]] += gv * t.w[1] / b.count
+						x[t.pos[2]] += gv * t.w[2] / b.count
+						x[t.pos[3]] += gv * t.w[3] / b.count
+					}
 				}
-			}
+			})
 		}
 	})
 	return nil

@@ -75,15 +75,16 @@ type roiAlignBox[T float] struct {
 // averaging count max(gh·gw, 1). An inverted aligned box gets an empty grid
 // (torchvision fails on it with a vector-size error).
 func roiAlignBoxGrid[T float](g *roiAlignGeom, box []T) (roiAlignBox[T], error) {
-	var off float64
+	var off T
 	if g.aligned {
 		off = 0.5
 	}
-	// torchvision computes coordinate*scale - offset in double, then stores T.
-	x1 := T(float64(box[1])*g.scale - off)
-	y1 := T(float64(box[2])*g.scale - off)
-	x2 := T(float64(box[3])*g.scale - off)
-	y2 := T(float64(box[4])*g.scale - off)
+	// As torchvision: coordinate·spatial_scale − offset, in T.
+	scale := T(g.scale)
+	x1 := box[1]*scale - off
+	y1 := box[2]*scale - off
+	x2 := box[3]*scale - off
+	y2 := box[4]*scale - off
 	rw, rh := x2-x1, y2-y1
 	if !g.aligned {
 		rw, rh = max(rw, 1), max(rh, 1)
@@ -94,6 +95,9 @@ func roiAlignBoxGrid[T float](g *roiAlignGeom, box []T) (roiAlignBox[T], error) 
 	} else {
 		fh := math.Ceil(float64(rh / T(g.ph)))
 		fw := math.Ceil(float64(rw / T(g.pw)))
+		if !(fh > 0) || !(fw > 0) { // inverted, empty or NaN (overflowed) sizes
+			fh, fw = 0, 0
+		}
 		if fh*fw*float64(g.ph*g.pw) > maxSamplesPerBox {
 			return b, fmt.Errorf("adaptive sampling grid %vx%v per bin is too large", fh, fw)
 		}
@@ -106,22 +110,47 @@ func roiAlignBoxGrid[T float](g *roiAlignGeom, box []T) (roiAlignBox[T], error) 
 	return b, nil
 }
 
-// taps appends the box's sample points, bin by bin in row-major order, gh·gw
-// per bin.
-func (b *roiAlignBox[T]) taps(g *roiAlignGeom, dst []bilinearTap[T]) []bilinearTap[T] {
-	for ph := 0; ph < g.ph; ph++ {
-		for pw := 0; pw < g.pw; pw++ {
-			for iy := 0; iy < b.gh; iy++ {
+// tapsPerChunk bounds the sample points of one box that a kernel holds at a
+// time (per worker): an enormous adaptive grid is walked in pieces.
+const tapsPerChunk = 1 << 14
+
+// binSpan says that points [lo, hi) of a chunk belong to bin; first and last
+// say whether they start and end the bin's points.
+type binSpan struct {
+	bin, lo, hi int
+	first, last bool
+}
+
+// sampleChunks walks the box's sample points, bins in row-major order and
+// gh·gw points per bin, at most tapsPerChunk at a time: fn gets each chunk's
+// points and the bins they belong to. taps and spans are reused buffers.
+func (b *roiAlignBox[T]) sampleChunks(g *roiAlignGeom, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
+	per := b.gh * b.gw
+	total := g.ph * g.pw * per
+	for s0 := 0; s0 < total; s0 += tapsPerChunk {
+		s1 := min(s0+tapsPerChunk, total)
+		ts, sp := (*taps)[:0], (*spans)[:0]
+		for bin := s0 / per; bin*per < s1; bin++ {
+			lo, hi := max(bin*per, s0), min((bin+1)*per, s1)
+			sp = append(sp, binSpan{bin: bin, lo: lo - s0, hi: hi - s0, first: lo == bin*per, last: hi == (bin+1)*per})
+			ph, pw := bin/g.pw, bin%g.pw
+			for i := lo - bin*per; i < hi-bin*per; i++ {
+				iy, ix := i/b.gw, i%b.gw
 				y := b.startY + T(ph)*b.binH + T(float32(iy)+0.5)*b.binH/T(b.gh)
-				for ix := 0; ix < b.gw; ix++ {
-					x := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
-					dst = append(dst, roiAlignTap(y, x, g.h, g.w))
-				}
+				x := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
+				ts = append(ts, roiAlignTap(y, x, g.h, g.w))
 			}
 		}
+		*taps, *spans = ts, sp
+		fn(ts, sp)
 	}
-	return dst
 }
+
+// outsideTap reports whether t is a sample point outside the input, to which
+// roiAlignTap gives four zero weights (a point inside has weights summing
+// to 1, never all zero). torchvision's roi_align forward still reads pixel 0
+// for it; its backward and ps_roi_align skip it in both directions.
+func outsideTap[T float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
 
 // roiAlignTap is torchvision's roi_align bilinear rule: a point with
 // y < -1, y > H, x < -1 or x > W contributes nothing; coordinates <= 0 are
@@ -180,20 +209,32 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 	plane, bins := g.h*g.w, g.ph*g.pw
 	parallelFor(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
+		var spans []binSpan
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
-			taps = b.taps(g, taps[:0])
-			per := b.gh * b.gw
 			n := int(boxes[5*k])
-			for c := 0; c < g.c; c++ {
-				x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-				o := out[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
-				for bin := range o {
-					var v T
-					for _, t := range taps[bin*per : (bin+1)*per] {
-						v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+				for c := 0; c < g.c; c++ {
+					x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+					o := out[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
+					for _, sp := range spans {
+						var v T
+						for _, t := range taps[sp.lo:sp.hi] {
+							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+						}
+						if !sp.first {
+							v += o[sp.bin]
+						}
+						if sp.last {
+							v /= b.count
+						}
+						o[sp.bin] = v
 					}
-					o[bin] = v / b.count
+				}
+			})
+			if b.gh*b.gw == 0 { // no samples: torchvision's 0/1
+				for c := 0; c < g.c; c++ {
+					clear(out[(k*g.c+c)*bins : (k*g.c+c+1)*bins])
 				}
 			}
 		}
@@ -204,7 +245,9 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 // roiAlignTranspose is the adjoint of roiAlignForward in its input: it
 // scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] with the same
 // weights. Parallel over channels; each channel visits boxes in order, so
-// sums are bitwise reproducible.
+// sums are bitwise reproducible. A point outside the image adds nothing (as
+// torchvision's backward; adding 0·g to pixel 0 would spread an infinite
+// gradient).
 func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 	grids, err := roiAlignGrids(g, boxes)
 	if err != nil {
@@ -213,23 +256,28 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 	plane, bins := g.h*g.w, g.ph*g.pw
 	parallelFor(g.c, func(lo, hi int) {
 		var taps []bilinearTap[T]
+		var spans []binSpan
 		for k := range grids {
 			b := &grids[k]
-			taps = b.taps(g, taps[:0])
-			per := b.gh * b.gw
 			n := int(boxes[5*k])
-			for c := lo; c < hi; c++ {
-				x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-				gk := grad[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
-				for bin, gv := range gk {
-					for _, t := range taps[bin*per : (bin+1)*per] {
-						x[t.pos[0]] += gv * t.w[0] / b.count
-						x[t.pos[1]] += gv * t.w[1] / b.count
-						x[t.pos[2]] += gv * t.w[2] / b.count
-						x[t.pos[3]] += gv * t.w[3] / b.count
+			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+				for c := lo; c < hi; c++ {
+					x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+					gk := grad[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
+					for _, sp := range spans {
+						gv := gk[sp.bin]
+						for _, t := range taps[sp.lo:sp.hi] {
+							if outsideTap(&t) {
+								continue
+							}
+							x[t.pos[0]] += gv * t.w[0] / b.count
+							x[t.pos[1]] += gv * t.w[1] / b.count
+							x[t.pos[2]] += gv * t.w[2] / b.count
+							x[t.pos[3]] += gv * t.w[3] / b.count
+						}
 					}
 				}
-			}
+			})
 		}
 	})
 	return nil

@@ -330,3 +330,31 @@ func TestRoIAlignOverflowingBox(t *testing.T) {
 		}
 	}
 }
+
+// A bin of 270×240 adaptive samples is walked in several chunks: the average
+// of a row-index image over a box inside it is the box's centre row, and the
+// transpose spreads each upstream value with total weight 1.
+func TestRoIAlignHugeBinInChunks(t *testing.T) {
+	const h, w = 300, 300
+	d := make([]float64, h*w)
+	for i := range d {
+		d[i] = float64(i / w)
+	}
+	x := tensor.New(tensor.WithShape(1, 1, h, w), tensor.WithBacking(d))
+	b := boxesTensor([5]float64{0, 10, 20, 250, 290})
+	y, dx, err := runRoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(y[0]-155) > 1e-9 {
+		t.Fatalf("output %v, want 155", y[0])
+	}
+	var sum float64
+	for _, v := range dx {
+		sum += v
+	}
+	// runRoIAlign's upstream gradient is rangeTensor(1, 1, 1, 1) = sin(0.1).
+	if want := math.Sin(0.1); math.Abs(sum-want) > 1e-9 {
+		t.Fatalf("gradient sums to %v, want %v", sum, want)
+	}
+}
