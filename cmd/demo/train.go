@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -102,15 +103,29 @@ func (l *Learner) Adapt(p Params, t *Task) (Params, *LossGradValues, error) {
 // evaluated with the first-order graphs only (no derivative of a gradient
 // is involved), with the query evaluation at the adapted parameters.
 func (l *Learner) Objective(p Params, t *Task) (float64, *LossGradValues, error) {
-	ad, _, err := l.Adapt(p, t)
+	f, q, _, err := l.objective(p, t)
+	return f, q, err
+}
+
+// objective is Objective, also returning the cells of the deformable
+// sampling points: floor of every offset, support ones at θ then query ones
+// at θ'. The objective is smooth in θ as long as no offset crosses an
+// integer (the bilinear interpolation has kinks at pixel boundaries, and
+// torchvision's boundary rule switches there too).
+func (l *Learner) objective(p Params, t *Task) (float64, *LossGradValues, []float64, error) {
+	ad, s, err := l.Adapt(p, t)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	q, err := l.qry.Eval(ad, t.Query)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	return q.Loss, q, nil
+	cells := make([]float64, 0, len(s.Offset)+len(q.Offset))
+	for _, o := range append(append([]float64(nil), s.Offset...), q.Offset...) {
+		cells = append(cells, math.Floor(o))
+	}
+	return q.Loss, q, cells, nil
 }
 
 // TaskStep is what one task contributes to a meta-step.
@@ -290,14 +305,21 @@ func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *ra
 type FDCheck struct {
 	Rows      []FDRow
 	MaxRelErr float64 // over the second-order rows
+	// Pass: every row within metaFDRelTol relative or metaFDAbsTol
+	// absolute error (a tiny derivative is only known to the rounding error
+	// of F, about 1e-15, over h).
+	Pass bool
 }
 
 // FDRow is one directional derivative.
 type FDRow struct {
 	Name              string
-	Analytic, Numeric float64 // <∇F, d> from gops.Grad, and (F(θ+hd) - F(θ-hd)) / 2h
+	Step              float64 // h
+	Scheme            string  // "central", "forward" or "backward" difference
+	Analytic, Numeric float64 // <∇F, d> from gops.Grad, and the difference quotient
 	FirstOrder        float64 // <∇θ'Lq, d>: FOMAML's approximation
 	RelErr            float64 // |analytic - numeric| / max(|analytic|, |numeric|)
+	AbsErr            float64 // |analytic - numeric|
 	FORelErr          float64 // the same for the first-order approximation
 }
 
@@ -331,25 +353,79 @@ func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64
 	}
 	dirs = append(dirs, all)
 	names = append(names, "all parameters")
-	res := &FDCheck{}
+	res := &FDCheck{Pass: true}
 	for k, d := range dirs {
-		fp, _, err := l.Objective(p.AddScaled(h, d), t)
+		num, step, scheme, err := l.directional(p, d, t, h)
 		if err != nil {
 			return nil, err
 		}
-		fm, _, err := l.Objective(p.AddScaled(-h, d), t)
-		if err != nil {
-			return nil, err
-		}
-		r := FDRow{Name: names[k], Analytic: m.MetaGrad.Dot(d), Numeric: (fp - fm) / (2 * h), FirstOrder: fo.Grad.Dot(d)}
+		r := FDRow{Name: names[k], Step: step, Scheme: scheme, Analytic: m.MetaGrad.Dot(d), Numeric: num, FirstOrder: fo.Grad.Dot(d)}
 		r.RelErr = relErr(r.Analytic, r.Numeric)
+		r.AbsErr = math.Abs(r.Analytic - r.Numeric)
 		r.FORelErr = relErr(r.FirstOrder, r.Numeric)
 		if !(r.RelErr <= res.MaxRelErr) {
 			res.MaxRelErr = r.RelErr
 		}
+		if !(r.RelErr <= metaFDRelTol || r.AbsErr <= metaFDAbsTol) {
+			res.Pass = false
+		}
 		res.Rows = append(res.Rows, r)
 	}
 	return res, nil
+}
+
+// directional differentiates F along d numerically. F is smooth except
+// where a sampling point of the deformable convolution crosses a pixel
+// boundary (the bilinear interpolation's kinks), so the difference must
+// not straddle such a point: it takes the central difference
+// (F(θ+hd) - F(θ-hd)) / 2h when no offset changes its integer part
+// between θ-hd and θ+hd, else the one-sided second-order difference on a
+// side where none does, (∓3F(θ) ± 4F(θ±hd) ∓ F(θ±2hd)) / 2h, else tries
+// again with h/10.
+func (l *Learner) directional(p Params, d Params, t *Task, h float64) (float64, float64, string, error) {
+	type point struct {
+		f     float64
+		cells []float64
+	}
+	at := func(s float64) (point, error) {
+		f, _, cells, err := l.objective(p.AddScaled(s, d), t)
+		return point{f, cells}, err
+	}
+	p0, err := at(0)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	for try := 0; try < 4; try++ {
+		var pts [5]point // at -2h, -h, 0, h, 2h
+		pts[2] = p0
+		for _, i := range []int{1, 3} {
+			if pts[i], err = at(float64(i-2) * h); err != nil {
+				return 0, 0, "", err
+			}
+		}
+		same := func(i, j int) bool { return slices.Equal(pts[i].cells, pts[j].cells) }
+		if same(1, 2) && same(2, 3) {
+			return (pts[3].f - pts[1].f) / (2 * h), h, "central", nil
+		}
+		for _, side := range []int{1, -1} {
+			near, far := 2+side, 2+2*side
+			if !same(2, near) {
+				continue
+			}
+			if pts[far], err = at(float64(2*side) * h); err != nil {
+				return 0, 0, "", err
+			}
+			if same(near, far) {
+				num := float64(side) * (-3*pts[2].f + 4*pts[near].f - pts[far].f) / (2 * h)
+				if side > 0 {
+					return num, h, "forward", nil
+				}
+				return num, h, "backward", nil
+			}
+		}
+		h /= 10
+	}
+	return 0, h, "", fmt.Errorf("finite differences: a sampling point crosses a pixel boundary within %g of θ along every side", 10*h)
 }
 
 func relErr(a, b float64) float64 {
