@@ -441,3 +441,44 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaGradientNearKinks puts every support sampling point 3e-7 past a
+// pixel boundary (zero offset weights, offset biases 3e-7), so that the
+// default finite-difference step would straddle the kinks of bilinear
+// sampling: the check must notice, difference on a smooth side or with a
+// smaller step, and still agree with gops.Grad.
+func TestMetaGradientNearKinks(t *testing.T) {
+	train, _ := loadMNIST(t)
+	cfg := tinyConfig(0)
+	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rng := rand.New(rand.NewPCG(4, 4))
+	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Arch.InitParams(rng)
+	clear(p[pOffW])
+	for j := range p[pOffB] {
+		p[pOffB][j] = 3e-7
+	}
+	chk, err := l.CheckMetaGradient(p, task, rand.New(rand.NewPCG(1, 1)), 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adjusted := false
+	for _, r := range chk.Rows {
+		t.Logf("%-16s %s h=%g: gops.Grad %+.10e, difference %+.10e, rel. err %.1e", r.Name, r.Scheme, r.Step, r.Analytic, r.Numeric, r.RelErr)
+		if r.Name == paramNames[pOffB] && r.Scheme == "central" && r.Step == 1e-5 {
+			t.Errorf("the offset-bias direction straddles kinks at h = 1e-5, but the check took the central difference")
+		}
+		adjusted = adjusted || r.Scheme != "central" || r.Step != 1e-5
+	}
+	if !adjusted || !chk.Pass {
+		t.Errorf("check near kinks: adjusted %t, pass %t, max relative error %.1e", adjusted, chk.Pass, chk.MaxRelErr)
+	}
+}

@@ -197,7 +197,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	for _, r := range chk.Rows {
 		scheme := r.Scheme
 		if r.Step != cfg.FDStep {
-			scheme += fmt.Sprintf(", h=%g", r.Step)
+			scheme += fmt.Sprintf(" %.0e", r.Step)
 		}
 		fmt.Fprintf(w, "   %-16s %+18.10e %+18.10e %8s %8.1e   %+.4e (%.1e)\n", r.Name, r.Analytic, r.Numeric, scheme, r.RelErr, r.FirstOrder, r.FORelErr)
 	}
