@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -145,7 +146,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 		head1 += fmt.Sprintf(" | %-*s", len(col)-3, v.Short())
 		head2 += col
 	}
-	fmt.Fprintln(w, head1)
+	fmt.Fprintln(w, strings.TrimRight(head1, " "))
 	fmt.Fprintln(w, head2)
 	report := func(line []StepLog) {
 		s := fmt.Sprintf("   %4d", line[0].Step)
@@ -188,7 +189,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	fmt.Fprintf(w, "   on held-out task 1: F(θ) = Lq(θ - α∇θ Ls(θ)) evaluated with first-order graphs only;\n")
 	fmt.Fprintf(w, "   <∇F, d> from gops.Grad vs (F(θ + h·d) - F(θ - h·d)) / 2h, d a random unit direction, h = %g\n", cfg.FDStep)
 	fmt.Fprintf(w, "   (one-sided where a deformable sampling point would cross a pixel boundary: a kink of bilinear sampling)\n")
-	fmt.Fprintf(w, "   %-16s %18s %18s %8s %8s   %s\n", "direction in", "gops.Grad", "difference", "", "rel.err", "FOMAML's <∇θ'Lq, d> (rel.err)")
+	fmt.Fprintf(w, "   %-16s %18s %18s  %-13s %7s   %s\n", "direction in", "gops.Grad", "difference", "scheme", "rel.err", "FOMAML's <∇θ'Lq, d> (rel.err)")
 	chk, err := l.CheckMetaGradient(trained[0], held[0], stream(cfg.Seed, streamCheck), cfg.FDStep)
 	if err != nil {
 		return res, err
@@ -199,7 +200,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 		if r.Step != cfg.FDStep {
 			scheme += fmt.Sprintf(" %.0e", r.Step)
 		}
-		fmt.Fprintf(w, "   %-16s %+18.10e %+18.10e %8s %8.1e   %+.4e (%.1e)\n", r.Name, r.Analytic, r.Numeric, scheme, r.RelErr, r.FirstOrder, r.FORelErr)
+		fmt.Fprintf(w, "   %-16s %+18.10e %+18.10e  %-13s %7.1e   %+.4e (%.1e)\n", r.Name, r.Analytic, r.Numeric, scheme, r.RelErr, r.FirstOrder, r.FORelErr)
 	}
 	status := "OK"
 	if !chk.Pass {
