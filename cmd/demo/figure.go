@@ -181,12 +181,12 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	var cap strings.Builder
 	fmt.Fprintf(&cap, "   top left, a query canvas of held-out task 1 (x%d) with its %d boxes and the digit the meta-trained\n", figCanvasScale, n)
 	fmt.Fprintf(&cap, "   model predicts for each after one inner step (green right, red wrong); top right, the support\n")
-	fmt.Fprintf(&cap, "   canvases of that step with their labels, and a legend; then, per query box, its crop\n")
-	fmt.Fprintf(&cap, "   with the %d sampling points of the deformable convolution (%dx%d outputs x 9 taps, in crop\n", q*q*9, q, q)
-	fmt.Fprintf(&cap, "   coordinates, colour = mask from dark blue 0 to yellow 1), at the initial and at the meta-trained\n")
-	fmt.Fprintf(&cap, "   weights, each adapted to the task; the white lines join the taps of the centre output to their\n")
-	fmt.Fprintf(&cap, "   places on the regular grid; last, the %d channels of the %dx%d RoIAlign crop of the feature map\n", a.Feat, pc, pc)
-	fmt.Fprintf(&cap, "   (blue < 0 < red) that the deformable convolution reads\n")
+	fmt.Fprintf(&cap, "   canvases of that step with their labels, and a legend. Then, per query box, its crop with the\n")
+	fmt.Fprintf(&cap, "   %d sampling points of the deformable convolution (%dx%d outputs x 9 taps, colour = mask from dark\n", q*q*9, q, q)
+	fmt.Fprintf(&cap, "   blue 0 to yellow 1), at the initial and at the meta-trained weights, each adapted to the task;\n")
+	fmt.Fprintf(&cap, "   white lines join the taps of the centre output to their places on the regular grid. Last, the\n")
+	fmt.Fprintf(&cap, "   %d channels of the %dx%d RoIAlign crop of the feature map (blue < 0 < red) that the deformable\n", a.Feat, pc, pc)
+	fmt.Fprintf(&cap, "   convolution reads.\n")
 	return &Figure{Image: out, Caption: cap.String()}, nil
 }
 
