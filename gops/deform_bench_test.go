@@ -17,8 +17,8 @@ type deformBenchSize struct {
 }
 
 // deformBenchGraph builds out = DeformConv2d(...) and, with backward, the
-// gradients of Sum(out ⊙ G) w.r.t. every input (torchvision's
-// out.backward(G) with all five inputs requiring grad). It returns the
+// vector-Jacobian products VJP(out, G, every input): torchvision's
+// out.backward(G) with all five inputs requiring grad. It returns the
 // machine.
 func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.VM {
 	tb.Helper()
@@ -52,8 +52,7 @@ func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.
 	}
 	if backward {
 		gr := node("G", out.Shape()...)
-		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr))))
-		if _, err := Grad(cost, wrt...); err != nil {
+		if _, err := VJP(out, gr, wrt...); err != nil { // out.backward(G)
 			tb.Fatal(err)
 		}
 	}

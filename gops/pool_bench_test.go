@@ -55,7 +55,7 @@ func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
 }
 
 // poolBenchGraph builds out = op(x, boxes) and, with backward, dx =
-// Grad(Sum(out ⊙ G), x), on a TapeMachine, as roiAlignBenchGraph does. It
+// VJP(out, G, x), on a TapeMachine, as roiAlignBenchGraph does. It
 // returns the machine and where the last node of interest is read to.
 func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
@@ -75,11 +75,7 @@ func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node,
 		ys := out.Shape().Clone()
 		gr := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
-		cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr)))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		dx, err := Grad(cost, x)
+		dx, err := VJP(out, gr, x) // out.backward(G)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -119,7 +115,7 @@ func benchPool(b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error
 //
 //   - forward, forward+backward: the op on a TapeMachine (the comparison with
 //     torchvision); forward is argmax + gather, forward+backward adds the
-//     scatter-add of G (and Sum(out ⊙ G) with its gradient).
+//     scatter-add of G.
 //   - kernel/argmax, kernel/gather, kernel/scatter-add: the three kernels
 //     alone on preallocated slices (scatter-add includes zeroing its
 //     destination).

@@ -74,8 +74,8 @@ func benchDtype[T float]() tensor.Dtype {
 }
 
 // roiAlignBenchGraph builds out = RoIAlign(x, boxes) and, with backward,
-// dx = Grad(Sum(out ⊙ G), x): the work of torchvision's roi_align forward
-// plus out.backward(G). It returns the machine and where the result of the
+// dx = VJP(out, G, x): the work of torchvision's roi_align forward plus
+// out.backward(G). It returns the machine and where the result of the
 // last node of interest (out or dx) is read to.
 func roiAlignBenchGraph[T float](tb testing.TB, d roiAlignBenchData[T], backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
@@ -95,11 +95,7 @@ func roiAlignBenchGraph[T float](tb testing.TB, d roiAlignBenchData[T], backward
 		ys := out.Shape().Clone()
 		gr := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
-		cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(out, gr)))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		dx, err := Grad(cost, x)
+		dx, err := VJP(out, gr, x) // out.backward(G)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -162,7 +158,7 @@ func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
 //   - kernel/forward, kernel/transpose: roiAlignForward and
 //     roiAlignTranspose alone on preallocated slices (transpose includes
 //     zeroing its destination), float32. forward+backward minus the two is
-//     the cost of the graph: allocation, Sum(out ⊙ G) and its gradient.
+//     the cost of the graph (allocation).
 func BenchmarkRoIAlign(b *testing.B) {
 	b.Run("forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false) })
 	b.Run("forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true) })

@@ -214,21 +214,48 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 			b := &grids[k]
 			n := int(boxes[5*k])
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				for c := 0; c < g.c; c++ {
+				finish := func(o []T, sp binSpan, v T) {
+					if !sp.first {
+						v += o[sp.bin]
+					}
+					if sp.last {
+						v /= b.count
+					}
+					o[sp.bin] = v
+				}
+				c := 0
+				// Four channels per pass over the points: each point's pixels
+				// and weights are loaded once for four independent sums (the
+				// same sums, in the same order, as one channel at a time).
+				for ; c+4 <= g.c; c += 4 {
+					x0 := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+					x1 := input[(n*g.c+c+1)*plane : (n*g.c+c+2)*plane]
+					x2 := input[(n*g.c+c+2)*plane : (n*g.c+c+3)*plane]
+					x3 := input[(n*g.c+c+3)*plane : (n*g.c+c+4)*plane]
+					for _, sp := range spans {
+						var v0, v1, v2, v3 T
+						for _, t := range taps[sp.lo:sp.hi] {
+							p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
+							w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
+							v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
+							v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
+							v2 += w0*x2[p0] + w1*x2[p1] + w2*x2[p2] + w3*x2[p3]
+							v3 += w0*x3[p0] + w1*x3[p1] + w2*x3[p2] + w3*x3[p3]
+						}
+						finish(out[(k*g.c+c)*bins:], sp, v0)
+						finish(out[(k*g.c+c+1)*bins:], sp, v1)
+						finish(out[(k*g.c+c+2)*bins:], sp, v2)
+						finish(out[(k*g.c+c+3)*bins:], sp, v3)
+					}
+				}
+				for ; c < g.c; c++ {
 					x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					o := out[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
 					for _, sp := range spans {
 						var v T
 						for _, t := range taps[sp.lo:sp.hi] {
 							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
 						}
-						if !sp.first {
-							v += o[sp.bin]
-						}
-						if sp.last {
-							v /= b.count
-						}
-						o[sp.bin] = v
+						finish(out[(k*g.c+c)*bins:], sp, v)
 					}
 				}
 			})
@@ -261,19 +288,44 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 			b := &grids[k]
 			n := int(boxes[5*k])
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				for c := lo; c < hi; c++ {
-					x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					gk := grad[(k*g.c+c)*bins : (k*g.c+c+1)*bins]
+				c := lo
+				// Four channels per pass, as in the forward; each plane sees
+				// the same additions in the same order.
+				for ; c+4 <= hi; c += 4 {
+					x0 := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+					x1 := dst[(n*g.c+c+1)*plane : (n*g.c+c+2)*plane]
+					x2 := dst[(n*g.c+c+2)*plane : (n*g.c+c+3)*plane]
+					x3 := dst[(n*g.c+c+3)*plane : (n*g.c+c+4)*plane]
 					for _, sp := range spans {
-						gv := gk[sp.bin]
+						g0 := grad[(k*g.c+c)*bins+sp.bin] / b.count
+						g1 := grad[(k*g.c+c+1)*bins+sp.bin] / b.count
+						g2 := grad[(k*g.c+c+2)*bins+sp.bin] / b.count
+						g3 := grad[(k*g.c+c+3)*bins+sp.bin] / b.count
 						for _, t := range taps[sp.lo:sp.hi] {
 							if outsideTap(&t) {
 								continue
 							}
-							x[t.pos[0]] += gv * t.w[0] / b.count
-							x[t.pos[1]] += gv * t.w[1] / b.count
-							x[t.pos[2]] += gv * t.w[2] / b.count
-							x[t.pos[3]] += gv * t.w[3] / b.count
+							for i, p := range t.pos {
+								w := t.w[i]
+								x0[p] += g0 * w
+								x1[p] += g1 * w
+								x2[p] += g2 * w
+								x3[p] += g3 * w
+							}
+						}
+					}
+				}
+				for ; c < hi; c++ {
+					x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+					for _, sp := range spans {
+						gv := grad[(k*g.c+c)*bins+sp.bin] / b.count
+						for _, t := range taps[sp.lo:sp.hi] {
+							if outsideTap(&t) {
+								continue
+							}
+							for i, p := range t.pos {
+								x[p] += gv * t.w[i]
+							}
 						}
 					}
 				}
