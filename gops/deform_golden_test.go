@@ -1,10 +1,6 @@
 package gops
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -39,23 +35,11 @@ type deformGolden struct {
 }
 
 func TestDeformConv2dGolden(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "testdata", "deformconv_golden.json.gz"))
-	if err != nil {
-		t.Fatal(err)
+	cases := loadGoldenFile[deformGolden](t, "deformconv_golden.json.gz")
+	if len(cases) < 40 {
+		t.Fatalf("only %d cases", len(cases))
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct{ Cases []deformGolden }
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Cases) < 40 {
-		t.Fatalf("only %d cases", len(doc.Cases))
-	}
-	for _, c := range doc.Cases {
+	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			rtol, atol := 1e-11, 1e-11
 			dt := tensor.Float64

@@ -30,7 +30,9 @@ type goldenCase struct {
 	GradInput     []float64 `json:"grad_input"`
 }
 
-func loadGolden(t *testing.T, file string) []goldenCase {
+// loadGoldenFile reads the cases of a testdata/*.json.gz file written by one
+// of the testdata/gen_golden*.py scripts.
+func loadGoldenFile[C any](t *testing.T, file string) []C {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "testdata", file))
 	if err != nil {
@@ -42,7 +44,7 @@ func loadGolden(t *testing.T, file string) []goldenCase {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Cases []goldenCase `json:"cases"`
+		Cases []C `json:"cases"`
 	}
 	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func assertClose(t *testing.T, what string, got, want []float64, rtol, atol floa
 }
 
 func TestRoIAlignGolden(t *testing.T) {
-	for _, c := range loadGolden(t, "roialign_golden.json.gz") {
+	for _, c := range loadGoldenFile[goldenCase](t, "roialign_golden.json.gz") {
 		if c.BoxesShape[0] == 0 {
 			continue // K = 0: TestRoIAlignNoBoxes
 		}

@@ -1,10 +1,6 @@
 package gops
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -20,29 +16,6 @@ type poolGoldenCase struct {
 	NaNOutput   []int     `json:"nan_output"`   // ps_roi_align: torchvision's NaN bins ("output" holds 0)
 	OutputGops  []float64 `json:"output_gops"`  // ps_roi_pool: clipped at [0, H] x [0, W]
 	BorderBoxes []int     `json:"border_boxes"` // ps_roi_pool: boxes where torchvision's forward differs
-}
-
-func loadPoolGolden(t *testing.T, file string) []poolGoldenCase {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Cases []poolGoldenCase `json:"cases"`
-	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Cases) == 0 {
-		t.Fatalf("%s has no cases", file)
-	}
-	return doc.Cases
 }
 
 // runPoolGolden builds op(x, boxes) and the input gradient of
@@ -91,7 +64,7 @@ func goldenTol(c *poolGoldenCase) (rtol, atol float64) {
 }
 
 func TestRoIPoolGolden(t *testing.T) {
-	for _, c := range loadPoolGolden(t, "roipool_golden.json.gz") {
+	for _, c := range loadGoldenFile[poolGoldenCase](t, "roipool_golden.json.gz") {
 		if c.BoxesShape[0] == 0 {
 			continue // K = 0: TestPoolNoBoxes
 		}
@@ -108,7 +81,7 @@ func TestRoIPoolGolden(t *testing.T) {
 
 func TestPSRoIAlignGolden(t *testing.T) {
 	nans := 0
-	for _, c := range loadPoolGolden(t, "psroialign_golden.json.gz") {
+	for _, c := range loadGoldenFile[poolGoldenCase](t, "psroialign_golden.json.gz") {
 		if c.BoxesShape[0] == 0 {
 			continue
 		}
@@ -140,7 +113,7 @@ func TestPSRoIAlignGolden(t *testing.T) {
 // everywhere (its backward clips at [0, H] too).
 func TestPSRoIPoolGolden(t *testing.T) {
 	differ := 0
-	for _, c := range loadPoolGolden(t, "psroipool_golden.json.gz") {
+	for _, c := range loadGoldenFile[poolGoldenCase](t, "psroipool_golden.json.gz") {
 		if c.BoxesShape[0] == 0 {
 			continue
 		}
