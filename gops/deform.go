@@ -193,10 +193,11 @@ const (
 	deformS deformKind = iota // S_ab(X, offset, mask) -> columns [groups, Cg·K, N·L]
 	deformT                   // T_ab(G, offset, mask) -> [N, C, H, W], S's transpose in X
 	deformC                   // C_ab(X, offset, G)    -> [N, og·K, Ho, Wo]
+	deformO                   // O_ab(X, offset, G, M) -> offset layout, the offset gradient
 )
 
 func (k deformKind) String() string {
-	return [...]string{"DeformSample", "DeformScatter", "DeformContract"}[k]
+	return [...]string{"DeformSample", "DeformScatter", "DeformContract", "DeformOffsetGrad"}[k]
 }
 
 func (g *deformGeom) params() string {
@@ -228,6 +229,8 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 	case deformC:
 		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape(), g.colsShape()}, g.maskShape()
 		masked = false
+	case deformO:
+		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape(), g.colsShape()}, g.offsetShape()
 	}
 	if masked {
 		inShapes = append(inShapes, g.maskShape())
@@ -237,8 +240,9 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 	for i := range dims {
 		dims[i] = inShapes[i].Dims()
 		// Every member of order 2 in one coordinate is zero, so the (1, 1)
-		// members do not depend on the offset.
-		diff[i] = i != 1 || a+b < 2
+		// members, and O of order (1, 0) or (0, 1), do not depend on the
+		// offset.
+		diff[i] = i != 1 || a+b < 2 && (kind != deformO || a+b == 0)
 	}
 	name := kind.String()
 	return OpSpec{
@@ -265,6 +269,9 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 			return nil, fmt.Errorf("gops: %s: dtype %v", name, in[0].Dtype())
 		},
 		Backward: func(in gorgonia.Nodes, _, up *gorgonia.Node) (gorgonia.Nodes, error) {
+			if kind == deformO {
+				return deformOffsetGradBackward(g, a, b, in, up)
+			}
 			return deformBackward(g, kind, a, b, in, up)
 		},
 	}
@@ -273,12 +280,13 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 // deformBackward is the derivative table of DESIGN.md. For S_ab(X, off, M)
 // and T_ab(G, off, M) with upstream U, and C_ab(X, off, G) with upstream R:
 //
-//	S: dX = T_ab(U, off, M)  doff = ∂off(X, U; M)  dM = C_ab(X, off, U)
-//	T: dG = S_ab(U, off, M)  doff = ∂off(U, G; M)  dM = C_ab(U, off, G)
-//	C: dX = T_ab(G, off, R)  doff = ∂off(X, G; R)  dG = S_ab(X, off, R)
+//	S: dX = T_ab(U, off, M)  doff = O_ab(X, off, U, M)  dM = C_ab(X, off, U)
+//	T: dG = S_ab(U, off, M)  doff = O_ab(U, off, G, M)  dM = C_ab(U, off, G)
+//	C: dX = T_ab(G, off, R)  doff = O_ab(X, off, G, R)  dG = S_ab(X, off, R)
 //
-// where ∂off(X, G; M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G))
-// with order-2 members dropped (they are zero).
+// where O_ab(X, off, G, M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G)),
+// order-2 members dropped, is one fused member (deformOffsetGrad): it reads
+// each sample's pixels once for both halves.
 func deformBackward(g *deformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
 	off := in[1]
 	grads := make(gorgonia.Nodes, len(in))
@@ -305,7 +313,7 @@ func deformBackward(g *deformGeom, kind deformKind, a, b int, in gorgonia.Nodes,
 		return nil, err
 	}
 	if a+b < 2 {
-		if grads[1], err = deformOffsetGrad(g, a, b, x, off, cols, m); err != nil {
+		if grads[1], err = Apply(deformSpec(g, deformO, a, b, m != nil), withMask(gorgonia.Nodes{x, off, cols}, m)...); err != nil {
 			return nil, err
 		}
 	}
@@ -326,34 +334,78 @@ func withMask(ns gorgonia.Nodes, m *gorgonia.Node) gorgonia.Nodes {
 	return ns
 }
 
-// deformOffsetGrad is interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G)),
-// M = 1 when m is nil, order-2 members dropped.
-func deformOffsetGrad(g *deformGeom, a, b int, x, off, cols, m *gorgonia.Node) (*gorgonia.Node, error) {
-	var total *gorgonia.Node
+// deformOffsetGradBackward differentiates the offset-gradient member
+// O_ab(X, off, G, M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G))
+// (M = 1 when absent; order-2 members are zero). With upstream R, its y and
+// x halves Ry, Rx (OffsetSplit), My = M ⊙ Ry and Mx = M ⊙ Rx, summing the
+// terms of both halves:
+//
+//	dX = T_(a+1)b(G, off, My) + T_a(b+1)(G, off, Mx)
+//	dG = S_(a+1)b(X, off, My) + S_a(b+1)(X, off, Mx)
+//	dM = Ry ⊙ C_(a+1)b(X, off, G) + Rx ⊙ C_a(b+1)(X, off, G)
+//	doff = O_(a+1)b(X, off, G, My) + O_a(b+1)(X, off, G, Mx)
+func deformOffsetGradBackward(g *deformGeom, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+	x, off, cols := in[0], in[1], in[2]
+	var m *gorgonia.Node
+	if len(in) == 4 {
+		m = in[3]
+	}
+	sum := func(total, term *gorgonia.Node) (*gorgonia.Node, error) {
+		if total == nil {
+			return term, nil
+		}
+		t, err := gorgonia.Add(total, term)
+		if err != nil {
+			return nil, fmt.Errorf("gops: DeformOffsetGrad backward: %w", err)
+		}
+		return t, nil
+	}
+	grads := make(gorgonia.Nodes, len(in))
 	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
 		if ab[0] > 1 || ab[1] > 1 {
 			continue
 		}
-		c, err := Apply(deformSpec(g, deformC, ab[0], ab[1], false), x, off, cols)
+		r, err := Apply(offsetLayoutSpec(g, which, false), up)
 		if err != nil {
 			return nil, err
 		}
+		mr := r
 		if m != nil {
-			if c, err = gorgonia.HadamardProd(m, c); err != nil {
-				return nil, fmt.Errorf("gops: DeformConv2d backward: %w", err)
+			if mr, err = gorgonia.HadamardProd(m, r); err != nil {
+				return nil, fmt.Errorf("gops: DeformOffsetGrad backward: %w", err)
 			}
 		}
-		e, err := Apply(offsetEmbedSpec(g, which), c)
-		if err != nil {
+		terms := make(gorgonia.Nodes, 4)
+		if terms[0], err = Apply(deformSpec(g, deformT, ab[0], ab[1], true), cols, off, mr); err != nil {
 			return nil, err
 		}
-		if total == nil {
-			total = e
-		} else if total, err = gorgonia.Add(total, e); err != nil {
-			return nil, fmt.Errorf("gops: DeformConv2d backward: %w", err)
+		if terms[2], err = Apply(deformSpec(g, deformS, ab[0], ab[1], true), x, off, mr); err != nil {
+			return nil, err
+		}
+		if ab[0]+ab[1] < 2 {
+			if terms[1], err = Apply(deformSpec(g, deformO, ab[0], ab[1], true), x, off, cols, mr); err != nil {
+				return nil, err
+			}
+		}
+		if m != nil {
+			c, err := Apply(deformSpec(g, deformC, ab[0], ab[1], false), x, off, cols)
+			if err != nil {
+				return nil, err
+			}
+			if terms[3], err = gorgonia.HadamardProd(r, c); err != nil {
+				return nil, fmt.Errorf("gops: DeformOffsetGrad backward: %w", err)
+			}
+		}
+		for i, t := range terms[:len(in)] {
+			if t == nil {
+				continue
+			}
+			if grads[i], err = sum(grads[i], t); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return total, nil
+	return grads, nil
 }
 
 // runDeform evaluates one kernel on values.
@@ -366,7 +418,10 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 		}
 		data[i] = d
 	}
-	taps := deformTaps(g, a, b, data[1])
+	var taps []bilinearTap[T]
+	if kind != deformO {
+		taps = deformTaps(g, a, b, data[1])
+	}
 	switch kind {
 	case deformS:
 		var mask []T
@@ -384,21 +439,33 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 		out, dst := newTensor[T](g.inputShape()...)
 		deformScatter(g, taps, data[0], mask, dst)
 		return out, nil
-	default:
+	case deformC:
 		out, dst := newTensor[T](g.maskShape()...)
 		deformContract(g, taps, data[0], data[2], dst)
+		return out, nil
+	default:
+		var mask []T
+		if len(in) == 4 {
+			mask = data[3]
+		}
+		var tapsY, tapsX []bilinearTap[T]
+		if a+1 <= 1 {
+			tapsY = deformTaps(g, a+1, b, data[1])
+		}
+		if b+1 <= 1 {
+			tapsX = deformTaps(g, a, b+1, data[1])
+		}
+		out, dst := newTensor[T](g.offsetShape()...)
+		deformOffsetGrad(g, tapsY, tapsX, data[0], data[2], mask, dst)
 		return out, nil
 	}
 }
 
-// offsetEmbedSpec puts a mask-layout tensor into the y (which = 0) or x (1)
-// slots of an offset-layout tensor, zeros elsewhere; its transpose is the
-// split (offsetLayoutSpec with embed false), and the two close a family
-// under differentiation.
-func offsetEmbedSpec(g *deformGeom, which int) OpSpec {
-	return offsetLayoutSpec(g, which, true)
-}
-
+// offsetLayoutSpec puts a mask-layout tensor into the y (which = 0) or x (1)
+// slots of an offset-layout tensor, zeros elsewhere (embed), or reads them
+// back (split). Each is the other's transpose, so the two close a family
+// under differentiation; the split takes the y and x halves of an upstream
+// offset gradient in DeformOffsetGrad's backward.
 func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
 	from, to, name := g.maskShape(), g.offsetShape(), "OffsetEmbed"
 	if !embed {

@@ -190,6 +190,46 @@ func deformContract[T float](g *deformGeom, taps []bilinearTap[T], input, cols, 
 	})
 }
 
+// deformOffsetGrad is O_ab: the y and x halves of dst (offset layout) get
+// mask · C over tapsY (the weights of order (a+1, b)) and tapsX (order
+// (a, b+1)); a nil tap table is a zero half. One pass reads each sample's
+// pixels once for both halves. Parallel over (n, g, k) rows.
+func deformOffsetGrad[T float](g *deformGeom, tapsY, tapsX []bilinearTap[T], input, cols, mask, dst []T) {
+	K, L, cg := g.k(), g.l(), g.c/g.og
+	plane := g.h * g.w
+	parallelFor(g.n*g.og*K, func(lo, hi int) {
+		for tr := lo; tr < hi; tr++ {
+			k := tr % K
+			n, grp := tr/K/g.og, tr/K%g.og
+			oy := dst[2*tr*L : (2*tr+1)*L]
+			ox := dst[(2*tr+1)*L : (2*tr+2)*L]
+			for c := grp * cg; c < (grp+1)*cg; c++ {
+				x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
+				col := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
+				if tapsY != nil {
+					ty := tapsY[tr*L : (tr+1)*L]
+					for l := range ty {
+						oy[l] += col[l] * ty[l].dot(x)
+					}
+				}
+				if tapsX != nil {
+					tx := tapsX[tr*L : (tr+1)*L]
+					for l := range tx {
+						ox[l] += col[l] * tx[l].dot(x)
+					}
+				}
+			}
+			if mask != nil {
+				m := mask[tr*L : (tr+1)*L]
+				for l := range m {
+					oy[l] *= m[l]
+					ox[l] *= m[l]
+				}
+			}
+		}
+	})
+}
+
 // offsetEmbed writes src (mask layout) into the y (which = 0) or x (1) slots
 // of dst (offset layout); offsetSplit reads them back. Each is the other's
 // transpose.
