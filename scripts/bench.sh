@@ -1,82 +1,202 @@
 #!/usr/bin/env bash
-# Benchmarks gops' RoIAlign against torchvision's on this machine's CPU and
-# writes the results to BENCHMARKS.md (or to the file given as $1).
+# Benchmarks every gops op against torchvision's on this machine's CPU, side
+# by side, and writes the results to BENCHMARKS.md (or to the file given).
 #
-#   scripts/bench.sh [OUTPUT.md]
+#   scripts/bench.sh [--only REGEXP] [--skip REGEXP] [OUTPUT.md]
 #
-# Environment:
-#   PYTHON  python with torch and torchvision (default /usr/bin/python3);
-#           if it cannot import torchvision, the torchvision columns are n/a.
-#   COUNT   go test -count (default 5); the tables show the median over
-#           the COUNT runs of each benchmark (min and max in the last table).
-#   BENCHTIME  passed to go test -benchtime (default: go's 1s).
+# Pairing: Go's BenchmarkX/sub/...-N is torchvision's "X/sub/..." of
+# scripts/bench_torchvision.py. Benchmarks on both sides go into the main
+# table, the rest into a gops-only and a torchvision-only table.
+#
+# Environment (the flags take precedence):
+#   ONLY       run only the op families (X above: RoIAlign, DeformConv2d,
+#              Conv2d, ...) that match this extended regexp as a whole, e.g.
+#              ONLY='RoIAlign|DeformConv2d'. Conv2d, the plain-convolution
+#              floor, comes along with DeformConv2d.
+#   SKIP       skip the op families that match this regexp as a whole.
+#   PYTHON     python with torch and torchvision (default /usr/bin/python3);
+#              if it cannot import torchvision, the torchvision columns are n/a.
+#   COUNT      go test -count (default 5): gops ms is the median of COUNT runs.
+#   BENCHTIME  go test -benchtime (default 1s).
+#   TV_REPEATS, TV_WARMUP
+#              bench_torchvision.py --repeats (default 20), --warmup (default 3).
+#
+# Every torchvision benchmark runs in its own python process, and every
+# paired Go benchmark once more in its own process (-count 1) under GNU time,
+# for its peak RSS. The defaults take about 6-7 minutes on 2 cores (all five
+# families: RoIAlign, RoIPool, PSRoIAlign, DeformConv2d, Conv2d).
 #
 # Needs: go, awk; optional: /usr/bin/time (GNU time, for the Go peak RSS).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-out=${1:-BENCHMARKS.md}
+
+usage() { sed -n '2,/^set -e/{/^set -e/d;s/^# \{0,1\}//;p}' "$0"; }
+
+only=${ONLY:-}
+skip=${SKIP:-}
+out=BENCHMARKS.md
+while (($#)); do
+	case $1 in
+	--only) only=$2; shift 2 ;;
+	--only=*) only=${1#*=}; shift ;;
+	--skip) skip=$2; shift 2 ;;
+	--skip=*) skip=${1#*=}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	-*) echo "unknown flag $1" >&2; usage >&2; exit 2 ;;
+	*) out=$1; shift ;;
+	esac
+done
 py=${PYTHON:-/usr/bin/python3}
 count=${COUNT:-5}
-benchtime=()
-if [[ -n ${BENCHTIME:-} ]]; then benchtime=(-benchtime "$BENCHTIME"); fi
+benchtime=${BENCHTIME:-1s}
+tv_repeats=${TV_REPEATS:-20}
+tv_warmup=${TV_WARMUP:-3}
 
+# Floors: "work<TAB>floor"; the table "Against plain convolution" compares
+# the gops and torchvision times of work with torchvision's time of floor.
+# torchvision's Conv2d runs at the size of DeformConv2d v1 and v2 only.
+floors=$'DeformConv2d/v1/forward\tConv2d/forward
+DeformConv2d/v2/forward\tConv2d/forward
+DeformConv2d/v1/forward+backward\tConv2d/forward+backward
+DeformConv2d/v2/forward+backward\tConv2d/forward+backward'
+
+started=$SECONDS
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo n/a)
+if [[ -n $(git status --porcelain 2>/dev/null) ]]; then commit="$commit (with uncommitted changes)"; fi
+cores=$(nproc 2>/dev/null || echo 1)
+# The 1-minute load average: at the start, and the highest seen at each step.
+load1() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0; }
+load_start=$(load1)
+load_max=$load_start
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+problems=()
+log() {
+	echo "== $*" >&2
+	load_max=$(awk -v a="$load_max" -v b="$(load1)" 'BEGIN {print (b > a ? b : a)}')
+}
+
+# picked FAMILY: whether ONLY and SKIP let FAMILY through.
+picked() {
+	[[ -z $only || $1 =~ ^($only)$ ]] && [[ -z $skip || ! $1 =~ ^($skip)$ ]]
+}
+# selected FAMILY: picked, or the floor of a picked family.
+selected() {
+	picked "$1" && return 0
+	local work floor
+	while IFS=$'\t' read -r work floor; do
+		if [[ ${floor%%/*} == "$1" ]] && picked "${work%%/*}"; then return 0; fi
+	done <<<"$floors"
+	return 1
+}
 
 have_time=false
 if /usr/bin/time -v true >/dev/null 2>&1; then have_time=true; fi
+# maxrss FILE: the maximum resident set size (KiB) in a /usr/bin/time -v report.
+maxrss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
 
-# gotest LABEL ARGS...: go test, run under GNU time when there is one; the
-# peak RSS (KiB) of the test binary goes to $tmp/LABEL.rss.
-gotest() {
-	local label=$1
-	shift
-	local exec=()
-	if $have_time; then exec=(-exec "/usr/bin/time -v -o $tmp/$label.time"); fi
-	go test "${exec[@]}" "$@"
-	if $have_time; then
-		awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/$label.time" >"$tmp/$label.rss"
-	fi
-}
+# ---------------------------------------------------------------- build
+log "building the gops test binary and scripts/benchtable"
+go build -o "$tmp/benchtable" ./scripts/benchtable
+if ! go test -c -o "$tmp/gops.test" ./gops; then
+	echo "the gops package or its tests do not compile; nothing benchmarked" >&2
+	exit 1
+fi
+bin=$tmp/gops.test
+# gobench ARGS...: the test binary in the package directory, as go test runs it.
+gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
 
-# 1. Go: every RoIAlign benchmark (timings, allocations).
-echo "== go test -bench RoIAlign -count $count" >&2
-gotest all -run '^$' -bench 'RoIAlign' -benchmem -count "$count" "${benchtime[@]}" ./gops | tee "$tmp/go.txt" >&2
+go_families=()
+while read -r b; do go_families+=("${b#Benchmark}"); done < <(gobench -test.list '^Benchmark' | grep '^Benchmark' || true)
 
-# 2. Go peak RSS of the float32 forward and forward+backward only: the same
-#    work as the torchvision process does (a separate process, since peak RSS
-#    only grows).
-echo "== go test -bench RoIAlign/^forward(+backward)?$ (peak RSS)" >&2
-gotest f32 -run '^$' -bench 'RoIAlign/^forward(\+backward)?$' -benchmem -count 1 "${benchtime[@]}" ./gops >"$tmp/go_f32.txt"
-
-# 3. torchvision.
+# ---------------------------------------------------------------- torchvision names
 tv_ok=false
 if "$py" -c 'import torch, torchvision' >/dev/null 2>&1; then
-	echo "== $py scripts/bench_torchvision.py" >&2
-	if "$py" scripts/bench_torchvision.py >"$tmp/tv.json" 2>"$tmp/tv.err"; then
-		tv_ok=true
-	else
-		cat "$tmp/tv.err" >&2
-		echo "bench_torchvision.py failed; torchvision columns will be n/a" >&2
-	fi
-	cat "$tmp/tv.err" >&2
-	# Peak RSS of importing torch and torchvision alone, for scale.
-	"$py" -c 'import resource, torch, torchvision
-from torchvision.ops import roi_align
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' >"$tmp/tv_import.rss" 2>/dev/null || true
+	tv_ok=true
+	"$py" -c 'import sys; sys.path.insert(0, "scripts"); import bench_torchvision as b; print("\n".join(b.BENCHMARKS))' >"$tmp/tvnames.all"
 else
-	echo "$py cannot import torchvision; torchvision columns will be n/a" >&2
+	log "$py cannot import torch and torchvision; torchvision columns will be n/a"
+	problems+=("\`$py\` cannot import torch and torchvision: the torchvision columns are n/a.")
+	# The names alone, read from the BENCHMARKS dict's literal keys.
+	awk '/^BENCHMARKS = \{/ {f = 1; next} f && /^\}/ {f = 0} f && match($0, /^[ \t]*"[^"]+":/) {
+		s = substr($0, RSTART, RLENGTH); sub(/^[ \t]*"/, "", s); sub(/":$/, "", s); print s }' \
+		scripts/bench_torchvision.py >"$tmp/tvnames.all"
+fi
+: >"$tmp/tvnames"
+while read -r n; do
+	if selected "${n%%/*}"; then echo "$n" >>"$tmp/tvnames"; fi
+done <"$tmp/tvnames.all"
+
+families=()
+for f in "${go_families[@]}" $(cut -d/ -f1 "$tmp/tvnames.all" | awk '!seen[$0]++'); do
+	if selected "$f" && [[ " ${families[*]} " != *" $f "* ]]; then families+=("$f"); fi
+done
+skipped=()
+for f in "${go_families[@]}" $(cut -d/ -f1 "$tmp/tvnames.all" | awk '!seen[$0]++'); do
+	if ! selected "$f" && [[ " ${skipped[*]} " != *" $f "* ]]; then skipped+=("$f"); fi
+done
+if ((${#families[@]} == 0)); then
+	echo "no op family matches ONLY='$only' SKIP='$skip'; families: ${go_families[*]} $(cut -d/ -f1 "$tmp/tvnames.all" | sort -u | tr '\n' ' ')" >&2
+	exit 2
+fi
+log "families: ${families[*]}${skipped:+ (skipped: ${skipped[*]})}"
+
+# ---------------------------------------------------------------- Go timings
+: >"$tmp/go.txt"
+for f in "${families[@]}"; do
+	[[ " ${go_families[*]} " == *" $f "* ]] || continue
+	log "go: Benchmark$f, -count $count -benchtime $benchtime"
+	if ! gobench -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime" 2>&1 | tee "$tmp/go.$f.txt" >&2; then
+		problems+=("\`Benchmark$f\` failed (its rows may be missing; see the stderr of \`scripts/bench.sh\`).")
+	fi
+	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
+done
+
+# ---------------------------------------------------------------- Go peak RSS
+: >"$tmp/gorss.tsv"
+go_idle_rss=n/a
+if $have_time; then
+	"$tmp/benchtable" pairs -go "$tmp/go.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs"
+	while IFS=$'\t' read -r name re; do
+		log "go peak RSS: $name"
+		if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
+			>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
+			printf '%s\t%s\n' "$name" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
+		else
+			cat "$tmp/rss.out" >&2
+			problems+=("The peak-RSS run of \`$name\` (\`-test.bench '$re'\`) failed.")
+		fi
+	done <"$tmp/pairs"
+	if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench '^$') >/dev/null 2>&1; then
+		go_idle_rss=$(maxrss "$tmp/time")
+	fi
+else
+	problems+=("No GNU time (\`/usr/bin/time -v\`): the gops peak RSS is n/a.")
 fi
 
-# tv KEY: a value of the torchvision JSON, or n/a.
-tv() {
-	if $tv_ok; then
-		"$py" -c 'import json, sys; v = json.load(open(sys.argv[1])).get(sys.argv[2]); print("n/a" if v is None else v)' "$tmp/tv.json" "$1"
-	else
-		echo n/a
-	fi
-}
+# ---------------------------------------------------------------- torchvision
+mkdir "$tmp/tv"
+: >"$tmp/tv.err"
+tv_idle_rss=n/a
+if $tv_ok; then
+	i=0
+	while read -r name; do
+		i=$((i + 1))
+		log "torchvision: $name"
+		json=$tmp/tv/$(printf %03d $i).json
+		if ! "$py" scripts/bench_torchvision.py --only "$name" --repeats "$tv_repeats" --warmup "$tv_warmup" \
+			>"$json" 2>"$tmp/tv.1.err"; then
+			rm -f "$json"
+			problems+=("bench_torchvision.py --only '$name' failed.")
+		fi
+		cat "$tmp/tv.1.err" >&2
+		cat "$tmp/tv.1.err" >>"$tmp/tv.err"
+	done <"$tmp/tvnames"
+	tv_idle_rss=$("$py" -c 'import resource, torch, torchvision
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' 2>/dev/null || echo n/a)
+fi
+
 tv_versions=n/a
 tv_threads=n/a
 if $tv_ok; then
@@ -85,171 +205,167 @@ if $tv_ok; then
 	tv_threads=$(sed -n 's/.*, threads \([0-9]*\),.*/\1/p' "$tmp/tv.err" | head -n1)
 fi
 
-# Go results as "name median_ms B/op allocs/op runs min_ms max_ms", in the
-# order of the output, name without the Benchmark prefix and the -GOMAXPROCS
-# suffix; medians over the -count runs.
-awk '
-function median(a, m,    i, j, t) {
-	for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-	return m % 2 ? a[(m+1)/2] : (a[m/2] + a[m/2+1]) / 2
-}
-$1 ~ /^BenchmarkRoIAlign\// {
-	name = $1; sub(/^BenchmarkRoIAlign\//, "", name); sub(/-[0-9]+$/, "", name)
-	if (!(name in cnt)) order[++n] = name
-	c = ++cnt[name]
-	ns[name, c] = bop[name, c] = allocs[name, c] = "n/a"
-	for (i = 3; i <= NF; i++) {
-		if ($i == "ns/op") ns[name, c] = $(i-1) / 1e6
-		if ($i == "B/op") bop[name, c] = $(i-1)
-		if ($i == "allocs/op") allocs[name, c] = $(i-1)
-	}
-}
-END {
-	for (i = 1; i <= n; i++) {
-		name = order[i]; m = cnt[name]
-		split("", a); split("", b); split("", al)
-		for (j = 1; j <= m; j++) { a[j] = ns[name, j]; b[j] = bop[name, j]; al[j] = allocs[name, j] }
-		med = median(a, m); lo = a[1]; hi = a[m]
-		print name, med, (b[1] == "n/a" ? "n/a" : median(b, m)), (al[1] == "n/a" ? "n/a" : median(al, m)), m, lo, hi
-	}
-}' "$tmp/go.txt" >"$tmp/go.tsv"
+# ---------------------------------------------------------------- BENCHMARKS.md
+: >"$tmp/floors"
+while IFS=$'\t' read -r work floor; do
+	if picked "${work%%/*}" && grep -qxF "$floor" "$tmp/tvnames"; then printf '%s\t%s\n' "$work" "$floor" >>"$tmp/floors"; fi
+done <<<"$floors"
 
-gov() { awk -v n="$1" -v f="$2" '$1 == n {print $f; found=1} END {if (!found) print "n/a"}' "$tmp/go.tsv"; }
-# fmt X: X with 1 decimal, or n/a.
-fmt() { awk -v x="$1" 'BEGIN {if (x == "n/a" || x == "") print "n/a"; else printf "%.1f\n", x}'; }
-# ratio A B: A/B with 2 decimals, or n/a.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "n/a" || b == "n/a" || a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b}'; }
 mib() { awk -v k="$1" 'BEGIN {if (k == "n/a" || k == "") print "n/a"; else printf "%.0f MiB\n", k / 1024}'; }
-file_or_na() { if [[ -s $1 ]]; then cat "$1"; else echo n/a; fi; }
-
-g_fwd=$(gov forward 2)
-g_fb=$(gov forward+backward 2)
-g_kf=$(gov kernel/forward 2)
-g_kt=$(gov kernel/transpose 2)
-t_fwd=$(tv RoIAlign/forward)
-t_fb=$(tv RoIAlign/forward+backward)
-t_rss=$(tv maxrss_kib)
-g_rss_f32=$(file_or_na "$tmp/f32.rss")
-g_rss_all=$(file_or_na "$tmp/all.rss")
-t_rss_import=$(file_or_na "$tmp/tv_import.rss")
-
-# Graph overhead: what the TapeMachine adds to the two kernels.
-overhead() { # graph kernels...
-	awk -v g="$1" -v k="$2" 'BEGIN {if (g == "n/a" || k == "n/a") print "n/a"; else printf "%.1f ms (%.0f%%)\n", g - k, 100 * (g - k) / g}'
-}
-k_sum=$(awk -v a="$g_kf" -v b="$g_kt" 'BEGIN {if (a == "n/a" || b == "n/a") print "n/a"; else print a + b}')
-
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
-cores=$(nproc 2>/dev/null || echo n/a)
-# GOMAXPROCS as go test reports it: the -N suffix of the benchmark names.
-procs=$(awk '$1 ~ /^BenchmarkRoIAlign\// {if (match($1, /-[0-9]+$/)) print substr($1, RSTART + 1); else print 1; exit}' "$tmp/go.txt")
+mem=$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null || true)
+procs=$("$tmp/benchtable" procs)
 gover=$(go version | awk '{print $3, $4}')
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo n/a)
-if [[ -n $(git status --porcelain 2>/dev/null) ]]; then commit="$commit (with uncommitted changes)"; fi
+elapsed=$((SECONDS - started))
+log "done"
+# This script keeps the cores busy (1-minute load about $cores); more means competition.
+if awk -v s="$load_start" -v m="$load_max" -v c="$cores" 'BEGIN {exit !(m > c + 0.75)}'; then
+	problems+=("Other processes competed for the CPU: 1-minute load average $load_start at the start, up to $load_max during the run, on $cores cores (this script alone makes about $cores). The times are inflated, unevenly; rerun on a quiet machine.")
+fi
+rerun="COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup"
+[[ -z $only ]] || rerun="ONLY='$only' $rerun"
+[[ -z $skip ]] || rerun="SKIP='$skip' $rerun"
+[[ $py == /usr/bin/python3 ]] || rerun="PYTHON=$py $rerun"
+rerun="$rerun scripts/bench.sh"
+[[ $out == BENCHMARKS.md ]] || rerun="$rerun $out"
+
+defaults=
+if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
+	defaults="(the defaults: \`scripts/bench.sh\` alone does the same)."
+fi
+
+describe() {
+	case $1 in
+	RoIAlign) cat <<'EOF'
+- **RoIAlign** (`BenchmarkRoIAlign`, gops/roialign_bench_test.go): the Mask
+  R-CNN box-head size; input [2, 256, 50, 68], 512 random valid boxes of an
+  800x1088 image (batch indices 0/1), output 7x7, spatial_scale 1/16,
+  sampling_ratio 2, aligned=True. forward+backward: the input gradient of
+  sum(out ⊙ G) (torchvision: `out.backward(G)`). gops-only rows:
+  float64/... the same in float64; kernel/forward and kernel/transpose the
+  CPU kernels alone on preallocated slices, so forward+backward minus the
+  two is what the graph costs (allocation, sum(out ⊙ G) and its gradient).
+EOF
+		;;
+	DeformConv2d) cat <<'EOF'
+- **DeformConv2d** (`BenchmarkDeformConv2d`, gops/deform_bench_test.go;
+  `torchvision.ops.deform_conv2d`): 3x3, padding 1, stride 1, with bias,
+  standard-normal offsets. v1: input [4, 64, 56, 56], weight [64, 64, 3, 3],
+  no mask; v2: the same with a mask in [0, 1); v2-256: input [2, 256, 32, 32],
+  weight [256, 256, 3, 3], with mask. forward+backward: the gradients of
+  sum(out ⊙ G) w.r.t. all inputs (input, offset, mask, weight, bias).
+EOF
+		;;
+	RoIPool) cat <<'EOF'
+- **RoIPool** (`BenchmarkRoIPool`, gops/pool_bench_test.go;
+  `torchvision.ops.roi_pool`): RoIAlign's data (input [2, 256, 50, 68], 512
+  boxes), output 7x7, spatial_scale 1/16. gops-only rows: kernel/argmax,
+  kernel/gather, kernel/scatter-add, the three CPU kernels alone.
+EOF
+		;;
+	PSRoIAlign) cat <<'EOF'
+- **PSRoIAlign** (`BenchmarkPSRoIAlign`, gops/pool_bench_test.go;
+  `torchvision.ops.ps_roi_align`): input [2, 490, 50, 68] (10 output channels
+  per 7x7 bin), 256 boxes, output 7x7, spatial_scale 1/16, sampling_ratio 2.
+  gops-only rows: kernel/forward, kernel/transpose, the CPU kernels alone.
+EOF
+		;;
+	Conv2d) cat <<'EOF'
+- **Conv2d** (torchvision side only: `torch.nn.functional.conv2d`): the dense
+  convolution at the DeformConv2d v1/v2 size, input [4, 64, 56, 56], weight
+  [64, 64, 3, 3], padding 1, with bias: the floor for DeformConv2d.
+EOF
+		;;
+	*) echo "- **$1**: \`Benchmark$1\` in gops/*_bench_test.go; scripts/bench_torchvision.py." ;;
+	esac
+}
 
 {
 	cat <<EOF
 # Benchmarks
 
-RoIAlign at the Mask R-CNN box-head size, on the CPU: input [2, 256, 50, 68]
-float32, 512 random valid boxes (800x1088 image, batch indices 0/1, fixed
-seed), output 7x7, spatial_scale 1/16, sampling_ratio 2, aligned=True.
+gops ops against torchvision's on the CPU, float32, generated by
+\`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit;
+the run took $((elapsed / 60)) min $((elapsed % 60)) s.
 
-- gops: \`BenchmarkRoIAlign\` in gops/roialign_bench_test.go; a graph built
-  once, timed as \`m.Reset(); m.RunAll()\` on a TapeMachine. forward+backward
-  is the RoIAlign node plus the input gradient of sum(out ⊙ G), built with
-  \`gops.Grad\`.
-- torchvision: scripts/bench_torchvision.py, \`roi_align\` under
-  \`torch.no_grad()\`, and \`roi_align(...).backward(G)\`; median of 20 runs.
-
-Generated by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit.
+Ratios come from one run of this script. On this noisy shared VM they vary
+by about ±20% from run to run (single \`go test\` runs by more: see min and
+max below); compare numbers of one run, on one machine, only.
 
 ## Machine
 
-- CPU: ${cpu:-n/a}, $cores cores (Go GOMAXPROCS ${procs:-n/a}, torch threads $tv_threads)
+- CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs, torch threads $tv_threads)
+- 1-minute load average: $load_start at the start of the run, at most $load_max during it
+  (the benchmarks themselves make about $cores)
 - Go: $gover
 - Python: $tv_versions
 
-## Results (float32)
-
-gops: median of $count runs of \`go test -bench\` (each the mean over
-\`-benchtime\` ${BENCHTIME:-1s} of iterations); torchvision: median of 20 timed runs.
-
-| work | gops ms | torchvision ms | ratio (gops/torchvision) |
-|---|---:|---:|---:|
-| forward | $(fmt "$g_fwd") | $(fmt "$t_fwd") | $(ratio "$g_fwd" "$t_fwd") |
-| forward+backward | $(fmt "$g_fb") | $(fmt "$t_fb") | $(ratio "$g_fb" "$t_fb") |
-
-Peak RSS (whole process):
-
-| | gops | torchvision |
-|---|---:|---:|
-| forward and forward+backward, float32 | $(mib "$g_rss_f32") | $(mib "$t_rss") |
-| baseline | | $(mib "$t_rss_import") (import torch, torchvision) |
-| all RoIAlign benchmarks (incl. float64) | $(mib "$g_rss_all") | |
-
-Go: \`/usr/bin/time -v\` on the test binary (maximum resident set size);
-torchvision: the script's \`maxrss_kib\` (getrusage).
-
-## Where gops' time goes
-
-kernel/forward and kernel/transpose call the CPU kernels directly on
-preallocated slices. The rest of forward+backward is the graph: the
-TapeMachine allocates every output afresh and, besides the two RoIAlign
-nodes, runs what sum(out ⊙ G) and its symbolic gradient compile to: out ⊙ G
-and its Σ, four Repeats that broadcast the seed 1 to [512, 256, 7, 7],
-G ⊙ ones (the gradient that reaches out), and out ⊙ ones (the gradient
-w.r.t. G, unused but in the graph), all single-threaded.
-
-| | ms |
-|---|---:|
-| kernel/forward | $(fmt "$g_kf") |
-| kernel/transpose | $(fmt "$g_kt") |
-| kernels together | $(fmt "$k_sum") |
-| forward+backward on the TapeMachine | $(fmt "$g_fb") |
-| graph overhead in forward+backward | $(overhead "$g_fb" "$k_sum") |
-| graph overhead in forward | $(overhead "$g_fwd" "$g_kf") |
-
-## All Go benchmarks
-
-Median over the runs; min and max show how much a single run varies here.
-
-| benchmark | ms/op | min | max | runs | B/op | allocs/op |
-|---|---:|---:|---:|---:|---:|---:|
-EOF
-	awk '{printf "| %s | %.1f | %.1f | %.1f | %d | %.0f | %.0f |\n", $1, $2, $6, $7, $5, $3, $4}' "$tmp/go.tsv"
-	cat <<'EOF'
-
-Raw output of `go test`:
-
-```
-EOF
-	grep -E '^(Benchmark|goos|goarch|cpu|pkg)' "$tmp/go.txt" || true
-	cat <<'EOF'
-```
-
 ## Re-running
 
+This file came from
+
+\`\`\`
+$rerun
+\`\`\`
+
+${defaults:+$defaults }Variants:
+
+\`\`\`
+scripts/bench.sh other.md                      # writes elsewhere
+ONLY='RoIAlign|DeformConv2d' scripts/bench.sh  # some op families (Conv2d comes with DeformConv2d)
+scripts/bench.sh --skip 'RoIPool|PSRoIAlign'   # all but some
+COUNT=1 TV_REPEATS=5 scripts/bench.sh          # quicker, noisier
+\`\`\`
+
+It needs Go, awk, GNU time (\`/usr/bin/time\`, for the gops peak RSS) and,
+for the torchvision columns, a python that imports torch and torchvision
+(PYTHON, default /usr/bin/python3; otherwise those columns are n/a).
+\`scripts/bench.sh --help\` lists every setting.
+
+## Method
+
+- gops: one \`go test -c\` binary; per op family one process,
+  \`-test.bench '^BenchmarkX\$' -test.count $count -test.benchtime $benchtime -test.benchmem\`;
+  gops ms is the median of the $count runs, each the mean over
+  $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
+  whose graph was built once.
+- torchvision: scripts/bench_torchvision.py, one python process per
+  benchmark (\`--only NAME --repeats $tv_repeats --warmup $tv_warmup\`);
+  torchvision ms is the median of the $tv_repeats timed runs.
+- Peak RSS, whole process: gops, each paired benchmark once more alone in its
+  own process (\`-test.bench '^BenchmarkX\$/^sub\$/...' -test.count 1\`) under
+  \`/usr/bin/time -v\`; the test binary doing nothing peaks at $(mib "$go_idle_rss").
+  torchvision, the \`maxrss_kib\` (getrusage) of the benchmark's own process,
+  which includes importing torch and torchvision: $(mib "$tv_idle_rss") alone.
+  Both include the benchmark's inputs.
+
+## Workloads
+
+EOF
+	for f in "${families[@]}"; do describe "$f"; done
+	if ((${#skipped[@]})); then
+		echo
+		echo "Not run this time (ONLY/SKIP): ${skipped[*]}."
+	fi
+	echo
+	"$tmp/benchtable" tables -go "$tmp/go.txt" -gorss "$tmp/gorss.tsv" -tvdir "$tmp/tv" -tvnames "$tmp/tvnames" -floors "$tmp/floors"
+	if ((${#problems[@]})); then
+		echo
+		echo "## Problems in this run"
+		echo
+		for p in "${problems[@]}"; do echo "- $p"; done
+	fi
+	cat <<'EOF'
+
+## Raw output of the Go benchmarks
+
 ```
-scripts/bench.sh            # rewrites BENCHMARKS.md; about 1-2 minutes
-scripts/bench.sh other.md   # writes elsewhere
-COUNT=1 scripts/bench.sh    # quicker, noisier
-PYTHON=python3 BENCHTIME=3s scripts/bench.sh
+EOF
+	grep -E '^(Benchmark|goos|goarch|cpu|pkg)' "$tmp/go.txt" | awk '!/^(goos|goarch|cpu|pkg)/ || !seen[$0]++' || true
+	cat <<'EOF'
 ```
 
-It needs Go, awk and, for the torchvision column, a python that imports
-torch and torchvision (default /usr/bin/python3; otherwise that column is
-n/a); GNU time (/usr/bin/time) for the Go peak RSS. On a shared virtual
-machine single runs can differ by 2x or more (hence the medians, and the min
-and max above); compare numbers from one machine and one run only.
-
-Only the Go side:
-
-```
-go test -run '^$' -bench RoIAlign -benchmem ./gops
-```
-
-Profile of forward+backward:
+## Profiling
 
 ```
 go test -run '^$' -bench 'RoIAlign/^forward\+backward$' -benchtime 20x \
@@ -257,5 +373,6 @@ go test -run '^$' -bench 'RoIAlign/^forward\+backward$' -benchtime 20x \
 go tool pprof -top /tmp/cpu.out        # or -top -cum; leaves gops.test in .
 ```
 EOF
-} >"$out"
-echo "wrote $out" >&2
+} >"$tmp/out.md"
+cp "$tmp/out.md" "$out"
+log "wrote $out in $((elapsed / 60)) min $((elapsed % 60)) s"

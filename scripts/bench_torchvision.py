@@ -120,6 +120,72 @@ run_ps_roi_align_forward, run_ps_roi_align_forward_backward = pool_runs(ps_roi_a
                                                                         PS_ROI_ALIGN_ARGS)
 
 
+# ------------------------------------------------------------ DeformConv2d
+
+# torchvision.ops.deform_conv2d at ResNet-like sizes; "v1" = no mask,
+# "v2" = modulated (with mask). Conv2d is the plain GEMM-only floor at the
+# same size as v1/v2. forward+backward computes gradients w.r.t. every
+# differentiable input (input, offset, mask, weight, bias).
+DEFORM_CONFIGS = {
+    # name: (input shape N,C,H,W; weight shape Cout,Cin,kh,kw; padding; use mask)
+    "v1": ((4, 64, 56, 56), (64, 64, 3, 3), 1, False),
+    "v2": ((4, 64, 56, 56), (64, 64, 3, 3), 1, True),
+    "v2-256": ((2, 256, 32, 32), (256, 256, 3, 3), 1, True),
+}
+
+
+def setup_deform_conv(cfg, requires_grad, plain=False):
+    in_shape, w_shape, pad, use_mask = DEFORM_CONFIGS[cfg]
+
+    def setup():
+        gen = torch.Generator().manual_seed(SEED)
+        n, _, h, w = in_shape
+        cout, _, kh, kw = w_shape
+        out_h = h + 2 * pad - kh + 1
+        out_w = w + 2 * pad - kw + 1
+        s = {
+            "x": torch.randn(in_shape, generator=gen, dtype=torch.float32),
+            "weight": torch.randn(w_shape, generator=gen, dtype=torch.float32) * 0.05,
+            "bias": torch.randn((cout,), generator=gen, dtype=torch.float32),
+            "offset": None,
+            "mask": None,
+            "pad": pad,
+        }
+        if not plain:
+            s["offset"] = torch.randn((n, 2 * kh * kw, out_h, out_w), generator=gen,
+                                      dtype=torch.float32)
+            if use_mask:
+                s["mask"] = torch.rand((n, kh * kw, out_h, out_w), generator=gen,
+                                       dtype=torch.float32)
+        s["grad"] = torch.randn((n, cout, out_h, out_w), generator=gen, dtype=torch.float32)
+        s["leaves"] = [s[k] for k in ("x", "weight", "bias", "offset", "mask")
+                       if s[k] is not None]
+        if requires_grad:
+            for t in s["leaves"]:
+                t.requires_grad_(True)
+        return s
+    return setup
+
+
+def _deform_conv_call(s):
+    if s["offset"] is None:
+        return torch.nn.functional.conv2d(s["x"], s["weight"], s["bias"], padding=s["pad"])
+    return torchvision.ops.deform_conv2d(s["x"], s["offset"], s["weight"], s["bias"],
+                                         padding=(s["pad"], s["pad"]), mask=s["mask"])
+
+
+def run_deform_conv_forward(s):
+    with torch.no_grad():
+        _deform_conv_call(s)
+
+
+def run_deform_conv_forward_backward(s):
+    for t in s["leaves"]:
+        t.grad = None
+    out = _deform_conv_call(s)
+    out.backward(s["grad"])
+
+
 # name -> (setup function, run function)
 BENCHMARKS = {
     "RoIAlign/forward": (setup_roi_align(False), run_roi_align_forward),
@@ -134,6 +200,19 @@ BENCHMARKS = {
                                                PS_FEAT_SHAPE[1] // 49, True),
                                     run_ps_roi_align_forward_backward),
     # Future: "RoIPool/...", "PSRoIAlign/...", "DeformConv2d/..."
+    "DeformConv2d/v1/forward": (setup_deform_conv("v1", False), run_deform_conv_forward),
+    "DeformConv2d/v1/forward+backward": (setup_deform_conv("v1", True),
+                                         run_deform_conv_forward_backward),
+    "DeformConv2d/v2/forward": (setup_deform_conv("v2", False), run_deform_conv_forward),
+    "DeformConv2d/v2/forward+backward": (setup_deform_conv("v2", True),
+                                         run_deform_conv_forward_backward),
+    "DeformConv2d/v2-256/forward": (setup_deform_conv("v2-256", False),
+                                    run_deform_conv_forward),
+    "DeformConv2d/v2-256/forward+backward": (setup_deform_conv("v2-256", True),
+                                             run_deform_conv_forward_backward),
+    "Conv2d/forward": (setup_deform_conv("v1", False, plain=True), run_deform_conv_forward),
+    "Conv2d/forward+backward": (setup_deform_conv("v1", True, plain=True),
+                                run_deform_conv_forward_backward),
 }
 
 

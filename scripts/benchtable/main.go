@@ -1,0 +1,399 @@
+// Command benchtable turns the raw results collected by scripts/bench.sh into
+// the Markdown tables of BENCHMARKS.md. It is not meant to be run by hand.
+//
+//	benchtable procs
+//	    prints the GOMAXPROCS a test binary started like this one gets, i.e.
+//	    the -N suffix of go test's benchmark names (none when it is 1).
+//	benchtable pairs -go GO.txt -tvnames NAMES
+//	    prints "name<TAB>regexp" for every Go benchmark of GO.txt (raw
+//	    go test -bench output) whose name is also a torchvision benchmark
+//	    name (one per line in NAMES); regexp selects exactly that benchmark
+//	    for -test.bench.
+//	benchtable tables -go GO.txt -gorss RSS.tsv -tvdir DIR -tvnames NAMES -floors FLOORS
+//	    prints the tables. RSS.tsv: "name<TAB>KiB" lines, the peak RSS of the
+//	    process that ran only that Go benchmark. DIR/*.json: outputs of
+//	    scripts/bench_torchvision.py; a name's time and the file's maxrss_kib
+//	    are its torchvision time and peak RSS. FLOORS: "work<TAB>floor" lines,
+//	    e.g. DeformConv2d/v1/forward and Conv2d/forward.
+//
+// Names are those of scripts/bench_torchvision.py: Go's BenchmarkX/sub/...-N
+// is "X/sub/...".
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fatalf("usage: benchtable procs | pairs ... | tables ...")
+	}
+	var err error
+	switch os.Args[1] {
+	case "procs":
+		fmt.Println(runtime.GOMAXPROCS(0))
+	case "pairs":
+		err = pairsCmd(os.Args[2:], os.Stdout)
+	case "tables":
+		err = tablesCmd(os.Args[2:], os.Stdout)
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fatalf("benchtable: %v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(2)
+}
+
+// goRow is one Go benchmark: its -count results in order.
+type goRow struct {
+	name              string
+	ms, bytes, allocs []float64
+}
+
+// parseGo reads go test -bench output; rows in order of first appearance.
+// procs is GOMAXPROCS: the "-procs" suffix is removed when procs != 1.
+func parseGo(r io.Reader, procs int) ([]*goRow, error) {
+	suffix := ""
+	if procs != 1 {
+		suffix = "-" + strconv.Itoa(procs)
+	}
+	var rows []*goRow
+	byName := map[string]*goRow{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue // not a result line
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(f[0], "Benchmark"), suffix)
+		row := byName[name]
+		if row == nil {
+			row = &goRow{name: name}
+			byName[name] = row
+			rows = append(rows, row)
+		}
+		for i := 3; i < len(f); i++ {
+			v, err := strconv.ParseFloat(f[i-1], 64)
+			if err != nil {
+				continue
+			}
+			switch f[i] {
+			case "ns/op":
+				row.ms = append(row.ms, v/1e6)
+			case "B/op":
+				row.bytes = append(row.bytes, v)
+			case "allocs/op":
+				row.allocs = append(row.allocs, v)
+			}
+		}
+	}
+	return rows, sc.Err()
+}
+
+// benchRegexp selects exactly the Go benchmark called name ("X/sub/...")
+// with -test.bench: each slash-separated element anchored and quoted.
+func benchRegexp(name string) string {
+	parts := strings.Split(name, "/")
+	parts[0] = "Benchmark" + parts[0]
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+func readLines(path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func readGo(path string) ([]*goRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseGo(f, runtime.GOMAXPROCS(0))
+}
+
+func pairsCmd(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("pairs", flag.ContinueOnError)
+	goPath := fs.String("go", "", "raw go test -bench output")
+	namesPath := fs.String("tvnames", "", "torchvision benchmark names")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rows, err := readGo(*goPath)
+	if err != nil {
+		return err
+	}
+	names, err := readLines(*namesPath)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if slices.Contains(names, r.name) {
+			fmt.Fprintf(w, "%s\t%s\n", r.name, benchRegexp(r.name))
+		}
+	}
+	return nil
+}
+
+// tvResult is one torchvision benchmark: median ms and its process's peak RSS.
+type tvResult struct{ ms, rssKiB float64 }
+
+func readTV(dir string) (map[string]tvResult, error) {
+	out := map[string]tvResult{}
+	if dir == "" {
+		return out, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]float64
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		rss, ok := m["maxrss_kib"]
+		if !ok {
+			rss = -1
+		}
+		for k, v := range m {
+			if k != "maxrss_kib" {
+				out[k] = tvResult{v, rss}
+			}
+		}
+	}
+	return out, nil
+}
+
+func readRSS(path string) (map[string]float64, error) {
+	lines, err := readLines(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, l := range lines {
+		name, kib, ok := strings.Cut(l, "\t")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(kib), 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+const na = "n/a"
+
+// ms formats milliseconds with three significant-ish digits; x < 0 is n/a.
+func ms(x float64) string {
+	switch {
+	case x < 0:
+		return na
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	case x >= 1:
+		return fmt.Sprintf("%.2f", x)
+	default:
+		return fmt.Sprintf("%.3f", x)
+	}
+}
+
+func mib(kib float64) string {
+	if kib < 0 {
+		return na
+	}
+	return fmt.Sprintf("%.0f MiB", kib/1024)
+}
+
+func ratio(a, b float64) string {
+	if a < 0 || b <= 0 {
+		return na
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func num(x float64) string {
+	if x < 0 {
+		return na
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func tablesCmd(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
+	goPath := fs.String("go", "", "raw go test -bench output")
+	rssPath := fs.String("gorss", "", "name<TAB>KiB lines")
+	tvDir := fs.String("tvdir", "", "directory of bench_torchvision.py JSON outputs")
+	namesPath := fs.String("tvnames", "", "torchvision benchmark names")
+	floorsPath := fs.String("floors", "", "work<TAB>floor lines")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rows, err := readGo(*goPath)
+	if err != nil {
+		return err
+	}
+	names, err := readLines(*namesPath)
+	if err != nil {
+		return err
+	}
+	rss, err := readRSS(*rssPath)
+	if err != nil {
+		return err
+	}
+	tv, err := readTV(*tvDir)
+	if err != nil {
+		return err
+	}
+	floors, err := readLines(*floorsPath)
+	if err != nil {
+		return err
+	}
+	goByName := map[string]*goRow{}
+	for _, r := range rows {
+		goByName[r.name] = r
+	}
+	tvGet := func(name string) tvResult {
+		if r, ok := tv[name]; ok {
+			return r
+		}
+		return tvResult{-1, -1}
+	}
+	goMs := func(name string) float64 {
+		if r := goByName[name]; r != nil {
+			return median(r.ms)
+		}
+		return -1
+	}
+	goRSS := func(name string) float64 {
+		if v, ok := rss[name]; ok {
+			return v
+		}
+		return -1
+	}
+
+	fmt.Fprintln(w, "## gops and torchvision side by side (float32)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| work | gops ms | torchvision ms | ratio (gops/torchvision) | gops peak RSS | torchvision peak RSS |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	var goOnly []*goRow
+	for _, r := range rows {
+		if !slices.Contains(names, r.name) {
+			goOnly = append(goOnly, r)
+			continue
+		}
+		t := tvGet(r.name)
+		g := median(r.ms)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.name, ms(g), ms(t.ms), ratio(g, t.ms), mib(goRSS(r.name)), mib(t.rssKiB))
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## gops only")
+	fmt.Fprintln(w)
+	if len(goOnly) == 0 {
+		fmt.Fprintln(w, "(none)")
+	} else {
+		fmt.Fprintln(w, "| benchmark | ms/op | min | max | runs | B/op | allocs/op |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		for _, r := range goOnly {
+			lo, hi := -1.0, -1.0
+			if len(r.ms) > 0 {
+				lo, hi = slices.Min(r.ms), slices.Max(r.ms)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s |\n", r.name, ms(median(r.ms)), ms(lo), ms(hi), len(r.ms), num(median(r.bytes)), num(median(r.allocs)))
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## torchvision only")
+	fmt.Fprintln(w)
+	var tvOnly []string
+	for _, n := range names {
+		if goByName[n] == nil {
+			tvOnly = append(tvOnly, n)
+		}
+	}
+	if len(tvOnly) == 0 {
+		fmt.Fprintln(w, "(none)")
+	} else {
+		fmt.Fprintln(w, "| work | torchvision ms | torchvision peak RSS |")
+		fmt.Fprintln(w, "|---|---:|---:|")
+		for _, n := range tvOnly {
+			t := tvGet(n)
+			fmt.Fprintf(w, "| %s | %s | %s |\n", n, ms(t.ms), mib(t.rssKiB))
+		}
+	}
+
+	if len(floors) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "## Against plain convolution")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "The floor is torchvision's (i.e. torch's) dense convolution of the same size;")
+		fmt.Fprintln(w, "issue 6 asks for gops' DeformConv2d forward at most 4x the floor's forward.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| work | floor | gops ms | floor ms | gops / floor | torchvision ms | torchvision / floor |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+		for _, l := range floors {
+			work, floor, ok := strings.Cut(l, "\t")
+			if !ok {
+				return fmt.Errorf("bad floors line %q", l)
+			}
+			g, f, t := goMs(work), tvGet(floor).ms, tvGet(work).ms
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", work, floor, ms(g), ms(f), ratio(g, f), ms(t), ratio(t, f))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+pkg: github.com/gops-dev/gops/gops
+BenchmarkDeformConv2d/v2-256/forward+backward-2         	       3	 465339364 ns/op	113366621 B/op	    3712 allocs/op
+BenchmarkDeformConv2d/v2-256/forward+backward-2         	       3	 475339364 ns/op	113366625 B/op	    3714 allocs/op
+BenchmarkRoIAlign/kernel/forward-2           	      19	  59482297 ns/op	   69792 B/op	      23 allocs/op
+BenchmarkRoIAlign/v2-256-2 --- FAIL
+PASS
+`
+
+func TestParseGo(t *testing.T) {
+	rows, err := parseGo(strings.NewReader(sample), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("got %d rows", len(rows))
+	}
+	r := rows[0]
+	if r.name != "DeformConv2d/v2-256/forward+backward" || len(r.ms) != 2 || median(r.ms) != 470.339364 || median(r.allocs) != 3713 {
+		t.Errorf("row 0: %+v", *r)
+	}
+	if rows[1].name != "RoIAlign/kernel/forward" {
+		t.Errorf("row 1: %+v", *rows[1])
+	}
+	// GOMAXPROCS 1: no suffix to strip, v2-256 stays.
+	rows, _ = parseGo(strings.NewReader(strings.ReplaceAll(sample, "-2 ", " ")), 1)
+	if rows[0].name != "DeformConv2d/v2-256/forward+backward" {
+		t.Errorf("procs 1: %q", rows[0].name)
+	}
+}
+
+// TestBenchRegexp checks the regexp element by element the way go test
+// matches -bench: the name split at slashes, element i against pattern i.
+func TestBenchRegexp(t *testing.T) {
+	re := benchRegexp("DeformConv2d/v2-256/forward+backward")
+	if re != `^BenchmarkDeformConv2d$/^v2-256$/^forward\+backward$` {
+		t.Fatal(re)
+	}
+	pats := strings.Split(re, "/")
+	match := func(name string) bool {
+		elems := strings.Split(name, "/")
+		for i, e := range elems {
+			if i < len(pats) && !regexp.MustCompile(pats[i]).MatchString(e) {
+				return false
+			}
+		}
+		return len(elems) == len(pats)
+	}
+	for name, want := range map[string]bool{
+		"BenchmarkDeformConv2d/v2-256/forward+backward":   true,
+		"BenchmarkDeformConv2d/v2-256/forward":            false,
+		"BenchmarkDeformConv2d/v2/forward+backward":       false,
+		"BenchmarkPSDeformConv2d/v2-256/forward+backward": false,
+	} {
+		if got := match(name); got != want {
+			t.Errorf("%s: %t", name, got)
+		}
+	}
+}
