@@ -198,139 +198,139 @@ func roiAlignGrids[T float](g *roiAlignGeom, boxes []T) ([]roiAlignBox[T], error
 	return grids, nil
 }
 
+// binBlockElems bounds the rows of consecutive bins (C values each) that the
+// RoIAlign kernels hold per worker, so that an enormous OutputSize costs
+// time, not memory.
+const binBlockElems = 1 << 15
+
+// binBlock is how many consecutive bins of C values the kernels hold: a
+// whole box when it fits in binBlockElems, otherwise blocks of bins, at
+// least one.
+func binBlock(bins, c int) int { return max(1, min(bins, binBlockElems/max(c, 1))) }
+
+// divider divides by a box's averaging count, multiplying by the reciprocal
+// when that is exact (a power of two), which gives the same result.
+type divider[T float] struct {
+	count, inv T
+	exact      bool
+}
+
+func newDivider[T float](b *roiAlignBox[T]) divider[T] {
+	n := max(b.gh*b.gw, 1)
+	return divider[T]{count: b.count, inv: 1 / b.count, exact: n&(n-1) == 0}
+}
+
 // roiAlignForward computes out[k, c, ph, pw] (K×C×PH×PW), the average of the
 // bilinear samples of input[batch(k), c] in bin (ph, pw) of box k.
-// Parallel over boxes; each box writes only its own output.
+//
+// The input is first copied channels-last ([N, H, W, C]). A bin's C sums
+// are then one row, to which each sample point adds its four pixels' rows
+// with axpy, so every output sums the same terms in the same order (per
+// point, its four pixels in tap order) whatever the number of threads. Rows
+// of a block of bins are written to out once complete. Parallel over boxes;
+// each box writes only its own output.
 func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 	grids, err := roiAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
 	plane, bins := g.h*g.w, g.ph*g.pw
+	xcl := make([]T, len(input))
+	transposeBatch(xcl, input, g.n, g.c, plane, false)
+	block := binBlock(bins, g.c)
 	parallelFor(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
+		acc := make([]T, block*g.c) // sums of a block of bins, [bin, C]
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
+			o := out[k*g.c*bins : (k+1)*g.c*bins]
+			if b.gh*b.gw == 0 { // no samples: torchvision's 0/1
+				clear(o)
+				continue
+			}
 			n := int(boxes[5*k])
+			x := xcl[n*plane*g.c : (n+1)*plane*g.c]
+			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				finish := func(o []T, sp binSpan, v T) {
-					if !sp.first {
-						v += o[sp.bin]
+				for _, sp := range spans {
+					r := sp.bin % block
+					row := acc[r*g.c : (r+1)*g.c]
+					if sp.first {
+						clear(row)
 					}
-					if sp.last {
-						v /= b.count
-					}
-					o[sp.bin] = v
-				}
-				c := 0
-				// Four channels per pass over the points: each point's pixels
-				// and weights are loaded once for four independent sums (the
-				// same sums, in the same order, as one channel at a time).
-				for ; c+4 <= g.c; c += 4 {
-					x0 := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					x1 := input[(n*g.c+c+1)*plane : (n*g.c+c+2)*plane]
-					x2 := input[(n*g.c+c+2)*plane : (n*g.c+c+3)*plane]
-					x3 := input[(n*g.c+c+3)*plane : (n*g.c+c+4)*plane]
-					for _, sp := range spans {
-						var v0, v1, v2, v3 T
-						for _, t := range taps[sp.lo:sp.hi] {
-							p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
-							w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
-							v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
-							v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
-							v2 += w0*x2[p0] + w1*x2[p1] + w2*x2[p2] + w3*x2[p3]
-							v3 += w0*x3[p0] + w1*x3[p1] + w2*x3[p2] + w3*x3[p3]
+					for i := sp.lo; i < sp.hi; i++ {
+						t := &taps[i]
+						for j, p := range t.pos {
+							axpy(t.w[j], x[p*g.c:(p+1)*g.c], row)
 						}
-						finish(out[(k*g.c+c)*bins:], sp, v0)
-						finish(out[(k*g.c+c+1)*bins:], sp, v1)
-						finish(out[(k*g.c+c+2)*bins:], sp, v2)
-						finish(out[(k*g.c+c+3)*bins:], sp, v3)
 					}
-				}
-				for ; c < g.c; c++ {
-					x := input[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					for _, sp := range spans {
-						var v T
-						for _, t := range taps[sp.lo:sp.hi] {
-							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
-						}
-						finish(out[(k*g.c+c)*bins:], sp, v)
+					// Bins end in order; a bin may continue in the next chunk.
+					if sp.last && (r == block-1 || sp.bin == bins-1) {
+						b0 := sp.bin - r
+						div.scale(acc[:(r+1)*g.c])
+						transpose2D(o[b0:], bins, acc, g.c, r+1, g.c, false)
 					}
 				}
 			})
-			if b.gh*b.gw == 0 { // no samples: torchvision's 0/1
-				for c := 0; c < g.c; c++ {
-					clear(out[(k*g.c+c)*bins : (k*g.c+c+1)*bins])
-				}
-			}
 		}
 	})
 	return nil
 }
 
 // roiAlignTranspose is the adjoint of roiAlignForward in its input: it
-// scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] with the same
-// weights. Parallel over channels; each channel visits boxes in order, so
-// sums are bitwise reproducible. A point outside the image adds nothing (as
+// scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] (adding to what is
+// there) with the same weights. A point outside the image adds nothing (as
 // torchvision's backward; adding 0·g to pixel 0 would spread an infinite
 // gradient).
+//
+// The sums are made channels-last ([N, H, W, C]), each point adding its
+// bin's gradient row (over channels, divided by the count) to its four
+// pixels' rows with axpy, and then added to dst. Parallel over ranges of
+// channels: each worker owns its channels of every pixel and visits the
+// boxes, points and pixels in order, so sums are bitwise reproducible
+// without atomics.
 func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 	grids, err := roiAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
 	plane, bins := g.h*g.w, g.ph*g.pw
+	dcl := make([]T, len(dst))
 	parallelFor(g.c, func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
+		cw := hi - lo
+		block := binBlock(bins, cw)
+		gb := make([]T, block*cw) // gradients of a block of bins, [bin, channel]
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
+			d := dcl[n*plane*g.c : (n+1)*plane*g.c]
+			gk := grad[k*g.c*bins : (k+1)*g.c*bins]
+			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				c := lo
-				// Four channels per pass, as in the forward; each plane sees
-				// the same additions in the same order.
-				for ; c+4 <= hi; c += 4 {
-					x0 := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					x1 := dst[(n*g.c+c+1)*plane : (n*g.c+c+2)*plane]
-					x2 := dst[(n*g.c+c+2)*plane : (n*g.c+c+3)*plane]
-					x3 := dst[(n*g.c+c+3)*plane : (n*g.c+c+4)*plane]
-					for _, sp := range spans {
-						g0 := grad[(k*g.c+c)*bins+sp.bin] / b.count
-						g1 := grad[(k*g.c+c+1)*bins+sp.bin] / b.count
-						g2 := grad[(k*g.c+c+2)*bins+sp.bin] / b.count
-						g3 := grad[(k*g.c+c+3)*bins+sp.bin] / b.count
-						for _, t := range taps[sp.lo:sp.hi] {
-							if outsideTap(&t) {
-								continue
-							}
-							for i, p := range t.pos {
-								w := t.w[i]
-								x0[p] += g0 * w
-								x1[p] += g1 * w
-								x2[p] += g2 * w
-								x3[p] += g3 * w
-							}
-						}
+				for _, sp := range spans {
+					r := sp.bin % block
+					if r == 0 && sp.first { // a new block of bins: gather it
+						nb := min(block, bins-sp.bin)
+						transpose2D(gb, cw, gk[lo*bins+sp.bin:], bins, cw, nb, false)
+						div.scale(gb[:nb*cw])
 					}
-				}
-				for ; c < hi; c++ {
-					x := dst[(n*g.c+c)*plane : (n*g.c+c+1)*plane]
-					for _, sp := range spans {
-						gv := grad[(k*g.c+c)*bins+sp.bin] / b.count
-						for _, t := range taps[sp.lo:sp.hi] {
-							if outsideTap(&t) {
-								continue
-							}
-							for i, p := range t.pos {
-								x[p] += gv * t.w[i]
-							}
+					gv := gb[r*cw : (r+1)*cw]
+					for i := sp.lo; i < sp.hi; i++ {
+						t := &taps[i]
+						if outsideTap(t) {
+							continue
+						}
+						for j, p := range t.pos {
+							axpy(t.w[j], gv, d[p*g.c+lo:p*g.c+hi])
 						}
 					}
 				}
 			})
 		}
 	})
+	transposeBatch(dst, dcl, g.n, plane, g.c, true)
 	return nil
 }
