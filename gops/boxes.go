@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // checkBoxesNode checks, when a RoI op node is built, that boxes is [K, 5]
@@ -41,13 +42,18 @@ func checkBoxes[T float](opName string, boxes []T, n int) error {
 }
 
 // spatialScaleOrOne returns the scale that multiplies box coordinates:
-// 0 means 1. Negative, NaN and infinite scales are errors.
-func spatialScaleOrOne(opName string, s float64) (float64, error) {
+// 0 means 1. Negative, NaN and infinite scales are errors, and so is a
+// scale that float32 cannot hold when the op runs in float32 (it would
+// become +Inf or 0 there).
+func spatialScaleOrOne(opName string, s float64, dt tensor.Dtype) (float64, error) {
 	if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
 		return 0, fmt.Errorf("gops: %s: SpatialScale %v must be finite and >= 0", opName, s)
 	}
 	if s == 0 {
 		return 1, nil
+	}
+	if f := float32(s); dt == tensor.Float32 && (math.IsInf(float64(f), 0) || f == 0) {
+		return 0, fmt.Errorf("gops: %s: SpatialScale %v does not fit in float32", opName, s)
 	}
 	return s, nil
 }

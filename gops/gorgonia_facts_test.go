@@ -1,7 +1,7 @@
 package gops_test
 
 // Pinned facts about Gorgonia v0.9.18 at derivative orders 1-3
-// (/work/shared/GORGONIA.md): which Gorgonia ops can be combined with gops'
+// (GORGONIA.md in the project's shared notes; README.md summarizes it): which Gorgonia ops can be combined with gops'
 // ops at higher orders when gradients come from gops.Grad, which upstream
 // defects gops.Grad works around, and which upstream ops users must avoid.
 // A test here that fails after a Gorgonia upgrade means a fact changed: read

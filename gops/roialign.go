@@ -66,7 +66,7 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 	if err := checkSamplingRatio(name, opts.SamplingRatio, opts.OutputSize); err != nil {
 		return nil, err
 	}
-	scale, err := spatialScaleOrOne(name, opts.SpatialScale)
+	scale, err := spatialScaleOrOne(name, opts.SpatialScale, input.Dtype())
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func newPoolGeom(name string, input, boxes *gorgonia.Node, size [2]int, spatialS
 	if err := checkOutputSize(name, size); err != nil {
 		return nil, err
 	}
-	scale, err := spatialScaleOrOne(name, spatialScale)
+	scale, err := spatialScaleOrOne(name, spatialScale, input.Dtype())
 	if err != nil {
 		return nil, err
 	}
