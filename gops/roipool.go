@@ -30,8 +30,9 @@ type RoIPoolOpts struct {
 // the input's dtype, is rounded half away from zero (C's round); the roi
 // spans s = max(end - start + 1, 1) pixels per side; bin (i, j) covers rows
 // [floor(i·s/PH), ceil((i+1)·s/PH)) after the start (s/PH in the input's
-// dtype), clipped to [0, H], and likewise columns. Each output is the maximum of its bin; the first maximum
-// in row-major order wins ties; an empty bin gives 0 and no gradient.
+// dtype), clipped to [0, H], and likewise columns. Each output is the
+// maximum of its bin; the first maximum in row-major order wins ties; an
+// empty bin gives 0 and no gradient.
 //
 // RoIPool is built as idx = argmax (computed once, no gradient), Y =
 // gather(input, idx); the gradient is a scatter-add of the upstream gradient

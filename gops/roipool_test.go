@@ -105,7 +105,7 @@ func checkVMs(t *testing.T, f graphtest.Func, x, boxes *tensor.Dense, dt string)
 
 // runPool evaluates op and the input gradient of sum(y ⊙ gy) on a
 // TapeMachine (Sum(y) alone when y is empty: Gorgonia's elementwise ops
-// panic on empty tensors).
+// panic on empty tensors, and its LispMachine panics even in Sum's backward).
 func runPool(op poolOp, x, boxes *tensor.Dense) (y, dx []float64, err error) {
 	g := gorgonia.NewGraph()
 	xn := gorgonia.NewTensor(g, x.Dtype(), 4, gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x), gorgonia.WithName("x"))

@@ -199,7 +199,6 @@ BENCHMARKS = {
     "PSRoIAlign/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
                                                PS_FEAT_SHAPE[1] // 49, True),
                                     run_ps_roi_align_forward_backward),
-    # Future: "RoIPool/...", "PSRoIAlign/...", "DeformConv2d/..."
     "DeformConv2d/v1/forward": (setup_deform_conv("v1", False), run_deform_conv_forward),
     "DeformConv2d/v1/forward+backward": (setup_deform_conv("v1", True),
                                          run_deform_conv_forward_backward),
