@@ -128,11 +128,8 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 		}
 		delete(pending, n)
 		total[n] = gn
-		if n.Op() == nil || wrtSet[n] && isLeaf(g, n) {
-			continue
-		}
 		kids := children(g, n)
-		if len(kids) == 0 {
+		if len(kids) == 0 || n.Op() == nil {
 			continue
 		}
 		diff := diffWRT(n)
@@ -219,8 +216,6 @@ func children(g *gorgonia.ExprGraph, n *gorgonia.Node) gorgonia.Nodes {
 	}
 	return kids
 }
-
-func isLeaf(g *gorgonia.ExprGraph, n *gorgonia.Node) bool { return len(children(g, n)) == 0 }
 
 // diffWRT says which of n's arguments a gradient flows to. An op that is not
 // symbolically differentiable is reported as differentiable in every argument
