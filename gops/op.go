@@ -52,6 +52,10 @@ type OpSpec struct {
 	// gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')},
 	// gorgonia.TensorType{Dims: 4, Of: tensor.Int}).
 	Type hm.Type
+
+	// gpu holds what the op's CUDA twin needs (its geometry), for the
+	// library's own ops; nil means the op has no GPU implementation.
+	gpu any
 }
 
 // Op is a gorgonia.Op made from an OpSpec by NewOp. It implements
