@@ -32,6 +32,12 @@ func axpy[T float](alpha T, x, y []T) {
 	}
 }
 
+// number is an element type the transposes move: the kernels' floats,
+// RoIPool's order keys and indices.
+type number interface {
+	float | ~int | ~int32 | ~int64
+}
+
 // scale divides x by d's count (or multiplies by its exact reciprocal).
 func (d divider[T]) scale(x []T) {
 	if d.exact {
@@ -66,7 +72,7 @@ const transposeTile = 16
 // or adds src to dst when add is set: a rows×cols matrix with row stride lds
 // written transposed with row stride ldd. Tiles of transposeTile, each
 // moved in 4×4 blocks held in registers.
-func transpose2D[T float](dst []T, ldd int, src []T, lds int, rows, cols int, add bool) {
+func transpose2D[T number](dst []T, ldd int, src []T, lds int, rows, cols int, add bool) {
 	for i0 := 0; i0 < rows; i0 += transposeTile {
 		i1 := min(i0+transposeTile, rows)
 		for j0 := 0; j0 < cols; j0 += transposeTile {
@@ -123,7 +129,7 @@ func transpose2D[T float](dst []T, ldd int, src []T, lds int, rows, cols int, ad
 // [N, C, H, W] into channels-last [N, H, W, C]; with rows = H·W and
 // cols = C, back. Parallel over bands of rows; each writes its own part of
 // dst.
-func transposeBatch[T float](dst, src []T, n, rows, cols int, add bool) {
+func transposeBatch[T number](dst, src []T, n, rows, cols int, add bool) {
 	const band = 4 * transposeTile
 	bands := (rows + band - 1) / band
 	parallelFor(n*bands, func(lo, hi int) {

@@ -82,64 +82,208 @@ func poolBins[T float](g *poolGeom, box []T, inclusive bool, dst []poolBin) []po
 // roi_pool (K×C×PH×PW), the flat index into input ([N, C, H, W]) of the
 // maximum of input[batch(k), c] over bin (ph, pw) of box k, or -1 for an
 // empty bin. The first maximum in row-major order wins ties; a NaN wins over
-// any number (the first NaN), so NaN propagates. Parallel over boxes; each
-// box writes only its own indices.
+// any number (the first NaN), so NaN propagates.
+//
+// The comparison is done on integer order keys (orderKey32, orderKey64)
+// held channels-last ([N, H, W, C]), so that a bin's pixels are scanned for
+// all channels at once, each pixel a contiguous row, with conditional moves
+// rather than branches. For float32 a key and the pixel's position are
+// packed into one int64 whose maximum is the first maximum. Parallel over
+// boxes; each box writes only its own indices.
 func roiPoolArgmax[T float](g *poolGeom, input, boxes []T, idx []int) error {
 	if err := checkBoxes("RoIPool", boxes, g.n); err != nil {
 		return err
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	parallelFor(len(boxes)/5, func(lo, hi int) {
-		bins := make([]poolBin, 0, nb)
-		for k := lo; k < hi; k++ {
-			bins = poolBins(g, boxes[5*k:5*k+5], true, bins[:0])
-			n := int(boxes[5*k])
-			for c := 0; c < g.c; c++ {
-				base := (n*g.c + c) * plane
-				x := input[base : base+plane]
-				o := idx[(k*g.c+c)*nb : (k*g.c+c+1)*nb]
-				for i, b := range bins {
-					if b.empty() {
-						o[i] = -1
-						continue
+	plane := g.h * g.w
+	var keys []int64
+	switch x := any(input).(type) {
+	case []float32:
+		if uint64(plane) <= math.MaxUint32 {
+			roiPoolArgmaxScan(g, packedKeysChannelsLast(x, g.n, g.c, plane), boxes, idx, newPackedArgmax)
+			return nil
+		}
+		keys = make([]int64, len(x))
+		for i, v := range x {
+			keys[i] = int64(orderKey32(v))
+		}
+	case []float64:
+		keys = make([]int64, len(x))
+		for i, v := range x {
+			keys[i] = orderKey64(v)
+		}
+	default:
+		return fmt.Errorf("gops: RoIPool: input %T is not float32 or float64", input)
+	}
+	kcl := make([]int64, len(keys))
+	transposeBatch(kcl, keys, g.n, g.c, plane, false)
+	roiPoolArgmaxScan(g, kcl, boxes, idx, newKeyArgmax)
+	return nil
+}
+
+// orderKey32 is an integer that orders as v does under roi_pool's
+// comparison: the IEEE bits with the magnitude flipped for negative numbers,
+// -0 as +0 (they compare equal, so the first wins), and every NaN above
+// +Inf (so the first NaN wins, and stays).
+func orderKey32(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	k := b ^ (b >> 31 & math.MaxInt32)
+	if v == 0 {
+		k = 0
+	}
+	if v != v {
+		k = math.MaxInt32
+	}
+	return k
+}
+
+// orderKey64 is orderKey32 for float64.
+func orderKey64(v float64) int64 {
+	b := int64(math.Float64bits(v))
+	k := b ^ (b >> 63 & math.MaxInt64)
+	if v == 0 {
+		k = 0
+	}
+	if v != v {
+		k = math.MaxInt64
+	}
+	return k
+}
+
+// packedKeysChannelsLast returns, channels-last ([N, H·W, C]), each input
+// value's orderKey32 in the high half of an int64 and the complement of its
+// position p in the plane in the low half: the larger key wins, and of
+// equal keys the one at the smaller position. Parallel over images and
+// bands of pixels.
+func packedKeysChannelsLast(x []float32, n, c, plane int) []int64 {
+	dst := make([]int64, len(x))
+	const band = 64
+	bands := (plane + band - 1) / band
+	parallelFor(n*bands, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			b, p0 := t/bands, t%bands*band
+			p1 := min(p0+band, plane)
+			src, d := x[b*c*plane:(b+1)*c*plane], dst[b*c*plane:(b+1)*c*plane]
+			for c0 := 0; c0 < c; c0 += transposeTile {
+				c1 := min(c0+transposeTile, c)
+				for p := p0; p < p1; p++ {
+					row := d[p*c+c0 : p*c+c1]
+					low := int64(^uint32(p))
+					for i := range row {
+						row[i] = int64(orderKey32(src[(c0+i)*plane+p]))<<32 | low
 					}
-					o[i] = base + binArgmax(x, g.w, b)
 				}
 			}
 		}
 	})
-	return nil
+	return dst
 }
 
-// binArgmax is the position in plane (rows of w) of the maximum of the
-// non-empty bin b: the first in row-major order, or the first NaN. The
-// scan is written to compile without branches on the data (a conditional
-// move for the position, max for the value), which random data would
-// mispredict; NaN, whose max is sticky, is found by a second scan.
-func binArgmax[T float](plane []T, w int, b poolBin) int {
-	best := b.hs*w + b.ws
-	m := plane[best]
-	for h := b.hs; h < b.he; h++ {
-		off := h*w + b.ws
-		for i, v := range plane[off : h*w+b.we] {
-			if v > m {
-				best = off + i
-			}
-			m = max(m, v)
+// binArgmaxer finds a bin's winner in every channel: rows are the
+// channels-last keys of the bin's pixels, at positions pos of the plane, in
+// row-major order; dst[c] gets the flat index base + c·plane + p of
+// channel c's winner.
+type binArgmaxer interface {
+	argmax(dst []int, rows [][]int64, pos []int, base, plane int)
+}
+
+// packedArgmax is the binArgmaxer of packedKeysChannelsLast's keys: the
+// maximum wins. Those keys all differ, so the order of the rows does not
+// matter.
+type packedArgmax struct{ m []int64 }
+
+func newPackedArgmax(c int) binArgmaxer { return &packedArgmax{make([]int64, c)} }
+
+func (s *packedArgmax) argmax(dst []int, rows [][]int64, _ []int, base, plane int) {
+	m := s.m
+	copy(m, rows[0])
+	for rows = rows[1:]; len(rows) >= 4; rows = rows[4:] {
+		r0, r1, r2, r3 := rows[0][:len(m)], rows[1][:len(m)], rows[2][:len(m)], rows[3][:len(m)]
+		for c, v := range m {
+			m[c] = max(v, r0[c], r1[c], r2[c], r3[c])
 		}
 	}
-	if m == m {
-		return best
-	}
-	for h := b.hs; h < b.he; h++ {
-		off := h*w + b.ws
-		for i, v := range plane[off : h*w+b.we] {
-			if v != v {
-				return off + i
-			}
+	for _, r := range rows {
+		r = r[:len(m)]
+		for c, v := range m {
+			m[c] = max(v, r[c])
 		}
 	}
-	return best // not reached: m is NaN only if some element is
+	dst = dst[:len(m)]
+	for c, v := range m {
+		dst[c] = base + c*plane + int(^uint32(v))
+	}
+}
+
+// keyArgmax is the binArgmaxer of plain order keys: a strictly larger key
+// wins, so of equal maxima the first in row-major order stays.
+type keyArgmax struct {
+	m    []int64
+	best []int
+}
+
+func newKeyArgmax(c int) binArgmaxer { return &keyArgmax{make([]int64, c), make([]int, c)} }
+
+func (s *keyArgmax) argmax(dst []int, rows [][]int64, pos []int, base, plane int) {
+	m, best := s.m, s.best
+	copy(m, rows[0])
+	for c := range best {
+		best[c] = pos[0]
+	}
+	for i, r := range rows[1:] {
+		r, p := r[:len(m)], pos[i+1]
+		for c, v := range r {
+			mc, bc := m[c], best[c]
+			if v > mc {
+				bc = p
+			}
+			m[c], best[c] = max(mc, v), bc
+		}
+	}
+	dst = dst[:len(m)]
+	for c, p := range best {
+		dst[c] = base + c*plane + p
+	}
+}
+
+// roiPoolArgmaxScan is roiPoolArgmax over the channels-last keys x
+// ([N, H·W, C]), one binArgmaxer per worker. A block of bins is gathered
+// [bin, C] and written to idx transposed.
+func roiPoolArgmaxScan[T float](g *poolGeom, x []int64, boxes []T, idx []int, newArgmaxer func(c int) binArgmaxer) {
+	plane, nb := g.h*g.w, g.ph*g.pw
+	block := binBlock(nb, g.c)
+	parallelFor(len(boxes)/5, func(lo, hi int) {
+		bins := make([]poolBin, 0, nb)
+		var rows [][]int64
+		var pos []int
+		am := newArgmaxer(g.c)
+		buf := make([]int, block*g.c) // indices of a block of bins, [bin, C]
+		for k := lo; k < hi; k++ {
+			bins = poolBins(g, boxes[5*k:5*k+5], true, bins[:0])
+			n := int(boxes[5*k])
+			xn := x[n*plane*g.c : (n+1)*plane*g.c]
+			o := idx[k*g.c*nb : (k+1)*g.c*nb]
+			for i, b := range bins {
+				r := i % block
+				row := buf[r*g.c : (r+1)*g.c]
+				if b.empty() {
+					for c := range row {
+						row[c] = -1
+					}
+				} else {
+					rows, pos = rows[:0], pos[:0]
+					for h := b.hs; h < b.he; h++ {
+						for p := h*g.w + b.ws; p < h*g.w+b.we; p++ {
+							rows, pos = append(rows, xn[p*g.c:(p+1)*g.c]), append(pos, p)
+						}
+					}
+					am.argmax(row, rows, pos, n*g.c*plane, plane)
+				}
+				if r == block-1 || i == nb-1 {
+					transpose2D(o[i-r:], nb, buf, g.c, r+1, g.c, false)
+				}
+			}
+		}
+	})
 }
 
 // firstBad records the smallest position at which a parallel kernel met a
