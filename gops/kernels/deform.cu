@@ -1,0 +1,173 @@
+// Deformable sampling on the GPU: the CUDA twins of the members S_ab, T_ab,
+// C_ab and O_ab (../deform_kernels.go: deformSample, deformScatter,
+// deformContract, deformOffsetGrad) and of offsetEmbed / offsetSplit, float
+// (f32) and double (f64). (a, b) is the derivative order of the bilinear
+// weight; every kernel recomputes its taps with deformTap's arithmetic, in the
+// CPU's order (compiled with -fmad=false). No atomics: T's threads each own
+// one (image, channel) plane and visit k, l in the CPU's order.
+
+#define LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+struct Geom {
+	int n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, og;
+};
+
+template <typename T> struct DTap {
+	int pos[4];
+	T w[4];
+};
+
+// deformTap: sample tr·L + l of the mask layout, weights of order (a, b).
+template <typename T> __device__ DTap<T> deformTap(const Geom &g, const T *offset, int tr, int l, int a, int b) {
+	DTap<T> t;
+	for (int j = 0; j < 4; j++) {
+		t.pos[j] = -1;
+		t.w[j] = 0;
+	}
+	int K = g.kh * g.kw, L = g.ho * g.wo;
+	int k = tr % K, i = k / g.kw, j = k % g.kw, ho = l / g.wo, wo = l % g.wo;
+	T y = (T)(ho * g.sh - g.ph + i * g.dh) + offset[(long long)tr * 2 * L + l];
+	T x = (T)(wo * g.sw - g.pw + j * g.dw) + offset[((long long)tr * 2 + 1) * L + l];
+	if (!(y >= -1 && y < (T)g.h && x >= -1 && x < (T)g.w)) return t;
+	int yl = (int)floor((double)y), xl = (int)floor((double)x);
+	T ly = y - (T)yl, lx = x - (T)xl;
+	T hy = 1 - ly, hx = 1 - lx;
+	if (a == 0 && b == 0) {
+		t.w[0] = hy * hx; t.w[1] = hy * lx; t.w[2] = ly * hx; t.w[3] = ly * lx;
+	} else if (a == 1 && b == 0) {
+		t.w[0] = -hx; t.w[1] = -lx; t.w[2] = hx; t.w[3] = lx;
+	} else if (a == 0 && b == 1) {
+		t.w[0] = -hy; t.w[1] = hy; t.w[2] = -ly; t.w[3] = ly;
+	} else {
+		t.w[0] = 1; t.w[1] = -1; t.w[2] = -1; t.w[3] = 1;
+	}
+	int ys[4] = {yl, yl, yl + 1, yl + 1}, xs[4] = {xl, xl + 1, xl, xl + 1};
+	for (int c = 0; c < 4; c++) {
+		if (ys[c] >= 0 && ys[c] < g.h && xs[c] >= 0 && xs[c] < g.w) {
+			t.pos[c] = ys[c] * g.w + xs[c];
+		} else {
+			t.w[c] = 0;
+		}
+	}
+	return t;
+}
+
+template <typename T> __device__ T dot(const DTap<T> &t, const T *x) {
+	T v = 0;
+	for (int j = 0; j < 4; j++)
+		if (t.pos[j] >= 0) v += t.w[j] * x[t.pos[j]];
+	return v;
+}
+
+// S_ab: cols[c, k, n, l] = mask · Σ weight · input[n, c, corner].
+template <typename T> __device__ void deformSample(Geom g, const T *x, const T *off, const T *mask, T *cols, int a, int b) {
+	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
+	LOOP(i, g.c * K * g.n * L) {
+		int l = i % L, n = i / L % g.n, k = i / (L * g.n) % K, c = i / (L * g.n * K);
+		int tr = (n * g.og + c / cg) * K + k;
+		T v = dot<T>(deformTap<T>(g, off, tr, l, a, b), x + ((long long)n * g.c + c) * plane);
+		if (mask) v *= mask[(long long)tr * L + l];
+		cols[i] = v;
+	}
+}
+
+// T_ab: the dst[n, c] plane by one thread, k then l in order.
+template <typename T> __device__ void deformScatter(Geom g, const T *cols, const T *off, const T *mask, T *dst, int a, int b) {
+	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
+	LOOP(i, g.n * g.c) {
+		int n = i / g.c, c = i % g.c;
+		T *d = dst + (long long)i * plane;
+		for (int p = 0; p < plane; p++) d[p] = 0;
+		for (int k = 0; k < K; k++) {
+			int tr = (n * g.og + c / cg) * K + k;
+			const T *col = cols + (((long long)c * K + k) * g.n + n) * L;
+			for (int l = 0; l < L; l++) {
+				DTap<T> t = deformTap<T>(g, off, tr, l, a, b);
+				T v = col[l];
+				if (mask) v *= mask[(long long)tr * L + l];
+				for (int j = 0; j < 4; j++)
+					if (t.pos[j] >= 0) d[t.pos[j]] += t.w[j] * v;
+			}
+		}
+	}
+}
+
+// C_ab: dst[n, g, k, l] = Σ_{c in group g} cols[c, k, n, l] · Σ weight · input.
+template <typename T> __device__ void deformContract(Geom g, const T *x, const T *off, const T *cols, T *dst, int a, int b) {
+	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
+	LOOP(i, g.n * g.og * K * L) {
+		int l = i % L, tr = i / L, k = tr % K, n = tr / K / g.og, grp = tr / K % g.og;
+		DTap<T> t = deformTap<T>(g, off, tr, l, a, b);
+		T v = 0;
+		for (int c = grp * cg; c < (grp + 1) * cg; c++)
+			v += cols[(((long long)c * K + k) * g.n + n) * L + l] * dot<T>(t, x + ((long long)n * g.c + c) * plane);
+		dst[i] = v;
+	}
+}
+
+// O_ab: y and x halves of the offset gradient (orders (a+1, b) and (a, b+1);
+// an order-2 half is zero), each times the mask.
+template <typename T> __device__ void deformOffsetGrad(Geom g, const T *x, const T *off, const T *cols, const T *mask, T *dst, int a, int b) {
+	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
+	LOOP(i, g.n * g.og * K * L) {
+		int l = i % L, tr = i / L, k = tr % K, n = tr / K / g.og, grp = tr / K % g.og;
+		bool hy = a + 1 <= 1, hx = b + 1 <= 1;
+		DTap<T> ty, tx;
+		if (hy) ty = deformTap<T>(g, off, tr, l, a + 1, b);
+		if (hx) tx = deformTap<T>(g, off, tr, l, a, b + 1);
+		T oy = 0, ox = 0;
+		for (int c = grp * cg; c < (grp + 1) * cg; c++) {
+			T col = cols[(((long long)c * K + k) * g.n + n) * L + l];
+			const T *xp = x + ((long long)n * g.c + c) * plane;
+			if (hy) oy += col * dot<T>(ty, xp);
+			if (hx) ox += col * dot<T>(tx, xp);
+		}
+		if (mask) {
+			T m = mask[(long long)tr * L + l];
+			oy *= m;
+			ox *= m;
+		}
+		dst[(2LL * tr) * L + l] = oy;
+		dst[(2LL * tr + 1) * L + l] = ox;
+	}
+}
+
+// offsetEmbed: dst (offset layout) holds src (mask layout) in its `which`
+// slots, zeros elsewhere; offsetSplit reads them back.
+template <typename T> __device__ void offsetEmbed(const T *src, T *dst, int rows, int L, int which) {
+	LOOP(i, 2 * rows * L) {
+		int l = i % L, r2 = i / L;
+		dst[i] = r2 % 2 == which ? src[(long long)(r2 / 2) * L + l] : (T)0;
+	}
+}
+template <typename T> __device__ void offsetSplit(const T *src, T *dst, int rows, int L, int which) {
+	LOOP(i, rows * L) {
+		int l = i % L, r = i / L;
+		dst[i] = src[(2LL * r + which) * L + l];
+	}
+}
+
+// The geometry travels as one struct argument (15 ints, deformGeom's order).
+#define KERNELS(t, T)                                                                                                        \
+	extern "C" __global__ void deform_s_##t(Geom g, const T *x, const T *off, const T *mask, T *out, int a, int b) {         \
+		deformSample<T>(g, x, off, mask, out, a, b);                                                                      \
+	}                                                                                                                        \
+	extern "C" __global__ void deform_t_##t(Geom g, const T *cols, const T *off, const T *mask, T *out, int a, int b) {      \
+		deformScatter<T>(g, cols, off, mask, out, a, b);                                                                  \
+	}                                                                                                                        \
+	extern "C" __global__ void deform_c_##t(Geom g, const T *x, const T *off, const T *cols, T *out, int a, int b) {         \
+		deformContract<T>(g, x, off, cols, out, a, b);                                                                    \
+	}                                                                                                                        \
+	extern "C" __global__ void deform_o_##t(Geom g, const T *x, const T *off, const T *cols, const T *mask, T *out, int a,   \
+	                                        int b) {                                                                         \
+		deformOffsetGrad<T>(g, x, off, cols, mask, out, a, b);                                                            \
+	}                                                                                                                        \
+	extern "C" __global__ void offset_embed_##t(const T *src, T *dst, int rows, int L, int which) {                        \
+		offsetEmbed<T>(src, dst, rows, L, which);                                                                         \
+	}                                                                                                                        \
+	extern "C" __global__ void offset_split_##t(const T *src, T *dst, int rows, int L, int which) {                        \
+		offsetSplit<T>(src, dst, rows, L, which);                                                                         \
+	}
+
+KERNELS(f32, float)
+KERNELS(f64, double)

@@ -1,0 +1,21 @@
+// The copying layout ops on the GPU (../layout.go): Reshape's copy and
+// SwapAxes01, float (f32) and double (f64).
+
+#define LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+// swap01: src read as [a, b, inner] is written as [b, a, inner].
+template <typename T> __device__ void swap01(const T *src, T *dst, int a, int b, int inner) {
+	LOOP(o, a * b * inner) {
+		int t = o % inner, i = o / inner % a, j = o / inner / a;
+		dst[o] = src[((long long)i * b + j) * inner + t];
+	}
+}
+
+template <typename T> __device__ void copy(const T *src, T *dst, int n) {
+	LOOP(i, n) dst[i] = src[i];
+}
+
+extern "C" __global__ void layout_swap01_f32(const float *src, float *dst, int a, int b, int inner) { swap01<float>(src, dst, a, b, inner); }
+extern "C" __global__ void layout_swap01_f64(const double *src, double *dst, int a, int b, int inner) { swap01<double>(src, dst, a, b, inner); }
+extern "C" __global__ void layout_copy_f32(const float *src, float *dst, int n) { copy<float>(src, dst, n); }
+extern "C" __global__ void layout_copy_f64(const double *src, double *dst, int n) { copy<double>(src, dst, n); }

@@ -1,0 +1,168 @@
+// RoIPool and PSRoIPool on the GPU: the CUDA twins of roiPoolArgmax,
+// roiGather, roiScatterAdd (../roipool_kernels.go), psRoIPoolForward and
+// psRoIPoolTranspose (../psroi_kernels.go), float (f32) and double (f64).
+//
+// The host validates the boxes and computes every bin with the CPU's
+// poolBins, packed as 4 ints per bin (hs, he, ws, we); the batch index is read
+// from the boxes. Argmax indices are 64-bit (Go's int). No atomics except
+// atomicMin on an error slot (the smallest bad position, as the CPU reports):
+// each scatter thread owns one (image, channel) plane and visits the boxes in
+// order, so sums are deterministic.
+
+#define LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+
+// orderKey: an integer that orders as roi_pool compares (orderKey32/64).
+__device__ long long orderKey(float v) {
+	int b = __float_as_int(v);
+	int k = b ^ (b >> 31 & 0x7fffffff);
+	if (v == 0) k = 0;
+	if (v != v) k = 0x7fffffff;
+	return k;
+}
+__device__ long long orderKey(double v) {
+	long long b = __double_as_longlong(v);
+	long long k = b ^ (b >> 63 & 0x7fffffffffffffffLL);
+	if (v == 0) k = 0;
+	if (v != v) k = 0x7fffffffffffffffLL;
+	return k;
+}
+
+// idx[k, c, bin]: flat index into x of the first maximum of the bin, -1 for
+// an empty bin.
+template <typename T>
+__device__ void roiPoolArgmax(const T *x, const T *boxes, const int *bins, long long *idx, int K, int C, int H, int W, int NB) {
+	LOOP(i, K * C * NB) {
+		int bin = i % NB, c = i / NB % C, k = i / (NB * C);
+		const int *b = bins + 4 * (k * NB + bin);
+		if (b[1] <= b[0] || b[3] <= b[2]) {
+			idx[i] = -1;
+			continue;
+		}
+		long long base = ((long long)(int)boxes[5 * k] * C + c) * H * W;
+		const T *xp = x + base;
+		long long best = 0;
+		int at = -1;
+		for (int h = b[0]; h < b[1]; h++)
+			for (int w = b[2]; w < b[3]; w++) {
+				long long key = orderKey(xp[h * W + w]);
+				if (at < 0 || key > best) {
+					best = key;
+					at = h * W + w;
+				}
+			}
+		idx[i] = base + at;
+	}
+}
+
+// out[i] = x[idx[i]], 0 where idx[i] is -1; a bad index sets *bad.
+template <typename T> __device__ void roiGather(const T *x, const long long *idx, T *out, int n, long long len, int *bad) {
+	LOOP(i, n) {
+		long long j = idx[i];
+		if (j >= 0 && j < len) {
+			out[i] = x[j];
+		} else {
+			out[i] = 0;
+			if (j != -1) atomicMin(bad, i);
+		}
+	}
+}
+
+// dst[n, c] plane by one thread: rows (k, c) of image n in box order.
+template <typename T>
+__device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, int K, int N, int C, int H, int W, int NB, int *bad) {
+	long long plane = (long long)H * W, len = (long long)N * C * plane;
+	LOOP(i, N * C) {
+		int n = i / C, c = i % C;
+		T *d = dst + (long long)i * plane;
+		for (long long p = 0; p < plane; p++) d[p] = 0;
+		for (int k = 0; k < K; k++) {
+			int r = k * C + c;
+			const long long *row = idx + (long long)r * NB;
+			long long base = -1;
+			int first = -1;
+			for (int b = 0; b < NB; b++)
+				if (row[b] >= 0) {
+					base = row[b] - row[b] % plane;
+					first = b;
+					break;
+				}
+			if (first < 0) continue;
+			if (base >= len || base / plane % C != c) {
+				atomicMin(bad, r * NB + first);
+				continue;
+			}
+			if (base / plane / C != n) continue; // another image's thread
+			for (int b = 0; b < NB; b++) {
+				long long j = row[b];
+				if (j == -1) continue;
+				if (j < base || j >= base + plane) {
+					atomicMin(bad, r * NB + b);
+					break;
+				}
+				dst[j] += g[(long long)r * NB + b];
+			}
+		}
+	}
+}
+
+// PSRoIPool forward: the mean of input channel co·NB + bin over the bin.
+template <typename T>
+__device__ void psRoIPoolForward(const T *x, const T *boxes, const int *bins, T *out, int K, int C, int H, int W, int NB) {
+	int cOut = C / NB;
+	LOOP(i, K * cOut * NB) {
+		int bin = i % NB, co = i / NB % cOut, k = i / (NB * cOut);
+		const int *b = bins + 4 * (k * NB + bin);
+		if (b[1] <= b[0] || b[3] <= b[2]) {
+			out[i] = 0;
+			continue;
+		}
+		const T *xp = x + ((long long)(int)boxes[5 * k] * C + co * NB + bin) * H * W;
+		T s = 0;
+		for (int h = b[0]; h < b[1]; h++)
+			for (int w = b[2]; w < b[3]; w++) s += xp[h * W + w];
+		out[i] = s / (T)((b[1] - b[0]) * (b[3] - b[2]));
+	}
+}
+
+// PSRoIPool transpose: the dst[n, ci] plane by one thread, boxes in order.
+template <typename T>
+__device__ void psRoIPoolTranspose(const T *g, const T *boxes, const int *bins, T *dst, int K, int N, int C, int H, int W, int NB) {
+	int cOut = C / NB;
+	LOOP(i, N * C) {
+		int n = i / C, ci = i % C, co = ci / NB, bin = ci % NB;
+		T *d = dst + (long long)i * H * W;
+		for (int p = 0; p < H * W; p++) d[p] = 0;
+		for (int k = 0; k < K; k++) {
+			if ((int)boxes[5 * k] != n) continue;
+			const int *b = bins + 4 * (k * NB + bin);
+			if (b[1] <= b[0] || b[3] <= b[2]) continue;
+			T v = g[((long long)k * cOut + co) * NB + bin] / (T)((b[1] - b[0]) * (b[3] - b[2]));
+			for (int h = b[0]; h < b[1]; h++)
+				for (int w = b[2]; w < b[3]; w++) d[h * W + w] += v;
+		}
+	}
+}
+
+#define KERNELS(t, T)                                                                                                        \
+	extern "C" __global__ void roipool_argmax_##t(const T *x, const T *boxes, const int *bins, long long *idx, int K, int C, \
+	                                              int H, int W, int NB) {                                                    \
+		roiPoolArgmax<T>(x, boxes, bins, idx, K, C, H, W, NB);                                                            \
+	}                                                                                                                        \
+	extern "C" __global__ void roipool_gather_##t(const T *x, const long long *idx, T *out, int n, long long len, int *bad) { \
+		roiGather<T>(x, idx, out, n, len, bad);                                                                           \
+	}                                                                                                                        \
+	extern "C" __global__ void roipool_scatteradd_##t(const T *g, const long long *idx, T *dst, int K, int N, int C, int H,  \
+	                                                  int W, int NB, int *bad) {                                             \
+		roiScatterAdd<T>(g, idx, dst, K, N, C, H, W, NB, bad);                                                            \
+	}                                                                                                                        \
+	extern "C" __global__ void psroipool_forward_##t(const T *x, const T *boxes, const int *bins, T *out, int K, int C, int H, \
+	                                                 int W, int NB) {                                                        \
+		psRoIPoolForward<T>(x, boxes, bins, out, K, C, H, W, NB);                                                         \
+	}                                                                                                                        \
+	extern "C" __global__ void psroipool_transpose_##t(const T *g, const T *boxes, const int *bins, T *dst, int K, int N,     \
+	                                                   int C, int H, int W, int NB) {                                        \
+		psRoIPoolTranspose<T>(g, boxes, bins, dst, K, N, C, H, W, NB);                                                    \
+	}
+
+KERNELS(f32, float)
+KERNELS(f64, double)
