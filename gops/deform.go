@@ -248,6 +248,7 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 	return OpSpec{
 		Name:       name,
 		Params:     fmt.Sprintf("order=(%d,%d), masked=%t, %s", a, b, masked, g.params()),
+		gpu:        gpuDeform{g: g, kind: kind, a: a, b: b},
 		InputDims:  dims,
 		OutputDims: out.Dims(),
 		DiffWRT:    diff,
@@ -474,6 +475,7 @@ func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
 	return OpSpec{
 		Name:       name,
 		Params:     fmt.Sprintf("which=%d, %s", which, g.params()),
+		gpu:        gpuOffsetLayout{g: g, which: which, embed: embed},
 		InputDims:  []int{4},
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {

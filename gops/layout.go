@@ -15,6 +15,7 @@ func reshapeSpec(from, to tensor.Shape) OpSpec {
 	return OpSpec{
 		Name:       "Reshape",
 		Params:     fmt.Sprintf("%v→%v", from, to),
+		gpu:        gpuReshape{},
 		InputDims:  []int{from.Dims()},
 		OutputDims: to.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
@@ -52,6 +53,7 @@ func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
 	return OpSpec{
 		Name:       "SwapAxes01",
 		Params:     fmt.Sprintf("%v as (%d,%d,...)→%v", in, a, b, out),
+		gpu:        gpuSwap01{a: a, b: b},
 		InputDims:  []int{in.Dims()},
 		OutputDims: out.Dims(),
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {

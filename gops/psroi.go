@@ -166,6 +166,7 @@ func psForwardSpec(ks *psKernels, g *poolGeom) OpSpec {
 	return OpSpec{
 		Name:       ks.name,
 		Params:     g.params(),
+		gpu:        gpuPSRoI{g: g, align: !ks.roundsBoxes},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		DiffWRT:    []bool{true, !ks.roundsBoxes},
@@ -203,6 +204,7 @@ func psTransposeSpec(ks *psKernels, g *poolGeom) OpSpec {
 	return OpSpec{
 		Name:       name,
 		Params:     g.params(),
+		gpu:        gpuPSRoI{g: g, align: !ks.roundsBoxes, transpose: true},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		DiffWRT:    []bool{true, !ks.roundsBoxes},

@@ -92,6 +92,7 @@ func roiAlignSpec(g *roiAlignGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIAlign",
 		Params:     g.params(),
+		gpu:        gpuRoIAlign{g: g},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
@@ -118,6 +119,7 @@ func roiAlignTransposeSpec(g *roiAlignGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIAlignTranspose",
 		Params:     g.params(),
+		gpu:        gpuRoIAlign{g: g, transpose: true},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {

@@ -109,6 +109,7 @@ func roiPoolArgmaxSpec(g *poolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIPoolArgmax",
 		Params:     g.params(),
+		gpu:        gpuRoIPool{g: g, kind: gpuArgmax},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		Type:       hm.NewFnType(typeFloat4, typeFloat2, typeIndex4),
@@ -137,6 +138,7 @@ func roiGatherSpec(g *poolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIGather",
 		Params:     g.params(),
+		gpu:        gpuRoIPool{g: g, kind: gpuGather},
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
 		Type:       hm.NewFnType(typeFloat4, typeIndex4, typeFloat4),
@@ -166,6 +168,7 @@ func roiScatterAddSpec(g *poolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIScatterAdd",
 		Params:     g.params(),
+		gpu:        gpuRoIPool{g: g, kind: gpuScatterAdd},
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
 		Type:       hm.NewFnType(typeFloat4, typeIndex4, typeFloat4),

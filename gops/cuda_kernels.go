@@ -1,0 +1,211 @@
+//go:build cuda
+
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Host side of the kernel launches: the boxes are copied to the host and
+// checked and gridded there by the CPU code (batch index, finite coordinates,
+// bounded sampling grid), so the GPU and CPU paths fail alike.
+
+// packGrids packs each box's sampling grid as the kernels read it: batch
+// index, startY, startX, binH, binW, gh, gw, count.
+func packGrids[T float](grids []roiAlignBox[T], boxes []T) []T {
+	p := make([]T, 0, 8*len(grids))
+	for k, b := range grids {
+		p = append(p, boxes[5*k], b.startY, b.startX, b.binH, b.binW, T(b.gh), T(b.gw), b.count)
+	}
+	return p
+}
+
+// boxGrids downloads the boxes and returns their packed grids on the device.
+func boxGrids[T float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]roiAlignBox[T], error)) (cu.DevicePtr, error) {
+	bx, err := download[T](c, boxes)
+	if err != nil {
+		return 0, err
+	}
+	gr, err := grids(bx)
+	if err != nil {
+		return 0, err
+	}
+	for _, b := range gr {
+		if b.gh > 1<<24 || b.gw > 1<<24 {
+			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.name, b.gh, b.gw)
+		}
+	}
+	return upload(c, packGrids(gr, bx))
+}
+
+func (c *gpuCall) roiAlign(g gpuRoIAlign, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	var bp cu.DevicePtr
+	var err error
+	if sfx == "_f32" {
+		bp, err = boxGrids(c, in[1], func(b []float32) ([]roiAlignBox[float32], error) { return roiAlignGrids(g.g, b) })
+	} else {
+		bp, err = boxGrids(c, in[1], func(b []float64) ([]roiAlignBox[float64], error) { return roiAlignGrids(g.g, b) })
+	}
+	if err != nil {
+		return err
+	}
+	k, gg := in[1].Shape()[0], g.g
+	if g.transpose {
+		return c.launch("roialign_transpose"+sfx, gg.n*gg.c, ptr(in[0]), bp, ptr(out), k, gg.n, gg.c, gg.h, gg.w, gg.ph, gg.pw)
+	}
+	return c.launch("roialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, gg.c, gg.h, gg.w, gg.ph, gg.pw)
+}
+
+// poolBinsOf downloads the boxes, checks them and returns every box's bins
+// as 4 int32 (hs, he, ws, we) on the device.
+func poolBinsOf[T float](c *gpuCall, g *poolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
+	bx, err := download[T](c, boxes)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkBoxes(c.name, bx, g.n); err != nil {
+		return 0, err
+	}
+	var bins []poolBin
+	for k := 0; k < len(bx)/5; k++ {
+		bins = poolBins(g, bx[5*k:5*k+5], inclusive, bins)
+	}
+	p := make([]int32, 0, 4*len(bins))
+	for _, b := range bins {
+		p = append(p, int32(b.hs), int32(b.he), int32(b.ws), int32(b.we))
+	}
+	return upload(c, p)
+}
+
+func (c *gpuCall) psRoI(g gpuPSRoI, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	gg, k := g.g, in[1].Shape()[0]
+	nb := gg.ph * gg.pw
+	if g.align {
+		var bp cu.DevicePtr
+		var err error
+		if sfx == "_f32" {
+			bp, err = boxGrids(c, in[1], func(b []float32) ([]roiAlignBox[float32], error) {
+				_, gr, err := psRoIAlignGrids(gg, b)
+				return gr, err
+			})
+		} else {
+			bp, err = boxGrids(c, in[1], func(b []float64) ([]roiAlignBox[float64], error) {
+				_, gr, err := psRoIAlignGrids(gg, b)
+				return gr, err
+			})
+		}
+		if err != nil {
+			return err
+		}
+		if g.transpose {
+			return c.launch("psroialign_transpose"+sfx, gg.n*gg.c, ptr(in[0]), bp, ptr(out), k, gg.n, gg.c, gg.h, gg.w, gg.ph, gg.pw)
+		}
+		return c.launch("psroialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, gg.c, gg.h, gg.w, gg.ph, gg.pw)
+	}
+	var bins cu.DevicePtr
+	var err error
+	if sfx == "_f32" {
+		bins, err = poolBinsOf[float32](c, gg, in[1], false)
+	} else {
+		bins, err = poolBinsOf[float64](c, gg, in[1], false)
+	}
+	if err != nil {
+		return err
+	}
+	if g.transpose {
+		return c.launch("psroipool_transpose"+sfx, gg.n*gg.c, ptr(in[0]), ptr(in[1]), bins, ptr(out), k, gg.n, gg.c, gg.h, gg.w, nb)
+	}
+	return c.launch("psroipool_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), k, gg.c, gg.h, gg.w, nb)
+}
+
+func (c *gpuCall) roiPool(g gpuRoIPool, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	gg := g.g
+	nb := gg.ph * gg.pw
+	switch g.kind {
+	case gpuArgmax:
+		var bins cu.DevicePtr
+		var err error
+		if sfx == "_f32" {
+			bins, err = poolBinsOf[float32](c, gg, in[1], true)
+		} else {
+			bins, err = poolBinsOf[float64](c, gg, in[1], true)
+		}
+		if err != nil {
+			return err
+		}
+		if tensor.Int.Size() != 8 {
+			return fmt.Errorf("gops: %s: the GPU kernels need a 64-bit int", c.name)
+		}
+		return c.launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.c, gg.h, gg.w, nb)
+	}
+	bad, err := upload(c, []int32{math.MaxInt32})
+	if err != nil {
+		return err
+	}
+	idx := in[1]
+	if g.kind == gpuGather {
+		err = c.launch("roipool_gather"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(idx), ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
+	} else {
+		err = c.launch("roipool_scatteradd"+sfx, gg.n*gg.c, ptr(in[0]), ptr(idx), ptr(out), idx.Shape()[0], gg.n, gg.c, gg.h, gg.w, nb, bad)
+	}
+	if err != nil {
+		return err
+	}
+	at := make([]int32, 1)
+	c.ctx.MemcpyDtoH(unsafePtr(at), bad, 4)
+	if err := c.sync(); err != nil {
+		return err
+	}
+	if at[0] != math.MaxInt32 {
+		ix, err := download[int](c, idx)
+		if err != nil {
+			return err
+		}
+		if g.kind == gpuGather {
+			return fmt.Errorf("gops: RoIGather: index %d at %d is outside the input (%d elements)", ix[at[0]], at[0], in[0].Shape().TotalSize())
+		}
+		return fmt.Errorf("gops: RoIScatterAdd: index %d at %d is not in the input plane of its box and channel", ix[at[0]], at[0])
+	}
+	return nil
+}
+
+// deviceGeom is deformGeom as the kernels' Geom struct: 15 C ints.
+type deviceGeom struct {
+	n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, og int32
+}
+
+func (c *gpuCall) deform(d gpuDeform, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g := d.g
+	for _, v := range []int{g.n * g.c * g.h * g.w, g.c * g.k() * g.n * g.l(), 2 * g.maskLen()} {
+		if v > math.MaxInt32 {
+			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.name, v)
+		}
+	}
+	dg := deviceGeom{int32(g.n), int32(g.c), int32(g.h), int32(g.w), int32(g.kh), int32(g.kw), int32(g.sh), int32(g.sw),
+		int32(g.ph), int32(g.pw), int32(g.dh), int32(g.dw), int32(g.ho), int32(g.wo), int32(g.og)}
+	var mask cu.DevicePtr // 0: no mask (1)
+	switch d.kind {
+	case deformS:
+		if len(in) == 3 {
+			mask = ptr(in[2])
+		}
+		return c.launch("deform_s"+sfx, out.Shape().TotalSize(), dg, ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)
+	case deformT:
+		if len(in) == 3 {
+			mask = ptr(in[2])
+		}
+		return c.launch("deform_t"+sfx, g.n*g.c, dg, ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)
+	case deformC:
+		return c.launch("deform_c"+sfx, out.Shape().TotalSize(), dg, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)
+	default:
+		if len(in) == 4 {
+			mask = ptr(in[3])
+		}
+		return c.launch("deform_o"+sfx, g.maskLen(), dg, ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)
+	}
+}

@@ -1,0 +1,39 @@
+package gops
+
+// What each op's CUDA twin needs (OpSpec.gpu): the geometry and which kernel
+// of the family. The spec constructors set it; the `cuda` build's CUDADo
+// (gops/cuda.go) dispatches on its type.
+type (
+	gpuRoIAlign struct {
+		g         *roiAlignGeom
+		transpose bool
+	}
+	gpuPSRoI struct {
+		g                *poolGeom
+		align, transpose bool
+	}
+	gpuRoIPool struct {
+		g    *poolGeom
+		kind gpuPoolKind
+	}
+	gpuDeform struct {
+		g    *deformGeom
+		kind deformKind
+		a, b int
+	}
+	gpuOffsetLayout struct {
+		g     *deformGeom
+		which int
+		embed bool
+	}
+	gpuReshape struct{}
+	gpuSwap01  struct{ a, b int }
+)
+
+type gpuPoolKind int
+
+const (
+	gpuArgmax gpuPoolKind = iota
+	gpuGather
+	gpuScatterAdd
+)
