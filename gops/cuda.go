@@ -15,6 +15,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// cudaBuild says whether this build has the cuda tag.
+const cudaBuild = true
+
 // The kernels' PTX (gops/kernels/*.cu compiled by gops/kernels/gen).
 var (
 	//go:embed kernels/roialign.ptx

@@ -162,8 +162,10 @@ func (op *Op) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
 // ReturnsPtr implements gorgonia.Op.
 func (op *Op) ReturnsPtr() bool { return false }
 
-// CallsExtern implements gorgonia.Op.
-func (op *Op) CallsExtern() bool { return false }
+// CallsExtern implements gorgonia.Op: true only in the cuda build, for an
+// op with a CUDA twin, so that Gorgonia's CUDA VM preallocates its output on
+// the device.
+func (op *Op) CallsExtern() bool { return cudaBuild && op.spec.gpu != nil }
 
 // OverwritesInput implements gorgonia.Op: never.
 func (op *Op) OverwritesInput() int { return -1 }
