@@ -34,10 +34,23 @@ func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlign
 	return ag, grids, nil
 }
 
+// insideTaps appends to dst the taps of points that are inside the input
+// (ps_roi_align reads and writes nothing for the others).
+func insideTaps[T float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
+	for i := range taps {
+		if !outsideTap(&taps[i]) {
+			dst = append(dst, taps[i])
+		}
+	}
+	return dst
+}
+
 // psRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
-// pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel over
-// boxes; each box writes only its own output.
+// pw] in bin (ph, pw) of box k; a bin without samples gives 0. For each bin,
+// its inside points are read from the C' planes of the bin in turn (planes
+// PH·PW apart, at the same offsets). Parallel over boxes; each box writes
+// only its own output.
 func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 	ag, grids, err := psRoIAlignGrids(g, boxes)
 	if err != nil {
@@ -46,31 +59,45 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 	plane, nb := g.h*g.w, g.ph*g.pw
 	cOut := g.c / nb
 	parallelFor(len(grids), func(lo, hi int) {
-		var taps []bilinearTap[T]
+		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
 			n := int(boxes[5*k])
+			o := out[k*cOut*nb : (k+1)*cOut*nb]
+			if b.gh*b.gw == 0 {
+				clear(o)
+				continue
+			}
 			b.sampleChunks(ag, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				for co := 0; co < cOut; co++ {
-					o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
-					for _, sp := range spans {
+				for _, sp := range spans {
+					in = insideTaps(in[:0], taps[sp.lo:sp.hi])
+					co := 0
+					// Two channels at once: independent chains of additions.
+					for ; co+2 <= cOut; co += 2 {
+						ci := co*nb + sp.bin
+						x0 := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						x1 := input[(n*g.c+ci+nb)*plane : (n*g.c+ci+nb+1)*plane]
+						var v0, v1 T
+						for i := range in {
+							t := &in[i]
+							p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
+							w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
+							v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
+							v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
+						}
+						psFinish(o[co*nb+sp.bin:], sp, v0, b.count)
+						psFinish(o[(co+1)*nb+sp.bin:], sp, v1, b.count)
+					}
+					for ; co < cOut; co++ {
 						ci := co*nb + sp.bin
 						x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
 						var v T
-						for _, t := range taps[sp.lo:sp.hi] {
-							if outsideTap(&t) {
-								continue
-							}
+						for i := range in {
+							t := &in[i]
 							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
 						}
-						if !sp.first {
-							v += o[sp.bin]
-						}
-						if sp.last {
-							v /= b.count
-						}
-						o[sp.bin] = v
+						psFinish(o[co*nb+sp.bin:], sp, v, b.count)
 					}
 				}
 			})
@@ -79,10 +106,24 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 	return nil
 }
 
+// psFinish stores v, a chunk's sum for a bin, at o[0]: added to the sum of
+// the bin's earlier chunks, divided by count when the bin is complete.
+func psFinish[T float](o []T, sp binSpan, v, count T) {
+	if !sp.first {
+		v += o[0]
+	}
+	if sp.last {
+		v /= count
+	}
+	o[0] = v
+}
+
 // psRoIAlignTranspose is the adjoint of psRoIAlignForward in its input: it
 // scatters grad[k, co, ph, pw] back onto dst [N, C, H, W] with the same
-// weights. Parallel over input channels; each channel visits boxes in order,
-// so sums are bitwise reproducible.
+// weights. Parallel over input channels taken bin by bin (all channels of
+// bin 0, then of bin 1, ...), so that each worker samples only its bins'
+// points; each channel visits boxes in order, so sums are bitwise
+// reproducible.
 func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 	ag, grids, err := psRoIAlignGrids(g, boxes)
 	if err != nil {
@@ -90,30 +131,51 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 	}
 	plane, nb := g.h*g.w, g.ph*g.pw
 	cOut := g.c / nb
-	parallelFor(g.c, func(lo, hi int) {
-		var taps []bilinearTap[T]
+	parallelFor(g.c, func(lo, hi int) { // [lo, hi) of bin·C' + co
+		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
-			b.sampleChunks(ag, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				first := spans[0].bin // spans hold consecutive bins
-				for ci := lo; ci < hi; ci++ {
-					co, bin := ci/nb, ci%nb
-					if bin < first || bin >= first+len(spans) {
-						continue
-					}
-					sp := spans[bin-first]
-					gv := grad[(k*cOut+co)*nb+bin]
-					x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-					for _, t := range taps[sp.lo:sp.hi] {
-						if outsideTap(&t) {
-							continue
+			div := newDivider(b)
+			b.sampleBinChunks(ag, lo/cOut, (hi-1)/cOut+1, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+				for _, sp := range spans {
+					in = insideTaps(in[:0], taps[sp.lo:sp.hi])
+					co, co1 := max(lo-sp.bin*cOut, 0), min(hi-sp.bin*cOut, cOut)
+					// As torchvision: (g·w)/count, here for two channels at
+					// once (independent chains of additions).
+					for ; co+2 <= co1; co += 2 {
+						ci := co*nb + sp.bin
+						g0, g1 := grad[(k*cOut+co)*nb+sp.bin], grad[(k*cOut+co+1)*nb+sp.bin]
+						x0 := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						x1 := dst[(n*g.c+ci+nb)*plane : (n*g.c+ci+nb+1)*plane]
+						for i := range in {
+							t := &in[i]
+							for j, p := range t.pos {
+								if div.exact {
+									x0[p] += g0 * t.w[j] * div.inv
+									x1[p] += g1 * t.w[j] * div.inv
+								} else {
+									x0[p] += g0 * t.w[j] / div.count
+									x1[p] += g1 * t.w[j] / div.count
+								}
+							}
 						}
-						x[t.pos[0]] += gv * t.w[0] / b.count
-						x[t.pos[1]] += gv * t.w[1] / b.count
-						x[t.pos[2]] += gv * t.w[2] / b.count
-						x[t.pos[3]] += gv * t.w[3] / b.count
+					}
+					for ; co < co1; co++ {
+						ci := co*nb + sp.bin
+						gv := grad[(k*cOut+co)*nb+sp.bin]
+						x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						for i := range in {
+							t := &in[i]
+							for j, p := range t.pos {
+								if div.exact {
+									x[p] += gv * t.w[j] * div.inv
+								} else {
+									x[p] += gv * t.w[j] / div.count
+								}
+							}
+						}
 					}
 				}
 			})

@@ -125,10 +125,14 @@ type binSpan struct {
 // gh·gw points per bin, at most tapsPerChunk at a time: fn gets each chunk's
 // points and the bins they belong to. taps and spans are reused buffers.
 func (b *roiAlignBox[T]) sampleChunks(g *roiAlignGeom, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
+	b.sampleBinChunks(g, 0, g.ph*g.pw, taps, spans, fn)
+}
+
+// sampleBinChunks is sampleChunks for bins [bin0, bin1) only.
+func (b *roiAlignBox[T]) sampleBinChunks(g *roiAlignGeom, bin0, bin1 int, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
 	per := b.gh * b.gw
-	total := g.ph * g.pw * per
-	for s0 := 0; s0 < total; s0 += tapsPerChunk {
-		s1 := min(s0+tapsPerChunk, total)
+	for s0 := bin0 * per; s0 < bin1*per; s0 += tapsPerChunk {
+		s1 := min(s0+tapsPerChunk, bin1*per)
 		ts, sp := (*taps)[:0], (*spans)[:0]
 		for bin := s0 / per; bin*per < s1; bin++ {
 			lo, hi := max(bin*per, s0), min((bin+1)*per, s1)
