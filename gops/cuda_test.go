@@ -22,12 +22,17 @@ import (
 //
 // Each test builds a small graph, cost = Σ R ⊙ f(inputs), its gradient
 // w.r.t. wrt (order 1) and the gradient of Σ R2 ⊙ that gradient (order 2),
-// runs it on the GPU with Gorgonia's CUDA TapeMachine, and compares
-//   - every node whose op is one of ours with that op's CPU kernel on the
-//     same input values, and
-//   - f, the first- and the second-order gradients with a CPU evaluation of
-//     the whole graph (each node's Do in topological order),
-// float64 within 1e-10 relative, float32 within 1e-4 relative.
+// runs it on the GPU with Gorgonia's CUDA TapeMachine, and compares f, the
+// first- and the second-order gradients with a CPU evaluation of the whole
+// graph (each node's Do in topological order), float64 within 1e-10
+// relative, float32 within 1e-4 relative. Where they differ, every node whose
+// op is one of ours is compared with that op's CPU kernel on the node's input
+// values after the run, and the differences are logged as hints only: the
+// TapeMachine reuses memory and writes some ops' results in place, so a
+// node's value after the run need not be the one it had (measured on the CPU
+// TapeMachine: hundreds of such stale mismatches over the golden grid while
+// every result agrees). gorgonia.TraceExec would keep copies, but it clones
+// them into the device arena, which Gorgonia sizes from the graph.
 
 // Gorgonia v0.9.18 ships no PTX for its own elementwise kernels: the bundle
 // holds them (compiled by gops/kernels/gen -gorgonia), found through
@@ -187,24 +192,94 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, build func(g *gorgonia.ExprGraph, r
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := append(gorgonia.Nodes{f}, append(g1, g2...)...)
+	gpuCompare(t, dt, g, f, wrt, g1, g2)
+}
+
+// gpuCompare runs g, which holds f and its gradients of order 1 (g1) and 2
+// (g2), one per node of wrt, on the GPU with Gorgonia's CUDA TapeMachine,
+// and compares f, g1 and g2 with a CPU evaluation of the whole graph (each
+// node's Do in topological order, from the inputs' values), within
+// closeValues' tolerance; on a difference it logs gpuNodeHints.
+func gpuCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, f *gorgonia.Node, wrt, g1, g2 gorgonia.Nodes) {
+	t.Helper()
+	if len(g1) != len(wrt) || len(g2) != len(wrt) {
+		t.Fatalf("%d and %d gradients for %d inputs", len(g1), len(g2), len(wrt))
+	}
+	results := append(gorgonia.Nodes{f}, append(append(gorgonia.Nodes(nil), g1...), g2...)...)
 	gotVals := make([]gorgonia.Value, len(results))
 	for i, n := range results {
 		gorgonia.Read(n, &gotVals[i])
+	}
+	// The inputs' host values, taken before the VM moves anything.
+	leaves := map[*gorgonia.Node]gorgonia.Value{}
+	for _, n := range g.AllNodes() {
+		if n.Op() == nil {
+			leaves[n] = hostCopy(n.Value())
+		}
 	}
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		t.Fatalf("GPU run: %v", err)
 	}
+	for i, v := range gotVals {
+		if v == nil {
+			t.Fatalf("result %d (%v) was not read", i, results[i])
+		}
+		gotVals[i] = hostCopy(v)
+	}
 
-	// Every node of ours against its CPU kernel, on the GPU's input values.
-	ours := 0
+	// The whole graph on the CPU: every node that one of the results
+	// depends on (the order-2 gradients are not below the order-2 cost, and
+	// a zero gradient is a constant below nothing).
+	host := map[*gorgonia.Node]gorgonia.Value{}
+	for _, r := range results {
+		for _, n := range topoOrder(g, r) {
+			if _, done := host[n]; done {
+				continue
+			}
+			if n.Op() == nil {
+				host[n] = leaves[n]
+				continue
+			}
+			kids := children(g, n)
+			in := make([]gorgonia.Value, len(kids))
+			for i, k := range kids {
+				in[i] = host[k]
+			}
+			v, err := n.Op().Do(in...)
+			if err != nil {
+				t.Fatalf("%v on the CPU: %v", n.Op(), err)
+			}
+			host[n] = v
+		}
+	}
+	for i, n := range results {
+		what := "f"
+		if i > 0 {
+			what = fmt.Sprintf("order-%d gradient w.r.t. %s", 1+(i-1)/len(wrt), wrt[(i-1)%len(wrt)].Name())
+		}
+		if err := closeValues(gotVals[i], host[n], dt); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	if t.Failed() {
+		gpuNodeHints(t, g, dt)
+	}
+}
+
+// gpuNodeHints logs, for every node of ours, whether its value after the GPU
+// run equals its CPU kernel applied to its inputs' values after the run
+// (hints only: see the comment at the top of the file).
+func gpuNodeHints(t *testing.T, g *gorgonia.ExprGraph, dt tensor.Dtype) {
+	t.Helper()
+	ours, differ := 0, 0
 	for _, n := range g.AllNodes() {
 		op, ok := n.Op().(*Op)
 		if !ok || n.Value() == nil {
 			continue
 		}
+		ours++
 		kids := children(g, n)
 		in := make([]gorgonia.Value, len(kids))
 		for i, k := range kids {
@@ -212,41 +287,15 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, build func(g *gorgonia.ExprGraph, r
 		}
 		want, err := op.Do(in...)
 		if err != nil {
-			t.Fatalf("%v on the CPU: %v", op, err)
-		}
-		if err := closeValues(hostCopy(n.Value()), want, dt); err != nil {
-			t.Errorf("%v: %v", op, err)
-		}
-		ours++
-	}
-	// The whole graph on the CPU.
-	host := map[*gorgonia.Node]gorgonia.Value{}
-	for _, n := range topoOrder(g, cost2) {
-		if n.Op() == nil {
-			host[n] = n.Value()
+			t.Logf("hint: %v on the CPU: %v", op, err)
 			continue
 		}
-		kids := children(g, n)
-		in := make([]gorgonia.Value, len(kids))
-		for i, k := range kids {
-			in[i] = host[k]
-		}
-		v, err := n.Op().Do(in...)
-		if err != nil {
-			t.Fatalf("%v on the CPU: %v", n.Op(), err)
-		}
-		host[n] = v
-	}
-	for i, n := range results {
-		what := "f"
-		if i > 0 {
-			what = fmt.Sprintf("order-%d gradient %d", 1+(i-1)/len(wrt), (i-1)%len(wrt))
-		}
-		if err := closeValues(gotVals[i], host[n], dt); err != nil {
-			t.Errorf("%s: %v", what, err)
+		if err := closeValues(hostCopy(n.Value()), want, dt); err != nil {
+			t.Logf("hint (the value may be stale): %v: %v", op, err)
+			differ++
 		}
 	}
-	t.Logf("%d nodes of gops ops checked against their CPU kernels", ours)
+	t.Logf("hints: %d of %d nodes of gops ops differ from their CPU kernels after the run", differ, ours)
 }
 
 func boxesValue(dt tensor.Dtype) tensor.Tensor {
