@@ -127,7 +127,7 @@ func (c *gpuCall) sync() error {
 
 // launch runs kernel name over n work items (grid-stride loops in the
 // kernels). Arguments are made C-sized: int -> int32 (an error beyond its
-// range), int64 stays, device pointers and a deviceGeom by pointer.
+// range), int64 stays, device pointers stay.
 func (c *gpuCall) launch(name string, n int, args ...any) error {
 	if n == 0 {
 		return nil
@@ -152,9 +152,6 @@ func (c *gpuCall) launch(name string, n int, args ...any) error {
 			x := v
 			params[i] = unsafe.Pointer(&x)
 		case cu.DevicePtr:
-			x := v
-			params[i] = unsafe.Pointer(&x)
-		case deviceGeom:
 			x := v
 			params[i] = unsafe.Pointer(&x)
 		default:

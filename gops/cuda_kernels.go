@@ -174,11 +174,6 @@ func (c *gpuCall) roiPool(g gpuRoIPool, sfx string, in []gorgonia.Value, out gor
 	return nil
 }
 
-// deviceGeom is deformGeom as the kernels' Geom struct: 15 C ints.
-type deviceGeom struct {
-	n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, og int32
-}
-
 func (c *gpuCall) deform(d gpuDeform, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	for _, v := range []int{g.n * g.c * g.h * g.w, g.c * g.k() * g.n * g.l(), 2 * g.maskLen()} {
@@ -186,26 +181,28 @@ func (c *gpuCall) deform(d gpuDeform, sfx string, in []gorgonia.Value, out gorgo
 			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.name, v)
 		}
 	}
-	dg := deviceGeom{int32(g.n), int32(g.c), int32(g.h), int32(g.w), int32(g.kh), int32(g.kw), int32(g.sh), int32(g.sw),
-		int32(g.ph), int32(g.pw), int32(g.dh), int32(g.dw), int32(g.ho), int32(g.wo), int32(g.og)}
+	// The kernels' first 15 parameters: the geometry as int scalars, in the
+	// order of deform.cu's Geom (cu copies 8 bytes per parameter, so no struct).
+	geom := []any{g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.ho, g.wo, g.og}
+	args := func(rest ...any) []any { return append(geom[:len(geom):len(geom)], rest...) }
 	var mask cu.DevicePtr // 0: no mask (1)
 	switch d.kind {
 	case deformS:
 		if len(in) == 3 {
 			mask = ptr(in[2])
 		}
-		return c.launch("deform_s"+sfx, out.Shape().TotalSize(), dg, ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)
+		return c.launch("deform_s"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
 	case deformT:
 		if len(in) == 3 {
 			mask = ptr(in[2])
 		}
-		return c.launch("deform_t"+sfx, g.n*g.c, dg, ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)
+		return c.launch("deform_t"+sfx, g.n*g.c, args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
 	case deformC:
-		return c.launch("deform_c"+sfx, out.Shape().TotalSize(), dg, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)
+		return c.launch("deform_c"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)...)
 	default:
 		if len(in) == 4 {
 			mask = ptr(in[3])
 		}
-		return c.launch("deform_o"+sfx, g.maskLen(), dg, ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)
+		return c.launch("deform_o"+sfx, g.maskLen(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)...)
 	}
 }

@@ -147,19 +147,30 @@ template <typename T> __device__ void offsetSplit(const T *src, T *dst, int rows
 	}
 }
 
-// The geometry travels as one struct argument (15 ints, deformGeom's order).
+// The geometry travels as 15 int scalars (deformGeom's order), one kernel
+// parameter each: gorgonia.org/cu copies 8 bytes per parameter, so a struct
+// parameter would arrive truncated.
+#define GEOM_PARAMS                                                                                                          \
+	int gn, int gc, int gh, int gw, int gkh, int gkw, int gsh, int gsw, int gph, int gpw, int gdh, int gdw, int gho, int gwo, \
+		int gog
+#define GEOM {gn, gc, gh, gw, gkh, gkw, gsh, gsw, gph, gpw, gdh, gdw, gho, gwo, gog}
+
 #define KERNELS(t, T)                                                                                                        \
-	extern "C" __global__ void deform_s_##t(Geom g, const T *x, const T *off, const T *mask, T *out, int a, int b) {         \
+	extern "C" __global__ void deform_s_##t(GEOM_PARAMS, const T *x, const T *off, const T *mask, T *out, int a, int b) {    \
+		Geom g = GEOM;                                                                                                     \
 		deformSample<T>(g, x, off, mask, out, a, b);                                                                      \
 	}                                                                                                                        \
-	extern "C" __global__ void deform_t_##t(Geom g, const T *cols, const T *off, const T *mask, T *out, int a, int b) {      \
+	extern "C" __global__ void deform_t_##t(GEOM_PARAMS, const T *cols, const T *off, const T *mask, T *out, int a, int b) { \
+		Geom g = GEOM;                                                                                                     \
 		deformScatter<T>(g, cols, off, mask, out, a, b);                                                                  \
 	}                                                                                                                        \
-	extern "C" __global__ void deform_c_##t(Geom g, const T *x, const T *off, const T *cols, T *out, int a, int b) {         \
+	extern "C" __global__ void deform_c_##t(GEOM_PARAMS, const T *x, const T *off, const T *cols, T *out, int a, int b) {    \
+		Geom g = GEOM;                                                                                                     \
 		deformContract<T>(g, x, off, cols, out, a, b);                                                                    \
 	}                                                                                                                        \
-	extern "C" __global__ void deform_o_##t(Geom g, const T *x, const T *off, const T *cols, const T *mask, T *out, int a,   \
-	                                        int b) {                                                                         \
+	extern "C" __global__ void deform_o_##t(GEOM_PARAMS, const T *x, const T *off, const T *cols, const T *mask, T *out,     \
+	                                        int a, int b) {                                                                  \
+		Geom g = GEOM;                                                                                                     \
 		deformOffsetGrad<T>(g, x, off, cols, mask, out, a, b);                                                            \
 	}                                                                                                                        \
 	extern "C" __global__ void offset_embed_##t(const T *src, T *dst, int rows, int L, int which) {                        \
