@@ -126,14 +126,20 @@ func (c *gpuCall) sync() error {
 }
 
 // launch runs kernel name over n work items (grid-stride loops in the
-// kernels). Arguments are made C-sized: int -> int32 (an error beyond its
-// range), int64 stays, device pointers stay.
+// kernels). gorgonia.org/cu copies exactly 8 bytes from each parameter's
+// address, so every argument is held in an 8-byte variable: an int (an error
+// beyond int32's range, the kernels' C int) as an int64 whose low 4 bytes are
+// the C int, a float32 as its bits in the low 4 bytes, int64, float64 and
+// device pointers as they are.
 func (c *gpuCall) launch(name string, n int, args ...any) error {
 	if n == 0 {
 		return nil
 	}
-	if n > math.MaxInt32 {
-		return fmt.Errorf("gops: %s: %d work items exceed the CUDA kernels' int range", c.name, n)
+	// The kernels' grid-stride loops step an int index by up to
+	// block·gridMax: past MaxInt32 - block·gridMax the last step overflows.
+	const block, gridMax = 256, 1 << 16
+	if n > math.MaxInt32-block*gridMax {
+		return fmt.Errorf("gops: %s: %d work items exceed the CUDA kernels' int32 grid-stride range (at most %d)", c.name, n, math.MaxInt32-block*gridMax)
 	}
 	fn, err := gpuFunc(c.e, name)
 	if err != nil {
@@ -146,7 +152,7 @@ func (c *gpuCall) launch(name string, n int, args ...any) error {
 			if v > math.MaxInt32 || v < math.MinInt32 {
 				return fmt.Errorf("gops: %s: argument %d of %s (%d) exceeds int32", c.name, i, name, v)
 			}
-			x := int32(v)
+			x := int64(v) // 8 bytes (cu copies 8 per parameter); the low 4 are the C int
 			params[i] = unsafe.Pointer(&x)
 		case int64:
 			x := v
@@ -154,12 +160,17 @@ func (c *gpuCall) launch(name string, n int, args ...any) error {
 		case cu.DevicePtr:
 			x := v
 			params[i] = unsafe.Pointer(&x)
+		case float32:
+			x := uint64(math.Float32bits(v)) // the float's bits in the low 4 of 8 bytes
+			params[i] = unsafe.Pointer(&x)
+		case float64:
+			x := v
+			params[i] = unsafe.Pointer(&x)
 		default:
 			return fmt.Errorf("gops: %s: argument %d of %s has type %T", c.name, i, name, a)
 		}
 	}
-	const block = 256
-	grid := min((n+block-1)/block, 1<<16)
+	grid := min((n+block-1)/block, gridMax)
 	c.ctx.LaunchAndSync(fn, grid, 1, 1, block, 1, 1, 0, cu.NoStream, params)
 	return c.sync()
 }
