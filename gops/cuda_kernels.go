@@ -15,6 +15,27 @@ import (
 // checked and gridded there by the CPU code (batch index, finite coordinates,
 // bounded sampling grid), so the GPU and CPU paths fail alike.
 
+// intSize is a size the kernels index with a C int.
+type intSize struct {
+	what string
+	v    int
+}
+
+// fitInt32 checks that the inputs, the output and the given sizes fit the
+// kernels' int (int32): H·W planes, packed box grids and bins, index arrays.
+func (c *gpuCall) fitInt32(in []gorgonia.Value, out gorgonia.Value, sizes ...intSize) error {
+	for i, v := range in {
+		sizes = append(sizes, intSize{fmt.Sprintf("input %d (%v)", i, v.Shape()), v.Shape().TotalSize()})
+	}
+	sizes = append(sizes, intSize{fmt.Sprintf("the result (%v)", out.Shape()), out.Shape().TotalSize()})
+	for _, s := range sizes {
+		if s.v < 0 || s.v > math.MaxInt32 {
+			return fmt.Errorf("gops: %s: %s: %d elements exceed the CUDA kernels' int range", c.name, s.what, s.v)
+		}
+	}
+	return nil
+}
+
 // packGrids packs each box's sampling grid as the kernels read it: batch
 // index, startY, startX, binH, binW, gh, gw, count.
 func packGrids[T float](grids []roiAlignBox[T], boxes []T) []T {
@@ -26,7 +47,9 @@ func packGrids[T float](grids []roiAlignBox[T], boxes []T) []T {
 }
 
 // boxGrids downloads the boxes and returns their packed grids on the device.
-func boxGrids[T float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]roiAlignBox[T], error)) (cu.DevicePtr, error) {
+// With nb > 0 (PSRoIAlign) a box's nb·gh·gw points must fit an int: the
+// forward kernel numbers them bin·gh·gw + s.
+func boxGrids[T float](c *gpuCall, boxes gorgonia.Value, nb int, grids func([]T) ([]roiAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -39,17 +62,23 @@ func boxGrids[T float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]roiA
 		if b.gh > 1<<24 || b.gw > 1<<24 {
 			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.name, b.gh, b.gw)
 		}
+		if nb > 0 && int64(nb)*int64(b.gh)*int64(b.gw) > math.MaxInt32 {
+			return 0, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.name, nb, b.gh, b.gw)
+		}
 	}
 	return upload(c, packGrids(gr, bx))
 }
 
 func (c *gpuCall) roiAlign(g gpuRoIAlign, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if err := c.fitInt32(in, out, intSize{"H·W", g.g.h * g.g.w}, intSize{"the packed box grids", 8 * in[1].Shape()[0]}); err != nil {
+		return err
+	}
 	var bp cu.DevicePtr
 	var err error
 	if sfx == "_f32" {
-		bp, err = boxGrids(c, in[1], func(b []float32) ([]roiAlignBox[float32], error) { return roiAlignGrids(g.g, b) })
+		bp, err = boxGrids(c, in[1], 0, func(b []float32) ([]roiAlignBox[float32], error) { return roiAlignGrids(g.g, b) })
 	} else {
-		bp, err = boxGrids(c, in[1], func(b []float64) ([]roiAlignBox[float64], error) { return roiAlignGrids(g.g, b) })
+		bp, err = boxGrids(c, in[1], 0, func(b []float64) ([]roiAlignBox[float64], error) { return roiAlignGrids(g.g, b) })
 	}
 	if err != nil {
 		return err
@@ -85,16 +114,23 @@ func poolBinsOf[T float](c *gpuCall, g *poolGeom, boxes gorgonia.Value, inclusiv
 func (c *gpuCall) psRoI(g gpuPSRoI, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	gg, k := g.g, in[1].Shape()[0]
 	nb := gg.ph * gg.pw
+	packed := intSize{"the packed bins", 4 * k * nb}
+	if g.align {
+		packed = intSize{"the packed box grids", 8 * k}
+	}
+	if err := c.fitInt32(in, out, intSize{"H·W", gg.h * gg.w}, packed); err != nil {
+		return err
+	}
 	if g.align {
 		var bp cu.DevicePtr
 		var err error
 		if sfx == "_f32" {
-			bp, err = boxGrids(c, in[1], func(b []float32) ([]roiAlignBox[float32], error) {
+			bp, err = boxGrids(c, in[1], nb, func(b []float32) ([]roiAlignBox[float32], error) {
 				_, gr, err := psRoIAlignGrids(gg, b)
 				return gr, err
 			})
 		} else {
-			bp, err = boxGrids(c, in[1], func(b []float64) ([]roiAlignBox[float64], error) {
+			bp, err = boxGrids(c, in[1], nb, func(b []float64) ([]roiAlignBox[float64], error) {
 				_, gr, err := psRoIAlignGrids(gg, b)
 				return gr, err
 			})
@@ -126,6 +162,15 @@ func (c *gpuCall) psRoI(g gpuPSRoI, sfx string, in []gorgonia.Value, out gorgoni
 func (c *gpuCall) roiPool(g gpuRoIPool, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	gg := g.g
 	nb := gg.ph * gg.pw
+	// in[1] is the boxes (argmax) or the indices [K, C, PH, PW], whose
+	// positions the error slot holds.
+	sizes := []intSize{{"H·W", gg.h * gg.w}}
+	if g.kind == gpuArgmax {
+		sizes = append(sizes, intSize{"the packed bins", 4 * in[1].Shape()[0] * nb})
+	}
+	if err := c.fitInt32(in, out, sizes...); err != nil {
+		return err
+	}
 	switch g.kind {
 	case gpuArgmax:
 		var bins cu.DevicePtr

@@ -86,7 +86,14 @@ __device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, int K, i
 					first = b;
 					break;
 				}
-			if (first < 0) continue;
+			if (first < 0) { // no index >= 0: the first entry other than -1 is bad
+				for (int b = 0; b < NB; b++)
+					if (row[b] != -1) {
+						atomicMin(bad, r * NB + b);
+						break;
+					}
+				continue;
+			}
 			if (base >= len || base / plane % C != c) {
 				atomicMin(bad, r * NB + first);
 				continue;
