@@ -187,6 +187,47 @@ func roiAlignTap[T float](y, x T, h, w int) bilinearTap[T] {
 	return t
 }
 
+// pixelWeight is a pixel (offset in an H×W plane) and the sum of the
+// weights with which a bin's sample points read it.
+type pixelWeight[T float] struct {
+	pos int
+	w   T
+}
+
+// mergeWindow is how far back mergePixels looks for a pixel already read:
+// far enough for the neighbouring points of a row and of the row above at
+// small grids, and a bounded cost per point at any grid.
+const mergeWindow = 16
+
+// mergePixels appends to dst the pixels the taps read with their summed
+// weights, in order of first appearance (a pixel met again after more than
+// mergeWindow others appears again), so that a bin adds each pixel's row
+// about once rather than once per point that reads it. With skipOutside the
+// taps of points outside the input are left out (the transpose); otherwise
+// they read pixel 0 with weight 0, as torchvision's forward. A zero weight
+// is never merged: 0·Inf must still give NaN.
+func mergePixels[T float](dst []pixelWeight[T], taps []bilinearTap[T], skipOutside bool) []pixelWeight[T] {
+	for i := range taps {
+		t := &taps[i]
+		if skipOutside && outsideTap(t) {
+			continue
+		}
+	corners:
+		for j, p := range t.pos {
+			if w := t.w[j]; w != 0 {
+				for k := len(dst) - 1; k >= max(len(dst)-mergeWindow, 0); k-- {
+					if dst[k].pos == p && dst[k].w != 0 {
+						dst[k].w += w
+						continue corners
+					}
+				}
+			}
+			dst = append(dst, pixelWeight[T]{p, t.w[j]})
+		}
+	}
+	return dst
+}
+
 // roiAlignGrids validates the boxes and computes every box's grid.
 func roiAlignGrids[T float](g *roiAlignGeom, boxes []T) ([]roiAlignBox[T], error) {
 	if err := checkBoxes("RoIAlign", boxes, g.n); err != nil {
@@ -246,6 +287,7 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		acc := make([]T, block*g.c) // sums of a block of bins, [bin, C]
+		var px []pixelWeight[T]
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
 			o := out[k*g.c*bins : (k+1)*g.c*bins]
@@ -263,11 +305,9 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 					if sp.first {
 						clear(row)
 					}
-					for i := sp.lo; i < sp.hi; i++ {
-						t := &taps[i]
-						for j, p := range t.pos {
-							axpy(t.w[j], x[p*g.c:(p+1)*g.c], row)
-						}
+					px = mergePixels(px[:0], taps[sp.lo:sp.hi], false)
+					for _, q := range px {
+						axpy(q.w, x[q.pos*g.c:(q.pos+1)*g.c], row)
 					}
 					// Bins end in order; a bin may continue in the next chunk.
 					if sp.last && (r == block-1 || sp.bin == bins-1) {
@@ -307,6 +347,7 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 		cw := hi - lo
 		block := binBlock(bins, cw)
 		gb := make([]T, block*cw) // gradients of a block of bins, [bin, channel]
+		var px []pixelWeight[T]
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
@@ -322,14 +363,9 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 						div.scale(gb[:nb*cw])
 					}
 					gv := gb[r*cw : (r+1)*cw]
-					for i := sp.lo; i < sp.hi; i++ {
-						t := &taps[i]
-						if outsideTap(t) {
-							continue
-						}
-						for j, p := range t.pos {
-							axpy(t.w[j], gv, d[p*g.c+lo:p*g.c+hi])
-						}
+					px = mergePixels(px[:0], taps[sp.lo:sp.hi], true)
+					for _, q := range px {
+						axpy(q.w, gv, d[q.pos*g.c+lo:q.pos*g.c+hi])
 					}
 				}
 			})

@@ -138,6 +138,37 @@ func TestRoIAlignKernelsDeterministic(t *testing.T) {
 	}
 }
 
+// A pixel that one point reads with weight 0 and another with a positive
+// weight: torchvision adds 0·Inf, so an infinite input (or upstream
+// gradient) gives NaN, which merging the two reads must not turn into Inf.
+func TestRoIAlignKernelsZeroWeightOfInf(t *testing.T) {
+	// Samples at x = 1 (pixels 1, 2 with weights 1, 0) and x = 2 (the last
+	// column: pixel 2 only).
+	g := &roiAlignGeom{n: 1, c: 1, h: 3, w: 3, ph: 1, pw: 1, scale: 1, samplingRatio: 2}
+	boxes := []float64{0, 0.5, 0, 2.5, 0}
+	x := make([]float64, 9)
+	for r := 0; r < 3; r++ {
+		x[r*3+2] = math.Inf(1)
+	}
+	grad := []float64{math.Inf(1)}
+	wantY, wantDX := refRoIAlign(g, x, boxes, grad)
+	y, dx := make([]float64, 1), make([]float64, 9)
+	if err := roiAlignForward(g, x, boxes, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := roiAlignTranspose(g, grad, boxes, dx); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(wantY[0]) || !math.IsNaN(y[0]) {
+		t.Errorf("output %v, want NaN (reference %v)", y[0], wantY[0])
+	}
+	for i := range dx {
+		if math.IsNaN(wantDX[i]) != math.IsNaN(dx[i]) || !math.IsNaN(dx[i]) && dx[i] != wantDX[i] {
+			t.Errorf("grad[%d] = %v, want %v", i, dx[i], wantDX[i])
+		}
+	}
+}
+
 func bitsOf(s []float32) []string {
 	out := make([]string, len(s))
 	for i, v := range s {
