@@ -178,13 +178,20 @@ func packedKeysChannelsLast(x []float32, n, c, plane int) []int64 {
 	return dst
 }
 
-// binArgmaxer finds a bin's winner in every channel: rows are the
-// channels-last keys of the bin's pixels, at positions pos of the plane, in
-// row-major order; dst[c] gets the flat index base + c·plane + p of
-// channel c's winner.
+// binArgmaxer finds a bin's winner in every channel, fed the channels-last
+// keys of the bin's pixels in row-major order, a few rows at a time.
 type binArgmaxer interface {
-	argmax(dst []int, rows [][]int64, pos []int, base, plane int)
+	// reduce takes rows, the keys of the pixels at positions pos of the
+	// plane; first starts a new bin.
+	reduce(rows [][]int64, pos []int, first bool)
+	// winners sets dst[c] to the flat index base + c·plane + p of channel
+	// c's winner.
+	winners(dst []int, base, plane int)
 }
+
+// argmaxRows is how many pixel rows roiPoolArgmaxScan hands a binArgmaxer
+// at a time, so that a bin of any size needs no more memory.
+const argmaxRows = 64
 
 // packedArgmax is the binArgmaxer of packedKeysChannelsLast's keys: the
 // maximum wins. Those keys all differ, so the order of the rows does not
@@ -193,10 +200,13 @@ type packedArgmax struct{ m []int64 }
 
 func newPackedArgmax(c int) binArgmaxer { return &packedArgmax{make([]int64, c)} }
 
-func (s *packedArgmax) argmax(dst []int, rows [][]int64, _ []int, base, plane int) {
+func (s *packedArgmax) reduce(rows [][]int64, _ []int, first bool) {
 	m := s.m
-	copy(m, rows[0])
-	for rows = rows[1:]; len(rows) >= 4; rows = rows[4:] {
+	if first {
+		copy(m, rows[0])
+		rows = rows[1:]
+	}
+	for ; len(rows) >= 4; rows = rows[4:] {
 		r0, r1, r2, r3 := rows[0][:len(m)], rows[1][:len(m)], rows[2][:len(m)], rows[3][:len(m)]
 		for c, v := range m {
 			m[c] = max(v, r0[c], r1[c], r2[c], r3[c])
@@ -208,8 +218,11 @@ func (s *packedArgmax) argmax(dst []int, rows [][]int64, _ []int, base, plane in
 			m[c] = max(v, r[c])
 		}
 	}
-	dst = dst[:len(m)]
-	for c, v := range m {
+}
+
+func (s *packedArgmax) winners(dst []int, base, plane int) {
+	dst = dst[:len(s.m)]
+	for c, v := range s.m {
 		dst[c] = base + c*plane + int(^uint32(v))
 	}
 }
@@ -223,14 +236,17 @@ type keyArgmax struct {
 
 func newKeyArgmax(c int) binArgmaxer { return &keyArgmax{make([]int64, c), make([]int, c)} }
 
-func (s *keyArgmax) argmax(dst []int, rows [][]int64, pos []int, base, plane int) {
+func (s *keyArgmax) reduce(rows [][]int64, pos []int, first bool) {
 	m, best := s.m, s.best
-	copy(m, rows[0])
-	for c := range best {
-		best[c] = pos[0]
+	if first {
+		copy(m, rows[0])
+		for c := range best {
+			best[c] = pos[0]
+		}
+		rows, pos = rows[1:], pos[1:]
 	}
-	for i, r := range rows[1:] {
-		r, p := r[:len(m)], pos[i+1]
+	for i, r := range rows {
+		r, p := r[:len(m)], pos[i]
 		for c, v := range r {
 			mc, bc := m[c], best[c]
 			if v > mc {
@@ -239,8 +255,11 @@ func (s *keyArgmax) argmax(dst []int, rows [][]int64, pos []int, base, plane int
 			m[c], best[c] = max(mc, v), bc
 		}
 	}
-	dst = dst[:len(m)]
-	for c, p := range best {
+}
+
+func (s *keyArgmax) winners(dst []int, base, plane int) {
+	dst = dst[:len(s.best)]
+	for c, p := range s.best {
 		dst[c] = base + c*plane + p
 	}
 }
@@ -253,8 +272,8 @@ func roiPoolArgmaxScan[T float](g *poolGeom, x []int64, boxes []T, idx []int, ne
 	block := binBlock(nb, g.c)
 	parallelFor(len(boxes)/5, func(lo, hi int) {
 		bins := make([]poolBin, 0, nb)
-		var rows [][]int64
-		var pos []int
+		rows := make([][]int64, 0, argmaxRows)
+		pos := make([]int, 0, argmaxRows)
 		am := newArgmaxer(g.c)
 		buf := make([]int, block*g.c) // indices of a block of bins, [bin, C]
 		for k := lo; k < hi; k++ {
@@ -270,13 +289,21 @@ func roiPoolArgmaxScan[T float](g *poolGeom, x []int64, boxes []T, idx []int, ne
 						row[c] = -1
 					}
 				} else {
-					rows, pos = rows[:0], pos[:0]
+					first := true
 					for h := b.hs; h < b.he; h++ {
 						for p := h*g.w + b.ws; p < h*g.w+b.we; p++ {
 							rows, pos = append(rows, xn[p*g.c:(p+1)*g.c]), append(pos, p)
+							if len(rows) == argmaxRows {
+								am.reduce(rows, pos, first)
+								rows, pos, first = rows[:0], pos[:0], false
+							}
 						}
 					}
-					am.argmax(row, rows, pos, n*g.c*plane, plane)
+					if len(rows) > 0 {
+						am.reduce(rows, pos, first)
+						rows, pos = rows[:0], pos[:0]
+					}
+					am.winners(row, n*g.c*plane, plane)
 				}
 				if r == block-1 || i == nb-1 {
 					transpose2D(o[i-r:], nb, buf, g.c, r+1, g.c, false)

@@ -93,6 +93,7 @@ func TestRoIPoolArgmaxMatchesReference(t *testing.T) {
 		{"C=37/7x7", poolGeom{n: 2, c: 37, h: 13, w: 17, ph: 7, pw: 7, scale: 0.5}, 12},
 		{"C=3/3x2", poolGeom{n: 2, c: 3, h: 9, w: 11, ph: 3, pw: 2, scale: 1}, 12},
 		{"C=40/30x30 (bins in two blocks)", poolGeom{n: 1, c: 40, h: 9, w: 11, ph: 30, pw: 30, scale: 1}, 3},
+		{"C=5/1x2 (bins of hundreds of pixels)", poolGeom{n: 1, c: 5, h: 20, w: 30, ph: 1, pw: 2, scale: 1}, 6},
 	} {
 		t.Run(c.name+"/float32", func(t *testing.T) { checkRoIPoolArgmax[float32](t, &c.g, c.k) })
 		t.Run(c.name+"/float64", func(t *testing.T) { checkRoIPoolArgmax[float64](t, &c.g, c.k) })
