@@ -345,14 +345,16 @@ func (f *firstBad) at() int {
 func roiGather[T float](input []T, idx []int, out []T, nb int) error {
 	bad := newFirstBad()
 	parallelFor(len(idx)/nb, func(lo, hi int) {
-		for i := lo * nb; i < hi*nb; i++ {
-			switch j := idx[i]; {
-			case j >= 0 && j < len(input):
-				out[i] = input[j]
+		ix := idx[lo*nb : hi*nb]
+		o := out[lo*nb : lo*nb+len(ix)]
+		for i, j := range ix {
+			switch {
+			case uint(j) < uint(len(input)):
+				o[i] = input[j]
 			case j == -1:
-				out[i] = 0
+				o[i] = 0
 			default:
-				bad.report(i)
+				bad.report(lo*nb + i)
 				return
 			}
 		}
@@ -388,15 +390,27 @@ func roiScatterAdd[T float](g *poolGeom, grad []T, idx []int, dst []T) error {
 						break
 					}
 				}
+				if base < 0 { // no index into the input: all must be -1
+					for i, j := range row {
+						if j != -1 {
+							bad.report(r*nb + i)
+							return
+						}
+					}
+					continue
+				}
+				pl := dst[base : base+plane]
+				gr = gr[:len(row)]
 				for i, j := range row {
 					if j == -1 {
 						continue
 					}
-					if j < base || j >= base+plane {
+					u := uint(j - base)
+					if u >= uint(len(pl)) {
 						bad.report(r*nb + i)
 						return
 					}
-					dst[j] += gr[i]
+					pl[u] += gr[i]
 				}
 			}
 		}
