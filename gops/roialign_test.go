@@ -106,42 +106,9 @@ func TestRoIAlignTapeEqualsLisp(t *testing.T) {
 }
 
 // runRoIAlign evaluates RoIAlign and the input gradient of sum(y ⊙ gy) on a
-// TapeMachine.
+// TapeMachine (runPool with RoIAlign as the op).
 func runRoIAlign(x, boxes *tensor.Dense, opts gops.RoIAlignOpts) (y, dx []float64, err error) {
-	g := gorgonia.NewGraph()
-	xn := gorgonia.NewTensor(g, x.Dtype(), 4, gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x), gorgonia.WithName("x"))
-	bn := gorgonia.NewTensor(g, boxes.Dtype(), 2, gorgonia.WithShape(boxes.Shape()...), gorgonia.WithValue(boxes), gorgonia.WithName("boxes"))
-	yn, err := gops.RoIAlign(xn, bn, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	var cost *gorgonia.Node
-	if yn.Shape().TotalSize() == 0 {
-		// Gorgonia's elementwise ops panic on empty tensors; Sum does not.
-		cost, err = gorgonia.Sum(yn)
-	} else {
-		gy := rangeTensor(yn.Shape()...)
-		if x.Dtype() == tensor.Float32 {
-			gy = toFloat32(gy)
-		}
-		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, g.Constant(gy))))
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	grads, err := gops.Grad(cost, xn)
-	if err != nil {
-		return nil, nil, err
-	}
-	var yv, dxv gorgonia.Value
-	gorgonia.Read(yn, &yv)
-	gorgonia.Read(grads[0], &dxv)
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		return nil, nil, err
-	}
-	return values(yv), values(dxv), nil
+	return runPool(func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) }, x, boxes)
 }
 
 func values(v gorgonia.Value) []float64 {
