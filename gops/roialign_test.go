@@ -233,23 +233,9 @@ func TestRoIAlignBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := gorgonia.NewGraph()
-			xn := gorgonia.NewTensor(g, c.x.Dtype(), c.x.Dims(), gorgonia.WithShape(c.x.Shape()...), gorgonia.WithValue(c.x))
-			bn := gorgonia.NewTensor(g, c.b.Dtype(), c.b.Dims(), gorgonia.WithShape(c.b.Shape()...), gorgonia.WithValue(c.b))
-			y, err := gops.RoIAlign(xn, bn, c.opts)
-			if !c.build {
-				if err != nil {
-					t.Fatalf("build: %v", err)
-				}
-				m := gorgonia.NewTapeMachine(g)
-				defer m.Close()
-				err = m.RunAll()
-			} else if y != nil {
-				t.Fatalf("got a node with a build error expected")
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
+			expectOpError(t, c.x, c.b, c.build, c.want, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+				return gops.RoIAlign(x, b, c.opts)
+			})
 		})
 	}
 }

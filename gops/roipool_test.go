@@ -435,24 +435,33 @@ func commonBadInput(opName string) []badInputCase {
 func runBadInput(t *testing.T, build poolBuild, cases []badInputCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := gorgonia.NewGraph()
-			xn := gorgonia.NewTensor(g, c.x.Dtype(), c.x.Dims(), gorgonia.WithShape(c.x.Shape()...), gorgonia.WithValue(c.x))
-			bn := gorgonia.NewTensor(g, c.b.Dtype(), c.b.Dims(), gorgonia.WithShape(c.b.Shape()...), gorgonia.WithValue(c.b))
-			y, err := build(xn, bn, c.size, c.scale)
-			if !c.build {
-				if err != nil {
-					t.Fatalf("build: %v", err)
-				}
-				m := gorgonia.NewTapeMachine(g)
-				defer m.Close()
-				err = m.RunAll()
-			} else if y != nil {
-				t.Fatalf("got a node where a build error was expected")
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
+			expectOpError(t, c.x, c.b, c.build, c.want, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+				return build(x, b, c.size, c.scale)
+			})
 		})
+	}
+}
+
+// expectOpError builds op(x, boxes) and requires an error containing want:
+// when the node is built (atBuild) or when it runs.
+func expectOpError(t *testing.T, x, boxes *tensor.Dense, atBuild bool, want string, op poolOp) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, x.Dtype(), x.Dims(), gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x))
+	bn := gorgonia.NewTensor(g, boxes.Dtype(), boxes.Dims(), gorgonia.WithShape(boxes.Shape()...), gorgonia.WithValue(boxes))
+	y, err := op(xn, bn)
+	if !atBuild {
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		m := gorgonia.NewTapeMachine(g)
+		defer m.Close()
+		err = m.RunAll()
+	} else if y != nil {
+		t.Fatalf("got a node where a build error was expected")
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want it to contain %q", err, want)
 	}
 }
 
