@@ -79,13 +79,7 @@ func BenchmarkDeformConv2d(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				m := deformBenchGraph(b, sz.s, backward)
 				defer m.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					m.Reset()
-					if err := m.RunAll(); err != nil {
-						b.Fatal(err)
-					}
-				}
+				timeVM(b, m)
 			})
 		}
 	}

@@ -101,14 +101,7 @@ func benchPool(b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error
 	if !slices.Equal(got, want) {
 		b.Fatalf("graph result differs from the kernels' (backward=%t)", backward)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		m.Reset()
-		if err := m.RunAll(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	timeVM(b, m)
 }
 
 // BenchmarkRoIPool times RoIPool at the RoIAlign benchmark size, float32.

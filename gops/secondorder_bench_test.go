@@ -70,13 +70,7 @@ func BenchmarkSecondOrder(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			m := secondOrderGraph(b, order)
 			defer m.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				m.Reset()
-				if err := m.RunAll(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			timeVM(b, m)
 		})
 	}
 }
