@@ -282,19 +282,8 @@ func TestCrossEntropy(t *testing.T) {
 // TapeMachine must not overwrite parameters or scenes in place), and agree
 // with the first-order graphs on the losses.
 func TestMetaGraphRepeatable(t *testing.T) {
-	train, _ := loadMNIST(t)
-	cfg := tinyConfig(0)
-	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
-	l, err := NewLearner(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, l, rng, task := tinyLearnerAndTask(t, 8, 9)
 	defer l.Close()
-	rng := rand.New(rand.NewPCG(8, 9))
-	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := cfg.Arch.InitParams(rng)
 	a, err := l.meta.Eval(p, task)
 	if err != nil {
@@ -448,19 +437,8 @@ func TestFlags(t *testing.T) {
 // sampling: the check must notice, difference on a smooth side or with a
 // smaller step, and still agree with gops.Grad.
 func TestMetaGradientNearKinks(t *testing.T) {
-	train, _ := loadMNIST(t)
-	cfg := tinyConfig(0)
-	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
-	l, err := NewLearner(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, l, rng, task := tinyLearnerAndTask(t, 4, 4)
 	defer l.Close()
-	rng := rand.New(rand.NewPCG(4, 4))
-	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := cfg.Arch.InitParams(rng)
 	clear(p[pOffW])
 	for j := range p[pOffB] {
@@ -481,4 +459,24 @@ func TestMetaGradientNearKinks(t *testing.T) {
 	if !adjusted || !chk.Pass {
 		t.Errorf("check near kinks: adjusted %t, pass %t, max relative error %.1e", adjusted, chk.Pass, chk.MaxRelErr)
 	}
+}
+
+// tinyLearnerAndTask builds the learner of tinyConfig(0) and samples one
+// training task with the seeds given; the caller closes the learner.
+func tinyLearnerAndTask(t *testing.T, seed1, seed2 uint64) (Config, *Learner, *rand.Rand, *Task) {
+	t.Helper()
+	train, _ := loadMNIST(t)
+	cfg := tinyConfig(0)
+	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed1, seed2))
+	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	return cfg, l, rng, task
 }
