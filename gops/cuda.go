@@ -241,7 +241,11 @@ func (op *Op) CUDADo(extern gorgonia.External, dev gorgonia.Device, prealloc gor
 		err = c.launch("layout_copy"+sfx, n, ptr(inputs[0]), ptr(out), n)
 	case gpuSwap01:
 		n := out.Shape().TotalSize()
-		err = c.launch("layout_swap01"+sfx, n, ptr(inputs[0]), ptr(out), g.a, g.b, n/max(g.a*g.b, 1))
+		if g.bias {
+			err = c.launch("layout_swap01_bias"+sfx, n, ptr(inputs[0]), ptr(inputs[1]), ptr(out), g.a, g.b, n/max(g.a*g.b, 1))
+		} else {
+			err = c.launch("layout_swap01"+sfx, n, ptr(inputs[0]), ptr(out), g.a, g.b, n/max(g.a*g.b, 1))
+		}
 	default:
 		err = fmt.Errorf("gops: %s: no CUDA twin for %T", op.spec.Name, g)
 	}

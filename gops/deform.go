@@ -79,22 +79,11 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	if err != nil {
 		return nil, fmt.Errorf("gops: DeformConv2d: %w", err)
 	}
-	out, err := Apply(swap01Spec(prod.Shape(), cout, g.n, tensor.Shape{g.n, cout, g.ho, g.wo}), prod)
-	if err != nil {
-		return nil, err
-	}
+	outShape := tensor.Shape{g.n, cout, g.ho, g.wo}
 	if bias == nil {
-		return out, nil
+		return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape), prod)
 	}
-	b4, err := reshape(bias, 1, cout, 1, 1)
-	if err != nil {
-		return nil, err
-	}
-	out, err = gorgonia.BroadcastAdd(out, b4, nil, []byte{0, 2, 3})
-	if err != nil {
-		return nil, fmt.Errorf("gops: DeformConv2d: bias: %w", err)
-	}
-	return out, nil
+	return Apply(swap01BiasSpec(prod.Shape(), cout, g.n, outShape), prod, bias)
 }
 
 // deformConv2dGeom checks the nodes' shapes and returns the geometry and
@@ -419,45 +408,42 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 		}
 		data[i] = d
 	}
-	var taps []bilinearTap[T]
-	if kind != deformO {
-		taps = deformTaps(g, a, b, data[1])
-	}
 	switch kind {
-	case deformS:
+	case deformS, deformT:
 		var mask []T
 		if len(in) == 3 {
 			mask = data[2]
 		}
-		out, cols := newTensor[T](g.colsShape()...)
-		deformSample(g, taps, data[0], mask, cols)
-		return out, nil
-	case deformT:
-		var mask []T
-		if len(in) == 3 {
-			mask = data[2]
+		taps := deformTaps(g, a, b, data[1], mask)
+		if kind == deformS {
+			out, cols := newTensor[T](g.colsShape()...)
+			deformSample(g, taps, data[0], cols)
+			return out, nil
 		}
+		padded := make([]T, g.n*g.c*g.padLen())
+		deformScatter(g, taps, data[0], padded)
 		out, dst := newTensor[T](g.inputShape()...)
-		deformScatter(g, taps, data[0], mask, dst)
+		unpadImages(g, padded, dst)
 		return out, nil
 	case deformC:
+		taps := deformTaps(g, a, b, data[1], nil)
 		out, dst := newTensor[T](g.maskShape()...)
-		deformContract(g, taps, data[0], data[2], dst)
+		deformContract(g, taps, padImages(g, data[0]), data[2], dst)
 		return out, nil
 	default:
 		var mask []T
 		if len(in) == 4 {
 			mask = data[3]
 		}
-		var tapsY, tapsX []bilinearTap[T]
+		var tapsY, tapsX []padTap[T]
 		if a+1 <= 1 {
-			tapsY = deformTaps(g, a+1, b, data[1])
+			tapsY = deformTaps(g, a+1, b, data[1], nil)
 		}
 		if b+1 <= 1 {
-			tapsX = deformTaps(g, a, b+1, data[1])
+			tapsX = deformTaps(g, a, b+1, data[1], nil)
 		}
 		out, dst := newTensor[T](g.offsetShape()...)
-		deformOffsetGrad(g, tapsY, tapsX, data[0], data[2], mask, dst)
+		deformOffsetGrad(g, tapsY, tapsX, padImages(g, data[0]), data[2], mask, dst)
 		return out, nil
 	}
 }

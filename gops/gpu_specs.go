@@ -27,7 +27,10 @@ type (
 		embed bool
 	}
 	gpuReshape struct{}
-	gpuSwap01  struct{ a, b int }
+	gpuSwap01  struct {
+		a, b int
+		bias bool // SwapAxes01AddBias: a second input of [a]
+	}
 )
 
 type gpuPoolKind int

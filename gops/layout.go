@@ -79,17 +79,90 @@ func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
 }
 
 func swap01[T float](v gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
+	return swap01Bias[T](v, nil, a, b, outShape)
+}
+
+// swap01BiasSpec is swap01Spec with a bias of shape [a] added on the way:
+// out[j, i, ...] = in[i, j, ...] + bias[i]. DeformConv2d's [Cout, N, L]
+// product becomes [N, Cout, Ho, Wo] with its bias in one pass. Backward:
+// the input's gradient is the exchange back, the bias's the sum of the
+// upstream gradient over all axes but axis 1.
+func swap01BiasSpec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
+	return OpSpec{
+		Name:       "SwapAxes01AddBias",
+		Params:     fmt.Sprintf("%v as (%d,%d,...)→%v", in, a, b, out),
+		gpu:        gpuSwap01{a: a, b: b, bias: true},
+		InputDims:  []int{in.Dims(), 1},
+		OutputDims: out.Dims(),
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
+			if !s[0].Eq(in) {
+				return nil, fmt.Errorf("gops: SwapAxes01AddBias: input shape %v, want %v", s[0], in)
+			}
+			if !s[1].Eq(tensor.Shape{a}) {
+				return nil, fmt.Errorf("gops: SwapAxes01AddBias: bias shape %v, want (%d)", s[1], a)
+			}
+			return out.Clone(), nil
+		},
+		Forward: func(v []gorgonia.Value) (gorgonia.Value, error) {
+			switch v[0].Dtype() {
+			case tensor.Float32:
+				return swap01Bias[float32](v[0], v[1], a, b, out)
+			case tensor.Float64:
+				return swap01Bias[float64](v[0], v[1], a, b, out)
+			}
+			return nil, fmt.Errorf("gops: SwapAxes01AddBias: dtype %v", v[0].Dtype())
+		},
+		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := Apply(swap01Spec(out, b, a, in), grad)
+			if err != nil {
+				return nil, err
+			}
+			// grad read as [b, a, inner]: sum over axes 0 and 2.
+			g3, err := reshape(grad, b, a, in.TotalSize()/max(a*b, 1))
+			if err != nil {
+				return nil, err
+			}
+			db, err := gorgonia.Sum(g3, 0, 2)
+			if err != nil {
+				return nil, fmt.Errorf("gops: SwapAxes01AddBias backward: %w", err)
+			}
+			return gorgonia.Nodes{d, db}, nil
+		},
+	}
+}
+
+// swap01Bias reads v as [a, b, inner] and returns [b, a, inner] (shaped
+// outShape), plus bias[i] on every element from row i when bias is not nil.
+// Parallel over the b blocks of the result.
+func swap01Bias[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err
 	}
-	out, dst := newTensor[T](outShape...)
-	inner := len(src) / max(a*b, 1)
-	for i := 0; i < a; i++ {
-		for j := 0; j < b; j++ {
-			copy(dst[(j*a+i)*inner:(j*a+i+1)*inner], src[(i*b+j)*inner:(i*b+j+1)*inner])
+	var bs []T
+	if bias != nil {
+		if bs, _, err = tensorData[T](bias); err != nil {
+			return nil, err
 		}
 	}
+	out, dst := newTensor[T](outShape...)
+	inner := len(src) / max(a*b, 1)
+	parallelFor(b, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			for i := 0; i < a; i++ {
+				d := dst[(j*a+i)*inner : (j*a+i+1)*inner]
+				s := src[(i*b+j)*inner : (i*b+j+1)*inner]
+				if bs == nil {
+					copy(d, s)
+					continue
+				}
+				s = s[:len(d)]
+				for t := range d {
+					d[t] = s[t] + bs[i]
+				}
+			}
+		}
+	})
 	return out, nil
 }
 

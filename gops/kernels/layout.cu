@@ -11,11 +11,21 @@ template <typename T> __device__ void swap01(const T *src, T *dst, int a, int b,
 	}
 }
 
+// swap01_bias: swap01 plus bias[i] (bias has a elements).
+template <typename T> __device__ void swap01_bias(const T *src, const T *bias, T *dst, int a, int b, int inner) {
+	LOOP(o, a * b * inner) {
+		int t = o % inner, i = o / inner % a, j = o / inner / a;
+		dst[o] = src[((long long)i * b + j) * inner + t] + bias[i];
+	}
+}
+
 template <typename T> __device__ void copy(const T *src, T *dst, int n) {
 	LOOP(i, n) dst[i] = src[i];
 }
 
 extern "C" __global__ void layout_swap01_f32(const float *src, float *dst, int a, int b, int inner) { swap01<float>(src, dst, a, b, inner); }
 extern "C" __global__ void layout_swap01_f64(const double *src, double *dst, int a, int b, int inner) { swap01<double>(src, dst, a, b, inner); }
+extern "C" __global__ void layout_swap01_bias_f32(const float *src, const float *bias, float *dst, int a, int b, int inner) { swap01_bias<float>(src, bias, dst, a, b, inner); }
+extern "C" __global__ void layout_swap01_bias_f64(const double *src, const double *bias, double *dst, int a, int b, int inner) { swap01_bias<double>(src, bias, dst, a, b, inner); }
 extern "C" __global__ void layout_copy_f32(const float *src, float *dst, int n) { copy<float>(src, dst, n); }
 extern "C" __global__ void layout_copy_f64(const double *src, double *dst, int n) { copy<double>(src, dst, n); }
