@@ -20,6 +20,13 @@
 #   BENCHTIME  go test -benchtime (default 1s).
 #   TV_REPEATS, TV_WARMUP
 #              bench_torchvision.py --repeats (default 20), --warmup (default 3).
+#   TAGS2      build tags of a second gops build whose rows are added as
+#              NAME@TAGS2 (default openblas; TAGS2= for none). If it does not
+#              build (no libopenblas-dev), its rows are missing and the
+#              output says why.
+#   FAMILIES2  the op families timed in the second build too (extended
+#              regexp; default 'DeformConv2d|SecondOrder', the ones with
+#              matrix products, the only work the openblas tag changes).
 #
 # Every torchvision benchmark runs in its own python process, and every
 # paired Go benchmark once more in its own process (-count 1) under GNU time,
@@ -52,6 +59,8 @@ count=${COUNT:-5}
 benchtime=${BENCHTIME:-1s}
 tv_repeats=${TV_REPEATS:-20}
 tv_warmup=${TV_WARMUP:-3}
+tags2=${TAGS2-openblas}
+families2=${FAMILIES2:-DeformConv2d|SecondOrder}
 
 # Floors: "work<TAB>floor"; the table "Against plain convolution" compares
 # the gops and torchvision times of work with torchvision's time of floor.
@@ -106,6 +115,20 @@ fi
 bin=$tmp/gops.test
 # gobench ARGS...: the test binary in the package directory, as go test runs it.
 gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
+bin2=
+if [[ -n $tags2 ]]; then
+	log "building the second gops test binary, -tags $tags2"
+	if go test -tags "$tags2" -c -o "$tmp/gops2.test" ./gops 2>"$tmp/build2.err"; then
+		bin2=$tmp/gops2.test
+	else
+		cat "$tmp/build2.err" >&2
+		problems+=("The second build (\`go test -tags $tags2\`) failed, so its @$tags2 rows are missing: $(head -c 300 "$tmp/build2.err" | tr '\n' ' ')")
+	fi
+fi
+# second FAMILY: whether FAMILY is timed in the second build too.
+second() { [[ -n $bin2 && $1 =~ ^($families2)$ ]]; }
+# tagged: the second build's benchmark lines with @TAGS2 appended to the name.
+tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@$tags2-\2\3/"; }
 
 go_families=()
 while read -r b; do go_families+=("${b#Benchmark}"); done < <(gobench -test.list '^Benchmark' | grep '^Benchmark' || true)
@@ -144,6 +167,7 @@ log "families: ${families[*]}${skipped:+ (skipped: ${skipped[*]})}"
 
 # ---------------------------------------------------------------- Go timings
 : >"$tmp/go.txt"
+: >"$tmp/go2.txt"
 for f in "${families[@]}"; do
 	[[ " ${go_families[*]} " == *" $f "* ]] || continue
 	log "go: Benchmark$f, -count $count -benchtime $benchtime"
@@ -151,23 +175,40 @@ for f in "${families[@]}"; do
 		problems+=("\`Benchmark$f\` failed (its rows may be missing; see the stderr of \`scripts/bench.sh\`).")
 	fi
 	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
+	if second "$f"; then
+		log "go -tags $tags2: Benchmark$f, -count $count -benchtime $benchtime"
+		if ! (cd gops && "$bin2" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
+			problems+=("\`Benchmark$f\` of the -tags $tags2 build failed (its rows may be missing).")
+		fi
+		cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
+		tagged <"$tmp/go2.$f.txt" >>"$tmp/go.txt"
+	fi
 done
 
 # ---------------------------------------------------------------- Go peak RSS
 : >"$tmp/gorss.tsv"
 go_idle_rss=n/a
 if $have_time; then
-	"$tmp/benchtable" pairs -go "$tmp/go.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs"
-	while IFS=$'\t' read -r name re; do
-		log "go peak RSS: $name"
-		if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
-			>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
-			printf '%s\t%s\n' "$name" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
-		else
-			cat "$tmp/rss.out" >&2
-			problems+=("The peak-RSS run of \`$name\` (\`-test.bench '$re'\`) failed.")
-		fi
-	done <"$tmp/pairs"
+	# rsspairs BINARY SUFFIX: each benchmark of the binary's go output
+	# (given on stdin as pairs) alone under GNU time.
+	rsspairs() {
+		while IFS=$'\t' read -r name re; do
+			log "go peak RSS: $name$2"
+			if (cd gops && /usr/bin/time -v -o "$tmp/time" "$1" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
+				>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
+				printf '%s\t%s\n' "$name$2" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
+			else
+				cat "$tmp/rss.out" >&2
+				problems+=("The peak-RSS run of \`$name$2\` (\`-test.bench '$re'\`) failed.")
+			fi
+		done
+	}
+	"$tmp/benchtable" pairs -go <(grep -v '^Benchmark[^[:space:]]*@' "$tmp/go.txt") -tvnames "$tmp/tvnames" >"$tmp/pairs"
+	rsspairs "$bin" "" <"$tmp/pairs"
+	if [[ -n $bin2 ]]; then
+		"$tmp/benchtable" pairs -go "$tmp/go2.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs2"
+		rsspairs "$bin2" "@$tags2" <"$tmp/pairs2"
+	fi
 	if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench '^$') >/dev/null 2>&1; then
 		go_idle_rss=$(maxrss "$tmp/time")
 	fi
@@ -208,7 +249,10 @@ fi
 # ---------------------------------------------------------------- BENCHMARKS.md
 : >"$tmp/floors"
 while IFS=$'\t' read -r work floor; do
-	if picked "${work%%/*}" && grep -qxF "$floor" "$tmp/tvnames"; then printf '%s\t%s\n' "$work" "$floor" >>"$tmp/floors"; fi
+	if picked "${work%%/*}" && grep -qxF "$floor" "$tmp/tvnames"; then
+		printf '%s\t%s\n' "$work" "$floor" >>"$tmp/floors"
+		if second "${work%%/*}"; then printf '%s\t%s\n' "$work@$tags2" "$floor" >>"$tmp/floors"; fi
+	fi
 done <<<"$floors"
 
 mib() { awk -v k="$1" 'BEGIN {if (k == "n/a" || k == "") print "n/a"; else printf "%.0f MiB\n", k / 1024}'; }
@@ -226,12 +270,22 @@ rerun="COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_wa
 [[ -z $only ]] || rerun="ONLY='$only' $rerun"
 [[ -z $skip ]] || rerun="SKIP='$skip' $rerun"
 [[ $py == /usr/bin/python3 ]] || rerun="PYTHON=$py $rerun"
+[[ $tags2 == openblas ]] || rerun="TAGS2='$tags2' $rerun"
+[[ $families2 == 'DeformConv2d|SecondOrder' ]] || rerun="FAMILIES2='$families2' $rerun"
 rerun="$rerun scripts/bench.sh"
 [[ $out == BENCHMARKS.md ]] || rerun="$rerun $out"
 
 defaults=
-if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
+if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $tags2 == openblas && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
 	defaults="(the defaults: \`scripts/bench.sh\` alone does the same)."
+fi
+
+second_note=
+if [[ -n $bin2 ]]; then
+	second_note="- Rows ending in @$tags2: the same Go benchmarks from a second test binary
+  built with \`-tags $tags2\` (for openblas: Gorgonia's matrix products on
+  OpenBLAS, see README.md), for the families matching '$families2'.
+"
 fi
 
 describe() {
@@ -329,7 +383,7 @@ for the torchvision columns, a python that imports torch and torchvision
   gops ms is the median of the $count runs, each the mean over
   $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
   whose graph was built once.
-- torchvision: scripts/bench_torchvision.py, one python process per
+${second_note}- torchvision: scripts/bench_torchvision.py, one python process per
   benchmark (\`--only NAME --repeats $tv_repeats --warmup $tv_warmup\`);
   torchvision ms is the median of the $tv_repeats timed runs.
 - Peak RSS, whole process: gops, each paired benchmark once more alone in its

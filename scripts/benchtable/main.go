@@ -110,6 +110,16 @@ func parseGo(r io.Reader, procs int) ([]*goRow, error) {
 	return rows, sc.Err()
 }
 
+// tvName is the torchvision benchmark a Go row is compared with: the row's
+// name without the "@TAGS" that scripts/bench.sh appends to the rows of its
+// second build ("DeformConv2d/v1/forward@openblas").
+func tvName(goName string) string {
+	if i := strings.LastIndex(goName, "@"); i >= 0 {
+		return goName[:i]
+	}
+	return goName
+}
+
 // benchRegexp selects exactly the Go benchmark called name ("X/sub/...")
 // with -test.bench: each slash-separated element anchored and quoted.
 func benchRegexp(name string) string {
@@ -331,11 +341,11 @@ func tablesCmd(args []string, w io.Writer) error {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	var goOnly []*goRow
 	for _, r := range rows {
-		if !slices.Contains(names, r.name) {
+		if !slices.Contains(names, tvName(r.name)) {
 			goOnly = append(goOnly, r)
 			continue
 		}
-		t := tvGet(r.name)
+		t := tvGet(tvName(r.name))
 		g := median(r.ms)
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.name, ms(g), ms(t.ms), ratio(g, t.ms), mib(goRSS(r.name)), mib(t.rssKiB))
 	}
@@ -391,7 +401,7 @@ func tablesCmd(args []string, w io.Writer) error {
 			if !ok {
 				return fmt.Errorf("bad floors line %q", l)
 			}
-			g, f, t := goMs(work), tvGet(floor).ms, tvGet(work).ms
+			g, f, t := goMs(work), tvGet(floor).ms, tvGet(tvName(work)).ms
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", work, floor, ms(g), ms(f), ratio(g, f), ms(t), ratio(t, f))
 		}
 	}
