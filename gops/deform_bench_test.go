@@ -14,6 +14,7 @@ import (
 type deformBenchSize struct {
 	n, c, h, w int
 	masked     bool
+	dtype      tensor.Dtype // Float32 or Float64
 }
 
 // deformBenchGraph builds out = DeformConv2d(...) and, with backward, the
@@ -24,17 +25,29 @@ func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.
 	tb.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	g := gorgonia.NewGraph()
+	dt := s.dtype
+	if dt != tensor.Float64 {
+		dt = tensor.Float32
+	}
 	node := func(name string, shape ...int) *gorgonia.Node {
-		d := make([]float32, tensor.Shape(shape).TotalSize())
+		d := make([]float64, tensor.Shape(shape).TotalSize())
 		for i := range d {
 			if name == "mask" {
-				d[i] = float32(r.Float64())
+				d[i] = float64(float32(r.Float64()))
 			} else {
-				d[i] = float32(r.NormFloat64())
+				d[i] = float64(float32(r.NormFloat64()))
 			}
 		}
-		return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
+		var backing any = d
+		if dt == tensor.Float32 {
+			f := make([]float32, len(d))
+			for i, v := range d {
+				f[i] = float32(v)
+			}
+			backing = f
+		}
+		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))))
 	}
 	x := node("input", s.n, s.c, s.h, s.w)
 	off := node("offset", s.n, 18, s.h, s.w)
@@ -60,15 +73,17 @@ func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.
 }
 
 // BenchmarkDeformConv2d times DeformConv2d at the sizes of
-// scripts/bench_torchvision.py, float32, on a TapeMachine.
+// scripts/bench_torchvision.py, float32, on a TapeMachine; float64/v1 is v1
+// in float64 (gops only, for the float64/float32 ratio).
 func BenchmarkDeformConv2d(b *testing.B) {
 	sizes := []struct {
 		name string
 		s    deformBenchSize
 	}{
-		{"v1", deformBenchSize{4, 64, 56, 56, false}},
-		{"v2", deformBenchSize{4, 64, 56, 56, true}},
-		{"v2-256", deformBenchSize{2, 256, 32, 32, true}},
+		{"v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float32}},
+		{"v2", deformBenchSize{4, 64, 56, 56, true, tensor.Float32}},
+		{"v2-256", deformBenchSize{2, 256, 32, 32, true, tensor.Float32}},
+		{"float64/v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float64}},
 	}
 	for _, sz := range sizes {
 		for _, backward := range []bool{false, true} {
