@@ -3,8 +3,6 @@
 package gops
 
 import (
-	"runtime"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/netlib/blas/netlib"
 	"gorgonia.org/gorgonia"
@@ -20,21 +18,23 @@ import "C"
 // (Debian: apt-get install libopenblas-dev).
 //
 // OpenBLAS runs single-threaded here and goroutinesBLAS splits each large
-// matrix product over GOMAXPROCS goroutines instead: OpenBLAS's own worker
-// threads spin (sched_yield) for a while after every product, and on a
-// small machine that spinning took the cores from the sampling kernels that
-// run next (DeformConv2d v1 forward, 2 cores: 36 ms with OpenBLAS's threads,
-// see BENCHMARKS.md for the split version).
+// matrix product into blocks spread over GOMAXPROCS goroutines instead:
+// OpenBLAS's own worker threads spin (sched_yield) for a while after every
+// product, and on a small machine that spinning took the cores from the
+// sampling kernels that run next (DeformConv2d v1 forward, 2 cores: 36 ms
+// with OpenBLAS's threads, 26 ms split; BENCHMARKS.md has the current
+// figures, rows @openblas).
 func init() {
 	C.openblas_set_num_threads(1)
 	gorgonia.Use(goroutinesBLAS{})
 }
 
 // goroutinesBLAS is OpenBLAS (netlib) with Sgemm and Dgemm split into
-// column (or row) blocks of C, one goroutine each. Every element of C is
-// computed by one single-threaded OpenBLAS call over the whole inner
-// dimension, so results do not depend on GOMAXPROCS beyond what OpenBLAS's
-// kernels do for a given block width.
+// column (or row) blocks of C, spread over goroutines by parallelFor.
+// OpenBLAS's rounding of an element can depend on the width of the block
+// it is computed in, so the blocks depend on the product's shape only, not
+// on GOMAXPROCS: results are bitwise the same for any GOMAXPROCS, as with
+// the default build.
 type goroutinesBLAS struct{ netlib.Implementation }
 
 // gemmSplitMin is the product size m·n·k below which one call does all.
@@ -57,11 +57,10 @@ func (b goroutinesBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64,
 // splitGemm cuts C (m×n, row-major) into blocks of whole columns (when
 // n >= m) or whole rows and calls gemm on each: rows i0..i0+m, columns
 // j0..j0+n, with the offsets into a, b and c where the block's operands
-// start. Small or degenerate products go to one call unchanged, so netlib
-// still reports bad arguments as before.
+// start. Small or degenerate products go to one call unchanged. A panic of
+// netlib over bad arguments reaches the caller (parallelFor re-raises it).
 func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(i0, m, j0, n, ao, bo, co int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || m <= 0 || n <= 0 || k <= 0 || m*n*k < gemmSplitMin {
+	if m <= 0 || n <= 0 || k <= 0 || m*n*k < gemmSplitMin {
 		gemm(0, m, 0, n, 0, 0, 0)
 		return
 	}
@@ -72,7 +71,8 @@ func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(
 	}
 	// Blocks of a multiple of 16 columns (rows) keep OpenBLAS's kernels on
 	// full panels.
-	chunk := (size + workers - 1) / workers
+	const blocks = 16 // fixed: the partition, hence the result, must not depend on GOMAXPROCS
+	chunk := (size + blocks - 1) / blocks
 	chunk = (chunk + 15) / 16 * 16
 	var ranges [][2]int
 	for lo := 0; lo < size; lo += chunk {

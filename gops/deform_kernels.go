@@ -80,7 +80,7 @@ type padTap[T float] struct {
 func (t *padTap[T]) dot(p []T, pw int) T {
 	r0 := p[t.base : t.base+2]
 	r1 := p[t.base+pw : t.base+pw+2]
-	return t.w[0]*r0[0] + t.w[1]*r0[1] + t.w[2]*r1[0] + t.w[3]*r1[1]
+	return T(t.w[0]*r0[0]) + T(t.w[1]*r0[1]) + T(t.w[2]*r1[0]) + T(t.w[3]*r1[1])
 }
 
 // scatter adds w·v to the tap's neighbours of p.
@@ -259,7 +259,7 @@ func deformSampleLast[T float](g *deformGeom, taps []padTap[T], input, cols []T)
 				w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
 				out := tile[i:]
 				for j := range a {
-					out[j*sampleBlock] = w0*a[j] + w1*b[j] + w2*c[j] + w3*d[j]
+					out[j*sampleBlock] = T(w0*a[j]) + T(w1*b[j]) + T(w2*c[j]) + T(w3*d[j])
 				}
 			}
 			// Channel grp·cg + j, positions l0... of cols: row stride K·N·L.

@@ -9,7 +9,8 @@ import (
 // goroutine per chunk, at most GOMAXPROCS of them. Kernels call it with
 // iterations that write disjoint memory and accumulate in a fixed order
 // inside one iteration, so results are bitwise identical for any
-// GOMAXPROCS. It is the only place kernels start goroutines.
+// GOMAXPROCS. It is the only place kernels start goroutines. A panic in
+// body is raised again on the caller's goroutine once all chunks are done.
 func parallelFor(n int, body func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
@@ -21,15 +22,27 @@ func parallelFor(n int, body func(lo, hi int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		panicked any
+	)
 	chunk := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { panicked = r })
+				}
+			}()
 			body(lo, hi)
 		}()
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked) // on the caller's goroutine, where it can be recovered
+	}
 }

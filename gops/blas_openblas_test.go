@@ -1,0 +1,179 @@
+//go:build openblas
+
+package gops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// TestGoroutinesGemm compares goroutinesBLAS's split Sgemm/Dgemm with
+// gonum's pure-Go BLAS for every transpose combination, shapes above and
+// below gemmSplitMin (partial last blocks, split by rows and by columns),
+// leading dimensions above the minimum, operand slices of exactly the
+// minimal length, alpha/beta not 0 or 1, and several GOMAXPROCS values.
+// It also checks that the result is bitwise independent of GOMAXPROCS.
+func TestGoroutinesGemm(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	shapes := [][3]int{ // m, n, k
+		{3, 4, 5},      // below the split
+		{37, 301, 29},  // by columns, partial last block
+		{301, 37, 29},  // by rows, partial last block
+		{64, 64, 64},   // exactly 1<<18, square: by columns
+		{17, 1000, 17}, // narrow m
+		{1000, 17, 17}, // narrow n
+		{129, 130, 33}, // n >= m by one
+		{2000, 1, 200}, // one column: by rows
+		{1, 2000, 200}, // one row: by columns
+		{5, 5, 20000},  // large k, small m, n
+		{40, 40, 200},  // chunks of 16 rounding past size
+	}
+	trans := []blas.Transpose{blas.NoTrans, blas.Trans}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		for _, tA := range trans {
+			for _, tB := range trans {
+				// Stored shapes (row-major).
+				ar, ac := m, k
+				if tA != blas.NoTrans {
+					ar, ac = k, m
+				}
+				br, bc := k, n
+				if tB != blas.NoTrans {
+					br, bc = n, k
+				}
+				lda, ldb, ldc := ac+3, bc+1, n+2
+				a64 := randSlice(r, lda*(ar-1)+ac)
+				b64 := randSlice(r, ldb*(br-1)+bc)
+				c64 := randSlice(r, ldc*(m-1)+n)
+				want := append([]float64(nil), c64...)
+				gonum.Implementation{}.Dgemm(tA, tB, m, n, k, 0.7, a64, lda, b64, ldb, -1.3, want, ldc)
+				a32, b32, c32 := to32(a64), to32(b64), to32(c64)
+				want32 := append([]float32(nil), c32...)
+				gonum.Implementation{}.Sgemm(tA, tB, m, n, k, 0.7, a32, lda, b32, ldb, -1.3, want32, ldc)
+				var ref64 []float64
+				var ref32 []float32
+				for _, procs := range []int{1, 2, 3, 7} {
+					runtime.GOMAXPROCS(procs)
+					name := fmt.Sprintf("m=%d n=%d k=%d tA=%c tB=%c procs=%d", m, n, k, tA, tB, procs)
+					got := append([]float64(nil), c64...)
+					goroutinesBLAS{}.Dgemm(tA, tB, m, n, k, 0.7, a64, lda, b64, ldb, -1.3, got, ldc)
+					if err := closeTo(got, want, ldc, n, 1e-12); err != nil {
+						t.Fatalf("Dgemm %s: %v", name, err)
+					}
+					got32 := append([]float32(nil), c32...)
+					goroutinesBLAS{}.Sgemm(tA, tB, m, n, k, 0.7, a32, lda, b32, ldb, -1.3, got32, ldc)
+					if err := closeTo(to64(got32), to64(want32), ldc, n, 2e-4); err != nil {
+						t.Fatalf("Sgemm %s: %v", name, err)
+					}
+					if ref64 == nil {
+						ref64, ref32 = got, got32
+						continue
+					}
+					for i := range got {
+						if math.Float64bits(got[i]) != math.Float64bits(ref64[i]) {
+							t.Errorf("Dgemm %s: c[%d] = %v, %v with GOMAXPROCS=1", name, i, got[i], ref64[i])
+							break
+						}
+					}
+					for i := range got32 {
+						if math.Float32bits(got32[i]) != math.Float32bits(ref32[i]) {
+							t.Errorf("Sgemm %s: c[%d] = %v, %v with GOMAXPROCS=1", name, i, got32[i], ref32[i])
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSplitGemmBlocks checks that splitGemm's blocks partition C exactly
+// once and that each block's operand offsets are where its rows/columns
+// start.
+func TestSplitGemmBlocks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 3, 5, 64} {
+		runtime.GOMAXPROCS(procs)
+		for _, s := range [][3]int{{37, 301, 29}, {301, 37, 29}, {64, 64, 64}, {1, 1 << 18, 1}, {1 << 18, 1, 1}} {
+			m, n, k := s[0], s[1], s[2]
+			for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+					lda, ldb, ldc := 1000003, 1000033, 1000037
+					seen := make([]int32, m*n)
+					done := make(chan [7]int, 1<<10)
+					splitGemm(m, n, k, tA, tB, lda, ldb, ldc, func(i0, mm, j0, nn, ao, bo, co int) {
+						done <- [7]int{i0, mm, j0, nn, ao, bo, co}
+					})
+					close(done)
+					for b := range done {
+						i0, mm, j0, nn, ao, bo, co := b[0], b[1], b[2], b[3], b[4], b[5], b[6]
+						wantA := i0 * lda
+						if tA != blas.NoTrans {
+							wantA = i0
+						}
+						wantB := j0
+						if tB != blas.NoTrans {
+							wantB = j0 * ldb
+						}
+						if ao != wantA || bo != wantB || co != i0*ldc+j0 {
+							t.Fatalf("%v tA=%c tB=%c block %v: offsets want %d %d %d", s, tA, tB, b, wantA, wantB, i0*ldc+j0)
+						}
+						for i := i0; i < i0+mm; i++ {
+							for j := j0; j < j0+nn; j++ {
+								seen[i*n+j]++
+							}
+						}
+					}
+					for i, v := range seen {
+						if v != 1 {
+							t.Fatalf("%v procs=%d: element %d covered %d times", s, procs, i, v)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.NormFloat64()
+	}
+	return s
+}
+
+func to32(s []float64) []float32 {
+	o := make([]float32, len(s))
+	for i, v := range s {
+		o[i] = float32(v)
+	}
+	return o
+}
+
+func to64(s []float32) []float64 {
+	o := make([]float64, len(s))
+	for i, v := range s {
+		o[i] = float64(v)
+	}
+	return o
+}
+
+// closeTo compares got and want (m×n row-major with stride ldc, the gaps
+// between rows included: they must be untouched and equal).
+func closeTo(got, want []float64, ldc, n int, tol float64) error {
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); d > tol*(1+math.Abs(want[i])) {
+			return fmt.Errorf("c[%d] (row %d, col %d) = %v, want %v", i, i/ldc, i%ldc, got[i], want[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestDeformKernelsNaive compares the four sampling kernels (S, T, C,
+// O, every (a, b), masked and not, both S layouts) with a direct,
+// branchy evaluation of their definitions on odd geometries: H = 1, W = 1,
+// kernels larger than the input with padding, strides larger than the
+// input, L = 1, L > sampleBlock with a partial last block, channels per
+// offset group 1, 16, 17, offset groups vs groups, offsets landing on
+// -1, H-1, H, integers, far outside, NaN and ±Inf.
+func TestDeformKernelsNaive(t *testing.T) {
+	geoms := []deformGeom{
+		{n: 1, c: 1, h: 1, w: 1, kh: 1, kw: 1, og: 1, groups: 1},
+		{n: 2, c: 2, h: 1, w: 1, kh: 3, kw: 3, ph: 1, pw: 1, og: 2, groups: 1},
+		{n: 1, c: 3, h: 2, w: 3, kh: 1, kw: 2, sh: 5, sw: 7, ph: 1, pw: 1, og: 1, groups: 3},
+		{n: 2, c: 16, h: 3, w: 2, kh: 2, kw: 1, ph: 1, og: 1, groups: 4},
+		{n: 1, c: 34, h: 9, w: 10, kh: 1, kw: 1, og: 2, groups: 1}, // 17 channels per og, L = 90 > 64
+		{n: 2, c: 32, h: 4, w: 5, kh: 3, kw: 2, ph: 2, pw: 0, dh: 2, og: 2, groups: 8},
+		{n: 1, c: 6, h: 1, w: 7, kh: 1, kw: 3, pw: 1, dw: 3, og: 6, groups: 2},
+	}
+	for gi := range geoms {
+		g := &geoms[gi]
+		g.sh, g.sw, g.dh, g.dw = max(g.sh, 1), max(g.sw, 1), max(g.dh, 1), max(g.dw, 1)
+		g.ho = (g.h+2*g.ph-(g.dh*(g.kh-1)+1))/g.sh + 1
+		g.wo = (g.w+2*g.pw-(g.dw*(g.kw-1)+1))/g.sw + 1
+		r := rand.New(rand.NewPCG(uint64(gi), 11))
+		K, L := g.k(), g.l()
+		x := randVals(r, g.n*g.c*g.h*g.w)
+		cols := randVals(r, g.c*K*g.n*L)
+		mask := randVals(r, g.maskLen())
+		off := make([]float64, 2*g.maskLen())
+		for i := range off {
+			switch r.IntN(12) {
+			case 0:
+				off[i] = math.Round(r.NormFloat64() * 3)
+			case 1:
+				off[i] = float64(-1 - g.h - r.IntN(3))
+			case 2:
+				off[i] = float64(g.h + g.w)
+			default:
+				off[i] = r.NormFloat64() * 1.5
+			}
+		}
+		off[0] = math.NaN()
+		if len(off) > 3 {
+			off[3] = math.Inf(1)
+		}
+		if len(off) > 5 {
+			off[len(off)-1] = math.Inf(-1)
+		}
+		// Samples exactly at y = -1 and y = H-1, x = -1 and x = W-1.
+		for i := 0; i+2*L <= len(off) && i < 2*L*2; i += 2 * L {
+			ho := 0
+			off[i] = float64(-1 - (ho*g.sh - g.ph + (i/(2*L)%K/g.kw)*g.dh))
+		}
+		for _, masked := range []bool{false, true} {
+			var m []float64
+			if masked {
+				m = mask
+			}
+			for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+				a, b := ab[0], ab[1]
+				name := fmt.Sprintf("%+v masked=%v a=%d b=%d", *g, masked, a, b)
+				// S, both layouts.
+				want := naiveS(g, a, b, x, off, m)
+				taps := deformTaps(g, a, b, off, m)
+				for _, last := range []bool{false, true} {
+					got := make([]float64, len(want))
+					if last {
+						deformSampleLast(g, taps, padImagesLast(g, x), got)
+					} else {
+						deformSamplePlanes(g, taps, padImages(g, x), got)
+					}
+					cmpVals(t, fmt.Sprintf("S last=%v %s", last, name), got, want)
+				}
+				// Through runDeform: T, C, O.
+				in := []gorgonia.Value{denseOf(cols), denseOf(off)}
+				if masked {
+					in = append(in, denseOf(m))
+				}
+				tv, err := runDeform[float64](g, deformT, a, b, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmpVals(t, "T "+name, tv.Data().([]float64), naiveT(g, a, b, cols, off, m))
+				cv, err := runDeform[float64](g, deformC, a, b, []gorgonia.Value{denseOf(x), denseOf(off), denseOf(cols)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmpVals(t, "C "+name, cv.Data().([]float64), naiveC(g, a, b, x, off, cols))
+				if a+b < 2 {
+					in := []gorgonia.Value{denseOf(x), denseOf(off), denseOf(cols)}
+					if masked {
+						in = append(in, denseOf(m))
+					}
+					ov, err := runDeform[float64](g, deformO, a, b, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cmpVals(t, "O "+name, ov.Data().([]float64), naiveO(g, a, b, x, off, cols, m))
+				}
+			}
+		}
+	}
+}
+
+func randVals(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.NormFloat64()
+	}
+	return s
+}
+
+func denseOf(d []float64) *tensor.Dense {
+	return tensor.New(tensor.WithShape(len(d)), tensor.WithBacking(append([]float64(nil), d...)))
+}
+
+func cmpVals(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) || math.IsNaN(got[i]) != math.IsNaN(want[i]) {
+			t.Fatalf("%s: [%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// naiveWeights returns the four corners (pixel index or -1) and weights of
+// one sample, as documented (torchvision's rule, right-sided derivatives).
+func naiveWeights(g *deformGeom, a, b int, y, x float64) (pos [4]int, w [4]float64) {
+	pos = [4]int{-1, -1, -1, -1}
+	if !(y >= -1 && y < float64(g.h) && x >= -1 && x < float64(g.w)) {
+		return
+	}
+	yl, xl := math.Floor(y), math.Floor(x)
+	ly, lx := y-yl, x-xl
+	wy := [2]float64{1 - ly, ly}
+	wx := [2]float64{1 - lx, lx}
+	if a == 1 {
+		wy = [2]float64{-1, 1}
+	}
+	if b == 1 {
+		wx = [2]float64{-1, 1}
+	}
+	for dy := 0; dy < 2; dy++ {
+		for dx := 0; dx < 2; dx++ {
+			yy, xx := int(yl)+dy, int(xl)+dx
+			if yy >= 0 && yy < g.h && xx >= 0 && xx < g.w {
+				pos[dy*2+dx] = yy*g.w + xx
+				w[dy*2+dx] = wy[dy] * wx[dx]
+			}
+		}
+	}
+	return
+}
+
+// naiveEach calls f for every (n, og, k, l) with the sample's corners.
+func naiveEach(g *deformGeom, a, b int, off []float64, f func(n, grp, k, l int, pos [4]int, w [4]float64)) {
+	K, L := g.k(), g.l()
+	for n := 0; n < g.n; n++ {
+		for grp := 0; grp < g.og; grp++ {
+			for k := 0; k < K; k++ {
+				for l := 0; l < L; l++ {
+					tr := (n*g.og+grp)*K + k
+					ho, wo := l/g.wo, l%g.wo
+					y := float64(ho*g.sh-g.ph+(k/g.kw)*g.dh) + off[2*tr*L+l]
+					x := float64(wo*g.sw-g.pw+(k%g.kw)*g.dw) + off[(2*tr+1)*L+l]
+					pos, w := naiveWeights(g, a, b, y, x)
+					f(n, grp, k, l, pos, w)
+				}
+			}
+		}
+	}
+}
+
+func naiveS(g *deformGeom, a, b int, x, off, mask []float64) []float64 {
+	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
+	out := make([]float64, g.c*K*g.n*L)
+	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
+		m := 1.0
+		if mask != nil {
+			m = mask[((n*g.og+grp)*K+k)*L+l]
+		}
+		for c := grp * cg; c < (grp+1)*cg; c++ {
+			var v float64
+			for i, p := range pos {
+				if p >= 0 {
+					v += w[i] * m * x[(n*g.c+c)*plane+p]
+				}
+			}
+			out[((c*K+k)*g.n+n)*L+l] = v
+		}
+	})
+	return out
+}
+
+func naiveT(g *deformGeom, a, b int, cols, off, mask []float64) []float64 {
+	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
+	out := make([]float64, g.n*g.c*plane)
+	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
+		m := 1.0
+		if mask != nil {
+			m = mask[((n*g.og+grp)*K+k)*L+l]
+		}
+		for c := grp * cg; c < (grp+1)*cg; c++ {
+			for i, p := range pos {
+				if p >= 0 {
+					out[(n*g.c+c)*plane+p] += w[i] * m * cols[((c*K+k)*g.n+n)*L+l]
+				}
+			}
+		}
+	})
+	return out
+}
+
+func naiveC(g *deformGeom, a, b int, x, off, cols []float64) []float64 {
+	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
+	out := make([]float64, g.maskLen())
+	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
+		for c := grp * cg; c < (grp+1)*cg; c++ {
+			var v float64
+			for i, p := range pos {
+				if p >= 0 {
+					v += w[i] * x[(n*g.c+c)*plane+p]
+				}
+			}
+			out[((n*g.og+grp)*K+k)*L+l] += cols[((c*K+k)*g.n+n)*L+l] * v
+		}
+	})
+	return out
+}
+
+func naiveO(g *deformGeom, a, b int, x, off, cols, mask []float64) []float64 {
+	L := g.l()
+	out := make([]float64, 2*g.maskLen())
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
+		if ab[0] > 1 || ab[1] > 1 {
+			continue
+		}
+		c := naiveC(g, ab[0], ab[1], x, off, cols)
+		for r := 0; r < g.maskLen()/L; r++ {
+			for l := 0; l < L; l++ {
+				v := c[r*L+l]
+				if mask != nil {
+					v *= mask[r*L+l]
+				}
+				out[(2*r+which)*L+l] = v
+			}
+		}
+	}
+	return out
+}
