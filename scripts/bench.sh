@@ -20,13 +20,11 @@
 #   BENCHTIME  go test -benchtime (default 1s).
 #   TV_REPEATS, TV_WARMUP
 #              bench_torchvision.py --repeats (default 20), --warmup (default 3).
-#   TAGS2      build tags of a second gops build whose rows are added as
-#              NAME@TAGS2 (default openblas; TAGS2= for none). If it does not
-#              build (no libopenblas-dev), its rows are missing and the
-#              output says why.
-#   FAMILIES2  the op families timed in the second build too (extended
-#              regexp; default 'DeformConv2d|SecondOrder', the ones with
-#              matrix products, the only work the openblas tag changes).
+#   SECOND     when gops runs its matrix products on OpenBLAS (gops.BLAS()),
+#              the op families (extended regexp) timed a second time with
+#              GOPS_BLAS=gonum, gonum's pure-Go BLAS, as rows NAME@gonum
+#              (default 'DeformConv2d|SecondOrder', the ones with matrix
+#              products; SECOND= for none).
 #
 # Every torchvision benchmark runs in its own python process, and every
 # paired Go benchmark once more in its own process (-count 1) under GNU time,
@@ -59,8 +57,7 @@ count=${COUNT:-5}
 benchtime=${BENCHTIME:-1s}
 tv_repeats=${TV_REPEATS:-20}
 tv_warmup=${TV_WARMUP:-3}
-tags2=${TAGS2-openblas}
-families2=${FAMILIES2:-DeformConv2d|SecondOrder}
+families2=${SECOND-DeformConv2d|SecondOrder}
 
 # Floors: "work<TAB>floor"; the table "Against plain convolution" compares
 # the gops and torchvision times of work with torchvision's time of floor.
@@ -115,20 +112,14 @@ fi
 bin=$tmp/gops.test
 # gobench ARGS...: the test binary in the package directory, as go test runs it.
 gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
-bin2=
-if [[ -n $tags2 ]]; then
-	log "building the second gops test binary, -tags $tags2"
-	if go test -tags "$tags2" -c -o "$tmp/gops2.test" ./gops 2>"$tmp/build2.err"; then
-		bin2=$tmp/gops2.test
-	else
-		cat "$tmp/build2.err" >&2
-		problems+=("The second build (\`go test -tags $tags2\`) failed, so its @$tags2 rows are missing: $(head -c 300 "$tmp/build2.err" | tr '\n' ' ')")
-	fi
-fi
-# second FAMILY: whether FAMILY is timed in the second build too.
-second() { [[ -n $bin2 && $1 =~ ^($families2)$ ]]; }
-# tagged: the second build's benchmark lines with @TAGS2 appended to the name.
-tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@$tags2-\2\3/"; }
+# The BLAS of gops' matrix products, as TestBLAS logs it.
+blas=$(cd gops && "$bin" -test.run '^TestBLAS$' -test.v 2>&1 | sed -n 's/.*BLAS: //p' | head -n1)
+blas=${blas:-unknown}
+log "BLAS: $blas"
+# second FAMILY: whether FAMILY is timed a second time with GOPS_BLAS=gonum.
+second() { [[ -n $families2 && $blas == openblas* && $1 =~ ^($families2)$ ]]; }
+# tagged: the second run's benchmark lines with @gonum appended to the name.
+tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@gonum-\2\3/"; }
 
 go_families=()
 while read -r b; do go_families+=("${b#Benchmark}"); done < <(gobench -test.list '^Benchmark' | grep '^Benchmark' || true)
@@ -176,9 +167,9 @@ for f in "${families[@]}"; do
 	fi
 	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
 	if second "$f"; then
-		log "go -tags $tags2: Benchmark$f, -count $count -benchtime $benchtime"
-		if ! (cd gops && "$bin2" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
-			problems+=("\`Benchmark$f\` of the -tags $tags2 build failed (its rows may be missing).")
+		log "go GOPS_BLAS=gonum: Benchmark$f, -count $count -benchtime $benchtime"
+		if ! (cd gops && GOPS_BLAS=gonum "$bin" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
+			problems+=("\`Benchmark$f\` with GOPS_BLAS=gonum failed (its rows may be missing).")
 		fi
 		cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
 		tagged <"$tmp/go2.$f.txt" >>"$tmp/go.txt"
@@ -189,12 +180,12 @@ done
 : >"$tmp/gorss.tsv"
 go_idle_rss=n/a
 if $have_time; then
-	# rsspairs BINARY SUFFIX: each benchmark of the binary's go output
-	# (given on stdin as pairs) alone under GNU time.
+	# rsspairs BLAS SUFFIX: each benchmark of the pairs on stdin alone under
+	# GNU time, with GOPS_BLAS=BLAS ("" for the default).
 	rsspairs() {
 		while IFS=$'\t' read -r name re; do
 			log "go peak RSS: $name$2"
-			if (cd gops && /usr/bin/time -v -o "$tmp/time" "$1" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
+			if (cd gops && GOPS_BLAS=$1 /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
 				>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
 				printf '%s\t%s\n' "$name$2" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
 			else
@@ -204,10 +195,10 @@ if $have_time; then
 		done
 	}
 	"$tmp/benchtable" pairs -go <(grep -v '^Benchmark[^[:space:]]*@' "$tmp/go.txt") -tvnames "$tmp/tvnames" >"$tmp/pairs"
-	rsspairs "$bin" "" <"$tmp/pairs"
-	if [[ -n $bin2 ]]; then
+	rsspairs "" "" <"$tmp/pairs"
+	if [[ -s $tmp/go2.txt ]]; then
 		"$tmp/benchtable" pairs -go "$tmp/go2.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs2"
-		rsspairs "$bin2" "@$tags2" <"$tmp/pairs2"
+		rsspairs gonum "@gonum" <"$tmp/pairs2"
 	fi
 	if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench '^$') >/dev/null 2>&1; then
 		go_idle_rss=$(maxrss "$tmp/time")
@@ -251,7 +242,7 @@ fi
 while IFS=$'\t' read -r work floor; do
 	if picked "${work%%/*}" && grep -qxF "$floor" "$tmp/tvnames"; then
 		printf '%s\t%s\n' "$work" "$floor" >>"$tmp/floors"
-		if second "${work%%/*}"; then printf '%s\t%s\n' "$work@$tags2" "$floor" >>"$tmp/floors"; fi
+		if second "${work%%/*}"; then printf '%s\t%s\n' "$work@gonum" "$floor" >>"$tmp/floors"; fi
 	fi
 done <<<"$floors"
 
@@ -270,21 +261,21 @@ rerun="COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_wa
 [[ -z $only ]] || rerun="ONLY='$only' $rerun"
 [[ -z $skip ]] || rerun="SKIP='$skip' $rerun"
 [[ $py == /usr/bin/python3 ]] || rerun="PYTHON=$py $rerun"
-[[ $tags2 == openblas ]] || rerun="TAGS2='$tags2' $rerun"
-[[ $families2 == 'DeformConv2d|SecondOrder' ]] || rerun="FAMILIES2='$families2' $rerun"
+[[ $families2 == 'DeformConv2d|SecondOrder' ]] || rerun="SECOND='$families2' $rerun"
 rerun="$rerun scripts/bench.sh"
 [[ $out == BENCHMARKS.md ]] || rerun="$rerun $out"
 
 defaults=
-if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $tags2 == openblas && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
+if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
 	defaults="(the defaults: \`scripts/bench.sh\` alone does the same)."
 fi
 
 second_note=
-if [[ -n $bin2 ]]; then
-	second_note="- Rows ending in @$tags2: the same Go benchmarks from a second test binary
-  built with \`-tags $tags2\` (for openblas: Gorgonia's matrix products on
-  OpenBLAS, see README.md), for the families matching '$families2'.
+if [[ -s $tmp/go2.txt ]]; then
+	second_note="- Rows ending in @gonum: the same Go benchmarks run again with
+  GOPS_BLAS=gonum, the matrix products on gonum's pure-Go BLAS instead of
+  OpenBLAS (what gops does where no OpenBLAS is installed), for the families
+  matching '$families2'.
 "
 fi
 
@@ -351,7 +342,7 @@ max below); compare numbers of one run, on one machine, only.
 - CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs, torch threads $tv_threads)
 - 1-minute load average: $load_start at the start of the run, at most $load_max during it
   (the benchmarks themselves make about $cores)
-- Go: $gover
+- Go: $gover; gops' matrix products: $blas (\`gops.BLAS()\`)
 - Python: $tv_versions
 
 ## Re-running

@@ -1,5 +1,3 @@
-//go:build openblas
-
 package gops_test
 
 import (
@@ -10,10 +8,11 @@ import (
 	"github.com/gops-dev/gops/gops"
 )
 
-// With -tags openblas, DeformConv2d's values and gradients should not
-// depend on GOMAXPROCS (README: "parallel CPU kernels: bitwise identical for
-// any GOMAXPROCS"; TestDeformConv2dDeterministic checks it on a product too
-// small for splitGemm). Here the products are above gemmSplitMin.
+// DeformConv2d's values and gradients must not depend on GOMAXPROCS
+// (README: "bitwise identical for any GOMAXPROCS"), with OpenBLAS in use
+// (gops.BLAS()) as with gonum. TestDeformConv2dDeterministic checks it on a
+// product too small for splitGemm; here the products are above
+// gemmSplitMin.
 func TestDeformOpenBLASDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	c := deformCase{name: "big", n: 2, cin: 16, h: 16, w: 16, cout: 16, groups: 1, kh: 3, kw: 3, og: 1, bias: true, mask: true,

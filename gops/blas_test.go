@@ -1,25 +1,26 @@
-//go:build openblas
-
 package gops
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// TestGoroutinesGemm compares goroutinesBLAS's split Sgemm/Dgemm with
+// TestGoroutinesGemm compares the loaded OpenBLAS's split Sgemm/Dgemm with
 // gonum's pure-Go BLAS for every transpose combination, shapes above and
 // below gemmSplitMin (partial last blocks, split by rows and by columns),
 // leading dimensions above the minimum, operand slices of exactly the
 // minimal length, alpha/beta not 0 or 1, and several GOMAXPROCS values.
 // It also checks that the result is bitwise independent of GOMAXPROCS.
 func TestGoroutinesGemm(t *testing.T) {
+	o := requireOpenBLAS(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	shapes := [][3]int{ // m, n, k
 		{3, 4, 5},      // below the split
@@ -64,12 +65,12 @@ func TestGoroutinesGemm(t *testing.T) {
 					runtime.GOMAXPROCS(procs)
 					name := fmt.Sprintf("m=%d n=%d k=%d tA=%c tB=%c procs=%d", m, n, k, tA, tB, procs)
 					got := append([]float64(nil), c64...)
-					goroutinesBLAS{}.Dgemm(tA, tB, m, n, k, 0.7, a64, lda, b64, ldb, -1.3, got, ldc)
+					o.Dgemm(tA, tB, m, n, k, 0.7, a64, lda, b64, ldb, -1.3, got, ldc)
 					if err := closeTo(got, want, ldc, n, 1e-12); err != nil {
 						t.Fatalf("Dgemm %s: %v", name, err)
 					}
 					got32 := append([]float32(nil), c32...)
-					goroutinesBLAS{}.Sgemm(tA, tB, m, n, k, 0.7, a32, lda, b32, ldb, -1.3, got32, ldc)
+					o.Sgemm(tA, tB, m, n, k, 0.7, a32, lda, b32, ldb, -1.3, got32, ldc)
 					if err := closeTo(to64(got32), to64(want32), ldc, n, 2e-4); err != nil {
 						t.Fatalf("Sgemm %s: %v", name, err)
 					}
@@ -91,6 +92,61 @@ func TestGoroutinesGemm(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// requireOpenBLAS returns the OpenBLAS gops loaded, or skips the test when
+// there is none; with GOPS_TEST_REQUIRE_OPENBLAS=1 (CI, where it is
+// installed) it fails instead, unless GOPS_BLAS=gonum asked for none.
+func requireOpenBLAS(t *testing.T) *openBLAS {
+	t.Helper()
+	if loadedOpenBLAS == nil {
+		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" && os.Getenv("GOPS_BLAS") != "gonum" {
+			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but BLAS() = %q", BLAS())
+		}
+		t.Skipf("no OpenBLAS: BLAS() = %q", BLAS())
+	}
+	return loadedOpenBLAS
+}
+
+// TestBLAS logs which BLAS runs the matrix products (scripts/bench.sh
+// reads the line) and checks that GOPS_BLAS=gonum is obeyed.
+func TestBLAS(t *testing.T) {
+	t.Logf("BLAS: %s", BLAS())
+	if os.Getenv("GOPS_BLAS") == "gonum" && loadedOpenBLAS != nil {
+		t.Fatalf("GOPS_BLAS=gonum, but OpenBLAS is in use: %s", BLAS())
+	}
+	if (loadedOpenBLAS != nil) != strings.HasPrefix(BLAS(), "openblas (") {
+		t.Fatalf("BLAS() = %q does not match what is loaded", BLAS())
+	}
+}
+
+// TestGemmArgsOK checks the argument checks that keep OpenBLAS inside the
+// slices: each bad argument falls back to gonum (which panics).
+func TestGemmArgsOK(t *testing.T) {
+	N, T := blas.NoTrans, blas.Trans
+	ok := func(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) bool {
+		return gemmArgsOK(tA, tB, m, n, k, la, lda, lb, ldb, lc, ldc)
+	}
+	// A 2×3, B 3×4, C 2×4, minimal lengths.
+	if !ok(N, N, 2, 4, 3, 6, 3, 12, 4, 8, 4) || !ok(T, T, 2, 4, 3, 6, 2, 12, 3, 8, 4) {
+		t.Fatal("valid arguments rejected")
+	}
+	for name, good := range map[string]bool{
+		"short a":         ok(N, N, 2, 4, 3, 5, 3, 12, 4, 8, 4),
+		"short b":         ok(N, N, 2, 4, 3, 6, 3, 11, 4, 8, 4),
+		"short c":         ok(N, N, 2, 4, 3, 6, 3, 12, 4, 7, 4),
+		"lda < cols":      ok(N, N, 2, 4, 3, 6, 2, 12, 4, 8, 4),
+		"ldb < cols (T)":  ok(N, T, 2, 4, 3, 6, 3, 12, 2, 8, 4),
+		"ldc < n":         ok(N, N, 2, 4, 3, 6, 3, 12, 4, 8, 3),
+		"negative m":      ok(N, N, -1, 4, 3, 6, 3, 12, 4, 8, 4),
+		"bad transpose":   ok('x', N, 2, 4, 3, 6, 3, 12, 4, 8, 4),
+		"ld past int32":   ok(N, N, 2, 4, 3, 1<<40, 1<<32, 12, 4, 8, 4),
+		"size past int32": ok(N, N, 1<<31, 1, 1, 1<<31, 1, 1, 1, 1<<31, 1),
+	} {
+		if good {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

@@ -1,0 +1,227 @@
+package gops
+
+import (
+	"math"
+	"os"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/gorgonia"
+)
+
+// BLAS describes the implementation that runs Gorgonia's matrix products in
+// this process (DeformConv2d's grouped product among them, and every
+// gorgonia.Mul / BatchedMatMul), for logs and benchmark reports: either
+// "openblas (NAME)", or "gonum (pure Go)" followed by why OpenBLAS is not
+// used.
+//
+// At start-up gops looks for OpenBLAS as a shared library (Linux and macOS
+// on amd64/arm64: libopenblas.so.0, libopenblas.so, libopenblas.dylib;
+// Debian: apt-get install libopenblas0), loaded with
+// github.com/ebitengine/purego, so the build stays pure Go (no cgo). If it
+// is there, passes a self-test and has 32-bit integers, it computes
+// Gorgonia's float32/float64 matrix products (Sgemm/Dgemm), single-threaded,
+// with each large product cut into blocks spread over goroutines; all other
+// BLAS routines stay gonum's. The environment variable GOPS_BLAS=gonum keeps
+// gonum's pure-Go BLAS. Either way results are bitwise the same for any
+// GOMAXPROCS; they differ between the two BLAS in the last bits.
+//
+// Note that gops sets OpenBLAS's thread count to 1 for the whole process.
+// A later gorgonia.Use by the program replaces gops' choice.
+func BLAS() string { return blasInUse }
+
+var blasInUse = "gonum (pure Go)"
+
+func init() {
+	if os.Getenv("GOPS_BLAS") == "gonum" {
+		blasInUse = "gonum (pure Go): GOPS_BLAS=gonum"
+		return
+	}
+	o, name, err := loadOpenBLAS()
+	if err != nil {
+		blasInUse = "gonum (pure Go): " + err.Error()
+		return
+	}
+	if !o.selfTest() {
+		blasInUse = "gonum (pure Go): " + name + " failed the self-test"
+		return
+	}
+	blasInUse = "openblas (" + name + ")"
+	loadedOpenBLAS = o
+	gorgonia.Use(o)
+}
+
+// loadedOpenBLAS is the OpenBLAS in use, nil for gonum.
+var loadedOpenBLAS *openBLAS
+
+// CBLAS constants (cblas.h).
+const (
+	cblasRowMajor = 101
+	cblasNoTrans  = 111
+	cblasTrans    = 112
+)
+
+// openBLAS is gonum's BLAS with Sgemm and Dgemm from an OpenBLAS shared
+// library (cblas_sgemm/cblas_dgemm, LP64: 32-bit integers).
+type openBLAS struct {
+	gonum.Implementation
+	sgemm func(order, tA, tB, m, n, k int32, alpha float32, a *float32, lda int32, b *float32, ldb int32, beta float32, c *float32, ldc int32)
+	dgemm func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32)
+}
+
+func cblasTranspose(t blas.Transpose) int32 {
+	if t == blas.NoTrans {
+		return cblasNoTrans
+	}
+	return cblasTrans // Trans, and ConjTrans for real matrices
+}
+
+// Sgemm is C = alpha·op(A)·op(B) + beta·C on OpenBLAS, split by splitGemm.
+// Arguments OpenBLAS must not see (bad sizes, short slices, sizes past
+// int32) and empty products go to gonum, which panics on bad arguments.
+func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 || k == 0 || !gemmArgsOK(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
+		o.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	ta, tb := cblasTranspose(tA), cblasTranspose(tB)
+	splitGemm(m, n, k, tA, tB, lda, ldb, ldc, func(_, m, _, n, ao, bo, co int) {
+		o.sgemm(cblasRowMajor, ta, tb, int32(m), int32(n), int32(k), alpha, &a[ao], int32(lda), &b[bo], int32(ldb), beta, &c[co], int32(ldc))
+	})
+}
+
+// Dgemm is Sgemm in float64.
+func (o *openBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if m == 0 || n == 0 || k == 0 || !gemmArgsOK(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
+		o.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	ta, tb := cblasTranspose(tA), cblasTranspose(tB)
+	splitGemm(m, n, k, tA, tB, lda, ldb, ldc, func(_, m, _, n, ao, bo, co int) {
+		o.dgemm(cblasRowMajor, ta, tb, int32(m), int32(n), int32(k), alpha, &a[ao], int32(lda), &b[bo], int32(ldb), beta, &c[co], int32(ldc))
+	})
+}
+
+// gemmArgsOK reports whether a row-major product with these sizes, leading
+// dimensions and slice lengths is valid and fits OpenBLAS's 32-bit
+// integers, so that OpenBLAS reads and writes only inside the slices.
+func gemmArgsOK(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) bool {
+	okT := func(t blas.Transpose) bool { return t == blas.NoTrans || t == blas.Trans || t == blas.ConjTrans }
+	if !okT(tA) || !okT(tB) || m < 0 || n < 0 || k < 0 {
+		return false
+	}
+	for _, v := range []int{m, n, k, lda, ldb, ldc} {
+		if v > math.MaxInt32 {
+			return false
+		}
+	}
+	rowA, colA := m, k
+	if tA != blas.NoTrans {
+		rowA, colA = k, m
+	}
+	rowB, colB := k, n
+	if tB != blas.NoTrans {
+		rowB, colB = n, k
+	}
+	if lda < max(1, colA) || ldb < max(1, colB) || ldc < max(1, n) {
+		return false
+	}
+	need := func(rows, cols, ld int) int {
+		if rows == 0 || cols == 0 {
+			return 0
+		}
+		return ld*(rows-1) + cols
+	}
+	return la >= need(rowA, colA, lda) && lb >= need(rowB, colB, ldb) && lc >= need(m, n, ldc)
+}
+
+// selfTest compares a small product of every transpose combination, in both
+// dtypes, with gonum's, so that a library with another ABI is not used.
+func (o *openBLAS) selfTest() bool {
+	a := []float64{1, -2, 3, 0.5, 4, -1.5} // 2×3 or 3×2
+	b := []float64{2, 1, -1, 3, 0.25, -2}  // 3×2 or 2×3
+	c0 := []float64{1, 2, 3, 4}            // 2×2
+	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+		for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			lda, ldb := 3, 2
+			if tA != blas.NoTrans {
+				lda = 2
+			}
+			if tB != blas.NoTrans {
+				ldb = 3
+			}
+			want := append([]float64(nil), c0...)
+			gonum.Implementation{}.Dgemm(tA, tB, 2, 2, 3, 0.5, a, lda, b, ldb, 2, want, 2)
+			got := append([]float64(nil), c0...)
+			o.dgemm(cblasRowMajor, cblasTranspose(tA), cblasTranspose(tB), 2, 2, 3, 0.5, &a[0], int32(lda), &b[0], int32(ldb), 2, &got[0], 2)
+			a32, b32 := make([]float32, len(a)), make([]float32, len(b))
+			for i := range a {
+				a32[i], b32[i] = float32(a[i]), float32(b[i])
+			}
+			got32 := []float32{1, 2, 3, 4}
+			o.sgemm(cblasRowMajor, cblasTranspose(tA), cblasTranspose(tB), 2, 2, 3, 0.5, &a32[0], int32(lda), &b32[0], int32(ldb), 2, &got32[0], 2)
+			for i := range want {
+				// The values are exact in binary: any correct BLAS agrees.
+				if got[i] != want[i] || float64(got32[i]) != want[i] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// gemmSplitMin is the product size m·n·k below which one call does all.
+const gemmSplitMin = 1 << 18
+
+// gemmBlocks is the number of blocks a large product is cut into. It is
+// fixed: OpenBLAS's rounding of an element can depend on the width of the
+// block it is computed in, so the partition must depend on the shape only,
+// not on GOMAXPROCS.
+const gemmBlocks = 16
+
+// splitGemm cuts C (m×n, row-major) into gemmBlocks blocks of whole columns
+// (when n >= m) or whole rows, and calls gemm on each, spread over
+// goroutines by parallelFor: rows i0..i0+m, columns j0..j0+n, with the
+// offsets into a, b and c where the block's operands start. Small products
+// go to one call. Running OpenBLAS single-threaded and splitting here beats
+// OpenBLAS's own threads, which spin (sched_yield) after every product and
+// took the cores from the sampling kernels that run next (DeformConv2d v1
+// forward, 2 cores: 36 ms with OpenBLAS's threads, 26 ms split).
+func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(i0, m, j0, n, ao, bo, co int)) {
+	if m <= 0 || n <= 0 || k <= 0 || m*n*k < gemmSplitMin {
+		gemm(0, m, 0, n, 0, 0, 0)
+		return
+	}
+	byCols := n >= m
+	size := m
+	if byCols {
+		size = n
+	}
+	// Blocks of a multiple of 16 columns (rows) keep OpenBLAS's kernels on
+	// full panels.
+	chunk := (size + gemmBlocks - 1) / gemmBlocks
+	chunk = (chunk + 15) / 16 * 16
+	var ranges [][2]int
+	for lo := 0; lo < size; lo += chunk {
+		ranges = append(ranges, [2]int{lo, min(lo+chunk, size)})
+	}
+	parallelFor(len(ranges), func(lo, hi int) {
+		for _, r := range ranges[lo:hi] {
+			s, e := r[0], r[1]
+			if byCols {
+				bo := s // B is k×n: column s starts at s
+				if tB != blas.NoTrans {
+					bo = s * ldb // B is stored n×k: row s
+				}
+				gemm(0, m, s, e-s, 0, bo, s)
+			} else {
+				ao := s * lda // A is m×k: row s
+				if tA != blas.NoTrans {
+					ao = s // A is stored k×m: column s
+				}
+				gemm(s, e-s, 0, n, ao, 0, s*ldc)
+			}
+		}
+	})
+}
