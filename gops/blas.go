@@ -3,6 +3,7 @@ package gops
 import (
 	"math"
 	"os"
+	"strings"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -18,32 +19,43 @@ import (
 // At start-up gops looks for OpenBLAS as a shared library (Linux and macOS
 // on amd64/arm64: libopenblas.so.0, libopenblas.so, libopenblas.dylib;
 // Debian: apt-get install libopenblas0), loaded with
-// github.com/ebitengine/purego, so the build stays pure Go (no cgo). If it
-// is there, passes a self-test and has 32-bit integers, it computes
-// Gorgonia's float32/float64 matrix products (Sgemm/Dgemm), single-threaded,
-// with each large product cut into blocks spread over goroutines; all other
-// BLAS routines stay gonum's. The environment variable GOPS_BLAS=gonum keeps
-// gonum's pure-Go BLAS. Either way results are bitwise the same for any
-// GOMAXPROCS; they differ between the two BLAS in the last bits.
+// github.com/ebitengine/purego: no C compiler or headers are needed to
+// build, but the binary then links the system's C library dynamically.
+// The build tag gops_nodl leaves the loader out (gonum only; a static
+// binary with CGO_ENABLED=0). If OpenBLAS is there, has 32-bit integers and
+// passes a self-test, it computes Gorgonia's float32/float64 matrix
+// products (Sgemm/Dgemm) of at least gemmOpenBLASMin multiply-adds,
+// single-threaded, each large product cut into blocks spread over
+// goroutines; smaller products and all other BLAS routines stay gonum's.
+// The environment variable GOPS_BLAS=gonum keeps gonum's pure-Go BLAS
+// (GOPS_BLAS=openblas, or unset, the default). Either way results are
+// bitwise the same for any GOMAXPROCS; they differ between the two BLAS in
+// the last bits.
 //
-// Note that gops sets OpenBLAS's thread count to 1 for the whole process.
-// A later gorgonia.Use by the program replaces gops' choice.
-func BLAS() string { return blasInUse }
+// gops sets OpenBLAS's thread count to 1 for the whole process. If the
+// program later calls gorgonia.Use with another BLAS, BLAS says so.
+func BLAS() string {
+	if loadedOpenBLAS != nil && gorgonia.WhichBLAS() != gorgonia.BLAS(loadedOpenBLAS) {
+		return "replaced by the program's gorgonia.Use (gops chose " + blasInUse + ")"
+	}
+	return blasInUse
+}
 
 var blasInUse = "gonum (pure Go)"
 
 func init() {
-	if os.Getenv("GOPS_BLAS") == "gonum" {
-		blasInUse = "gonum (pure Go): GOPS_BLAS=gonum"
+	switch env := os.Getenv("GOPS_BLAS"); strings.ToLower(env) {
+	case "", "openblas":
+	case "gonum":
+		blasInUse = "gonum (pure Go): GOPS_BLAS=" + env
+		return
+	default:
+		blasInUse = "gonum (pure Go): GOPS_BLAS=" + env + " is neither gonum nor openblas"
 		return
 	}
 	o, name, err := loadOpenBLAS()
 	if err != nil {
 		blasInUse = "gonum (pure Go): " + err.Error()
-		return
-	}
-	if !o.selfTest() {
-		blasInUse = "gonum (pure Go): " + name + " failed the self-test"
 		return
 	}
 	blasInUse = "openblas (" + name + ")"
@@ -76,11 +88,24 @@ func cblasTranspose(t blas.Transpose) int32 {
 	return cblasTrans // Trans, and ConjTrans for real matrices
 }
 
+// gemmOpenBLASMin is the product size m·n·k from which Sgemm/Dgemm call
+// OpenBLAS: a call through purego costs about 1 µs, more than gonum takes
+// for a product below about 16³ multiply-adds. The choice depends on the
+// shape only.
+const gemmOpenBLASMin = 1 << 12
+
+// useOpenBLAS reports whether a product goes to OpenBLAS: valid arguments
+// (gemmArgsOK) and at least gemmOpenBLASMin multiply-adds.
+func useOpenBLAS(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) bool {
+	return gemmArgsOK(tA, tB, m, n, k, la, lda, lb, ldb, lc, ldc) && m > 0 && n > 0 && k > 0 && m*n*k >= gemmOpenBLASMin
+}
+
 // Sgemm is C = alpha·op(A)·op(B) + beta·C on OpenBLAS, split by splitGemm.
 // Arguments OpenBLAS must not see (bad sizes, short slices, sizes past
-// int32) and empty products go to gonum, which panics on bad arguments.
+// int32), empty and small products go to gonum, which panics on bad
+// arguments.
 func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 || k == 0 || !gemmArgsOK(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
+	if !useOpenBLAS(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		o.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -92,7 +117,7 @@ func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 
 // Dgemm is Sgemm in float64.
 func (o *openBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m == 0 || n == 0 || k == 0 || !gemmArgsOK(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
+	if !useOpenBLAS(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		o.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}

@@ -1,10 +1,11 @@
-//go:build !((linux || darwin) && (amd64 || arm64))
+//go:build !(((linux && !android) || darwin) && (amd64 || arm64)) || gops_nodl
 
 package gops
 
 import "errors"
 
-// loadOpenBLAS: gops loads OpenBLAS on Linux and macOS (amd64, arm64) only.
+// loadOpenBLAS: gops loads OpenBLAS on Linux and macOS (amd64, arm64) only,
+// and not with the build tag gops_nodl.
 func loadOpenBLAS() (*openBLAS, string, error) {
-	return nil, "", errors.New("OpenBLAS is loaded on Linux and macOS (amd64, arm64) only")
+	return nil, "", errors.New("OpenBLAS is not loaded in this build (Linux and macOS on amd64/arm64 only, not with -tags gops_nodl)")
 }

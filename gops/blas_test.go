@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/gorgonia"
 )
 
 // TestGoroutinesGemm compares the loaded OpenBLAS's split Sgemm/Dgemm with
@@ -111,7 +112,8 @@ func requireOpenBLAS(t *testing.T) *openBLAS {
 }
 
 // TestBLAS logs which BLAS runs the matrix products (scripts/bench.sh
-// reads the line) and checks that GOPS_BLAS=gonum is obeyed.
+// reads the line) and checks that GOPS_BLAS=gonum is obeyed and that BLAS
+// notices a gorgonia.Use by the program.
 func TestBLAS(t *testing.T) {
 	t.Logf("BLAS: %s", BLAS())
 	if os.Getenv("GOPS_BLAS") == "gonum" && loadedOpenBLAS != nil {
@@ -119,6 +121,15 @@ func TestBLAS(t *testing.T) {
 	}
 	if (loadedOpenBLAS != nil) != strings.HasPrefix(BLAS(), "openblas (") {
 		t.Fatalf("BLAS() = %q does not match what is loaded", BLAS())
+	}
+	if loadedOpenBLAS == nil {
+		return
+	}
+	gorgonia.Use(gonum.Implementation{})
+	replaced := BLAS()
+	gorgonia.Use(loadedOpenBLAS)
+	if !strings.HasPrefix(replaced, "replaced by the program's gorgonia.Use") || BLAS() != blasInUse {
+		t.Fatalf("after gorgonia.Use(gonum): %q; restored: %q", replaced, BLAS())
 	}
 }
 
@@ -134,19 +145,28 @@ func TestGemmArgsOK(t *testing.T) {
 		t.Fatal("valid arguments rejected")
 	}
 	for name, good := range map[string]bool{
-		"short a":         ok(N, N, 2, 4, 3, 5, 3, 12, 4, 8, 4),
-		"short b":         ok(N, N, 2, 4, 3, 6, 3, 11, 4, 8, 4),
-		"short c":         ok(N, N, 2, 4, 3, 6, 3, 12, 4, 7, 4),
-		"lda < cols":      ok(N, N, 2, 4, 3, 6, 2, 12, 4, 8, 4),
-		"ldb < cols (T)":  ok(N, T, 2, 4, 3, 6, 3, 12, 2, 8, 4),
-		"ldc < n":         ok(N, N, 2, 4, 3, 6, 3, 12, 4, 8, 3),
-		"negative m":      ok(N, N, -1, 4, 3, 6, 3, 12, 4, 8, 4),
-		"bad transpose":   ok('x', N, 2, 4, 3, 6, 3, 12, 4, 8, 4),
-		"ld past int32":   ok(N, N, 2, 4, 3, 1<<40, 1<<32, 12, 4, 8, 4),
-		"size past int32": ok(N, N, 1<<31, 1, 1, 1<<31, 1, 1, 1, 1<<31, 1),
+		"short a":        ok(N, N, 2, 4, 3, 5, 3, 12, 4, 8, 4),
+		"short b":        ok(N, N, 2, 4, 3, 6, 3, 11, 4, 8, 4),
+		"short c":        ok(N, N, 2, 4, 3, 6, 3, 12, 4, 7, 4),
+		"lda < cols":     ok(N, N, 2, 4, 3, 6, 2, 12, 4, 8, 4),
+		"ldb < cols (T)": ok(N, T, 2, 4, 3, 6, 3, 12, 2, 8, 4),
+		"ldc < n":        ok(N, N, 2, 4, 3, 6, 3, 12, 4, 8, 3),
+		"negative m":     ok(N, N, -1, 4, 3, 6, 3, 12, 4, 8, 4),
+		"bad transpose":  ok('x', N, 2, 4, 3, 6, 3, 12, 4, 8, 4),
 	} {
 		if good {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	if math.MaxInt > math.MaxInt32 { // sizes past int32 exist only with 64-bit int
+		big := int64(1) << 31
+		for name, good := range map[string]bool{
+			"ld past int32":   ok(N, N, 2, 4, 3, int(big<<9), int(big<<1), 12, 4, 8, 4),
+			"size past int32": ok(N, N, int(big), 1, 1, int(big), 1, 1, 1, int(big), 1),
+		} {
+			if good {
+				t.Errorf("%s: accepted", name)
+			}
 		}
 	}
 }

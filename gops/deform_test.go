@@ -197,7 +197,7 @@ func TestDeformConv2dBadInput(t *testing.T) {
 		{"no input channels", shapes{[]int{2, 0, 5, 5}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "input channels is 0"},
 		{"empty image", shapes{[]int{2, 4, 0, 0}, good.off, good.w, good.b, good.m}, gops.DeformConv2dOpts{Padding: [2]int{2, 2}}, tensor.Float64, "input height is 0"},
 		{"no output channels", shapes{good.x, good.off, []int{0, 2, 3, 3}, []int{0}, good.m}, gops.DeformConv2dOpts{}, tensor.Float64, "output channels (weight.shape[0]) is 0"},
-		{"huge padding", good, gops.DeformConv2dOpts{Padding: [2]int{1 << 62, 0}}, tensor.Float64, "Padding [4611686018427387904 0] too large"},
+		{"huge padding", good, gops.DeformConv2dOpts{Padding: [2]int{math.MaxInt / 2, 0}}, tensor.Float64, fmt.Sprintf("Padding [%d 0] too large", math.MaxInt/2)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

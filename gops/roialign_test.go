@@ -228,8 +228,8 @@ func TestRoIAlignBadInput(t *testing.T) {
 		{"huge adaptive box", x4, boxesTensor([5]float64{0, 0, 0, 1e12, 1e12}), ok, false, "box 0: adaptive sampling grid"},
 		{"no pixels", rangeTensor(1, 1, 0, 4), testBoxes, ok, true, "has no pixels"},
 		{"float32 scale overflow", toFloat32(x4), toFloat32(testBoxes), gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: 1e39}, true, "SpatialScale 1e+39 does not fit in float32"},
-		{"huge sampling ratio", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 1 << 32}, true, "SamplingRatio 4294967296 gives more than 2^24 samples"},
-		{"huge output size", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{1 << 31, 1 << 31}}, true, "more than 2^24 bins"},
+		{"huge sampling ratio", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 1 << 30}, true, "SamplingRatio 1073741824 gives more than 2^24 samples"},
+		{"huge output size", x4, testBoxes, gops.RoIAlignOpts{OutputSize: [2]int{1 << 30, 1 << 30}}, true, "more than 2^24 bins"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

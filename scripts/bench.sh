@@ -195,7 +195,7 @@ if $have_time; then
 		done
 	}
 	"$tmp/benchtable" pairs -go <(grep -v '^Benchmark[^[:space:]]*@' "$tmp/go.txt") -tvnames "$tmp/tvnames" >"$tmp/pairs"
-	rsspairs "" "" <"$tmp/pairs"
+	rsspairs "${GOPS_BLAS-}" "" <"$tmp/pairs"
 	if [[ -s $tmp/go2.txt ]]; then
 		"$tmp/benchtable" pairs -go "$tmp/go2.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs2"
 		rsspairs gonum "@gonum" <"$tmp/pairs2"

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gops-dev/gops/gops"
 )
 
 // Settings of the report.
@@ -82,6 +84,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 		}
 		fmt.Fprintf(w, "data    %s\n        (%s): %d training and %d test digits\n", dir, how, len(train.Images), len(test.Images))
 	}
+	fmt.Fprintf(w, "blas    %s (gops.BLAS(): matrix products; GOPS_BLAS=gonum for pure Go)\n", gops.BLAS())
 	c := cfg
 	a := c.Arch
 	q := a.Q()
