@@ -105,26 +105,36 @@ func useOpenBLAS(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) 
 // int32), empty and small products go to gonum, which panics on bad
 // arguments.
 func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if !useOpenBLAS(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
-		o.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	ta, tb := cblasTranspose(tA), cblasTranspose(tB)
-	splitGemm(m, n, k, tA, tB, lda, ldb, ldc, func(_, m, _, n, ao, bo, co int) {
-		o.sgemm(cblasRowMajor, ta, tb, int32(m), int32(n), int32(k), alpha, &a[ao], int32(lda), &b[bo], int32(ldb), beta, &c[co], int32(ldc))
-	})
+	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o.Implementation.Sgemm, o.sgemm)
 }
 
 // Dgemm is Sgemm in float64.
 func (o *openBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o.Implementation.Dgemm, o.dgemm)
+}
+
+// gemm is Sgemm and Dgemm: the product on gonum (fallback) or, when
+// useOpenBLAS says so, on OpenBLAS (cblas) in splitGemm's blocks.
+func gemm[T float32 | float64](tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int,
+	fallback func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int),
+	cblas func(order, tA, tB, m, n, k int32, alpha T, a *T, lda int32, b *T, ldb int32, beta T, c *T, ldc int32)) {
 	if !useOpenBLAS(tA, tB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
-		o.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		fallback(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	ta, tb := cblasTranspose(tA), cblasTranspose(tB)
 	splitGemm(m, n, k, tA, tB, lda, ldb, ldc, func(_, m, _, n, ao, bo, co int) {
-		o.dgemm(cblasRowMajor, ta, tb, int32(m), int32(n), int32(k), alpha, &a[ao], int32(lda), &b[bo], int32(ldb), beta, &c[co], int32(ldc))
+		cblas(cblasRowMajor, ta, tb, int32(m), int32(n), int32(k), alpha, &a[ao], int32(lda), &b[bo], int32(ldb), beta, &c[co], int32(ldc))
 	})
+}
+
+// storedShape is the rows and columns, as stored (row-major), of an
+// operand that is rows×cols after the transpose t.
+func storedShape(t blas.Transpose, rows, cols int) (int, int) {
+	if t == blas.NoTrans {
+		return rows, cols
+	}
+	return cols, rows
 }
 
 // gemmArgsOK reports whether a row-major product with these sizes, leading
@@ -140,14 +150,8 @@ func gemmArgsOK(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) b
 			return false
 		}
 	}
-	rowA, colA := m, k
-	if tA != blas.NoTrans {
-		rowA, colA = k, m
-	}
-	rowB, colB := k, n
-	if tB != blas.NoTrans {
-		rowB, colB = n, k
-	}
+	rowA, colA := storedShape(tA, m, k)
+	rowB, colB := storedShape(tB, k, n)
 	if lda < max(1, colA) || ldb < max(1, colB) || ldc < max(1, n) {
 		return false
 	}

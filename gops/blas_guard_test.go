@@ -52,14 +52,8 @@ func TestOpenBLASGuardPages(t *testing.T) {
 		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 				for _, extra := range []int{0, 5} {
-					ar, ac := m, k
-					if tA != blas.NoTrans {
-						ar, ac = k, m
-					}
-					br, bc := k, n
-					if tB != blas.NoTrans {
-						br, bc = n, k
-					}
+					ar, ac := storedShape(tA, m, k)
+					br, bc := storedShape(tB, k, n)
 					lda, ldb, ldc := ac+extra, bc+extra, n+extra
 					la, lb, lc := lda*(ar-1)+ac, ldb*(br-1)+bc, ldc*(m-1)+n
 					pa, fa := guarded(t, la, 8)
@@ -163,26 +157,23 @@ func TestOpenBLASSelfTestCatchesABI(t *testing.T) {
 	if bad.selfTest() {
 		t.Error("float32 alpha/beta promoted to double passes the self-test")
 	}
-	bad = good
-	bad.dgemm = func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32) {
-		good.dgemm(order, tA, tB, m, n, k, beta, a, lda, b, ldb, alpha, c, ldc)
+	type args struct {
+		order, tA, tB int32
+		alpha, beta   float64
 	}
-	if bad.selfTest() {
-		t.Error("alpha/beta swapped passes the self-test")
-	}
-	bad = good
-	bad.dgemm = func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32) {
-		good.dgemm(102, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}
-	if bad.selfTest() {
-		t.Error("ColMajor passes the self-test")
-	}
-	bad = good
-	bad.dgemm = func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32) {
-		good.dgemm(order, tB, tA, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	}
-	if bad.selfTest() {
-		t.Error("tA/tB swapped passes the self-test")
+	for name, wrong := range map[string]func(args) args{
+		"alpha/beta swapped": func(a args) args { a.alpha, a.beta = a.beta, a.alpha; return a },
+		"ColMajor":           func(a args) args { a.order = 102; return a },
+		"tA/tB swapped":      func(a args) args { a.tA, a.tB = a.tB, a.tA; return a },
+	} {
+		bad = good
+		bad.dgemm = func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32) {
+			w := wrong(args{order, tA, tB, alpha, beta})
+			good.dgemm(w.order, w.tA, w.tB, m, n, k, w.alpha, a, lda, b, ldb, w.beta, c, ldc)
+		}
+		if bad.selfTest() {
+			t.Errorf("%s passes the self-test", name)
+		}
 	}
 }
 

@@ -43,14 +43,8 @@ func TestGoroutinesGemm(t *testing.T) {
 		for _, tA := range trans {
 			for _, tB := range trans {
 				// Stored shapes (row-major).
-				ar, ac := m, k
-				if tA != blas.NoTrans {
-					ar, ac = k, m
-				}
-				br, bc := k, n
-				if tB != blas.NoTrans {
-					br, bc = n, k
-				}
+				ar, ac := storedShape(tA, m, k)
+				br, bc := storedShape(tB, k, n)
 				lda, ldb, ldc := ac+3, bc+1, n+2
 				a64 := randSlice(r, lda*(ar-1)+ac)
 				b64 := randSlice(r, ldb*(br-1)+bc)

@@ -37,19 +37,7 @@ func TestDeformConv2dBiasOddShapes(t *testing.T) {
 				// Got ()"); the TapeMachine is fine.
 				return
 			}
-			for _, dt := range []string{"float64", "float32"} {
-				in := c.inputs()
-				o := graphtest.Options{RTol: 1e-12, ATol: 1e-12}
-				if dt == "float32" {
-					for i := range in {
-						in[i] = toFloat32(in[i])
-					}
-					o.RTol, o.ATol = 1e-5, 1e-5
-				}
-				if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-					t.Fatalf("%s: %v", dt, err)
-				}
-			}
+			checkDeformVMs(t, c)
 		})
 	}
 }
@@ -73,19 +61,7 @@ func TestDeformConv2dChannelsLast(t *testing.T) {
 			if err := graphtest.Check(c.f, in, graphtest.Options{Order: 2, Wrt: []int{1}, Seed: 5, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}); err != nil {
 				t.Fatal(err)
 			}
-			for _, dt := range []string{"float64", "float32"} {
-				in := c.inputs()
-				o := graphtest.Options{RTol: 1e-12, ATol: 1e-12}
-				if dt == "float32" {
-					for i := range in {
-						in[i] = toFloat32(in[i])
-					}
-					o.RTol, o.ATol = 1e-5, 1e-5
-				}
-				if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-					t.Fatalf("%s: %v", dt, err)
-				}
-			}
+			checkDeformVMs(t, c)
 		})
 	}
 }

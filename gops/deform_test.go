@@ -101,23 +101,28 @@ func TestDeformConv2dDerivatives(t *testing.T) {
 	}
 }
 
+// checkDeformVMs checks that the TapeMachine and the LispMachine agree on
+// case c (value and gradients) in float64 (1e-12) and float32 (1e-5).
+func checkDeformVMs(t *testing.T, c deformCase) {
+	t.Helper()
+	for _, dt := range []string{"float64", "float32"} {
+		in := c.inputs()
+		o := graphtest.Options{RTol: 1e-12, ATol: 1e-12}
+		if dt == "float32" {
+			for i := range in {
+				in[i] = toFloat32(in[i])
+			}
+			o.RTol, o.ATol = 1e-5, 1e-5
+		}
+		if err := graphtest.CheckVMs(c.f, in, o); err != nil {
+			t.Fatalf("%s: %v", dt, err)
+		}
+	}
+}
+
 func TestDeformConv2dTapeEqualsLisp(t *testing.T) {
 	for _, c := range deformCases {
-		for _, dt := range []string{"float64", "float32"} {
-			t.Run(c.name+"/"+dt, func(t *testing.T) {
-				in := c.inputs()
-				o := graphtest.Options{RTol: 1e-12, ATol: 1e-12}
-				if dt == "float32" {
-					for i := range in {
-						in[i] = toFloat32(in[i])
-					}
-					o.RTol, o.ATol = 1e-5, 1e-5
-				}
-				if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-					t.Fatal(err)
-				}
-			})
-		}
+		t.Run(c.name, func(t *testing.T) { checkDeformVMs(t, c) })
 	}
 }
 
@@ -371,10 +376,16 @@ func TestDeformConv2dBatchSizes(t *testing.T) {
 }
 
 func TestDeformConv2dDeterministic(t *testing.T) {
+	checkDeformDeterministic(t, deformCases[2], 1, 2, 3, 8)
+}
+
+// checkDeformDeterministic checks that case c's float32 value and gradients
+// are bitwise the same under each GOMAXPROCS of procs.
+func checkDeformDeterministic(t *testing.T, c deformCase, procs ...int) {
+	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	c := deformCases[2]
 	var ref []float64
-	for i, procs := range []int{1, 2, 3, 8} {
+	for i, procs := range procs {
 		runtime.GOMAXPROCS(procs)
 		in := c.inputs()
 		for j := range in {
@@ -391,7 +402,7 @@ func TestDeformConv2dDeterministic(t *testing.T) {
 		}
 		for j := range all {
 			if math.Float64bits(all[j]) != math.Float64bits(ref[j]) {
-				t.Fatalf("GOMAXPROCS=%d: value %d differs: %v vs %v", procs, j, all[j], ref[j])
+				t.Fatalf("GOMAXPROCS=%d: value %d of %d (output has %d) differs: %v vs %v", procs, j, len(all), len(y), all[j], ref[j])
 			}
 		}
 	}
