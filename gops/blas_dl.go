@@ -4,6 +4,7 @@ package gops
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -21,10 +22,10 @@ var openBLASNames = []string{
 func loadOpenBLAS() (*openBLAS, string, error) {
 	var reasons []string
 	for _, name := range openBLASNames {
-		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		h, err := dlopen(name)
 		if err != nil {
-			if !strings.Contains(err.Error(), "No such file") && !strings.Contains(err.Error(), "not found") {
-				reasons = append(reasons, name+": "+err.Error()) // there, but does not load
+			if msg := err.Error(); msg != "" && !strings.Contains(msg, "No such file") && !strings.Contains(msg, "not found") {
+				reasons = append(reasons, name+": "+msg) // there, but does not load
 			}
 			continue
 		}
@@ -40,6 +41,15 @@ func loadOpenBLAS() (*openBLAS, string, error) {
 		return nil, "", errors.New("no OpenBLAS shared library found (" + strings.Join(openBLASNames[:2], ", ") + ", ...)")
 	}
 	return nil, "", errors.New(strings.Join(reasons, "; "))
+}
+
+// dlopen is purego.Dlopen on one OS thread: dlerror, which gives the error
+// message, is per thread, and the goroutine could otherwise move between
+// the two calls (the message was then empty).
+func dlopen(name string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 }
 
 // openBLASFrom binds the functions gops uses from the library h.
