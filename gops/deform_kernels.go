@@ -93,6 +93,27 @@ func (t *padTap[T]) scatter(p []T, pw int, v T) {
 	r1[1] += t.w[3] * v
 }
 
+// padPlaneOf is plane (n, c) of the padded planes p (padImages).
+func padPlaneOf[T float](g *deformGeom, p []T, n, c int) []T {
+	pl := g.padLen()
+	return p[(n*g.c+c)*pl : (n*g.c+c+1)*pl]
+}
+
+// colsRow is row (c, k, n) of the columns: its L output positions.
+func colsRow[T float](g *deformGeom, cols []T, c, k, n int) []T {
+	L := g.l()
+	return cols[((c*g.k()+k)*g.n+n)*L : ((c*g.k()+k)*g.n+n+1)*L]
+}
+
+// contractRow adds col[l] · (taps[l] · x) to out[l], x a padded plane with
+// rows of pw: one channel's share of C and O.
+func contractRow[T float](ts []padTap[T], x []T, pw int, col, out []T) {
+	col, out = col[:len(ts)], out[:len(ts)]
+	for l := range ts {
+		out[l] += col[l] * ts[l].dot(x, pw)
+	}
+}
+
 // deformTaps computes, for every sample (n, offset group, k, l), the four
 // neighbouring pixels and the weights ∂ᵃ_y ∂ᵇ_x of torchvision's bilinear
 // interpolation for deformable convolution, each times mask[n, g, k, l]
@@ -191,16 +212,15 @@ const sampleLastMinChannels = 16
 // range while it is in cache.
 func deformSamplePlanes[T float](g *deformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.k(), g.l(), g.c/g.og
-	pl, pw := g.padLen(), g.padW()
+	pw := g.padW()
 	parallelFor(g.c, func(lo, hi int) {
 		for n := 0; n < g.n; n++ {
 			for k := 0; k < K; k++ {
 				for c := lo; c < hi; c++ {
 					tr := (n*g.og+c/cg)*K + k
 					ts := taps[tr*L : (tr+1)*L]
-					x := input[(n*g.c+c)*pl : (n*g.c+c+1)*pl]
-					out := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
-					out = out[:len(ts)]
+					x := padPlaneOf(g, input, n, c)
+					out := colsRow(g, cols, c, k, n)[:len(ts)]
 					for l := range ts {
 						out[l] = ts[l].dot(x, pw)
 					}
@@ -229,14 +249,14 @@ func padImagesLast[T float](g *deformGeom, x []T) []T {
 }
 
 // sampleBlock is the number of output positions deformSampleLast computes
-// into one tile before writing it out transposed.
+// into one tile before copying it out.
 const sampleBlock = 64
 
 // deformSampleLast is deformSample on padded channels-last images
 // (padImagesLast): for a block of output positions of one (n, offset
 // group, k), each tap combines its four neighbours' channel rows into a
-// tile [positions, channels], which transpose2D writes into the channel
-// rows of cols. Parallel over blocks.
+// tile [channels, positions], whose rows are copied into the channel rows
+// of cols. Parallel over blocks.
 func deformSampleLast[T float](g *deformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.k(), g.l(), g.c/g.og
 	pl, pw, C := g.padLen(), g.padW(), g.c
@@ -264,7 +284,7 @@ func deformSampleLast[T float](g *deformGeom, taps []padTap[T], input, cols []T)
 			}
 			// Channel grp·cg + j, positions l0... of cols: row stride K·N·L.
 			for j := 0; j < cg; j++ {
-				copy(cols[(((grp*cg+j)*K+k)*g.n+n)*L+l0:], tile[j*sampleBlock:j*sampleBlock+len(ts)])
+				copy(colsRow(g, cols, grp*cg+j, k, n)[l0:], tile[j*sampleBlock:j*sampleBlock+len(ts)])
 			}
 		}
 	})
@@ -277,17 +297,16 @@ func deformSampleLast[T float](g *deformGeom, taps []padTap[T], input, cols []T)
 // bitwise reproducible.
 func deformScatter[T float](g *deformGeom, taps []padTap[T], cols, dst []T) {
 	K, L, cg := g.k(), g.l(), g.c/g.og
-	pl, pw := g.padLen(), g.padW()
+	pw := g.padW()
 	parallelFor(g.c, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			grp := c / cg
 			for n := 0; n < g.n; n++ {
-				x := dst[(n*g.c+c)*pl : (n*g.c+c+1)*pl]
+				x := padPlaneOf(g, dst, n, c)
 				for k := 0; k < K; k++ {
 					tr := (n*g.og+grp)*K + k
 					ts := taps[tr*L : (tr+1)*L]
-					col := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
-					col = col[:len(ts)]
+					col := colsRow(g, cols, c, k, n)[:len(ts)]
 					for l := range ts {
 						ts[l].scatter(x, pw, col[l])
 					}
@@ -302,21 +321,15 @@ func deformScatter[T float](g *deformGeom, taps []padTap[T], cols, dst []T) {
 // Parallel over (n, g, k) rows, each summing channels in order.
 func deformContract[T float](g *deformGeom, taps []padTap[T], input, cols, dst []T) {
 	K, L, cg := g.k(), g.l(), g.c/g.og
-	pl, pw := g.padLen(), g.padW()
+	pw := g.padW()
 	parallelFor(g.n*g.og*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			k := tr % K
 			n, grp := tr/K/g.og, tr/K%g.og
 			ts := taps[tr*L : (tr+1)*L]
 			out := dst[tr*L : (tr+1)*L]
-			out = out[:len(ts)]
 			for c := grp * cg; c < (grp+1)*cg; c++ {
-				x := input[(n*g.c+c)*pl : (n*g.c+c+1)*pl]
-				col := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
-				col = col[:len(ts)]
-				for l := range ts {
-					out[l] += col[l] * ts[l].dot(x, pw)
-				}
+				contractRow(ts, padPlaneOf(g, input, n, c), pw, colsRow(g, cols, c, k, n), out)
 			}
 		}
 	})
@@ -329,7 +342,7 @@ func deformContract[T float](g *deformGeom, taps []padTap[T], input, cols, dst [
 // (n, g, k) rows.
 func deformOffsetGrad[T float](g *deformGeom, tapsY, tapsX []padTap[T], input, cols, mask, dst []T) {
 	K, L, cg := g.k(), g.l(), g.c/g.og
-	pl, pw := g.padLen(), g.padW()
+	pw := g.padW()
 	parallelFor(g.n*g.og*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			k := tr % K
@@ -337,21 +350,12 @@ func deformOffsetGrad[T float](g *deformGeom, tapsY, tapsX []padTap[T], input, c
 			oy := dst[2*tr*L : (2*tr+1)*L]
 			ox := dst[(2*tr+1)*L : (2*tr+2)*L]
 			for c := grp * cg; c < (grp+1)*cg; c++ {
-				x := input[(n*g.c+c)*pl : (n*g.c+c+1)*pl]
-				col := cols[((c*K+k)*g.n+n)*L : ((c*K+k)*g.n+n+1)*L]
+				x, col := padPlaneOf(g, input, n, c), colsRow(g, cols, c, k, n)
 				if tapsY != nil {
-					ty := tapsY[tr*L : (tr+1)*L]
-					col, oy := col[:len(ty)], oy[:len(ty)]
-					for l := range ty {
-						oy[l] += col[l] * ty[l].dot(x, pw)
-					}
+					contractRow(tapsY[tr*L:(tr+1)*L], x, pw, col, oy)
 				}
 				if tapsX != nil {
-					tx := tapsX[tr*L : (tr+1)*L]
-					col, ox := col[:len(tx)], ox[:len(tx)]
-					for l := range tx {
-						ox[l] += col[l] * tx[l].dot(x, pw)
-					}
+					contractRow(tapsX[tr*L:(tr+1)*L], x, pw, col, ox)
 				}
 			}
 			if mask != nil {
