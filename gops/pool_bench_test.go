@@ -1,7 +1,6 @@
 package gops
 
 import (
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -36,23 +35,7 @@ func benchPSGeom() *poolGeom {
 // does (x and G standard normal, valid boxes uniform over the image), for
 // [2, 490, 50, 68] and 256 boxes.
 func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
-	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
-	randn := func(n int) []T {
-		s := make([]T, n)
-		for i := range s {
-			s[i] = T(float32(r.NormFloat64()))
-		}
-		return s
-	}
-	var d roiAlignBenchData[T]
-	d.x = randn(benchN * benchPSC * benchH * benchW)
-	for k := 0; k < benchPSK; k++ {
-		x1, x2 := float32(r.Float64()*benchImgW), float32(r.Float64()*benchImgW)
-		y1, y2 := float32(r.Float64()*benchImgH), float32(r.Float64()*benchImgH)
-		d.boxes = append(d.boxes, T(k%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
-	}
-	d.grad = randn(benchPSK * benchPSC)
-	return d
+	return newRoIBenchData[T](benchPSC, benchPSK, benchPSK*benchPSC)
 }
 
 // poolBenchGraph builds out = op(x, boxes) and, with backward, dx =

@@ -37,6 +37,12 @@ type roiAlignBenchData[T float] struct {
 // y1 <= y2 (as random_boxes in the python script; the same distribution,
 // not the same numbers).
 func newRoIAlignBenchData[T float]() roiAlignBenchData[T] {
+	return newRoIBenchData[T](benchC, benchK, benchK*benchC*benchOpts.OutputSize[0]*benchOpts.OutputSize[1])
+}
+
+// newRoIBenchData draws x [benchN, c, benchH, benchW], k boxes and a G of
+// gradLen elements as newRoIAlignBenchData describes.
+func newRoIBenchData[T float](c, k, gradLen int) roiAlignBenchData[T] {
 	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
 	randn := func(n int) []T {
 		s := make([]T, n)
@@ -46,14 +52,14 @@ func newRoIAlignBenchData[T float]() roiAlignBenchData[T] {
 		return s
 	}
 	var d roiAlignBenchData[T]
-	d.x = randn(benchN * benchC * benchH * benchW)
-	d.boxes = make([]T, 0, 5*benchK)
-	for k := 0; k < benchK; k++ {
+	d.x = randn(benchN * c * benchH * benchW)
+	d.boxes = make([]T, 0, 5*k)
+	for i := 0; i < k; i++ {
 		x1, x2 := float32(r.Float64()*benchImgW), float32(r.Float64()*benchImgW)
 		y1, y2 := float32(r.Float64()*benchImgH), float32(r.Float64()*benchImgH)
-		d.boxes = append(d.boxes, T(k%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+		d.boxes = append(d.boxes, T(i%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
 	}
-	d.grad = randn(benchK * benchC * benchOpts.OutputSize[0] * benchOpts.OutputSize[1])
+	d.grad = randn(gradLen)
 	return d
 }
 
