@@ -2,7 +2,6 @@ package gops_test
 
 import (
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -91,24 +90,20 @@ func TestRoIAlignTapeEqualsLisp(t *testing.T) {
 	for _, c := range roiAlignOptGrid {
 		for _, dt := range []string{"float64", "float32"} {
 			t.Run(c.name+"/"+dt, func(t *testing.T) {
-				in := []*tensor.Dense{rangeTensor(2, 2, 5, 6), testBoxes}
-				o := graphtest.Options{Wrt: []int{0}, RTol: 1e-12, ATol: 1e-12}
-				if dt == "float32" {
-					in = []*tensor.Dense{toFloat32(in[0]), toFloat32(in[1])}
-					o.RTol, o.ATol = 1e-6, 1e-6
-				}
-				if err := graphtest.CheckVMs(cubeOfRoIAlign(c.opts), in, o); err != nil {
-					t.Fatal(err)
-				}
+				checkVMs(t, cubeOfRoIAlign(c.opts), rangeTensor(2, 2, 5, 6), testBoxes, dt)
 			})
 		}
 	}
 }
 
+func roiAlignOp(opts gops.RoIAlignOpts) poolOp {
+	return func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) }
+}
+
 // runRoIAlign evaluates RoIAlign and the input gradient of sum(y ⊙ gy) on a
 // TapeMachine (runPool with RoIAlign as the op).
 func runRoIAlign(x, boxes *tensor.Dense, opts gops.RoIAlignOpts) (y, dx []float64, err error) {
-	return runPool(func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) }, x, boxes)
+	return runPool(roiAlignOp(opts), x, boxes)
 }
 
 func values(v gorgonia.Value) []float64 {
@@ -130,31 +125,8 @@ func values(v gorgonia.Value) []float64 {
 }
 
 func TestRoIAlignDeterministic(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	x := rangeTensor(2, 8, 5, 6)
 	opts := gops.RoIAlignOpts{OutputSize: [2]int{3, 3}, SamplingRatio: 0, Aligned: true}
-	var refY, refDX []float64
-	for i, procs := range []int{1, 2, 3, 8, 1} {
-		runtime.GOMAXPROCS(procs)
-		y, dx, err := runRoIAlign(toFloat32(x), toFloat32(testBoxes), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			refY, refDX = y, dx
-			continue
-		}
-		for j := range y {
-			if math.Float64bits(y[j]) != math.Float64bits(refY[j]) {
-				t.Fatalf("GOMAXPROCS=%d: output[%d] %v != %v", procs, j, y[j], refY[j])
-			}
-		}
-		for j := range dx {
-			if math.Float64bits(dx[j]) != math.Float64bits(refDX[j]) {
-				t.Fatalf("GOMAXPROCS=%d: grad[%d] %v != %v", procs, j, dx[j], refDX[j])
-			}
-		}
-	}
+	checkDeterministic(t, roiAlignOp(opts), rangeTensor(2, 8, 5, 6), testBoxes)
 }
 
 func TestRoIAlignNoBoxes(t *testing.T) {
