@@ -92,11 +92,7 @@ func TestPSRoIAlignNoSamplesIsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range append(y, dx...) {
-		if v != 0 {
-			t.Fatalf("value %d = %v, want 0", i, v)
-		}
-	}
+	expectZeros(t, append(y, dx...))
 }
 
 // Sample points outside the input read nothing, in both directions, as in
@@ -124,11 +120,7 @@ func TestPSRoIAlignOutsideReadsNothing(t *testing.T) {
 	if err := m.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range append(values(yv), values(dxv)...) {
-		if v != 0 {
-			t.Fatalf("value %d = %v, want 0", i, v)
-		}
-	}
+	expectZeros(t, append(values(yv), values(dxv)...))
 }
 
 // Output channel c of bin (i, j) reads input channel c·PH·PW + i·PW + j:

@@ -96,6 +96,16 @@ func TestRoIAlignTapeEqualsLisp(t *testing.T) {
 	}
 }
 
+// expectZeros fails the test unless every value is 0.
+func expectZeros(t *testing.T, vals []float64) {
+	t.Helper()
+	for i, v := range vals {
+		if v != 0 {
+			t.Fatalf("value %d = %v, want 0", i, v)
+		}
+	}
+}
+
 func roiAlignOp(opts gops.RoIAlignOpts) poolOp {
 	return func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) }
 }
@@ -165,11 +175,7 @@ func TestRoIAlignInvertedAlignedAdaptiveIsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range append(y, dx...) {
-		if v != 0 {
-			t.Fatalf("value %d = %v, want 0", i, v)
-		}
-	}
+	expectZeros(t, append(y, dx...))
 }
 
 func TestRoIAlignBadInput(t *testing.T) {
@@ -205,9 +211,7 @@ func TestRoIAlignBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expectOpError(t, c.x, c.b, c.build, c.want, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.RoIAlign(x, b, c.opts)
-			})
+			expectOpError(t, c.x, c.b, c.build, c.want, roiAlignOp(c.opts))
 		})
 	}
 }
@@ -250,11 +254,7 @@ func TestRoIAlignOverflowingBox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range append(y, dx...) {
-		if v != 0 {
-			t.Fatalf("value %d = %v, want 0", i, v)
-		}
-	}
+	expectZeros(t, append(y, dx...))
 }
 
 // A bin of 270×240 adaptive samples is walked in several chunks: the average
