@@ -75,20 +75,10 @@ func TestDeformConv2dGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var yv gorgonia.Value
-			gorgonia.Read(y, &yv)
-			gv := make([]gorgonia.Value, len(grads))
-			for i, gn := range grads {
-				gorgonia.Read(gn, &gv[i])
-			}
-			m := gorgonia.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
-				t.Fatal(err)
-			}
-			assertClose(t, "output", asFloat64s(t, yv), c.Output, rtol, atol)
-			for i, v := range gv {
-				assertClose(t, "grad of "+wrt[i].Name(), asFloat64s(t, v), want[i], rtol, atol*10)
+			got := runRead(t, g, append(gorgonia.Nodes{y}, grads...)...)
+			assertClose(t, "output", got[0], c.Output, rtol, atol)
+			for i, v := range got[1:] {
+				assertClose(t, "grad of "+wrt[i].Name(), v, want[i], rtol, atol*10)
 			}
 		})
 	}

@@ -123,17 +123,9 @@ func TestRoIAlignGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dx := grads[0]
-			var yv, dxv gorgonia.Value
-			gorgonia.Read(y, &yv)
-			gorgonia.Read(dx, &dxv)
-			m := gorgonia.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
-				t.Fatal(err)
-			}
-			assertClose(t, "output", asFloat64s(t, yv), c.Output, rtol, atol)
-			assertClose(t, "grad_input", asFloat64s(t, dxv), c.GradInput, rtol, atol)
+			got := runRead(t, g, y, grads[0])
+			assertClose(t, "output", got[0], c.Output, rtol, atol)
+			assertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
 		})
 	}
 }

@@ -23,16 +23,12 @@ func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]f
 	out := make([][]float64, len(vals))
 	for i, v := range vals {
 		switch d := v.Data().(type) {
-		case []float64:
-			out[i] = d
 		case float64:
 			out[i] = []float64{d}
-		case []float32:
-			for _, x := range d {
-				out[i] = append(out[i], float64(x))
-			}
 		case float32:
 			out[i] = []float64{float64(d)}
+		default:
+			out[i] = asFloat64s(t, v)
 		}
 	}
 	return out

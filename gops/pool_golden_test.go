@@ -45,15 +45,8 @@ func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var yv, dxv gorgonia.Value
-	gorgonia.Read(yn, &yv)
-	gorgonia.Read(grads[0], &dxv)
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	return asFloat64s(t, yv), asFloat64s(t, dxv)
+	got := runRead(t, g, yn, grads[0])
+	return got[0], got[1]
 }
 
 func goldenTol(c *poolGoldenCase) (rtol, atol float64) {
