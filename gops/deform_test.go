@@ -62,6 +62,16 @@ func (c deformCase) inputs() []*tensor.Dense {
 
 // f is sin ∘ DeformConv2d, so that every order is non-zero.
 func (c deformCase) f(in gorgonia.Nodes) (*gorgonia.Node, error) {
+	y, err := c.apply(in)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Sin(y)
+}
+
+// apply is DeformConv2d on the case's inputs (input, offset, weight, then
+// bias and mask when the case has them).
+func (c deformCase) apply(in gorgonia.Nodes) (*gorgonia.Node, error) {
 	var bias, mask *gorgonia.Node
 	i := 3
 	if c.bias {
@@ -71,11 +81,7 @@ func (c deformCase) f(in gorgonia.Nodes) (*gorgonia.Node, error) {
 	if c.mask {
 		mask = in[i]
 	}
-	y, err := gops.DeformConv2d(in[0], in[1], in[2], bias, mask, c.opts)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Sin(y)
+	return gops.DeformConv2d(in[0], in[1], in[2], bias, mask, c.opts)
 }
 
 var deformCases = []deformCase{
@@ -156,15 +162,11 @@ func TestDeformConv2dZeroOffsetIsConv2d(t *testing.T) {
 			if !y.Shape().Eq(ref.Shape()) {
 				t.Fatalf("shape %v, Conv2d %v", y.Shape(), ref.Shape())
 			}
-			var yv, rv gorgonia.Value
-			gorgonia.Read(y, &yv)
-			gorgonia.Read(ref, &rv)
-			m := gorgonia.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
+			got, err := evalNodes(g, y, ref)
+			if err != nil {
 				t.Fatal(err)
 			}
-			a, b := values(yv), values(rv)
+			a, b := got[0], got[1]
 			for i := range a {
 				if math.Abs(a[i]-b[i]) > 1e-12*(1+math.Abs(b[i])) {
 					t.Fatalf("element %d: %v, Conv2d %v", i, a[i], b[i])
@@ -237,16 +239,7 @@ func runDeformConv2d(t *testing.T, c deformCase, in []*tensor.Dense) (y []float6
 	for i, v := range in {
 		nodes[i] = gorgonia.NewTensor(g, v.Dtype(), v.Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(fmt.Sprint("in", i)))
 	}
-	var bias, mask *gorgonia.Node
-	i := 3
-	if c.bias {
-		bias = nodes[i]
-		i++
-	}
-	if c.mask {
-		mask = nodes[i]
-	}
-	yn, err := gops.DeformConv2d(nodes[0], nodes[1], nodes[2], bias, mask, c.opts)
+	yn, err := c.apply(nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,21 +258,11 @@ func runDeformConv2d(t *testing.T, c deformCase, in []*tensor.Dense) (y []float6
 	if err != nil {
 		t.Fatal(err)
 	}
-	var yv gorgonia.Value
-	gorgonia.Read(yn, &yv)
-	gv := make([]gorgonia.Value, len(gs))
-	for i, gn := range gs {
-		gorgonia.Read(gn, &gv[i])
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
+	got, err := evalNodes(g, append(gorgonia.Nodes{yn}, gs...)...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range gv {
-		grads = append(grads, values(v))
-	}
-	return values(yv), grads
+	return got[0], got[1:]
 }
 
 // A non-finite offset makes its samples contribute 0 with zero gradient.

@@ -131,15 +131,29 @@ func runPool(op poolOp, x, boxes *tensor.Dense) (y, dx []float64, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var yv, dxv gorgonia.Value
-	gorgonia.Read(yn, &yv)
-	gorgonia.Read(grads[0], &dxv)
+	got, err := evalNodes(g, yn, grads[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return got[0], got[1], nil
+}
+
+// evalNodes runs g on a TapeMachine and returns the values of nodes.
+func evalNodes(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) ([][]float64, error) {
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		gorgonia.Read(n, &vals[i])
+	}
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return values(yv), values(dxv), nil
+	out := make([][]float64, len(vals))
+	for i, v := range vals {
+		out[i] = values(v)
+	}
+	return out, nil
 }
 
 // checkDeterministic runs op in float32 at several GOMAXPROCS and requires
@@ -379,14 +393,11 @@ func TestPoolBoxesGradient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var v gorgonia.Value
-			gorgonia.Read(gb[0], &v)
-			m := gorgonia.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
+			vals, err := evalNodes(g, gb[0])
+			if err != nil {
 				t.Fatal(err)
 			}
-			if got := values(v); !slices.Equal(got, make([]float64, 5)) {
+			if got := vals[0]; !slices.Equal(got, make([]float64, 5)) {
 				t.Fatalf("boxes gradient %v, want zeros", got)
 			}
 		})
