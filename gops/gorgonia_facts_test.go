@@ -252,28 +252,11 @@ func secondDerivativeSinX(t *testing.T, grad func(*gorgonia.Node, ...*gorgonia.N
 	if err != nil {
 		t.Fatalf("second gradient: %v", err)
 	}
-	var v1, v2 gorgonia.Value
-	gorgonia.Read(d1[0], &v1)
-	gorgonia.Read(d2[0], &v2)
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
+	got, err := evalNodes(g, d1[0], d2[0])
+	if err != nil {
 		t.Fatal(err)
 	}
-	return factsFloats(t, v1), factsFloats(t, v2)
-}
-
-func factsFloats(t *testing.T, v gorgonia.Value) []float64 {
-	t.Helper()
-	tt, ok := v.(tensor.Tensor)
-	if !ok {
-		t.Fatalf("value %v (%T) is not a tensor", v, v)
-	}
-	d, ok := tt.Data().([]float64)
-	if !ok {
-		t.Fatalf("value %v holds %T, not []float64", v, tt.Data())
-	}
-	return append([]float64(nil), d...)
+	return got[0], got[1]
 }
 
 func factsClose(got, want []float64, tol float64) bool {
@@ -533,18 +516,15 @@ func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gv gorgonia.Value
-			gorgonia.Read(gs[0], &gv)
-			m := gorgonia.NewTapeMachine(g)
-			defer m.Close()
-			if err := m.RunAll(); err != nil {
+			vals, err := evalNodes(g, gs[0])
+			if err != nil {
 				t.Fatal(err)
 			}
 			want := make([]float64, len(x0))
 			for i, v := range x0 {
 				want[i] = c.d(v)
 			}
-			if got := factsFloats(t, gv); !factsClose(got, want, 1e-12) {
+			if got := vals[0]; !factsClose(got, want, 1e-12) {
 				t.Errorf("first run's gradient is %v, want %v", got, want)
 			}
 			got := xv.Data().([]float64)
