@@ -81,9 +81,9 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	}
 	outShape := tensor.Shape{g.n, cout, g.ho, g.wo}
 	if bias == nil {
-		return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape), prod)
+		return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape, false), prod)
 	}
-	return Apply(swap01BiasSpec(prod.Shape(), cout, g.n, outShape), prod, bias)
+	return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape, true), prod, bias)
 }
 
 // deformConv2dGeom checks the nodes' shapes and returns the geometry and

@@ -47,75 +47,48 @@ func reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) {
 
 // swap01Spec reads its input (of shape in) as [a, b, rest...] and returns
 // [b, a, rest...] reshaped to out: the grouped matrix product's
-// [Cout, N, L] becomes [N, Cout, Ho, Wo] in one copy. Its backward is the
-// same exchange the other way.
-func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
-	return OpSpec{
-		Name:       "SwapAxes01",
-		Params:     fmt.Sprintf("%v as (%d,%d,...)→%v", in, a, b, out),
-		gpu:        gpuSwap01{a: a, b: b},
-		InputDims:  []int{in.Dims()},
-		OutputDims: out.Dims(),
-		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !s[0].Eq(in) {
-				return nil, fmt.Errorf("gops: SwapAxes01: input shape %v, want %v", s[0], in)
-			}
-			return out.Clone(), nil
-		},
-		Forward: func(v []gorgonia.Value) (gorgonia.Value, error) {
-			switch v[0].Dtype() {
-			case tensor.Float32:
-				return swap01[float32](v[0], a, b, out)
-			case tensor.Float64:
-				return swap01[float64](v[0], a, b, out)
-			}
-			return nil, fmt.Errorf("gops: SwapAxes01: dtype %v", v[0].Dtype())
-		},
-		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := Apply(swap01Spec(out, b, a, in), grad)
-			return gorgonia.Nodes{d}, err
-		},
+// [Cout, N, L] becomes [N, Cout, Ho, Wo] in one copy. With bias, a second
+// input of shape [a] is added on the way, out[j, i, ...] = in[i, j, ...] +
+// bias[i] (SwapAxes01AddBias: DeformConv2d's bias). Backward: the same
+// exchange the other way, and for the bias the sum of the upstream gradient
+// over all axes but axis 1.
+func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape, bias bool) OpSpec {
+	name, dims := "SwapAxes01", []int{in.Dims()}
+	if bias {
+		name, dims = "SwapAxes01AddBias", []int{in.Dims(), 1}
 	}
-}
-
-func swap01[T float](v gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
-	return swap01Bias[T](v, nil, a, b, outShape)
-}
-
-// swap01BiasSpec is swap01Spec with a bias of shape [a] added on the way:
-// out[j, i, ...] = in[i, j, ...] + bias[i]. DeformConv2d's [Cout, N, L]
-// product becomes [N, Cout, Ho, Wo] with its bias in one pass. Backward:
-// the input's gradient is the exchange back, the bias's the sum of the
-// upstream gradient over all axes but axis 1.
-func swap01BiasSpec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
 	return OpSpec{
-		Name:       "SwapAxes01AddBias",
+		Name:       name,
 		Params:     fmt.Sprintf("%v as (%d,%d,...)→%v", in, a, b, out),
-		gpu:        gpuSwap01{a: a, b: b, bias: true},
-		InputDims:  []int{in.Dims(), 1},
+		gpu:        gpuSwap01{a: a, b: b, bias: bias},
+		InputDims:  dims,
 		OutputDims: out.Dims(),
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
 			if !s[0].Eq(in) {
-				return nil, fmt.Errorf("gops: SwapAxes01AddBias: input shape %v, want %v", s[0], in)
+				return nil, fmt.Errorf("gops: %s: input shape %v, want %v", name, s[0], in)
 			}
-			if !s[1].Eq(tensor.Shape{a}) {
-				return nil, fmt.Errorf("gops: SwapAxes01AddBias: bias shape %v, want (%d)", s[1], a)
+			if bias && !s[1].Eq(tensor.Shape{a}) {
+				return nil, fmt.Errorf("gops: %s: bias shape %v, want (%d)", name, s[1], a)
 			}
 			return out.Clone(), nil
 		},
 		Forward: func(v []gorgonia.Value) (gorgonia.Value, error) {
+			var bv gorgonia.Value
+			if bias {
+				bv = v[1]
+			}
 			switch v[0].Dtype() {
 			case tensor.Float32:
-				return swap01Bias[float32](v[0], v[1], a, b, out)
+				return swap01[float32](v[0], bv, a, b, out)
 			case tensor.Float64:
-				return swap01Bias[float64](v[0], v[1], a, b, out)
+				return swap01[float64](v[0], bv, a, b, out)
 			}
-			return nil, fmt.Errorf("gops: SwapAxes01AddBias: dtype %v", v[0].Dtype())
+			return nil, fmt.Errorf("gops: %s: dtype %v", name, v[0].Dtype())
 		},
 		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := Apply(swap01Spec(out, b, a, in), grad)
-			if err != nil {
-				return nil, err
+			d, err := Apply(swap01Spec(out, b, a, in, false), grad)
+			if err != nil || !bias {
+				return gorgonia.Nodes{d}, err
 			}
 			// grad read as [b, a, inner]: sum over axes 0 and 2.
 			g3, err := reshape(grad, b, a, in.TotalSize()/max(a*b, 1))
@@ -124,17 +97,17 @@ func swap01BiasSpec(in tensor.Shape, a, b int, out tensor.Shape) OpSpec {
 			}
 			db, err := gorgonia.Sum(g3, 0, 2)
 			if err != nil {
-				return nil, fmt.Errorf("gops: SwapAxes01AddBias backward: %w", err)
+				return nil, fmt.Errorf("gops: %s backward: %w", name, err)
 			}
 			return gorgonia.Nodes{d, db}, nil
 		},
 	}
 }
 
-// swap01Bias reads v as [a, b, inner] and returns [b, a, inner] (shaped
+// swap01 reads v as [a, b, inner] and returns [b, a, inner] (shaped
 // outShape), plus bias[i] on every element from row i when bias is not nil.
 // Parallel over the b blocks of the result.
-func swap01Bias[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
+func swap01[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err
