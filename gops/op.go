@@ -151,11 +151,18 @@ func (op *Op) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s, nil
 }
 
-// Do implements gorgonia.Op.
-func (op *Op) Do(in ...gorgonia.Value) (gorgonia.Value, error) {
+// Do implements gorgonia.Op. A panic in Forward, or in a kernel goroutine
+// it started through the package's parallel loops, is returned as an error
+// naming the op instead of ending the program.
+func (op *Op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 	if len(in) != op.Arity() {
 		return nil, fmt.Errorf("gops: %s: got %d inputs, want %d", op.spec.Name, len(in), op.Arity())
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("gops: %s: internal error (please report): %v", op.spec.Name, r)
+		}
+	}()
 	return op.spec.Forward(in)
 }
 
