@@ -139,32 +139,6 @@ func TestRoIAlignDeterministic(t *testing.T) {
 	checkDeterministic(t, roiAlignOp(opts), rangeTensor(2, 8, 5, 6), testBoxes)
 }
 
-func TestRoIAlignNoBoxes(t *testing.T) {
-	for _, dt := range []string{"float64", "float32"} {
-		t.Run(dt, func(t *testing.T) {
-			x, b := rangeTensor(2, 3, 5, 6), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5))
-			if dt == "float32" {
-				x, b = toFloat32(x), tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(0, 5))
-			}
-			y, dx, err := runRoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(y) != 0 {
-				t.Fatalf("%d outputs, want 0", len(y))
-			}
-			if len(dx) != 2*3*5*6 {
-				t.Fatalf("gradient has %d values", len(dx))
-			}
-			for i, v := range dx {
-				if v != 0 {
-					t.Fatalf("grad[%d] = %v, want 0", i, v)
-				}
-			}
-		})
-	}
-}
-
 func TestRoIAlignInvertedAlignedAdaptiveIsZero(t *testing.T) {
 	b := boxesTensor(
 		[5]float64{0, 4, 1, 1, 3}, // x inverted: torchvision throws
