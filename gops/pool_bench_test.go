@@ -39,16 +39,18 @@ func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
 }
 
 // poolBenchGraph builds out = op(x, boxes) and, with backward, dx =
-// VJP(out, G, x), on a TapeMachine, as roiAlignBenchGraph does. It
-// returns the machine and where the last node of interest is read to.
-func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
+// VJP(out, G, x), on a TapeMachine: the work of torchvision's forward plus
+// out.backward(G). It returns the machine and where the result of the last
+// node of interest (out or dx) is read to.
+func poolBenchGraph[T float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
+	dt := benchDtype[T]()
 	g := gorgonia.NewGraph()
 	xs := []int{benchN, c, benchH, benchW}
-	x := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(xs...), gorgonia.WithName("x"),
+	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(xs...), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(xs...), tensor.WithBacking(d.x))))
 	k := len(d.boxes) / 5
-	boxes := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(k, 5), gorgonia.WithName("boxes"),
+	boxes := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(k, 5), gorgonia.WithName("boxes"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(k, 5), tensor.WithBacking(d.boxes))))
 	out, err := op(x, boxes)
 	if err != nil {
@@ -57,7 +59,7 @@ func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node,
 	result := out
 	if backward {
 		ys := out.Shape().Clone()
-		gr := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
+		gr := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
 		dx, err := VJP(out, gr, x) // out.backward(G)
 		if err != nil {
@@ -74,13 +76,13 @@ func poolBenchGraph(tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node,
 // that it computes exactly what the kernels compute (want computes that).
 // The reference is dropped before the timing, so that the peak RSS that
 // scripts/bench.sh measures is the graph's, not the check's.
-func benchPool(b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool, want func(b *testing.B) []float32) {
+func benchPool[T float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
 	m, v := poolBenchGraph(b, op, d, c, backward)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		b.Fatal(err)
 	}
-	got, _, err := tensorData[float32](*v)
+	got, _, err := tensorData[T](*v)
 	if err != nil {
 		b.Fatal(err)
 	}

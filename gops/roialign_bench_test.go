@@ -2,7 +2,6 @@ package gops
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -79,74 +78,28 @@ func benchDtype[T float]() tensor.Dtype {
 	return tensor.Float64
 }
 
-// roiAlignBenchGraph builds out = RoIAlign(x, boxes) and, with backward,
-// dx = VJP(out, G, x): the work of torchvision's roi_align forward plus
-// out.backward(G). It returns the machine and where the result of the
-// last node of interest (out or dx) is read to.
-func roiAlignBenchGraph[T float](tb testing.TB, d roiAlignBenchData[T], backward bool) (gorgonia.VM, *gorgonia.Value) {
-	tb.Helper()
-	dt := benchDtype[T]()
-	g := gorgonia.NewGraph()
-	xs := []int{benchN, benchC, benchH, benchW}
-	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(xs...), gorgonia.WithName("x"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(xs...), tensor.WithBacking(d.x))))
-	boxes := gorgonia.NewMatrix(g, dt, gorgonia.WithShape(benchK, 5), gorgonia.WithName("boxes"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(benchK, 5), tensor.WithBacking(d.boxes))))
-	out, err := RoIAlign(x, boxes, benchOpts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	result := out
-	if backward {
-		ys := out.Shape().Clone()
-		gr := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
-		dx, err := VJP(out, gr, x) // out.backward(G)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		result = dx[0]
-	}
-	v := new(gorgonia.Value)
-	gorgonia.Read(result, v)
-	return gorgonia.NewTapeMachine(g), v
-}
-
-// checkBenchResult checks once, outside the timed loop, that the graph
-// computes exactly what the kernels compute (dx = Fᵀ(1·G) bitwise).
-func checkBenchResult[T float](tb testing.TB, d roiAlignBenchData[T], backward bool, v gorgonia.Value) {
-	tb.Helper()
-	g := benchGeom()
-	var want []T
-	if backward {
-		want = make([]T, benchN*benchC*benchH*benchW)
-		if err := roiAlignTranspose(g, d.grad, d.boxes, want); err != nil {
-			tb.Fatal(err)
-		}
-	} else {
-		want = make([]T, len(d.grad))
-		if err := roiAlignForward(g, d.x, d.boxes, want); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	got, _, err := tensorData[T](v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
-		tb.Fatalf("graph result differs from the kernel's (backward=%t)", backward)
-	}
-}
-
+// benchRoIAlignGraph times RoIAlign (and, with backward, its input
+// gradient) on a TapeMachine with benchPool, checking the result once
+// against the CPU kernels (dx = Fᵀ(1·G) bitwise).
 func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
 	d := newRoIAlignBenchData[T]()
-	m, v := roiAlignBenchGraph(b, d, backward)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		b.Fatal(err)
+	want := func(b *testing.B) []T {
+		g := benchGeom()
+		if backward {
+			dx := make([]T, benchN*benchC*benchH*benchW)
+			if err := roiAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+				b.Fatal(err)
+			}
+			return dx
+		}
+		y := make([]T, len(d.grad))
+		if err := roiAlignForward(g, d.x, d.boxes, y); err != nil {
+			b.Fatal(err)
+		}
+		return y
 	}
-	checkBenchResult(b, d, backward, *v)
-	timeVM(b, m)
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return RoIAlign(x, bx, benchOpts) }
+	benchPool(b, op, d, benchC, backward, want)
 }
 
 // BenchmarkRoIAlign times RoIAlign at the Mask R-CNN box-head size.
