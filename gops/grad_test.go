@@ -34,6 +34,22 @@ func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]f
 	return out
 }
 
+// gradChain returns the gradients of orders 1..n of f w.r.t. x, order k+1
+// being Grad of Sum(order k).
+func gradChain(t *testing.T, f, x *gorgonia.Node, n int) []*gorgonia.Node {
+	t.Helper()
+	var out []*gorgonia.Node
+	for k := 0; k < n; k++ {
+		gs, err := Grad(f, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, gs[0])
+		f = gorgonia.Must(gorgonia.Sum(gs[0]))
+	}
+	return out
+}
+
 func near(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -54,19 +70,8 @@ func TestGradRepeatedCalls(t *testing.T) {
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithBacking(append([]float64(nil), xs...)))))
 	f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sin(x)), x))))
-	g1, err := Grad(f, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g2, err := Grad(gorgonia.Must(gorgonia.Sum(g1[0])), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g3, err := Grad(gorgonia.Must(gorgonia.Sum(g2[0])), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := runRead(t, g, g1[0], g2[0], g3[0])
+	gs := gradChain(t, f, x, 3)
+	got := runRead(t, g, gs...)
 	var w1, w2, w3 []float64
 	for _, v := range xs {
 		s, c := math.Sin(v), math.Cos(v)
@@ -87,19 +92,8 @@ func TestGradScalarIntermediate(t *testing.T) {
 		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{0.3, 0.7, 1.1}))))
 	s := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(x))))
 	f := gorgonia.Must(gorgonia.Mul(s, s))
-	g1, err := Grad(f, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g2, err := Grad(gorgonia.Must(gorgonia.Sum(g1[0])), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g3, err := Grad(gorgonia.Must(gorgonia.Sum(g2[0])), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := runRead(t, g, g2[0], g3[0])
+	gs := gradChain(t, f, x, 3)
+	got := runRead(t, g, gs[1], gs[2])
 	// S = Σx²: ∇f = 4Sx; h = Σ∇f = 4SΣx, ∇h = 4(2xΣx + S);
 	// k = Σ∇h = 4(2(Σx)² + 3S), ∇k = 4(4Σx + 6x).
 	S, sx := 1.79, 2.1
