@@ -235,7 +235,7 @@ func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(
 	for lo := 0; lo < size; lo += chunk {
 		ranges = append(ranges, [2]int{lo, min(lo+chunk, size)})
 	}
-	parallelFor(len(ranges), func(lo, hi int) {
+	ParallelFor(len(ranges), func(lo, hi int) {
 		for _, r := range ranges[lo:hi] {
 			s, e := r[0], r[1]
 			if byCols {

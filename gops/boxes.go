@@ -23,10 +23,10 @@ func checkBoxesNode(opName string, input, boxes *gorgonia.Node) error {
 	return nil
 }
 
-// checkBoxes checks box values at run time: each row's batch index is an
+// CheckBoxes checks box values at run time: each row's batch index is an
 // integer in [0, n) and its coordinates are finite. The error names the
 // first bad box.
-func checkBoxes[T float](opName string, boxes []T, n int) error {
+func CheckBoxes[T Float](opName string, boxes []T, n int) error {
 	for k := 0; k+5 <= len(boxes); k += 5 {
 		b := float64(boxes[k])
 		if b != math.Trunc(b) || b < 0 || b >= float64(n) {
@@ -64,7 +64,7 @@ func checkOutputSize(opName string, size [2]int) error {
 	if size[0] <= 0 || size[1] <= 0 {
 		return fmt.Errorf("gops: %s: OutputSize %v must be positive", opName, size)
 	}
-	if float64(size[0])*float64(size[1]) > maxSamplesPerBox {
+	if float64(size[0])*float64(size[1]) > MaxSamplesPerBox {
 		return fmt.Errorf("gops: %s: OutputSize %v has more than 2^24 bins", opName, size)
 	}
 	return nil
@@ -73,7 +73,7 @@ func checkOutputSize(opName string, size [2]int) error {
 // checkSamplingRatio checks that a fixed sampling ratio keeps a box within
 // maxSamplesPerBox samples.
 func checkSamplingRatio(opName string, ratio int, size [2]int) error {
-	if r := float64(ratio); ratio > 0 && r*r*float64(size[0])*float64(size[1]) > maxSamplesPerBox {
+	if r := float64(ratio); ratio > 0 && r*r*float64(size[0])*float64(size[1]) > MaxSamplesPerBox {
 		return fmt.Errorf("gops: %s: SamplingRatio %d gives more than 2^24 samples per box", opName, ratio)
 	}
 	return nil

@@ -11,7 +11,7 @@ import "gonum.org/v1/gonum/blas/gonum"
 // assembly for unit strides). gonum skips alpha = 0; here 0·x is added
 // element by element instead, so that a NaN or infinite x still gives NaN,
 // as in torchvision's kernels, which multiply every pixel they read.
-func axpy[T float](alpha T, x, y []T) {
+func axpy[T Float](alpha T, x, y []T) {
 	if alpha == 0 {
 		y = y[:len(x)]
 		for i, v := range x {
@@ -35,7 +35,7 @@ func axpy[T float](alpha T, x, y []T) {
 // number is an element type the transposes move: the kernels' floats,
 // RoIPool's order keys and indices.
 type number interface {
-	float | ~int | ~int32 | ~int64
+	Float | ~int | ~int32 | ~int64
 }
 
 // scale divides x by d's count (or multiplies by its exact reciprocal).
@@ -50,7 +50,7 @@ func (d divider[T]) scale(x []T) {
 }
 
 // scal multiplies x by alpha with gonum's BLAS.
-func scal[T float](alpha T, x []T) {
+func scal[T Float](alpha T, x []T) {
 	switch xs := any(x).(type) {
 	case []float32:
 		gonum.Implementation{}.Sscal(len(xs), float32(alpha), xs, 1)
@@ -132,7 +132,7 @@ func transpose2D[T number](dst []T, ldd int, src []T, lds int, rows, cols int, a
 func transposeBatch[T number](dst, src []T, n, rows, cols int, add bool) {
 	const band = 4 * transposeTile
 	bands := (rows + band - 1) / band
-	parallelFor(n*bands, func(lo, hi int) {
+	ParallelFor(n*bands, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, i0 := t/bands, t%bands*band
 			i1 := min(i0+band, rows)

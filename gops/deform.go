@@ -56,7 +56,7 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 		return nil, err
 	}
 	cout := weight.Shape()[0]
-	if g.n == 0 {
+	if g.N == 0 {
 		// Gorgonia's ops panic on empty tensors; the result is empty and
 		// its gradients are zero.
 		given := gorgonia.Nodes{input, offset, weight}
@@ -65,13 +65,13 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 				given = append(given, n)
 			}
 		}
-		return Apply(emptySpec(tensor.Shape{0, cout, g.ho, g.wo}, given), given...)
+		return Apply(emptySpec(tensor.Shape{0, cout, g.HO, g.WO}, given), given...)
 	}
 	cols, err := Apply(deformSpec(g, deformS, 0, 0, mask != nil), withMask(gorgonia.Nodes{input, offset}, mask)...)
 	if err != nil {
 		return nil, err
 	}
-	w3, err := reshape(weight, groups, cout/groups, g.c/groups*g.k())
+	w3, err := reshape(weight, groups, cout/groups, g.C/groups*g.K())
 	if err != nil {
 		return nil, err
 	}
@@ -79,16 +79,16 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	if err != nil {
 		return nil, fmt.Errorf("gops: DeformConv2d: %w", err)
 	}
-	outShape := tensor.Shape{g.n, cout, g.ho, g.wo}
+	outShape := tensor.Shape{g.N, cout, g.HO, g.WO}
 	if bias == nil {
-		return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape, false), prod)
+		return Apply(swap01Spec(prod.Shape(), cout, g.N, outShape, false), prod)
 	}
-	return Apply(swap01Spec(prod.Shape(), cout, g.n, outShape, true), prod, bias)
+	return Apply(swap01Spec(prod.Shape(), cout, g.N, outShape, true), prod, bias)
 }
 
 // deformConv2dGeom checks the nodes' shapes and returns the geometry and
 // the number of groups.
-func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*deformGeom, int, error) {
+func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*DeformGeom, int, error) {
 	const name = "DeformConv2d"
 	for _, a := range []struct {
 		n    *gorgonia.Node
@@ -129,47 +129,47 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 	if s, d := opts.Stride, opts.Dilation; s[0] > 1<<24 || s[1] > 1<<24 || d[0] > 1<<24 || d[1] > 1<<24 {
 		return nil, 0, fmt.Errorf("gops: %s: Stride %v or Dilation %v too large", name, s, d)
 	}
-	g := &deformGeom{
-		n: is[0], c: is[1], h: is[2], w: is[3], kh: ws[2], kw: ws[3],
-		sh: max(opts.Stride[0], 1), sw: max(opts.Stride[1], 1),
-		ph: opts.Padding[0], pw: opts.Padding[1],
-		dh: max(opts.Dilation[0], 1), dw: max(opts.Dilation[1], 1),
+	g := &DeformGeom{
+		N: is[0], C: is[1], H: is[2], W: is[3], KH: ws[2], KW: ws[3],
+		SH: max(opts.Stride[0], 1), SW: max(opts.Stride[1], 1),
+		PH: opts.Padding[0], PW: opts.Padding[1],
+		DH: max(opts.Dilation[0], 1), DW: max(opts.Dilation[1], 1),
 	}
-	if g.c%ws[1] != 0 {
-		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by weight.shape[1] = %d", name, g.c, ws[1])
+	if g.C%ws[1] != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by weight.shape[1] = %d", name, g.C, ws[1])
 	}
-	groups := g.c / ws[1]
+	groups := g.C / ws[1]
 	if ws[0]%groups != 0 {
 		return nil, 0, fmt.Errorf("gops: %s: output channels %d (weight.shape[0]) not divisible by groups = %d", name, ws[0], groups)
 	}
-	g.groups = groups
-	eh := g.dh*(g.kh-1) + 1
-	ew := g.dw*(g.kw-1) + 1
-	if eh > g.h+2*g.ph || ew > g.w+2*g.pw {
-		return nil, 0, fmt.Errorf("gops: %s: dilated kernel %dx%d larger than padded input %dx%d", name, eh, ew, g.h+2*g.ph, g.w+2*g.pw)
+	g.Groups = groups
+	eh := g.DH*(g.KH-1) + 1
+	ew := g.DW*(g.KW-1) + 1
+	if eh > g.H+2*g.PH || ew > g.W+2*g.PW {
+		return nil, 0, fmt.Errorf("gops: %s: dilated kernel %dx%d larger than padded input %dx%d", name, eh, ew, g.H+2*g.PH, g.W+2*g.PW)
 	}
-	g.ho = (g.h+2*g.ph-eh)/g.sh + 1
-	g.wo = (g.w+2*g.pw-ew)/g.sw + 1
-	K := g.k()
+	g.HO = (g.H+2*g.PH-eh)/g.SH + 1
+	g.WO = (g.W+2*g.PW-ew)/g.SW + 1
+	K := g.K()
 	if os[1] == 0 || os[1]%(2*K) != 0 {
 		return nil, 0, fmt.Errorf("gops: %s: offset channels %d not a positive multiple of 2·kh·kw = %d", name, os[1], 2*K)
 	}
-	g.og = os[1] / (2 * K)
-	if g.c%g.og != 0 {
-		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by offset groups %d", name, g.c, g.og)
+	g.OG = os[1] / (2 * K)
+	if g.C%g.OG != 0 {
+		return nil, 0, fmt.Errorf("gops: %s: input channels %d not divisible by offset groups %d", name, g.C, g.OG)
 	}
-	if want := (tensor.Shape{g.n, 2 * g.og * K, g.ho, g.wo}); !os.Eq(want) {
+	if want := (tensor.Shape{g.N, 2 * g.OG * K, g.HO, g.WO}); !os.Eq(want) {
 		return nil, 0, fmt.Errorf("gops: %s: offset shape %v, want %v (batch, 2·offset_groups·kh·kw, Hout, Wout)", name, os, want)
 	}
 	if mask != nil {
-		if want := (tensor.Shape{g.n, g.og * K, g.ho, g.wo}); !mask.Shape().Eq(want) {
+		if want := (tensor.Shape{g.N, g.OG * K, g.HO, g.WO}); !mask.Shape().Eq(want) {
 			return nil, 0, fmt.Errorf("gops: %s: mask shape %v, want %v (batch, offset_groups·kh·kw, Hout, Wout)", name, mask.Shape(), want)
 		}
 	}
 	if bias != nil && !bias.Shape().Eq(tensor.Shape{ws[0]}) {
 		return nil, 0, fmt.Errorf("gops: %s: bias shape %v, want [%d]", name, bias.Shape(), ws[0])
 	}
-	if cols := float64(g.c) * float64(K) * float64(g.n) * float64(g.l()); cols > 1<<36 {
+	if cols := float64(g.C) * float64(K) * float64(g.N) * float64(g.L()); cols > 1<<36 {
 		return nil, 0, fmt.Errorf("gops: %s: the sampled columns would hold %.3g elements", name, cols)
 	}
 	return g, groups, nil
@@ -189,25 +189,25 @@ func (k deformKind) String() string {
 	return [...]string{"DeformSample", "DeformScatter", "DeformContract", "DeformOffsetGrad"}[k]
 }
 
-func (g *deformGeom) params() string {
+func (g *DeformGeom) params() string {
 	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d, groups=%d",
-		g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.ho, g.wo, g.og, g.groups)
+		g.N, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO, g.OG, g.Groups)
 }
 
 // Shapes of the layouts.
-func (g *deformGeom) inputShape() tensor.Shape { return tensor.Shape{g.n, g.c, g.h, g.w} }
-func (g *deformGeom) colsShape() tensor.Shape {
-	return tensor.Shape{g.groups, g.c / g.groups * g.k(), g.n * g.l()}
+func (g *DeformGeom) inputShape() tensor.Shape { return tensor.Shape{g.N, g.C, g.H, g.W} }
+func (g *DeformGeom) colsShape() tensor.Shape {
+	return tensor.Shape{g.Groups, g.C / g.Groups * g.K(), g.N * g.L()}
 }
-func (g *deformGeom) maskShape() tensor.Shape { return tensor.Shape{g.n, g.og * g.k(), g.ho, g.wo} }
-func (g *deformGeom) offsetShape() tensor.Shape {
-	return tensor.Shape{g.n, 2 * g.og * g.k(), g.ho, g.wo}
+func (g *DeformGeom) maskShape() tensor.Shape { return tensor.Shape{g.N, g.OG * g.K(), g.HO, g.WO} }
+func (g *DeformGeom) offsetShape() tensor.Shape {
+	return tensor.Shape{g.N, 2 * g.OG * g.K(), g.HO, g.WO}
 }
 
 // deformSpec is kernel kind of derivative order (a, b). S and T take a mask
 // as third input when masked (else the mask is 1); C always takes its third
 // input (columns-shaped G).
-func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
+func deformSpec(g *DeformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 	var inShapes []tensor.Shape
 	var out tensor.Shape
 	switch kind {
@@ -277,7 +277,7 @@ func deformSpec(g *deformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 // where O_ab(X, off, G, M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G)),
 // order-2 members dropped, is one fused member (deformOffsetGrad): it reads
 // each sample's pixels once for both halves.
-func deformBackward(g *deformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+func deformBackward(g *DeformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
 	off := in[1]
 	grads := make(gorgonia.Nodes, len(in))
 	var x, cols, m *gorgonia.Node // X, G and M of the table
@@ -334,7 +334,7 @@ func withMask(ns gorgonia.Nodes, m *gorgonia.Node) gorgonia.Nodes {
 //	dG = S_(a+1)b(X, off, My) + S_a(b+1)(X, off, Mx)
 //	dM = Ry ⊙ C_(a+1)b(X, off, G) + Rx ⊙ C_a(b+1)(X, off, G)
 //	doff = O_(a+1)b(X, off, G, My) + O_a(b+1)(X, off, G, Mx)
-func deformOffsetGradBackward(g *deformGeom, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+func deformOffsetGradBackward(g *DeformGeom, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, off, cols := in[0], in[1], in[2]
 	var m *gorgonia.Node
 	if len(in) == 4 {
@@ -399,7 +399,7 @@ func deformOffsetGradBackward(g *deformGeom, a, b int, in gorgonia.Nodes, up *go
 }
 
 // runDeform evaluates one kernel on values.
-func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.Value) (*tensor.Dense, error) {
+func runDeform[T Float](g *DeformGeom, kind deformKind, a, b int, in []gorgonia.Value) (*tensor.Dense, error) {
 	data := make([][]T, len(in))
 	for i, v := range in {
 		d, _, err := tensorData[T](v)
@@ -414,36 +414,36 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 		if len(in) == 3 {
 			mask = data[2]
 		}
-		taps := deformTaps(g, a, b, data[1], mask)
+		taps := DeformTaps(g, a, b, data[1], mask)
 		if kind == deformS {
 			out, cols := newTensor[T](g.colsShape()...)
-			deformSample(g, taps, data[0], cols)
+			DeformSample(g, taps, data[0], cols)
 			return out, nil
 		}
-		padded := make([]T, g.n*g.c*g.padLen())
-		deformScatter(g, taps, data[0], padded)
+		padded := make([]T, g.N*g.C*g.padLen())
+		DeformScatter(g, taps, data[0], padded)
 		out, dst := newTensor[T](g.inputShape()...)
-		unpadImages(g, padded, dst)
+		UnpadImages(g, padded, dst)
 		return out, nil
 	case deformC:
-		taps := deformTaps(g, a, b, data[1], nil)
+		taps := DeformTaps(g, a, b, data[1], nil)
 		out, dst := newTensor[T](g.maskShape()...)
-		deformContract(g, taps, padImages(g, data[0]), data[2], dst)
+		DeformContract(g, taps, PadImages(g, data[0]), data[2], dst)
 		return out, nil
 	default:
 		var mask []T
 		if len(in) == 4 {
 			mask = data[3]
 		}
-		var tapsY, tapsX []padTap[T]
+		var tapsY, tapsX []PadTap[T]
 		if a+1 <= 1 {
-			tapsY = deformTaps(g, a+1, b, data[1], nil)
+			tapsY = DeformTaps(g, a+1, b, data[1], nil)
 		}
 		if b+1 <= 1 {
-			tapsX = deformTaps(g, a, b+1, data[1], nil)
+			tapsX = DeformTaps(g, a, b+1, data[1], nil)
 		}
 		out, dst := newTensor[T](g.offsetShape()...)
-		deformOffsetGrad(g, tapsY, tapsX, padImages(g, data[0]), data[2], mask, dst)
+		DeformOffsetGrad(g, tapsY, tapsX, PadImages(g, data[0]), data[2], mask, dst)
 		return out, nil
 	}
 }
@@ -453,7 +453,7 @@ func runDeform[T float](g *deformGeom, kind deformKind, a, b int, in []gorgonia.
 // back (split). Each is the other's transpose, so the two close a family
 // under differentiation; the split takes the y and x halves of an upstream
 // offset gradient in DeformOffsetGrad's backward.
-func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
+func offsetLayoutSpec(g *DeformGeom, which int, embed bool) OpSpec {
 	from, to, name := g.maskShape(), g.offsetShape(), "OffsetEmbed"
 	if !embed {
 		from, to, name = to, from, "OffsetSplit"
@@ -486,16 +486,16 @@ func offsetLayoutSpec(g *deformGeom, which int, embed bool) OpSpec {
 	}
 }
 
-func runOffsetLayout[T float](g *deformGeom, which int, embed bool, v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
+func runOffsetLayout[T Float](g *DeformGeom, which int, embed bool, v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err
 	}
 	out, dst := newTensor[T](to...)
 	if embed {
-		offsetEmbed(g, which, src, dst)
+		OffsetEmbed(g, which, src, dst)
 	} else {
-		offsetSplit(g, which, src, dst)
+		OffsetSplit(g, which, src, dst)
 	}
 	return out, nil
 }

@@ -13,17 +13,17 @@ import (
 // equal columns, masked and unmasked, in float32 and float64, with samples
 // inside, on the border, outside and non-finite, and NaN/Inf pixels.
 func TestDeformSampleLayouts(t *testing.T) {
-	geoms := []deformGeom{
-		{n: 2, c: 32, h: 7, w: 9, kh: 3, kw: 3, sh: 1, sw: 1, ph: 1, pw: 1, dh: 1, dw: 1, og: 1},
-		{n: 1, c: 48, h: 5, w: 4, kh: 2, kw: 3, sh: 2, sw: 1, ph: 0, pw: 2, dh: 2, dw: 1, og: 3},
-		{n: 3, c: 6, h: 4, w: 6, kh: 3, kw: 1, sh: 1, sw: 2, ph: 1, pw: 0, dh: 1, dw: 1, og: 2},
-		{n: 1, c: 17, h: 1, w: 1, kh: 1, kw: 1, sh: 1, sw: 1, ph: 0, pw: 0, dh: 1, dw: 1, og: 1},
+	geoms := []DeformGeom{
+		{N: 2, C: 32, H: 7, W: 9, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, OG: 1},
+		{N: 1, C: 48, H: 5, W: 4, KH: 2, KW: 3, SH: 2, SW: 1, PH: 0, PW: 2, DH: 2, DW: 1, OG: 3},
+		{N: 3, C: 6, H: 4, W: 6, KH: 3, KW: 1, SH: 1, SW: 2, PH: 1, PW: 0, DH: 1, DW: 1, OG: 2},
+		{N: 1, C: 17, H: 1, W: 1, KH: 1, KW: 1, SH: 1, SW: 1, PH: 0, PW: 0, DH: 1, DW: 1, OG: 1},
 	}
 	for gi := range geoms {
 		g := &geoms[gi]
-		g.ho = (g.h+2*g.ph-(g.dh*(g.kh-1)+1))/g.sh + 1
-		g.wo = (g.w+2*g.pw-(g.dw*(g.kw-1)+1))/g.sw + 1
-		g.groups = 1
+		g.HO = (g.H+2*g.PH-(g.DH*(g.KH-1)+1))/g.SH + 1
+		g.WO = (g.W+2*g.PW-(g.DW*(g.KW-1)+1))/g.SW + 1
+		g.Groups = 1
 		for _, masked := range []bool{false, true} {
 			compareSampleLayouts[float32](t, g, masked, uint64(gi))
 			compareSampleLayouts[float64](t, g, masked, uint64(gi))
@@ -31,22 +31,22 @@ func TestDeformSampleLayouts(t *testing.T) {
 	}
 }
 
-func compareSampleLayouts[T float](t *testing.T, g *deformGeom, masked bool, seed uint64) {
+func compareSampleLayouts[T Float](t *testing.T, g *DeformGeom, masked bool, seed uint64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
-	input := make([]T, g.n*g.c*g.h*g.w)
+	input := make([]T, g.N*g.C*g.H*g.W)
 	for i := range input {
 		input[i] = T(r.NormFloat64())
 	}
 	input[len(input)/3] = T(math.NaN())
 	input[len(input)/2] = T(math.Inf(1))
-	offset := make([]T, 2*g.maskLen())
+	offset := make([]T, 2*g.MaskLen())
 	for i := range offset {
 		switch r.IntN(10) {
 		case 0:
 			offset[i] = T(math.Round(r.NormFloat64() * 3)) // integer: samples on pixels and borders
 		case 1:
-			offset[i] = T(-1 - float64(g.h)) // far outside
+			offset[i] = T(-1 - float64(g.H)) // far outside
 		default:
 			offset[i] = T(r.NormFloat64() * 2)
 		}
@@ -54,18 +54,18 @@ func compareSampleLayouts[T float](t *testing.T, g *deformGeom, masked bool, see
 	offset[1] = T(math.NaN())
 	var mask []T
 	if masked {
-		mask = make([]T, g.maskLen())
+		mask = make([]T, g.MaskLen())
 		for i := range mask {
 			mask[i] = T(r.Float64())
 		}
 	}
-	taps := deformTaps(g, 0, 0, offset, mask)
-	size := g.c * g.k() * g.n * g.l()
+	taps := DeformTaps(g, 0, 0, offset, mask)
+	size := g.C * g.K() * g.N * g.L()
 	planes, last := make([]T, size), make([]T, size)
 	for i := range last {
 		last[i] = 12345 // every element must be written
 	}
-	deformSamplePlanes(g, taps, padImages(g, input), planes)
+	deformSamplePlanes(g, taps, PadImages(g, input), planes)
 	deformSampleLast(g, taps, padImagesLast(g, input), last)
 	for i := range planes {
 		a, b := float64(planes[i]), float64(last[i])

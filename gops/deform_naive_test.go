@@ -18,34 +18,34 @@ import (
 // offset group 1, 16, 17, offset groups vs groups, offsets landing on
 // -1, H-1, H, integers, far outside, NaN and ±Inf.
 func TestDeformKernelsNaive(t *testing.T) {
-	geoms := []deformGeom{
-		{n: 1, c: 1, h: 1, w: 1, kh: 1, kw: 1, og: 1, groups: 1},
-		{n: 2, c: 2, h: 1, w: 1, kh: 3, kw: 3, ph: 1, pw: 1, og: 2, groups: 1},
-		{n: 1, c: 3, h: 2, w: 3, kh: 1, kw: 2, sh: 5, sw: 7, ph: 1, pw: 1, og: 1, groups: 3},
-		{n: 2, c: 16, h: 3, w: 2, kh: 2, kw: 1, ph: 1, og: 1, groups: 4},
-		{n: 1, c: 34, h: 9, w: 10, kh: 1, kw: 1, og: 2, groups: 1}, // 17 channels per og, L = 90 > 64
-		{n: 2, c: 32, h: 4, w: 5, kh: 3, kw: 2, ph: 2, pw: 0, dh: 2, og: 2, groups: 8},
-		{n: 1, c: 6, h: 1, w: 7, kh: 1, kw: 3, pw: 1, dw: 3, og: 6, groups: 2},
+	geoms := []DeformGeom{
+		{N: 1, C: 1, H: 1, W: 1, KH: 1, KW: 1, OG: 1, Groups: 1},
+		{N: 2, C: 2, H: 1, W: 1, KH: 3, KW: 3, PH: 1, PW: 1, OG: 2, Groups: 1},
+		{N: 1, C: 3, H: 2, W: 3, KH: 1, KW: 2, SH: 5, SW: 7, PH: 1, PW: 1, OG: 1, Groups: 3},
+		{N: 2, C: 16, H: 3, W: 2, KH: 2, KW: 1, PH: 1, OG: 1, Groups: 4},
+		{N: 1, C: 34, H: 9, W: 10, KH: 1, KW: 1, OG: 2, Groups: 1}, // 17 channels per og, L = 90 > 64
+		{N: 2, C: 32, H: 4, W: 5, KH: 3, KW: 2, PH: 2, PW: 0, DH: 2, OG: 2, Groups: 8},
+		{N: 1, C: 6, H: 1, W: 7, KH: 1, KW: 3, PW: 1, DW: 3, OG: 6, Groups: 2},
 	}
 	for gi := range geoms {
 		g := &geoms[gi]
-		g.sh, g.sw, g.dh, g.dw = max(g.sh, 1), max(g.sw, 1), max(g.dh, 1), max(g.dw, 1)
-		g.ho = (g.h+2*g.ph-(g.dh*(g.kh-1)+1))/g.sh + 1
-		g.wo = (g.w+2*g.pw-(g.dw*(g.kw-1)+1))/g.sw + 1
+		g.SH, g.SW, g.DH, g.DW = max(g.SH, 1), max(g.SW, 1), max(g.DH, 1), max(g.DW, 1)
+		g.HO = (g.H+2*g.PH-(g.DH*(g.KH-1)+1))/g.SH + 1
+		g.WO = (g.W+2*g.PW-(g.DW*(g.KW-1)+1))/g.SW + 1
 		r := rand.New(rand.NewPCG(uint64(gi), 11))
-		K, L := g.k(), g.l()
-		x := randVals(r, g.n*g.c*g.h*g.w)
-		cols := randVals(r, g.c*K*g.n*L)
-		mask := randVals(r, g.maskLen())
-		off := make([]float64, 2*g.maskLen())
+		K, L := g.K(), g.L()
+		x := randVals(r, g.N*g.C*g.H*g.W)
+		cols := randVals(r, g.C*K*g.N*L)
+		mask := randVals(r, g.MaskLen())
+		off := make([]float64, 2*g.MaskLen())
 		for i := range off {
 			switch r.IntN(12) {
 			case 0:
 				off[i] = math.Round(r.NormFloat64() * 3)
 			case 1:
-				off[i] = float64(-1 - g.h - r.IntN(3))
+				off[i] = float64(-1 - g.H - r.IntN(3))
 			case 2:
-				off[i] = float64(g.h + g.w)
+				off[i] = float64(g.H + g.W)
 			default:
 				off[i] = r.NormFloat64() * 1.5
 			}
@@ -60,7 +60,7 @@ func TestDeformKernelsNaive(t *testing.T) {
 		// Samples exactly at y = -1 and y = H-1, x = -1 and x = W-1.
 		for i := 0; i+2*L <= len(off) && i < 2*L*2; i += 2 * L {
 			ho := 0
-			off[i] = float64(-1 - (ho*g.sh - g.ph + (i/(2*L)%K/g.kw)*g.dh))
+			off[i] = float64(-1 - (ho*g.SH - g.PH + (i/(2*L)%K/g.KW)*g.DH))
 		}
 		for _, masked := range []bool{false, true} {
 			var m []float64
@@ -72,13 +72,13 @@ func TestDeformKernelsNaive(t *testing.T) {
 				name := fmt.Sprintf("%+v masked=%v a=%d b=%d", *g, masked, a, b)
 				// S, both layouts.
 				want := naiveS(g, a, b, x, off, m)
-				taps := deformTaps(g, a, b, off, m)
+				taps := DeformTaps(g, a, b, off, m)
 				for _, last := range []bool{false, true} {
 					got := make([]float64, len(want))
 					if last {
 						deformSampleLast(g, taps, padImagesLast(g, x), got)
 					} else {
-						deformSamplePlanes(g, taps, padImages(g, x), got)
+						deformSamplePlanes(g, taps, PadImages(g, x), got)
 					}
 					cmpVals(t, fmt.Sprintf("S last=%v %s", last, name), got, want)
 				}
@@ -139,9 +139,9 @@ func cmpVals(t *testing.T, what string, got, want []float64) {
 
 // naiveWeights returns the four corners (pixel index or -1) and weights of
 // one sample, as documented (torchvision's rule, right-sided derivatives).
-func naiveWeights(g *deformGeom, a, b int, y, x float64) (pos [4]int, w [4]float64) {
+func naiveWeights(g *DeformGeom, a, b int, y, x float64) (pos [4]int, w [4]float64) {
 	pos = [4]int{-1, -1, -1, -1}
-	if !(y >= -1 && y < float64(g.h) && x >= -1 && x < float64(g.w)) {
+	if !(y >= -1 && y < float64(g.H) && x >= -1 && x < float64(g.W)) {
 		return
 	}
 	yl, xl := math.Floor(y), math.Floor(x)
@@ -157,8 +157,8 @@ func naiveWeights(g *deformGeom, a, b int, y, x float64) (pos [4]int, w [4]float
 	for dy := 0; dy < 2; dy++ {
 		for dx := 0; dx < 2; dx++ {
 			yy, xx := int(yl)+dy, int(xl)+dx
-			if yy >= 0 && yy < g.h && xx >= 0 && xx < g.w {
-				pos[dy*2+dx] = yy*g.w + xx
+			if yy >= 0 && yy < g.H && xx >= 0 && xx < g.W {
+				pos[dy*2+dx] = yy*g.W + xx
 				w[dy*2+dx] = wy[dy] * wx[dx]
 			}
 		}
@@ -167,16 +167,16 @@ func naiveWeights(g *deformGeom, a, b int, y, x float64) (pos [4]int, w [4]float
 }
 
 // naiveEach calls f for every (n, og, k, l) with the sample's corners.
-func naiveEach(g *deformGeom, a, b int, off []float64, f func(n, grp, k, l int, pos [4]int, w [4]float64)) {
-	K, L := g.k(), g.l()
-	for n := 0; n < g.n; n++ {
-		for grp := 0; grp < g.og; grp++ {
+func naiveEach(g *DeformGeom, a, b int, off []float64, f func(n, grp, k, l int, pos [4]int, w [4]float64)) {
+	K, L := g.K(), g.L()
+	for n := 0; n < g.N; n++ {
+		for grp := 0; grp < g.OG; grp++ {
 			for k := 0; k < K; k++ {
 				for l := 0; l < L; l++ {
-					tr := (n*g.og+grp)*K + k
-					ho, wo := l/g.wo, l%g.wo
-					y := float64(ho*g.sh-g.ph+(k/g.kw)*g.dh) + off[2*tr*L+l]
-					x := float64(wo*g.sw-g.pw+(k%g.kw)*g.dw) + off[(2*tr+1)*L+l]
+					tr := (n*g.OG+grp)*K + k
+					ho, wo := l/g.WO, l%g.WO
+					y := float64(ho*g.SH-g.PH+(k/g.KW)*g.DH) + off[2*tr*L+l]
+					x := float64(wo*g.SW-g.PW+(k%g.KW)*g.DW) + off[(2*tr+1)*L+l]
 					pos, w := naiveWeights(g, a, b, y, x)
 					f(n, grp, k, l, pos, w)
 				}
@@ -185,39 +185,39 @@ func naiveEach(g *deformGeom, a, b int, off []float64, f func(n, grp, k, l int, 
 	}
 }
 
-func naiveS(g *deformGeom, a, b int, x, off, mask []float64) []float64 {
-	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
-	out := make([]float64, g.c*K*g.n*L)
+func naiveS(g *DeformGeom, a, b int, x, off, mask []float64) []float64 {
+	K, L, cg, plane := g.K(), g.L(), g.C/g.OG, g.H*g.W
+	out := make([]float64, g.C*K*g.N*L)
 	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
 		m := 1.0
 		if mask != nil {
-			m = mask[((n*g.og+grp)*K+k)*L+l]
+			m = mask[((n*g.OG+grp)*K+k)*L+l]
 		}
 		for c := grp * cg; c < (grp+1)*cg; c++ {
 			var v float64
 			for i, p := range pos {
 				if p >= 0 {
-					v += w[i] * m * x[(n*g.c+c)*plane+p]
+					v += w[i] * m * x[(n*g.C+c)*plane+p]
 				}
 			}
-			out[((c*K+k)*g.n+n)*L+l] = v
+			out[((c*K+k)*g.N+n)*L+l] = v
 		}
 	})
 	return out
 }
 
-func naiveT(g *deformGeom, a, b int, cols, off, mask []float64) []float64 {
-	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
-	out := make([]float64, g.n*g.c*plane)
+func naiveT(g *DeformGeom, a, b int, cols, off, mask []float64) []float64 {
+	K, L, cg, plane := g.K(), g.L(), g.C/g.OG, g.H*g.W
+	out := make([]float64, g.N*g.C*plane)
 	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
 		m := 1.0
 		if mask != nil {
-			m = mask[((n*g.og+grp)*K+k)*L+l]
+			m = mask[((n*g.OG+grp)*K+k)*L+l]
 		}
 		for c := grp * cg; c < (grp+1)*cg; c++ {
 			for i, p := range pos {
 				if p >= 0 {
-					out[(n*g.c+c)*plane+p] += w[i] * m * cols[((c*K+k)*g.n+n)*L+l]
+					out[(n*g.C+c)*plane+p] += w[i] * m * cols[((c*K+k)*g.N+n)*L+l]
 				}
 			}
 		}
@@ -225,32 +225,32 @@ func naiveT(g *deformGeom, a, b int, cols, off, mask []float64) []float64 {
 	return out
 }
 
-func naiveC(g *deformGeom, a, b int, x, off, cols []float64) []float64 {
-	K, L, cg, plane := g.k(), g.l(), g.c/g.og, g.h*g.w
-	out := make([]float64, g.maskLen())
+func naiveC(g *DeformGeom, a, b int, x, off, cols []float64) []float64 {
+	K, L, cg, plane := g.K(), g.L(), g.C/g.OG, g.H*g.W
+	out := make([]float64, g.MaskLen())
 	naiveEach(g, a, b, off, func(n, grp, k, l int, pos [4]int, w [4]float64) {
 		for c := grp * cg; c < (grp+1)*cg; c++ {
 			var v float64
 			for i, p := range pos {
 				if p >= 0 {
-					v += w[i] * x[(n*g.c+c)*plane+p]
+					v += w[i] * x[(n*g.C+c)*plane+p]
 				}
 			}
-			out[((n*g.og+grp)*K+k)*L+l] += cols[((c*K+k)*g.n+n)*L+l] * v
+			out[((n*g.OG+grp)*K+k)*L+l] += cols[((c*K+k)*g.N+n)*L+l] * v
 		}
 	})
 	return out
 }
 
-func naiveO(g *deformGeom, a, b int, x, off, cols, mask []float64) []float64 {
-	L := g.l()
-	out := make([]float64, 2*g.maskLen())
+func naiveO(g *DeformGeom, a, b int, x, off, cols, mask []float64) []float64 {
+	L := g.L()
+	out := make([]float64, 2*g.MaskLen())
 	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
 		if ab[0] > 1 || ab[1] > 1 {
 			continue
 		}
 		c := naiveC(g, ab[0], ab[1], x, off, cols)
-		for r := 0; r < g.maskLen()/L; r++ {
+		for r := 0; r < g.MaskLen()/L; r++ {
 			for l := 0; l < L; l++ {
 				v := c[r*L+l]
 				if mask != nil {

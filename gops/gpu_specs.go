@@ -5,24 +5,24 @@ package gops
 // (gops/cuda.go) dispatches on its type.
 type (
 	gpuRoIAlign struct {
-		g         *roiAlignGeom
+		g         *RoIAlignGeom
 		transpose bool
 	}
 	gpuPSRoI struct {
-		g                *poolGeom
+		g                *PoolGeom
 		align, transpose bool
 	}
 	gpuRoIPool struct {
-		g    *poolGeom
+		g    *PoolGeom
 		kind gpuPoolKind
 	}
 	gpuDeform struct {
-		g    *deformGeom
+		g    *DeformGeom
 		kind deformKind
 		a, b int
 	}
 	gpuOffsetLayout struct {
-		g     *deformGeom
+		g     *DeformGeom
 		which int
 		embed bool
 	}

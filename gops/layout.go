@@ -107,7 +107,7 @@ func swap01Spec(in tensor.Shape, a, b int, out tensor.Shape, bias bool) OpSpec {
 // swap01 reads v as [a, b, inner] and returns [b, a, inner] (shaped
 // outShape), plus bias[i] on every element from row i when bias is not nil.
 // Parallel over the b blocks of the result.
-func swap01[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
+func swap01[T Float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func swap01[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*
 	}
 	out, dst := newTensor[T](outShape...)
 	inner := len(src) / max(a*b, 1)
-	parallelFor(b, func(lo, hi int) {
+	ParallelFor(b, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			for i := 0; i < a; i++ {
 				d := dst[(j*a+i)*inner : (j*a+i+1)*inner]
@@ -140,7 +140,7 @@ func swap01[T float](v, bias gorgonia.Value, a, b int, outShape tensor.Shape) (*
 }
 
 // copyAs returns a copy of v's elements as a tensor of shape to.
-func copyAs[T float](v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
+func copyAs[T Float](v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
 	src, _, err := tensorData[T](v)
 	if err != nil {
 		return nil, err

@@ -5,14 +5,14 @@ import (
 	"sync"
 )
 
-// parallelFor runs body over [0, n) split into contiguous chunks, one
+// ParallelFor runs body over [0, n) split into contiguous chunks, one
 // goroutine per chunk, at most GOMAXPROCS of them. Kernels call it with
 // iterations that write disjoint memory and accumulate in a fixed order
 // inside one iteration, so results are bitwise identical for any
 // GOMAXPROCS. It is the only place kernels start goroutines. A panic in
 // body is raised again on the caller's goroutine once all chunks are done,
 // where Op.Do turns it into an error naming the op.
-func parallelFor(n int, body func(lo, hi int)) {
+func ParallelFor(n int, body func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
 		workers = n

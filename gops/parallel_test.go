@@ -16,7 +16,7 @@ func TestParallelForPanic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	got := func() (r any) {
 		defer func() { r = recover() }()
-		parallelFor(8, func(lo, hi int) {
+		ParallelFor(8, func(lo, hi int) {
 			if lo <= 5 && 5 < hi {
 				panic("chunk with 5")
 			}
@@ -38,7 +38,7 @@ func TestOpDoPanicIsError(t *testing.T) {
 		OutputDims: 1,
 		Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
 		Forward: func([]gorgonia.Value) (gorgonia.Value, error) {
-			parallelFor(8, func(lo, hi int) {
+			ParallelFor(8, func(lo, hi int) {
 				var s []int
 				_ = s[lo+hi] // index out of range in a worker
 			})

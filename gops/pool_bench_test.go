@@ -23,18 +23,18 @@ var (
 	benchPSOpts   = PSRoIAlignOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16, SamplingRatio: 2}
 )
 
-func benchPoolGeom() *poolGeom {
-	return &poolGeom{n: benchN, c: benchC, h: benchH, w: benchW, ph: 7, pw: 7, scale: 1.0 / 16}
+func benchPoolGeom() *PoolGeom {
+	return &PoolGeom{N: benchN, C: benchC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16}
 }
 
-func benchPSGeom() *poolGeom {
-	return &poolGeom{n: benchN, c: benchPSC, h: benchH, w: benchW, ph: 7, pw: 7, scale: 1.0 / 16, samplingRatio: 2}
+func benchPSGeom() *PoolGeom {
+	return &PoolGeom{N: benchN, C: benchPSC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16, SamplingRatio: 2}
 }
 
 // newPSRoIAlignBenchData draws PSRoIAlign's data as newRoIAlignBenchData
 // does (x and G standard normal, valid boxes uniform over the image), for
 // [2, 490, 50, 68] and 256 boxes.
-func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
+func newPSRoIAlignBenchData[T Float]() roiAlignBenchData[T] {
 	return newRoIBenchData[T](benchPSC, benchPSK, benchPSK*benchPSC)
 }
 
@@ -42,7 +42,7 @@ func newPSRoIAlignBenchData[T float]() roiAlignBenchData[T] {
 // VJP(out, G, x), on a TapeMachine: the work of torchvision's forward plus
 // out.backward(G). It returns the machine and where the result of the last
 // node of interest (out or dx) is read to.
-func poolBenchGraph[T float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
+func poolBenchGraph[T Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
 	dt := benchDtype[T]()
 	g := gorgonia.NewGraph()
@@ -76,7 +76,7 @@ func poolBenchGraph[T float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgo
 // that it computes exactly what the kernels compute (want computes that).
 // The reference is dropped before the timing, so that the peak RSS that
 // scripts/bench.sh measures is the graph's, not the check's.
-func benchPool[T float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
+func benchPool[T Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
 	m, v := poolBenchGraph(b, op, d, c, backward)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
@@ -106,21 +106,21 @@ func BenchmarkRoIPool(b *testing.B) {
 	g := benchPoolGeom()
 	argmax := func(b *testing.B) []int {
 		idx := make([]int, len(d.grad))
-		if err := roiPoolArgmax(g, d.x, d.boxes, idx); err != nil {
+		if err := RoIPoolArgmax(g, d.x, d.boxes, idx); err != nil {
 			b.Fatal(err)
 		}
 		return idx
 	}
 	gather := func(b *testing.B) []float32 {
 		y := make([]float32, len(d.grad))
-		if err := roiGather(d.x, argmax(b), y, 49); err != nil {
+		if err := RoIGather(d.x, argmax(b), y, 49); err != nil {
 			b.Fatal(err)
 		}
 		return y
 	}
 	scatter := func(b *testing.B) []float32 {
 		dx := make([]float32, len(d.x))
-		if err := roiScatterAdd(g, d.grad, argmax(b), dx); err != nil {
+		if err := RoIScatterAdd(g, d.grad, argmax(b), dx); err != nil {
 			b.Fatal(err)
 		}
 		return dx
@@ -133,7 +133,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		out := make([]int, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := roiPoolArgmax(g, d.x, d.boxes, out); err != nil {
+			if err := RoIPoolArgmax(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -143,7 +143,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		out := make([]float32, len(idx))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := roiGather(d.x, idx, out, 49); err != nil {
+			if err := RoIGather(d.x, idx, out, 49); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -154,7 +154,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := roiScatterAdd(g, d.grad, idx, dst); err != nil {
+			if err := RoIScatterAdd(g, d.grad, idx, dst); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -174,14 +174,14 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 	g := benchPSGeom()
 	forward := func(b *testing.B) []float32 {
 		y := make([]float32, len(d.grad))
-		if err := psRoIAlignForward(g, d.x, d.boxes, y); err != nil {
+		if err := PSRoIAlignForward(g, d.x, d.boxes, y); err != nil {
 			b.Fatal(err)
 		}
 		return y
 	}
 	transpose := func(b *testing.B) []float32 {
 		dx := make([]float32, len(d.x))
-		if err := psRoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+		if err := PSRoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
 			b.Fatal(err)
 		}
 		return dx
@@ -194,7 +194,7 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 		out := make([]float32, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := psRoIAlignForward(g, d.x, d.boxes, out); err != nil {
+			if err := PSRoIAlignForward(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := psRoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+			if err := PSRoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,17 +9,17 @@ import (
 // with, so that a bad box or index reaching only a backward kernel is an
 // error, never an out-of-range access or a data race.
 func TestPoolKernelsRejectBadInput(t *testing.T) {
-	g := &poolGeom{n: 1, c: 4, h: 3, w: 3, ph: 2, pw: 2, scale: 1}
+	g := &PoolGeom{N: 1, C: 4, H: 3, W: 3, PH: 2, PW: 2, Scale: 1}
 	x := make([]float64, 1*4*3*3)
 	bad := []float64{1, 0, 0, 2, 2} // batch index 1 of 1 image
 	y := make([]float64, 1*1*2*2)   // PS ops: 4 channels / 4 bins
 	idx := make([]int, 1*4*2*2)
 	kernels := map[string]func() error{
-		"RoIPool argmax":      func() error { return roiPoolArgmax(g, x, bad, idx) },
-		"PSRoIAlign forward":  func() error { return psRoIAlignForward(g, x, bad, y) },
-		"PSRoIAlign adjoint":  func() error { return psRoIAlignTranspose(g, y, bad, x) },
-		"PSRoIPool forward":   func() error { return psRoIPoolForward(g, x, bad, y) },
-		"PSRoIPool transpose": func() error { return psRoIPoolTranspose(g, y, bad, x) },
+		"RoIPool argmax":      func() error { return RoIPoolArgmax(g, x, bad, idx) },
+		"PSRoIAlign forward":  func() error { return PSRoIAlignForward(g, x, bad, y) },
+		"PSRoIAlign adjoint":  func() error { return PSRoIAlignTranspose(g, y, bad, x) },
+		"PSRoIPool forward":   func() error { return PSRoIPoolForward(g, x, bad, y) },
+		"PSRoIPool transpose": func() error { return PSRoIPoolTranspose(g, y, bad, x) },
 	}
 	for name, k := range kernels {
 		if err := k(); err == nil || !strings.Contains(err.Error(), "box 0: batch index 1") {
@@ -51,11 +51,11 @@ func TestPoolKernelsRejectBadInput(t *testing.T) {
 			if c.name == "another plane of the row" {
 				ix[0] = 0
 			}
-			err := roiScatterAdd(g, grad, ix, make([]float64, len(x)))
+			err := RoIScatterAdd(g, grad, ix, make([]float64, len(x)))
 			if got := errString(err); !strings.Contains(got, c.wantErr) {
 				t.Errorf("RoIScatterAdd: error %v, want %q", err, c.wantErr)
 			}
-			err = roiGather(x, ix, make([]float64, len(ix)), g.ph*g.pw)
+			err = RoIGather(x, ix, make([]float64, len(ix)), g.PH*g.PW)
 			if (err != nil) != c.gather {
 				t.Errorf("RoIGather: error %v", err)
 			}

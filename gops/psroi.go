@@ -61,7 +61,7 @@ func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Nod
 	if err := checkSamplingRatio("PSRoIAlign", opts.SamplingRatio, opts.OutputSize); err != nil {
 		return nil, err
 	}
-	g.samplingRatio = opts.SamplingRatio
+	g.SamplingRatio = opts.SamplingRatio
 	return Apply(psForwardSpec(&psRoIAlignKernels, g), input, boxes)
 }
 
@@ -123,13 +123,13 @@ func PSRoIPool(input, boxes *gorgonia.Node, opts PSRoIPoolOpts) (*gorgonia.Node,
 
 // newPSGeom is newPoolGeom plus the channel rule of the position-sensitive
 // ops.
-func newPSGeom(name string, input, boxes *gorgonia.Node, size [2]int, scale float64) (*poolGeom, error) {
+func newPSGeom(name string, input, boxes *gorgonia.Node, size [2]int, scale float64) (*PoolGeom, error) {
 	g, err := newPoolGeom(name, input, boxes, size, scale)
 	if err != nil {
 		return nil, err
 	}
-	if nb := g.ph * g.pw; g.c%nb != 0 {
-		return nil, fmt.Errorf("gops: %s: input channels %d must be a multiple of OutputSize[0]·OutputSize[1] = %d", name, g.c, nb)
+	if nb := g.PH * g.PW; g.C%nb != 0 {
+		return nil, fmt.Errorf("gops: %s: input channels %d must be a multiple of OutputSize[0]·OutputSize[1] = %d", name, g.C, nb)
 	}
 	return g, nil
 }
@@ -142,30 +142,30 @@ type psKernels struct {
 	// constant in boxes and their gradient is zero (boxes are not a
 	// differentiable input). Otherwise Grad reports a missing gradient.
 	roundsBoxes  bool
-	fwd32, adj32 func(g *poolGeom, a, boxes, out []float32) error
-	fwd64, adj64 func(g *poolGeom, a, boxes, out []float64) error
+	fwd32, adj32 func(g *PoolGeom, a, boxes, out []float32) error
+	fwd64, adj64 func(g *PoolGeom, a, boxes, out []float64) error
 }
 
 var (
 	psRoIAlignKernels = psKernels{"PSRoIAlign", false,
-		psRoIAlignForward[float32], psRoIAlignTranspose[float32],
-		psRoIAlignForward[float64], psRoIAlignTranspose[float64]}
+		PSRoIAlignForward[float32], PSRoIAlignTranspose[float32],
+		PSRoIAlignForward[float64], PSRoIAlignTranspose[float64]}
 	psRoIPoolKernels = psKernels{"PSRoIPool", true,
-		psRoIPoolForward[float32], psRoIPoolTranspose[float32],
-		psRoIPoolForward[float64], psRoIPoolTranspose[float64]}
+		PSRoIPoolForward[float32], PSRoIPoolTranspose[float32],
+		PSRoIPoolForward[float64], PSRoIPoolTranspose[float64]}
 )
 
 // psOutShape is the forward's result shape [K, C/(PH·PW), PH, PW].
-func (g *poolGeom) psOutShape(k int) tensor.Shape {
-	return tensor.Shape{k, g.c / (g.ph * g.pw), g.ph, g.pw}
+func (g *PoolGeom) psOutShape(k int) tensor.Shape {
+	return tensor.Shape{k, g.C / (g.PH * g.PW), g.PH, g.PW}
 }
 
 // psForwardSpec is the forward op F(X, boxes) -> Y; its backward applies
 // psTransposeSpec.
-func psForwardSpec(ks *psKernels, g *poolGeom) OpSpec {
+func psForwardSpec(ks *psKernels, g *PoolGeom) OpSpec {
 	return OpSpec{
 		Name:       ks.name,
-		Params:     g.params(),
+		Params:     g.Params(),
 		gpu:        gpuPSRoI{g: g, align: !ks.roundsBoxes},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
@@ -199,18 +199,18 @@ func psForwardSpec(ks *psKernels, g *poolGeom) OpSpec {
 
 // psTransposeSpec is Fᵀ(G, boxes) -> shape of X, the adjoint of F in X; its
 // backward applies psForwardSpec.
-func psTransposeSpec(ks *psKernels, g *poolGeom) OpSpec {
+func psTransposeSpec(ks *psKernels, g *PoolGeom) OpSpec {
 	name := ks.name + "Transpose"
 	return OpSpec{
 		Name:       name,
-		Params:     g.params(),
+		Params:     g.Params(),
 		gpu:        gpuPSRoI{g: g, align: !ks.roundsBoxes, transpose: true},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		DiffWRT:    []bool{true, !ks.roundsBoxes},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if len(in[1]) != 2 || in[1][1] != 5 || !in[0].Eq(g.psOutShape(in[1][0])) {
-				return nil, fmt.Errorf("gops: %s: grad %v and boxes %v do not match [K, %d, %d, %d] and [K, 5]", name, in[0], in[1], g.c/(g.ph*g.pw), g.ph, g.pw)
+				return nil, fmt.Errorf("gops: %s: grad %v and boxes %v do not match [K, %d, %d, %d] and [K, 5]", name, in[0], in[1], g.C/(g.PH*g.PW), g.PH, g.PW)
 			}
 			return g.inputShape(), nil
 		},

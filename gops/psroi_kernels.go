@@ -6,23 +6,23 @@ import "fmt"
 // PH×PW) reads input channel co·PH·PW + b, so input channel ci belongs to
 // output channel ci / (PH·PW) and bin ci % (PH·PW) of every box.
 
-// psRoIAlignGrids validates the boxes and computes every box's sampling grid
+// PSRoIAlignGrids validates the boxes and computes every box's sampling grid
 // with torchvision's ps_roi_align geometry: coordinates times spatial_scale
 // in the working dtype, minus 0.5, no roi size clamp, the adaptive grid and
 // bilinear rule of roi_align. The returned roiAlignGeom describes that grid
 // for roiAlignBoxGrid and taps.
-func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlignBox[T], error) {
-	if err := checkBoxes("PSRoIAlign", boxes, g.n); err != nil {
+func PSRoIAlignGrids[T Float](g *PoolGeom, boxes []T) (*RoIAlignGeom, []RoIAlignBox[T], error) {
+	if err := CheckBoxes("PSRoIAlign", boxes, g.N); err != nil {
 		return nil, nil, err
 	}
 	// roiAlignBoxGrid scales in float64; ps_roi_align multiplies in T. The
 	// boxes are therefore scaled here, in T, and handed over with scale 1:
 	// T(float64(v) - 0.5) is then the T subtraction exactly (rounding twice
 	// through float64 is harmless for one subtraction of float32 values).
-	ag := &roiAlignGeom{n: g.n, c: g.c, h: g.h, w: g.w, ph: g.ph, pw: g.pw,
-		scale: 1, samplingRatio: g.samplingRatio, aligned: true}
-	scale := T(g.scale)
-	grids := make([]roiAlignBox[T], len(boxes)/5)
+	ag := &RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW,
+		Scale: 1, SamplingRatio: g.SamplingRatio, Aligned: true}
+	scale := T(g.Scale)
+	grids := make([]RoIAlignBox[T], len(boxes)/5)
 	for k := range grids {
 		b := boxes[5*k : 5*k+5]
 		scaled := [5]T{b[0], T(b[1] * scale), T(b[2] * scale), T(b[3] * scale), T(b[4] * scale)}
@@ -36,7 +36,7 @@ func psRoIAlignGrids[T float](g *poolGeom, boxes []T) (*roiAlignGeom, []roiAlign
 
 // insideTaps appends to dst the taps of points that are inside the input
 // (ps_roi_align reads and writes nothing for the others).
-func insideTaps[T float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
+func insideTaps[T Float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
 	for i := range taps {
 		if !outsideTap(&taps[i]) {
 			dst = append(dst, taps[i])
@@ -45,27 +45,27 @@ func insideTaps[T float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
 	return dst
 }
 
-// psRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
+// PSRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
 // pw] in bin (ph, pw) of box k; a bin without samples gives 0. For each bin,
 // its inside points are read from the C' planes of the bin in turn (planes
 // PH·PW apart, at the same offsets). Parallel over boxes; each box writes
 // only its own output.
-func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
-	ag, grids, err := psRoIAlignGrids(g, boxes)
+func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
+	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	cOut := g.c / nb
-	parallelFor(len(grids), func(lo, hi int) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
+	ParallelFor(len(grids), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
 			n := int(boxes[5*k])
 			o := out[k*cOut*nb : (k+1)*cOut*nb]
-			if b.gh*b.gw == 0 {
+			if b.GH*b.GW == 0 {
 				clear(o)
 				continue
 			}
@@ -76,8 +76,8 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 					// Two channels at once: independent chains of additions.
 					for ; co+2 <= cOut; co += 2 {
 						ci := co*nb + sp.bin
-						x0 := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-						x1 := input[(n*g.c+ci+nb)*plane : (n*g.c+ci+nb+1)*plane]
+						x0 := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+						x1 := input[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
 						var v0, v1 T
 						for i := range in {
 							t := &in[i]
@@ -86,18 +86,18 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 							v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
 							v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
 						}
-						psFinish(o[co*nb+sp.bin:], sp, v0, b.count)
-						psFinish(o[(co+1)*nb+sp.bin:], sp, v1, b.count)
+						psFinish(o[co*nb+sp.bin:], sp, v0, b.Count)
+						psFinish(o[(co+1)*nb+sp.bin:], sp, v1, b.Count)
 					}
 					for ; co < cOut; co++ {
 						ci := co*nb + sp.bin
-						x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
 						var v T
 						for i := range in {
 							t := &in[i]
 							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
 						}
-						psFinish(o[co*nb+sp.bin:], sp, v, b.count)
+						psFinish(o[co*nb+sp.bin:], sp, v, b.Count)
 					}
 				}
 			})
@@ -108,7 +108,7 @@ func psRoIAlignForward[T float](g *poolGeom, input, boxes, out []T) error {
 
 // psFinish stores v, a chunk's sum for a bin, at o[0]: added to the sum of
 // the bin's earlier chunks, divided by count when the bin is complete.
-func psFinish[T float](o []T, sp binSpan, v, count T) {
+func psFinish[T Float](o []T, sp binSpan, v, count T) {
 	if !sp.first {
 		v += o[0]
 	}
@@ -118,20 +118,20 @@ func psFinish[T float](o []T, sp binSpan, v, count T) {
 	o[0] = v
 }
 
-// psRoIAlignTranspose is the adjoint of psRoIAlignForward in its input: it
+// PSRoIAlignTranspose is the adjoint of psRoIAlignForward in its input: it
 // scatters grad[k, co, ph, pw] back onto dst [N, C, H, W] with the same
 // weights. Parallel over input channels taken bin by bin (all channels of
 // bin 0, then of bin 1, ...), so that each worker samples only its bins'
 // points; each channel visits boxes in order, so sums are bitwise
 // reproducible.
-func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
-	ag, grids, err := psRoIAlignGrids(g, boxes)
+func PSRoIAlignTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
+	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	cOut := g.c / nb
-	parallelFor(g.c, func(lo, hi int) { // [lo, hi) of bin·C' + co
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
+	ParallelFor(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := range grids {
@@ -147,8 +147,8 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 					for ; co+2 <= co1; co += 2 {
 						ci := co*nb + sp.bin
 						g0, g1 := grad[(k*cOut+co)*nb+sp.bin], grad[(k*cOut+co+1)*nb+sp.bin]
-						x0 := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-						x1 := dst[(n*g.c+ci+nb)*plane : (n*g.c+ci+nb+1)*plane]
+						x0 := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+						x1 := dst[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
 						for i := range in {
 							t := &in[i]
 							for j, p := range t.pos {
@@ -165,7 +165,7 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 					for ; co < co1; co++ {
 						ci := co*nb + sp.bin
 						gv := grad[(k*cOut+co)*nb+sp.bin]
-						x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+						x := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
 						for i := range in {
 							t := &in[i]
 							for j, p := range t.pos {
@@ -187,29 +187,29 @@ func psRoIAlignTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 // psRoIPoolBins validates the boxes and computes every box's bins with
 // ps_roi_pool's geometry (roi size end - start, at least 1), clipped to
 // [0, H] and [0, W] in both kernels. K×PH×PW bins.
-func psRoIPoolBins[T float](g *poolGeom, boxes []T) ([]poolBin, error) {
-	if err := checkBoxes("PSRoIPool", boxes, g.n); err != nil {
+func psRoIPoolBins[T Float](g *PoolGeom, boxes []T) ([]PoolBin, error) {
+	if err := CheckBoxes("PSRoIPool", boxes, g.N); err != nil {
 		return nil, err
 	}
-	nb := g.ph * g.pw
-	bins := make([]poolBin, 0, len(boxes)/5*nb)
+	nb := g.PH * g.PW
+	bins := make([]PoolBin, 0, len(boxes)/5*nb)
 	for k := 0; k < len(boxes)/5; k++ {
-		bins = poolBins(g, boxes[5*k:5*k+5], false, bins)
+		bins = PoolBins(g, boxes[5*k:5*k+5], false, bins)
 	}
 	return bins, nil
 }
 
-// psRoIPoolForward computes out[k, co, ph, pw] (K×C'×PH×PW), the mean of
+// PSRoIPoolForward computes out[k, co, ph, pw] (K×C'×PH×PW), the mean of
 // input[batch(k), co·PH·PW + ph·PW + pw] over bin (ph, pw) of box k; an
 // empty bin gives 0. Parallel over boxes.
-func psRoIPoolForward[T float](g *poolGeom, input, boxes, out []T) error {
+func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	bins, err := psRoIPoolBins(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	cOut := g.c / nb
-	parallelFor(len(boxes)/5, func(lo, hi int) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
+	ParallelFor(len(boxes)/5, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n := int(boxes[5*k])
 			for co := 0; co < cOut; co++ {
@@ -220,10 +220,10 @@ func psRoIPoolForward[T float](g *poolGeom, input, boxes, out []T) error {
 						continue
 					}
 					ci := co*nb + bin
-					x := input[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
+					x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
 					var s T
-					for h := b.hs; h < b.he; h++ {
-						for _, v := range x[h*g.w+b.ws : h*g.w+b.we] {
+					for h := b.HS; h < b.HE; h++ {
+						for _, v := range x[h*g.W+b.WS : h*g.W+b.WE] {
 							s += v
 						}
 					}
@@ -235,17 +235,17 @@ func psRoIPoolForward[T float](g *poolGeom, input, boxes, out []T) error {
 	return nil
 }
 
-// psRoIPoolTranspose is the adjoint of psRoIPoolForward in its input: each
+// PSRoIPoolTranspose is the adjoint of psRoIPoolForward in its input: each
 // grad[k, co, ph, pw], divided by its bin's area, is added to every pixel of
 // the bin in dst [N, C, H, W]. Parallel over input channels, boxes in order.
-func psRoIPoolTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
+func PSRoIPoolTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	bins, err := psRoIPoolBins(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	cOut := g.c / nb
-	parallelFor(g.c, func(lo, hi int) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
+	ParallelFor(g.C, func(lo, hi int) {
 		for k := 0; k < len(boxes)/5; k++ {
 			n := int(boxes[5*k])
 			for ci := lo; ci < hi; ci++ {
@@ -255,9 +255,9 @@ func psRoIPoolTranspose[T float](g *poolGeom, grad, boxes, dst []T) error {
 					continue
 				}
 				d := grad[(k*cOut+co)*nb+bin] / T(b.area())
-				x := dst[(n*g.c+ci)*plane : (n*g.c+ci+1)*plane]
-				for h := b.hs; h < b.he; h++ {
-					row := x[h*g.w+b.ws : h*g.w+b.we]
+				x := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+				for h := b.HS; h < b.HE; h++ {
+					row := x[h*g.W+b.WS : h*g.W+b.WE]
 					for i := range row {
 						row[i] += d
 					}

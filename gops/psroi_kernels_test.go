@@ -9,47 +9,47 @@ import (
 
 // refPSRoIAlign is ps_roi_align written directly, one output at a time in
 // float64, over psRoIAlignGrids' geometry: y = F(x) and dx = Fᵀ(grad).
-func refPSRoIAlign[T float](g *poolGeom, x, boxes, grad []T) (y, dx []float64) {
-	ag, grids, err := psRoIAlignGrids(g, boxes)
+func refPSRoIAlign[T Float](g *PoolGeom, x, boxes, grad []T) (y, dx []float64) {
+	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
 		panic(err)
 	}
-	plane, nb := g.h*g.w, g.ph*g.pw
-	cOut := g.c / nb
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
 	y = make([]float64, len(boxes)/5*cOut*nb)
 	dx = make([]float64, len(x))
 	for k, b := range grids {
 		n := int(boxes[5*k])
 		for co := 0; co < cOut; co++ {
 			for bin := 0; bin < nb; bin++ {
-				ph, pw := bin/g.pw, bin%g.pw
-				base := (n*g.c + co*nb + bin) * plane
+				ph, pw := bin/g.PW, bin%g.PW
+				base := (n*g.C + co*nb + bin) * plane
 				o := (k*cOut+co)*nb + bin
-				for iy := 0; iy < b.gh; iy++ {
-					for ix := 0; ix < b.gw; ix++ {
-						sy := b.startY + T(ph)*b.binH + T(float32(iy)+0.5)*b.binH/T(b.gh)
-						sx := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
-						t := roiAlignTap(sy, sx, ag.h, ag.w)
+				for iy := 0; iy < b.GH; iy++ {
+					for ix := 0; ix < b.GW; ix++ {
+						sy := b.StartY + T(ph)*b.BinH + T(float32(iy)+0.5)*b.BinH/T(b.GH)
+						sx := b.StartX + T(pw)*b.BinW + T(float32(ix)+0.5)*b.BinW/T(b.GW)
+						t := roiAlignTap(sy, sx, ag.H, ag.W)
 						if outsideTap(&t) {
 							continue
 						}
 						for j, p := range t.pos {
 							y[o] += float64(t.w[j]) * float64(x[base+p])
-							dx[base+p] += float64(t.w[j]) * float64(grad[o]) / float64(b.count)
+							dx[base+p] += float64(t.w[j]) * float64(grad[o]) / float64(b.Count)
 						}
 					}
 				}
-				y[o] /= float64(b.count)
+				y[o] /= float64(b.Count)
 			}
 		}
 	}
 	return y, dx
 }
 
-func checkPSRoIAlignKernels[T float](t *testing.T, g *poolGeom, k int, tol float64) {
-	rg := &roiAlignGeom{n: g.n, c: g.c, h: g.h, w: g.w, ph: g.ph, pw: g.pw, scale: g.scale}
+func checkPSRoIAlignKernels[T Float](t *testing.T, g *PoolGeom, k int, tol float64) {
+	rg := &RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}
 	x, boxes, _ := roiAlignKernelCase[T](rg, k, 11)
-	_, _, grad := roiAlignKernelCase[T](&roiAlignGeom{n: g.n, c: g.c / (g.ph * g.pw), h: g.h, w: g.w, ph: g.ph, pw: g.pw, scale: g.scale}, k, 12)
+	_, _, grad := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C / (g.PH * g.PW), H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, 12)
 	wantY, wantDX := refPSRoIAlign(g, x, boxes, grad)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var refY, refDX []T
@@ -60,10 +60,10 @@ func checkPSRoIAlignKernels[T float](t *testing.T, g *poolGeom, k int, tol float
 			y[i] = 42 // every output is written
 		}
 		dx := make([]T, len(x))
-		if err := psRoIAlignForward(g, x, boxes, y); err != nil {
+		if err := PSRoIAlignForward(g, x, boxes, y); err != nil {
 			t.Fatal(err)
 		}
-		if err := psRoIAlignTranspose(g, grad, boxes, dx); err != nil {
+		if err := PSRoIAlignTranspose(g, grad, boxes, dx); err != nil {
 			t.Fatal(err)
 		}
 		if refY == nil {
@@ -89,12 +89,12 @@ func checkPSRoIAlignKernels[T float](t *testing.T, g *poolGeom, k int, tol float
 func TestPSRoIAlignKernelsMatchReference(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		g    poolGeom
+		g    PoolGeom
 		k    int
 	}{
-		{"C'=3/3x3/sampling=2", poolGeom{n: 2, c: 27, h: 13, w: 17, ph: 3, pw: 3, scale: 0.25, samplingRatio: 2}, 9},
-		{"C'=10/7x7/adaptive", poolGeom{n: 2, c: 490, h: 13, w: 17, ph: 7, pw: 7, scale: 0.5, samplingRatio: 0}, 7},
-		{"C'=1/2x2/sampling=3", poolGeom{n: 1, c: 4, h: 9, w: 11, ph: 2, pw: 2, scale: 1, samplingRatio: 3}, 5},
+		{"C'=3/3x3/sampling=2", PoolGeom{N: 2, C: 27, H: 13, W: 17, PH: 3, PW: 3, Scale: 0.25, SamplingRatio: 2}, 9},
+		{"C'=10/7x7/adaptive", PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5, SamplingRatio: 0}, 7},
+		{"C'=1/2x2/sampling=3", PoolGeom{N: 1, C: 4, H: 9, W: 11, PH: 2, PW: 2, Scale: 1, SamplingRatio: 3}, 5},
 	} {
 		t.Run(c.name+"/float32", func(t *testing.T) { checkPSRoIAlignKernels[float32](t, &c.g, c.k, 1e-5) })
 		t.Run(c.name+"/float64", func(t *testing.T) { checkPSRoIAlignKernels[float64](t, &c.g, c.k, 1e-12) })

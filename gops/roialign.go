@@ -74,21 +74,21 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 	if s[2] == 0 || s[3] == 0 {
 		return nil, fmt.Errorf("gops: %s: input %v has no pixels (H or W is 0)", name, s)
 	}
-	g := &roiAlignGeom{
-		n: s[0], c: s[1], h: s[2], w: s[3],
-		ph: opts.OutputSize[0], pw: opts.OutputSize[1],
-		scale: scale, samplingRatio: opts.SamplingRatio, aligned: opts.Aligned,
+	g := &RoIAlignGeom{
+		N: s[0], C: s[1], H: s[2], W: s[3],
+		PH: opts.OutputSize[0], PW: opts.OutputSize[1],
+		Scale: scale, SamplingRatio: opts.SamplingRatio, Aligned: opts.Aligned,
 	}
 	return Apply(roiAlignSpec(g), input, boxes)
 }
 
-func (g *roiAlignGeom) params() string {
+func (g *RoIAlignGeom) params() string {
 	return fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
-		g.n, g.c, g.h, g.w, g.ph, g.pw, g.scale, g.samplingRatio, g.aligned)
+		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned)
 }
 
 // roiAlignSpec is the forward op F(X, boxes) -> Y.
-func roiAlignSpec(g *roiAlignGeom) OpSpec {
+func roiAlignSpec(g *RoIAlignGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIAlign",
 		Params:     g.params(),
@@ -96,13 +96,13 @@ func roiAlignSpec(g *roiAlignGeom) OpSpec {
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(tensor.Shape{g.n, g.c, g.h, g.w}) {
-				return nil, fmt.Errorf("gops: RoIAlign: input shape %v, want %v", in[0], tensor.Shape{g.n, g.c, g.h, g.w})
+			if !in[0].Eq(tensor.Shape{g.N, g.C, g.H, g.W}) {
+				return nil, fmt.Errorf("gops: RoIAlign: input shape %v, want %v", in[0], tensor.Shape{g.N, g.C, g.H, g.W})
 			}
 			if len(in[1]) != 2 || in[1][1] != 5 {
 				return nil, fmt.Errorf("gops: RoIAlign: boxes must be [K, 5], got %v", in[1])
 			}
-			return tensor.Shape{in[1][0], g.c, g.ph, g.pw}, nil
+			return tensor.Shape{in[1][0], g.C, g.PH, g.PW}, nil
 		},
 		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
 			return dispatch2(in[0], in[1], func32(g.forward32), func64(g.forward64))
@@ -115,7 +115,7 @@ func roiAlignSpec(g *roiAlignGeom) OpSpec {
 }
 
 // roiAlignTransposeSpec is Fᵀ(G, boxes) -> shape of X, the adjoint of F in X.
-func roiAlignTransposeSpec(g *roiAlignGeom) OpSpec {
+func roiAlignTransposeSpec(g *RoIAlignGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIAlignTranspose",
 		Params:     g.params(),
@@ -123,10 +123,10 @@ func roiAlignTransposeSpec(g *roiAlignGeom) OpSpec {
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if len(in[1]) != 2 || in[1][1] != 5 || !in[0].Eq(tensor.Shape{in[1][0], g.c, g.ph, g.pw}) {
-				return nil, fmt.Errorf("gops: RoIAlignTranspose: grad %v and boxes %v do not match [K, %d, %d, %d] and [K, 5]", in[0], in[1], g.c, g.ph, g.pw)
+			if len(in[1]) != 2 || in[1][1] != 5 || !in[0].Eq(tensor.Shape{in[1][0], g.C, g.PH, g.PW}) {
+				return nil, fmt.Errorf("gops: RoIAlignTranspose: grad %v and boxes %v do not match [K, %d, %d, %d] and [K, 5]", in[0], in[1], g.C, g.PH, g.PW)
 			}
-			return tensor.Shape{g.n, g.c, g.h, g.w}, nil
+			return tensor.Shape{g.N, g.C, g.H, g.W}, nil
 		},
 		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
 			return dispatch2(in[0], in[1], func32(g.transpose32), func64(g.transpose64))
@@ -138,21 +138,21 @@ func roiAlignTransposeSpec(g *roiAlignGeom) OpSpec {
 	}
 }
 
-func (g *roiAlignGeom) forward32(x, b []float32) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
-func (g *roiAlignGeom) forward64(x, b []float64) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
-func (g *roiAlignGeom) transpose32(y, b []float32) (*tensor.Dense, error) {
+func (g *RoIAlignGeom) forward32(x, b []float32) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
+func (g *RoIAlignGeom) forward64(x, b []float64) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
+func (g *RoIAlignGeom) transpose32(y, b []float32) (*tensor.Dense, error) {
 	return roiAlignAdj(g, y, b)
 }
-func (g *roiAlignGeom) transpose64(y, b []float64) (*tensor.Dense, error) {
+func (g *RoIAlignGeom) transpose64(y, b []float64) (*tensor.Dense, error) {
 	return roiAlignAdj(g, y, b)
 }
 
-func roiAlignFwd[T float](g *roiAlignGeom, x, boxes []T) (*tensor.Dense, error) {
-	out, data := newTensor[T](len(boxes)/5, g.c, g.ph, g.pw)
-	return out, roiAlignForward(g, x, boxes, data)
+func roiAlignFwd[T Float](g *RoIAlignGeom, x, boxes []T) (*tensor.Dense, error) {
+	out, data := newTensor[T](len(boxes)/5, g.C, g.PH, g.PW)
+	return out, RoIAlignForward(g, x, boxes, data)
 }
 
-func roiAlignAdj[T float](g *roiAlignGeom, y, boxes []T) (*tensor.Dense, error) {
-	out, data := newTensor[T](g.n, g.c, g.h, g.w)
-	return out, roiAlignTranspose(g, y, boxes, data)
+func roiAlignAdj[T Float](g *RoIAlignGeom, y, boxes []T) (*tensor.Dense, error) {
+	out, data := newTensor[T](g.N, g.C, g.H, g.W)
+	return out, RoIAlignTranspose(g, y, boxes, data)
 }

@@ -27,7 +27,7 @@ var benchOpts = RoIAlignOpts{
 }
 
 // roiAlignBenchData is the benchmark's input, boxes and upstream gradient G.
-type roiAlignBenchData[T float] struct {
+type roiAlignBenchData[T Float] struct {
 	x, boxes, grad []T
 }
 
@@ -35,13 +35,13 @@ type roiAlignBenchData[T float] struct {
 // normal; box corners uniform over the image, sorted so that x1 <= x2 and
 // y1 <= y2 (as random_boxes in the python script; the same distribution,
 // not the same numbers).
-func newRoIAlignBenchData[T float]() roiAlignBenchData[T] {
+func newRoIAlignBenchData[T Float]() roiAlignBenchData[T] {
 	return newRoIBenchData[T](benchC, benchK, benchK*benchC*benchOpts.OutputSize[0]*benchOpts.OutputSize[1])
 }
 
 // newRoIBenchData draws x [benchN, c, benchH, benchW], k boxes and a G of
 // gradLen elements as newRoIAlignBenchData describes.
-func newRoIBenchData[T float](c, k, gradLen int) roiAlignBenchData[T] {
+func newRoIBenchData[T Float](c, k, gradLen int) roiAlignBenchData[T] {
 	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
 	randn := func(n int) []T {
 		s := make([]T, n)
@@ -62,15 +62,15 @@ func newRoIBenchData[T float](c, k, gradLen int) roiAlignBenchData[T] {
 	return d
 }
 
-func benchGeom() *roiAlignGeom {
-	return &roiAlignGeom{
-		n: benchN, c: benchC, h: benchH, w: benchW,
-		ph: benchOpts.OutputSize[0], pw: benchOpts.OutputSize[1],
-		scale: benchOpts.SpatialScale, samplingRatio: benchOpts.SamplingRatio, aligned: benchOpts.Aligned,
+func benchGeom() *RoIAlignGeom {
+	return &RoIAlignGeom{
+		N: benchN, C: benchC, H: benchH, W: benchW,
+		PH: benchOpts.OutputSize[0], PW: benchOpts.OutputSize[1],
+		Scale: benchOpts.SpatialScale, SamplingRatio: benchOpts.SamplingRatio, Aligned: benchOpts.Aligned,
 	}
 }
 
-func benchDtype[T float]() tensor.Dtype {
+func benchDtype[T Float]() tensor.Dtype {
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return tensor.Float32
@@ -81,19 +81,19 @@ func benchDtype[T float]() tensor.Dtype {
 // benchRoIAlignGraph times RoIAlign (and, with backward, its input
 // gradient) on a TapeMachine with benchPool, checking the result once
 // against the CPU kernels (dx = Fᵀ(1·G) bitwise).
-func benchRoIAlignGraph[T float](b *testing.B, backward bool) {
+func benchRoIAlignGraph[T Float](b *testing.B, backward bool) {
 	d := newRoIAlignBenchData[T]()
 	want := func(b *testing.B) []T {
 		g := benchGeom()
 		if backward {
 			dx := make([]T, benchN*benchC*benchH*benchW)
-			if err := roiAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+			if err := RoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
 				b.Fatal(err)
 			}
 			return dx
 		}
 		y := make([]T, len(d.grad))
-		if err := roiAlignForward(g, d.x, d.boxes, y); err != nil {
+		if err := RoIAlignForward(g, d.x, d.boxes, y); err != nil {
 			b.Fatal(err)
 		}
 		return y
@@ -123,7 +123,7 @@ func BenchmarkRoIAlign(b *testing.B) {
 		out := make([]float32, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := roiAlignForward(g, d.x, d.boxes, out); err != nil {
+			if err := RoIAlignForward(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -135,7 +135,7 @@ func BenchmarkRoIAlign(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := roiAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+			if err := RoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -5,25 +5,25 @@ import (
 	"math"
 )
 
-// roiAlignGeom fixes everything a RoIAlign kernel needs besides the data:
+// RoIAlignGeom fixes everything a RoIAlign kernel needs besides the data:
 // the input's shape [N, C, H, W] and the options.
-type roiAlignGeom struct {
-	n, c, h, w    int
-	ph, pw        int
-	scale         float64 // already resolved: > 0
-	samplingRatio int
-	aligned       bool
+type RoIAlignGeom struct {
+	N, C, H, W    int
+	PH, PW        int
+	Scale         float64 // already resolved: > 0
+	SamplingRatio int
+	Aligned       bool
 }
 
-// maxSamplesPerBox bounds the sampling grid of one box (pooled bins times
+// MaxSamplesPerBox bounds the sampling grid of one box (pooled bins times
 // samples per bin), so that an enormous box with adaptive sampling gives an
 // error instead of an allocation of any size.
-const maxSamplesPerBox = 1 << 24
+const MaxSamplesPerBox = 1 << 24
 
 // bilinearTap is one sample point: the four neighbouring pixels (offsets in
 // an H×W plane) and their bilinear weights. full says that all four pixels
 // are read; otherwise a corner with pos < 0 is skipped.
-type bilinearTap[T float] struct {
+type bilinearTap[T Float] struct {
 	pos  [4]int
 	w    [4]T
 	full bool
@@ -59,13 +59,13 @@ func (t *bilinearTap[T]) scatter(x []T, v T) {
 	}
 }
 
-// roiAlignBox is the sampling grid of one box: bins of binH×binW starting at
+// RoIAlignBox is the sampling grid of one box: bins of binH×binW starting at
 // (startY, startX), gh×gw samples per bin, averaged over count.
-type roiAlignBox[T float] struct {
-	startY, startX T
-	binH, binW     T
-	gh, gw         int
-	count          T
+type RoIAlignBox[T Float] struct {
+	StartY, StartX T
+	BinH, BinW     T
+	GH, GW         int
+	Count          T
 }
 
 // roiAlignBoxGrid computes torchvision's roi_align geometry for one box row
@@ -74,39 +74,39 @@ type roiAlignBox[T float] struct {
 // ratio or, adaptively, ceil(roi size / output size) samples per bin side;
 // averaging count max(gh·gw, 1). An inverted aligned box gets an empty grid
 // (torchvision fails on it with a vector-size error).
-func roiAlignBoxGrid[T float](g *roiAlignGeom, box []T) (roiAlignBox[T], error) {
+func roiAlignBoxGrid[T Float](g *RoIAlignGeom, box []T) (RoIAlignBox[T], error) {
 	var off T
-	if g.aligned {
+	if g.Aligned {
 		off = 0.5
 	}
 	// As torchvision: coordinate·spatial_scale − offset, in T.
-	scale := T(g.scale)
+	scale := T(g.Scale)
 	x1 := box[1]*scale - off
 	y1 := box[2]*scale - off
 	x2 := box[3]*scale - off
 	y2 := box[4]*scale - off
 	rw, rh := x2-x1, y2-y1
-	if !g.aligned {
+	if !g.Aligned {
 		rw, rh = max(rw, 1), max(rh, 1)
 	}
-	b := roiAlignBox[T]{startY: y1, startX: x1, binH: rh / T(g.ph), binW: rw / T(g.pw)}
-	if g.samplingRatio > 0 {
-		b.gh, b.gw = g.samplingRatio, g.samplingRatio
+	b := RoIAlignBox[T]{StartY: y1, StartX: x1, BinH: rh / T(g.PH), BinW: rw / T(g.PW)}
+	if g.SamplingRatio > 0 {
+		b.GH, b.GW = g.SamplingRatio, g.SamplingRatio
 	} else {
-		fh := math.Ceil(float64(rh / T(g.ph)))
-		fw := math.Ceil(float64(rw / T(g.pw)))
+		fh := math.Ceil(float64(rh / T(g.PH)))
+		fw := math.Ceil(float64(rw / T(g.PW)))
 		if !(fh > 0) || !(fw > 0) { // inverted, empty or NaN (overflowed) sizes
 			fh, fw = 0, 0
 		}
-		if fh*fw*float64(g.ph*g.pw) > maxSamplesPerBox {
+		if fh*fw*float64(g.PH*g.PW) > MaxSamplesPerBox {
 			return b, fmt.Errorf("adaptive sampling grid %vx%v per bin is too large", fh, fw)
 		}
-		b.gh, b.gw = max(int(fh), 0), max(int(fw), 0)
+		b.GH, b.GW = max(int(fh), 0), max(int(fw), 0)
 	}
-	if b.gh*b.gw*g.ph*g.pw > maxSamplesPerBox {
-		return b, fmt.Errorf("sampling grid %dx%d per bin is too large", b.gh, b.gw)
+	if b.GH*b.GW*g.PH*g.PW > MaxSamplesPerBox {
+		return b, fmt.Errorf("sampling grid %dx%d per bin is too large", b.GH, b.GW)
 	}
-	b.count = T(max(b.gh*b.gw, 1))
+	b.Count = T(max(b.GH*b.GW, 1))
 	return b, nil
 }
 
@@ -124,25 +124,25 @@ type binSpan struct {
 // sampleChunks walks the box's sample points, bins in row-major order and
 // gh·gw points per bin, at most tapsPerChunk at a time: fn gets each chunk's
 // points and the bins they belong to. taps and spans are reused buffers.
-func (b *roiAlignBox[T]) sampleChunks(g *roiAlignGeom, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
-	b.sampleBinChunks(g, 0, g.ph*g.pw, taps, spans, fn)
+func (b *RoIAlignBox[T]) sampleChunks(g *RoIAlignGeom, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
+	b.sampleBinChunks(g, 0, g.PH*g.PW, taps, spans, fn)
 }
 
 // sampleBinChunks is sampleChunks for bins [bin0, bin1) only.
-func (b *roiAlignBox[T]) sampleBinChunks(g *roiAlignGeom, bin0, bin1 int, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
-	per := b.gh * b.gw
+func (b *RoIAlignBox[T]) sampleBinChunks(g *RoIAlignGeom, bin0, bin1 int, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
+	per := b.GH * b.GW
 	for s0 := bin0 * per; s0 < bin1*per; s0 += tapsPerChunk {
 		s1 := min(s0+tapsPerChunk, bin1*per)
 		ts, sp := (*taps)[:0], (*spans)[:0]
 		for bin := s0 / per; bin*per < s1; bin++ {
 			lo, hi := max(bin*per, s0), min((bin+1)*per, s1)
 			sp = append(sp, binSpan{bin: bin, lo: lo - s0, hi: hi - s0, first: lo == bin*per, last: hi == (bin+1)*per})
-			ph, pw := bin/g.pw, bin%g.pw
+			ph, pw := bin/g.PW, bin%g.PW
 			for i := lo - bin*per; i < hi-bin*per; i++ {
-				iy, ix := i/b.gw, i%b.gw
-				y := b.startY + T(ph)*b.binH + T(float32(iy)+0.5)*b.binH/T(b.gh)
-				x := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
-				ts = append(ts, roiAlignTap(y, x, g.h, g.w))
+				iy, ix := i/b.GW, i%b.GW
+				y := b.StartY + T(ph)*b.BinH + T(float32(iy)+0.5)*b.BinH/T(b.GH)
+				x := b.StartX + T(pw)*b.BinW + T(float32(ix)+0.5)*b.BinW/T(b.GW)
+				ts = append(ts, roiAlignTap(y, x, g.H, g.W))
 			}
 		}
 		*taps, *spans = ts, sp
@@ -154,7 +154,7 @@ func (b *roiAlignBox[T]) sampleBinChunks(g *roiAlignGeom, bin0, bin1 int, taps *
 // roiAlignTap gives four zero weights (a point inside has weights summing
 // to 1, never all zero). torchvision's roi_align forward still reads pixel 0
 // for it; its backward and ps_roi_align skip it in both directions.
-func outsideTap[T float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
+func outsideTap[T Float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
 
 // roiAlignTap is torchvision's roi_align bilinear rule: a point with
 // y < -1, y > H, x < -1 or x > W contributes nothing; coordinates <= 0 are
@@ -162,7 +162,7 @@ func outsideTap[T float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
 // (column) only.
 // As in torchvision, every tap reads its four pixels (pixel 0 with weight 0
 // for an outside point), so a NaN in the input spreads as it does there.
-func roiAlignTap[T float](y, x T, h, w int) bilinearTap[T] {
+func roiAlignTap[T Float](y, x T, h, w int) bilinearTap[T] {
 	t := bilinearTap[T]{full: true}
 	if !(y >= -1 && y <= T(h) && x >= -1 && x <= T(w)) { // true for NaN too
 		return t
@@ -189,7 +189,7 @@ func roiAlignTap[T float](y, x T, h, w int) bilinearTap[T] {
 
 // pixelWeight is a pixel (offset in an H×W plane) and the sum of the
 // weights with which a bin's sample points read it.
-type pixelWeight[T float] struct {
+type pixelWeight[T Float] struct {
 	pos int
 	w   T
 }
@@ -206,7 +206,7 @@ const mergeWindow = 16
 // taps of points outside the input are left out (the transpose); otherwise
 // they read pixel 0 with weight 0, as torchvision's forward. A zero weight
 // is never merged: 0·Inf must still give NaN.
-func mergePixels[T float](dst []pixelWeight[T], taps []bilinearTap[T], skipOutside bool) []pixelWeight[T] {
+func mergePixels[T Float](dst []pixelWeight[T], taps []bilinearTap[T], skipOutside bool) []pixelWeight[T] {
 	for i := range taps {
 		t := &taps[i]
 		if skipOutside && outsideTap(t) {
@@ -228,12 +228,12 @@ func mergePixels[T float](dst []pixelWeight[T], taps []bilinearTap[T], skipOutsi
 	return dst
 }
 
-// roiAlignGrids validates the boxes and computes every box's grid.
-func roiAlignGrids[T float](g *roiAlignGeom, boxes []T) ([]roiAlignBox[T], error) {
-	if err := checkBoxes("RoIAlign", boxes, g.n); err != nil {
+// RoIAlignGrids validates the boxes and computes every box's grid.
+func RoIAlignGrids[T Float](g *RoIAlignGeom, boxes []T) ([]RoIAlignBox[T], error) {
+	if err := CheckBoxes("RoIAlign", boxes, g.N); err != nil {
 		return nil, err
 	}
-	grids := make([]roiAlignBox[T], len(boxes)/5)
+	grids := make([]RoIAlignBox[T], len(boxes)/5)
 	for k := range grids {
 		var err error
 		if grids[k], err = roiAlignBoxGrid(g, boxes[5*k:5*k+5]); err != nil {
@@ -255,17 +255,17 @@ func binBlock(bins, c int) int { return max(1, min(bins, binBlockElems/max(c, 1)
 
 // divider divides by a box's averaging count, multiplying by the reciprocal
 // when that is exact (a power of two), which gives the same result.
-type divider[T float] struct {
+type divider[T Float] struct {
 	count, inv T
 	exact      bool
 }
 
-func newDivider[T float](b *roiAlignBox[T]) divider[T] {
-	n := max(b.gh*b.gw, 1)
-	return divider[T]{count: b.count, inv: 1 / b.count, exact: n&(n-1) == 0}
+func newDivider[T Float](b *RoIAlignBox[T]) divider[T] {
+	n := max(b.GH*b.GW, 1)
+	return divider[T]{count: b.Count, inv: 1 / b.Count, exact: n&(n-1) == 0}
 }
 
-// roiAlignForward computes out[k, c, ph, pw] (K×C×PH×PW), the average of the
+// RoIAlignForward computes out[k, c, ph, pw] (K×C×PH×PW), the average of the
 // bilinear samples of input[batch(k), c] in bin (ph, pw) of box k.
 //
 // The input is first copied channels-last ([N, H, W, C]). A bin's C sums
@@ -274,46 +274,46 @@ func newDivider[T float](b *roiAlignBox[T]) divider[T] {
 // point, its four pixels in tap order) whatever the number of threads. Rows
 // of a block of bins are written to out once complete. Parallel over boxes;
 // each box writes only its own output.
-func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
-	grids, err := roiAlignGrids(g, boxes)
+func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
+	grids, err := RoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, bins := g.h*g.w, g.ph*g.pw
+	plane, bins := g.H*g.W, g.PH*g.PW
 	xcl := make([]T, len(input))
-	transposeBatch(xcl, input, g.n, g.c, plane, false)
-	block := binBlock(bins, g.c)
-	parallelFor(len(grids), func(lo, hi int) {
+	transposeBatch(xcl, input, g.N, g.C, plane, false)
+	block := binBlock(bins, g.C)
+	ParallelFor(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
-		acc := make([]T, block*g.c) // sums of a block of bins, [bin, C]
+		acc := make([]T, block*g.C) // sums of a block of bins, [bin, C]
 		var px []pixelWeight[T]
 		for k := lo; k < hi; k++ {
 			b := &grids[k]
-			o := out[k*g.c*bins : (k+1)*g.c*bins]
-			if b.gh*b.gw == 0 { // no samples: torchvision's 0/1
+			o := out[k*g.C*bins : (k+1)*g.C*bins]
+			if b.GH*b.GW == 0 { // no samples: torchvision's 0/1
 				clear(o)
 				continue
 			}
 			n := int(boxes[5*k])
-			x := xcl[n*plane*g.c : (n+1)*plane*g.c]
+			x := xcl[n*plane*g.C : (n+1)*plane*g.C]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
 				for _, sp := range spans {
 					r := sp.bin % block
-					row := acc[r*g.c : (r+1)*g.c]
+					row := acc[r*g.C : (r+1)*g.C]
 					if sp.first {
 						clear(row)
 					}
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], false)
 					for _, q := range px {
-						axpy(q.w, x[q.pos*g.c:(q.pos+1)*g.c], row)
+						axpy(q.w, x[q.pos*g.C:(q.pos+1)*g.C], row)
 					}
 					// Bins end in order; a bin may continue in the next chunk.
 					if sp.last && (r == block-1 || sp.bin == bins-1) {
 						b0 := sp.bin - r
-						div.scale(acc[:(r+1)*g.c])
-						transpose2D(o[b0:], bins, acc, g.c, r+1, g.c, false)
+						div.scale(acc[:(r+1)*g.C])
+						transpose2D(o[b0:], bins, acc, g.C, r+1, g.C, false)
 					}
 				}
 			})
@@ -322,7 +322,7 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 	return nil
 }
 
-// roiAlignTranspose is the adjoint of roiAlignForward in its input: it
+// RoIAlignTranspose is the adjoint of roiAlignForward in its input: it
 // scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] (adding to what is
 // there) with the same weights. A point outside the image adds nothing (as
 // torchvision's backward; adding 0·g to pixel 0 would spread an infinite
@@ -334,14 +334,14 @@ func roiAlignForward[T float](g *roiAlignGeom, input, boxes, out []T) error {
 // channels: each worker owns its channels of every pixel and visits the
 // boxes, points and pixels in order, so sums are bitwise reproducible
 // without atomics.
-func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
-	grids, err := roiAlignGrids(g, boxes)
+func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
+	grids, err := RoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
-	plane, bins := g.h*g.w, g.ph*g.pw
+	plane, bins := g.H*g.W, g.PH*g.PW
 	dcl := make([]T, len(dst))
-	parallelFor(g.c, func(lo, hi int) {
+	ParallelFor(g.C, func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		cw := hi - lo
@@ -351,8 +351,8 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
-			d := dcl[n*plane*g.c : (n+1)*plane*g.c]
-			gk := grad[k*g.c*bins : (k+1)*g.c*bins]
+			d := dcl[n*plane*g.C : (n+1)*plane*g.C]
+			gk := grad[k*g.C*bins : (k+1)*g.C*bins]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
 				for _, sp := range spans {
@@ -365,12 +365,12 @@ func roiAlignTranspose[T float](g *roiAlignGeom, grad, boxes, dst []T) error {
 					gv := gb[r*cw : (r+1)*cw]
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], true)
 					for _, q := range px {
-						axpy(q.w, gv, d[q.pos*g.c+lo:q.pos*g.c+hi])
+						axpy(q.w, gv, d[q.pos*g.C+lo:q.pos*g.C+hi])
 					}
 				}
 			})
 		}
 	})
-	transposeBatch(dst, dcl, g.n, plane, g.c, true)
+	transposeBatch(dst, dcl, g.N, plane, g.C, true)
 	return nil
 }

@@ -13,10 +13,10 @@ import (
 // at a time in float64, over the shared geometry (roiAlignBoxGrid,
 // roiAlignTap): y = F(x) and, for grad, dx = Fᵀ(grad). The kernels work
 // channels-last in blocks of bins; this is what they must add up to.
-func refRoIAlign[T float](g *roiAlignGeom, x, boxes, grad []T) (y, dx []float64) {
-	plane, bins := g.h*g.w, g.ph*g.pw
+func refRoIAlign[T Float](g *RoIAlignGeom, x, boxes, grad []T) (y, dx []float64) {
+	plane, bins := g.H*g.W, g.PH*g.PW
 	k := len(boxes) / 5
-	y = make([]float64, k*g.c*bins)
+	y = make([]float64, k*g.C*bins)
 	dx = make([]float64, len(x))
 	for r := 0; r < k; r++ {
 		b, err := roiAlignBoxGrid(g, boxes[5*r:5*r+5])
@@ -24,25 +24,25 @@ func refRoIAlign[T float](g *roiAlignGeom, x, boxes, grad []T) (y, dx []float64)
 			panic(err)
 		}
 		n := int(boxes[5*r])
-		for c := 0; c < g.c; c++ {
-			base := (n*g.c + c) * plane
-			for ph := 0; ph < g.ph; ph++ {
-				for pw := 0; pw < g.pw; pw++ {
-					o := (r*g.c+c)*bins + ph*g.pw + pw
-					for iy := 0; iy < b.gh; iy++ {
-						for ix := 0; ix < b.gw; ix++ {
-							sy := b.startY + T(ph)*b.binH + T(float32(iy)+0.5)*b.binH/T(b.gh)
-							sx := b.startX + T(pw)*b.binW + T(float32(ix)+0.5)*b.binW/T(b.gw)
-							t := roiAlignTap(sy, sx, g.h, g.w)
+		for c := 0; c < g.C; c++ {
+			base := (n*g.C + c) * plane
+			for ph := 0; ph < g.PH; ph++ {
+				for pw := 0; pw < g.PW; pw++ {
+					o := (r*g.C+c)*bins + ph*g.PW + pw
+					for iy := 0; iy < b.GH; iy++ {
+						for ix := 0; ix < b.GW; ix++ {
+							sy := b.StartY + T(ph)*b.BinH + T(float32(iy)+0.5)*b.BinH/T(b.GH)
+							sx := b.StartX + T(pw)*b.BinW + T(float32(ix)+0.5)*b.BinW/T(b.GW)
+							t := roiAlignTap(sy, sx, g.H, g.W)
 							for j, p := range t.pos {
 								y[o] += float64(t.w[j]) * float64(x[base+p])
 								if !outsideTap(&t) {
-									dx[base+p] += float64(t.w[j]) * float64(grad[o]) / float64(b.count)
+									dx[base+p] += float64(t.w[j]) * float64(grad[o]) / float64(b.Count)
 								}
 							}
 						}
 					}
-					y[o] /= float64(b.count)
+					y[o] /= float64(b.Count)
 				}
 			}
 		}
@@ -53,34 +53,34 @@ func refRoIAlign[T float](g *roiAlignGeom, x, boxes, grad []T) (y, dx []float64)
 // roiAlignKernelCase is random data for the kernels: many channels (so that
 // the axpy rows are long and not a multiple of the SIMD width), boxes inside,
 // across the border and outside both images.
-func roiAlignKernelCase[T float](g *roiAlignGeom, k int, seed uint64) (x, boxes, grad []T) {
+func roiAlignKernelCase[T Float](g *RoIAlignGeom, k int, seed uint64) (x, boxes, grad []T) {
 	r := rand.New(rand.NewPCG(seed, 1))
-	x = make([]T, g.n*g.c*g.h*g.w)
+	x = make([]T, g.N*g.C*g.H*g.W)
 	for i := range x {
 		x[i] = T(r.NormFloat64())
 	}
-	s := 1 / g.scale
+	s := 1 / g.Scale
 	for i := 0; i < k; i++ {
-		x1, x2 := (r.Float64()*1.4-0.2)*float64(g.w)*s, (r.Float64()*1.4-0.2)*float64(g.w)*s
-		y1, y2 := (r.Float64()*1.4-0.2)*float64(g.h)*s, (r.Float64()*1.4-0.2)*float64(g.h)*s
-		boxes = append(boxes, T(i%g.n), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+		x1, x2 := (r.Float64()*1.4-0.2)*float64(g.W)*s, (r.Float64()*1.4-0.2)*float64(g.W)*s
+		y1, y2 := (r.Float64()*1.4-0.2)*float64(g.H)*s, (r.Float64()*1.4-0.2)*float64(g.H)*s
+		boxes = append(boxes, T(i%g.N), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
 	}
-	grad = make([]T, k*g.c*g.ph*g.pw)
+	grad = make([]T, k*g.C*g.PH*g.PW)
 	for i := range grad {
 		grad[i] = T(r.NormFloat64())
 	}
 	return x, boxes, grad
 }
 
-func checkRoIAlignKernels[T float](t *testing.T, g *roiAlignGeom, k int, tol float64) {
+func checkRoIAlignKernels[T Float](t *testing.T, g *RoIAlignGeom, k int, tol float64) {
 	x, boxes, grad := roiAlignKernelCase[T](g, k, 7)
 	wantY, wantDX := refRoIAlign(g, x, boxes, grad)
 	y := make([]T, len(grad))
-	if err := roiAlignForward(g, x, boxes, y); err != nil {
+	if err := RoIAlignForward(g, x, boxes, y); err != nil {
 		t.Fatal(err)
 	}
 	dx := make([]T, len(x))
-	if err := roiAlignTranspose(g, grad, boxes, dx); err != nil {
+	if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range y {
@@ -98,13 +98,13 @@ func checkRoIAlignKernels[T float](t *testing.T, g *roiAlignGeom, k int, tol flo
 func TestRoIAlignKernelsMatchReference(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		g    roiAlignGeom
+		g    RoIAlignGeom
 		k    int
 	}{
-		{"C=37/7x7/sampling=2/aligned", roiAlignGeom{n: 2, c: 37, h: 13, w: 17, ph: 7, pw: 7, scale: 0.25, samplingRatio: 2, aligned: true}, 9},
-		{"C=37/3x2/adaptive", roiAlignGeom{n: 2, c: 37, h: 13, w: 17, ph: 3, pw: 2, scale: 0.5, samplingRatio: 0}, 9},
-		{"C=40/30x30 (bins in two blocks)", roiAlignGeom{n: 1, c: 40, h: 9, w: 11, ph: 30, pw: 30, scale: 1, samplingRatio: 1}, 3},
-		{"C=33000/2x2 (one bin a block)", roiAlignGeom{n: 1, c: 33000, h: 3, w: 4, ph: 2, pw: 2, scale: 1, samplingRatio: 2, aligned: true}, 2},
+		{"C=37/7x7/sampling=2/aligned", RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.25, SamplingRatio: 2, Aligned: true}, 9},
+		{"C=37/3x2/adaptive", RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 3, PW: 2, Scale: 0.5, SamplingRatio: 0}, 9},
+		{"C=40/30x30 (bins in two blocks)", RoIAlignGeom{N: 1, C: 40, H: 9, W: 11, PH: 30, PW: 30, Scale: 1, SamplingRatio: 1}, 3},
+		{"C=33000/2x2 (one bin a block)", RoIAlignGeom{N: 1, C: 33000, H: 3, W: 4, PH: 2, PW: 2, Scale: 1, SamplingRatio: 2, Aligned: true}, 2},
 	} {
 		t.Run(c.name+"/float32", func(t *testing.T) { checkRoIAlignKernels[float32](t, &c.g, c.k, 1e-5) })
 		t.Run(c.name+"/float64", func(t *testing.T) { checkRoIAlignKernels[float64](t, &c.g, c.k, 1e-12) })
@@ -115,17 +115,17 @@ func TestRoIAlignKernelsMatchReference(t *testing.T) {
 // channel counts that split unevenly.
 func TestRoIAlignKernelsDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	g := &roiAlignGeom{n: 2, c: 37, h: 13, w: 17, ph: 7, pw: 7, scale: 0.25, samplingRatio: 0, aligned: true}
+	g := &RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.25, SamplingRatio: 0, Aligned: true}
 	x, boxes, grad := roiAlignKernelCase[float32](g, 11, 3)
 	var refY, refDX []float32
 	for _, procs := range []int{1, 2, 3, 5, 8} {
 		runtime.GOMAXPROCS(procs)
 		y := make([]float32, len(grad))
 		dx := make([]float32, len(x))
-		if err := roiAlignForward(g, x, boxes, y); err != nil {
+		if err := RoIAlignForward(g, x, boxes, y); err != nil {
 			t.Fatal(err)
 		}
-		if err := roiAlignTranspose(g, grad, boxes, dx); err != nil {
+		if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
 			t.Fatal(err)
 		}
 		if refY == nil {
@@ -144,7 +144,7 @@ func TestRoIAlignKernelsDeterministic(t *testing.T) {
 func TestRoIAlignKernelsZeroWeightOfInf(t *testing.T) {
 	// Samples at x = 1 (pixels 1, 2 with weights 1, 0) and x = 2 (the last
 	// column: pixel 2 only).
-	g := &roiAlignGeom{n: 1, c: 1, h: 3, w: 3, ph: 1, pw: 1, scale: 1, samplingRatio: 2}
+	g := &RoIAlignGeom{N: 1, C: 1, H: 3, W: 3, PH: 1, PW: 1, Scale: 1, SamplingRatio: 2}
 	boxes := []float64{0, 0.5, 0, 2.5, 0}
 	x := make([]float64, 9)
 	for r := 0; r < 3; r++ {
@@ -153,10 +153,10 @@ func TestRoIAlignKernelsZeroWeightOfInf(t *testing.T) {
 	grad := []float64{math.Inf(1)}
 	wantY, wantDX := refRoIAlign(g, x, boxes, grad)
 	y, dx := make([]float64, 1), make([]float64, 9)
-	if err := roiAlignForward(g, x, boxes, y); err != nil {
+	if err := RoIAlignForward(g, x, boxes, y); err != nil {
 		t.Fatal(err)
 	}
-	if err := roiAlignTranspose(g, grad, boxes, dx); err != nil {
+	if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
 		t.Fatal(err)
 	}
 	if !math.IsNaN(wantY[0]) || !math.IsNaN(y[0]) {

@@ -68,7 +68,7 @@ func RoIPool(input, boxes *gorgonia.Node, opts RoIPoolOpts) (*gorgonia.Node, err
 
 // newPoolGeom checks the nodes and options shared by RoIPool, PSRoIPool and
 // PSRoIAlign when a node is built, and returns the geometry.
-func newPoolGeom(name string, input, boxes *gorgonia.Node, size [2]int, spatialScale float64) (*poolGeom, error) {
+func newPoolGeom(name string, input, boxes *gorgonia.Node, size [2]int, spatialScale float64) (*PoolGeom, error) {
 	if err := checkFloatNode(name, "input", input, 4); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func newPoolGeom(name string, input, boxes *gorgonia.Node, size [2]int, spatialS
 	if s[2] == 0 || s[3] == 0 {
 		return nil, fmt.Errorf("gops: %s: input %v has no pixels (H or W is 0)", name, s)
 	}
-	return &poolGeom{n: s[0], c: s[1], h: s[2], w: s[3], ph: size[0], pw: size[1], scale: scale}, nil
+	return &PoolGeom{N: s[0], C: s[1], H: s[2], W: s[3], PH: size[0], PW: size[1], Scale: scale}, nil
 }
 
 // Gorgonia types of the RoIPool ops: float tensors of one dtype a, and Int
@@ -98,17 +98,17 @@ var (
 )
 
 // pooledShape is [K, C, PH, PW] for K boxes.
-func (g *poolGeom) pooledShape(k int) tensor.Shape { return tensor.Shape{k, g.c, g.ph, g.pw} }
+func (g *PoolGeom) pooledShape(k int) tensor.Shape { return tensor.Shape{k, g.C, g.PH, g.PW} }
 
-func (g *poolGeom) inputShape() tensor.Shape { return tensor.Shape{g.n, g.c, g.h, g.w} }
+func (g *PoolGeom) inputShape() tensor.Shape { return tensor.Shape{g.N, g.C, g.H, g.W} }
 
 // roiPoolArgmaxSpec is idx = argmax(X, boxes): the flat index into X of
 // each bin's maximum, -1 for an empty bin. An Int tensor with no gradient
 // (its Backward gives none, so the LispMachine can run it too).
-func roiPoolArgmaxSpec(g *poolGeom) OpSpec {
+func roiPoolArgmaxSpec(g *PoolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIPoolArgmax",
-		Params:     g.params(),
+		Params:     g.Params(),
 		gpu:        gpuRoIPool{g: g, kind: gpuArgmax},
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
@@ -134,10 +134,10 @@ func roiPoolArgmaxSpec(g *poolGeom) OpSpec {
 
 // roiGatherSpec is Y = gather(X, idx): Y[i] = X[idx[i]], 0 where idx[i] is
 // -1. Its backward is roiScatterAddSpec.
-func roiGatherSpec(g *poolGeom) OpSpec {
+func roiGatherSpec(g *PoolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIGather",
-		Params:     g.params(),
+		Params:     g.Params(),
 		gpu:        gpuRoIPool{g: g, kind: gpuGather},
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
@@ -145,7 +145,7 @@ func roiGatherSpec(g *poolGeom) OpSpec {
 		DiffWRT:    []bool{true, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if !in[0].Eq(g.inputShape()) || len(in[1]) != 4 || !in[1].Eq(g.pooledShape(in[1][0])) {
-				return nil, fmt.Errorf("gops: RoIGather: input %v and indices %v do not match %v and [K, %d, %d, %d]", in[0], in[1], g.inputShape(), g.c, g.ph, g.pw)
+				return nil, fmt.Errorf("gops: RoIGather: input %v and indices %v do not match %v and [K, %d, %d, %d]", in[0], in[1], g.inputShape(), g.C, g.PH, g.PW)
 			}
 			return in[1].Clone(), nil
 		},
@@ -164,10 +164,10 @@ func roiGatherSpec(g *poolGeom) OpSpec {
 
 // roiScatterAddSpec is dX = scatter-add(G, idx) into X's shape, the adjoint
 // of the gather in X. Its backward is roiGatherSpec.
-func roiScatterAddSpec(g *poolGeom) OpSpec {
+func roiScatterAddSpec(g *PoolGeom) OpSpec {
 	return OpSpec{
 		Name:       "RoIScatterAdd",
-		Params:     g.params(),
+		Params:     g.Params(),
 		gpu:        gpuRoIPool{g: g, kind: gpuScatterAdd},
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
@@ -175,7 +175,7 @@ func roiScatterAddSpec(g *poolGeom) OpSpec {
 		DiffWRT:    []bool{true, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if len(in[1]) != 4 || !in[1].Eq(g.pooledShape(in[1][0])) || !in[0].Eq(in[1]) {
-				return nil, fmt.Errorf("gops: RoIScatterAdd: grad %v and indices %v do not match [K, %d, %d, %d]", in[0], in[1], g.c, g.ph, g.pw)
+				return nil, fmt.Errorf("gops: RoIScatterAdd: grad %v and indices %v do not match [K, %d, %d, %d]", in[0], in[1], g.C, g.PH, g.PW)
 			}
 			return g.inputShape(), nil
 		},
@@ -189,26 +189,26 @@ func roiScatterAddSpec(g *poolGeom) OpSpec {
 	}
 }
 
-func (g *poolGeom) argmax32(x, b []float32) (*tensor.Dense, error) { return roiPoolArgmaxOf(g, x, b) }
-func (g *poolGeom) argmax64(x, b []float64) (*tensor.Dense, error) { return roiPoolArgmaxOf(g, x, b) }
-func (g *poolGeom) scatterAdd32(gr []float32, idx []int) (*tensor.Dense, error) {
+func (g *PoolGeom) argmax32(x, b []float32) (*tensor.Dense, error) { return roiPoolArgmaxOf(g, x, b) }
+func (g *PoolGeom) argmax64(x, b []float64) (*tensor.Dense, error) { return roiPoolArgmaxOf(g, x, b) }
+func (g *PoolGeom) scatterAdd32(gr []float32, idx []int) (*tensor.Dense, error) {
 	return roiScatterAddOf(g, gr, idx)
 }
-func (g *poolGeom) scatterAdd64(gr []float64, idx []int) (*tensor.Dense, error) {
+func (g *PoolGeom) scatterAdd64(gr []float64, idx []int) (*tensor.Dense, error) {
 	return roiScatterAddOf(g, gr, idx)
 }
 
-func roiPoolArgmaxOf[T float](g *poolGeom, x, boxes []T) (*tensor.Dense, error) {
+func roiPoolArgmaxOf[T Float](g *PoolGeom, x, boxes []T) (*tensor.Dense, error) {
 	out, idx := newIntTensor(g.pooledShape(len(boxes) / 5)...)
-	return out, roiPoolArgmax(g, x, boxes, idx)
+	return out, RoIPoolArgmax(g, x, boxes, idx)
 }
 
-func roiGatherOf[T float](g *poolGeom, k int, x []T, idx []int) (*tensor.Dense, error) {
+func roiGatherOf[T Float](g *PoolGeom, k int, x []T, idx []int) (*tensor.Dense, error) {
 	out, data := newTensor[T](g.pooledShape(k)...)
-	return out, roiGather(x, idx, data, g.ph*g.pw)
+	return out, RoIGather(x, idx, data, g.PH*g.PW)
 }
 
-func roiScatterAddOf[T float](g *poolGeom, grad []T, idx []int) (*tensor.Dense, error) {
+func roiScatterAddOf[T Float](g *PoolGeom, grad []T, idx []int) (*tensor.Dense, error) {
 	out, data := newTensor[T](g.inputShape()...)
-	return out, roiScatterAdd(g, grad, idx, data)
+	return out, RoIScatterAdd(g, grad, idx, data)
 }

@@ -6,28 +6,28 @@ import (
 	"sync/atomic"
 )
 
-// poolGeom fixes everything a RoIPool, PSRoIPool or PSRoIAlign kernel needs
+// PoolGeom fixes everything a RoIPool, PSRoIPool or PSRoIAlign kernel needs
 // besides the data: the input's shape [N, C, H, W] and the options.
-type poolGeom struct {
-	n, c, h, w    int
-	ph, pw        int
-	scale         float64 // already resolved: > 0
-	samplingRatio int     // PSRoIAlign only
+type PoolGeom struct {
+	N, C, H, W    int
+	PH, PW        int
+	Scale         float64 // already resolved: > 0
+	SamplingRatio int     // PSRoIAlign only
 }
 
-func (g *poolGeom) params() string {
+func (g *PoolGeom) Params() string {
 	return fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d",
-		g.n, g.c, g.h, g.w, g.ph, g.pw, g.scale, g.samplingRatio)
+		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio)
 }
 
-// poolBin is one bin of a box: rows [hs, he) and columns [ws, we) of an
+// PoolBin is one bin of a box: rows [hs, he) and columns [ws, we) of an
 // H×W plane, already clipped to it; empty when he <= hs or we <= ws.
-type poolBin struct{ hs, he, ws, we int }
+type PoolBin struct{ HS, HE, WS, WE int }
 
-func (b poolBin) empty() bool { return b.he <= b.hs || b.we <= b.ws }
+func (b PoolBin) empty() bool { return b.HE <= b.HS || b.WE <= b.WS }
 
 // area is the number of pixels of a non-empty bin.
-func (b poolBin) area() int { return (b.he - b.hs) * (b.we - b.ws) }
+func (b PoolBin) area() int { return (b.HE - b.HS) * (b.WE - b.WS) }
 
 // maxRoundedCoord bounds rounded box coordinates, in feature-map pixels.
 // torchvision keeps them in a C int, which overflows beyond 2³¹; clamping at
@@ -37,28 +37,28 @@ const maxRoundedCoord = 1 << 40
 // scaledRound is torchvision's round(coordinate * spatial_scale): the
 // product in the working dtype T, rounded half away from zero (C's round;
 // Go's math.Round is the same rule, math.RoundToEven is not).
-func scaledRound[T float](c, scale T) int {
+func scaledRound[T Float](c, scale T) int {
 	v := math.Round(float64(T(c * scale)))
 	return int(min(max(v, -maxRoundedCoord), maxRoundedCoord))
 }
 
-// poolBins computes the PH×PW bins, in row-major order, of one box row
+// PoolBins computes the PH×PW bins, in row-major order, of one box row
 // (batch_index, x1, y1, x2, y2) with torchvision's integer geometry of
 // roi_pool (inclusive: roi size end - start + 1) and ps_roi_pool (not
 // inclusive: end - start): rounded start and end as scaledRound, roi size at
 // least 1, bin size roi size / P in T, bin (i, j) spanning
 // [floor(i·bin), ceil((i+1)·bin)) after the start, clipped to [0, H] and
 // [0, W]. The bins are appended to dst.
-func poolBins[T float](g *poolGeom, box []T, inclusive bool, dst []poolBin) []poolBin {
-	scale := T(g.scale)
+func PoolBins[T Float](g *PoolGeom, box []T, inclusive bool, dst []PoolBin) []PoolBin {
+	scale := T(g.Scale)
 	x1, y1 := scaledRound(box[1], scale), scaledRound(box[2], scale)
 	x2, y2 := scaledRound(box[3], scale), scaledRound(box[4], scale)
 	extra := 0
 	if inclusive {
 		extra = 1
 	}
-	binH := T(max(y2-y1+extra, 1)) / T(g.ph)
-	binW := T(max(x2-x1+extra, 1)) / T(g.pw)
+	binH := T(max(y2-y1+extra, 1)) / T(g.PH)
+	binW := T(max(x2-x1+extra, 1)) / T(g.PW)
 	edge := func(i int, bin T, ceil bool, start, limit int) int {
 		p := float64(T(T(i) * bin))
 		if ceil {
@@ -68,17 +68,17 @@ func poolBins[T float](g *poolGeom, box []T, inclusive bool, dst []poolBin) []po
 		}
 		return min(max(int(p)+start, 0), limit)
 	}
-	for i := 0; i < g.ph; i++ {
-		hs, he := edge(i, binH, false, y1, g.h), edge(i+1, binH, true, y1, g.h)
-		for j := 0; j < g.pw; j++ {
-			ws, we := edge(j, binW, false, x1, g.w), edge(j+1, binW, true, x1, g.w)
-			dst = append(dst, poolBin{hs: hs, he: he, ws: ws, we: we})
+	for i := 0; i < g.PH; i++ {
+		hs, he := edge(i, binH, false, y1, g.H), edge(i+1, binH, true, y1, g.H)
+		for j := 0; j < g.PW; j++ {
+			ws, we := edge(j, binW, false, x1, g.W), edge(j+1, binW, true, x1, g.W)
+			dst = append(dst, PoolBin{HS: hs, HE: he, WS: ws, WE: we})
 		}
 	}
 	return dst
 }
 
-// roiPoolArgmax computes, for every output element (k, c, ph, pw) of
+// RoIPoolArgmax computes, for every output element (k, c, ph, pw) of
 // roi_pool (K×C×PH×PW), the flat index into input ([N, C, H, W]) of the
 // maximum of input[batch(k), c] over bin (ph, pw) of box k, or -1 for an
 // empty bin. The first maximum in row-major order wins ties; a NaN wins over
@@ -90,16 +90,16 @@ func poolBins[T float](g *poolGeom, box []T, inclusive bool, dst []poolBin) []po
 // rather than branches. For float32 a key and the pixel's position are
 // packed into one int64 whose maximum is the first maximum. Parallel over
 // boxes; each box writes only its own indices.
-func roiPoolArgmax[T float](g *poolGeom, input, boxes []T, idx []int) error {
-	if err := checkBoxes("RoIPool", boxes, g.n); err != nil {
+func RoIPoolArgmax[T Float](g *PoolGeom, input, boxes []T, idx []int) error {
+	if err := CheckBoxes("RoIPool", boxes, g.N); err != nil {
 		return err
 	}
-	plane := g.h * g.w
+	plane := g.H * g.W
 	var keys []int64
 	switch x := any(input).(type) {
 	case []float32:
 		if uint64(plane) <= math.MaxUint32 {
-			roiPoolArgmaxScan(g, packedKeysChannelsLast(x, g.n, g.c, plane), boxes, idx, newPackedArgmax)
+			roiPoolArgmaxScan(g, packedKeysChannelsLast(x, g.N, g.C, plane), boxes, idx, newPackedArgmax)
 			return nil
 		}
 		keys = make([]int64, len(x))
@@ -115,7 +115,7 @@ func roiPoolArgmax[T float](g *poolGeom, input, boxes []T, idx []int) error {
 		return fmt.Errorf("gops: RoIPool: input %T is not float32 or float64", input)
 	}
 	kcl := make([]int64, len(keys))
-	transposeBatch(kcl, keys, g.n, g.c, plane, false)
+	transposeBatch(kcl, keys, g.N, g.C, plane, false)
 	roiPoolArgmaxScan(g, kcl, boxes, idx, newKeyArgmax)
 	return nil
 }
@@ -158,7 +158,7 @@ func packedKeysChannelsLast(x []float32, n, c, plane int) []int64 {
 	dst := make([]int64, len(x))
 	const band = 64
 	bands := (plane + band - 1) / band
-	parallelFor(n*bands, func(lo, hi int) {
+	ParallelFor(n*bands, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, p0 := t/bands, t%bands*band
 			p1 := min(p0+band, plane)
@@ -267,32 +267,32 @@ func (s *keyArgmax) winners(dst []int, base, plane int) {
 // roiPoolArgmaxScan is roiPoolArgmax over the channels-last keys x
 // ([N, H·W, C]), one binArgmaxer per worker. A block of bins is gathered
 // [bin, C] and written to idx transposed.
-func roiPoolArgmaxScan[T float](g *poolGeom, x []int64, boxes []T, idx []int, newArgmaxer func(c int) binArgmaxer) {
-	plane, nb := g.h*g.w, g.ph*g.pw
-	block := binBlock(nb, g.c)
-	parallelFor(len(boxes)/5, func(lo, hi int) {
-		bins := make([]poolBin, 0, nb)
+func roiPoolArgmaxScan[T Float](g *PoolGeom, x []int64, boxes []T, idx []int, newArgmaxer func(c int) binArgmaxer) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	block := binBlock(nb, g.C)
+	ParallelFor(len(boxes)/5, func(lo, hi int) {
+		bins := make([]PoolBin, 0, nb)
 		rows := make([][]int64, 0, argmaxRows)
 		pos := make([]int, 0, argmaxRows)
-		am := newArgmaxer(g.c)
-		buf := make([]int, block*g.c) // indices of a block of bins, [bin, C]
+		am := newArgmaxer(g.C)
+		buf := make([]int, block*g.C) // indices of a block of bins, [bin, C]
 		for k := lo; k < hi; k++ {
-			bins = poolBins(g, boxes[5*k:5*k+5], true, bins[:0])
+			bins = PoolBins(g, boxes[5*k:5*k+5], true, bins[:0])
 			n := int(boxes[5*k])
-			xn := x[n*plane*g.c : (n+1)*plane*g.c]
-			o := idx[k*g.c*nb : (k+1)*g.c*nb]
+			xn := x[n*plane*g.C : (n+1)*plane*g.C]
+			o := idx[k*g.C*nb : (k+1)*g.C*nb]
 			for i, b := range bins {
 				r := i % block
-				row := buf[r*g.c : (r+1)*g.c]
+				row := buf[r*g.C : (r+1)*g.C]
 				if b.empty() {
 					for c := range row {
 						row[c] = -1
 					}
 				} else {
 					first := true
-					for h := b.hs; h < b.he; h++ {
-						for p := h*g.w + b.ws; p < h*g.w+b.we; p++ {
-							rows, pos = append(rows, xn[p*g.c:(p+1)*g.c]), append(pos, p)
+					for h := b.HS; h < b.HE; h++ {
+						for p := h*g.W + b.WS; p < h*g.W+b.WE; p++ {
+							rows, pos = append(rows, xn[p*g.C:(p+1)*g.C]), append(pos, p)
 							if len(rows) == argmaxRows {
 								am.reduce(rows, pos, first)
 								rows, pos, first = rows[:0], pos[:0], false
@@ -303,10 +303,10 @@ func roiPoolArgmaxScan[T float](g *poolGeom, x []int64, boxes []T, idx []int, ne
 						am.reduce(rows, pos, first)
 						rows, pos = rows[:0], pos[:0]
 					}
-					am.winners(row, n*g.c*plane, plane)
+					am.winners(row, n*g.C*plane, plane)
 				}
 				if r == block-1 || i == nb-1 {
-					transpose2D(o[i-r:], nb, buf, g.c, r+1, g.c, false)
+					transpose2D(o[i-r:], nb, buf, g.C, r+1, g.C, false)
 				}
 			}
 		}
@@ -340,11 +340,11 @@ func (f *firstBad) at() int {
 	return -1
 }
 
-// roiGather sets out[i] = input[idx[i]], or 0 where idx[i] is -1. Parallel
+// RoIGather sets out[i] = input[idx[i]], or 0 where idx[i] is -1. Parallel
 // over rows of nb elements (one box and channel each).
-func roiGather[T float](input []T, idx []int, out []T, nb int) error {
+func RoIGather[T Float](input []T, idx []int, out []T, nb int) error {
 	bad := newFirstBad()
-	parallelFor(len(idx)/nb, func(lo, hi int) {
+	ParallelFor(len(idx)/nb, func(lo, hi int) {
 		ix := idx[lo*nb : hi*nb]
 		o := out[lo*nb : lo*nb+len(ix)]
 		for i, j := range ix {
@@ -365,25 +365,25 @@ func roiGather[T float](input []T, idx []int, out []T, nb int) error {
 	return nil
 }
 
-// roiScatterAdd is the adjoint of roiGather in its input: it adds grad[i] to
+// RoIScatterAdd is the adjoint of roiGather in its input: it adds grad[i] to
 // dst[idx[i]] ([N, C, H, W]) wherever idx[i] is not -1. idx is K×C×PH×PW as
 // roiPoolArgmax makes it: row (k, c) points into one plane of channel c.
 // Parallel over channels, each visiting boxes in order, so sums are bitwise
 // reproducible and no two goroutines write one element; an index that
 // would break this is an error, not a race.
-func roiScatterAdd[T float](g *poolGeom, grad []T, idx []int, dst []T) error {
-	plane, nb := g.h*g.w, g.ph*g.pw
+func RoIScatterAdd[T Float](g *PoolGeom, grad []T, idx []int, dst []T) error {
+	plane, nb := g.H*g.W, g.PH*g.PW
 	rows := len(idx) / nb
 	bad := newFirstBad()
-	parallelFor(g.c, func(lo, hi int) {
+	ParallelFor(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			for r := c; r < rows; r += g.c {
+			for r := c; r < rows; r += g.C {
 				row, gr := idx[r*nb:(r+1)*nb], grad[r*nb:(r+1)*nb]
 				// The row's plane, from its first index: one division a row.
 				base := -1
 				for i, j := range row {
 					if j >= 0 {
-						if base = j - j%plane; base >= len(dst) || base/plane%g.c != c {
+						if base = j - j%plane; base >= len(dst) || base/plane%g.C != c {
 							bad.report(r*nb + i)
 							return
 						}

@@ -8,12 +8,12 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// float is the element type of every kernel.
-type float interface{ ~float32 | ~float64 }
+// Float is the element type of every kernel.
+type Float interface{ ~float32 | ~float64 }
 
 // tensorData returns v's elements in row-major order and its shape. A view
 // or a non-contiguous tensor is copied first.
-func tensorData[T float](v gorgonia.Value) ([]T, tensor.Shape, error) {
+func tensorData[T Float](v gorgonia.Value) ([]T, tensor.Shape, error) {
 	t, ok := v.(tensor.Tensor)
 	if !ok {
 		return nil, nil, fmt.Errorf("value %T is not a tensor", v)
@@ -38,7 +38,7 @@ func tensorData[T float](v gorgonia.Value) ([]T, tensor.Shape, error) {
 
 // newTensor returns a zeroed tensor of dtype dt and the given shape, and its
 // backing slice.
-func newTensor[T float](shape ...int) (*tensor.Dense, []T) {
+func newTensor[T Float](shape ...int) (*tensor.Dense, []T) {
 	var z T
 	dt := tensor.Float64
 	if _, ok := any(z).(float32); ok {
