@@ -23,24 +23,6 @@ func checkBoxesNode(opName string, input, boxes *gorgonia.Node) error {
 	return nil
 }
 
-// CheckBoxes checks box values at run time: each row's batch index is an
-// integer in [0, n) and its coordinates are finite. The error names the
-// first bad box.
-func CheckBoxes[T Float](opName string, boxes []T, n int) error {
-	for k := 0; k+5 <= len(boxes); k += 5 {
-		b := float64(boxes[k])
-		if b != math.Trunc(b) || b < 0 || b >= float64(n) {
-			return fmt.Errorf("gops: %s: box %d: batch index %v is not an integer in [0, %d)", opName, k/5, b, n)
-		}
-		for j := 1; j < 5; j++ {
-			if c := float64(boxes[k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
-				return fmt.Errorf("gops: %s: box %d: coordinate %d is %v", opName, k/5, j, c)
-			}
-		}
-	}
-	return nil
-}
-
 // spatialScaleOrOne returns the scale that multiplies box coordinates:
 // 0 means 1. Negative, NaN and infinite scales are errors, and so is a
 // scale that float32 cannot hold when the op runs in float32 (it would

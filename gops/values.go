@@ -8,9 +8,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Float is the element type of every kernel.
-type Float interface{ ~float32 | ~float64 }
-
 // tensorData returns v's elements in row-major order and its shape. A view
 // or a non-contiguous tensor is copied first.
 func tensorData[T Float](v gorgonia.Value) ([]T, tensor.Shape, error) {

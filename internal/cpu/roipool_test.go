@@ -1,4 +1,4 @@
-package gops
+package cpu
 
 import (
 	"math"

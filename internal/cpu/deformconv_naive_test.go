@@ -1,13 +1,10 @@
-package gops
+package cpu
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // TestDeformKernelsNaive compares the four sampling kernels (S, T, C,
@@ -72,41 +69,27 @@ func TestDeformKernelsNaive(t *testing.T) {
 				name := fmt.Sprintf("%+v masked=%v a=%d b=%d", *g, masked, a, b)
 				// S, both layouts.
 				want := naiveS(g, a, b, x, off, m)
-				taps := DeformTaps(g, a, b, off, m)
+				taps := deformTaps(g, a, b, off, m)
 				for _, last := range []bool{false, true} {
 					got := make([]float64, len(want))
 					if last {
 						deformSampleLast(g, taps, padImagesLast(g, x), got)
 					} else {
-						deformSamplePlanes(g, taps, PadImages(g, x), got)
+						deformSamplePlanes(g, taps, padImages(g, x), got)
 					}
 					cmpVals(t, fmt.Sprintf("S last=%v %s", last, name), got, want)
 				}
-				// Through runDeform: T, C, O.
-				in := []gorgonia.Value{denseOf(cols), denseOf(off)}
-				if masked {
-					in = append(in, denseOf(m))
-				}
-				tv, err := runDeform[float64](g, deformT, a, b, in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cmpVals(t, "T "+name, tv.Data().([]float64), naiveT(g, a, b, cols, off, m))
-				cv, err := runDeform[float64](g, deformC, a, b, []gorgonia.Value{denseOf(x), denseOf(off), denseOf(cols)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				cmpVals(t, "C "+name, cv.Data().([]float64), naiveC(g, a, b, x, off, cols))
+				// T, C, O.
+				tv := make([]float64, len(x))
+				DeformT(g, a, b, cols, off, m, tv)
+				cmpVals(t, "T "+name, tv, naiveT(g, a, b, cols, off, m))
+				cv := make([]float64, g.MaskLen())
+				DeformC(g, a, b, x, off, cols, cv)
+				cmpVals(t, "C "+name, cv, naiveC(g, a, b, x, off, cols))
 				if a+b < 2 {
-					in := []gorgonia.Value{denseOf(x), denseOf(off), denseOf(cols)}
-					if masked {
-						in = append(in, denseOf(m))
-					}
-					ov, err := runDeform[float64](g, deformO, a, b, in)
-					if err != nil {
-						t.Fatal(err)
-					}
-					cmpVals(t, "O "+name, ov.Data().([]float64), naiveO(g, a, b, x, off, cols, m))
+					ov := make([]float64, 2*g.MaskLen())
+					DeformO(g, a, b, x, off, cols, m, ov)
+					cmpVals(t, "O "+name, ov, naiveO(g, a, b, x, off, cols, m))
 				}
 			}
 		}
@@ -119,10 +102,6 @@ func randVals(r *rand.Rand, n int) []float64 {
 		s[i] = r.NormFloat64()
 	}
 	return s
-}
-
-func denseOf(d []float64) *tensor.Dense {
-	return tensor.New(tensor.WithShape(len(d)), tensor.WithBacking(append([]float64(nil), d...)))
 }
 
 func cmpVals(t *testing.T, what string, got, want []float64) {

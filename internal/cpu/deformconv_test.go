@@ -1,4 +1,4 @@
-package gops
+package cpu
 
 import (
 	"math"
@@ -59,13 +59,13 @@ func compareSampleLayouts[T Float](t *testing.T, g *DeformGeom, masked bool, see
 			mask[i] = T(r.Float64())
 		}
 	}
-	taps := DeformTaps(g, 0, 0, offset, mask)
+	taps := deformTaps(g, 0, 0, offset, mask)
 	size := g.C * g.K() * g.N * g.L()
 	planes, last := make([]T, size), make([]T, size)
 	for i := range last {
 		last[i] = 12345 // every element must be written
 	}
-	deformSamplePlanes(g, taps, PadImages(g, input), planes)
+	deformSamplePlanes(g, taps, padImages(g, input), planes)
 	deformSampleLast(g, taps, padImagesLast(g, input), last)
 	for i := range planes {
 		a, b := float64(planes[i]), float64(last[i])

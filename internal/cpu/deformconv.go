@@ -1,4 +1,4 @@
-package gops
+package cpu
 
 import "math"
 
@@ -40,8 +40,8 @@ func (g *DeformGeom) padW() int { return g.W + 2 }
 // padLen is the length of one padded plane, tail included.
 func (g *DeformGeom) padLen() int { return (g.H+2)*g.padW() + g.W + 4 }
 
-// PadImages returns x ([N·C planes of H×W]) in padded planes.
-func PadImages[T Float](g *DeformGeom, x []T) []T {
+// padImages returns x ([N·C planes of H×W]) in padded planes.
+func padImages[T Float](g *DeformGeom, x []T) []T {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
 	p := make([]T, planes*pl)
 	ParallelFor(planes, func(lo, hi int) {
@@ -55,8 +55,8 @@ func PadImages[T Float](g *DeformGeom, x []T) []T {
 	return p
 }
 
-// UnpadImages copies the inside of every padded plane of p into x.
-func UnpadImages[T Float](g *DeformGeom, p, x []T) {
+// unpadImages copies the inside of every padded plane of p into x.
+func unpadImages[T Float](g *DeformGeom, p, x []T) {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
 	ParallelFor(planes, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -68,23 +68,23 @@ func UnpadImages[T Float](g *DeformGeom, p, x []T) {
 	})
 }
 
-// PadTap is one deformable-convolution sample on a padded plane: base is
+// padTap is one deformable-convolution sample on a padded plane: base is
 // the padded index of its top-left neighbour, w the weights of the
 // neighbours base, base+1, base+padW, base+padW+1.
-type PadTap[T Float] struct {
+type padTap[T Float] struct {
 	base int
 	w    [4]T
 }
 
 // dot is Σ w·p over the tap's neighbours; pw is the padded row length.
-func (t *PadTap[T]) dot(p []T, pw int) T {
+func (t *padTap[T]) dot(p []T, pw int) T {
 	r0 := p[t.base : t.base+2]
 	r1 := p[t.base+pw : t.base+pw+2]
 	return T(t.w[0]*r0[0]) + T(t.w[1]*r0[1]) + T(t.w[2]*r1[0]) + T(t.w[3]*r1[1])
 }
 
 // scatter adds w·v to the tap's neighbours of p.
-func (t *PadTap[T]) scatter(p []T, pw int, v T) {
+func (t *padTap[T]) scatter(p []T, pw int, v T) {
 	r0 := p[t.base : t.base+2]
 	r1 := p[t.base+pw : t.base+pw+2]
 	r0[0] += t.w[0] * v
@@ -107,14 +107,14 @@ func colsRow[T Float](g *DeformGeom, cols []T, c, k, n int) []T {
 
 // contractRow adds col[l] · (taps[l] · x) to out[l], x a padded plane with
 // rows of pw: one channel's share of C and O.
-func contractRow[T Float](ts []PadTap[T], x []T, pw int, col, out []T) {
+func contractRow[T Float](ts []padTap[T], x []T, pw int, col, out []T) {
 	col, out = col[:len(ts)], out[:len(ts)]
 	for l := range ts {
 		out[l] += col[l] * ts[l].dot(x, pw)
 	}
 }
 
-// DeformTaps computes, for every sample (n, offset group, k, l), the four
+// deformTaps computes, for every sample (n, offset group, k, l), the four
 // neighbouring pixels and the weights ∂ᵃ_y ∂ᵇ_x of torchvision's bilinear
 // interpolation for deformable convolution, each times mask[n, g, k, l]
 // when mask is not nil: a sample with y <= -1, y >= H, x <= -1 or x >= W
@@ -132,8 +132,8 @@ func contractRow[T Float](ts []PadTap[T], x []T, pw int, col, out []T) {
 // the caller's data (torchvision does not read them either, which matters
 // when the input holds NaN or Inf). Index: ((n·og + g)·K + k)·L + l, the
 // mask layout.
-func DeformTaps[T Float](g *DeformGeom, a, b int, offset, mask []T) []PadTap[T] {
-	taps := make([]PadTap[T], g.MaskLen())
+func deformTaps[T Float](g *DeformGeom, a, b int, offset, mask []T) []padTap[T] {
+	taps := make([]padTap[T], g.MaskLen())
 	K, L := g.K(), g.L()
 	ParallelFor(g.N*g.OG, func(lo, hi int) {
 		for ng := lo; ng < hi; ng++ {
@@ -163,20 +163,20 @@ func DeformTaps[T Float](g *DeformGeom, a, b int, offset, mask []T) []PadTap[T] 
 }
 
 // deformTap is one sample of deformTaps, without the mask.
-func deformTap[T Float](y, x T, h, w, a, b int) PadTap[T] {
+func deformTap[T Float](y, x T, h, w, a, b int) padTap[T] {
 	// torchvision drops samples with y <= -1 (and so on), but its offset
 	// gradient at exactly y = -1 is the right-sided derivative, which is not
 	// zero. Admitting y = -1 gives both: there the value weights of the
 	// neighbours inside are 0 and the derivative weights are the
 	// right-sided ones. The test is false for NaN.
 	if !(y >= -1 && y < T(h) && x >= -1 && x < T(w)) {
-		return PadTap[T]{base: (h + 2) * (w + 2)} // the tail: zeros
+		return padTap[T]{base: (h + 2) * (w + 2)} // the tail: zeros
 	}
 	yl := int(math.Floor(float64(y)))
 	xl := int(math.Floor(float64(x)))
 	ly, lx := y-T(yl), x-T(xl)
 	hy, hx := 1-ly, 1-lx
-	t := PadTap[T]{base: (yl+1)*(w+2) + xl + 1}
+	t := padTap[T]{base: (yl+1)*(w+2) + xl + 1}
 	switch {
 	case a == 0 && b == 0:
 		t.w = [4]T{hy * hx, hy * lx, ly * hx, ly * lx}
@@ -190,17 +190,17 @@ func deformTap[T Float](y, x T, h, w, a, b int) PadTap[T] {
 	return t
 }
 
-// DeformSample is S_ab: cols[c, k, n, l] = Σ_neighbours weight ·
+// deformSample is S_ab: cols[c, k, n, l] = Σ_neighbours weight ·
 // input[n, c, neighbour], the weights already times the mask (deformTaps).
 // With enough channels per offset group it reads the input channels-last
 // (deformSampleLast), otherwise plane by plane (deformSamplePlanes); both
 // compute every element with the same arithmetic in the same order.
-func DeformSample[T Float](g *DeformGeom, taps []PadTap[T], input, cols []T) {
+func deformSample[T Float](g *DeformGeom, taps []padTap[T], input, cols []T) {
 	if g.C/g.OG >= sampleLastMinChannels {
 		deformSampleLast(g, taps, padImagesLast(g, input), cols)
 		return
 	}
-	deformSamplePlanes(g, taps, PadImages(g, input), cols)
+	deformSamplePlanes(g, taps, padImages(g, input), cols)
 }
 
 // sampleLastMinChannels is the number of channels per offset group from
@@ -210,7 +210,7 @@ const sampleLastMinChannels = 16
 // deformSamplePlanes is deformSample on padded planes (padImages). Parallel
 // over channels; a row of taps is used by every channel of the worker's
 // range while it is in cache.
-func deformSamplePlanes[T Float](g *DeformGeom, taps []PadTap[T], input, cols []T) {
+func deformSamplePlanes[T Float](g *DeformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
 	ParallelFor(g.C, func(lo, hi int) {
@@ -257,7 +257,7 @@ const sampleBlock = 64
 // group, k), each tap combines its four neighbours' channel rows into a
 // tile [channels, positions], whose rows are copied into the channel rows
 // of cols. Parallel over blocks.
-func deformSampleLast[T Float](g *DeformGeom, taps []PadTap[T], input, cols []T) {
+func deformSampleLast[T Float](g *DeformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pl, pw, C := g.padLen(), g.padW(), g.C
 	blocks := (L + sampleBlock - 1) / sampleBlock
@@ -290,12 +290,12 @@ func deformSampleLast[T Float](g *DeformGeom, taps []PadTap[T], input, cols []T)
 	})
 }
 
-// DeformScatter is T_ab, the adjoint of S_ab in its input:
+// deformScatter is T_ab, the adjoint of S_ab in its input:
 // dst[n, c, h, w] = Σ_{k,l} weight · cols[c, k, n, l], the weights already
 // times the mask; dst is in padded planes, zero on entry. Parallel over
 // channels; each plane's sum runs over k, l in order, so results are
 // bitwise reproducible.
-func DeformScatter[T Float](g *DeformGeom, taps []PadTap[T], cols, dst []T) {
+func deformScatter[T Float](g *DeformGeom, taps []padTap[T], cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
 	ParallelFor(g.C, func(lo, hi int) {
@@ -316,10 +316,10 @@ func DeformScatter[T Float](g *DeformGeom, taps []PadTap[T], cols, dst []T) {
 	})
 }
 
-// DeformContract is C_ab: dst[n, g, k, l] = Σ_{c in group g} cols[c, k, n, l]
+// deformContract is C_ab: dst[n, g, k, l] = Σ_{c in group g} cols[c, k, n, l]
 // · Σ_neighbours weight · input[n, c, neighbour], input in padded planes.
 // Parallel over (n, g, k) rows, each summing channels in order.
-func DeformContract[T Float](g *DeformGeom, taps []PadTap[T], input, cols, dst []T) {
+func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
 	ParallelFor(g.N*g.OG*K, func(lo, hi int) {
@@ -335,12 +335,12 @@ func DeformContract[T Float](g *DeformGeom, taps []PadTap[T], input, cols, dst [
 	})
 }
 
-// DeformOffsetGrad is O_ab: the y and x halves of dst (offset layout) get
+// deformOffsetGrad is O_ab: the y and x halves of dst (offset layout) get
 // mask · C over tapsY (the weights of order (a+1, b)) and tapsX (order
 // (a, b+1)); a nil tap table is a zero half. One pass reads each sample's
 // pixels once for both halves. input is in padded planes. Parallel over
 // (n, g, k) rows.
-func DeformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []PadTap[T], input, cols, mask, dst []T) {
+func deformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []padTap[T], input, cols, mask, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
 	ParallelFor(g.N*g.OG*K, func(lo, hi int) {
@@ -384,4 +384,45 @@ func OffsetSplit[T Float](g *DeformGeom, which int, src, dst []T) {
 	for r := 0; r < g.MaskLen()/max(L, 1); r++ {
 		copy(dst[r*L:(r+1)*L], src[(2*r+which)*L:(2*r+which+1)*L])
 	}
+}
+
+// The four members of the deformable sampling family, each of derivative
+// order (a, b) ∈ {0, 1}² in the sample coordinates (y, x), on row-major
+// slices: input and dst images [N, C, H, W], cols [Groups, Cg·K, N·L],
+// offset [N, 2·OG·K, Ho, Wo], mask and the result of C [N, OG·K, Ho, Wo].
+// mask may be nil (a mask of ones). The output slice must be zero on entry
+// and is written only through its own elements.
+
+// DeformS is S_ab(X, offset, M): cols[c, k, n, l] = M[n, g, k, l] ·
+// Σ_neighbours ∂ᵃ_y∂ᵇ_x w · input[n, c, neighbour] (im2col when a = b = 0).
+func DeformS[T Float](g *DeformGeom, a, b int, input, offset, mask, cols []T) {
+	deformSample(g, deformTaps(g, a, b, offset, mask), input, cols)
+}
+
+// DeformT is T_ab(G, offset, M), S_ab's adjoint in its input: dst [N, C,
+// H, W] gets Σ_{k,l} M · ∂ᵃ_y∂ᵇ_x w · cols[c, k, n, l] at each neighbour.
+func DeformT[T Float](g *DeformGeom, a, b int, cols, offset, mask, dst []T) {
+	padded := make([]T, g.N*g.C*g.padLen())
+	deformScatter(g, deformTaps(g, a, b, offset, mask), cols, padded)
+	unpadImages(g, padded, dst)
+}
+
+// DeformC is C_ab(X, offset, G): dst[n, g, k, l] = Σ_{c in group g}
+// cols[c, k, n, l] · Σ_neighbours ∂ᵃ_y∂ᵇ_x w · input[n, c, neighbour].
+func DeformC[T Float](g *DeformGeom, a, b int, input, offset, cols, dst []T) {
+	deformContract(g, deformTaps(g, a, b, offset, nil), padImages(g, input), cols, dst)
+}
+
+// DeformO is O_ab(X, offset, G, M), the offset gradient of S_ab: dst
+// (offset layout) holds M ⊙ C_(a+1)b in its y slots and M ⊙ C_a(b+1) in its
+// x slots; a member of order 2 in one coordinate is zero.
+func DeformO[T Float](g *DeformGeom, a, b int, input, offset, cols, mask, dst []T) {
+	var tapsY, tapsX []padTap[T]
+	if a == 0 {
+		tapsY = deformTaps(g, 1, b, offset, nil)
+	}
+	if b == 0 {
+		tapsX = deformTaps(g, a, 1, offset, nil)
+	}
+	deformOffsetGrad(g, tapsY, tapsX, padImages(g, input), cols, mask, dst)
 }

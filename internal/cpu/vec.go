@@ -1,4 +1,4 @@
-package gops
+package cpu
 
 import "gonum.org/v1/gonum/blas/gonum"
 
