@@ -2,7 +2,7 @@
 // Gorgonia graph, at every order, against central finite differences, and
 // checks that Gorgonia's two VMs agree on it.
 //
-// Gradients come from gops.Grad. Order 1 compares the gradient of <R, f(x)>
+// Gradients come from ad.Grad. Order 1 compares the gradient of <R, f(x)>
 // (R a random tensor shaped like f's output) with finite differences of
 // <R, f(x)>; order k compares the gradient of s_k = Σ_i <g_i, v_i>, where g
 // is the order-(k-1) gradient and v random, with finite differences of s_k
@@ -15,7 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -87,7 +87,7 @@ type Mismatch struct {
 	Input    int     // input index
 	Name     string  // input node name
 	Index    []int   // element coordinates
-	Analytic float64 // gops.Grad's value
+	Analytic float64 // ad.Grad's value
 	Numeric  float64 // central finite difference
 }
 
@@ -151,7 +151,7 @@ func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness,
 	h.grads = make([][]gorgonia.Value, order)
 	for k := 0; k < order; k++ {
 		gorgonia.Read(s, &h.scalars[k])
-		gs, err := gops.Grad(s, wrt...)
+		gs, err := ad.Grad(s, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("graphtest: order %d gradient: %w", k+1, err)
 		}
@@ -177,14 +177,14 @@ func contract(g *gorgonia.ExprGraph, ns gorgonia.Nodes, rng *rand.Rand) (*gorgon
 		var err error
 		if n.IsScalar() {
 			r := randomValue(n.Dtype(), nil, rng)
-			term, err = gorgonia.Mul(n, g.Constant(r))
+			term, err = gorgonia.Mul(n, ad.Constant(g, r))
 		} else {
 			r := randomValue(n.Dtype(), n.Shape(), rng)
 			if n.Shape().TotalSize() == 0 {
 				continue
 			}
 			var p *gorgonia.Node
-			if p, err = gorgonia.HadamardProd(n, g.Constant(r)); err == nil {
+			if p, err = gorgonia.HadamardProd(n, ad.Constant(g, r)); err == nil {
 				term, err = gorgonia.Sum(p)
 			}
 		}
@@ -378,7 +378,7 @@ func unravel(e int, s tensor.Shape) []int {
 	return idx
 }
 
-// CheckVMs builds f twice and checks that the TapeMachine (with gops.Grad)
+// CheckVMs builds f twice and checks that the TapeMachine (with ad.Grad)
 // and the LispMachine (with its own backward pass, through each op's
 // DoDiff) agree on the output and on the first-order gradients of <R, f(x)>
 // w.r.t. the inputs o.Wrt, within o.RTol and o.ATol. Inputs may be float32
@@ -445,4 +445,28 @@ func compare(what string, tape, lisp []float64, o Options) error {
 		}
 	}
 	return nil
+}
+
+// Eval runs g once on a TapeMachine and returns the values of nodes, as
+// float64 (float32 values converted, a scalar as one element). The values
+// are read while the graph runs (gorgonia.Read), because after the run an
+// intermediate node's Value may already hold memory a later op reused.
+func Eval(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) ([][]float64, error) {
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		gorgonia.Read(n, &vals[i])
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		return nil, fmt.Errorf("graphtest: Eval: %w", err)
+	}
+	out := make([][]float64, len(vals))
+	for i, v := range vals {
+		if v == nil {
+			return nil, fmt.Errorf("graphtest: Eval: node %d was not evaluated", i)
+		}
+		out[i] = floats(v)
+	}
+	return out, nil
 }

@@ -1,8 +1,7 @@
-package gops
+package ad
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 
 	"gorgonia.org/gorgonia"
@@ -19,15 +18,13 @@ import (
 // from an earlier call and silently sums only some paths of a gradient of a
 // gradient. Grad never reads or writes that cache.
 //
-// Rules beyond plain reverse mode, each one a measured upstream defect:
-//   - only edges that an op's DiffWRT marks are followed, so comparison and
-//     sign nodes act as constants;
-//   - a gradient that reaches a scalar node as a 0-d tensor is turned back
-//     into a scalar;
-//   - Slice's derivative node (sliceIncrOp) is differentiated w.r.t. its
-//     upstream gradient only, as the slice of the incoming gradient;
-//   - OuterProd(a, b) is differentiated as {G·b, Gᵀ·a} (Gorgonia's rule is
-//     wrong, and Mul matrix·vector uses it).
+// Beyond plain reverse mode, only edges that an op's DiffWRT marks are
+// followed (comparison and sign nodes act as constants), zero-size nodes
+// carry no gradient, and the defects of Gorgonia's own derivative rules
+// listed in upstream.go are worked around: Slice's derivative op,
+// OuterProd's rule (Mul matrix·vector uses it), scalar gradients that arrive
+// as 0-d tensors, the derivative ops of SoftMax, LogSoftMax and Dropout, and
+// the backward of Conv2d, which is refused.
 //
 // The seed is a constant 1 in cost's dtype. A wrt node that cost does not
 // depend on gets a constant zero gradient of its shape, so that higher
@@ -40,16 +37,16 @@ import (
 // or that has no gradient for an input on that path (RoIAlign's boxes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
-		return nil, fmt.Errorf("gops: Grad: cost is nil")
+		return nil, fmt.Errorf("ad: Grad: cost is nil")
 	}
 	if !cost.IsScalar() {
-		return nil, fmt.Errorf("gops: Grad: cost must be a scalar, got %v with shape %v", cost.Type(), cost.Shape())
+		return nil, fmt.Errorf("ad: Grad: cost must be a scalar, got %v with shape %v", cost.Type(), cost.Shape())
 	}
 	seed, err := onesScalar(cost.Dtype())
 	if err != nil {
 		return nil, err
 	}
-	return backprop(cost, cost.Graph().Constant(seed), wrt)
+	return backprop(cost, Constant(cost.Graph(), seed), wrt)
 }
 
 // VJP returns the vector-Jacobian products <gradOutput, ∂output/∂w> for each
@@ -63,11 +60,11 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 // shape or dtype than output.
 func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if output == nil || gradOutput == nil {
-		return nil, fmt.Errorf("gops: VJP: output or gradOutput is nil")
+		return nil, fmt.Errorf("ad: VJP: output or gradOutput is nil")
 	}
 	if gradOutput.Graph() != output.Graph() || !gradOutput.Shape().Eq(output.Shape()) ||
 		gradOutput.Dtype() != output.Dtype() || gradOutput.IsScalar() != output.IsScalar() {
-		return nil, fmt.Errorf("gops: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
+		return nil, fmt.Errorf("ad: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
 			gradOutput.Shape(), gradOutput.Dtype(), output.Shape(), output.Dtype())
 	}
 	return backprop(output, gradOutput, wrt)
@@ -76,12 +73,12 @@ func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nod
 // backprop is the reverse pass from cost, whose gradient is seed.
 func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, error) {
 	if len(wrt) == 0 {
-		return nil, fmt.Errorf("gops: Grad: no wrt nodes given")
+		return nil, fmt.Errorf("ad: Grad: no wrt nodes given")
 	}
 	g := cost.Graph()
 	for i, w := range wrt {
 		if w == nil || w.Graph() != g {
-			return nil, fmt.Errorf("gops: Grad: wrt[%d] is nil or in another graph", i)
+			return nil, fmt.Errorf("ad: Grad: wrt[%d] is nil or in another graph", i)
 		}
 	}
 
@@ -151,10 +148,10 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 				continue
 			}
 			if grads[j] == nil {
-				return nil, fmt.Errorf("gops: Grad: op %v has no gradient w.r.t. its input %d (%s), which depends on a wrt node", n.Op(), j, nodeName(c))
+				return nil, fmt.Errorf("ad: Grad: op %v has no gradient w.r.t. its input %d (%s), which depends on a wrt node", n.Op(), j, nodeName(c))
 			}
 			if gs, cs := grads[j].Shape(), c.Shape(); !gs.Eq(cs) && gs.TotalSize() != cs.TotalSize() {
-				return nil, fmt.Errorf("gops: Grad: op %v returned a gradient of shape %v for its input %d (%s) of shape %v", n.Op(), gs, j, nodeName(c), cs)
+				return nil, fmt.Errorf("ad: Grad: op %v returned a gradient of shape %v for its input %d (%s) of shape %v", n.Op(), gs, j, nodeName(c), cs)
 			}
 			pending[c] = append(pending[c], grads[j])
 		}
@@ -227,14 +224,11 @@ func diffWRT(n *gorgonia.Node) []bool {
 	if op == nil || k == 0 {
 		return out
 	}
-	if isOp(op, "sliceIncrOp") {
-		// Gorgonia declares {x: true, G: false}; the value does not depend on
-		// x at all, and is linear in G.
-		out[1] = true
+	if sliceDerivativeDiffWRT(op, out) {
 		return out
 	}
 	sd, ok := op.(gorgonia.SDOp)
-	if !ok || !safeDiffWRT(sd, out) {
+	if !ok || !inheritedDiffWRT(sd, out) {
 		for i := range out {
 			out[i] = true
 		}
@@ -242,102 +236,41 @@ func diffWRT(n *gorgonia.Node) []bool {
 	return out
 }
 
-// safeDiffWRT fills out from sd.DiffWRT. Some Gorgonia derivative ops
-// (SoftMax's, Dropout's) inherit their forward op's DiffWRT, which panics for
-// their arity; that is reported as false, and symDiff then returns the op's
-// own error.
-func safeDiffWRT(sd gorgonia.SDOp, out []bool) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	copy(out, sd.DiffWRT(len(out)))
-	return true
-}
-
 // symDiff differentiates one node, applying the fixes for upstream rules
 // listed on Grad.
 func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	op := n.Op()
-	switch {
-	case isOp(op, "linAlgBinOp") && fmt.Sprint(op) == "a ⊗ b":
-		// z = a ⊗ b: da = G·b, db = Gᵀ·a, as matrix·matrix products of
-		// column vectors, which are right at every order.
-		a, b := kids[0], kids[1]
-		bc, err := gorgonia.Reshape(b, tensor.Shape{b.Shape().TotalSize(), 1})
-		if err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		ac, err := gorgonia.Reshape(a, tensor.Shape{a.Shape().TotalSize(), 1})
-		if err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		da, err := gorgonia.Mul(grad, bc)
-		if err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		gt, err := gorgonia.Transpose(grad)
-		if err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		db, err := gorgonia.Mul(gt, ac)
-		if err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		if da, err = gorgonia.Reshape(da, a.Shape()); err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		if db, err = gorgonia.Reshape(db, b.Shape()); err != nil {
-			return nil, wrapDiff(n, err)
-		}
-		return gorgonia.Nodes{da, db}, nil
+	if grads, ok, err := outerProdGrads(n, kids, grad); ok {
+		return grads, err
 	}
-	if isOp(op, "col2imOp") {
-		// Its SymDiff builds nodes that crash the process at run time
-		// (index out of range in a TapeMachine goroutine).
-		return nil, fmt.Errorf("gops: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: Gorgonia's Conv2d is first-order only; use gops.DeformConv2d with zero offsets", op, nodeName(n))
+	if err := conv2dOrder2(n); err != nil {
+		return nil, err
 	}
 	sd, ok := op.(gorgonia.SDOp)
 	if !ok {
-		return nil, fmt.Errorf("gops: Grad: op %v (%T) of node %s is not symbolically differentiable", op, op, nodeName(n))
+		return nil, fmt.Errorf("ad: Grad: op %v (%T) of node %s is not symbolically differentiable", op, op, nodeName(n))
 	}
 	grads, err := sd.SymDiff(kids, n, grad)
 	if err != nil {
 		return nil, wrapDiff(n, err)
 	}
 	if len(grads) != len(kids) {
-		return nil, fmt.Errorf("gops: Grad: op %v returned %d gradients for %d inputs", op, len(grads), len(kids))
+		return nil, fmt.Errorf("ad: Grad: op %v returned %d gradients for %d inputs", op, len(grads), len(kids))
 	}
-	if isOp(op, "sliceIncrOp") {
-		grads = gorgonia.Nodes{nil, grads[1]}
-	}
-	return grads, nil
+	return sliceDerivativeGrads(op, grads), nil
 }
 
 func wrapDiff(n *gorgonia.Node, err error) error {
-	return fmt.Errorf("gops: Grad: differentiating op %v of node %v: %w", n.Op(), nodeName(n), err)
-}
-
-// isOp reports whether op is the unexported Gorgonia op type called name.
-func isOp(op gorgonia.Op, name string) bool {
-	t := reflect.TypeOf(op)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Name() == name && t.PkgPath() == "gorgonia.org/gorgonia"
+	return fmt.Errorf("ad: Grad: differentiating op %v of node %v: %w", n.Op(), nodeName(n), err)
 }
 
 // sumGrads adds up the gradient terms that reached n and gives the sum the
 // scalar-ness of n (a 0-d tensor that reaches a scalar node becomes a scalar).
 func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 	for i, t := range terms {
-		if t.IsScalar() && isOp(t.Op(), "reshapeOp") {
-			// Typed as a scalar, but its value at run time is a 0-d tensor,
-			// which Gorgonia's scalar ops reject; Sum yields a true scalar.
-			s, err := gorgonia.Sum(children(t.Graph(), t)[0])
+		if s, ok, err := scalarGradient(t); ok {
 			if err != nil {
-				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", nodeName(n), err)
+				return nil, fmt.Errorf("ad: Grad: gradient of scalar node %v: %w", nodeName(n), err)
 			}
 			terms[i] = s
 			continue
@@ -345,7 +278,7 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 		if n.IsScalar() && !t.IsScalar() {
 			s, err := toScalar(t)
 			if err != nil {
-				return nil, fmt.Errorf("gops: Grad: gradient of scalar node %v: %w", nodeName(n), err)
+				return nil, fmt.Errorf("ad: Grad: gradient of scalar node %v: %w", nodeName(n), err)
 			}
 			terms[i] = s
 		}
@@ -355,7 +288,7 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 	}
 	s, err := gorgonia.ReduceAdd(terms)
 	if err != nil {
-		return nil, fmt.Errorf("gops: Grad: summing gradients of node %v: %w", nodeName(n), err)
+		return nil, fmt.Errorf("ad: Grad: summing gradients of node %v: %w", nodeName(n), err)
 	}
 	return s, nil
 }
@@ -379,25 +312,7 @@ func onesScalar(dt tensor.Dtype) (gorgonia.Value, error) {
 	case tensor.Float32:
 		return gorgonia.NewF32(1), nil
 	}
-	return nil, fmt.Errorf("gops: Grad: cost dtype %v is not float32 or float64", dt)
-}
-
-// zerosLike is a constant zero node of n's type and shape.
-func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {
-	dt := n.Dtype()
-	if n.IsScalar() {
-		switch dt {
-		case tensor.Float64:
-			return n.Graph().Constant(gorgonia.NewF64(0)), nil
-		case tensor.Float32:
-			return n.Graph().Constant(gorgonia.NewF32(0)), nil
-		}
-		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, nodeName(n))
-	}
-	if dt != tensor.Float64 && dt != tensor.Float32 {
-		return nil, fmt.Errorf("gops: Grad: dtype %v of %v is not float32 or float64", dt, nodeName(n))
-	}
-	return n.Graph().Constant(tensor.New(tensor.Of(dt), tensor.WithShape(n.Shape()...))), nil
+	return nil, fmt.Errorf("ad: Grad: cost dtype %v is not float32 or float64", dt)
 }
 
 // isEmpty reports whether n is a tensor with no elements (K = 0 boxes).

@@ -1,9 +1,12 @@
-package gops
+package ad_test
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -11,25 +14,9 @@ import (
 
 func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]float64 {
 	t.Helper()
-	vals := make([]gorgonia.Value, len(nodes))
-	for i, n := range nodes {
-		gorgonia.Read(n, &vals[i])
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
+	out, err := graphtest.Eval(g, nodes...)
+	if err != nil {
 		t.Fatal(err)
-	}
-	out := make([][]float64, len(vals))
-	for i, v := range vals {
-		switch d := v.Data().(type) {
-		case float64:
-			out[i] = []float64{d}
-		case float32:
-			out[i] = []float64{float64(d)}
-		default:
-			out[i] = asFloat64s(t, v)
-		}
 	}
 	return out
 }
@@ -40,7 +27,7 @@ func gradChain(t *testing.T, f, x *gorgonia.Node, n int) []*gorgonia.Node {
 	t.Helper()
 	var out []*gorgonia.Node
 	for k := 0; k < n; k++ {
-		gs, err := Grad(f, x)
+		gs, err := ad.Grad(f, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +93,7 @@ func TestGradNoPathGivesZeros(t *testing.T) {
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
 	z := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("z"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
 	f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(x))))
-	gs, err := Grad(f, x, z)
+	gs, err := ad.Grad(f, x, z)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +120,7 @@ func TestGradErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Grad(c.cost, c.wrt...)
+			_, err := ad.Grad(c.cost, c.wrt...)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
@@ -141,27 +128,7 @@ func TestGradErrors(t *testing.T) {
 	}
 }
 
-func TestNewOpErrors(t *testing.T) {
-	shape := func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil }
-	fwd := func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil }
-	cases := []struct {
-		spec OpSpec
-		want string
-	}{
-		{OpSpec{InputDims: []int{1}, Shape: shape, Forward: fwd}, "empty Name"},
-		{OpSpec{Name: "a", Shape: shape, Forward: fwd}, "no inputs"},
-		{OpSpec{Name: "a", InputDims: []int{1}, Forward: fwd}, "Shape and Forward are required"},
-		{OpSpec{Name: "a", InputDims: []int{1}, Shape: shape, Forward: fwd, DiffWRT: []bool{true, false}}, "DiffWRT has 2 entries for 1 inputs"},
-		{OpSpec{Name: "a", InputDims: []int{-1}, Shape: shape, Forward: fwd}, "negative input rank"},
-	}
-	for _, c := range cases {
-		if _, err := NewOp(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewOp(%+v): error %v, want %q", c.spec.Name, err, c.want)
-		}
-	}
-}
-
-// VJP(y, G, x) is <G, ∂y/∂x> (G held fixed, unlike the gradient of
+// ad.VJP(y, G, x) is <G, ∂y/∂x> (G held fixed, unlike the gradient of
 // Sum(y ⊙ G) when G depends on x), and can itself be differentiated.
 func TestVJP(t *testing.T) {
 	g := gorgonia.NewGraph()
@@ -169,16 +136,16 @@ func TestVJP(t *testing.T) {
 		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{0.3, 0.7, 1.1}))))
 	y := gorgonia.Must(gorgonia.Sin(x))
 	gy := gorgonia.Must(gorgonia.Square(x))
-	v, err := VJP(y, gy, x)
+	v, err := ad.VJP(y, gy, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy)))), x)
+	ref, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy)))), x)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// d/dx Σ VJP = d/dx Σ cos(x)·x² = -sin(x)·x² + 2x·cos(x)
-	v2, err := Grad(gorgonia.Must(gorgonia.Sum(v[0])), x)
+	v2, err := ad.Grad(gorgonia.Must(gorgonia.Sum(v[0])), x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,10 +161,10 @@ func TestVJP(t *testing.T) {
 	near(t, "second order through VJP", got[2], w2, 1e-12)
 
 	bad := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("bad"))
-	if _, err := VJP(y, bad, x); err == nil || !strings.Contains(err.Error(), "must be output's shape") {
+	if _, err := ad.VJP(y, bad, x); err == nil || !strings.Contains(err.Error(), "must be output's shape") {
 		t.Fatalf("error %v", err)
 	}
-	if _, err := VJP(y, nil, x); err == nil {
+	if _, err := ad.VJP(y, nil, x); err == nil {
 		t.Fatal("nil gradOutput accepted")
 	}
 }
@@ -205,25 +172,49 @@ func TestVJP(t *testing.T) {
 func TestApplyErrors(t *testing.T) {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-	spec := func(shape func([]tensor.Shape) (tensor.Shape, error)) OpSpec {
-		return OpSpec{Name: "Id", InputDims: []int{1}, OutputDims: 1, Shape: shape,
-			Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil }}
-	}
-	same := func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil }
-	if _, err := Apply(spec(same), nil); err == nil || !strings.Contains(err.Error(), "input 0 is nil") {
-		t.Errorf("nil input: %v", err)
-	}
-	if _, err := Apply(spec(same), x); err == nil || !strings.Contains(err.Error(), "want rank 1") {
-		t.Errorf("wrong rank: %v", err)
-	}
-	if _, err := Apply(spec(same), x, x); err == nil || !strings.Contains(err.Error(), "got 2 inputs, want 1") {
-		t.Errorf("arity: %v", err)
-	}
 	v := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("v"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-	bad := spec(func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{3, 1}, nil })
-	if _, err := Apply(bad, v); err == nil || !strings.Contains(err.Error(), "Shape returned (3, 1) for OutputDims 1") {
-		t.Errorf("bad Shape: %v", err)
+	v32 := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(3), gorgonia.WithName("v32"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	iv := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(3), gorgonia.WithName("iv"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	same := func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil }
+	fwd := func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil }
+	id := ad.OpSpec{Name: "Id", InputDims: []int{1}, OutputDims: 1, Shape: same, Forward: fwd}
+	with := func(f func(*ad.OpSpec)) ad.OpSpec { s := id; f(&s); return s }
+	cases := []struct {
+		name string
+		spec ad.OpSpec
+		in   []*gorgonia.Node
+		want string
+	}{
+		{"empty name", with(func(s *ad.OpSpec) { s.Name = "" }), []*gorgonia.Node{v}, "empty Name"},
+		{"no inputs", with(func(s *ad.OpSpec) { s.InputDims = nil }), []*gorgonia.Node{v}, "no inputs"},
+		{"no shape", with(func(s *ad.OpSpec) { s.Shape = nil }), []*gorgonia.Node{v}, "OpSpec.Shape is required"},
+		{"no forward", with(func(s *ad.OpSpec) { s.Forward = nil }), []*gorgonia.Node{v}, "exactly one of Forward and Kernel"},
+		{"forward and kernel", with(func(s *ad.OpSpec) { s.Kernel = ad.Floats(copyKernel[float32], copyKernel[float64]) }), []*gorgonia.Node{v}, "exactly one of Forward and Kernel"},
+		{"DiffWRT length", with(func(s *ad.OpSpec) { s.DiffWRT = []bool{true, false} }), []*gorgonia.Node{v}, "DiffWRT has 2 entries for 1 inputs"},
+		{"InputDtypes length", with(func(s *ad.OpSpec) { s.InputDtypes = []tensor.Dtype{{}, {}} }), []*gorgonia.Node{v}, "InputDtypes has 2 entries for 1 inputs"},
+		{"negative rank", with(func(s *ad.OpSpec) { s.InputDims = []int{-1} }), []*gorgonia.Node{v}, "negative rank for input 0"},
+		{"nil input", id, []*gorgonia.Node{nil}, "input 0 is nil"},
+		{"wrong rank", id, []*gorgonia.Node{x}, "want rank 1"},
+		{"arity", id, []*gorgonia.Node{x, x}, "got 2 inputs, want 1"},
+		{"int input", id, []*gorgonia.Node{iv}, "input 0 has dtype int, want float32 or float64"},
+		{"fixed dtype", with(func(s *ad.OpSpec) { s.InputDtypes = []tensor.Dtype{tensor.Int} }), []*gorgonia.Node{v}, "input 0 has dtype float64, want int"},
+		{"mixed floats", with(func(s *ad.OpSpec) { s.InputDims = []int{1, 1} }), []*gorgonia.Node{v, v32}, "input 1 has dtype float32, unlike the op's earlier float64 inputs"},
+		{"bad Shape", with(func(s *ad.OpSpec) {
+			s.Shape = func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{3, 1}, nil }
+		}), []*gorgonia.Node{v}, "Shape returned (3, 1) for OutputDims 1"},
 	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := ad.Apply(c.spec, c.in...); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func copyKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	copy(out.Data, in[0].Data)
+	return nil
 }
 
 // A Backward that returns a gradient of the wrong shape is an error naming
@@ -232,7 +223,7 @@ func TestGradRejectsWrongGradientShape(t *testing.T) {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
 	five := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(5), gorgonia.WithName("five"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-	y, err := Apply(OpSpec{
+	y, err := ad.Apply(ad.OpSpec{
 		Name: "Bad", InputDims: []int{1}, OutputDims: 1,
 		Shape:   func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
 		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
@@ -243,8 +234,53 @@ func TestGradRejectsWrongGradientShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Grad(gorgonia.Must(gorgonia.Sum(y)), x)
+	_, err = ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
 	if err == nil || !strings.Contains(err.Error(), "op Bad returned a gradient of shape (5) for its input 0 (x) of shape (3)") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A wrt node that cost does not depend on gets a zero gradient of its own
+// shape, even next to another such node (Gorgonia's ExprGraph.Constant
+// would return one node of the first shape for both), and costs of both
+// float dtypes in one graph get seeds of their own dtype.
+func TestGradZerosOfUnreachableWrt(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	a := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(40, 50), gorgonia.WithName("a"), gorgonia.WithInit(gorgonia.Zeroes()))
+	b := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(30, 30), gorgonia.WithName("b"), gorgonia.WithInit(gorgonia.Zeroes()))
+	x32 := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(2), gorgonia.WithName("x32"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(x))))
+	f32 := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Cube(x32))))
+	gs, err := ad.Grad(f, x, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[1] == gs[2] || !gs[1].Shape().Eq(a.Shape()) || !gs[2].Shape().Eq(b.Shape()) {
+		t.Fatalf("gradients of a and b: shapes %v and %v, same node %t", gs[1].Shape(), gs[2].Shape(), gs[1] == gs[2])
+	}
+	g32, err := ad.Grad(f32, x32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g32[0].Dtype() != tensor.Float32 {
+		t.Fatalf("float32 gradient has dtype %v", g32[0].Dtype())
+	}
+	got := runRead(t, g, gs[0], gs[1], gs[2], g32[0])
+	near(t, "dx", got[0], []float64{2, 4}, 0)
+	expectZeros(t, "da", got[1], 40*50)
+	expectZeros(t, "db", got[2], 30*30)
+	near(t, "dx32", got[3], []float64{3, 12}, 0)
+}
+
+func expectZeros(t *testing.T, what string, got []float64, n int) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("%s: %d values, want %d", what, len(got), n)
+	}
+	for i, v := range got {
+		if v != 0 {
+			t.Fatalf("%s[%d] = %v, want 0", what, i, v)
+		}
 	}
 }

@@ -1,9 +1,9 @@
-package gops_test
+package ad_test
 
 // Pinned facts about Gorgonia v0.9.18 at derivative orders 1-3
 // (GORGONIA.md in the project's shared notes; README.md summarizes it): which Gorgonia ops can be combined with gops'
-// ops at higher orders when gradients come from gops.Grad, which upstream
-// defects gops.Grad works around, and which upstream ops users must avoid.
+// ops at higher orders when gradients come from ad.Grad, which upstream
+// defects ad.Grad works around, and which upstream ops users must avoid.
 // A test here that fails after a Gorgonia upgrade means a fact changed: read
 // its message, then update GORGONIA.md and this file.
 
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -60,7 +60,7 @@ func runFactsCases(t *testing.T, cases []factsCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if err := graphtest.Check(c.f, c.inputs, graphtest.Options{Order: 3, Seed: 7}); err != nil {
-				t.Fatalf("gops.Grad should be right at orders 1-3 for %s (GORGONIA.md): %v", c.name, err)
+				t.Fatalf("ad.Grad should be right at orders 1-3 for %s (GORGONIA.md): %v", c.name, err)
 			}
 		})
 	}
@@ -156,13 +156,13 @@ func TestGorgoniaFactsRightAtOrder3(t *testing.T) {
 	runFactsCases(t, cases)
 }
 
-// TestGorgoniaFactsRightThanksToGopsGrad pins the ops that are right at
-// orders 1-3 only because gops.Grad fixes upstream defects (GORGONIA.md,
+// TestGorgoniaFactsRightThanksToGrad pins the ops that are right at
+// orders 1-3 only because ad.Grad fixes upstream defects (GORGONIA.md,
 // "The gradient function itself"): DiffWRT-respecting edges (Rectify,
 // LeakyRelu, Abs, Max, Mean), scalar gradients kept scalar (Sum, Mean and
 // vector Norm over all axes), Slice's derivative rule (Slice, Concat) and
 // OuterProd's rule (OuterProd, Mul matrix·vector).
-func TestGorgoniaFactsRightThanksToGopsGrad(t *testing.T) {
+func TestGorgoniaFactsRightThanksToGrad(t *testing.T) {
 	cases := []factsCase{
 		{name: "Slice", inputs: []*tensor.Dense{fMatA()}, op: unary(func(x *gorgonia.Node) (*gorgonia.Node, error) {
 			return gorgonia.Slice(x, nil, gorgonia.S(1, 3))
@@ -252,7 +252,7 @@ func secondDerivativeSinX(t *testing.T, grad func(*gorgonia.Node, ...*gorgonia.N
 	if err != nil {
 		t.Fatalf("second gradient: %v", err)
 	}
-	got, err := evalNodes(g, d1[0], d2[0])
+	got, err := graphtest.Eval(g, d1[0], d2[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestGorgoniaFactsGradOfGradWrong(t *testing.T) {
 	}
 	if factsClose(g2, truth, 1e-4) {
 		t.Fatalf("gorgonia.Grad's second derivative is now right (%v): upstream was fixed, "+
-			"gops.Grad's workaround can be revisited; update GORGONIA.md, DESIGN.md and this test", g2)
+			"ad.Grad's workaround can be revisited; update GORGONIA.md, DESIGN.md and this test", g2)
 	}
 	wrong := []float64{-0.0887, -0.4510, -0.9803}
 	if !factsClose(g2, wrong, 1e-4) {
@@ -310,25 +310,25 @@ func TestGorgoniaFactsGradOfGradWrong(t *testing.T) {
 	}
 }
 
-// TestGorgoniaFactsGopsGradOfGradRight is the same graph with gops.Grad.
-func TestGorgoniaFactsGopsGradOfGradRight(t *testing.T) {
+// TestGorgoniaFactsAdGradOfGradRight is the same graph with ad.Grad.
+func TestGorgoniaFactsAdGradOfGradRight(t *testing.T) {
 	want1, truth := sinXTruth()
-	g1, g2 := secondDerivativeSinX(t, gops.Grad)
+	g1, g2 := secondDerivativeSinX(t, ad.Grad)
 	if !factsClose(g1, want1, 1e-10) {
-		t.Errorf("gops.Grad's first derivative is %v, want %v", g1, want1)
+		t.Errorf("ad.Grad's first derivative is %v, want %v", g1, want1)
 	}
 	if !factsClose(g2, truth, 1e-10) {
-		t.Errorf("gops.Grad's second derivative is %v, want %v", g2, truth)
+		t.Errorf("ad.Grad's second derivative is %v, want %v", g2, truth)
 	}
 }
 
 // TestGorgoniaFactsOrder2ErrorNamesOp: a gradient of order 2 that must pass
 // through a Gorgonia backward op without a usable SymDiff (GORGONIA.md, "No
-// second derivative") makes gops.Grad return an error that names the op,
+// second derivative") makes ad.Grad return an error that names the op,
 // at graph-build time: no panic, nothing run.
 //
 // Conv2d's order-2 gradient, if built, kills the process when run (col2imOp:
-// index out of range in a worker goroutine), so gops.Grad refuses col2im.
+// index out of range in a worker goroutine), so ad.Grad refuses col2im.
 func TestGorgoniaFactsOrder2ErrorNamesOp(t *testing.T) {
 	vector := func(g *gorgonia.ExprGraph) *gorgonia.Node {
 		return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
@@ -376,7 +376,7 @@ func TestGorgoniaFactsOrder2ErrorNamesOp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g1, err := gops.Grad(s, x)
+			g1, err := ad.Grad(s, x)
 			if err != nil {
 				t.Fatalf("order 1 should build through %s: %v", c.name, err)
 			}
@@ -391,17 +391,17 @@ func TestGorgoniaFactsOrder2ErrorNamesOp(t *testing.T) {
 			var panicked any
 			err = func() error {
 				defer func() { panicked = recover() }()
-				_, err := gops.Grad(s2, x)
+				_, err := ad.Grad(s2, x)
 				return err
 			}()
 			if panicked != nil {
-				// gops.Grad asks every op for DiffWRT(arity); the derivative
+				// ad.Grad asks every op for DiffWRT(arity); the derivative
 				// ops of SoftMax, LogSoftMax and Dropout inherit the forward
 				// op's DiffWRT, which panics for 3 inputs.
-				t.Fatalf("gops.Grad panicked at order 2 through %s instead of returning an error: %v", c.name, panicked)
+				t.Fatalf("ad.Grad panicked at order 2 through %s instead of returning an error: %v", c.name, panicked)
 			}
 			if err == nil {
-				t.Fatalf("gops.Grad built an order-2 gradient through %s: Gorgonia's backward op now has a second derivative? "+
+				t.Fatalf("ad.Grad built an order-2 gradient through %s: Gorgonia's backward op now has a second derivative? "+
 					"Check it with graphtest at order 3 and update GORGONIA.md and this test", c.name)
 			}
 			t.Logf("order-2 error: %v", err)
@@ -480,7 +480,7 @@ func TestGorgoniaFactsWrongAtFirstOrder(t *testing.T) {
 // list): for an input x, the gradient of Square(Reshape(x)) or
 // Cube(Reshape(x)) is computed in place in Reshape's output, which is a view
 // of x's value, so running the graph once overwrites x (with 2x, or 3x²),
-// with gops.Grad and gorgonia.Grad alike. The first run's gradient is right;
+// with ad.Grad and gorgonia.Grad alike. The first run's gradient is right;
 // every later run computes from the corrupted x.
 func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 	x0 := []float64{0.3, -0.7, 1.1, 0.5, -0.2, 0.9}
@@ -491,8 +491,8 @@ func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 		grad   func(*gorgonia.Node, ...*gorgonia.Node) (gorgonia.Nodes, error)
 		d      func(float64) float64 // the op's derivative: x is overwritten with it
 	}{
-		{"Square", gorgonia.Square, "gops.Grad", gops.Grad, func(x float64) float64 { return 2 * x }},
-		{"Cube", gorgonia.Cube, "gops.Grad", gops.Grad, func(x float64) float64 { return 3 * x * x }},
+		{"Square", gorgonia.Square, "ad.Grad", ad.Grad, func(x float64) float64 { return 2 * x }},
+		{"Cube", gorgonia.Cube, "ad.Grad", ad.Grad, func(x float64) float64 { return 3 * x * x }},
 		{"Cube", gorgonia.Cube, "gorgonia.Grad", gorgonia.Grad, func(x float64) float64 { return 3 * x * x }},
 	}
 	for _, c := range cases {
@@ -516,7 +516,7 @@ func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vals, err := evalNodes(g, gs[0])
+			vals, err := graphtest.Eval(g, gs[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -536,5 +536,35 @@ func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 				t.Errorf("x after one run is %v, want it overwritten with the derivative %v (the defect changed)", got, want)
 			}
 		})
+	}
+}
+
+// TestGorgoniaFactsConstantsMergeByPrintedValue pins a defect of
+// ExprGraph.Constant (and of AddNode for constants): a constant whose
+// printed value, its name, equals an existing constant's is that constant,
+// whatever its shape or dtype. Large zero tensors print alike (abbreviated),
+// and so do float32 and float64 scalars of one value. ad.Constant names
+// constants by dtype, shape and a hash of the elements instead.
+func TestGorgoniaFactsConstantsMergeByPrintedValue(t *testing.T) {
+	g := gorgonia.NewGraph()
+	a := g.Constant(tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(40, 50)))
+	b := g.Constant(tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(30, 30)))
+	one64 := g.Constant(gorgonia.NewF64(1))
+	one32 := g.Constant(gorgonia.NewF32(1))
+	if a != b || one64 != one32 {
+		t.Fatalf("ExprGraph.Constant no longer merges constants by printed value (zeros %v and %v: same node %t; "+
+			"float64 and float32 ones: same node %t): upstream was fixed, ad.Constant can go (upstream.go)",
+			a.Shape(), b.Shape(), a == b, one64 == one32)
+	}
+	if !b.Shape().Eq(tensor.Shape{40, 50}) || one32.Dtype() != tensor.Float64 {
+		t.Errorf("the merged constants are %v and %v, want the first one's shape and dtype", b.Shape(), one32.Dtype())
+	}
+	c := ad.Constant(g, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(40, 50)))
+	d := ad.Constant(g, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(30, 30)))
+	c32 := ad.Constant(g, gorgonia.NewF32(1))
+	again := ad.Constant(g, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(30, 30)))
+	if c == d || !c.Shape().Eq(tensor.Shape{40, 50}) || !d.Shape().Eq(tensor.Shape{30, 30}) || c32.Dtype() != tensor.Float32 || again != d {
+		t.Errorf("ad.Constant: shapes %v, %v (same node %t), float32 one has dtype %v, equal values share a node: %t",
+			c.Shape(), d.Shape(), c == d, c32.Dtype(), again == d)
 	}
 }

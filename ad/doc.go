@@ -1,0 +1,20 @@
+// Package ad differentiates Gorgonia expression graphs to any order and
+// builds new differentiable ops.
+//
+// Grad and VJP are a reverse-mode pass that keeps its own table of
+// gradients, so a gradient can be differentiated again, as often as needed:
+// gradient penalties, MAML, Hessian-vector products. Use them instead of
+// gorgonia.Grad (v0.9.18), which caches derivatives on the nodes and
+// returns wrong numbers when called a second time on a graph. They also
+// work around the defects of Gorgonia's own derivative rules listed in
+// upstream.go, and report an op without a usable derivative as an error
+// naming it.
+//
+// Apply puts an op described by an OpSpec into a graph: a shape rule, a
+// forward computation on values (Forward, or a Kernel written once for
+// float32 and float64, see Floats) and a backward that returns graph nodes.
+// Both of Gorgonia's VMs use that one backward, and an op whose backward is
+// built from differentiable ops is itself differentiable to every order.
+// LinearPair declares an op and its transpose, each the other's backward, in
+// one call. Constant makes constant nodes that Gorgonia does not confuse.
+package ad

@@ -1,0 +1,409 @@
+package ad
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// OpSpec describes a differentiable operation; Apply puts it into a graph.
+// Both of Gorgonia's VMs run and differentiate the result: the TapeMachine
+// through SymDiff (and Grad), the LispMachine through DoDiff, which
+// evaluates the same Backward on the values at hand. An op's gradient is
+// therefore written once, and if Backward builds its result only from
+// differentiable ops (other Apply ops included), the op is differentiable
+// to every order.
+type OpSpec struct {
+	// Name identifies the op in errors, graph printouts and hashes.
+	Name string
+	// Params describes the op's fixed parameters. Two ops with the same
+	// Name and Params must compute the same function: Gorgonia hashes ops
+	// by them.
+	Params string
+	// InputDims is the rank of each input (0 for a scalar); its length is
+	// the op's arity.
+	InputDims []int
+	// OutputDims is the rank of the result.
+	OutputDims int
+	// InputDtypes, if not nil, gives each input's dtype: the zero
+	// tensor.Dtype{} for the op's float dtype, or a fixed dtype such as
+	// tensor.Int for an index input. nil: every input has the float dtype.
+	// The float dtype is float32 or float64, one for every input and result
+	// that has it.
+	InputDtypes []tensor.Dtype
+	// OutputDtype is the result's dtype: the zero tensor.Dtype{} for the
+	// float dtype, or a fixed one such as tensor.Int (RoIPool's argmax
+	// indices).
+	OutputDtype tensor.Dtype
+	// DiffWRT says which inputs Backward gives gradients for; nil means all.
+	DiffWRT []bool
+	// Shape returns the result's shape from the input shapes, or an error
+	// that names the offending input. Called when the node is built.
+	Shape func(in []tensor.Shape) (tensor.Shape, error)
+	// Forward computes the result from the input values. Set Forward or
+	// Kernel, not both.
+	Forward func(in []gorgonia.Value) (gorgonia.Value, error)
+	// Kernel computes the result on the inputs' elements, written once for
+	// both float dtypes (see Floats): the result is allocated, zeroed, with
+	// the shape from Shape and the dtype OutputDtype.
+	Kernel Kernel
+	// Backward returns, for each input, the gradient of <grad, output> with
+	// respect to it, as nodes built from in, output and grad. Return nil for
+	// an input that DiffWRT excludes (its derivative is zero, like an index
+	// input's) or that the op cannot differentiate (Grad then fails with an
+	// error if a gradient must flow into it). Backward itself may be nil for
+	// an op that is not differentiable at all.
+	Backward func(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error)
+	// CUDA, if not nil, is the op's twin for Gorgonia's CUDA VM (build tag
+	// cuda), with the signature of gorgonia.CUDADoer's CUDADo: inputs are
+	// on device dev, and the result goes to prealloc when that fits. It is
+	// ignored in other builds. An op without a twin runs Forward or Kernel
+	// on the host there, Gorgonia copying its inputs and result.
+	CUDA func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error)
+}
+
+// op is the gorgonia.Op that Apply makes from an OpSpec. It implements
+// gorgonia.SDOp (symbolic differentiation) and gorgonia.ADOp (the
+// LispMachine's automatic differentiation); in the cuda build, an op whose
+// spec has CUDA is wrapped to implement gorgonia.CUDADoer too.
+type op struct {
+	spec OpSpec
+	typ  hm.Type
+}
+
+// newOp checks spec and returns the op.
+func newOp(spec OpSpec) (*op, error) {
+	switch {
+	case spec.Name == "":
+		return nil, fmt.Errorf("ad: Apply: OpSpec has an empty Name")
+	case len(spec.InputDims) == 0:
+		return nil, fmt.Errorf("ad: %s: OpSpec has no inputs (InputDims is empty)", spec.Name)
+	case spec.Shape == nil:
+		return nil, fmt.Errorf("ad: %s: OpSpec.Shape is required", spec.Name)
+	case (spec.Forward == nil) == spec.Kernel.empty():
+		return nil, fmt.Errorf("ad: %s: OpSpec needs exactly one of Forward and Kernel", spec.Name)
+	case spec.DiffWRT != nil && len(spec.DiffWRT) != len(spec.InputDims):
+		return nil, fmt.Errorf("ad: %s: DiffWRT has %d entries for %d inputs", spec.Name, len(spec.DiffWRT), len(spec.InputDims))
+	case spec.InputDtypes != nil && len(spec.InputDtypes) != len(spec.InputDims):
+		return nil, fmt.Errorf("ad: %s: InputDtypes has %d entries for %d inputs", spec.Name, len(spec.InputDtypes), len(spec.InputDims))
+	case spec.OutputDims < 0:
+		return nil, fmt.Errorf("ad: %s: negative OutputDims", spec.Name)
+	}
+	floatVar := hm.TypeVariable('a')
+	typeOf := func(d int, dt tensor.Dtype) hm.Type {
+		var of hm.Type = floatVar
+		if dt.Type != nil {
+			of = dt
+		}
+		if d == 0 {
+			return of
+		}
+		return gorgonia.TensorType{Dims: d, Of: of}
+	}
+	ts := make(hm.Types, 0, len(spec.InputDims)+1)
+	for i, d := range spec.InputDims {
+		if d < 0 {
+			return nil, fmt.Errorf("ad: %s: negative rank for input %d", spec.Name, i)
+		}
+		ts = append(ts, typeOf(d, spec.inputDtype(i)))
+	}
+	ts = append(ts, typeOf(spec.OutputDims, spec.OutputDtype))
+	return &op{spec: spec, typ: hm.NewFnType(ts...)}, nil
+}
+
+// inputDtype is input i's fixed dtype, or the zero Dtype for the float one.
+func (s *OpSpec) inputDtype(i int) tensor.Dtype {
+	if s.InputDtypes == nil {
+		return tensor.Dtype{}
+	}
+	return s.InputDtypes[i]
+}
+
+// Apply builds a node that applies the op spec describes to inputs, in
+// their graph. This is the one way to put an op into a graph; Grad and both
+// VMs differentiate it through spec.Backward.
+//
+// Errors: an incomplete spec (empty Name, no InputDims, no Shape, neither or
+// both of Forward and Kernel, DiffWRT or InputDtypes of the wrong length, a
+// negative rank); the wrong number of inputs; a nil input; an input whose
+// rank or dtype is not the spec's (float inputs must share one dtype,
+// float32 or float64); the spec's Shape rejecting the input shapes.
+func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
+	o, err := newOp(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) != len(spec.InputDims) {
+		return nil, fmt.Errorf("ad: %s: got %d inputs, want %d", spec.Name, len(inputs), len(spec.InputDims))
+	}
+	var floatDt tensor.Dtype
+	for i, in := range inputs {
+		if in == nil {
+			return nil, fmt.Errorf("ad: %s: input %d is nil", spec.Name, i)
+		}
+		if d := in.Shape().Dims(); d != spec.InputDims[i] && !(spec.InputDims[i] == 0 && in.IsScalar()) {
+			return nil, fmt.Errorf("ad: %s: input %d has shape %v, want rank %d", spec.Name, i, in.Shape(), spec.InputDims[i])
+		}
+		dt, want := in.Dtype(), spec.inputDtype(i)
+		switch {
+		case want.Type != nil && dt != want:
+			return nil, fmt.Errorf("ad: %s: input %d has dtype %v, want %v", spec.Name, i, dt, want)
+		case want.Type == nil && dt != tensor.Float32 && dt != tensor.Float64:
+			return nil, fmt.Errorf("ad: %s: input %d has dtype %v, want float32 or float64", spec.Name, i, dt)
+		case want.Type == nil && floatDt.Type != nil && dt != floatDt:
+			return nil, fmt.Errorf("ad: %s: input %d has dtype %v, unlike the op's earlier %v inputs", spec.Name, i, dt, floatDt)
+		case want.Type == nil:
+			floatDt = dt
+		}
+	}
+	n, err := gorgonia.ApplyOp(gorgoniaOp(o), inputs...)
+	if err != nil {
+		return nil, fmt.Errorf("ad: %s: %w", spec.Name, err)
+	}
+	return n, nil
+}
+
+// Arity implements gorgonia.Op.
+func (o *op) Arity() int { return len(o.spec.InputDims) }
+
+// Type implements gorgonia.Op.
+func (o *op) Type() hm.Type { return o.typ }
+
+// InferShape implements gorgonia.Op.
+func (o *op) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	shapes, err := gorgonia.DimSizersToShapes(in)
+	if err != nil {
+		return nil, fmt.Errorf("ad: %s: %w", o.spec.Name, err)
+	}
+	s, err := o.spec.Shape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	if s.Dims() != o.spec.OutputDims {
+		return nil, fmt.Errorf("ad: %s: Shape returned %v for OutputDims %d", o.spec.Name, s, o.spec.OutputDims)
+	}
+	return s, nil
+}
+
+// Do implements gorgonia.Op: Forward, or Kernel on a new result. A panic in
+// it, or in goroutines it started and whose panic it re-raised, is returned
+// as an error naming the op instead of ending the program; so is a result
+// of another shape than Shape says.
+func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
+	if len(in) != o.Arity() {
+		return nil, fmt.Errorf("ad: %s: got %d inputs, want %d", o.spec.Name, len(in), o.Arity())
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("ad: op %s failed: its forward panicked: %v", o.spec.Name, r)
+		}
+	}()
+	shapes := make([]tensor.Shape, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+	}
+	want, err := o.spec.Shape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	if !o.spec.Kernel.empty() {
+		return o.spec.Kernel.run(&o.spec, in, want)
+	}
+	if v, err = o.spec.Forward(in); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("ad: %s: Forward returned no value", o.spec.Name)
+	}
+	if t, ok := v.(tensor.Tensor); ok && !t.Shape().Eq(want) && !(want.IsScalar() && t.Shape().TotalSize() == 1) {
+		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says %v", o.spec.Name, t.Shape(), want)
+	}
+	return v, nil
+}
+
+// ReturnsPtr implements gorgonia.Op.
+func (o *op) ReturnsPtr() bool { return false }
+
+// CallsExtern implements gorgonia.Op: false (the cuda build's wrapper of an
+// op with a CUDA twin says true).
+func (o *op) CallsExtern() bool { return false }
+
+// OverwritesInput implements gorgonia.Op: never.
+func (o *op) OverwritesInput() int { return -1 }
+
+// WriteHash implements gorgonia.Op.
+func (o *op) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "%s{%s}", o.spec.Name, o.spec.Params)
+}
+
+// Hashcode implements gorgonia.Op.
+func (o *op) Hashcode() uint32 {
+	h := fnv.New32a()
+	o.WriteHash(h)
+	return h.Sum32()
+}
+
+// String implements fmt.Stringer.
+func (o *op) String() string {
+	if o.spec.Params == "" {
+		return o.spec.Name
+	}
+	return o.spec.Name + "{" + o.spec.Params + "}"
+}
+
+// DiffWRT implements gorgonia.SDOp.
+func (o *op) DiffWRT(n int) []bool {
+	out := make([]bool, n)
+	if o.spec.Backward == nil {
+		return out
+	}
+	for i := range out {
+		out[i] = o.spec.DiffWRT == nil || i < len(o.spec.DiffWRT) && o.spec.DiffWRT[i]
+	}
+	return out
+}
+
+// SymDiff implements gorgonia.SDOp by calling the spec's Backward.
+func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	if o.spec.Backward == nil {
+		return nil, fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
+	}
+	if len(in) != o.Arity() {
+		return nil, fmt.Errorf("ad: %s: SymDiff got %d inputs, want %d", o.spec.Name, len(in), o.Arity())
+	}
+	gs, err := o.spec.Backward(in, output, grad)
+	if err != nil {
+		return nil, fmt.Errorf("ad: %s backward: %w", o.spec.Name, err)
+	}
+	if len(gs) != len(in) {
+		return nil, fmt.Errorf("ad: %s: Backward returned %d gradients for %d inputs", o.spec.Name, len(gs), len(in))
+	}
+	return gs, nil
+}
+
+// DoDiff implements gorgonia.ADOp for the LispMachine: it builds Backward in
+// a scratch graph over the current values, runs it, and adds the results to
+// the inputs' gradients. The LispMachine differentiates w.r.t. every input
+// and cannot say which gradients are wanted, so an input for which Backward
+// returns nil (RoIAlign's boxes) keeps a zero gradient there, where Grad
+// would report an error if that gradient were needed.
+func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *gorgonia.Node) error {
+	if o.spec.Backward == nil {
+		return fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
+	}
+	upstream, err := output.Grad()
+	if err != nil {
+		return fmt.Errorf("ad: %s: DoDiff: %w", o.spec.Name, err)
+	}
+	g := gorgonia.NewGraph()
+	args := make(gorgonia.Nodes, len(in))
+	for i, n := range in {
+		args[i] = valueNode(g, n.Value(), fmt.Sprintf("in%d", i))
+	}
+	out := valueNode(g, output.Value(), "out")
+	gr := valueNode(g, upstream, "grad")
+	grads, err := o.SymDiff(args, out, gr)
+	if err != nil {
+		return err
+	}
+	diff := o.DiffWRT(len(in))
+	vals := make([]gorgonia.Value, len(in))
+	for i, gn := range grads {
+		if diff[i] && gn != nil {
+			gorgonia.Read(gn, &vals[i])
+		}
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		return fmt.Errorf("ad: %s: DoDiff: %w", o.spec.Name, err)
+	}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		d, err := in[i].Grad()
+		if err != nil {
+			return fmt.Errorf("ad: %s: DoDiff: input %d: %w", o.spec.Name, i, err)
+		}
+		if err := addInto(d, v); err != nil {
+			return fmt.Errorf("ad: %s: DoDiff: input %d: %w", o.spec.Name, i, err)
+		}
+	}
+	return nil
+}
+
+// valueNode puts v into g as an input node holding v.
+func valueNode(g *gorgonia.ExprGraph, v gorgonia.Value, name string) *gorgonia.Node {
+	if t, ok := v.(tensor.Tensor); ok {
+		return gorgonia.NewTensor(g, t.Dtype(), t.Shape().Dims(), gorgonia.WithShape(t.Shape()...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	}
+	return gorgonia.NewScalar(g, v.Dtype(), gorgonia.WithValue(v), gorgonia.WithName(name))
+}
+
+// addInto adds v to the gradient value d in place.
+func addInto(d, v gorgonia.Value) error {
+	switch dd := d.(type) {
+	case *gorgonia.F64:
+		*dd += gorgonia.F64(scalarOf(v))
+		return nil
+	case *gorgonia.F32:
+		*dd += gorgonia.F32(scalarOf(v))
+		return nil
+	case tensor.Tensor:
+		vt, ok := v.(tensor.Tensor)
+		if !ok || vt.Shape().TotalSize() != dd.Shape().TotalSize() {
+			return fmt.Errorf("gradient %v does not match %v", v.Shape(), d.Shape())
+		}
+		switch a := dd.Data().(type) {
+		case []float64:
+			return addSlices(a, vt)
+		case []float32:
+			return addSlices(a, vt)
+		}
+		return fmt.Errorf("gradient dtype %v is not float32 or float64", dd.Dtype())
+	}
+	return fmt.Errorf("gradient value %T is not supported", d)
+}
+
+// addSlices adds v's elements to a.
+func addSlices[T Float](a []T, v tensor.Tensor) error {
+	b, _ := v.Data().([]T)
+	if len(b) != len(a) {
+		return fmt.Errorf("gradient dtype %v does not match %T", v.Dtype(), a)
+	}
+	for i := range a {
+		a[i] += b[i]
+	}
+	return nil
+}
+
+// scalarOf is the value of a scalar or one-element tensor.
+func scalarOf(v gorgonia.Value) float64 {
+	switch x := v.(type) {
+	case *gorgonia.F64:
+		return float64(*x)
+	case *gorgonia.F32:
+		return float64(*x)
+	case tensor.Tensor:
+		switch d := x.Data().(type) {
+		case []float64:
+			if len(d) > 0 {
+				return d[0]
+			}
+		case []float32:
+			if len(d) > 0 {
+				return float64(d[0])
+			}
+		case float64:
+			return d
+		case float32:
+			return float64(d)
+		}
+	}
+	return 0
+}
