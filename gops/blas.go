@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gops-dev/gops/internal/cpu"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gorgonia.org/gorgonia"
@@ -235,7 +236,7 @@ func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(
 	for lo := 0; lo < size; lo += chunk {
 		ranges = append(ranges, [2]int{lo, min(lo+chunk, size)})
 	}
-	ParallelFor(len(ranges), func(lo, hi int) {
+	cpu.ParallelFor(len(ranges), func(lo, hi int) {
 		for _, r := range ranges[lo:hi] {
 			s, e := r[0], r[1]
 			if byCols {

@@ -3,24 +3,50 @@ package gops
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// checkBoxesNode checks, when a RoI op node is built, that boxes is [K, 5]
-// with input's dtype.
-func checkBoxesNode(opName string, input, boxes *gorgonia.Node) error {
-	if err := checkFloatNode(opName, "boxes", boxes, 2); err != nil {
-		return err
+// What the RoI ops (RoIAlign, RoIPool, PSRoIAlign, PSRoIPool) check when a
+// node is built, and the geometry they share.
+
+// checkFloatNode checks that n is a float32 or float64 tensor of rank dims.
+func checkFloatNode(opName, arg string, n *gorgonia.Node, dims int) error {
+	if n == nil {
+		return fmt.Errorf("gops: %s: %s is nil", opName, arg)
 	}
-	if s := boxes.Shape(); s[1] != 5 {
-		return fmt.Errorf("gops: %s: boxes must be [K, 5] (batch_index, x1, y1, x2, y2), got %v", opName, s)
+	if dt := n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+		return fmt.Errorf("gops: %s: %s dtype %v, want float32 or float64", opName, arg, dt)
 	}
-	if boxes.Dtype() != input.Dtype() {
-		return fmt.Errorf("gops: %s: boxes dtype %v differs from input dtype %v", opName, boxes.Dtype(), input.Dtype())
+	if n.IsScalar() || n.Shape().Dims() != dims {
+		return fmt.Errorf("gops: %s: %s must have rank %d, got shape %v", opName, arg, dims, n.Shape())
 	}
 	return nil
+}
+
+// checkRoINodes checks input [N, C, H, W] with H, W > 0 and boxes [K, 5] of
+// input's float dtype, and returns input's shape.
+func checkRoINodes(opName string, input, boxes *gorgonia.Node) (tensor.Shape, error) {
+	if err := checkFloatNode(opName, "input", input, 4); err != nil {
+		return nil, err
+	}
+	if err := checkFloatNode(opName, "boxes", boxes, 2); err != nil {
+		return nil, err
+	}
+	if s := boxes.Shape(); s[1] != 5 {
+		return nil, fmt.Errorf("gops: %s: boxes must be [K, 5] (batch_index, x1, y1, x2, y2), got %v", opName, s)
+	}
+	if boxes.Dtype() != input.Dtype() {
+		return nil, fmt.Errorf("gops: %s: boxes dtype %v differs from input dtype %v", opName, boxes.Dtype(), input.Dtype())
+	}
+	s := input.Shape()
+	if s[2] == 0 || s[3] == 0 {
+		return nil, fmt.Errorf("gops: %s: input %v has no pixels (H or W is 0)", opName, s)
+	}
+	return s, nil
 }
 
 // spatialScaleOrOne returns the scale that multiplies box coordinates:
@@ -46,17 +72,73 @@ func checkOutputSize(opName string, size [2]int) error {
 	if size[0] <= 0 || size[1] <= 0 {
 		return fmt.Errorf("gops: %s: OutputSize %v must be positive", opName, size)
 	}
-	if float64(size[0])*float64(size[1]) > MaxSamplesPerBox {
+	if float64(size[0])*float64(size[1]) > cpu.MaxSamplesPerBox {
 		return fmt.Errorf("gops: %s: OutputSize %v has more than 2^24 bins", opName, size)
 	}
 	return nil
 }
 
 // checkSamplingRatio checks that a fixed sampling ratio keeps a box within
-// maxSamplesPerBox samples.
+// cpu.MaxSamplesPerBox samples.
 func checkSamplingRatio(opName string, ratio int, size [2]int) error {
-	if r := float64(ratio); ratio > 0 && r*r*float64(size[0])*float64(size[1]) > MaxSamplesPerBox {
+	if r := float64(ratio); ratio > 0 && r*r*float64(size[0])*float64(size[1]) > cpu.MaxSamplesPerBox {
 		return fmt.Errorf("gops: %s: SamplingRatio %d gives more than 2^24 samples per box", opName, ratio)
 	}
 	return nil
+}
+
+// newPoolGeom checks the nodes and options shared by RoIPool, PSRoIPool and
+// PSRoIAlign when a node is built, and returns the geometry. With
+// positionSensitive, C must be a multiple of PH·PW.
+func newPoolGeom(name string, input, boxes *gorgonia.Node, size [2]int, spatialScale float64, positionSensitive bool) (*cpu.PoolGeom, error) {
+	s, err := checkRoINodes(name, input, boxes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutputSize(name, size); err != nil {
+		return nil, err
+	}
+	scale, err := spatialScaleOrOne(name, spatialScale, input.Dtype())
+	if err != nil {
+		return nil, err
+	}
+	g := &cpu.PoolGeom{N: s[0], C: s[1], H: s[2], W: s[3], PH: size[0], PW: size[1], Scale: scale}
+	if nb := g.PH * g.PW; positionSensitive && g.C%nb != 0 {
+		return nil, fmt.Errorf("gops: %s: input channels %d must be a multiple of OutputSize[0]·OutputSize[1] = %d", name, g.C, nb)
+	}
+	return g, nil
+}
+
+// inputShape is the pooled ops' input shape [N, C, H, W].
+func inputShape(g *cpu.PoolGeom) tensor.Shape { return tensor.Shape{g.N, g.C, g.H, g.W} }
+
+// checkBoxesShape checks the boxes input of a RoI op spec, [K, 5].
+func checkBoxesShape(name string, s tensor.Shape) error {
+	if len(s) != 2 || s[1] != 5 {
+		return fmt.Errorf("gops: %s: boxes must be [K, 5], got %v", name, s)
+	}
+	return nil
+}
+
+// roiPairShapes is the Shape rule of a RoI op F(X, boxes) -> [K, ...] and
+// of its transpose Fᵀ(G, boxes) -> X's shape, given the input shape and the
+// pooled shape of K boxes.
+func roiPairShapes(name string, in tensor.Shape, pooled func(k int) tensor.Shape) (f, ft func([]tensor.Shape) (tensor.Shape, error)) {
+	f = func(s []tensor.Shape) (tensor.Shape, error) {
+		if !s[0].Eq(in) {
+			return nil, fmt.Errorf("gops: %s: input shape %v, want %v", name, s[0], in)
+		}
+		if err := checkBoxesShape(name, s[1]); err != nil {
+			return nil, err
+		}
+		return pooled(s[1][0]), nil
+	}
+	ft = func(s []tensor.Shape) (tensor.Shape, error) {
+		if checkBoxesShape(name, s[1]) != nil || !s[0].Eq(pooled(s[1][0])) {
+			want := strings.Trim(fmt.Sprint(pooled(1)[1:]), "()")
+			return nil, fmt.Errorf("gops: %sTranspose: grad %v and boxes %v do not match (K, %s) and (K, 5)", name, s[0], s[1], want)
+		}
+		return in.Clone(), nil
+	}
+	return f, ft
 }

@@ -1,4 +1,4 @@
-package gops
+package gops_test
 
 import (
 	"compress/gzip"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -114,12 +116,12 @@ func TestRoIAlignGolden(t *testing.T) {
 				gorgonia.WithValue(goldenTensor(c.Dtype, c.BoxesShape, c.Boxes)))
 			gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
 				gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
-			y, err := RoIAlign(x, b, RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
+			y, err := gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
 			if err != nil {
 				t.Fatal(err)
 			}
 			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
-			grads, err := Grad(cost, x)
+			grads, err := ad.Grad(cost, x)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,13 @@
-package gops
+package gops_test
 
 import (
 	"runtime"
 	"slices"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -19,30 +22,30 @@ const (
 )
 
 var (
-	benchPoolOpts = RoIPoolOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16}
-	benchPSOpts   = PSRoIAlignOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16, SamplingRatio: 2}
+	benchPoolOpts = gops.RoIPoolOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16}
+	benchPSOpts   = gops.PSRoIAlignOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16, SamplingRatio: 2}
 )
 
-func benchPoolGeom() *PoolGeom {
-	return &PoolGeom{N: benchN, C: benchC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16}
+func benchPoolGeom() *cpu.PoolGeom {
+	return &cpu.PoolGeom{N: benchN, C: benchC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16}
 }
 
-func benchPSGeom() *PoolGeom {
-	return &PoolGeom{N: benchN, C: benchPSC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16, SamplingRatio: 2}
+func benchPSGeom() *cpu.PoolGeom {
+	return &cpu.PoolGeom{N: benchN, C: benchPSC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16, SamplingRatio: 2}
 }
 
 // newPSRoIAlignBenchData draws PSRoIAlign's data as newRoIAlignBenchData
 // does (x and G standard normal, valid boxes uniform over the image), for
 // [2, 490, 50, 68] and 256 boxes.
-func newPSRoIAlignBenchData[T Float]() roiAlignBenchData[T] {
+func newPSRoIAlignBenchData[T cpu.Float]() roiAlignBenchData[T] {
 	return newRoIBenchData[T](benchPSC, benchPSK, benchPSK*benchPSC)
 }
 
 // poolBenchGraph builds out = op(x, boxes) and, with backward, dx =
-// VJP(out, G, x), on a TapeMachine: the work of torchvision's forward plus
+// ad.VJP(out, G, x), on a TapeMachine: the work of torchvision's forward plus
 // out.backward(G). It returns the machine and where the result of the last
 // node of interest (out or dx) is read to.
-func poolBenchGraph[T Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
+func poolBenchGraph[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
 	dt := benchDtype[T]()
 	g := gorgonia.NewGraph()
@@ -61,7 +64,7 @@ func poolBenchGraph[T Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgo
 		ys := out.Shape().Clone()
 		gr := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(d.grad))))
-		dx, err := VJP(out, gr, x) // out.backward(G)
+		dx, err := ad.VJP(out, gr, x) // out.backward(G)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -76,17 +79,14 @@ func poolBenchGraph[T Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgo
 // that it computes exactly what the kernels compute (want computes that).
 // The reference is dropped before the timing, so that the peak RSS that
 // scripts/bench.sh measures is the graph's, not the check's.
-func benchPool[T Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
+func benchPool[T cpu.Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
 	m, v := poolBenchGraph(b, op, d, c, backward)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		b.Fatal(err)
 	}
-	got, _, err := tensorData[T](*v)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if !slices.Equal(got, want(b)) {
+	got, ok := (*v).Data().([]T)
+	if !ok || !slices.Equal(got, want(b)) {
 		b.Fatalf("graph result differs from the kernels' (backward=%t)", backward)
 	}
 	runtime.GC() // the reference is garbage now
@@ -106,26 +106,26 @@ func BenchmarkRoIPool(b *testing.B) {
 	g := benchPoolGeom()
 	argmax := func(b *testing.B) []int {
 		idx := make([]int, len(d.grad))
-		if err := RoIPoolArgmax(g, d.x, d.boxes, idx); err != nil {
+		if err := cpu.RoIPoolArgmax(g, d.x, d.boxes, idx); err != nil {
 			b.Fatal(err)
 		}
 		return idx
 	}
 	gather := func(b *testing.B) []float32 {
 		y := make([]float32, len(d.grad))
-		if err := RoIGather(d.x, argmax(b), y, 49); err != nil {
+		if err := cpu.RoIGather(d.x, argmax(b), y, 49); err != nil {
 			b.Fatal(err)
 		}
 		return y
 	}
 	scatter := func(b *testing.B) []float32 {
 		dx := make([]float32, len(d.x))
-		if err := RoIScatterAdd(g, d.grad, argmax(b), dx); err != nil {
+		if err := cpu.RoIScatterAdd(g, d.grad, argmax(b), dx); err != nil {
 			b.Fatal(err)
 		}
 		return dx
 	}
-	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return RoIPool(x, bx, benchPoolOpts) }
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIPool(x, bx, benchPoolOpts) }
 	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchC, false, gather) })
 	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchC, true, scatter) })
 
@@ -133,7 +133,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		out := make([]int, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := RoIPoolArgmax(g, d.x, d.boxes, out); err != nil {
+			if err := cpu.RoIPoolArgmax(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -143,7 +143,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		out := make([]float32, len(idx))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := RoIGather(d.x, idx, out, 49); err != nil {
+			if err := cpu.RoIGather(d.x, idx, out, 49); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -154,7 +154,7 @@ func BenchmarkRoIPool(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := RoIScatterAdd(g, d.grad, idx, dst); err != nil {
+			if err := cpu.RoIScatterAdd(g, d.grad, idx, dst); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -174,19 +174,19 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 	g := benchPSGeom()
 	forward := func(b *testing.B) []float32 {
 		y := make([]float32, len(d.grad))
-		if err := PSRoIAlignForward(g, d.x, d.boxes, y); err != nil {
+		if err := cpu.PSRoIAlignForward(g, d.x, d.boxes, y); err != nil {
 			b.Fatal(err)
 		}
 		return y
 	}
 	transpose := func(b *testing.B) []float32 {
 		dx := make([]float32, len(d.x))
-		if err := PSRoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+		if err := cpu.PSRoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
 			b.Fatal(err)
 		}
 		return dx
 	}
-	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return PSRoIAlign(x, bx, benchPSOpts) }
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.PSRoIAlign(x, bx, benchPSOpts) }
 	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, forward) })
 	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, transpose) })
 
@@ -194,7 +194,7 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 		out := make([]float32, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := PSRoIAlignForward(g, d.x, d.boxes, out); err != nil {
+			if err := cpu.PSRoIAlignForward(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func BenchmarkPSRoIAlign(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := PSRoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+			if err := cpu.PSRoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
 				b.Fatal(err)
 			}
 		}

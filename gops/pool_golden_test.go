@@ -1,9 +1,11 @@
-package gops
+package gops_test
 
 import (
 	"slices"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -41,7 +43,7 @@ func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node)
 		t.Fatalf("output shape %v, want %v", yn.Shape(), c.OutputShape)
 	}
 	cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, gy))))
-	grads, err := Grad(cost, x)
+	grads, err := ad.Grad(cost, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestRoIPoolGolden(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return RoIPool(x, b, RoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+				return gops.RoIPool(x, b, gops.RoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
 			})
 			rtol, atol := goldenTol(&c)
 			assertClose(t, "output", y, c.Output, rtol, atol)
@@ -81,7 +83,7 @@ func TestPSRoIAlignGolden(t *testing.T) {
 		nans += len(c.NaNOutput)
 		t.Run(c.Name, func(t *testing.T) {
 			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return PSRoIAlign(x, b, PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
+				return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
 			})
 			rtol, atol := goldenTol(&c)
 			// torchvision's NaN (a bin without samples) is 0 here, as the
@@ -112,7 +114,7 @@ func TestPSRoIPoolGolden(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return PSRoIPool(x, b, PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+				return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
 			})
 			rtol, atol := goldenTol(&c)
 			assertClose(t, "output (clipped at H, W)", y, c.OutputGops, rtol, atol)

@@ -3,6 +3,8 @@ package gops
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -32,8 +34,8 @@ type RoIAlignOpts struct {
 // result is [K, C, OutputSize[0], OutputSize[1]].
 //
 // The result is linear in input and differentiable w.r.t. input to every
-// order (use Grad). It is not differentiable w.r.t. boxes: Grad returns an
-// error when a gradient would have to flow into boxes.
+// order (use ad.Grad). It is not differentiable w.r.t. boxes: ad.Grad
+// returns an error when a gradient would have to flow into boxes.
 //
 // Semantics are torchvision's in every detail (roi size clamp when not
 // aligned, the boundary rule of the bilinear interpolation, adaptive
@@ -54,10 +56,8 @@ type RoIAlignOpts struct {
 // SpatialScale negative or not finite.
 func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, error) {
 	const name = "RoIAlign"
-	if err := checkFloatNode(name, "input", input, 4); err != nil {
-		return nil, err
-	}
-	if err := checkBoxesNode(name, input, boxes); err != nil {
+	s, err := checkRoINodes(name, input, boxes)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkOutputSize(name, opts.OutputSize); err != nil {
@@ -70,89 +70,49 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 	if err != nil {
 		return nil, err
 	}
-	s := input.Shape()
-	if s[2] == 0 || s[3] == 0 {
-		return nil, fmt.Errorf("gops: %s: input %v has no pixels (H or W is 0)", name, s)
-	}
-	g := &RoIAlignGeom{
+	g := &cpu.RoIAlignGeom{
 		N: s[0], C: s[1], H: s[2], W: s[3],
 		PH: opts.OutputSize[0], PW: opts.OutputSize[1],
 		Scale: scale, SamplingRatio: opts.SamplingRatio, Aligned: opts.Aligned,
 	}
-	return Apply(roiAlignSpec(g), input, boxes)
+	f, _ := roiAlignSpecs(g)
+	return ad.Apply(f, input, boxes)
 }
 
-func (g *RoIAlignGeom) params() string {
-	return fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
-		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned)
-}
-
-// roiAlignSpec is the forward op F(X, boxes) -> Y.
-func roiAlignSpec(g *RoIAlignGeom) OpSpec {
-	return OpSpec{
-		Name:       "RoIAlign",
-		Params:     g.params(),
-		gpu:        gpuRoIAlign{g: g},
+// roiAlignSpecs is RoIAlign F(X, boxes) -> Y and its transpose
+// Fᵀ(G, boxes) -> shape of X (the adjoint of F in X), a linear pair: each
+// is the other's backward. Boxes get no gradient.
+func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
+	shape, tshape := roiPairShapes("RoIAlign", tensor.Shape{g.N, g.C, g.H, g.W},
+		func(k int) tensor.Shape { return tensor.Shape{k, g.C, g.PH, g.PW} })
+	f = ad.OpSpec{
+		Name: "RoIAlign",
+		Params: fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
+			g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(tensor.Shape{g.N, g.C, g.H, g.W}) {
-				return nil, fmt.Errorf("gops: RoIAlign: input shape %v, want %v", in[0], tensor.Shape{g.N, g.C, g.H, g.W})
-			}
-			if len(in[1]) != 2 || in[1][1] != 5 {
-				return nil, fmt.Errorf("gops: RoIAlign: boxes must be [K, 5], got %v", in[1])
-			}
-			return tensor.Shape{in[1][0], g.C, g.PH, g.PW}, nil
-		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			return dispatch2(in[0], in[1], func32(g.forward32), func64(g.forward64))
-		},
-		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			dx, err := Apply(roiAlignTransposeSpec(g), grad, in[1])
-			return gorgonia.Nodes{dx, nil}, err
-		},
+		Shape:      shape,
+		Kernel:     boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
 	}
+	ft = f
+	ft.Name, ft.Shape = "RoIAlignTranspose", tshape
+	ft.Kernel = boxKernels(g, cpu.RoIAlignTranspose[float32], cpu.RoIAlignTranspose[float64])
+	return ad.LinearPair(withCUDA(f, roiAlignGPU{g, false}), withCUDA(ft, roiAlignGPU{g, true}))
 }
 
-// roiAlignTransposeSpec is Fᵀ(G, boxes) -> shape of X, the adjoint of F in X.
-func roiAlignTransposeSpec(g *RoIAlignGeom) OpSpec {
-	return OpSpec{
-		Name:       "RoIAlignTranspose",
-		Params:     g.params(),
-		gpu:        gpuRoIAlign{g: g, transpose: true},
-		InputDims:  []int{4, 2},
-		OutputDims: 4,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if len(in[1]) != 2 || in[1][1] != 5 || !in[0].Eq(tensor.Shape{in[1][0], g.C, g.PH, g.PW}) {
-				return nil, fmt.Errorf("gops: RoIAlignTranspose: grad %v and boxes %v do not match [K, %d, %d, %d] and [K, 5]", in[0], in[1], g.C, g.PH, g.PW)
-			}
-			return tensor.Shape{g.N, g.C, g.H, g.W}, nil
-		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			return dispatch2(in[0], in[1], func32(g.transpose32), func64(g.transpose64))
-		},
-		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			dg, err := Apply(roiAlignSpec(g), grad, in[1])
-			return gorgonia.Nodes{dg, nil}, err
-		},
-	}
+// roiAlignGPU is what the CUDA twins of RoIAlign and its transpose need
+// (roialign_cuda.go).
+type roiAlignGPU struct {
+	g         *cpu.RoIAlignGeom
+	transpose bool
 }
 
-func (g *RoIAlignGeom) forward32(x, b []float32) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
-func (g *RoIAlignGeom) forward64(x, b []float64) (*tensor.Dense, error) { return roiAlignFwd(g, x, b) }
-func (g *RoIAlignGeom) transpose32(y, b []float32) (*tensor.Dense, error) {
-	return roiAlignAdj(g, y, b)
-}
-func (g *RoIAlignGeom) transpose64(y, b []float64) (*tensor.Dense, error) {
-	return roiAlignAdj(g, y, b)
+// boxKernels is the ad.Kernel of a RoI op's CPU kernel k(g, data, boxes,
+// out), for inputs (data, boxes).
+func boxKernels[G any](g G, k32 func(G, []float32, []float32, []float32) error, k64 func(G, []float64, []float64, []float64) error) ad.Kernel {
+	return ad.Floats(boxKernel(g, k32), boxKernel(g, k64))
 }
 
-func roiAlignFwd[T Float](g *RoIAlignGeom, x, boxes []T) (*tensor.Dense, error) {
-	out, data := newTensor[T](len(boxes)/5, g.C, g.PH, g.PW)
-	return out, RoIAlignForward(g, x, boxes, data)
-}
-
-func roiAlignAdj[T Float](g *RoIAlignGeom, y, boxes []T) (*tensor.Dense, error) {
-	out, data := newTensor[T](g.N, g.C, g.H, g.W)
-	return out, RoIAlignTranspose(g, y, boxes, data)
+func boxKernel[G any, T ad.Float](g G, k func(G, []T, []T, []T) error) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error { return k(g, in[0].Data, in[1].Data, out.Data) }
 }

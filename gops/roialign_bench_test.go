@@ -1,9 +1,11 @@
-package gops
+package gops_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -19,7 +21,7 @@ const (
 	benchSeed                      = 0
 )
 
-var benchOpts = RoIAlignOpts{
+var benchOpts = gops.RoIAlignOpts{
 	OutputSize:    [2]int{7, 7},
 	SpatialScale:  1.0 / 16,
 	SamplingRatio: 2,
@@ -27,7 +29,7 @@ var benchOpts = RoIAlignOpts{
 }
 
 // roiAlignBenchData is the benchmark's input, boxes and upstream gradient G.
-type roiAlignBenchData[T Float] struct {
+type roiAlignBenchData[T cpu.Float] struct {
 	x, boxes, grad []T
 }
 
@@ -35,13 +37,13 @@ type roiAlignBenchData[T Float] struct {
 // normal; box corners uniform over the image, sorted so that x1 <= x2 and
 // y1 <= y2 (as random_boxes in the python script; the same distribution,
 // not the same numbers).
-func newRoIAlignBenchData[T Float]() roiAlignBenchData[T] {
+func newRoIAlignBenchData[T cpu.Float]() roiAlignBenchData[T] {
 	return newRoIBenchData[T](benchC, benchK, benchK*benchC*benchOpts.OutputSize[0]*benchOpts.OutputSize[1])
 }
 
 // newRoIBenchData draws x [benchN, c, benchH, benchW], k boxes and a G of
 // gradLen elements as newRoIAlignBenchData describes.
-func newRoIBenchData[T Float](c, k, gradLen int) roiAlignBenchData[T] {
+func newRoIBenchData[T cpu.Float](c, k, gradLen int) roiAlignBenchData[T] {
 	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
 	randn := func(n int) []T {
 		s := make([]T, n)
@@ -62,15 +64,15 @@ func newRoIBenchData[T Float](c, k, gradLen int) roiAlignBenchData[T] {
 	return d
 }
 
-func benchGeom() *RoIAlignGeom {
-	return &RoIAlignGeom{
+func benchGeom() *cpu.RoIAlignGeom {
+	return &cpu.RoIAlignGeom{
 		N: benchN, C: benchC, H: benchH, W: benchW,
 		PH: benchOpts.OutputSize[0], PW: benchOpts.OutputSize[1],
 		Scale: benchOpts.SpatialScale, SamplingRatio: benchOpts.SamplingRatio, Aligned: benchOpts.Aligned,
 	}
 }
 
-func benchDtype[T Float]() tensor.Dtype {
+func benchDtype[T cpu.Float]() tensor.Dtype {
 	var z T
 	if _, ok := any(z).(float32); ok {
 		return tensor.Float32
@@ -81,24 +83,24 @@ func benchDtype[T Float]() tensor.Dtype {
 // benchRoIAlignGraph times RoIAlign (and, with backward, its input
 // gradient) on a TapeMachine with benchPool, checking the result once
 // against the CPU kernels (dx = Fᵀ(1·G) bitwise).
-func benchRoIAlignGraph[T Float](b *testing.B, backward bool) {
+func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward bool) {
 	d := newRoIAlignBenchData[T]()
 	want := func(b *testing.B) []T {
 		g := benchGeom()
 		if backward {
 			dx := make([]T, benchN*benchC*benchH*benchW)
-			if err := RoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+			if err := cpu.RoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
 				b.Fatal(err)
 			}
 			return dx
 		}
 		y := make([]T, len(d.grad))
-		if err := RoIAlignForward(g, d.x, d.boxes, y); err != nil {
+		if err := cpu.RoIAlignForward(g, d.x, d.boxes, y); err != nil {
 			b.Fatal(err)
 		}
 		return y
 	}
-	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return RoIAlign(x, bx, benchOpts) }
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, bx, benchOpts) }
 	benchPool(b, op, d, benchC, backward, want)
 }
 
@@ -123,7 +125,7 @@ func BenchmarkRoIAlign(b *testing.B) {
 		out := make([]float32, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := RoIAlignForward(g, d.x, d.boxes, out); err != nil {
+			if err := cpu.RoIAlignForward(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -135,7 +137,7 @@ func BenchmarkRoIAlign(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := RoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+			if err := cpu.RoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
 				b.Fatal(err)
 			}
 		}

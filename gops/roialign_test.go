@@ -5,65 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
-	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// rangeTensor is a float64 tensor with smooth, distinct values.
-func rangeTensor(shape ...int) *tensor.Dense {
-	n := tensor.Shape(shape).TotalSize()
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = math.Sin(0.37*float64(i)+0.1) + 0.05*float64(i%7)
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-}
-
-func boxesTensor(rows ...[5]float64) *tensor.Dense {
-	d := make([]float64, 0, 5*len(rows))
-	for _, r := range rows {
-		d = append(d, r[:]...)
-	}
-	return tensor.New(tensor.WithShape(len(rows), 5), tensor.WithBacking(d))
-}
-
-func toFloat32(t *tensor.Dense) *tensor.Dense {
-	src := t.Data().([]float64)
-	d := make([]float32, len(src))
-	for i, v := range src {
-		d[i] = float32(v)
-	}
-	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(d))
-}
-
-// testBoxes covers inside, partly outside, fully outside, tiny, degenerate
-// and inverted boxes on both images of a [2, C, 5, 6] input.
-var testBoxes = boxesTensor(
-	[5]float64{0, 0.5, 0.5, 4.2, 3.7},
-	[5]float64{1, -1.5, 1.0, 3.0, 6.5},
-	[5]float64{1, 2.2, 0.3, 2.6, 0.9},
-	[5]float64{0, 7.0, 6.0, 9.0, 8.0},
-	[5]float64{0, 3.0, 2.0, 3.0, 4.5},
-	[5]float64{1, 4.0, 3.0, 1.0, 0.5},
-)
-
-// cubeOfRoIAlign is (RoIAlign(sin(x), boxes))³: nonlinear, so derivatives of
-// every order w.r.t. x are non-zero and pass through both RoIAlign kernels.
-func cubeOfRoIAlign(opts gops.RoIAlignOpts) graphtest.Func {
-	return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-		s, err := gorgonia.Sin(in[0])
-		if err != nil {
-			return nil, err
-		}
-		y, err := gops.RoIAlign(s, in[1], opts)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Cube(y)
-	}
-}
 
 var roiAlignOptGrid = []struct {
 	name string
@@ -74,38 +20,6 @@ var roiAlignOptGrid = []struct {
 	{"unaligned/scale0.5/adaptive", gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: 0.5, SamplingRatio: -1}},
 }
 
-func TestRoIAlignDerivativesOrder3(t *testing.T) {
-	for _, c := range roiAlignOptGrid {
-		t.Run(c.name, func(t *testing.T) {
-			in := []*tensor.Dense{rangeTensor(2, 2, 5, 6), testBoxes}
-			err := graphtest.Check(cubeOfRoIAlign(c.opts), in, graphtest.Options{Order: 3, Wrt: []int{0}, Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
-func TestRoIAlignTapeEqualsLisp(t *testing.T) {
-	for _, c := range roiAlignOptGrid {
-		for _, dt := range []string{"float64", "float32"} {
-			t.Run(c.name+"/"+dt, func(t *testing.T) {
-				checkVMs(t, cubeOfRoIAlign(c.opts), rangeTensor(2, 2, 5, 6), testBoxes, dt)
-			})
-		}
-	}
-}
-
-// expectZeros fails the test unless every value is 0.
-func expectZeros(t *testing.T, vals []float64) {
-	t.Helper()
-	for i, v := range vals {
-		if v != 0 {
-			t.Fatalf("value %d = %v, want 0", i, v)
-		}
-	}
-}
-
 func roiAlignOp(opts gops.RoIAlignOpts) poolOp {
 	return func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) }
 }
@@ -114,29 +28,6 @@ func roiAlignOp(opts gops.RoIAlignOpts) poolOp {
 // TapeMachine (runPool with RoIAlign as the op).
 func runRoIAlign(x, boxes *tensor.Dense, opts gops.RoIAlignOpts) (y, dx []float64, err error) {
 	return runPool(roiAlignOp(opts), x, boxes)
-}
-
-func values(v gorgonia.Value) []float64 {
-	t := v.(tensor.Tensor)
-	if t.Shape().TotalSize() == 0 {
-		return []float64{}
-	}
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), d...)
-	}
-	return nil
-}
-
-func TestRoIAlignDeterministic(t *testing.T) {
-	opts := gops.RoIAlignOpts{OutputSize: [2]int{3, 3}, SamplingRatio: 0, Aligned: true}
-	checkDeterministic(t, roiAlignOp(opts), rangeTensor(2, 8, 5, 6), testBoxes)
 }
 
 func TestRoIAlignInvertedAlignedAdaptiveIsZero(t *testing.T) {
@@ -197,7 +88,7 @@ func TestRoIAlignGradientBadBox(t *testing.T) {
 	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
 	b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{3, 0, 0, 2, 2})))
 	y := gorgonia.Must(gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
-	gs, err := gops.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
+	gs, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +105,7 @@ func TestRoIAlignBoxesNotDifferentiable(t *testing.T) {
 	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
 	b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
 	y := gorgonia.Must(gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
-	_, err := gops.Grad(gorgonia.Must(gorgonia.Sum(y)), b)
+	_, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), b)
 	if err == nil || !strings.Contains(err.Error(), "no gradient w.r.t. its input 1") {
 		t.Fatalf("error %v", err)
 	}

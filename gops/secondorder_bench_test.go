@@ -1,9 +1,11 @@
-package gops
+package gops_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -36,22 +38,22 @@ func secondOrderGraph(tb testing.TB, order int) gorgonia.VM {
 	}
 	boxes := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(64, 5), gorgonia.WithName("boxes"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(64, 5), tensor.WithBacking(bd))))
-	f, err := DeformConv2d(x, off, w, nil, mask, DeformConv2dOpts{Padding: [2]int{1, 1}})
+	f, err := gops.DeformConv2d(x, off, w, nil, mask, gops.DeformConv2dOpts{Padding: [2]int{1, 1}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	y, err := RoIAlign(f, boxes, RoIAlignOpts{OutputSize: [2]int{7, 7}, SamplingRatio: 2, Aligned: true})
+	y, err := gops.RoIAlign(f, boxes, gops.RoIAlignOpts{OutputSize: [2]int{7, 7}, SamplingRatio: 2, Aligned: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	loss := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(y))))
-	g1, err := Grad(loss, w, off, x)
+	g1, err := ad.Grad(loss, w, off, x)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if order == 2 {
 		penalty := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(g1[2]))))
-		if _, err := Grad(penalty, w); err != nil {
+		if _, err := ad.Grad(penalty, w); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -38,7 +38,7 @@ func TestCheckPassesCorrectComposite(t *testing.T) {
 // wrongSquare is x² with a backward of 3x·G instead of 2x·G.
 func wrongSquare(factor float64) Func {
 	return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-		spec := gops.OpSpec{
+		spec := ad.OpSpec{
 			Name:       "WrongSquare",
 			Params:     "",
 			InputDims:  []int{1},
@@ -53,7 +53,7 @@ func wrongSquare(factor float64) Func {
 				return tensor.New(tensor.WithShape(len(out)), tensor.WithBacking(out)), nil
 			},
 			Backward: func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-				k := in[0].Graph().Constant(gorgonia.NewF64(factor))
+				k := ad.Constant(in[0].Graph(), gorgonia.NewF64(factor))
 				d, err := gorgonia.HadamardProd(in[0], g)
 				if err != nil {
 					return nil, err
@@ -62,7 +62,7 @@ func wrongSquare(factor float64) Func {
 				return gorgonia.Nodes{d}, err
 			},
 		}
-		return gops.Apply(spec, in[0])
+		return ad.Apply(spec, in[0])
 	}
 }
 
@@ -140,3 +140,18 @@ func TestCheckBadOptions(t *testing.T) {
 }
 
 func composite1(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Sin(in[0]) }
+
+func TestEval(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(2), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float32{1.5, -2}))))
+	sq := gorgonia.Must(gorgonia.Square(x))
+	s := gorgonia.Must(gorgonia.Sum(sq))
+	got, err := Eval(g, sq, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0]) != 2 || got[0][0] != 2.25 || got[0][1] != 4 || len(got[1]) != 1 || got[1][0] != 6.25 {
+		t.Fatalf("Eval = %v, want [[2.25 4] [6.25]]", got)
+	}
+}

@@ -1,6 +1,9 @@
 package cpu
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // DeformGeom fixes the shapes of a deformable convolution: input
 // [N, C, H, W], kernel kh×kw, output Ho×Wo, og offset groups, groups
@@ -425,4 +428,10 @@ func DeformO[T Float](g *DeformGeom, a, b int, input, offset, cols, mask, dst []
 		tapsX = deformTaps(g, a, 1, offset, nil)
 	}
 	deformOffsetGrad(g, tapsY, tapsX, padImages(g, input), cols, mask, dst)
+}
+
+// Params describes the geometry for op hashes and printouts.
+func (g *DeformGeom) Params() string {
+	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d, groups=%d",
+		g.N, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO, g.OG, g.Groups)
 }

@@ -3,6 +3,8 @@ package gops
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -36,7 +38,7 @@ type DeformConv2dOpts struct {
 // interpolation with torchvision's rule: a sample with y <= −1, y >= H,
 // x <= −1 or x >= W gives 0, and each of its four corners counts only if
 // inside the image. The result is differentiable to every order w.r.t.
-// input, offset, mask, weight and bias, cross terms included (use Grad);
+// input, offset, mask, weight and bias, cross terms included (use ad.Grad);
 // at an integer sample position the derivative w.r.t. the offset is the
 // right-sided one, as torchvision's backward.
 //
@@ -65,9 +67,9 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 				given = append(given, n)
 			}
 		}
-		return Apply(emptySpec(tensor.Shape{0, cout, g.HO, g.WO}, given), given...)
+		return ad.Apply(emptySpec(tensor.Shape{0, cout, g.HO, g.WO}, given), given...)
 	}
-	cols, err := Apply(deformSpec(g, deformS, 0, 0, mask != nil), withMask(gorgonia.Nodes{input, offset}, mask)...)
+	cols, err := ad.Apply(deformSpec(g, deformS, 0, 0, mask != nil), withMask(gorgonia.Nodes{input, offset}, mask)...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +83,15 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	}
 	outShape := tensor.Shape{g.N, cout, g.HO, g.WO}
 	if bias == nil {
-		return Apply(swap01Spec(prod.Shape(), cout, g.N, outShape, false), prod)
+		swap, _ := swap01Specs(prod.Shape(), cout, g.N, outShape)
+		return ad.Apply(swap, prod)
 	}
-	return Apply(swap01Spec(prod.Shape(), cout, g.N, outShape, true), prod, bias)
+	return ad.Apply(swap01BiasSpec(prod.Shape(), cout, g.N, outShape), prod, bias)
 }
 
 // deformConv2dGeom checks the nodes' shapes and returns the geometry and
 // the number of groups.
-func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*DeformGeom, int, error) {
+func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts DeformConv2dOpts) (*cpu.DeformGeom, int, error) {
 	const name = "DeformConv2d"
 	for _, a := range []struct {
 		n    *gorgonia.Node
@@ -129,7 +132,7 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 	if s, d := opts.Stride, opts.Dilation; s[0] > 1<<24 || s[1] > 1<<24 || d[0] > 1<<24 || d[1] > 1<<24 {
 		return nil, 0, fmt.Errorf("gops: %s: Stride %v or Dilation %v too large", name, s, d)
 	}
-	g := &DeformGeom{
+	g := &cpu.DeformGeom{
 		N: is[0], C: is[1], H: is[2], W: is[3], KH: ws[2], KW: ws[3],
 		SH: max(opts.Stride[0], 1), SW: max(opts.Stride[1], 1),
 		PH: opts.Padding[0], PW: opts.Padding[1],
@@ -189,40 +192,43 @@ func (k deformKind) String() string {
 	return [...]string{"DeformSample", "DeformScatter", "DeformContract", "DeformOffsetGrad"}[k]
 }
 
-func (g *DeformGeom) params() string {
-	return fmt.Sprintf("input=(%d,%d,%d,%d), kernel=(%d,%d), stride=(%d,%d), padding=(%d,%d), dilation=(%d,%d), out=(%d,%d), offset_groups=%d, groups=%d",
-		g.N, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO, g.OG, g.Groups)
+// deformShapes are the layouts of the sampling family's tensors.
+type deformShapes struct {
+	input  tensor.Shape // [N, C, H, W]
+	cols   tensor.Shape // [groups, Cg·K, N·L]
+	mask   tensor.Shape // [N, og·K, Ho, Wo]
+	offset tensor.Shape // [N, 2·og·K, Ho, Wo]
 }
 
-// Shapes of the layouts.
-func (g *DeformGeom) inputShape() tensor.Shape { return tensor.Shape{g.N, g.C, g.H, g.W} }
-func (g *DeformGeom) colsShape() tensor.Shape {
-	return tensor.Shape{g.Groups, g.C / g.Groups * g.K(), g.N * g.L()}
-}
-func (g *DeformGeom) maskShape() tensor.Shape { return tensor.Shape{g.N, g.OG * g.K(), g.HO, g.WO} }
-func (g *DeformGeom) offsetShape() tensor.Shape {
-	return tensor.Shape{g.N, 2 * g.OG * g.K(), g.HO, g.WO}
+func shapesOf(g *cpu.DeformGeom) deformShapes {
+	return deformShapes{
+		input:  tensor.Shape{g.N, g.C, g.H, g.W},
+		cols:   tensor.Shape{g.Groups, g.C / g.Groups * g.K(), g.N * g.L()},
+		mask:   tensor.Shape{g.N, g.OG * g.K(), g.HO, g.WO},
+		offset: tensor.Shape{g.N, 2 * g.OG * g.K(), g.HO, g.WO},
+	}
 }
 
 // deformSpec is kernel kind of derivative order (a, b). S and T take a mask
 // as third input when masked (else the mask is 1); C always takes its third
 // input (columns-shaped G).
-func deformSpec(g *DeformGeom, kind deformKind, a, b int, masked bool) OpSpec {
+func deformSpec(g *cpu.DeformGeom, kind deformKind, a, b int, masked bool) ad.OpSpec {
 	var inShapes []tensor.Shape
 	var out tensor.Shape
+	sh := shapesOf(g)
 	switch kind {
 	case deformS:
-		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape()}, g.colsShape()
+		inShapes, out = []tensor.Shape{sh.input, sh.offset}, sh.cols
 	case deformT:
-		inShapes, out = []tensor.Shape{g.colsShape(), g.offsetShape()}, g.inputShape()
+		inShapes, out = []tensor.Shape{sh.cols, sh.offset}, sh.input
 	case deformC:
-		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape(), g.colsShape()}, g.maskShape()
+		inShapes, out = []tensor.Shape{sh.input, sh.offset, sh.cols}, sh.mask
 		masked = false
 	case deformO:
-		inShapes, out = []tensor.Shape{g.inputShape(), g.offsetShape(), g.colsShape()}, g.offsetShape()
+		inShapes, out = []tensor.Shape{sh.input, sh.offset, sh.cols}, sh.offset
 	}
 	if masked {
-		inShapes = append(inShapes, g.maskShape())
+		inShapes = append(inShapes, sh.mask)
 	}
 	dims := make([]int, len(inShapes))
 	diff := make([]bool, len(inShapes))
@@ -234,10 +240,9 @@ func deformSpec(g *DeformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 		diff[i] = i != 1 || a+b < 2 && (kind != deformO || a+b == 0)
 	}
 	name := kind.String()
-	return OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name:       name,
-		Params:     fmt.Sprintf("order=(%d,%d), masked=%t, %s", a, b, masked, g.params()),
-		gpu:        gpuDeform{g: g, kind: kind, a: a, b: b},
+		Params:     fmt.Sprintf("order=(%d,%d), masked=%t, %s", a, b, masked, g.Params()),
 		InputDims:  dims,
 		OutputDims: out.Dims(),
 		DiffWRT:    diff,
@@ -249,22 +254,47 @@ func deformSpec(g *DeformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 			}
 			return out.Clone(), nil
 		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			switch in[0].Dtype() {
-			case tensor.Float32:
-				return runDeform[float32](g, kind, a, b, in)
-			case tensor.Float64:
-				return runDeform[float64](g, kind, a, b, in)
-			}
-			return nil, fmt.Errorf("gops: %s: dtype %v", name, in[0].Dtype())
-		},
+		Kernel: ad.Floats(deformKernel[float32](g, kind, a, b), deformKernel[float64](g, kind, a, b)),
 		Backward: func(in gorgonia.Nodes, _, up *gorgonia.Node) (gorgonia.Nodes, error) {
 			if kind == deformO {
 				return deformOffsetGradBackward(g, a, b, in, up)
 			}
 			return deformBackward(g, kind, a, b, in, up)
 		},
+	}, deformGPU{g: g, kind: kind, a: a, b: b})
+}
+
+// deformKernel is member kind of order (a, b) on the CPU. The mask, when
+// given, is the last input of S, T and O.
+func deformKernel[T ad.Float](g *cpu.DeformGeom, kind deformKind, a, b int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		var mask []T
+		switch {
+		case (kind == deformS || kind == deformT) && len(in) == 3:
+			mask = in[2].Data
+		case kind == deformO && len(in) == 4:
+			mask = in[3].Data
+		}
+		switch kind {
+		case deformS:
+			cpu.DeformS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+		case deformT:
+			cpu.DeformT(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+		case deformC:
+			cpu.DeformC(g, a, b, in[0].Data, in[1].Data, in[2].Data, out.Data)
+		default:
+			cpu.DeformO(g, a, b, in[0].Data, in[1].Data, in[2].Data, mask, out.Data)
+		}
+		return nil
 	}
+}
+
+// deformGPU is what the CUDA twins of the sampling members need
+// (deformconv_cuda.go).
+type deformGPU struct {
+	g    *cpu.DeformGeom
+	kind deformKind
+	a, b int
 }
 
 // deformBackward is the derivative table of DESIGN.md. For S_ab(X, off, M)
@@ -277,7 +307,7 @@ func deformSpec(g *DeformGeom, kind deformKind, a, b int, masked bool) OpSpec {
 // where O_ab(X, off, G, M) = interleave(M ⊙ C_(a+1)b(X, off, G), M ⊙ C_a(b+1)(X, off, G)),
 // order-2 members dropped, is one fused member (deformOffsetGrad): it reads
 // each sample's pixels once for both halves.
-func deformBackward(g *DeformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+func deformBackward(g *cpu.DeformGeom, kind deformKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
 	off := in[1]
 	grads := make(gorgonia.Nodes, len(in))
 	var x, cols, m *gorgonia.Node // X, G and M of the table
@@ -288,30 +318,30 @@ func deformBackward(g *DeformGeom, kind deformKind, a, b int, in gorgonia.Nodes,
 			m = in[2]
 		}
 		x, cols = in[0], up
-		grads[0], err = Apply(deformSpec(g, deformT, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
+		grads[0], err = ad.Apply(deformSpec(g, deformT, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
 	case deformT:
 		if len(in) == 3 {
 			m = in[2]
 		}
 		x, cols = up, in[0]
-		grads[0], err = Apply(deformSpec(g, deformS, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
+		grads[0], err = ad.Apply(deformSpec(g, deformS, a, b, m != nil), withMask(gorgonia.Nodes{up, off}, m)...)
 	case deformC:
 		x, cols, m = in[0], in[2], up
-		grads[0], err = Apply(deformSpec(g, deformT, a, b, true), cols, off, up)
+		grads[0], err = ad.Apply(deformSpec(g, deformT, a, b, true), cols, off, up)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if a+b < 2 {
-		if grads[1], err = Apply(deformSpec(g, deformO, a, b, m != nil), withMask(gorgonia.Nodes{x, off, cols}, m)...); err != nil {
+		if grads[1], err = ad.Apply(deformSpec(g, deformO, a, b, m != nil), withMask(gorgonia.Nodes{x, off, cols}, m)...); err != nil {
 			return nil, err
 		}
 	}
 	if len(in) == 3 { // the mask of S and T, the columns of C
 		if kind == deformC {
-			grads[2], err = Apply(deformSpec(g, deformS, a, b, true), x, off, up)
+			grads[2], err = ad.Apply(deformSpec(g, deformS, a, b, true), x, off, up)
 		} else {
-			grads[2], err = Apply(deformSpec(g, deformC, a, b, false), x, off, cols)
+			grads[2], err = ad.Apply(deformSpec(g, deformC, a, b, false), x, off, cols)
 		}
 	}
 	return grads, err
@@ -334,7 +364,7 @@ func withMask(ns gorgonia.Nodes, m *gorgonia.Node) gorgonia.Nodes {
 //	dG = S_(a+1)b(X, off, My) + S_a(b+1)(X, off, Mx)
 //	dM = Ry ⊙ C_(a+1)b(X, off, G) + Rx ⊙ C_a(b+1)(X, off, G)
 //	doff = O_(a+1)b(X, off, G, My) + O_a(b+1)(X, off, G, Mx)
-func deformOffsetGradBackward(g *DeformGeom, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
+func deformOffsetGradBackward(g *cpu.DeformGeom, a, b int, in gorgonia.Nodes, up *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, off, cols := in[0], in[1], in[2]
 	var m *gorgonia.Node
 	if len(in) == 4 {
@@ -355,7 +385,8 @@ func deformOffsetGradBackward(g *DeformGeom, a, b int, in gorgonia.Nodes, up *go
 		if ab[0] > 1 || ab[1] > 1 {
 			continue
 		}
-		r, err := Apply(offsetLayoutSpec(g, which, false), up)
+		_, split := offsetLayoutSpecs(g, which)
+		r, err := ad.Apply(split, up)
 		if err != nil {
 			return nil, err
 		}
@@ -366,19 +397,19 @@ func deformOffsetGradBackward(g *DeformGeom, a, b int, in gorgonia.Nodes, up *go
 			}
 		}
 		terms := make(gorgonia.Nodes, 4)
-		if terms[0], err = Apply(deformSpec(g, deformT, ab[0], ab[1], true), cols, off, mr); err != nil {
+		if terms[0], err = ad.Apply(deformSpec(g, deformT, ab[0], ab[1], true), cols, off, mr); err != nil {
 			return nil, err
 		}
-		if terms[2], err = Apply(deformSpec(g, deformS, ab[0], ab[1], true), x, off, mr); err != nil {
+		if terms[2], err = ad.Apply(deformSpec(g, deformS, ab[0], ab[1], true), x, off, mr); err != nil {
 			return nil, err
 		}
 		if ab[0]+ab[1] < 2 {
-			if terms[1], err = Apply(deformSpec(g, deformO, ab[0], ab[1], true), x, off, cols, mr); err != nil {
+			if terms[1], err = ad.Apply(deformSpec(g, deformO, ab[0], ab[1], true), x, off, cols, mr); err != nil {
 				return nil, err
 			}
 		}
 		if m != nil {
-			c, err := Apply(deformSpec(g, deformC, ab[0], ab[1], false), x, off, cols)
+			c, err := ad.Apply(deformSpec(g, deformC, ab[0], ab[1], false), x, off, cols)
 			if err != nil {
 				return nil, err
 			}
@@ -398,126 +429,67 @@ func deformOffsetGradBackward(g *DeformGeom, a, b int, in gorgonia.Nodes, up *go
 	return grads, nil
 }
 
-// runDeform evaluates one kernel on values.
-func runDeform[T Float](g *DeformGeom, kind deformKind, a, b int, in []gorgonia.Value) (*tensor.Dense, error) {
-	data := make([][]T, len(in))
-	for i, v := range in {
-		d, _, err := tensorData[T](v)
-		if err != nil {
-			return nil, fmt.Errorf("gops: %s: input %d: %w", kind, i, err)
-		}
-		data[i] = d
+// offsetLayoutSpecs put a mask-layout tensor into the y (which = 0) or x
+// (1) slots of an offset-layout tensor, zeros elsewhere (embed), and read
+// them back (split): a linear pair, each the other's transpose. The split
+// takes the y and x halves of an upstream offset gradient in
+// DeformOffsetGrad's backward.
+func offsetLayoutSpecs(g *cpu.DeformGeom, which int) (embed, split ad.OpSpec) {
+	sh := shapesOf(g)
+	layout := func(name string, from, to tensor.Shape, k32 func(*cpu.DeformGeom, int, []float32, []float32), k64 func(*cpu.DeformGeom, int, []float64, []float64), isEmbed bool) ad.OpSpec {
+		return withCUDA(ad.OpSpec{
+			Name:       name,
+			Params:     fmt.Sprintf("which=%d, %s", which, g.Params()),
+			InputDims:  []int{4},
+			OutputDims: 4,
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !in[0].Eq(from) {
+					return nil, fmt.Errorf("gops: %s: input shape %v, want %v", name, in[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel: ad.Floats(
+				func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+					k32(g, which, in[0].Data, out.Data)
+					return nil
+				},
+				func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+					k64(g, which, in[0].Data, out.Data)
+					return nil
+				}),
+		}, offsetLayoutGPU{g: g, which: which, embed: isEmbed})
 	}
-	switch kind {
-	case deformS, deformT:
-		var mask []T
-		if len(in) == 3 {
-			mask = data[2]
-		}
-		taps := DeformTaps(g, a, b, data[1], mask)
-		if kind == deformS {
-			out, cols := newTensor[T](g.colsShape()...)
-			DeformSample(g, taps, data[0], cols)
-			return out, nil
-		}
-		padded := make([]T, g.N*g.C*g.padLen())
-		DeformScatter(g, taps, data[0], padded)
-		out, dst := newTensor[T](g.inputShape()...)
-		UnpadImages(g, padded, dst)
-		return out, nil
-	case deformC:
-		taps := DeformTaps(g, a, b, data[1], nil)
-		out, dst := newTensor[T](g.maskShape()...)
-		DeformContract(g, taps, PadImages(g, data[0]), data[2], dst)
-		return out, nil
-	default:
-		var mask []T
-		if len(in) == 4 {
-			mask = data[3]
-		}
-		var tapsY, tapsX []PadTap[T]
-		if a+1 <= 1 {
-			tapsY = DeformTaps(g, a+1, b, data[1], nil)
-		}
-		if b+1 <= 1 {
-			tapsX = DeformTaps(g, a, b+1, data[1], nil)
-		}
-		out, dst := newTensor[T](g.offsetShape()...)
-		DeformOffsetGrad(g, tapsY, tapsX, PadImages(g, data[0]), data[2], mask, dst)
-		return out, nil
-	}
+	return ad.LinearPair(
+		layout("OffsetEmbed", sh.mask, sh.offset, cpu.OffsetEmbed[float32], cpu.OffsetEmbed[float64], true),
+		layout("OffsetSplit", sh.offset, sh.mask, cpu.OffsetSplit[float32], cpu.OffsetSplit[float64], false))
 }
 
-// offsetLayoutSpec puts a mask-layout tensor into the y (which = 0) or x (1)
-// slots of an offset-layout tensor, zeros elsewhere (embed), or reads them
-// back (split). Each is the other's transpose, so the two close a family
-// under differentiation; the split takes the y and x halves of an upstream
-// offset gradient in DeformOffsetGrad's backward.
-func offsetLayoutSpec(g *DeformGeom, which int, embed bool) OpSpec {
-	from, to, name := g.maskShape(), g.offsetShape(), "OffsetEmbed"
-	if !embed {
-		from, to, name = to, from, "OffsetSplit"
-	}
-	return OpSpec{
-		Name:       name,
-		Params:     fmt.Sprintf("which=%d, %s", which, g.params()),
-		gpu:        gpuOffsetLayout{g: g, which: which, embed: embed},
-		InputDims:  []int{4},
-		OutputDims: 4,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(from) {
-				return nil, fmt.Errorf("gops: %s: input shape %v, want %v", name, in[0], from)
-			}
-			return to.Clone(), nil
-		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			switch in[0].Dtype() {
-			case tensor.Float32:
-				return runOffsetLayout[float32](g, which, embed, in[0], to)
-			case tensor.Float64:
-				return runOffsetLayout[float64](g, which, embed, in[0], to)
-			}
-			return nil, fmt.Errorf("gops: %s: dtype %v", name, in[0].Dtype())
-		},
-		Backward: func(_ gorgonia.Nodes, _, up *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := Apply(offsetLayoutSpec(g, which, !embed), up)
-			return gorgonia.Nodes{d}, err
-		},
-	}
-}
-
-func runOffsetLayout[T Float](g *DeformGeom, which int, embed bool, v gorgonia.Value, to tensor.Shape) (*tensor.Dense, error) {
-	src, _, err := tensorData[T](v)
-	if err != nil {
-		return nil, err
-	}
-	out, dst := newTensor[T](to...)
-	if embed {
-		OffsetEmbed(g, which, src, dst)
-	} else {
-		OffsetSplit(g, which, src, dst)
-	}
-	return out, nil
+// offsetLayoutGPU is what the CUDA twins of OffsetEmbed and OffsetSplit need
+// (deformconv_cuda.go).
+type offsetLayoutGPU struct {
+	g     *cpu.DeformGeom
+	which int
+	embed bool
 }
 
 // emptySpec produces an empty tensor of the given shape from the given
 // nodes (a batch of 0), so that all of them stay in the graph; its
 // gradients are zero.
-func emptySpec(shape tensor.Shape, given gorgonia.Nodes) OpSpec {
+func emptySpec(shape tensor.Shape, given gorgonia.Nodes) ad.OpSpec {
 	dims := make([]int, len(given))
 	for i, n := range given {
 		dims[i] = n.Dims()
 	}
-	return OpSpec{
+	return ad.OpSpec{
 		Name:       "Empty",
 		Params:     fmt.Sprint(shape),
 		InputDims:  dims,
 		OutputDims: shape.Dims(),
 		DiffWRT:    make([]bool, len(given)),
 		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			return tensor.New(tensor.Of(in[0].Dtype()), tensor.WithShape(shape...)), nil
-		},
+		Kernel: ad.Floats(
+			func(ad.Tensor[float32], []ad.Tensor[float32]) error { return nil },
+			func(ad.Tensor[float64], []ad.Tensor[float64]) error { return nil }),
 		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
 			return make(gorgonia.Nodes, len(in)), nil
 		},

@@ -1,9 +1,11 @@
-package gops
+package gops_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -17,8 +19,8 @@ type deformBenchSize struct {
 	dtype      tensor.Dtype // Float32 or Float64
 }
 
-// deformBenchGraph builds out = DeformConv2d(...) and, with backward, the
-// vector-Jacobian products VJP(out, G, every input): torchvision's
+// deformBenchGraph builds out = gops.DeformConv2d(...) and, with backward, the
+// vector-Jacobian products ad.VJP(out, G, every input): torchvision's
 // out.backward(G) with all five inputs requiring grad. It returns the
 // machine.
 func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.VM {
@@ -59,13 +61,13 @@ func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.
 		mask = node("mask", s.n, 9, s.h, s.w)
 		wrt = append(wrt, mask)
 	}
-	out, err := DeformConv2d(x, off, w, bias, mask, DeformConv2dOpts{Padding: [2]int{1, 1}})
+	out, err := gops.DeformConv2d(x, off, w, bias, mask, gops.DeformConv2dOpts{Padding: [2]int{1, 1}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if backward {
 		gr := node("G", out.Shape()...)
-		if _, err := VJP(out, gr, wrt...); err != nil { // out.backward(G)
+		if _, err := ad.VJP(out, gr, wrt...); err != nil { // out.backward(G)
 			tb.Fatal(err)
 		}
 	}

@@ -1,8 +1,10 @@
-package gops
+package gops_test
 
 import (
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -65,13 +67,13 @@ func TestDeformConv2dGolden(t *testing.T) {
 				mask = node("mask", c.MaskShape, c.Mask)
 				wrt, want = append(wrt, mask), append(want, c.GradMask)
 			}
-			y, err := DeformConv2d(x, off, w, bias, mask, DeformConv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation})
+			y, err := gops.DeformConv2d(x, off, w, bias, mask, gops.DeformConv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation})
 			if err != nil {
 				t.Fatal(err)
 			}
 			gy := node("grad_output", c.OutputShape, c.GradOutput)
 			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
-			grads, err := Grad(cost, wrt...)
+			grads, err := ad.Grad(cost, wrt...)
 			if err != nil {
 				t.Fatal(err)
 			}

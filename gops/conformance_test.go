@@ -1,0 +1,338 @@
+package gops_test
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/graphtest"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The conformance table: every op of the package, in every configuration
+// listed, passes the same checks (torchvision's RoIOpTester):
+//
+//   - order3: derivatives of orders 1, 2 and 3 w.r.t. the differentiable
+//     inputs agree with finite differences (graphtest.Check, float64);
+//   - vms/float64, vms/float32: the TapeMachine (with ad.Grad) and the
+//     LispMachine (with the ops' DoDiff) agree on the value and the
+//     first-order gradients (graphtest.CheckVMs);
+//   - deterministic: value and first-order gradients are bitwise the same
+//     for GOMAXPROCS 1, 2, 3 and 8 (float32);
+//   - empty (once per op): K = 0 boxes or batch 0 gives an empty result and
+//     zero gradients, in float32 and float64.
+//
+// Each op also has a fuzz target (fuzz_test.go). A new op joins by adding
+// rows here and a Fuzz function there; its own semantics (golden values,
+// bad input, special cases) stay in its own test file.
+
+// conformanceCase is one row of the table.
+type conformanceCase struct {
+	op, name string
+	// f is the op inside a smooth composite, so that every derivative order
+	// is non-zero and passes through every kernel of the op's family.
+	f graphtest.Func
+	// in are f's inputs (float64); wrt the differentiable ones.
+	in  []*tensor.Dense
+	wrt []int
+	// check holds the tolerances of order3 (Order 3 and Wrt wrt, unless
+	// set); more are further numeric checks, each its own subtest.
+	check graphtest.Options
+	more  []graphtest.Options
+	// noLisp, if not empty, says why the vms checks are skipped.
+	noLisp string
+	// tol32 is vms/float32's relative and absolute tolerance.
+	tol32 float64
+	// det are the inputs of the determinism check (nil: in).
+	det []*tensor.Dense
+	// bare is the op alone and empty its inputs with no boxes or batch 0;
+	// set on one row per op (Gorgonia's own ops panic on empty tensors, so
+	// the empty check sums the op's result directly).
+	bare  graphtest.Func
+	empty []*tensor.Dense
+}
+
+// poolRow is a row of a pooling op: cube(op(sin(x), boxes)), gradients
+// w.r.t. x.
+func poolRow(opName, name string, op poolOp, x, boxes, det *tensor.Dense, seed uint64) conformanceCase {
+	return conformanceCase{
+		op: opName, name: name, f: cubeOfSinPool(op), in: []*tensor.Dense{x, boxes}, wrt: []int{0},
+		check: graphtest.Options{Seed: seed}, tol32: 1e-6, det: []*tensor.Dense{det, manyBoxes},
+	}
+}
+
+// withEmpty adds the empty check to a pooling row: the op on K = 0 boxes.
+func withEmpty(c conformanceCase, op poolOp) conformanceCase {
+	c.bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0], in[1]) }
+	c.empty = []*tensor.Dense{rangeTensor(2, 8, 5, 6), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5))}
+	return c
+}
+
+func conformanceCases() []conformanceCase {
+	var cs []conformanceCase
+	x := rangeTensor(2, 2, 5, 6)
+	for i, c := range roiAlignOptGrid {
+		row := poolRow("RoIAlign", c.name, roiAlignOp(c.opts), x, testBoxes, rangeTensor(2, 8, 5, 6), 1)
+		row.det[1] = testBoxes
+		if i == 0 {
+			row = withEmpty(row, roiAlignOp(gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
+		}
+		cs = append(cs, row)
+	}
+	for i, c := range roiPoolOptGrid {
+		row := poolRow("RoIPool", c.name, roiPoolOp(c.opts), x, testBoxes, rangeTensor(2, 8, 5, 6), 1)
+		if i == 0 {
+			row = withEmpty(row, roiPoolOp(gops.RoIPoolOpts{OutputSize: [2]int{2, 2}}))
+		}
+		cs = append(cs, row)
+	}
+	for _, c := range psCases {
+		for _, bs := range []struct {
+			name  string
+			boxes *tensor.Dense
+		}{{"boxes", testBoxes}, {"border", borderBoxes}} {
+			row := poolRow(c.opName, c.name+"/"+bs.name, c.op, rangeTensor(2, c.c, 5, 6), bs.boxes, rangeTensor(2, 4*c.c, 5, 6), 2)
+			if c.empty && bs.name == "boxes" {
+				row = withEmpty(row, c.op)
+			}
+			cs = append(cs, row)
+		}
+	}
+	deformRow := func(c deformCase, seed uint64) conformanceCase {
+		row := conformanceCase{
+			op: "DeformConv2d", name: c.name, f: c.f, in: c.inputs(),
+			check: graphtest.Options{Seed: seed, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5,
+		}
+		for j := range row.in {
+			row.wrt = append(row.wrt, j)
+		}
+		return row
+	}
+	for i, c := range deformCases {
+		row := deformRow(c, 2)
+		if i == 0 {
+			e := deformCase{n: 0, cin: 2, h: 4, w: 4, cout: 3, groups: 1, kh: 2, kw: 2, og: 1, mask: true, bias: true}
+			row.bare, row.empty = e.apply, e.inputs()
+		}
+		cs = append(cs, row)
+	}
+	for _, c := range oddDeformCases {
+		row := deformRow(c, 3)
+		if c.name == "1x1/all-ones" {
+			row.noLisp = "Gorgonia's BatchedMatMul fails in the LispMachine when every size is 1 " +
+				"(\"MatMul on batch ... Expected (1, 1). Got ()\"); the TapeMachine is fine"
+		}
+		cs = append(cs, row)
+	}
+	for _, c := range channelsLastDeformCases {
+		// Order 3 w.r.t. the bias and 2 w.r.t. the offset: numeric checks
+		// over all input pixels would be slow.
+		row := deformRow(c, 5)
+		row.check.Wrt = []int{3}
+		more := row.check
+		more.Order, more.Wrt = 2, []int{1}
+		row.more = []graphtest.Options{more}
+		cs = append(cs, row)
+	}
+	return cs
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range conformanceCases() {
+		t.Run(c.op+"/"+c.name, func(t *testing.T) {
+			for i, o := range append([]graphtest.Options{c.check}, c.more...) {
+				if o.Order == 0 {
+					o.Order = 3
+				}
+				if o.Wrt == nil {
+					o.Wrt = c.wrt
+				}
+				if testing.Short() {
+					o.Order = min(o.Order, 2)
+				}
+				name := fmt.Sprintf("order%d", o.Order)
+				if i > 0 {
+					name += fmt.Sprintf("/wrt%v", o.Wrt)
+				}
+				t.Run(name, func(t *testing.T) {
+					if err := graphtest.Check(c.f, c.in, o); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				t.Run("vms/"+dt.String(), func(t *testing.T) {
+					if c.noLisp != "" {
+						t.Skip(c.noLisp)
+					}
+					in, o := c.in, graphtest.Options{Wrt: c.wrt, RTol: 1e-12, ATol: 1e-12}
+					if dt == tensor.Float32 {
+						in, o.RTol, o.ATol = allFloat32(c.in), c.tol32, c.tol32
+					}
+					if err := graphtest.CheckVMs(c.f, in, o); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			t.Run("deterministic", func(t *testing.T) {
+				in := c.det
+				if in == nil {
+					in = c.in
+				}
+				checkDeterministic(t, c.f, allFloat32(in), c.wrt, 1, 2, 3, 8)
+			})
+			if c.empty != nil {
+				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+					t.Run("empty/"+dt.String(), func(t *testing.T) {
+						in := c.empty
+						if dt == tensor.Float32 {
+							in = allFloat32(in)
+						}
+						checkEmpty(t, c.bare, in, c.wrt)
+					})
+				}
+			}
+		})
+	}
+}
+
+// allFloat32 converts float64 tensors (empty ones included) to float32.
+func allFloat32(in []*tensor.Dense) []*tensor.Dense {
+	out := make([]*tensor.Dense, len(in))
+	for i, x := range in {
+		if x.Shape().TotalSize() == 0 {
+			out[i] = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(x.Shape()...))
+		} else {
+			out[i] = toFloat32(x)
+		}
+	}
+	return out
+}
+
+// inputNodes puts the values in into a new graph, named in0, in1, ...
+func inputNodes(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
+	g := gorgonia.NewGraph()
+	nodes := make(gorgonia.Nodes, len(in))
+	for i, v := range in {
+		v = v.Clone().(*tensor.Dense)
+		nodes[i] = gorgonia.NewTensor(g, v.Dtype(), v.Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(fmt.Sprint("in", i)))
+	}
+	return g, nodes
+}
+
+// valueAndGrads evaluates f on in and the gradients of <R, f(in)> (R fixed,
+// smooth) w.r.t. the inputs wrt, on a TapeMachine: the output's values
+// followed by each gradient's.
+func valueAndGrads(f graphtest.Func, in []*tensor.Dense, wrt []int) ([][]float64, error) {
+	g, nodes := inputNodes(in)
+	y, err := f(nodes)
+	if err != nil {
+		return nil, err
+	}
+	r := rangeTensor(y.Shape()...)
+	var rv gorgonia.Value = r
+	if y.Dtype() == tensor.Float32 {
+		rv = toFloat32(r)
+	}
+	cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, ad.Constant(g, rv))))
+	if err != nil {
+		return nil, err
+	}
+	var ws gorgonia.Nodes
+	for _, i := range wrt {
+		ws = append(ws, nodes[i])
+	}
+	grads, err := ad.Grad(cost, ws...)
+	if err != nil {
+		return nil, err
+	}
+	return graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+}
+
+// checkDeterministic requires f's value and first-order gradients on in to
+// be bitwise the same under each GOMAXPROCS of procs.
+func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt []int, procs ...int) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var ref [][]float64
+	for i, p := range procs {
+		runtime.GOMAXPROCS(p)
+		got, err := valueAndGrads(f, in, wrt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			ref = got
+			continue
+		}
+		for j := range got {
+			for e := range got[j] {
+				if math.Float64bits(got[j][e]) != math.Float64bits(ref[j][e]) {
+					what := "output"
+					if j > 0 {
+						what = fmt.Sprint("gradient w.r.t. input ", wrt[j-1])
+					}
+					t.Fatalf("GOMAXPROCS=%d: %s element %d is %v, %v with GOMAXPROCS=%d", p, what, e, got[j][e], ref[j][e], procs[0])
+				}
+			}
+		}
+	}
+}
+
+// checkEmpty requires the op on empty inputs (no boxes, or batch 0) to give
+// an empty result and zero gradients of Sum(result) w.r.t. the inputs wrt.
+func checkEmpty(t *testing.T, op graphtest.Func, in []*tensor.Dense, wrt []int) {
+	t.Helper()
+	g, nodes := inputNodes(in)
+	y, err := op(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := y.Shape().TotalSize(); n != 0 {
+		t.Fatalf("result %v has %d elements, want 0", y.Shape(), n)
+	}
+	var ws gorgonia.Nodes
+	for _, i := range wrt {
+		ws = append(ws, nodes[i])
+	}
+	grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), ws...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, i := range wrt {
+		if n := in[i].Shape().TotalSize(); len(got[j+1]) != n {
+			t.Fatalf("gradient w.r.t. input %d has %d values, want %d", i, len(got[j+1]), n)
+		}
+		for e, v := range got[j+1] {
+			if v != 0 {
+				t.Fatalf("gradient w.r.t. input %d element %d = %v, want 0", i, e, v)
+			}
+		}
+	}
+}
+
+// psCase is one configuration of a position-sensitive op: the op and its
+// input channels (a multiple of its output bins); empty marks the row that
+// also checks K = 0 boxes (on 8 channels).
+type psCase struct {
+	opName, name string
+	op           poolOp
+	c            int
+	empty        bool
+}
+
+var psCases = []psCase{
+	{"PSRoIAlign", "out=2x2/adaptive", psRoIAlignOp(gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}}), 8, true},
+	{"PSRoIAlign", "out=3x2/sampling=2/scale=0.5", psRoIAlignOp(gops.PSRoIAlignOpts{OutputSize: [2]int{3, 2}, SpatialScale: 0.5, SamplingRatio: 2}), 6, false},
+	{"PSRoIAlign", "out=1x2/sampling=-1/scale=0.5", psRoIAlignOp(gops.PSRoIAlignOpts{OutputSize: [2]int{1, 2}, SpatialScale: 0.5, SamplingRatio: -1}), 4, false},
+	{"PSRoIPool", "out=2x2", psRoIPoolOp(gops.PSRoIPoolOpts{OutputSize: [2]int{2, 2}}), 8, true},
+	{"PSRoIPool", "out=2x3/scale=0.5", psRoIPoolOp(gops.PSRoIPoolOpts{OutputSize: [2]int{2, 3}, SpatialScale: 0.5}), 12, false},
+}

@@ -1,0 +1,98 @@
+package gops
+
+import (
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// PSRoIAlignOpts are the parameters of PSRoIAlign, named as in
+// torchvision.ops.ps_roi_align.
+type PSRoIAlignOpts struct {
+	// OutputSize is the (height, width) of each pooled output, in bins.
+	// The input's channels must be a multiple of OutputSize[0]·OutputSize[1].
+	OutputSize [2]int
+	// SpatialScale multiplies box coordinates (image pixels) to give input
+	// coordinates (feature-map pixels), for example 1/16 for a stride-16
+	// feature map. 0 means 1.
+	SpatialScale float64
+	// SamplingRatio is the number of sample points per bin side. <= 0 means
+	// adaptive: ceil(roi size / output size) per box and side.
+	SamplingRatio int
+}
+
+// PSRoIAlign pools each box of boxes from input with bilinear sampling and
+// position-sensitive channels, as torchvision.ops.ps_roi_align (R-FCN's
+// position-sensitive RoI pooling, with RoIAlign's sampling).
+//
+// input is [N, C, H, W] with C a multiple of PH·PW (PH, PW = OutputSize);
+// boxes is [K, 5] with rows (batch_index, x1, y1, x2, y2) in image
+// coordinates, in input's dtype (float32 or float64). The result is
+// [K, C/(PH·PW), PH, PW]: output channel c of bin (i, j) averages the
+// bilinear samples of input channel c·PH·PW + i·PW + j in that bin.
+//
+// Geometry is torchvision's: coordinates times SpatialScale in the input's
+// dtype, always shifted by -0.5 pixel (roi_align's aligned=True), no roi
+// size clamp, SamplingRatio² samples per bin or an adaptive grid, and
+// roi_align's bilinear boundary rule.
+//
+// The result is linear in input and differentiable w.r.t. input to every
+// order (use ad.Grad). It is not differentiable w.r.t. boxes: ad.Grad
+// returns an error when a gradient would have to flow into boxes.
+//
+// Differences from torchvision: a bin without samples (a box of zero or
+// negative size with adaptive sampling) gives 0 where torchvision gives NaN
+// (0/0); a batch index that is not an integer in [0, N), or a non-finite
+// coordinate, is a run-time error naming the box (torchvision reads out of
+// bounds); an adaptive grid beyond 2²⁴ samples per box is an error. K = 0
+// gives an empty [0, C/(PH·PW), PH, PW] result.
+//
+// Errors when the node is built: input not 4-D or with H or W of 0, C not a
+// multiple of PH·PW, boxes not [K, 5], dtypes differ or are not
+// float32/float64, OutputSize not positive or beyond 2²⁴ bins,
+// SamplingRatio beyond 2²⁴ samples per box, SpatialScale negative or not
+// finite.
+func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Node, error) {
+	g, err := newPoolGeom("PSRoIAlign", input, boxes, opts.OutputSize, opts.SpatialScale, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSamplingRatio("PSRoIAlign", opts.SamplingRatio, opts.OutputSize); err != nil {
+		return nil, err
+	}
+	g.SamplingRatio = opts.SamplingRatio
+	f, _ := psSpecs(g, "PSRoIAlign", false,
+		boxKernels(g, cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignForward[float64]),
+		boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]))
+	return ad.Apply(f, input, boxes)
+}
+
+// psSpecs is a position-sensitive op F(X, boxes) -> [K, C/(PH·PW), PH, PW]
+// and its transpose Fᵀ(G, boxes) -> shape of X, a linear pair in X. Boxes
+// get no gradient: zero when the op rounds them (PSRoIPool: piecewise
+// constant in boxes), otherwise an error from ad.Grad (PSRoIAlign).
+func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel) (f, ft ad.OpSpec) {
+	shape, tshape := roiPairShapes(name, inputShape(g), func(k int) tensor.Shape {
+		return tensor.Shape{k, g.C / (g.PH * g.PW), g.PH, g.PW}
+	})
+	f = ad.OpSpec{
+		Name:       name,
+		Params:     g.Params(),
+		InputDims:  []int{4, 2},
+		OutputDims: 4,
+		DiffWRT:    []bool{true, !rounds},
+		Shape:      shape,
+		Kernel:     fwd,
+	}
+	ft = f
+	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
+	return ad.LinearPair(withCUDA(f, psGPU{g, !rounds, false}), withCUDA(ft, psGPU{g, !rounds, true}))
+}
+
+// psGPU is what the CUDA twins of PSRoIAlign, PSRoIPool and their
+// transposes need (psroialign_cuda.go, psroipool_cuda.go).
+type psGPU struct {
+	g                *cpu.PoolGeom
+	align, transpose bool
+}
