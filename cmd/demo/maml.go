@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -97,7 +97,7 @@ func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	if err != nil {
 		return nil, err
 	}
-	grads, err := gops.Grad(fw.Loss, lg.theta...)
+	grads, err := ad.Grad(fw.Loss, lg.theta...)
 	if err != nil {
 		return nil, fmt.Errorf("loss gradient: %w", err)
 	}
@@ -195,11 +195,11 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 	if err != nil {
 		return nil, fmt.Errorf("support model: %w", err)
 	}
-	inner, err := gops.Grad(fs.Loss, mg.theta...)
+	inner, err := ad.Grad(fs.Loss, mg.theta...)
 	if err != nil {
 		return nil, fmt.Errorf("inner gradient: %w", err)
 	}
-	step := g.Constant(gorgonia.NewF64(alpha))
+	step := ad.Constant(g, gorgonia.NewF64(alpha))
 	adapted := make(gorgonia.Nodes, numParams)
 	for i := range mg.theta {
 		d, err := gorgonia.Mul(inner[i], step)
@@ -214,7 +214,7 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 	if err != nil {
 		return nil, fmt.Errorf("query model: %w", err)
 	}
-	meta, err := gops.Grad(fq.Loss, mg.theta...)
+	meta, err := ad.Grad(fq.Loss, mg.theta...)
 	if err != nil {
 		return nil, fmt.Errorf("meta-gradient: %w", err)
 	}

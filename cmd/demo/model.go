@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -156,7 +157,7 @@ func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, onehot *gorgonia.N
 	same := gops.DeformConv2dOpts{Padding: [2]int{1, 1}}
 	half := gops.DeformConv2dOpts{Padding: [2]int{1, 1}, Stride: [2]int{2, 2}}
 	zeros := func(shape ...int) *gorgonia.Node {
-		return g.Constant(tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64)))
+		return ad.Constant(g, tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64)))
 	}
 	// A plain 3x3 convolution is DeformConv2d with zero offsets.
 	f, err := gops.DeformConv2d(canvas, zeros(b, 18, a.Canvas, a.Canvas), theta[pFeatW], theta[pFeatB], nil, same)
@@ -248,19 +249,21 @@ func CrossEntropy(logits, onehot *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gorgonia.Mul(total, logits.Graph().Constant(gorgonia.NewF64(1/float64(k))))
+	return gorgonia.Mul(total, ad.Constant(logits.Graph(), gorgonia.NewF64(1/float64(k))))
 }
 
 // Reshape is a reshape that copies its input. Gorgonia's Reshape returns a
-// view that the TapeMachine may overwrite in place (../../shared/GORGONIA.md,
-// TapeMachine aliasing); this one, made with gops.Apply, cannot alias. Its
-// backward is the reverse Reshape, so it is differentiable to every order.
+// view that the TapeMachine may overwrite in place (docs/GORGONIA.md,
+// TapeMachine aliasing); this one cannot alias. The reshape and the reshape
+// back are a linear pair, each the other's backward, so it is
+// differentiable to every order.
 func Reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) {
-	return gops.Apply(reshapeSpec(x.Shape().Clone(), tensor.Shape(to)), x)
+	there, _ := ad.LinearPair(reshapeSpec(x.Shape(), to), reshapeSpec(to, x.Shape()))
+	return ad.Apply(there, x)
 }
 
-func reshapeSpec(from, to tensor.Shape) gops.OpSpec {
-	return gops.OpSpec{
+func reshapeSpec(from, to tensor.Shape) ad.OpSpec {
+	return ad.OpSpec{
 		Name:       "DemoReshape",
 		Params:     fmt.Sprintf("%v→%v", from, to),
 		InputDims:  []int{from.Dims()},
@@ -271,23 +274,11 @@ func reshapeSpec(from, to tensor.Shape) gops.OpSpec {
 			}
 			return to.Clone(), nil
 		},
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
-			t, ok := in[0].(*tensor.Dense)
-			if !ok {
-				return nil, fmt.Errorf("reshape: input %T, want *tensor.Dense", in[0])
-			}
-			if t.IsView() {
-				t = t.Materialize().(*tensor.Dense)
-			}
-			src, ok := t.Data().([]float64)
-			if !ok {
-				return nil, fmt.Errorf("reshape: input %v, want float64", t.Dtype())
-			}
-			return tensor.New(tensor.WithShape(to...), tensor.WithBacking(append([]float64(nil), src...))), nil
-		},
-		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := gops.Apply(reshapeSpec(to, from), grad)
-			return gorgonia.Nodes{d}, err
-		},
+		Kernel: ad.Floats(copyData[float32], copyData[float64]),
 	}
+}
+
+func copyData[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	copy(out.Data, in[0].Data)
+	return nil
 }
