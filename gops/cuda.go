@@ -9,34 +9,44 @@ import (
 	"regexp"
 	"unsafe"
 
+	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/gorgonia/cuda"
 	"gorgonia.org/tensor"
 )
 
-// cudaBuild says whether this build has the cuda tag.
-const cudaBuild = true
+// The CUDA twins' shared plumbing: the kernels' PTX, device buffers, the
+// launch, and withCUDA, which gives an op spec its twin. Each family's
+// launch code is in its own *_cuda.go file, its kernels in kernels/*.cu.
 
 // The kernels' PTX (gops/kernels/*.cu compiled by gops/kernels/gen).
 var (
 	//go:embed kernels/roialign.ptx
 	roialignPTX string
+	//go:embed kernels/psroialign.ptx
+	psroialignPTX string
 	//go:embed kernels/roipool.ptx
 	roipoolPTX string
-	//go:embed kernels/deform.ptx
-	deformPTX string
+	//go:embed kernels/psroipool.ptx
+	psroipoolPTX string
+	//go:embed kernels/deformconv.ptx
+	deformconvPTX string
 	//go:embed kernels/layout.ptx
 	layoutPTX string
 )
 
-// gpuModule is the module name under which the kernels are registered.
+// gpuModules are the PTX modules, registered as gops0, gops1, ...
+var gpuModules = []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX}
+
+// gpuModule is the prefix of the module names under which the kernels are
+// registered.
 const gpuModule = "gops"
 
 var ptxEntry = regexp.MustCompile(`\.entry\s+([A-Za-z0-9_]+)\(`)
 
 func init() {
-	for i, ptx := range []string{roialignPTX, roipoolPTX, deformPTX, layoutPTX} {
+	for i, ptx := range gpuModules {
 		var fns []string
 		for _, m := range ptxEntry.FindAllStringSubmatch(ptx, -1) {
 			fns = append(fns, m[1])
@@ -47,7 +57,7 @@ func init() {
 
 // gpuFunc returns the loaded kernel name (its module is found by name).
 func gpuFunc(e *cuda.Engine, name string) (cu.Function, error) {
-	for i := 0; i < 4; i++ {
+	for i := range gpuModules {
 		if fn, ok := e.Functions()[fmt.Sprintf("%s%d.%s", gpuModule, i, name)]; ok {
 			return fn, nil
 		}
@@ -55,7 +65,56 @@ func gpuFunc(e *cuda.Engine, name string) (cu.Function, error) {
 	return cu.Function{}, fmt.Errorf("gops: CUDA kernel %s is not loaded", name)
 }
 
-var _ gorgonia.CUDADoer = (*Op)(nil)
+// gpuKernel is what a family's CUDA twin implements (in its *_cuda.go
+// file): launch the kernels that compute out from in on the device; sfx is
+// "_f32" or "_f64", the kernels' dtype suffix.
+type gpuKernel interface {
+	launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
+}
+
+// withCUDA gives spec its CUDA twin k: CUDADo allocates the result (or uses
+// the VM's preallocated one), with the shape from spec.Shape and the dtype
+// spec.OutputDtype or the inputs', and has k launch the kernels.
+func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec {
+	name, shapeOf, outDt := spec.Name, spec.Shape, spec.OutputDtype
+	spec.CUDA = func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+		m, ok := extern.(gorgonia.CUDAMachine)
+		if !ok || int(dev) < 0 || int(dev) >= len(m.Engines()) {
+			return nil, fmt.Errorf("gops: %s: CUDADo without a CUDA machine for device %v", name, dev)
+		}
+		c := &gpuCall{m: m, dev: dev, e: &m.Engines()[int(dev)], ctx: m.Contexts()[int(dev)], name: name}
+		defer c.release()
+		c.e.DoWork()
+		shapes := make([]tensor.Shape, len(inputs))
+		for i, v := range inputs {
+			shapes[i] = v.Shape()
+		}
+		shape, err := shapeOf(shapes)
+		if err != nil {
+			return nil, err
+		}
+		dt := inputs[0].Dtype()
+		if dt != tensor.Float32 && dt != tensor.Float64 {
+			return nil, fmt.Errorf("gops: %s: dtype %v on the GPU", name, dt)
+		}
+		sfx := "_f64"
+		if dt == tensor.Float32 {
+			sfx = "_f32"
+		}
+		if outDt.Type != nil {
+			dt = outDt
+		}
+		out, err := c.output(prealloc, dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		if err := k.launch(c, sfx, inputs, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return spec
+}
 
 // gpuCall is one CUDADo: the device's engine and context, and temporary
 // device buffers to give back.
@@ -178,83 +237,6 @@ func (c *gpuCall) launch(name string, n int, args ...any) error {
 // ptr is a value's device pointer.
 func ptr(v gorgonia.Value) cu.DevicePtr { return cu.DevicePtr(v.Uintptr()) }
 
-// CUDADo implements gorgonia.CUDADoer: the op's CUDA twin on device dev.
-// Inputs are on the device; the result is written to prealloc when the VM
-// gives one, otherwise to memory from the device's allocator. An op without
-// a twin (OpSpec.gpu nil: an OpSpec of the package's users, say) runs its
-// Forward on the host, its inputs copied there and its result back.
-func (op *Op) CUDADo(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
-	if len(inputs) != op.Arity() {
-		return nil, fmt.Errorf("gops: %s: got %d inputs, want %d", op.spec.Name, len(inputs), op.Arity())
-	}
-	m, ok := extern.(gorgonia.CUDAMachine)
-	if !ok || int(dev) < 0 || int(dev) >= len(m.Engines()) {
-		return nil, fmt.Errorf("gops: %s: CUDADo without a CUDA machine for device %v", op.spec.Name, dev)
-	}
-	c := &gpuCall{m: m, dev: dev, e: &m.Engines()[int(dev)], ctx: m.Contexts()[int(dev)], name: op.spec.Name}
-	defer c.release()
-	c.e.DoWork()
-	shapes := make([]tensor.Shape, len(inputs))
-	for i, v := range inputs {
-		shapes[i] = v.Shape()
-	}
-	shape, err := op.spec.Shape(shapes)
-	if err != nil {
-		return nil, err
-	}
-	dt := inputs[0].Dtype()
-	if r, ok := op.spec.gpu.(gpuRoIPool); ok && r.kind == gpuArgmax {
-		dt = tensor.Int
-	}
-	if dt == tensor.Int && op.spec.gpu == nil || dt != tensor.Int && dt != tensor.Float32 && dt != tensor.Float64 {
-		return nil, fmt.Errorf("gops: %s: dtype %v on the GPU", op.spec.Name, dt)
-	}
-	out, err := c.output(prealloc, dt, shape)
-	if err != nil {
-		return nil, err
-	}
-	if op.spec.gpu == nil {
-		return out, c.onHost(op, out, inputs)
-	}
-	sfx := "_f64"
-	if inputs[0].Dtype() == tensor.Float32 {
-		sfx = "_f32"
-	}
-	switch g := op.spec.gpu.(type) {
-	case gpuRoIAlign:
-		err = c.roiAlign(g, sfx, inputs, out)
-	case gpuPSRoI:
-		err = c.psRoI(g, sfx, inputs, out)
-	case gpuRoIPool:
-		err = c.roiPool(g, sfx, inputs, out)
-	case gpuDeform:
-		err = c.deform(g, sfx, inputs, out)
-	case gpuOffsetLayout:
-		rows := g.g.maskLen() / max(g.g.l(), 1)
-		if g.embed {
-			err = c.launch("offset_embed"+sfx, out.Shape().TotalSize(), ptr(inputs[0]), ptr(out), rows, g.g.l(), g.which)
-		} else {
-			err = c.launch("offset_split"+sfx, out.Shape().TotalSize(), ptr(inputs[0]), ptr(out), rows, g.g.l(), g.which)
-		}
-	case gpuReshape:
-		n := out.Shape().TotalSize()
-		err = c.launch("layout_copy"+sfx, n, ptr(inputs[0]), ptr(out), n)
-	case gpuSwap01:
-		n := out.Shape().TotalSize()
-		if g.bias {
-			err = c.launch("layout_swap01_bias"+sfx, n, ptr(inputs[0]), ptr(inputs[1]), ptr(out), g.a, g.b, n/max(g.a*g.b, 1))
-		} else {
-			err = c.launch("layout_swap01"+sfx, n, ptr(inputs[0]), ptr(out), g.a, g.b, n/max(g.a*g.b, 1))
-		}
-	default:
-		err = fmt.Errorf("gops: %s: no CUDA twin for %T", op.spec.Name, g)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // output is prealloc when it fits, or a new device tensor.
 func (c *gpuCall) output(prealloc gorgonia.Value, dt tensor.Dtype, shape tensor.Shape) (gorgonia.Value, error) {
 	if p, ok := prealloc.(tensor.Tensor); ok && p.Dtype() == dt && p.Shape().Eq(shape) {
@@ -270,55 +252,25 @@ func (c *gpuCall) output(prealloc gorgonia.Value, dt tensor.Dtype, shape tensor.
 	return t, nil
 }
 
-// onHost runs the op's Forward on host copies of the inputs and copies the
-// result into out.
-func (c *gpuCall) onHost(op *Op, out gorgonia.Value, inputs []gorgonia.Value) error {
-	host := make([]gorgonia.Value, len(inputs))
-	for i, v := range inputs {
-		var err error
-		switch v.Dtype() {
-		case tensor.Float32:
-			var d []float32
-			if d, err = download[float32](c, v); err == nil {
-				host[i] = tensor.New(tensor.WithShape(v.Shape()...), tensor.WithBacking(d))
-			}
-		case tensor.Float64:
-			var d []float64
-			if d, err = download[float64](c, v); err == nil {
-				host[i] = tensor.New(tensor.WithShape(v.Shape()...), tensor.WithBacking(d))
-			}
-		default:
-			err = fmt.Errorf("gops: %s: input %d dtype %v on the GPU", op.spec.Name, i, v.Dtype())
-		}
-		if err != nil {
-			return err
+// intSize is a size the kernels index with a C int.
+type intSize struct {
+	what string
+	v    int
+}
+
+// fitInt32 checks that the inputs, the output and the given sizes fit the
+// kernels' int (int32): H·W planes, packed box grids and bins, index arrays.
+func (c *gpuCall) fitInt32(in []gorgonia.Value, out gorgonia.Value, sizes ...intSize) error {
+	for i, v := range in {
+		sizes = append(sizes, intSize{fmt.Sprintf("input %d (%v)", i, v.Shape()), v.Shape().TotalSize()})
+	}
+	sizes = append(sizes, intSize{fmt.Sprintf("the result (%v)", out.Shape()), out.Shape().TotalSize()})
+	for _, s := range sizes {
+		if s.v < 0 || s.v > math.MaxInt32 {
+			return fmt.Errorf("gops: %s: %s: %d elements exceed the CUDA kernels' int range", c.name, s.what, s.v)
 		}
 	}
-	r, err := op.spec.Forward(host)
-	if err != nil {
-		return err
-	}
-	rt, ok := r.(tensor.Tensor)
-	if !ok || rt.Shape().TotalSize() != out.Shape().TotalSize() {
-		return fmt.Errorf("gops: %s: host result %v does not fit the device result %v", op.spec.Name, r.Shape(), out.Shape())
-	}
-	var src unsafe.Pointer
-	switch d := rt.Data().(type) {
-	case []float32:
-		if len(d) > 0 {
-			src = unsafe.Pointer(&d[0])
-		}
-	case []float64:
-		if len(d) > 0 {
-			src = unsafe.Pointer(&d[0])
-		}
-	default:
-		return fmt.Errorf("gops: %s: host result %T", op.spec.Name, d)
-	}
-	if src != nil {
-		c.ctx.MemcpyHtoD(ptr(out), src, int64(rt.MemSize()))
-	}
-	return c.sync()
+	return nil
 }
 
 func unsafePtr[E any](s []E) unsafe.Pointer { return unsafe.Pointer(&s[0]) }

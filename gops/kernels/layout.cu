@@ -1,7 +1,7 @@
-// The copying layout ops on the GPU (../layout.go): Reshape's copy and
-// SwapAxes01, float (f32) and double (f64).
+// The copying layout ops on the GPU (gops/layout.go, internal/cpu/layout.go):
+// Reshape's copy and SwapAxes01, float (f32) and double (f64).
 
-#define LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+#include "common.cuh"
 
 // swap01: src read as [a, b, inner] is written as [b, a, inner].
 template <typename T> __device__ void swap01(const T *src, T *dst, int a, int b, int inner) {

@@ -1,6 +1,7 @@
 //go:build nvrtc
 
-// Command gen compiles gops' CUDA kernels (gops/kernels/*.cu) to PTX for
+// Command gen compiles gops' CUDA kernels (gops/kernels/*.cu, including
+// the shared gops/kernels/*.cuh) to PTX for
 // compute_80 with NVRTC, the PTX that gops' `cuda` build embeds. It needs
 // libnvrtc (CUDA 11.8; scripts/cuda-check sets it up), hence the build tag.
 //
@@ -60,13 +61,26 @@ func Sources(dir string) ([]string, error) {
 	return srcs, err
 }
 
-// CompileFile compiles one of gops' kernel sources.
+// CompileFile compiles one of gops' kernel sources, with every .cuh file of
+// its folder available to #include by name.
 func CompileFile(path string) ([]byte, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Compile(filepath.Base(path), string(src), Options)
+	hs, err := filepath.Glob(filepath.Join(filepath.Dir(path), "*.cuh"))
+	if err != nil {
+		return nil, err
+	}
+	var headers []nvrtc.Include
+	for _, h := range hs {
+		b, err := os.ReadFile(h)
+		if err != nil {
+			return nil, err
+		}
+		headers = append(headers, nvrtc.Include{Name: filepath.Base(h), Source: string(b)})
+	}
+	return Compile(filepath.Base(path), string(src), Options, headers...)
 }
 
 // Check compares every committed .ptx of dir with NVRTC's output for its .cu.

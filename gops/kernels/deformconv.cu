@@ -1,12 +1,12 @@
 // Deformable sampling on the GPU: the CUDA twins of the members S_ab, T_ab,
-// C_ab and O_ab (../deform_kernels.go: deformSample, deformScatter,
-// deformContract, deformOffsetGrad) and of offsetEmbed / offsetSplit, float
+// C_ab and O_ab (internal/cpu/deformconv.go: deformSample, deformScatter,
+// deformContract, deformOffsetGrad) and of OffsetEmbed / OffsetSplit, float
 // (f32) and double (f64). (a, b) is the derivative order of the bilinear
 // weight; every kernel recomputes its taps with deformTap's arithmetic, in the
 // CPU's order (compiled with -fmad=false). No atomics: T's threads each own
 // one (image, channel) plane and visit k, l in the CPU's order.
 
-#define LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+#include "common.cuh"
 
 struct Geom {
 	int n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo, og;

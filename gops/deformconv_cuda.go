@@ -1,0 +1,59 @@
+//go:build cuda
+
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
+
+// DeformConv2d's CUDA twins: kernels/deformconv.cu, the members S, T, C, O
+// of every order and the offset embed/split pair.
+
+// launch runs member d.kind of order (d.a, d.b).
+func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g := d.g
+	for _, v := range []int{g.N * g.C * g.H * g.W, g.C * g.K() * g.N * g.L(), 2 * g.MaskLen()} {
+		if v > math.MaxInt32 {
+			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.name, v)
+		}
+	}
+	// The kernels' first 15 parameters: the geometry as int scalars, in the
+	// order of deformconv.cu's Geom (cu copies 8 bytes per parameter, so no
+	// struct).
+	geom := []any{g.N, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO, g.OG}
+	args := func(rest ...any) []any { return append(geom[:len(geom):len(geom)], rest...) }
+	var mask cu.DevicePtr // 0: no mask (1)
+	switch d.kind {
+	case deformS:
+		if len(in) == 3 {
+			mask = ptr(in[2])
+		}
+		return c.launch("deform_s"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+	case deformT:
+		if len(in) == 3 {
+			mask = ptr(in[2])
+		}
+		return c.launch("deform_t"+sfx, g.N*g.C, args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+	case deformC:
+		return c.launch("deform_c"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)...)
+	default:
+		if len(in) == 4 {
+			mask = ptr(in[3])
+		}
+		return c.launch("deform_o"+sfx, g.MaskLen(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)...)
+	}
+}
+
+// launch runs OffsetEmbed or OffsetSplit.
+func (d offsetLayoutGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	rows := d.g.MaskLen() / max(d.g.L(), 1)
+	name := "offset_split"
+	if d.embed {
+		name = "offset_embed"
+	}
+	return c.launch(name+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), rows, d.g.L(), d.which)
+}

@@ -1,0 +1,67 @@
+// PSRoIAlign on the GPU: the CUDA twins of PSRoIAlignForward and
+// PSRoIAlignTranspose (internal/cpu/psroialign.go), float (f32) and double
+// (f64). The host computes each box's grid with PSRoIAlignGrids, packed as
+// sampling.cuh describes; the kernels repeat the CPU's arithmetic in its
+// order, without atomics.
+
+#include "sampling.cuh"
+
+#define CHUNK 16384 // tapsPerChunk of internal/cpu/sampling.go
+
+// PSRoIAlign forward: out[k, co, bin] from input channel co·PH·PW + bin;
+// outside points are skipped; partial sums of CHUNK-point chunks are combined
+// as the CPU kernel combines them.
+template <typename T>
+__device__ void psRoIAlignForward(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW) {
+	int nb = PH * PW, cOut = C / nb;
+	LOOP(i, K * cOut * nb) {
+		int bin = i % nb, co = i / nb % cOut, k = i / (nb * cOut);
+		int ph = bin / PW, pw = bin % PW;
+		const T *b = bp + 8 * k;
+		int n = (int)b[0], gh = (int)b[5], gw = (int)b[6], per = gh * gw;
+		const T *xp = x + ((long long)n * C + co * nb + bin) * H * W;
+		T v = 0, cum = 0;
+		bool started = false;
+		for (int s = 0; s < per; s++) {
+			if (s > 0 && (bin * per + s) % CHUNK == 0) {
+				cum = started ? v + cum : v;
+				started = true;
+				v = 0;
+			}
+			Tap<T> t = samplePoint<T>(b, ph, pw, s / gw, s % gw, H, W);
+			if (t.outside) continue;
+			v += t.w[0] * xp[t.pos[0]] + t.w[1] * xp[t.pos[1]] + t.w[2] * xp[t.pos[2]] + t.w[3] * xp[t.pos[3]];
+		}
+		if (started) v += cum;
+		out[i] = v / b[7];
+	}
+}
+
+// PSRoIAlign transpose: the dst[n, ci] plane by one thread, boxes in order.
+template <typename T>
+__device__ void psRoIAlignTranspose(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW) {
+	int nb = PH * PW, cOut = C / nb;
+	LOOP(i, N * C) {
+		int n = i / C, ci = i % C, co = ci / nb, bin = ci % nb;
+		int ph = bin / PW, pw = bin % PW;
+		T *d = dst + (long long)i * H * W;
+		for (int p = 0; p < H * W; p++) d[p] = 0;
+		for (int k = 0; k < K; k++) {
+			const T *b = bp + 8 * k;
+			if ((int)b[0] != n) continue;
+			int gh = (int)b[5], gw = (int)b[6];
+			T gv = g[((long long)k * cOut + co) * nb + bin];
+			for (int iy = 0; iy < gh; iy++)
+				for (int ix = 0; ix < gw; ix++) {
+					Tap<T> t = samplePoint<T>(b, ph, pw, iy, ix, H, W);
+					if (t.outside) continue;
+					for (int j = 0; j < 4; j++) d[t.pos[j]] += gv * t.w[j] / b[7];
+				}
+		}
+	}
+}
+
+FWD(psroialign_forward_f32, psRoIAlignForward, float)
+FWD(psroialign_forward_f64, psRoIAlignForward, double)
+ADJ(psroialign_transpose_f32, psRoIAlignTranspose, float)
+ADJ(psroialign_transpose_f64, psRoIAlignTranspose, double)

@@ -1,0 +1,32 @@
+//go:build cuda
+
+package gops
+
+import (
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
+
+// PSRoIPool's CUDA twin: kernels/psroipool.cu. The boxes are copied to
+// the host, checked and binned there by the CPU code (cpu.PoolBins).
+
+// launchPool runs PSRoIPool's forward or transpose kernel (psGPU.launch has
+// checked the sizes).
+func (d psGPU) launchPool(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g, k := d.g, in[1].Shape()[0]
+	nb := g.PH * g.PW
+	var bins cu.DevicePtr
+	var err error
+	if sfx == "_f32" {
+		bins, err = poolBinsOf[float32](c, g, in[1], false)
+	} else {
+		bins, err = poolBinsOf[float64](c, g, in[1], false)
+	}
+	if err != nil {
+		return err
+	}
+	if d.transpose {
+		return c.launch("psroipool_transpose"+sfx, g.N*g.C, ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.N, g.C, g.H, g.W, nb)
+	}
+	return c.launch("psroipool_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.C, g.H, g.W, nb)
+}

@@ -1,0 +1,98 @@
+//go:build cuda
+
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RoIPool's CUDA twins: kernels/roipool.cu. The boxes are copied to the
+// host, checked and binned there by the CPU code (cpu.PoolBins).
+
+// poolBinsOf downloads the boxes, checks them and returns every box's bins
+// as 4 int32 (hs, he, ws, we) on the device.
+func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
+	bx, err := download[T](c, boxes)
+	if err != nil {
+		return 0, err
+	}
+	if err := cpu.CheckBoxes(c.name, bx, g.N); err != nil {
+		return 0, err
+	}
+	var bins []cpu.PoolBin
+	for k := 0; k < len(bx)/5; k++ {
+		bins = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bins)
+	}
+	p := make([]int32, 0, 4*len(bins))
+	for _, b := range bins {
+		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
+	}
+	return upload(c, p)
+}
+
+// launch runs one of RoIPool's kernels: argmax, gather or scatter-add.
+func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	gg := d.g
+	nb := gg.PH * gg.PW
+	// in[1] is the boxes (argmax) or the indices [K, C, PH, PW], whose
+	// positions the error slot holds.
+	sizes := []intSize{{"H·W", gg.H * gg.W}}
+	if d.kind == roiPoolArgmaxKind {
+		sizes = append(sizes, intSize{"the packed bins", 4 * in[1].Shape()[0] * nb})
+	}
+	if err := c.fitInt32(in, out, sizes...); err != nil {
+		return err
+	}
+	switch d.kind {
+	case roiPoolArgmaxKind:
+		var bins cu.DevicePtr
+		var err error
+		if sfx == "_f32" {
+			bins, err = poolBinsOf[float32](c, gg, in[1], true)
+		} else {
+			bins, err = poolBinsOf[float64](c, gg, in[1], true)
+		}
+		if err != nil {
+			return err
+		}
+		if tensor.Int.Size() != 8 {
+			return fmt.Errorf("gops: %s: the GPU kernels need a 64-bit int", c.name)
+		}
+		return c.launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
+	}
+	bad, err := upload(c, []int32{math.MaxInt32})
+	if err != nil {
+		return err
+	}
+	idx := in[1]
+	if d.kind == roiGatherKind {
+		err = c.launch("roipool_gather"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(idx), ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
+	} else {
+		err = c.launch("roipool_scatteradd"+sfx, gg.N*gg.C, ptr(in[0]), ptr(idx), ptr(out), idx.Shape()[0], gg.N, gg.C, gg.H, gg.W, nb, bad)
+	}
+	if err != nil {
+		return err
+	}
+	at := make([]int32, 1)
+	c.ctx.MemcpyDtoH(unsafePtr(at), bad, 4)
+	if err := c.sync(); err != nil {
+		return err
+	}
+	if at[0] != math.MaxInt32 {
+		ix, err := download[int](c, idx)
+		if err != nil {
+			return err
+		}
+		if d.kind == roiGatherKind {
+			return fmt.Errorf("gops: RoIGather: index %d at %d is outside the input (%d elements)", ix[at[0]], at[0], in[0].Shape().TotalSize())
+		}
+		return fmt.Errorf("gops: RoIScatterAdd: index %d at %d is not in the input plane of its box and channel", ix[at[0]], at[0])
+	}
+	return nil
+}
