@@ -1,11 +1,11 @@
 package ad_test
 
 // Pinned facts about Gorgonia v0.9.18 at derivative orders 1-3
-// (GORGONIA.md in the project's shared notes; README.md summarizes it): which Gorgonia ops can be combined with gops'
+// (docs/GORGONIA.md; README.md summarizes it): which Gorgonia ops can be combined with gops'
 // ops at higher orders when gradients come from ad.Grad, which upstream
 // defects ad.Grad works around, and which upstream ops users must avoid.
 // A test here that fails after a Gorgonia upgrade means a fact changed: read
-// its message, then update GORGONIA.md and this file.
+// its message, then update docs/GORGONIA.md and this file.
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func factsTensor(shape []int, data ...float64) *tensor.Dense {
 
 // factsWrap selects what is applied to an op's output before the check:
 // the cube makes linear, bilinear and piecewise-linear ops have non-zero
-// derivatives of order 2 and 3, as in GORGONIA.md's method.
+// derivatives of order 2 and 3, as in docs/GORGONIA.md's method.
 type factsWrap int
 
 const (
@@ -60,7 +60,7 @@ func runFactsCases(t *testing.T, cases []factsCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if err := graphtest.Check(c.f, c.inputs, graphtest.Options{Order: 3, Seed: 7}); err != nil {
-				t.Fatalf("ad.Grad should be right at orders 1-3 for %s (GORGONIA.md): %v", c.name, err)
+				t.Fatalf("ad.Grad should be right at orders 1-3 for %s (docs/GORGONIA.md): %v", c.name, err)
 			}
 		})
 	}
@@ -89,7 +89,7 @@ func binary(op func(a, b *gorgonia.Node) (*gorgonia.Node, error)) func(gorgonia.
 	return func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0], in[1]) }
 }
 
-// TestGorgoniaFactsRightAtOrder3 pins GORGONIA.md's list "Right at orders
+// TestGorgoniaFactsRightAtOrder3 pins docs/GORGONIA.md's list "Right at orders
 // 1, 2, 3 (with a correct gradient function)".
 func TestGorgoniaFactsRightAtOrder3(t *testing.T) {
 	cases := []factsCase{
@@ -157,7 +157,7 @@ func TestGorgoniaFactsRightAtOrder3(t *testing.T) {
 }
 
 // TestGorgoniaFactsRightThanksToGrad pins the ops that are right at
-// orders 1-3 only because ad.Grad fixes upstream defects (GORGONIA.md,
+// orders 1-3 only because ad.Grad fixes upstream defects (docs/GORGONIA.md,
 // "The gradient function itself"): DiffWRT-respecting edges (Rectify,
 // LeakyRelu, Abs, Max, Mean), scalar gradients kept scalar (Sum, Mean and
 // vector Norm over all axes), Slice's derivative rule (Slice, Concat) and
@@ -282,7 +282,7 @@ func sinXTruth() (d1, d2 []float64) {
 }
 
 // TestGorgoniaFactsGradOfGradWrong pins gorgonia.Grad's wrong second
-// derivative (DESIGN.md, "Grad"): the second call reuses derivatives the
+// derivative (docs/GORGONIA.md, "The gradient function itself"): the second call reuses derivatives the
 // first call cached on the nodes and keeps only the -x·sin(x) path.
 func TestGorgoniaFactsGradOfGradWrong(t *testing.T) {
 	want1, truth := sinXTruth()
@@ -295,12 +295,12 @@ func TestGorgoniaFactsGradOfGradWrong(t *testing.T) {
 	}
 	if factsClose(g2, truth, 1e-4) {
 		t.Fatalf("gorgonia.Grad's second derivative is now right (%v): upstream was fixed, "+
-			"ad.Grad's workaround can be revisited; update GORGONIA.md, DESIGN.md and this test", g2)
+			"ad.Grad's workaround can be revisited; update docs/GORGONIA.md and this test", g2)
 	}
 	wrong := []float64{-0.0887, -0.4510, -0.9803}
 	if !factsClose(g2, wrong, 1e-4) {
 		t.Errorf("gorgonia.Grad's second derivative is %v: neither the known wrong %v nor the truth %v; "+
-			"upstream changed, update GORGONIA.md and this test", g2, wrong, truth)
+			"upstream changed, update docs/GORGONIA.md and this test", g2, wrong, truth)
 	}
 	// The wrong value is exactly the path through x alone: -x·sin(x).
 	for i, x := range []float64{0.3, 0.7, 1.1} {
@@ -323,7 +323,7 @@ func TestGorgoniaFactsAdGradOfGradRight(t *testing.T) {
 }
 
 // TestGorgoniaFactsOrder2ErrorNamesOp: a gradient of order 2 that must pass
-// through a Gorgonia backward op without a usable SymDiff (GORGONIA.md, "No
+// through a Gorgonia backward op without a usable SymDiff (docs/GORGONIA.md, "No
 // second derivative") makes ad.Grad return an error that names the op,
 // at graph-build time: no panic, nothing run.
 //
@@ -402,7 +402,7 @@ func TestGorgoniaFactsOrder2ErrorNamesOp(t *testing.T) {
 			}
 			if err == nil {
 				t.Fatalf("ad.Grad built an order-2 gradient through %s: Gorgonia's backward op now has a second derivative? "+
-					"Check it with graphtest at order 3 and update GORGONIA.md and this test", c.name)
+					"Check it with graphtest at order 3 and update docs/GORGONIA.md and this test", c.name)
 			}
 			t.Logf("order-2 error: %v", err)
 			if !strings.Contains(strings.ToLower(err.Error()), c.named) {
@@ -418,7 +418,7 @@ func wrongAtOrder1(t *testing.T, what string, f graphtest.Func, inputs ...*tenso
 	t.Helper()
 	err := graphtest.Check(f, inputs, graphtest.Options{Order: 1, Seed: 3})
 	if err == nil {
-		t.Fatalf("%s now has a right first derivative: upstream was fixed; update GORGONIA.md's "+
+		t.Fatalf("%s now has a right first derivative: upstream was fixed; update docs/GORGONIA.md's "+
 			"\"Wrong already at first order\" table and this test", what)
 	}
 	var m *graphtest.Mismatch
@@ -432,7 +432,7 @@ func wrongAtOrder1(t *testing.T, what string, f graphtest.Func, inputs ...*tenso
 }
 
 // TestGorgoniaFactsWrongAtFirstOrder pins upstream ops whose first
-// derivative is wrong (GORGONIA.md, "Wrong already at first order"). Users
+// derivative is wrong (docs/GORGONIA.md, "Wrong already at first order"). Users
 // must not differentiate through them.
 func TestGorgoniaFactsWrongAtFirstOrder(t *testing.T) {
 	t.Run("Log2", func(t *testing.T) {
@@ -476,7 +476,7 @@ func TestGorgoniaFactsWrongAtFirstOrder(t *testing.T) {
 }
 
 // TestGorgoniaFactsReshapeOfInputOverwritten pins a TapeMachine aliasing
-// defect (GORGONIA.md, "TapeMachine aliasing", a case that page does not
+// defect (docs/GORGONIA.md, "TapeMachine aliasing", a case that page does not
 // list): for an input x, the gradient of Square(Reshape(x)) or
 // Cube(Reshape(x)) is computed in place in Reshape's output, which is a view
 // of x's value, so running the graph once overwrites x (with 2x, or 3x²),
@@ -530,7 +530,7 @@ func TestGorgoniaFactsReshapeOfInputOverwritten(t *testing.T) {
 			got := xv.Data().([]float64)
 			if factsClose(got, x0, 0) {
 				t.Fatalf("x is no longer overwritten by the gradient (%s) of %s(Reshape(x)): upstream was fixed; "+
-					"update GORGONIA.md and this test (and the Reshape case may use the cube again)", c.gradFn, c.op)
+					"update docs/GORGONIA.md and this test (and the Reshape case may use the cube again)", c.gradFn, c.op)
 			}
 			if !factsClose(got, want, 1e-12) {
 				t.Errorf("x after one run is %v, want it overwritten with the derivative %v (the defect changed)", got, want)

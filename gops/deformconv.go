@@ -178,7 +178,7 @@ func deformConv2dGeom(input, offset, weight, bias, mask *gorgonia.Node, opts Def
 	return g, groups, nil
 }
 
-// The three deformable sampling kernels (DESIGN.md, docs/ARCHITECTURE.md).
+// The four deformable sampling members (docs/ARCHITECTURE.md).
 type deformKind int
 
 const (
@@ -297,7 +297,7 @@ type deformGPU struct {
 	a, b int
 }
 
-// deformBackward is the derivative table of DESIGN.md. For S_ab(X, off, M)
+// deformBackward is the derivative table of docs/ARCHITECTURE.md. For S_ab(X, off, M)
 // and T_ab(G, off, M) with upstream U, and C_ab(X, off, G) with upstream R:
 //
 //	S: dX = T_ab(U, off, M)  doff = O_ab(X, off, U, M)  dM = C_ab(X, off, U)

@@ -103,7 +103,7 @@ func TestCheckReportsOverwrittenInput(t *testing.T) {
 	}
 }
 
-// Gorgonia's Max: the LispMachine's gradient is zero (GORGONIA.md), the
+// Gorgonia's Max: the LispMachine's gradient is zero (docs/GORGONIA.md), the
 // TapeMachine's is right, so CheckVMs fails.
 func TestCheckVMsCatchesDisagreement(t *testing.T) {
 	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Max(in[0], 0) }

@@ -7,7 +7,7 @@
 // offsets and mask are predicted from the crop. MAML adapts the model to
 // each N-way K-shot task with one gradient step on the support boxes; the
 // meta-gradient of the query loss differentiates through that gradient, a
-// second derivative through RoIAlign and DeformConv2d built with gops.Grad
+// second derivative through RoIAlign and DeformConv2d built with ad.Grad
 // (torchvision refuses: "double backwards ... not supported"). The demo
 // compares it with first-order MAML, prints held-out accuracy before and
 // after meta-training, checks the meta-gradient against finite

@@ -155,10 +155,10 @@ func (lg *LossGrad) Eval(p Params, sc *Scene) (*LossGradValues, error) {
 
 // MetaGraph is the compiled second-order MAML graph of one task:
 //
-//	g  = ∇θ Ls(θ)                 (gops.Grad on the support loss)
+//	g  = ∇θ Ls(θ)                 (ad.Grad on the support loss)
 //	θ' = θ - α·g                   (one inner step, as graph nodes)
 //	Lq = query loss at θ'
-//	∇θ Lq(θ - α·∇θ Ls(θ))          (gops.Grad through g: second order)
+//	∇θ Lq(θ - α·∇θ Ls(θ))          (ad.Grad through g: second order)
 //
 // The meta-gradient differentiates through the inner gradient, so it holds
 // the Hessian-vector product -α·∇²Ls·∇θ'Lq: second derivatives through

@@ -82,7 +82,7 @@ func TestMAMLPipeline(t *testing.T) {
 	}
 	for _, r := range res.Check.Rows {
 		if !(r.RelErr < 1e-6 || r.AbsErr < 1e-9) {
-			t.Errorf("meta-gradient along %s: gops.Grad %.10g, %s difference %.10g, relative error %.1e", r.Name, r.Analytic, r.Scheme, r.Numeric, r.RelErr)
+			t.Errorf("meta-gradient along %s: ad.Grad %.10g, %s difference %.10g, relative error %.1e", r.Name, r.Analytic, r.Scheme, r.Numeric, r.RelErr)
 		}
 		if r.Analytic == 0 {
 			t.Errorf("meta-gradient along %s is exactly 0: the check would be vacuous", r.Name)
@@ -435,7 +435,7 @@ func TestFlags(t *testing.T) {
 // pixel boundary (zero offset weights, offset biases 3e-7), so that the
 // default finite-difference step would straddle the kinks of bilinear
 // sampling: the check must notice, difference on a smooth side or with a
-// smaller step, and still agree with gops.Grad.
+// smaller step, and still agree with ad.Grad.
 func TestMetaGradientNearKinks(t *testing.T) {
 	cfg, l, rng, task := tinyLearnerAndTask(t, 4, 4)
 	defer l.Close()
@@ -450,7 +450,7 @@ func TestMetaGradientNearKinks(t *testing.T) {
 	}
 	adjusted := false
 	for _, r := range chk.Rows {
-		t.Logf("%-16s %s h=%g: gops.Grad %+.10e, difference %+.10e, rel. err %.1e", r.Name, r.Scheme, r.Step, r.Analytic, r.Numeric, r.RelErr)
+		t.Logf("%-16s %s h=%g: ad.Grad %+.10e, difference %+.10e, rel. err %.1e", r.Name, r.Scheme, r.Step, r.Analytic, r.Numeric, r.RelErr)
 		if r.Name == paramNames[pOffB] && r.Scheme == "central" && r.Step == 1e-5 {
 			t.Errorf("the offset-bias direction straddles kinks at h = 1e-5, but the check took the central difference")
 		}

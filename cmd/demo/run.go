@@ -108,7 +108,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	fmt.Fprintf(w, "        -> tanh(DeformConv2d v2 3x3/2 (crops, offsets, mask)) [K, %d, %d, %d] -> linear -> logits [K, %d]\n", a.Deform, q, q, c.Ways)
 	fmt.Fprintf(w, "        loss: log-softmax cross-entropy from Exp, Sum, Log, HadamardProd, Sub; %d parameters\n", nparams)
 	fmt.Fprintf(w, "MAML    inner step θ' = θ - %g·∇θ Ls(θ) on the support boxes, meta-loss Lq(θ') on the query boxes;\n", c.InnerLR)
-	fmt.Fprintf(w, "        second order: ∇θ Lq(θ - α∇θ Ls(θ)) by gops.Grad through the inner gradient, a second\n")
+	fmt.Fprintf(w, "        second order: ∇θ Lq(θ - α∇θ Ls(θ)) by ad.Grad through the inner gradient, a second\n")
 	fmt.Fprintf(w, "        derivative through RoIAlign and DeformConv2d (torchvision: \"double backwards ... not supported\");\n")
 	fmt.Fprintf(w, "        first order (FOMAML): ∇θ' Lq(θ'), the inner gradient taken as a constant;\n")
 	fmt.Fprintf(w, "        Adam (step %g) on the mean over %d tasks a meta-step; seed %d\n", c.MetaLR, c.MetaBatch, c.Seed)
@@ -190,9 +190,9 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	first := ro.Variants[0]
 	fmt.Fprintf(w, "\n4. Finite-difference check of the second-order meta-gradient, at the %s parameters,\n", first.Short())
 	fmt.Fprintf(w, "   on held-out task 1: F(θ) = Lq(θ - α∇θ Ls(θ)) evaluated with first-order graphs only;\n")
-	fmt.Fprintf(w, "   <∇F, d> from gops.Grad vs (F(θ + h·d) - F(θ - h·d)) / 2h, d a random unit direction, h = %g\n", cfg.FDStep)
+	fmt.Fprintf(w, "   <∇F, d> from ad.Grad vs (F(θ + h·d) - F(θ - h·d)) / 2h, d a random unit direction, h = %g\n", cfg.FDStep)
 	fmt.Fprintf(w, "   (one-sided where a deformable sampling point would cross a pixel boundary: a kink of bilinear sampling)\n")
-	fmt.Fprintf(w, "   %-16s %18s %18s  %-13s %7s   %s\n", "direction in", "gops.Grad", "difference", "scheme", "rel.err", "FOMAML's <∇θ'Lq, d> (rel.err)")
+	fmt.Fprintf(w, "   %-16s %18s %18s  %-13s %7s   %s\n", "direction in", "ad.Grad", "difference", "scheme", "rel.err", "FOMAML's <∇θ'Lq, d> (rel.err)")
 	chk, err := l.CheckMetaGradient(trained[0], held[0], stream(cfg.Seed, streamCheck), cfg.FDStep)
 	if err != nil {
 		return res, err

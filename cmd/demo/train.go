@@ -296,7 +296,7 @@ func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *ra
 	return ps, logs, nil
 }
 
-// FDCheck compares the second-order meta-gradient from gops.Grad with
+// FDCheck compares the second-order meta-gradient from ad.Grad with
 // central differences of the MAML objective F(θ) = Lq(θ - α∇Ls(θ)), along
 // one random unit direction per parameter tensor and one along all of
 // them. F is evaluated through the first-order graphs (the inner step
@@ -316,7 +316,7 @@ type FDRow struct {
 	Name              string
 	Step              float64 // h
 	Scheme            string  // "central", "forward" or "backward" difference
-	Analytic, Numeric float64 // <∇F, d> from gops.Grad, and the difference quotient
+	Analytic, Numeric float64 // <∇F, d> from ad.Grad, and the difference quotient
 	FirstOrder        float64 // <∇θ'Lq, d>: FOMAML's approximation
 	RelErr            float64 // |analytic - numeric| / max(|analytic|, |numeric|)
 	AbsErr            float64 // |analytic - numeric|
