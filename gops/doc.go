@@ -3,17 +3,18 @@
 // (torchvision.ops.roi_align), RoIPool, PSRoIAlign, PSRoIPool and
 // DeformConv2d (torchvision.ops.deform_conv2d, v1 and v2).
 //
-// Each op's backward is built from further differentiable nodes, so Grad can
-// differentiate a gradient again: gradient penalties, MAML, Hessian-vector
-// products. Use Grad (or VJP), not gorgonia.Grad, which is wrong when called
-// a second time on a graph.
+// Each op's backward is built from further differentiable nodes, so
+// ad.Grad (package github.com/gops-dev/gops/ad) can differentiate a gradient
+// again: gradient penalties, MAML, Hessian-vector products. Use ad.Grad or
+// ad.VJP, not gorgonia.Grad, which is wrong when called a second time on a
+// graph.
 //
 // Tensors are float32 or float64, laid out as in torchvision: images
 // [N, C, H, W], boxes [K, 5] with rows (batch_index, x1, y1, x2, y2) in image
 // pixels. Shape errors are reported when a node is built; errors that only
 // the values show (a batch index out of range, a NaN box) when it runs.
 //
-// NewOp, OpSpec and Apply define new ops the same way: a forward on values
-// and a backward that returns graph nodes; both of Gorgonia's VMs use that
-// one backward.
+// Importing gops changes no process-wide state. Matrix products run on
+// Gorgonia's BLAS; package openblas offers a faster one, opted into with
+// openblas.Use.
 package gops
