@@ -20,8 +20,9 @@
 #   BENCHTIME  go test -benchtime (default 1s).
 #   TV_REPEATS, TV_WARMUP
 #              bench_torchvision.py --repeats (default 20), --warmup (default 3).
-#   SECOND     when gops runs its matrix products on OpenBLAS (gops.BLAS()),
-#              the op families (extended regexp) timed a second time with
+#   SECOND     when gops runs its matrix products on OpenBLAS (openblas.Use()
+#              in the gops tests' TestMain, as TestBLAS logs it), the op
+#              families (extended regexp) timed a second time with
 #              GOPS_BLAS=gonum, gonum's pure-Go BLAS, as rows NAME@gonum
 #              (default 'DeformConv2d|SecondOrder', the ones with matrix
 #              products; SECOND= for none).
@@ -112,7 +113,9 @@ fi
 bin=$tmp/gops.test
 # gobench ARGS...: the test binary in the package directory, as go test runs it.
 gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
-# The BLAS of gops' matrix products, as TestBLAS logs it.
+# The BLAS of gops' matrix products, as TestBLAS logs it: openblas.Describe()
+# after the openblas.Use() of the test binary's TestMain (GOPS_BLAS=gonum:
+# gonum's).
 blas=$(cd gops && "$bin" -test.run '^TestBLAS$' -test.v 2>&1 | sed -n 's/.*BLAS: //p' | head -n1)
 blas=${blas:-unknown}
 log "BLAS: $blas"
@@ -274,7 +277,8 @@ second_note=
 if [[ -s $tmp/go2.txt ]]; then
 	second_note="- Rows ending in @gonum: the same Go benchmarks run again with
   GOPS_BLAS=gonum, the matrix products on gonum's pure-Go BLAS instead of
-  OpenBLAS (what gops does where no OpenBLAS is installed), for the families
+  OpenBLAS (what gops runs on where no OpenBLAS is installed, or in a
+  program that does not call openblas.Use), for the families
   matching '$families2'.
 "
 fi
@@ -342,7 +346,7 @@ max below); compare numbers of one run, on one machine, only.
 - CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs, torch threads $tv_threads)
 - 1-minute load average: $load_start at the start of the run, at most $load_max during it
   (the benchmarks themselves make about $cores)
-- Go: $gover; gops' matrix products: $blas (\`gops.BLAS()\`)
+- Go: $gover; gops' matrix products: $blas (\`openblas.Use()\`)
 - Python: $tv_versions
 
 ## Re-running

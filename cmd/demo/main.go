@@ -32,6 +32,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gops-dev/gops/openblas"
 )
 
 // options are the command line.
@@ -231,6 +233,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(2)
 	}
+	// The matrix products on OpenBLAS where it is installed (GOPS_BLAS=gonum
+	// keeps gonum's pure-Go BLAS), before any graph is built. Without it
+	// gonum's BLAS runs; the error is in the description, which the MNIST
+	// demo prints on its blas line (openblas.Describe()).
+	openblas.Use()
 	os.Exit(run(o, os.Stdout, os.Stderr))
 }
 

@@ -1,6 +1,6 @@
 //go:build linux && amd64 && !gops_nodl
 
-package gops
+package openblas
 
 import (
 	"fmt"
@@ -141,7 +141,7 @@ func TestOpenBLASSelfTestCatchesABI(t *testing.T) {
 	}
 	ps, _ := purego.Dlsym(h, "cblas_sgemm")
 	pd, _ := purego.Dlsym(h, "cblas_dgemm")
-	var good openBLAS
+	var good BLAS
 	purego.RegisterFunc(&good.sgemm, ps)
 	purego.RegisterFunc(&good.dgemm, pd)
 	if !good.selfTest() {
@@ -177,19 +177,19 @@ func TestOpenBLASSelfTestCatchesABI(t *testing.T) {
 	}
 }
 
-// TestOpenBLASLoadErrors exercises loadOpenBLAS's error paths by pointing it
-// at libraries that are missing or not OpenBLAS.
+// TestOpenBLASLoadErrors exercises Load's error paths by pointing it at
+// libraries that are missing or not OpenBLAS.
 func TestOpenBLASLoadErrors(t *testing.T) {
-	saved := openBLASNames
-	defer func() { openBLASNames = saved }()
-	openBLASNames = []string{"libdoesnotexist.so.0", "libdoesnotexist.so"}
-	_, _, err := loadOpenBLAS()
+	saved := libNames
+	defer func() { libNames = saved }()
+	libNames = []string{"libdoesnotexist.so.0", "libdoesnotexist.so"}
+	_, err := Load()
 	t.Logf("missing: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "no OpenBLAS") {
 		t.Errorf("missing: %v", err)
 	}
-	openBLASNames = []string{"libc.so.6", "libm.so.6"}
-	_, _, err = loadOpenBLAS()
+	libNames = []string{"libc.so.6", "libm.so.6"}
+	_, err = Load()
 	t.Logf("not OpenBLAS: %v", err)
 	if err == nil {
 		t.Error("libc accepted")

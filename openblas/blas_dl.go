@@ -1,6 +1,6 @@
 //go:build ((linux && !android) || darwin) && (amd64 || arm64) && !gops_nodl
 
-package gops
+package openblas
 
 import (
 	"errors"
@@ -10,18 +10,18 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// openBLASNames are the names loadOpenBLAS tries, in order.
-var openBLASNames = []string{
+// libNames are the names load tries, in order.
+var libNames = []string{
 	"libopenblas.so.0", "libopenblas.so", // Linux (Debian: libopenblas0)
 	"libopenblas.dylib", "/opt/homebrew/opt/openblas/lib/libopenblas.dylib", "/usr/local/opt/openblas/lib/libopenblas.dylib", // macOS (Homebrew)
 }
 
-// loadOpenBLAS opens the first OpenBLAS of openBLASNames that loads, has
-// the symbols gops needs and 32-bit integers, sets it to one thread and
-// returns it with its name. Libraries it rejects are closed again.
-func loadOpenBLAS() (*openBLAS, string, error) {
+// load is Load: it opens the first OpenBLAS of libNames that loads, has
+// the symbols BLAS needs and 32-bit integers and passes the self-test, sets
+// it to one thread and returns it. Libraries it rejects are closed again.
+func load() (*BLAS, error) {
 	var reasons []string
-	for _, name := range openBLASNames {
+	for _, name := range libNames {
 		h, err := dlopen(name)
 		if err != nil {
 			if msg := err.Error(); msg != "" && !strings.Contains(msg, "No such file") && !strings.Contains(msg, "not found") {
@@ -29,18 +29,19 @@ func loadOpenBLAS() (*openBLAS, string, error) {
 			}
 			continue
 		}
-		o, err := openBLASFrom(h)
+		o, err := blasFrom(h)
 		if err != nil {
 			reasons = append(reasons, name+" "+err.Error())
 			_ = purego.Dlclose(h)
 			continue
 		}
-		return o, name, nil
+		o.name = name
+		return o, nil
 	}
 	if len(reasons) == 0 {
-		return nil, "", errors.New("no OpenBLAS shared library found (" + strings.Join(openBLASNames[:2], ", ") + ", ...)")
+		return nil, errors.New("no OpenBLAS shared library found (" + strings.Join(libNames[:2], ", ") + ", ...)")
 	}
-	return nil, "", errors.New(strings.Join(reasons, "; "))
+	return nil, errors.New(strings.Join(reasons, "; "))
 }
 
 // dlopen is purego.Dlopen on one OS thread: dlerror, which gives the error
@@ -52,8 +53,9 @@ func dlopen(name string) (uintptr, error) {
 	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 }
 
-// openBLASFrom binds the functions gops uses from the library h.
-func openBLASFrom(h uintptr) (*openBLAS, error) {
+// blasFrom binds the functions BLAS uses from the library h, checks the
+// library and sets it to one thread.
+func blasFrom(h uintptr) (*BLAS, error) {
 	syms := map[string]uintptr{}
 	for _, s := range []string{"cblas_sgemm", "cblas_dgemm", "openblas_set_num_threads", "openblas_get_config"} {
 		p, err := purego.Dlsym(h, s)
@@ -67,7 +69,7 @@ func openBLASFrom(h uintptr) (*openBLAS, error) {
 	if cfg := config(); strings.Contains(cfg, "USE64BITINT") {
 		return nil, errors.New("uses 64-bit integers (" + cfg + ")")
 	}
-	o := &openBLAS{}
+	o := &BLAS{}
 	purego.RegisterFunc(&o.sgemm, syms["cblas_sgemm"])
 	purego.RegisterFunc(&o.dgemm, syms["cblas_dgemm"])
 	if !o.selfTest() {

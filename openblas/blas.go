@@ -1,71 +1,12 @@
-package gops
+package openblas
 
 import (
 	"math"
-	"os"
-	"strings"
 
 	"github.com/gops-dev/gops/internal/cpu"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
-	"gorgonia.org/gorgonia"
 )
-
-// BLAS describes the implementation that runs Gorgonia's matrix products in
-// this process (DeformConv2d's grouped product among them, and every
-// gorgonia.Mul / BatchedMatMul), for logs and benchmark reports: either
-// "openblas (NAME)", or "gonum (pure Go)" followed by why OpenBLAS is not
-// used.
-//
-// At start-up gops looks for OpenBLAS as a shared library (Linux and macOS
-// on amd64/arm64: libopenblas.so.0, libopenblas.so, libopenblas.dylib;
-// Debian: apt-get install libopenblas0), loaded with
-// github.com/ebitengine/purego: no C compiler or headers are needed to
-// build, but the binary then links the system's C library dynamically.
-// The build tag gops_nodl leaves the loader out (gonum only; a static
-// binary with CGO_ENABLED=0). If OpenBLAS is there, has 32-bit integers and
-// passes a self-test, it computes Gorgonia's float32/float64 matrix
-// products (Sgemm/Dgemm) of at least gemmOpenBLASMin multiply-adds,
-// single-threaded, each large product cut into blocks spread over
-// goroutines; smaller products and all other BLAS routines stay gonum's.
-// The environment variable GOPS_BLAS=gonum keeps gonum's pure-Go BLAS
-// (GOPS_BLAS=openblas, or unset, the default). Either way results are
-// bitwise the same for any GOMAXPROCS; they differ between the two BLAS in
-// the last bits.
-//
-// gops sets OpenBLAS's thread count to 1 for the whole process. If the
-// program later calls gorgonia.Use with another BLAS, BLAS says so.
-func BLAS() string {
-	if loadedOpenBLAS != nil && gorgonia.WhichBLAS() != gorgonia.BLAS(loadedOpenBLAS) {
-		return "replaced by the program's gorgonia.Use (gops chose " + blasInUse + ")"
-	}
-	return blasInUse
-}
-
-var blasInUse = "gonum (pure Go)"
-
-func init() {
-	switch env := os.Getenv("GOPS_BLAS"); strings.ToLower(env) {
-	case "", "openblas":
-	case "gonum":
-		blasInUse = "gonum (pure Go): GOPS_BLAS=" + env
-		return
-	default:
-		blasInUse = "gonum (pure Go): GOPS_BLAS=" + env + " is neither gonum nor openblas"
-		return
-	}
-	o, name, err := loadOpenBLAS()
-	if err != nil {
-		blasInUse = "gonum (pure Go): " + err.Error()
-		return
-	}
-	blasInUse = "openblas (" + name + ")"
-	loadedOpenBLAS = o
-	gorgonia.Use(o)
-}
-
-// loadedOpenBLAS is the OpenBLAS in use, nil for gonum.
-var loadedOpenBLAS *openBLAS
 
 // CBLAS constants (cblas.h).
 const (
@@ -74,13 +15,24 @@ const (
 	cblasTrans    = 112
 )
 
-// openBLAS is gonum's BLAS with Sgemm and Dgemm from an OpenBLAS shared
-// library (cblas_sgemm/cblas_dgemm, LP64: 32-bit integers).
-type openBLAS struct {
+// BLAS is gonum's BLAS (gonum.Implementation, which it embeds) with Sgemm
+// and Dgemm from an OpenBLAS shared library (cblas_sgemm/cblas_dgemm,
+// LP64: 32-bit integers), as Load returns it. It satisfies gorgonia.BLAS
+// and gonum's blas.Float32 and blas.Float64. Its methods are safe for
+// concurrent use. The zero value is not usable: get one from Load.
+type BLAS struct {
 	gonum.Implementation
+	name  string // the file name it was opened by
 	sgemm func(order, tA, tB, m, n, k int32, alpha float32, a *float32, lda int32, b *float32, ldb int32, beta float32, c *float32, ldc int32)
 	dgemm func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32)
 }
+
+// Name is the file name the library was opened by, such as
+// "libopenblas.so.0".
+func (o *BLAS) Name() string { return o.name }
+
+// describe is Use's description of o.
+func (o *BLAS) describe() string { return "openblas (" + o.name + ")" }
 
 func cblasTranspose(t blas.Transpose) int32 {
 	if t == blas.NoTrans {
@@ -101,16 +53,17 @@ func useOpenBLAS(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) 
 	return gemmArgsOK(tA, tB, m, n, k, la, lda, lb, ldb, lc, ldc) && m > 0 && n > 0 && k > 0 && m*n*k >= gemmOpenBLASMin
 }
 
-// Sgemm is C = alpha·op(A)·op(B) + beta·C on OpenBLAS, split by splitGemm.
-// Arguments OpenBLAS must not see (bad sizes, short slices, sizes past
-// int32), empty and small products go to gonum, which panics on bad
-// arguments.
-func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C (row-major, as gonum's
+// Sgemm) on OpenBLAS, a large product cut into blocks spread over
+// goroutines (splitGemm). Arguments OpenBLAS must not see (bad sizes, short
+// slices, sizes past int32), empty products and products of fewer than 16³
+// multiply-adds go to gonum's Sgemm, which panics on bad arguments.
+func (o *BLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o.Implementation.Sgemm, o.sgemm)
 }
 
-// Dgemm is Sgemm in float64.
-func (o *openBLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+// Dgemm is Sgemm in float64: gonum's Dgemm on OpenBLAS.
+func (o *BLAS) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o.Implementation.Dgemm, o.dgemm)
 }
 
@@ -167,7 +120,7 @@ func gemmArgsOK(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) b
 
 // selfTest compares a small product of every transpose combination, in both
 // dtypes, with gonum's, so that a library with another ABI is not used.
-func (o *openBLAS) selfTest() bool {
+func (o *BLAS) selfTest() bool {
 	a := []float64{1, -2, 3, 0.5, 4, -1.5} // 2×3 or 3×2
 	b := []float64{2, 1, -1, 3, 0.25, -2}  // 3×2 or 2×3
 	c0 := []float64{1, 2, 3, 4}            // 2×2
@@ -212,7 +165,7 @@ const gemmBlocks = 16
 
 // splitGemm cuts C (m×n, row-major) into gemmBlocks blocks of whole columns
 // (when n >= m) or whole rows, and calls gemm on each, spread over
-// goroutines by parallelFor: rows i0..i0+m, columns j0..j0+n, with the
+// goroutines by cpu.ParallelFor: rows i0..i0+m, columns j0..j0+n, with the
 // offsets into a, b and c where the block's operands start. Small products
 // go to one call. Running OpenBLAS single-threaded and splitting here beats
 // OpenBLAS's own threads, which spin (sched_yield) after every product and

@@ -1,4 +1,4 @@
-package gops
+package openblas
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -91,41 +92,166 @@ func TestGoroutinesGemm(t *testing.T) {
 	}
 }
 
-// requireOpenBLAS returns the OpenBLAS gops loaded, or skips the test when
+// requireOpenBLAS returns an OpenBLAS from Load, or skips the test when
 // there is none; with GOPS_TEST_REQUIRE_OPENBLAS=1 (CI, where it is
-// installed) it fails instead, unless GOPS_BLAS=gonum asked for none.
-func requireOpenBLAS(t *testing.T) *openBLAS {
+// installed) it fails instead. Load does not read GOPS_BLAS, so these tests
+// run on OpenBLAS whatever it says.
+func requireOpenBLAS(t *testing.T) *BLAS {
 	t.Helper()
-	if loadedOpenBLAS == nil {
-		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" && os.Getenv("GOPS_BLAS") != "gonum" {
-			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but BLAS() = %q", BLAS())
+	testBLASOnce.Do(func() { testBLAS, testBLASErr = Load() })
+	if testBLASErr != nil {
+		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" {
+			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but Load: %v", testBLASErr)
 		}
-		t.Skipf("no OpenBLAS: BLAS() = %q", BLAS())
+		t.Skipf("no OpenBLAS: %v", testBLASErr)
 	}
-	return loadedOpenBLAS
+	return testBLAS
 }
 
-// TestBLAS logs which BLAS runs the matrix products (scripts/bench.sh
-// reads the line) and checks that GOPS_BLAS=gonum is obeyed and that BLAS
-// notices a gorgonia.Use by the program.
+var (
+	testBLASOnce sync.Once
+	testBLAS     *BLAS
+	testBLASErr  error
+)
+
+// resetUse forgets what Use chose and gives Gorgonia its default BLAS back,
+// as in a fresh process; the test's end does the same.
+func resetUse(t *testing.T) {
+	t.Helper()
+	forget := func() {
+		useMu.Lock()
+		used, usedDesc, usedBLAS, usedErr = false, "", nil, nil
+		useMu.Unlock()
+		gorgonia.Use(gonum.Implementation{})
+	}
+	forget()
+	t.Cleanup(forget)
+}
+
+// TestLoadLeavesGorgonia: Load installs nothing.
+func TestLoadLeavesGorgonia(t *testing.T) {
+	resetUse(t)
+	o, err := Load()
+	if _, ok := gorgonia.WhichBLAS().(gonum.Implementation); !ok {
+		t.Fatalf("after Load, gorgonia.WhichBLAS() is %T", gorgonia.WhichBLAS())
+	}
+	if err != nil {
+		t.Logf("Load: %v", err)
+		return
+	}
+	if !strings.HasPrefix(o.Name(), "libopenblas") && !strings.Contains(o.Name(), "/libopenblas") {
+		t.Errorf("Name() = %q", o.Name())
+	}
+}
+
+// TestBLAS logs which BLAS Use picks in this environment and checks Use and
+// Describe against it: GOPS_BLAS=gonum is obeyed, OpenBLAS is installed in
+// Gorgonia when it loads, a second Use is harmless, and Describe notices a
+// gorgonia.Use by the program.
 func TestBLAS(t *testing.T) {
-	t.Logf("BLAS: %s", BLAS())
-	if os.Getenv("GOPS_BLAS") == "gonum" && loadedOpenBLAS != nil {
-		t.Fatalf("GOPS_BLAS=gonum, but OpenBLAS is in use: %s", BLAS())
+	resetUse(t)
+	if d := Describe(); d != "gonum (pure Go): openblas.Use was not called" {
+		t.Errorf("Describe() before Use = %q", d)
 	}
-	if (loadedOpenBLAS != nil) != strings.HasPrefix(BLAS(), "openblas (") {
-		t.Fatalf("BLAS() = %q does not match what is loaded", BLAS())
+	desc, err := Use()
+	t.Logf("BLAS: %s (error: %v)", desc, err)
+	if d := Describe(); d != desc {
+		t.Errorf("Describe() = %q, Use() = %q", d, desc)
 	}
-	if loadedOpenBLAS == nil {
+	cur := gorgonia.WhichBLAS()
+	o, isOpenBLAS := cur.(*BLAS)
+	switch {
+	case strings.EqualFold(os.Getenv("GOPS_BLAS"), "gonum"):
+		if err != nil || isOpenBLAS || desc != "gonum (pure Go): GOPS_BLAS="+os.Getenv("GOPS_BLAS") {
+			t.Fatalf("GOPS_BLAS=gonum: Use() = %q, %v; gorgonia.WhichBLAS() is %T", desc, err, cur)
+		}
+	case err != nil:
+		if isOpenBLAS || desc != "gonum (pure Go): "+err.Error() {
+			t.Fatalf("Use() = %q, %v; gorgonia.WhichBLAS() is %T", desc, err, cur)
+		}
+		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" {
+			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but Use: %v", err)
+		}
+	default:
+		if !isOpenBLAS || desc != "openblas ("+o.Name()+")" {
+			t.Fatalf("Use() = %q, nil; gorgonia.WhichBLAS() is %T", desc, cur)
+		}
+	}
+	desc2, err2 := Use()
+	if desc2 != desc || err2 != err || gorgonia.WhichBLAS() != cur {
+		t.Fatalf("second Use() = %q, %v (first %q, %v); gorgonia.WhichBLAS() %T (first %T)", desc2, err2, desc, err, gorgonia.WhichBLAS(), cur)
+	}
+	if !isOpenBLAS {
 		return
 	}
 	gorgonia.Use(gonum.Implementation{})
-	replaced := BLAS()
-	gorgonia.Use(loadedOpenBLAS)
-	if !strings.HasPrefix(replaced, "replaced by the program's gorgonia.Use") || BLAS() != blasInUse {
-		t.Fatalf("after gorgonia.Use(gonum): %q; restored: %q", replaced, BLAS())
+	if d := Describe(); d != "replaced by the program's gorgonia.Use (openblas.Use chose "+desc+")" {
+		t.Errorf("after gorgonia.Use(gonum): Describe() = %q", d)
+	}
+	if d, _ := Use(); d != desc || gorgonia.WhichBLAS() != cur || Describe() != desc {
+		t.Errorf("Use after gorgonia.Use(gonum): %q, %T, Describe() %q", d, gorgonia.WhichBLAS(), Describe())
 	}
 }
+
+// TestUseEnv checks Use's reading of GOPS_BLAS, and Describe without Use.
+func TestUseEnv(t *testing.T) {
+	loaded, loadErr := Load()
+	for _, env := range []string{"gonum", "GoNum", "atlas", "openblas", "OpenBLAS", ""} {
+		t.Run("GOPS_BLAS="+env, func(t *testing.T) {
+			resetUse(t)
+			t.Setenv("GOPS_BLAS", env)
+			desc, err := Use()
+			_, isOpenBLAS := gorgonia.WhichBLAS().(*BLAS)
+			_, isGonum := gorgonia.WhichBLAS().(gonum.Implementation)
+			var want string
+			var wantErr bool
+			switch strings.ToLower(env) {
+			case "gonum":
+				want = "gonum (pure Go): GOPS_BLAS=" + env
+			case "atlas":
+				want, wantErr = "gonum (pure Go): GOPS_BLAS=atlas is neither gonum nor openblas", true
+			default:
+				if loadErr != nil {
+					want, wantErr = "gonum (pure Go): "+loadErr.Error(), true
+				} else {
+					want = "openblas (" + loaded.Name() + ")"
+				}
+			}
+			if desc != want || (err != nil) != wantErr || (err != nil && !strings.HasSuffix(desc, err.Error())) {
+				t.Errorf("Use() = %q, %v; want %q, error %t", desc, err, want, wantErr)
+			}
+			if isOpenBLAS != strings.HasPrefix(want, "openblas (") || isOpenBLAS == isGonum {
+				t.Errorf("gorgonia.WhichBLAS() is %T for %q", gorgonia.WhichBLAS(), desc)
+			}
+			if d := Describe(); d != desc {
+				t.Errorf("Describe() = %q, Use() %q", d, desc)
+			}
+			if !isOpenBLAS {
+				gorgonia.Use(otherBLAS{})
+				if d := Describe(); d != "replaced by the program's gorgonia.Use (openblas.Use chose "+desc+")" {
+					t.Errorf("after gorgonia.Use(other): Describe() = %q", d)
+				}
+			}
+		})
+	}
+	t.Run("no Use", func(t *testing.T) {
+		resetUse(t)
+		gorgonia.Use(otherBLAS{})
+		if d, want := Describe(), "openblas.otherBLAS (the program's gorgonia.Use; openblas.Use was not called)"; d != want {
+			t.Errorf("Describe() = %q, want %q", d, want)
+		}
+		if loadErr != nil {
+			return
+		}
+		gorgonia.Use(loaded)
+		if d := Describe(); d != "openblas ("+loaded.Name()+")" {
+			t.Errorf("Describe() after gorgonia.Use(Load()) = %q", d)
+		}
+	})
+}
+
+// otherBLAS is a BLAS that is neither gonum's nor this package's.
+type otherBLAS struct{ gonum.Implementation }
 
 // TestGemmArgsOK checks the argument checks that keep OpenBLAS inside the
 // slices: each bad argument falls back to gonum (which panics).

@@ -1,0 +1,156 @@
+// Package openblas runs Gorgonia's float32/float64 matrix products on
+// OpenBLAS, found at run time as a shared library, when a program asks for
+// it. Importing gops changes no process-wide state, and importing this
+// package loads nothing either (it has no init): a program opts in by
+// calling Use once at start-up, the convention of gonum's blas64.Use and of
+// gorgonia.Use itself:
+//
+//	func main() {
+//		desc, _ := openblas.Use() // before running graphs; GOPS_BLAS=gonum keeps gonum's BLAS
+//		log.Printf("blas: %s", desc) // "openblas (libopenblas.so.0)", or "gonum (pure Go): why"
+//		...
+//	}
+//
+// Use's error only says why OpenBLAS is not in use; gonum's BLAS then
+// computes the same results (up to the last bits), more slowly.
+//
+// Nothing in package gops calls Use; gops' demo (cmd/demo) and its tests and
+// benchmarks do. Those matrix products are DeformConv2d's grouped product
+// and every gorgonia.Mul / BatchedMatMul.
+//
+// OpenBLAS is looked for on Linux and macOS on amd64/arm64 (libopenblas.so.0,
+// libopenblas.so, libopenblas.dylib; Debian: apt-get install libopenblas0;
+// macOS: brew install openblas) and loaded with
+// github.com/ebitengine/purego: no C compiler or headers are needed to
+// build, but the binary then links the system's C library dynamically. The
+// build tag gops_nodl leaves the loader out (Load then always fails; with
+// CGO_ENABLED=0 the binary is static). A library is used only if it has the
+// symbols this package calls, 32-bit integers (LP64) and passes a
+// self-test. It then computes the products (Sgemm/Dgemm) of at least 16³
+// multiply-adds, single-threaded, each large product cut into blocks spread
+// over goroutines; smaller products and all other BLAS routines stay
+// gonum's. Results are bitwise the same for any GOMAXPROCS with either BLAS;
+// between the two they differ in the last bits.
+package openblas
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/gorgonia"
+)
+
+// Load finds an OpenBLAS shared library (see the package documentation for
+// where it looks), opens it, checks it (32-bit integers, the symbols it
+// needs, a self-test against gonum) and returns it as a BLAS for
+// gorgonia.Use or gonum's blas64.Use. It does not install it anywhere: Use
+// does that for Gorgonia.
+//
+// Load sets the library's own thread count to 1
+// (openblas_set_num_threads(1)) because BLAS splits large products over
+// goroutines itself. That setting belongs to the shared library, so it
+// holds for the whole process, for any other user of the same libopenblas
+// too.
+//
+// The error says why no library qualified: none found, or for each one
+// found why it was rejected; it is always an error in a build without the
+// loader (other platforms, or the build tag gops_nodl). Each call opens the
+// library again (the dynamic loader keeps one copy).
+func Load() (*BLAS, error) {
+	return load()
+}
+
+// Use makes OpenBLAS compute Gorgonia's matrix products for the whole
+// process, as gorgonia.Use(Load()) would, unless the environment variable
+// GOPS_BLAS says otherwise: unset or "openblas" (any case), Load and, if it
+// succeeds, gorgonia.Use; "gonum", nothing (gonum's pure-Go BLAS, Gorgonia's
+// default, stays); anything else, nothing and an error.
+//
+// It returns a one-line description of the BLAS now in use, for logs and
+// benchmark reports: "openblas (NAME)", NAME the library's file name, or
+// "gonum (pure Go): " followed by why OpenBLAS is not used. The error is
+// Load's, or the one for a bad GOPS_BLAS; the description is filled in
+// either way, and gonum's BLAS keeps working, so a program can log it and
+// go on.
+//
+// Use changes process-wide state (Gorgonia's BLAS, and OpenBLAS's thread
+// count: see Load), so programs call it once at start-up, before running
+// graphs; nothing in package gops calls it. The first call reads GOPS_BLAS
+// and loads; later calls return the same description and error and install
+// the same OpenBLAS again (undoing a gorgonia.Use of the program in
+// between). It is safe for concurrent use.
+func Use() (string, error) {
+	useMu.Lock()
+	defer useMu.Unlock()
+	if !used {
+		used = true
+		usedDesc, usedBLAS, usedErr = choose()
+	}
+	if usedBLAS != nil {
+		gorgonia.Use(usedBLAS)
+	}
+	return usedDesc, usedErr
+}
+
+// Describe is the one-line description of the BLAS that computes
+// Gorgonia's matrix products now, in Use's words: Use's description while
+// what Use chose is in use; "replaced by the program's gorgonia.Use
+// (openblas.Use chose ...)" once the program installed another BLAS after
+// Use; and without a call of Use, "gonum (pure Go): openblas.Use was not
+// called" for Gorgonia's default, "openblas (NAME)" for a BLAS of Load the
+// program installed itself, or the Go type of another one. It changes
+// nothing.
+func Describe() string {
+	useMu.Lock()
+	called, desc, chosen := used, usedDesc, usedBLAS
+	useMu.Unlock()
+	cur := gorgonia.WhichBLAS()
+	_, isGonum := cur.(gonum.Implementation)
+	if !called {
+		switch b := cur.(type) {
+		case *BLAS:
+			return b.describe()
+		case gonum.Implementation:
+			return "gonum (pure Go): openblas.Use was not called"
+		default:
+			return fmt.Sprintf("%T (the program's gorgonia.Use; openblas.Use was not called)", cur)
+		}
+	}
+	if chosen != nil && cur != gorgonia.BLAS(chosen) || chosen == nil && !isGonum {
+		return "replaced by the program's gorgonia.Use (openblas.Use chose " + desc + ")"
+	}
+	return desc
+}
+
+// What the first call of Use chose: usedBLAS is the OpenBLAS it installed,
+// nil when it kept gonum's BLAS.
+var (
+	useMu    sync.Mutex
+	used     bool
+	usedDesc string
+	usedBLAS *BLAS
+	usedErr  error
+)
+
+// choose reads GOPS_BLAS and loads OpenBLAS if it asks for it (or is
+// unset): Use's description, the OpenBLAS to install (nil for none) and
+// the error.
+func choose() (string, *BLAS, error) {
+	switch env := os.Getenv("GOPS_BLAS"); strings.ToLower(env) {
+	case "", "openblas":
+	case "gonum":
+		return "gonum (pure Go): GOPS_BLAS=" + env, nil, nil
+	default:
+		err := errors.New("GOPS_BLAS=" + env + " is neither gonum nor openblas")
+		return "gonum (pure Go): " + err.Error(), nil, err
+	}
+	o, err := Load()
+	if err != nil {
+		return "gonum (pure Go): " + err.Error(), nil, err
+	}
+	return o.describe(), o, nil
+}
