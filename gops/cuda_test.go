@@ -370,7 +370,7 @@ func TestGPUMixedGraph(t *testing.T) {
 // 1e-10 relative, float32 within 1e-4 relative.
 //
 // The cases' inputs are the golden file's; agreement of the CPU results with
-// torchvision's numbers is the CPU golden tests' business (golden_test.go,
+// torchvision's numbers is the CPU golden tests' business (roialign_golden_test.go,
 // roipool_golden_test.go, ..., deformconv_golden_test.go).
 //
 // Cases with K = 0 boxes are skipped: their output is empty, and Gorgonia's

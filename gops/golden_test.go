@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -98,36 +97,50 @@ func assertClose(t *testing.T, what string, got, want []float64, rtol, atol floa
 	}
 }
 
-func TestRoIAlignGolden(t *testing.T) {
-	for _, c := range loadGoldenFile[goldenCase](t, "roialign_golden.json.gz") {
-		if c.BoxesShape[0] == 0 {
-			continue // K = 0: TestRoIAlignNoBoxes
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			rtol, atol := 1e-12, 1e-12
-			dt := tensor.Float64
-			if c.Dtype == "float32" {
-				rtol, atol, dt = 1e-5, 1e-5, tensor.Float32
-			}
-			g := gorgonia.NewGraph()
-			x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.InputShape...), gorgonia.WithName("x"),
-				gorgonia.WithValue(goldenTensor(c.Dtype, c.InputShape, c.Input)))
-			b := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(c.BoxesShape...), gorgonia.WithName("boxes"),
-				gorgonia.WithValue(goldenTensor(c.Dtype, c.BoxesShape, c.Boxes)))
-			gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
-				gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
-			y, err := gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
-			grads, err := ad.Grad(cost, x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runRead(t, g, y, grads[0])
-			assertClose(t, "output", got[0], c.Output, rtol, atol)
-			assertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-		})
+// poolGoldenCase is one torchvision evaluation written by
+// testdata/gen_golden_pool.py: goldenCase's fields plus those of
+// ps_roi_align and ps_roi_pool.
+type poolGoldenCase struct {
+	goldenCase
+	NaNOutput   []int     `json:"nan_output"`   // ps_roi_align: torchvision's NaN bins ("output" holds 0)
+	OutputGops  []float64 `json:"output_gops"`  // ps_roi_pool: clipped at [0, H] x [0, W]
+	BorderBoxes []int     `json:"border_boxes"` // ps_roi_pool: boxes where torchvision's forward differs
+}
+
+// runPoolGolden builds op(x, boxes) and the input gradient of
+// sum(op ⊙ grad_output) for one golden case and runs them on a TapeMachine.
+func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node) (*gorgonia.Node, error)) (y, dx []float64) {
+	t.Helper()
+	dt := tensor.Float64
+	if c.Dtype == "float32" {
+		dt = tensor.Float32
 	}
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.InputShape...), gorgonia.WithName("x"),
+		gorgonia.WithValue(goldenTensor(c.Dtype, c.InputShape, c.Input)))
+	b := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(c.BoxesShape...), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(goldenTensor(c.Dtype, c.BoxesShape, c.Boxes)))
+	gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
+		gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
+	yn, err := op(x, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !yn.Shape().Eq(tensor.Shape(c.OutputShape)) {
+		t.Fatalf("output shape %v, want %v", yn.Shape(), c.OutputShape)
+	}
+	cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, gy))))
+	grads, err := ad.Grad(cost, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runRead(t, g, yn, grads[0])
+	return got[0], got[1]
+}
+
+func goldenTol(c *poolGoldenCase) (rtol, atol float64) {
+	if c.Dtype == "float32" {
+		return 1e-5, 1e-5
+	}
+	return 1e-12, 1e-12
 }

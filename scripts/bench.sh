@@ -297,7 +297,7 @@ describe() {
 EOF
 		;;
 	DeformConv2d) cat <<'EOF'
-- **DeformConv2d** (`BenchmarkDeformConv2d`, gops/deform_bench_test.go;
+- **DeformConv2d** (`BenchmarkDeformConv2d`, gops/deformconv_bench_test.go;
   `torchvision.ops.deform_conv2d`): 3x3, padding 1, stride 1, with bias,
   standard-normal offsets. v1: input [4, 64, 56, 56], weight [64, 64, 3, 3],
   no mask; v2: the same with a mask in [0, 1); v2-256: input [2, 256, 32, 32],
@@ -306,14 +306,14 @@ EOF
 EOF
 		;;
 	RoIPool) cat <<'EOF'
-- **RoIPool** (`BenchmarkRoIPool`, gops/pool_bench_test.go;
+- **RoIPool** (`BenchmarkRoIPool`, gops/roipool_bench_test.go;
   `torchvision.ops.roi_pool`): RoIAlign's data (input [2, 256, 50, 68], 512
   boxes), output 7x7, spatial_scale 1/16. gops-only rows: kernel/argmax,
   kernel/gather, kernel/scatter-add, the three CPU kernels alone.
 EOF
 		;;
 	PSRoIAlign) cat <<'EOF'
-- **PSRoIAlign** (`BenchmarkPSRoIAlign`, gops/pool_bench_test.go;
+- **PSRoIAlign** (`BenchmarkPSRoIAlign`, gops/psroialign_bench_test.go;
   `torchvision.ops.ps_roi_align`): input [2, 490, 50, 68] (10 output channels
   per 7x7 bin), 256 boxes, output 7x7, spatial_scale 1/16, sampling_ratio 2.
   gops-only rows: kernel/forward, kernel/transpose, the CPU kernels alone.

@@ -11,7 +11,7 @@ import (
 // inside one iteration, so results are bitwise identical for any
 // GOMAXPROCS. It is the only place kernels start goroutines. A panic in
 // body is raised again on the caller's goroutine once all chunks are done,
-// where Op.Do turns it into an error naming the op.
+// where package ad turns it into an error naming the op.
 func ParallelFor(n int, body func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
