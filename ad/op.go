@@ -345,25 +345,36 @@ func valueNode(g *gorgonia.ExprGraph, v gorgonia.Value, name string) *gorgonia.N
 	return gorgonia.NewScalar(g, v.Dtype(), gorgonia.WithValue(v), gorgonia.WithName(name))
 }
 
-// addInto adds v to the gradient value d in place.
+// addInto adds v to the gradient value d in place: a scalar gradient (F64,
+// F32) or a tensor of v's size and dtype.
 func addInto(d, v gorgonia.Value) error {
 	switch dd := d.(type) {
 	case *gorgonia.F64:
-		*dd += gorgonia.F64(scalarOf(v))
+		b, err := valueData[float64](v)
+		if err != nil || len(b) != 1 {
+			return fmt.Errorf("gradient %v (%v) does not fit a float64 scalar", v.Shape(), v.Dtype())
+		}
+		*dd += gorgonia.F64(b[0])
 		return nil
 	case *gorgonia.F32:
-		*dd += gorgonia.F32(scalarOf(v))
+		b, err := valueData[float32](v)
+		if err != nil || len(b) != 1 {
+			return fmt.Errorf("gradient %v (%v) does not fit a float32 scalar", v.Shape(), v.Dtype())
+		}
+		*dd += gorgonia.F32(b[0])
 		return nil
 	case tensor.Tensor:
-		vt, ok := v.(tensor.Tensor)
-		if !ok || vt.Shape().TotalSize() != dd.Shape().TotalSize() {
+		if v.Shape().TotalSize() != dd.Shape().TotalSize() {
 			return fmt.Errorf("gradient %v does not match %v", v.Shape(), d.Shape())
+		}
+		if dd.Shape().TotalSize() == 0 {
+			return nil // and Data() of an empty tensor panics
 		}
 		switch a := dd.Data().(type) {
 		case []float64:
-			return addSlices(a, vt)
+			return addSlices(a, v)
 		case []float32:
-			return addSlices(a, vt)
+			return addSlices(a, v)
 		}
 		return fmt.Errorf("gradient dtype %v is not float32 or float64", dd.Dtype())
 	}
@@ -371,39 +382,13 @@ func addInto(d, v gorgonia.Value) error {
 }
 
 // addSlices adds v's elements to a.
-func addSlices[T Float](a []T, v tensor.Tensor) error {
-	b, _ := v.Data().([]T)
-	if len(b) != len(a) {
-		return fmt.Errorf("gradient dtype %v does not match %T", v.Dtype(), a)
+func addSlices[T Float](a []T, v gorgonia.Value) error {
+	b, err := valueData[T](v)
+	if err != nil || len(b) != len(a) {
+		return fmt.Errorf("gradient %v (%v) does not match %d elements of %T", v.Shape(), v.Dtype(), len(a), a)
 	}
 	for i := range a {
 		a[i] += b[i]
 	}
 	return nil
-}
-
-// scalarOf is the value of a scalar or one-element tensor.
-func scalarOf(v gorgonia.Value) float64 {
-	switch x := v.(type) {
-	case *gorgonia.F64:
-		return float64(*x)
-	case *gorgonia.F32:
-		return float64(*x)
-	case tensor.Tensor:
-		switch d := x.Data().(type) {
-		case []float64:
-			if len(d) > 0 {
-				return d[0]
-			}
-		case []float32:
-			if len(d) > 0 {
-				return float64(d[0])
-			}
-		case float64:
-			return d
-		case float32:
-			return float64(d)
-		}
-	}
-	return 0
 }

@@ -89,38 +89,8 @@ func hostCopy(v gorgonia.Value) gorgonia.Value {
 	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(back))
 }
 
-func floats(v gorgonia.Value) []float64 {
-	t, ok := v.(tensor.Tensor)
-	if !ok {
-		switch s := v.Data().(type) {
-		case float64:
-			return []float64{s}
-		case float32:
-			return []float64{float64(s)}
-		}
-		return nil
-	}
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return d
-	case []int:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	}
-	return nil
-}
-
 func closeValues(got, want gorgonia.Value, dt tensor.Dtype) error {
-	a, b := floats(got), floats(want)
+	a, b := values(got), values(want)
 	if len(a) != len(b) {
 		return fmt.Errorf("%d elements, want %d", len(a), len(b))
 	}
@@ -188,16 +158,11 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, build func(g *gorgonia.ExprGraph, r
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cost2 *gorgonia.Node
+	terms := make(gorgonia.Nodes, len(g1))
 	for i, d := range g1 {
-		term := weighted(d, fmt.Sprintf("R2_%d", i))
-		if cost2 == nil {
-			cost2 = term
-		} else {
-			cost2 = must(gorgonia.Add(cost2, term))
-		}
+		terms[i] = weighted(d, fmt.Sprintf("R2_%d", i))
 	}
-	g2, err := ad.Grad(cost2, wrt...)
+	g2, err := ad.Grad(must(gorgonia.ReduceAdd(terms)), wrt...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,16 +358,11 @@ func gpuGoldenCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, y, g
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cost2 *gorgonia.Node
-	for _, d := range g1 {
-		term := must(gorgonia.Sum(must(gorgonia.Square(d))))
-		if cost2 == nil {
-			cost2 = term
-		} else {
-			cost2 = must(gorgonia.Add(cost2, term))
-		}
+	terms := make(gorgonia.Nodes, len(g1))
+	for i, d := range g1 {
+		terms[i] = must(gorgonia.Sum(must(gorgonia.Square(d))))
 	}
-	g2, err := ad.Grad(cost2, wrt...)
+	g2, err := ad.Grad(must(gorgonia.ReduceAdd(terms)), wrt...)
 	if err != nil {
 		t.Fatal(err)
 	}

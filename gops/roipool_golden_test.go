@@ -10,7 +10,7 @@ import (
 func TestRoIPoolGolden(t *testing.T) {
 	for _, c := range loadGoldenFile[poolGoldenCase](t, "roipool_golden.json.gz") {
 		if c.BoxesShape[0] == 0 {
-			continue // K = 0: TestPoolNoBoxes
+			continue // K = 0: the conformance table's empty case
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
