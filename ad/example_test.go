@@ -100,7 +100,7 @@ func ExampleGrad() {
 		score := gorgonia.Must(gorgonia.Sum(weighted, 1, 2, 3))
 		return gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gorgonia.Must(gorgonia.Sub(score, target))))))
 	}
-	alpha := ad.Constant(g, gorgonia.NewF64(0.1))
+	alpha := gorgonia.Must(ad.Constant(g, gorgonia.NewF64(0.1)))
 	inner, err := ad.Grad(loss(a, w, support, supportT), a, w) // ∇L_s(θ), nodes of the graph
 	if err != nil {
 		panic(err)
@@ -122,6 +122,7 @@ func ExampleGrad() {
 	fmt.Printf("meta-gradient w.r.t. a: %.6f\n", da.Data())
 	fmt.Printf("meta-gradient w.r.t. w: %.6f\n", dw.Data())
 	// Central differences of θ ↦ L_q(θ − α∇L_s(θ)) give the same six digits.
+
 	// Output:
 	// meta-gradient w.r.t. a: -8.123131
 	// meta-gradient w.r.t. w: [-0.490198 -0.436960 3.182251 3.173002]

@@ -47,7 +47,11 @@ func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backprop(cost, Constant(cost.Graph(), seed), wrt)
+	s, err := Constant(cost.Graph(), seed)
+	if err != nil {
+		return nil, err
+	}
+	return backprop(cost, s, wrt)
 }
 
 // VJP returns the vector-Jacobian products <gradOutput, ∂output/∂w> for each
@@ -63,7 +67,7 @@ func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nod
 	if output == nil || gradOutput == nil {
 		return nil, fmt.Errorf("ad: VJP: output or gradOutput is nil")
 	}
-	if gradOutput.Graph() != output.Graph() || !gradOutput.Shape().Eq(output.Shape()) ||
+	if gradOutput.Graph() != output.Graph() || !sameShape(gradOutput.Shape(), output.Shape()) ||
 		gradOutput.Dtype() != output.Dtype() || gradOutput.IsScalar() != output.IsScalar() {
 		return nil, fmt.Errorf("ad: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
 			gradOutput.Shape(), gradOutput.Dtype(), output.Shape(), output.Dtype())
@@ -161,6 +165,14 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 	out := make(gorgonia.Nodes, len(wrt))
 	for i, w := range wrt {
 		if t, ok := total[w]; ok {
+			if !w.IsScalar() && !sameShape(t.Shape(), w.Shape()) {
+				// A Gorgonia rule gave the gradient another shape of the same
+				// size, (3, 1) for (3) say: hand it out in w's.
+				var err error
+				if t, err = Reshape(t, w.Shape()...); err != nil {
+					return nil, err
+				}
+			}
 			out[i] = t
 			continue
 		}
@@ -330,3 +342,7 @@ func nodeName(n *gorgonia.Node) string {
 	}
 	return fmt.Sprintf("node %d", n.ID())
 }
+
+// sameShape is shape equality with the number of dimensions: tensor.Shape's
+// Eq takes (3) and (3, 1) as equal.
+func sameShape(a, b tensor.Shape) bool { return a.Dims() == b.Dims() && a.Eq(b) }

@@ -197,7 +197,20 @@ func TestApplyErrors(t *testing.T) {
 		{"wrong rank", id, []*gorgonia.Node{x}, "want rank 1"},
 		{"arity", id, []*gorgonia.Node{x, x}, "got 2 inputs, want 1"},
 		{"int input", id, []*gorgonia.Node{iv}, "input 0 has dtype int, want float32 or float64"},
-		{"fixed dtype", with(func(s *ad.OpSpec) { s.InputDtypes = []tensor.Dtype{tensor.Int} }), []*gorgonia.Node{v}, "input 0 has dtype float64, want int"},
+		{"fixed dtype", with(func(s *ad.OpSpec) { s.InputDims, s.InputDtypes = []int{1, 1}, []tensor.Dtype{{}, tensor.Int} }), []*gorgonia.Node{v, v}, "input 1 has dtype float64, want int"},
+		{"no float input", with(func(s *ad.OpSpec) { s.InputDtypes = []tensor.Dtype{tensor.Int} }), []*gorgonia.Node{iv}, "no input has the float dtype that the result takes"},
+		{"kernel fixed float input", with(func(s *ad.OpSpec) {
+			s.Forward, s.Kernel = nil, ad.Floats(copyKernel[float32], copyKernel[float64])
+			s.InputDims, s.InputDtypes = []int{1, 1}, []tensor.Dtype{{}, tensor.Float64}
+		}), []*gorgonia.Node{v, v}, "a Kernel takes float inputs of the op's dtype and tensor.Int inputs, not InputDtypes[1] = float64"},
+		{"kernel only ints", with(func(s *ad.OpSpec) {
+			s.Forward, s.Kernel = nil, ad.Floats(copyKernel[float32], copyKernel[float64])
+			s.InputDtypes, s.OutputDtype = []tensor.Dtype{tensor.Int}, tensor.Int
+		}), []*gorgonia.Node{iv}, "a Kernel needs a float input"},
+		{"kernel float32 output", with(func(s *ad.OpSpec) {
+			s.Forward, s.Kernel = nil, ad.Floats(copyKernel[float32], copyKernel[float64])
+			s.OutputDtype = tensor.Float32
+		}), []*gorgonia.Node{v}, "a Kernel's result has the op's float dtype or tensor.Int, not OutputDtype float32"},
 		{"mixed floats", with(func(s *ad.OpSpec) { s.InputDims = []int{1, 1} }), []*gorgonia.Node{v, v32}, "input 1 has dtype float32, unlike the op's earlier float64 inputs"},
 		{"bad Shape", with(func(s *ad.OpSpec) {
 			s.Shape = func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{3, 1}, nil }
@@ -282,5 +295,16 @@ func expectZeros(t *testing.T, what string, got []float64, n int) {
 		if v != 0 {
 			t.Fatalf("%s[%d] = %v, want 0", what, i, v)
 		}
+	}
+}
+
+// VJP's gradOutput must have output's shape exactly: (3, 1) is not (3).
+func TestVJPShapeIsStrict(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	u := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 1), gorgonia.WithName("u"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
+	y := gorgonia.Must(gorgonia.Sin(x))
+	if _, err := ad.VJP(y, u, x); err == nil || !strings.Contains(err.Error(), "must be output's shape") {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -1,6 +1,10 @@
 package ad
 
-import "gorgonia.org/gorgonia"
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+)
 
 // LinearPair declares two ops that are linear in their first input and
 // each other's transpose in it, F(x, aux...) and Fᵀ(g, aux...) with the
@@ -15,18 +19,49 @@ import "gorgonia.org/gorgonia"
 // result's first entry is replaced. Without one, the remaining inputs get
 // no gradient: zero if DiffWRT excludes them (an index input), otherwise
 // Grad reports an error should a gradient have to flow into them.
+//
+// The two specs must fit: the same number of inputs, the same ranks and
+// dtypes for the remaining ones, f's result of the rank of ft's first input
+// and the other way round. If they do not, both Backwards return an error
+// that says why, so Grad reports it where a gradient needs the pair.
 func LinearPair(f, ft OpSpec) (OpSpec, OpSpec) {
 	fb, ftb := f.Backward, ft.Backward
-	f.Backward = transposeRule(&ft, fb)
-	ft.Backward = transposeRule(&f, ftb)
+	mismatch := pairMismatch(&f, &ft)
+	f.Backward = transposeRule(&ft, fb, mismatch)
+	ft.Backward = transposeRule(&f, ftb, mismatch)
 	return f, ft
+}
+
+// pairMismatch says why f and ft cannot be each other's transpose, or nil.
+func pairMismatch(f, ft *OpSpec) error {
+	n := len(f.InputDims)
+	bad := func(why string) error {
+		return fmt.Errorf("ad: LinearPair(%s, %s): %s", f.Name, ft.Name, why)
+	}
+	switch {
+	case n == 0 || len(ft.InputDims) != n:
+		return bad(fmt.Sprintf("%d and %d inputs", n, len(ft.InputDims)))
+	case f.OutputDims != ft.InputDims[0] || ft.OutputDims != f.InputDims[0]:
+		return bad(fmt.Sprintf("results of rank %d and %d for first inputs of rank %d and %d", f.OutputDims, ft.OutputDims, ft.InputDims[0], f.InputDims[0]))
+	case f.inputDtype(0).Type != nil || ft.inputDtype(0).Type != nil || f.OutputDtype.Type != nil || ft.OutputDtype.Type != nil:
+		return bad("the first input and the result must have the float dtype")
+	}
+	for i := 1; i < n; i++ {
+		if f.InputDims[i] != ft.InputDims[i] || f.inputDtype(i) != ft.inputDtype(i) {
+			return bad(fmt.Sprintf("input %d differs (rank %d, %d; dtype %v, %v)", i, f.InputDims[i], ft.InputDims[i], f.inputDtype(i), ft.inputDtype(i)))
+		}
+	}
+	return nil
 }
 
 // transposeRule is the Backward of one op of a linear pair: other applied
 // to the upstream gradient and the op's remaining inputs, plus rest's
 // gradients for those inputs.
-func transposeRule(other *OpSpec, rest func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error)) func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+func transposeRule(other *OpSpec, rest func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error), mismatch error) func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
 	return func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+		if mismatch != nil {
+			return nil, mismatch
+		}
 		grads := make(gorgonia.Nodes, len(in))
 		if rest != nil {
 			gs, err := rest(in, out, grad)

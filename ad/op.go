@@ -93,6 +93,24 @@ func newOp(spec OpSpec) (*op, error) {
 	case spec.OutputDims < 0:
 		return nil, fmt.Errorf("ad: %s: negative OutputDims", spec.Name)
 	}
+	floatInputs := 0
+	for i := range spec.InputDims {
+		dt := spec.inputDtype(i)
+		switch {
+		case dt.Type == nil:
+			floatInputs++
+		case !spec.Kernel.empty() && dt != tensor.Int:
+			return nil, fmt.Errorf("ad: %s: a Kernel takes float inputs of the op's dtype and tensor.Int inputs, not InputDtypes[%d] = %v", spec.Name, i, dt)
+		}
+	}
+	switch {
+	case floatInputs == 0 && spec.OutputDtype.Type == nil:
+		return nil, fmt.Errorf("ad: %s: no input has the float dtype that the result takes: give OutputDtype", spec.Name)
+	case floatInputs == 0 && !spec.Kernel.empty():
+		return nil, fmt.Errorf("ad: %s: a Kernel needs a float input, whose dtype picks float32 or float64", spec.Name)
+	case !spec.Kernel.empty() && spec.OutputDtype.Type != nil && spec.OutputDtype != tensor.Int:
+		return nil, fmt.Errorf("ad: %s: a Kernel's result has the op's float dtype or tensor.Int, not OutputDtype %v", spec.Name, spec.OutputDtype)
+	}
 	floatVar := hm.TypeVariable('a')
 	typeOf := func(d int, dt tensor.Dtype) hm.Type {
 		var of hm.Type = floatVar
@@ -173,14 +191,15 @@ func (o *op) Arity() int { return len(o.spec.InputDims) }
 // Type implements gorgonia.Op.
 func (o *op) Type() hm.Type { return o.typ }
 
-// InferShape implements gorgonia.Op.
-func (o *op) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+// InferShape implements gorgonia.Op. A panic in Shape is returned as an
+// error naming the op.
+func (o *op) InferShape(in ...gorgonia.DimSizer) (s tensor.Shape, err error) {
+	defer o.recoverAs("Shape", &err)
 	shapes, err := gorgonia.DimSizersToShapes(in)
 	if err != nil {
 		return nil, fmt.Errorf("ad: %s: %w", o.spec.Name, err)
 	}
-	s, err := o.spec.Shape(shapes)
-	if err != nil {
+	if s, err = o.spec.Shape(shapes); err != nil {
 		return nil, err
 	}
 	if s.Dims() != o.spec.OutputDims {
@@ -189,26 +208,26 @@ func (o *op) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	return s, nil
 }
 
-// Do implements gorgonia.Op: Forward, or Kernel on a new result. A panic in
-// it, or in goroutines it started and whose panic it re-raised, is returned
-// as an error naming the op instead of ending the program; so is a result
-// of another shape than Shape says.
+// Do implements gorgonia.Op: Forward, or Kernel on a new result. A panic
+// in it, or in goroutines it started and whose panic it re-raised, is
+// returned as an error naming the op instead of ending the program; so is a
+// result of another shape or dtype than the spec says.
 func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 	if len(in) != o.Arity() {
 		return nil, fmt.Errorf("ad: %s: got %d inputs, want %d", o.spec.Name, len(in), o.Arity())
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			v, err = nil, fmt.Errorf("ad: op %s failed: its forward panicked: %v", o.spec.Name, r)
-		}
-	}()
+	defer o.recoverAs("forward", &err)
 	shapes := make([]tensor.Shape, len(in))
+	var floatDt tensor.Dtype
 	for i, x := range in {
 		shapes[i] = x.Shape()
+		if floatDt.Type == nil && o.spec.inputDtype(i).Type == nil {
+			floatDt = x.Dtype()
+		}
 	}
 	want, err := o.spec.Shape(shapes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ad: %s: %w", o.spec.Name, err)
 	}
 	if !o.spec.Kernel.empty() {
 		return o.spec.Kernel.run(&o.spec, in, want)
@@ -216,13 +235,28 @@ func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 	if v, err = o.spec.Forward(in); err != nil {
 		return nil, err
 	}
-	if v == nil {
-		return nil, fmt.Errorf("ad: %s: Forward returned no value", o.spec.Name)
+	wantDt := o.spec.OutputDtype
+	if wantDt.Type == nil {
+		wantDt = floatDt
 	}
-	if t, ok := v.(tensor.Tensor); ok && !t.Shape().Eq(want) && !(want.IsScalar() && t.Shape().TotalSize() == 1) {
-		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says %v", o.spec.Name, t.Shape(), want)
+	switch t, isTensor := v.(tensor.Tensor); {
+	case v == nil:
+		return nil, fmt.Errorf("ad: %s: Forward returned no value", o.spec.Name)
+	case v.Dtype() != wantDt:
+		return nil, fmt.Errorf("ad: %s: Forward returned dtype %v, want %v", o.spec.Name, v.Dtype(), wantDt)
+	case want.IsScalar() && v.Shape().TotalSize() != 1 && !v.Shape().IsScalar():
+		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says a scalar", o.spec.Name, v.Shape())
+	case !want.IsScalar() && (!isTensor || !t.Shape().Eq(want) || t.Shape().Dims() != want.Dims()):
+		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says %v", o.spec.Name, v.Shape(), want)
 	}
 	return v, nil
+}
+
+// recoverAs turns a panic in the op's function what into *err.
+func (o *op) recoverAs(what string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("ad: op %s failed: its %s panicked: %v", o.spec.Name, what, r)
+	}
 }
 
 // ReturnsPtr implements gorgonia.Op.
@@ -255,28 +289,28 @@ func (o *op) String() string {
 	return o.spec.Name + "{" + o.spec.Params + "}"
 }
 
-// DiffWRT implements gorgonia.SDOp.
+// DiffWRT implements gorgonia.SDOp: the spec's DiffWRT, all inputs when
+// nil, whether or not there is a Backward (without one, SymDiff names the op
+// as not differentiable when a gradient needs it).
 func (o *op) DiffWRT(n int) []bool {
 	out := make([]bool, n)
-	if o.spec.Backward == nil {
-		return out
-	}
 	for i := range out {
 		out[i] = o.spec.DiffWRT == nil || i < len(o.spec.DiffWRT) && o.spec.DiffWRT[i]
 	}
 	return out
 }
 
-// SymDiff implements gorgonia.SDOp by calling the spec's Backward.
-func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+// SymDiff implements gorgonia.SDOp by calling the spec's Backward. A panic
+// in Backward is returned as an error naming the op.
+func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gs gorgonia.Nodes, err error) {
+	defer o.recoverAs("Backward", &err)
 	if o.spec.Backward == nil {
 		return nil, fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
 	}
 	if len(in) != o.Arity() {
 		return nil, fmt.Errorf("ad: %s: SymDiff got %d inputs, want %d", o.spec.Name, len(in), o.Arity())
 	}
-	gs, err := o.spec.Backward(in, output, grad)
-	if err != nil {
+	if gs, err = o.spec.Backward(in, output, grad); err != nil {
 		return nil, fmt.Errorf("ad: %s backward: %w", o.spec.Name, err)
 	}
 	if len(gs) != len(in) {
@@ -293,7 +327,12 @@ func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.N
 // would report an error if that gradient were needed.
 func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *gorgonia.Node) error {
 	if o.spec.Backward == nil {
-		return fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
+		for _, d := range o.DiffWRT(len(in)) {
+			if d {
+				return fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
+			}
+		}
+		return nil // piecewise constant: DiffWRT declares no gradient
 	}
 	upstream, err := output.Grad()
 	if err != nil {

@@ -2,13 +2,11 @@ package ad_test
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
-	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -28,21 +26,17 @@ func runOnce(t *testing.T, spec ad.OpSpec, data []float64) error {
 	return m.RunAll()
 }
 
-// A panic in an op's forward, or in a kernel goroutine whose panic
-// cpu.ParallelFor raises again on the caller, reaches the caller as an
-// error naming the op as the one that failed.
+// A panic in an op's forward (a kernel's index out of range, say) reaches
+// the caller as an error naming the op as the one that failed.
 func TestOpForwardPanicIsError(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	spec := ad.OpSpec{
 		Name:       "Broken",
 		InputDims:  []int{1},
 		OutputDims: 1,
 		Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
-		Forward: func([]gorgonia.Value) (gorgonia.Value, error) {
-			cpu.ParallelFor(8, func(lo, hi int) {
-				var s []int
-				_ = s[lo+hi] // index out of range in a worker
-			})
+		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) {
+			var s []int
+			_ = s[in[0].Shape()[0]] // index out of range
 			return nil, nil
 		},
 	}
@@ -52,21 +46,73 @@ func TestOpForwardPanicIsError(t *testing.T) {
 	}
 }
 
-// A Forward whose result has another shape than Shape promised is an error,
-// not a silently misshapen node.
-func TestOpForwardWrongShapeIsError(t *testing.T) {
-	spec := ad.OpSpec{
-		Name:       "Short",
-		InputDims:  []int{1},
-		OutputDims: 1,
-		Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
-		Forward: func([]gorgonia.Value) (gorgonia.Value, error) {
-			return tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{1})), nil
-		},
+// A Forward whose result has another shape or dtype than the spec says is
+// an error, not a silently misshapen node.
+func TestOpForwardWrongResultIsError(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		result gorgonia.Value
+		want   string
+	}{
+		{"Short", tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{1})), "Short: Forward returned shape (1), Shape says (2)"},
+		{"Scalar", gorgonia.NewF64(3), "Scalar: Forward returned shape (), Shape says (2)"},
+		{"Float32", tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{1, 2})), "Float32: Forward returned dtype float32, want float64"},
+	} {
+		spec := ad.OpSpec{
+			Name: c.name, InputDims: []int{1}, OutputDims: 1,
+			Shape:   func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
+			Forward: func([]gorgonia.Value) (gorgonia.Value, error) { return c.result, nil },
+		}
+		if err := runOnce(t, spec, []float64{1, 2}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
 	}
-	err := runOnce(t, spec, []float64{1, 2})
-	if err == nil || !strings.Contains(err.Error(), "Short: Forward returned shape (1), Shape says (2)") {
-		t.Fatalf("error %v", err)
+}
+
+// An op without Backward is not differentiable: Grad says so when a
+// gradient must pass through it (it does not return zeros), unless DiffWRT
+// declares the op piecewise constant. A Backward or Shape that panics is an
+// error naming the op.
+func TestOpWithoutOrBrokenBackward(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{1, 2, 3}))))
+	base := ad.OpSpec{
+		Name: "NoBackward", InputDims: []int{1}, OutputDims: 1,
+		Shape:  func(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil },
+		Kernel: ad.Floats(square[float32], square[float64]),
+	}
+	y, err := ad.Apply(base, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x); err == nil || !strings.Contains(err.Error(), "NoBackward is not differentiable") {
+		t.Errorf("Grad through an op without Backward: %v", err)
+	}
+	constant := base
+	constant.Name, constant.DiffWRT = "PiecewiseConstant", []bool{false}
+	gs, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(ad.Apply(constant, x)))), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	panicky := base
+	panicky.Name = "PanickyBackward"
+	panicky.Backward = func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) { panic("oops") }
+	if _, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(ad.Apply(panicky, x)))), x); err == nil || !strings.Contains(err.Error(), "op PanickyBackward failed: its Backward panicked: oops") {
+		t.Errorf("Grad through a panicking Backward: %v", err)
+	}
+	badShape := base
+	badShape.Name = "PanickyShape"
+	badShape.Shape = func([]tensor.Shape) (tensor.Shape, error) { panic("no shape") }
+	if _, err := ad.Apply(badShape, x); err == nil || !strings.Contains(err.Error(), "op PanickyShape failed: its Shape panicked: no shape") {
+		t.Errorf("Apply with a panicking Shape: %v", err)
+	}
+	got, err := graphtest.Eval(g, gs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got[0]) != 3 || got[0][0] != 0 || got[0][1] != 0 || got[0][2] != 0 {
+		t.Errorf("gradient through a piecewise-constant op: %v, want zeros", got[0])
 	}
 }
 
@@ -111,7 +157,7 @@ func TestLinearPair(t *testing.T) {
 	idx := []int{3, 0, 0, 2, 3, 3}
 	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 		g := in[0].Graph()
-		ix := ad.Constant(g, tensor.New(tensor.WithShape(k), tensor.WithBacking(idx)))
+		ix := gorgonia.Must(ad.Constant(g, tensor.New(tensor.WithShape(k), tensor.WithBacking(idx))))
 		y, err := ad.Apply(gatherSpec, in[0], ix)
 		if err != nil {
 			return nil, err
@@ -135,5 +181,22 @@ func TestLinearPair(t *testing.T) {
 		if err := graphtest.CheckVMs(f, []*tensor.Dense{in}, graphtest.Options{RTol: 1e-5}); err != nil {
 			t.Errorf("%v: %v", in.Dtype(), err)
 		}
+	}
+}
+
+// Specs that cannot be each other's transpose make LinearPair's Backwards
+// say so.
+func TestLinearPairMismatch(t *testing.T) {
+	f, _ := gatherPair(4, 6)
+	other := f
+	other.Name, other.InputDims = "Other", []int{1}
+	pf, _ := ad.LinearPair(f, other)
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(4), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	ix := gorgonia.Must(ad.Constant(g, tensor.New(tensor.WithShape(6), tensor.WithBacking([]int{0, 1, 2, 3, 0, 1}))))
+	y := gorgonia.Must(ad.Apply(pf, x, ix))
+	_, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
+	if err == nil || !strings.Contains(err.Error(), "LinearPair(Gather, Other): 2 and 1 inputs") {
+		t.Fatalf("error %v", err)
 	}
 }

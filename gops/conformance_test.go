@@ -238,7 +238,7 @@ func valueAndGrads(f graphtest.Func, in []*tensor.Dense, wrt []int) ([][]float64
 	if y.Dtype() == tensor.Float32 {
 		rv = toFloat32(r)
 	}
-	cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, ad.Constant(g, rv))))
+	cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, rv)))))
 	if err != nil {
 		return nil, err
 	}

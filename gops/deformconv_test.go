@@ -242,7 +242,7 @@ func runDeformConv2d(t *testing.T, c deformCase, in []*tensor.Dense) (y []float6
 		if in[0].Dtype() == tensor.Float32 {
 			rv = toFloat32(r)
 		}
-		cost = gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, ad.Constant(g, rv)))))
+		cost = gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, gorgonia.Must(ad.Constant(g, rv))))))
 	}
 	gs, err := ad.Grad(cost, nodes...)
 	if err != nil {

@@ -144,7 +144,7 @@ func runPool(op poolOp, x, boxes *tensor.Dense) (y, dx []float64, err error) {
 		if x.Dtype() == tensor.Float32 {
 			gy = toFloat32(gy)
 		}
-		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, ad.Constant(g, gy))))
+		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, gorgonia.Must(ad.Constant(g, gy)))))
 	}
 	if err != nil {
 		return nil, nil, err

@@ -11,32 +11,13 @@ import (
 
 // The copying layout ops of DeformConv2d's composite. Gorgonia's Reshape
 // returns a view that its TapeMachine may later overwrite in place
-// (docs/GORGONIA.md), so the composite reshapes with these ops instead.
+// (docs/GORGONIA.md), so the composite reshapes with ad's copying reshape,
+// here with a CUDA twin, instead.
 
-// reshapeSpecs are a reshape from one shape to another that copies, and the
-// reshape back: a linear pair, each the other's backward.
+// reshapeSpecs are ad's copying reshape from one shape to another and
+// back, a linear pair, with their CUDA twins.
 func reshapeSpecs(from, to tensor.Shape) (there, back ad.OpSpec) {
-	reshape := func(from, to tensor.Shape) ad.OpSpec {
-		return withCUDA(ad.OpSpec{
-			Name:       "Reshape",
-			Params:     fmt.Sprintf("%v→%v", from, to),
-			InputDims:  []int{from.Dims()},
-			OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !in[0].Eq(from) {
-					return nil, fmt.Errorf("gops: Reshape: input shape %v, want %v", in[0], from)
-				}
-				return to.Clone(), nil
-			},
-			Kernel: ad.Floats(copyKernel[float32], copyKernel[float64]),
-		}, reshapeGPU{})
-	}
-	return ad.LinearPair(reshape(from, to), reshape(to, from))
-}
-
-func copyKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	copy(out.Data, in[0].Data)
-	return nil
+	return ad.LinearPair(withCUDA(ad.ReshapeSpec(from, to), reshapeGPU{}), withCUDA(ad.ReshapeSpec(to, from), reshapeGPU{}))
 }
 
 // reshape applies reshapeSpecs.

@@ -43,7 +43,7 @@ func TestPSRoIAlignOutsideReadsNothing(t *testing.T) {
 	bn := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, -9, -9, -8, -8})))
 	y := gorgonia.Must(gops.PSRoIAlign(xn, bn, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2}))
 	inf := tensor.New(tensor.WithShape(1, 1, 2, 2), tensor.WithBacking([]float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}))
-	dx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, ad.Constant(g, inf))))), xn)
+	dx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, inf)))))), xn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,15 @@ type Options struct {
 // validate checks the options and inputs before a check starts.
 func (o Options) validate(inputs []*tensor.Dense) error {
 	for i, x := range inputs {
-		if x == nil {
+		switch {
+		case x == nil:
 			return fmt.Errorf("graphtest: input %d is nil", i)
+		case x.Dtype() != tensor.Float64 && x.Dtype() != tensor.Float32:
+			return fmt.Errorf("graphtest: input %d is %v; want float32 or float64", i, x.Dtype())
+		case x.Shape().TotalSize() == 0:
+			// Gorgonia's ops crash on empty tensors, in goroutines that
+			// recover cannot reach.
+			return fmt.Errorf("graphtest: input %d %v is empty", i, x.Shape())
 		}
 	}
 	for _, i := range o.Wrt {
@@ -176,16 +183,20 @@ func contract(g *gorgonia.ExprGraph, ns gorgonia.Nodes, rng *rand.Rand) (*gorgon
 		var term *gorgonia.Node
 		var err error
 		if n.IsScalar() {
-			r := randomValue(n.Dtype(), nil, rng)
-			term, err = gorgonia.Mul(n, ad.Constant(g, r))
+			var c *gorgonia.Node
+			if c, err = ad.Constant(g, randomValue(n.Dtype(), nil, rng)); err == nil {
+				term, err = gorgonia.Mul(n, c)
+			}
 		} else {
 			r := randomValue(n.Dtype(), n.Shape(), rng)
 			if n.Shape().TotalSize() == 0 {
 				continue
 			}
-			var p *gorgonia.Node
-			if p, err = gorgonia.HadamardProd(n, ad.Constant(g, r)); err == nil {
-				term, err = gorgonia.Sum(p)
+			var c, p *gorgonia.Node
+			if c, err = ad.Constant(g, r); err == nil {
+				if p, err = gorgonia.HadamardProd(n, c); err == nil {
+					term, err = gorgonia.Sum(p)
+				}
 			}
 		}
 		if err != nil {
@@ -289,6 +300,12 @@ func floats(v gorgonia.Value) []float64 {
 			return nil
 		}
 		switch d := x.Data().(type) {
+		case []int:
+			out := make([]float64, len(d))
+			for i, v := range d {
+				out[i] = float64(v)
+			}
+			return out
 		case []float64:
 			return append([]float64(nil), d...)
 		case []float32:
@@ -448,20 +465,30 @@ func compare(what string, tape, lisp []float64, o Options) error {
 }
 
 // Eval runs g once on a TapeMachine and returns the values of nodes, as
-// float64 (float32 values converted, a scalar as one element). The values
-// are read while the graph runs (gorgonia.Read), because after the run an
-// intermediate node's Value may already hold memory a later op reused.
-func Eval(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) ([][]float64, error) {
+// float64 (float32 values converted, int indices too, a scalar as one
+// element). The values are read while the graph runs (gorgonia.Read),
+// because after the run an intermediate node's Value may already hold
+// memory a later op reused. Errors: a nil node, a node of another graph, a
+// graph Gorgonia cannot compile (one without input nodes, say) or run.
+func Eval(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) (out [][]float64, err error) {
 	vals := make([]gorgonia.Value, len(nodes))
 	for i, n := range nodes {
+		if n == nil || n.Graph() != g {
+			return nil, fmt.Errorf("graphtest: Eval: node %d is nil or in another graph", i)
+		}
 		gorgonia.Read(n, &vals[i])
 	}
+	defer func() {
+		if r := recover(); r != nil { // NewTapeMachine panics on graphs it cannot compile
+			out, err = nil, fmt.Errorf("graphtest: Eval: %v", r)
+		}
+	}()
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return nil, fmt.Errorf("graphtest: Eval: %w", err)
 	}
-	out := make([][]float64, len(vals))
+	out = make([][]float64, len(vals))
 	for i, v := range vals {
 		if v == nil {
 			return nil, fmt.Errorf("graphtest: Eval: node %d was not evaluated", i)

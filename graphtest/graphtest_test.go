@@ -53,7 +53,7 @@ func wrongSquare(factor float64) Func {
 				return tensor.New(tensor.WithShape(len(out)), tensor.WithBacking(out)), nil
 			},
 			Backward: func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-				k := ad.Constant(in[0].Graph(), gorgonia.NewF64(factor))
+				k := gorgonia.Must(ad.Constant(in[0].Graph(), gorgonia.NewF64(factor)))
 				d, err := gorgonia.HadamardProd(in[0], g)
 				if err != nil {
 					return nil, err
@@ -153,5 +153,32 @@ func TestEval(t *testing.T) {
 	}
 	if len(got) != 2 || len(got[0]) != 2 || got[0][0] != 2.25 || got[0][1] != 4 || len(got[1]) != 1 || got[1][0] != 6.25 {
 		t.Fatalf("Eval = %v, want [[2.25 4] [6.25]]", got)
+	}
+}
+
+// Eval and the checks reject what Gorgonia would crash on: a nil node, a
+// graph without inputs, empty or integer inputs.
+func TestBadUse(t *testing.T) {
+	g := gorgonia.NewGraph()
+	c := gorgonia.Must(ad.Constant(g, gorgonia.NewF64(2)))
+	if _, err := Eval(g, c); err == nil || !strings.Contains(err.Error(), "graphtest: Eval") {
+		t.Errorf("Eval on a graph without inputs: %v", err)
+	}
+	if _, err := Eval(g, nil); err == nil || !strings.Contains(err.Error(), "node 0 is nil") {
+		t.Errorf("Eval(nil): %v", err)
+	}
+	sum := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Sum(in[0]) }
+	empty := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0))
+	ints := tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))
+	for _, c := range []struct {
+		in   *tensor.Dense
+		want string
+	}{{empty, "input 0 (0) is empty"}, {ints, "input 0 is int; want float32 or float64"}} {
+		if err := Check(sum, []*tensor.Dense{c.in}, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check: %v, want %q", err, c.want)
+		}
+		if err := CheckVMs(sum, []*tensor.Dense{c.in}, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckVMs: %v, want %q", err, c.want)
+		}
 	}
 }

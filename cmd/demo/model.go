@@ -157,7 +157,7 @@ func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, onehot *gorgonia.N
 	same := gops.DeformConv2dOpts{Padding: [2]int{1, 1}}
 	half := gops.DeformConv2dOpts{Padding: [2]int{1, 1}, Stride: [2]int{2, 2}}
 	zeros := func(shape ...int) *gorgonia.Node {
-		return ad.Constant(g, tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64)))
+		return gorgonia.Must(ad.Constant(g, tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64))))
 	}
 	// A plain 3x3 convolution is DeformConv2d with zero offsets.
 	f, err := gops.DeformConv2d(canvas, zeros(b, 18, a.Canvas, a.Canvas), theta[pFeatW], theta[pFeatB], nil, same)
@@ -249,36 +249,10 @@ func CrossEntropy(logits, onehot *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gorgonia.Mul(total, ad.Constant(logits.Graph(), gorgonia.NewF64(1/float64(k))))
+	return gorgonia.Mul(total, gorgonia.Must(ad.Constant(logits.Graph(), gorgonia.NewF64(1/float64(k)))))
 }
 
-// Reshape is a reshape that copies its input. Gorgonia's Reshape returns a
-// view that the TapeMachine may overwrite in place (docs/GORGONIA.md,
-// TapeMachine aliasing); this one cannot alias. The reshape and the reshape
-// back are a linear pair, each the other's backward, so it is
-// differentiable to every order.
-func Reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) {
-	there, _ := ad.LinearPair(reshapeSpec(x.Shape(), to), reshapeSpec(to, x.Shape()))
-	return ad.Apply(there, x)
-}
-
-func reshapeSpec(from, to tensor.Shape) ad.OpSpec {
-	return ad.OpSpec{
-		Name:       "DemoReshape",
-		Params:     fmt.Sprintf("%v→%v", from, to),
-		InputDims:  []int{from.Dims()},
-		OutputDims: to.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(from) || from.TotalSize() != to.TotalSize() {
-				return nil, fmt.Errorf("reshape: input %v, want %v with %d elements", in[0], from, to.TotalSize())
-			}
-			return to.Clone(), nil
-		},
-		Kernel: ad.Floats(copyData[float32], copyData[float64]),
-	}
-}
-
-func copyData[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	copy(out.Data, in[0].Data)
-	return nil
-}
+// Reshape is ad.Reshape, a reshape that copies its input: Gorgonia's
+// Reshape returns a view that the TapeMachine may overwrite in place
+// (docs/GORGONIA.md, TapeMachine aliasing).
+func Reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) { return ad.Reshape(x, to...) }

@@ -89,8 +89,8 @@ func run(steps int, lambda, lr float64, out io.Writer) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	d := gorgonia.Must(gorgonia.Sub(y, ad.Constant(g, gorgonia.NewF64(0.25))))
-	loss := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d)))), ad.Constant(g, gorgonia.NewF64(1/float64(len(boxes)/5)))))
+	d := gorgonia.Must(gorgonia.Sub(y, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(0.25)))))
+	loss := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d)))), gorgonia.Must(ad.Constant(g, gorgonia.NewF64(1/float64(len(boxes)/5))))))
 
 	// P = ||∂L/∂x||² and the objective L + λP; their gradients w.r.t. W and b
 	// differentiate ∂L/∂x once more.
@@ -99,7 +99,7 @@ func run(steps int, lambda, lr float64, out io.Writer) (result, error) {
 		return res, err
 	}
 	penalty := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gx[0]))))
-	objective := gorgonia.Must(gorgonia.Add(loss, gorgonia.Must(gorgonia.Mul(penalty, ad.Constant(g, gorgonia.NewF64(lambda))))))
+	objective := gorgonia.Must(gorgonia.Add(loss, gorgonia.Must(gorgonia.Mul(penalty, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(lambda)))))))
 	dP, err := ad.Grad(penalty, w)
 	if err != nil {
 		return res, err
