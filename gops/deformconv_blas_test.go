@@ -9,7 +9,7 @@ import (
 
 // DeformConv2d's values and gradients must not depend on GOMAXPROCS
 // (README: "bitwise identical for any GOMAXPROCS"), with OpenBLAS in use
-// (TestMain's openblas.Use, where it is installed; openblas.Describe() says
+// (TestMain's openblas.UseFromEnv, where it is installed; openblas.Describe() says
 // which) as with gonum. The conformance table checks it on products too
 // small for openblas's split over goroutines; here the products are above
 // it (openblas.gemmSplitMin).

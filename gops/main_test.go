@@ -13,17 +13,17 @@ import (
 
 // importBLAS and importTensorBLAS are Gorgonia's and its tensor package's
 // BLAS as importing gops (and the rest of this test binary) left them,
-// before TestMain's openblas.Use.
+// before TestMain's openblas.UseFromEnv.
 var importBLAS, importTensorBLAS any
 
 // TestMain records the BLAS that importing gops left, then runs the tests
-// and benchmarks as cmd/demo runs: after openblas.Use, so on OpenBLAS when
+// and benchmarks as cmd/demo runs: after openblas.UseFromEnv, so on OpenBLAS when
 // it is installed (GOPS_BLAS=gonum go test keeps gonum's pure-Go BLAS).
 // What Use chose, and why not OpenBLAS, is TestBLAS's log line
 // (openblas.Describe()).
 func TestMain(m *testing.M) {
 	importBLAS, importTensorBLAS = gorgonia.WhichBLAS(), tensor.WhichBLAS()
-	openblas.Use() // its error is in Describe's line; TestBLAS checks it
+	openblas.UseFromEnv() // its error is in Describe's line; TestBLAS checks it
 	os.Exit(m.Run())
 }
 

@@ -144,16 +144,16 @@ func TestLoadLeavesGorgonia(t *testing.T) {
 	}
 }
 
-// TestBLAS logs which BLAS Use picks in this environment and checks Use and
-// Describe against it: GOPS_BLAS=gonum is obeyed, OpenBLAS is installed in
-// Gorgonia when it loads, a second Use is harmless, and Describe notices a
-// gorgonia.Use by the program.
+// TestBLAS logs which BLAS UseFromEnv picks in this environment and checks
+// it and Describe against it: GOPS_BLAS=gonum is obeyed, OpenBLAS is
+// installed in Gorgonia when it loads, a second Use is harmless, and
+// Describe notices a gorgonia.Use by the program.
 func TestBLAS(t *testing.T) {
 	resetUse(t)
 	if d := Describe(); d != "gonum (pure Go): openblas.Use was not called" {
 		t.Errorf("Describe() before Use = %q", d)
 	}
-	desc, err := Use()
+	desc, err := UseFromEnv()
 	t.Logf("BLAS: %s (error: %v)", desc, err)
 	if d := Describe(); d != desc {
 		t.Errorf("Describe() = %q, Use() = %q", d, desc)
@@ -193,29 +193,38 @@ func TestBLAS(t *testing.T) {
 	}
 }
 
-// TestUseEnv checks Use's reading of GOPS_BLAS, and Describe without Use.
+// TestUseEnv checks UseFromEnv's reading of GOPS_BLAS, Use's ignoring it,
+// and Describe without Use.
 func TestUseEnv(t *testing.T) {
 	loaded, loadErr := Load()
-	for _, env := range []string{"gonum", "GoNum", "atlas", "openblas", "OpenBLAS", ""} {
+	for _, env := range []string{"gonum", "GoNum", "atlas", "openblas", "OpenBLAS", "", "Use:gonum"} {
 		t.Run("GOPS_BLAS="+env, func(t *testing.T) {
 			resetUse(t)
+			use := UseFromEnv
+			if e, ok := strings.CutPrefix(env, "Use:"); ok {
+				use, env = Use, e
+			}
 			t.Setenv("GOPS_BLAS", env)
-			desc, err := Use()
+			desc, err := use()
 			_, isOpenBLAS := gorgonia.WhichBLAS().(*BLAS)
 			_, isGonum := gorgonia.WhichBLAS().(gonum.Implementation)
 			var want string
 			var wantErr bool
 			switch strings.ToLower(env) {
 			case "gonum":
-				want = "gonum (pure Go): GOPS_BLAS=" + env
-			case "atlas":
-				want, wantErr = "gonum (pure Go): GOPS_BLAS=atlas is neither gonum nor openblas", true
+				if t.Name() != "TestUseEnv/GOPS_BLAS=Use:gonum" {
+					want = "gonum (pure Go): GOPS_BLAS=" + env
+					break
+				}
+				fallthrough // Use does not read GOPS_BLAS
 			default:
 				if loadErr != nil {
 					want, wantErr = "gonum (pure Go): "+loadErr.Error(), true
 				} else {
 					want = "openblas (" + loaded.Name() + ")"
 				}
+			case "atlas":
+				want, wantErr = "gonum (pure Go): GOPS_BLAS=atlas is neither gonum nor openblas", true
 			}
 			if desc != want || (err != nil) != wantErr || (err != nil && !strings.HasSuffix(desc, err.Error())) {
 				t.Errorf("Use() = %q, %v; want %q, error %t", desc, err, want, wantErr)

@@ -6,10 +6,13 @@
 // gorgonia.Use itself:
 //
 //	func main() {
-//		desc, _ := openblas.Use() // before running graphs; GOPS_BLAS=gonum keeps gonum's BLAS
+//		desc, _ := openblas.UseFromEnv()    // before running graphs
 //		log.Printf("blas: %s", desc) // "openblas (libopenblas.so.0)", or "gonum (pure Go): why"
 //		...
 //	}
+//
+// UseFromEnv is Use behind a switch, the environment variable GOPS_BLAS,
+// for the programs that want one (gops' demo, tests and benchmarks).
 //
 // Use's error only says why OpenBLAS is not in use; gonum's BLAS then
 // computes the same results (up to the last bits), more slowly.
@@ -65,30 +68,35 @@ func Load() (*BLAS, error) {
 }
 
 // Use makes OpenBLAS compute Gorgonia's matrix products for the whole
-// process, as gorgonia.Use(Load()) would, unless the environment variable
-// GOPS_BLAS says otherwise: unset or "openblas" (any case), Load and, if it
-// succeeds, gorgonia.Use; "gonum", nothing (gonum's pure-Go BLAS, Gorgonia's
-// default, stays); anything else, nothing and an error.
+// process: gorgonia.Use of what Load returns, if it succeeds.
 //
 // It returns a one-line description of the BLAS now in use, for logs and
 // benchmark reports: "openblas (NAME)", NAME the library's file name, or
 // "gonum (pure Go): " followed by why OpenBLAS is not used. The error is
-// Load's, or the one for a bad GOPS_BLAS; the description is filled in
-// either way, and gonum's BLAS keeps working, so a program can log it and
-// go on.
+// Load's; the description is filled in either way, and gonum's BLAS keeps
+// working, so a program can log it and go on.
 //
 // Use changes process-wide state (Gorgonia's BLAS, and OpenBLAS's thread
 // count: see Load), so programs call it once at start-up, before running
-// graphs; nothing in package gops calls it. The first call reads GOPS_BLAS
-// and loads; later calls return the same description and error and install
-// the same OpenBLAS again (undoing a gorgonia.Use of the program in
-// between). It is safe for concurrent use.
-func Use() (string, error) {
+// graphs; nothing in package gops calls it. The first call of Use or
+// UseFromEnv decides; later calls return the same description and error
+// and install the same OpenBLAS again (undoing a gorgonia.Use of the program
+// in between). It is safe for concurrent use.
+func Use() (string, error) { return use(false) }
+
+// UseFromEnv is Use unless the environment variable GOPS_BLAS says
+// otherwise: unset or "openblas" (any case), Use; "gonum", nothing
+// (gonum's pure-Go BLAS, Gorgonia's default, stays, and the description
+// says why); anything else, nothing and an error. gops' demo, tests and
+// benchmarks call it, so that GOPS_BLAS=gonum runs them on gonum's BLAS.
+func UseFromEnv() (string, error) { return use(true) }
+
+func use(fromEnv bool) (string, error) {
 	useMu.Lock()
 	defer useMu.Unlock()
 	if !used {
 		used = true
-		usedDesc, usedBLAS, usedErr = choose()
+		usedDesc, usedBLAS, usedErr = choose(fromEnv)
 	}
 	if usedBLAS != nil {
 		gorgonia.Use(usedBLAS)
@@ -136,11 +144,14 @@ var (
 	usedErr  error
 )
 
-// choose reads GOPS_BLAS and loads OpenBLAS if it asks for it (or is
-// unset): Use's description, the OpenBLAS to install (nil for none) and
-// the error.
-func choose() (string, *BLAS, error) {
-	switch env := os.Getenv("GOPS_BLAS"); strings.ToLower(env) {
+// choose loads OpenBLAS, unless fromEnv and GOPS_BLAS asks for none: Use's
+// description, the OpenBLAS to install (nil for none) and the error.
+func choose(fromEnv bool) (string, *BLAS, error) {
+	env := os.Getenv("GOPS_BLAS")
+	if !fromEnv {
+		env = ""
+	}
+	switch strings.ToLower(env) {
 	case "", "openblas":
 	case "gonum":
 		return "gonum (pure Go): GOPS_BLAS=" + env, nil, nil

@@ -20,7 +20,7 @@
 #   BENCHTIME  go test -benchtime (default 1s).
 #   TV_REPEATS, TV_WARMUP
 #              bench_torchvision.py --repeats (default 20), --warmup (default 3).
-#   SECOND     when gops runs its matrix products on OpenBLAS (openblas.Use()
+#   SECOND     when gops runs its matrix products on OpenBLAS (openblas.UseFromEnv()
 #              in the gops tests' TestMain, as TestBLAS logs it), the op
 #              families (extended regexp) timed a second time with
 #              GOPS_BLAS=gonum, gonum's pure-Go BLAS, as rows NAME@gonum
@@ -114,7 +114,7 @@ bin=$tmp/gops.test
 # gobench ARGS...: the test binary in the package directory, as go test runs it.
 gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
 # The BLAS of gops' matrix products, as TestBLAS logs it: openblas.Describe()
-# after the openblas.Use() of the test binary's TestMain (GOPS_BLAS=gonum:
+# after the openblas.UseFromEnv() of the test binary's TestMain (GOPS_BLAS=gonum:
 # gonum's).
 blas=$(cd gops && "$bin" -test.run '^TestBLAS$' -test.v 2>&1 | sed -n 's/.*BLAS: //p' | head -n1)
 blas=${blas:-unknown}
@@ -346,7 +346,7 @@ max below); compare numbers of one run, on one machine, only.
 - CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs, torch threads $tv_threads)
 - 1-minute load average: $load_start at the start of the run, at most $load_max during it
   (the benchmarks themselves make about $cores)
-- Go: $gover; gops' matrix products: $blas (\`openblas.Use()\`)
+- Go: $gover; gops' matrix products: $blas (\`openblas.UseFromEnv()\`)
 - Python: $tv_versions
 
 ## Re-running

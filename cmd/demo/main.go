@@ -237,7 +237,7 @@ func main() {
 	// keeps gonum's pure-Go BLAS), before any graph is built. Without it
 	// gonum's BLAS runs; the error is in the description, which the MNIST
 	// demo prints on its blas line (openblas.Describe()).
-	openblas.Use()
+	openblas.UseFromEnv()
 	os.Exit(run(o, os.Stdout, os.Stderr))
 }
 

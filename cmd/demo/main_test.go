@@ -8,9 +8,9 @@ import (
 )
 
 // TestMain runs the tests on the BLAS the demo runs on: main calls
-// openblas.Use before anything else, so they do too (OpenBLAS where it is
+// openblas.UseFromEnv before anything else, so they do too (OpenBLAS where it is
 // installed; GOPS_BLAS=gonum keeps gonum's pure-Go BLAS).
 func TestMain(m *testing.M) {
-	openblas.Use()
+	openblas.UseFromEnv()
 	os.Exit(m.Run())
 }

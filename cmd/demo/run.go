@@ -84,7 +84,7 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 		}
 		fmt.Fprintf(w, "data    %s\n        (%s): %d training and %d test digits\n", dir, how, len(train.Images), len(test.Images))
 	}
-	fmt.Fprintf(w, "blas    %s (openblas.Use(): matrix products; GOPS_BLAS=gonum for pure Go)\n", openblas.Describe())
+	fmt.Fprintf(w, "blas    %s (openblas.UseFromEnv(): matrix products; GOPS_BLAS=gonum for pure Go)\n", openblas.Describe())
 	c := cfg
 	a := c.Arch
 	q := a.Q()
