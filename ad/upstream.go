@@ -84,6 +84,8 @@ type constantOp struct {
 	name string
 }
 
+// The methods of gorgonia.Op and gorgonia.SDOp: no inputs, no gradient.
+
 func (o constantOp) Arity() int { return 0 }
 func (o constantOp) Type() hm.Type {
 	if o.v.Shape().IsScalar() {

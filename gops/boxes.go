@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -141,4 +142,33 @@ func roiPairShapes(name string, in tensor.Shape, pooled func(k int) tensor.Shape
 		return in.Clone(), nil
 	}
 	return f, ft
+}
+
+// psSpecs is a position-sensitive op F(X, boxes) -> [K, C/(PH·PW), PH, PW]
+// and its transpose Fᵀ(G, boxes) -> shape of X, a linear pair in X. Boxes
+// get no gradient: zero when the op rounds them (PSRoIPool: piecewise
+// constant in boxes), otherwise an error from ad.Grad (PSRoIAlign).
+func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel) (f, ft ad.OpSpec) {
+	shape, tshape := roiPairShapes(name, inputShape(g), func(k int) tensor.Shape {
+		return tensor.Shape{k, g.C / (g.PH * g.PW), g.PH, g.PW}
+	})
+	f = ad.OpSpec{
+		Name:       name,
+		Params:     g.Params(),
+		InputDims:  []int{4, 2},
+		OutputDims: 4,
+		DiffWRT:    []bool{true, !rounds},
+		Shape:      shape,
+		Kernel:     fwd,
+	}
+	ft = f
+	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
+	return ad.LinearPair(withCUDA(f, psGPU{g, !rounds, false}), withCUDA(ft, psGPU{g, !rounds, true}))
+}
+
+// psGPU is what the CUDA twins of PSRoIAlign, PSRoIPool and their
+// transposes need (psroialign_cuda.go, psroipool_cuda.go).
+type psGPU struct {
+	g                *cpu.PoolGeom
+	align, transpose bool
 }

@@ -3,16 +3,14 @@ package gops_test
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
-	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
 // Semantics shared by the RoI ops (boxes.go): channel mapping of the
-// position-sensitive ops, bad input, overflowing boxes.
+// position-sensitive ops, their bad-input table, overflowing boxes.
 
 // Output channel c of bin (i, j) reads input channel c·PH·PW + i·PW + j:
 // with input channel k constant k, bin (i, j) of output channel c is
@@ -41,37 +39,15 @@ func TestPSChannelMapping(t *testing.T) {
 	}
 }
 
-func TestPSBadInput(t *testing.T) {
-	ops := map[string]poolBuild{
-		"PSRoIAlign": func(x, b *gorgonia.Node, size [2]int, scale float64) (*gorgonia.Node, error) {
-			return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: size, SpatialScale: scale})
-		},
-		"PSRoIPool": func(x, b *gorgonia.Node, size [2]int, scale float64) (*gorgonia.Node, error) {
-			return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: size, SpatialScale: scale})
-		},
-	}
-	for name, build := range ops {
-		t.Run(name, func(t *testing.T) {
-			cases := append(commonBadInput(name),
-				badInputCase{"channels not a multiple of the bins", rangeTensor(2, 6, 5, 6), testBoxes, [2]int{2, 2}, 0, true,
-					fmt.Sprintf("gops: %s: input channels 6 must be a multiple of OutputSize[0]·OutputSize[1] = 4", name)},
-				badInputCase{"more bins than channels", rangeTensor(2, 8, 5, 6), testBoxes, [2]int{3, 3}, 0, true, "input channels 8 must be a multiple"},
-			)
-			if name == "PSRoIAlign" {
-				cases = append(cases, badInputCase{"huge adaptive box", rangeTensor(2, 8, 5, 6), boxesTensor([5]float64{0, 0, 0, 1e12, 1e12}), [2]int{2, 2}, 0, false, "PSRoIAlign: box 0: adaptive sampling grid"})
-			}
-			runBadInput(t, build, cases)
-		})
-	}
-	t.Run("PSRoIAlign/huge sampling ratio", func(t *testing.T) {
-		g := gorgonia.NewGraph()
-		x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 4, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-		b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
-		_, err := gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 5000})
-		if err == nil || !strings.Contains(err.Error(), "SamplingRatio 5000 gives more than 2^24 samples per box") {
-			t.Fatalf("error %v", err)
-		}
-	})
+// psBadInput runs the bad-input table of a position-sensitive op: the
+// RoI ops' common cases and the channel rule.
+func psBadInput(t *testing.T, name string, build poolBuild, more ...badInputCase) {
+	cases := append(commonBadInput(name),
+		badInputCase{"channels not a multiple of the bins", rangeTensor(2, 6, 5, 6), testBoxes, [2]int{2, 2}, 0, true,
+			fmt.Sprintf("gops: %s: input channels 6 must be a multiple of OutputSize[0]·OutputSize[1] = 4", name)},
+		badInputCase{"more bins than channels", rangeTensor(2, 8, 5, 6), testBoxes, [2]int{3, 3}, 0, true, "input channels 8 must be a multiple"},
+	)
+	runBadInput(t, build, append(cases, more...))
 }
 
 // float32 box coordinates whose product with the spatial scale overflows

@@ -68,22 +68,6 @@ func goldenTensor(dtype string, shape []int, data []float64) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
 }
 
-func asFloat64s(t *testing.T, v gorgonia.Value) []float64 {
-	t.Helper()
-	switch d := v.Data().(type) {
-	case []float64:
-		return d
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	}
-	t.Fatalf("unexpected data %T", v.Data())
-	return nil
-}
-
 // assertClose compares got to want elementwise with |got-want| <= atol + rtol|want|.
 func assertClose(t *testing.T, what string, got, want []float64, rtol, atol float64) {
 	t.Helper()

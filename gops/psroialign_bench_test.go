@@ -24,8 +24,8 @@ func newPSRoIAlignBenchData[T cpu.Float]() roiAlignBenchData[T] {
 //
 //   - forward, forward+backward: the op on a TapeMachine (the comparison
 //     with torchvision).
-//   - kernel/forward, kernel/transpose: psRoIAlignForward and
-//     psRoIAlignTranspose alone on preallocated slices (transpose includes
+//   - kernel/forward, kernel/transpose: cpu.PSRoIAlignForward and
+//     cpu.PSRoIAlignTranspose alone on preallocated slices (transpose includes
 //     zeroing its destination).
 func BenchmarkPSRoIAlign(b *testing.B) {
 	d := newPSRoIAlignBenchData[float32]()

@@ -2,6 +2,7 @@ package gops_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
@@ -52,4 +53,19 @@ func TestPSRoIAlignOutsideReadsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectZeros(t, append(got[0], got[1]...))
+}
+
+func TestPSRoIAlignBadInput(t *testing.T) {
+	psBadInput(t, "PSRoIAlign", func(x, b *gorgonia.Node, size [2]int, scale float64) (*gorgonia.Node, error) {
+		return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: size, SpatialScale: scale})
+	}, badInputCase{"huge adaptive box", rangeTensor(2, 8, 5, 6), boxesTensor([5]float64{0, 0, 0, 1e12, 1e12}), [2]int{2, 2}, 0, false, "PSRoIAlign: box 0: adaptive sampling grid"})
+	t.Run("huge sampling ratio", func(t *testing.T) {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 4, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+		b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
+		_, err := gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 5000})
+		if err == nil || !strings.Contains(err.Error(), "SamplingRatio 5000 gives more than 2^24 samples per box") {
+			t.Fatalf("error %v", err)
+		}
+	})
 }

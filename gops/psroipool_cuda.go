@@ -3,7 +3,6 @@
 package gops
 
 import (
-	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
@@ -15,13 +14,7 @@ import (
 func (d psGPU) launchPool(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g, k := d.g, in[1].Shape()[0]
 	nb := g.PH * g.PW
-	var bins cu.DevicePtr
-	var err error
-	if sfx == "_f32" {
-		bins, err = poolBinsOf[float32](c, g, in[1], false)
-	} else {
-		bins, err = poolBinsOf[float64](c, g, in[1], false)
-	}
+	bins, err := c.bins(in[1], g, false)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package gops_test
 
 import (
+	"testing"
+
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 )
@@ -17,3 +19,9 @@ var borderBoxes = boxesTensor(
 	[5]float64{0, 2.5, 0.5, 5, 4}, // ends on the last column, .5 start
 	[5]float64{1, -1, 3, 4, 5.5},  // left of the image and beyond the last row
 )
+
+func TestPSRoIPoolBadInput(t *testing.T) {
+	psBadInput(t, "PSRoIPool", func(x, b *gorgonia.Node, size [2]int, scale float64) (*gorgonia.Node, error) {
+		return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: size, SpatialScale: scale})
+	})
+}

@@ -109,8 +109,8 @@ func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward bool) {
 //   - forward, forward+backward: the op on a TapeMachine, float32 (the
 //     comparison with torchvision); float64/... the same in float64 (named
 //     so that -bench 'RoIAlign/^forward' selects float32 only).
-//   - kernel/forward, kernel/transpose: roiAlignForward and
-//     roiAlignTranspose alone on preallocated slices (transpose includes
+//   - kernel/forward, kernel/transpose: cpu.RoIAlignForward and
+//     cpu.RoIAlignTranspose alone on preallocated slices (transpose includes
 //     zeroing its destination), float32. forward+backward minus the two is
 //     the cost of the graph (allocation).
 func BenchmarkRoIAlign(b *testing.B) {

@@ -6,35 +6,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gops-dev/gops/internal/cpu"
-	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
 // RoIPool's CUDA twins: kernels/roipool.cu. The boxes are copied to the
 // host, checked and binned there by the CPU code (cpu.PoolBins).
-
-// poolBinsOf downloads the boxes, checks them and returns every box's bins
-// as 4 int32 (hs, he, ws, we) on the device.
-func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
-	bx, err := download[T](c, boxes)
-	if err != nil {
-		return 0, err
-	}
-	if err := cpu.CheckBoxes(c.name, bx, g.N); err != nil {
-		return 0, err
-	}
-	var bins []cpu.PoolBin
-	for k := 0; k < len(bx)/5; k++ {
-		bins = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bins)
-	}
-	p := make([]int32, 0, 4*len(bins))
-	for _, b := range bins {
-		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
-	}
-	return upload(c, p)
-}
 
 // launch runs one of RoIPool's kernels: argmax, gather or scatter-add.
 func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
@@ -51,13 +28,7 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	}
 	switch d.kind {
 	case roiPoolArgmaxKind:
-		var bins cu.DevicePtr
-		var err error
-		if sfx == "_f32" {
-			bins, err = poolBinsOf[float32](c, gg, in[1], true)
-		} else {
-			bins, err = poolBinsOf[float64](c, gg, in[1], true)
-		}
+		bins, err := c.bins(in[1], gg, true)
 		if err != nil {
 			return err
 		}

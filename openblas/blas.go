@@ -54,8 +54,8 @@ func useOpenBLAS(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) 
 }
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C (row-major, as gonum's
-// Sgemm) on OpenBLAS, a large product cut into blocks spread over
-// goroutines (splitGemm). Arguments OpenBLAS must not see (bad sizes, short
+// Sgemm) on OpenBLAS, a large product cut into 16 blocks fixed by its shape
+// and spread over goroutines. Arguments OpenBLAS must not see (bad sizes, short
 // slices, sizes past int32), empty products and products of fewer than 16³
 // multiply-adds go to gonum's Sgemm, which panics on bad arguments.
 func (o *BLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -147,7 +147,7 @@ template <typename T> __device__ void offsetSplit(const T *src, T *dst, int rows
 	}
 }
 
-// The geometry travels as 15 int scalars (deformGeom's order), one kernel
+// The geometry travels as 15 int scalars (cpu.DeformGeom's order), one kernel
 // parameter each: gorgonia.org/cu copies 8 bytes per parameter, so a struct
 // parameter would arrive truncated.
 #define GEOM_PARAMS                                                                                                          \

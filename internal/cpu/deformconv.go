@@ -23,7 +23,9 @@ type DeformGeom struct {
 	Groups     int
 }
 
+// K is the number of kernel positions, KH·KW.
 func (g *DeformGeom) K() int { return g.KH * g.KW }
+// L is the number of output positions, HO·WO.
 func (g *DeformGeom) L() int { return g.HO * g.WO }
 
 // MaskLen is the element count of the mask layout.
@@ -373,7 +375,7 @@ func deformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []padTap[T], input, c
 }
 
 // OffsetEmbed writes src (mask layout) into the y (which = 0) or x (1) slots
-// of dst (offset layout); offsetSplit reads them back. Each is the other's
+// of dst (offset layout); OffsetSplit reads them back. Each is the other's
 // transpose.
 func OffsetEmbed[T Float](g *DeformGeom, which int, src, dst []T) {
 	L := g.L()
@@ -382,6 +384,8 @@ func OffsetEmbed[T Float](g *DeformGeom, which int, src, dst []T) {
 	}
 }
 
+// OffsetSplit reads the y (which = 0) or x (1) slots of src (offset
+// layout) into dst (mask layout): OffsetEmbed's transpose.
 func OffsetSplit[T Float](g *DeformGeom, which int, src, dst []T) {
 	L := g.L()
 	for r := 0; r < g.MaskLen()/max(L, 1); r++ {

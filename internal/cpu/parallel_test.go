@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestParallelForPanic checks that a panic in one chunk of parallelFor
+// TestParallelForPanic checks that a panic in one chunk of ParallelFor
 // reaches the caller's goroutine, where recover sees it, instead of killing
 // the process from a worker goroutine.
 func TestParallelForPanic(t *testing.T) {

@@ -14,6 +14,7 @@ type PoolGeom struct {
 	SamplingRatio int     // PSRoIAlign only
 }
 
+// Params describes the geometry for op hashes and printouts.
 func (g *PoolGeom) Params() string {
 	return fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d",
 		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio)
@@ -76,15 +77,3 @@ func PoolBins[T Float](g *PoolGeom, box []T, inclusive bool, dst []PoolBin) []Po
 	}
 	return dst
 }
-
-// RoIPoolArgmax computes, for every output element (k, c, ph, pw) of
-// roi_pool (K×C×PH×PW), the flat index into input ([N, C, H, W]) of the
-// maximum of input[batch(k), c] over bin (ph, pw) of box k, or -1 for an
-// empty bin. The first maximum in row-major order wins ties; a NaN wins over
-// any number (the first NaN), so NaN propagates.
-//
-// The comparison is done on integer order keys (orderKey32, orderKey64)
-// held channels-last ([N, H, W, C]), so that a bin's pixels are scanned for
-// all channels at once, each pixel a contiguous row, with conditional moves
-// rather than branches. For float32 a key and the pixel's position are
-// packed into one int64 whose maximum is the first maximum. Parallel over

@@ -9,7 +9,7 @@ import "fmt"
 // PSRoIAlignGrids validates the boxes and computes every box's sampling grid
 // with torchvision's ps_roi_align geometry: coordinates times spatial_scale
 // in the working dtype, minus 0.5, no roi size clamp, the adaptive grid and
-// bilinear rule of roi_align. The returned roiAlignGeom describes that grid
+// bilinear rule of roi_align. The returned RoIAlignGeom describes that grid
 // for roiAlignBoxGrid and taps.
 func PSRoIAlignGrids[T Float](g *PoolGeom, boxes []T) (*RoIAlignGeom, []RoIAlignBox[T], error) {
 	if err := CheckBoxes("PSRoIAlign", boxes, g.N); err != nil {
@@ -118,7 +118,7 @@ func psFinish[T Float](o []T, sp binSpan, v, count T) {
 	o[0] = v
 }
 
-// PSRoIAlignTranspose is the adjoint of psRoIAlignForward in its input: it
+// PSRoIAlignTranspose is the adjoint of PSRoIAlignForward in its input: it
 // scatters grad[k, co, ph, pw] back onto dst [N, C, H, W] with the same
 // weights. Parallel over input channels taken bin by bin (all channels of
 // bin 0, then of bin 1, ...), so that each worker samples only its bins'

@@ -51,7 +51,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	return nil
 }
 
-// PSRoIPoolTranspose is the adjoint of psRoIPoolForward in its input: each
+// PSRoIPoolTranspose is the adjoint of PSRoIPoolForward in its input: each
 // grad[k, co, ph, pw], divided by its bin's area, is added to every pixel of
 // the bin in dst [N, C, H, W]. Parallel over input channels, boxes in order.
 func PSRoIPoolTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {

@@ -86,7 +86,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	return nil
 }
 
-// RoIAlignTranspose is the adjoint of roiAlignForward in its input: it
+// RoIAlignTranspose is the adjoint of RoIAlignForward in its input: it
 // scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] (adding to what is
 // there) with the same weights. A point outside the image adds nothing (as
 // torchvision's backward; adding 0·g to pixel 0 would spread an infinite

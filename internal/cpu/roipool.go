@@ -6,6 +6,17 @@ import (
 	"sync/atomic"
 )
 
+// RoIPoolArgmax computes, for every output element (k, c, ph, pw) of
+// roi_pool (K×C×PH×PW), the flat index into input ([N, C, H, W]) of the
+// maximum of input[batch(k), c] over bin (ph, pw) of box k, or -1 for an
+// empty bin. The first maximum in row-major order wins ties; a NaN wins over
+// any number (the first NaN), so NaN propagates.
+//
+// The comparison is done on integer order keys (orderKey32, orderKey64)
+// held channels-last ([N, H, W, C]), so that a bin's pixels are scanned for
+// all channels at once, each pixel a contiguous row, with conditional moves
+// rather than branches. For float32 a key and the pixel's position are
+// packed into one int64 whose maximum is the first maximum. Parallel over
 // boxes; each box writes only its own indices.
 func RoIPoolArgmax[T Float](g *PoolGeom, input, boxes []T, idx []int) error {
 	if err := CheckBoxes("RoIPool", boxes, g.N); err != nil {
@@ -181,7 +192,7 @@ func (s *keyArgmax) winners(dst []int, base, plane int) {
 	}
 }
 
-// roiPoolArgmaxScan is roiPoolArgmax over the channels-last keys x
+// roiPoolArgmaxScan is RoIPoolArgmax over the channels-last keys x
 // ([N, H·W, C]), one binArgmaxer per worker. A block of bins is gathered
 // [bin, C] and written to idx transposed.
 func roiPoolArgmaxScan[T Float](g *PoolGeom, x []int64, boxes []T, idx []int, newArgmaxer func(c int) binArgmaxer) {
@@ -284,7 +295,7 @@ func RoIGather[T Float](input []T, idx []int, out []T, nb int) error {
 
 // RoIScatterAdd is the adjoint of roiGather in its input: it adds grad[i] to
 // dst[idx[i]] ([N, C, H, W]) wherever idx[i] is not -1. idx is K×C×PH×PW as
-// roiPoolArgmax makes it: row (k, c) points into one plane of channel c.
+// RoIPoolArgmax makes it: row (k, c) points into one plane of channel c.
 // Parallel over channels, each visiting boxes in order, so sums are bitwise
 // reproducible and no two goroutines write one element; an index that
 // would break this is an error, not a race.

@@ -8,7 +8,7 @@ import (
 )
 
 // refPSRoIAlign is ps_roi_align written directly, one output at a time in
-// float64, over psRoIAlignGrids' geometry: y = F(x) and dx = Fᵀ(grad).
+// float64, over PSRoIAlignGrids' geometry: y = F(x) and dx = Fᵀ(grad).
 func refPSRoIAlign[T Float](g *PoolGeom, x, boxes, grad []T) (y, dx []float64) {
 	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
