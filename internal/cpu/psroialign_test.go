@@ -1,9 +1,6 @@
 package cpu
 
 import (
-	"math"
-	"runtime"
-	"slices"
 	"testing"
 )
 
@@ -51,39 +48,11 @@ func checkPSRoIAlignKernels[T Float](t *testing.T, g *PoolGeom, k int, tol float
 	x, boxes, _ := roiAlignKernelCase[T](rg, k, 11)
 	_, _, grad := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C / (g.PH * g.PW), H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, 12)
 	wantY, wantDX := refPSRoIAlign(g, x, boxes, grad)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var refY, refDX []T
-	for _, procs := range []int{1, 2, 3, 7} {
-		runtime.GOMAXPROCS(procs)
-		y := make([]T, len(grad))
-		for i := range y {
-			y[i] = 42 // every output is written
-		}
-		dx := make([]T, len(x))
-		if err := PSRoIAlignForward(g, x, boxes, y); err != nil {
-			t.Fatal(err)
-		}
-		if err := PSRoIAlignTranspose(g, grad, boxes, dx); err != nil {
-			t.Fatal(err)
-		}
-		if refY == nil {
-			refY, refDX = y, dx
-			for i, v := range y {
-				if d := math.Abs(float64(v) - wantY[i]); !(d <= tol*(1+math.Abs(wantY[i]))) {
-					t.Fatalf("output[%d] = %v, want %v", i, v, wantY[i])
-				}
-			}
-			for i, v := range dx {
-				if d := math.Abs(float64(v) - wantDX[i]); !(d <= tol*(1+math.Abs(wantDX[i]))) {
-					t.Fatalf("grad[%d] = %v, want %v", i, v, wantDX[i])
-				}
-			}
-			continue
-		}
-		if !slices.Equal(y, refY) || !slices.Equal(dx, refDX) {
-			t.Fatalf("GOMAXPROCS=%d: results differ from GOMAXPROCS=1", procs)
-		}
-	}
+	y, dx := pairAcrossProcs(t, []int{1, 2, 3, 7}, len(grad), len(x),
+		func(y []T) error { return PSRoIAlignForward(g, x, boxes, y) },
+		func(dx []T) error { return PSRoIAlignTranspose(g, grad, boxes, dx) })
+	expectClose(t, "output", y, wantY, tol)
+	expectClose(t, "grad", dx, wantDX, tol)
 }
 
 func TestPSRoIAlignKernelsMatchReference(t *testing.T) {

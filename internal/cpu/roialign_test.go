@@ -1,11 +1,8 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
 )
 
@@ -75,24 +72,11 @@ func roiAlignKernelCase[T Float](g *RoIAlignGeom, k int, seed uint64) (x, boxes,
 func checkRoIAlignKernels[T Float](t *testing.T, g *RoIAlignGeom, k int, tol float64) {
 	x, boxes, grad := roiAlignKernelCase[T](g, k, 7)
 	wantY, wantDX := refRoIAlign(g, x, boxes, grad)
-	y := make([]T, len(grad))
-	if err := RoIAlignForward(g, x, boxes, y); err != nil {
-		t.Fatal(err)
-	}
-	dx := make([]T, len(x))
-	if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range y {
-		if d := math.Abs(float64(v) - wantY[i]); !(d <= tol*(1+math.Abs(wantY[i]))) {
-			t.Fatalf("output[%d] = %v, want %v", i, v, wantY[i])
-		}
-	}
-	for i, v := range dx {
-		if d := math.Abs(float64(v) - wantDX[i]); !(d <= tol*(1+math.Abs(wantDX[i]))) {
-			t.Fatalf("grad[%d] = %v, want %v", i, v, wantDX[i])
-		}
-	}
+	y, dx := pairAcrossProcs(t, []int{1}, len(grad), len(x),
+		func(y []T) error { return RoIAlignForward(g, x, boxes, y) },
+		func(dx []T) error { return RoIAlignTranspose(g, grad, boxes, dx) })
+	expectClose(t, "output", y, wantY, tol)
+	expectClose(t, "grad", dx, wantDX, tol)
 }
 
 func TestRoIAlignKernelsMatchReference(t *testing.T) {
@@ -114,28 +98,11 @@ func TestRoIAlignKernelsMatchReference(t *testing.T) {
 // The kernels' results are bitwise the same for any number of threads, with
 // channel counts that split unevenly.
 func TestRoIAlignKernelsDeterministic(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	g := &RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.25, SamplingRatio: 0, Aligned: true}
 	x, boxes, grad := roiAlignKernelCase[float32](g, 11, 3)
-	var refY, refDX []float32
-	for _, procs := range []int{1, 2, 3, 5, 8} {
-		runtime.GOMAXPROCS(procs)
-		y := make([]float32, len(grad))
-		dx := make([]float32, len(x))
-		if err := RoIAlignForward(g, x, boxes, y); err != nil {
-			t.Fatal(err)
-		}
-		if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
-			t.Fatal(err)
-		}
-		if refY == nil {
-			refY, refDX = y, dx
-			continue
-		}
-		if !slices.Equal(bitsOf(y), bitsOf(refY)) || !slices.Equal(bitsOf(dx), bitsOf(refDX)) {
-			t.Fatalf("GOMAXPROCS=%d: results differ from GOMAXPROCS=1", procs)
-		}
-	}
+	pairAcrossProcs(t, []int{1, 2, 3, 5, 8}, len(grad), len(x),
+		func(y []float32) error { return RoIAlignForward(g, x, boxes, y) },
+		func(dx []float32) error { return RoIAlignTranspose(g, grad, boxes, dx) })
 }
 
 // A pixel that one point reads with weight 0 and another with a positive
@@ -167,12 +134,4 @@ func TestRoIAlignKernelsZeroWeightOfInf(t *testing.T) {
 			t.Errorf("grad[%d] = %v, want %v", i, dx[i], wantDX[i])
 		}
 	}
-}
-
-func bitsOf(s []float32) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = fmt.Sprintf("%08x", math.Float32bits(v))
-	}
-	return out
 }
