@@ -25,6 +25,7 @@ type DeformGeom struct {
 
 // K is the number of kernel positions, KH·KW.
 func (g *DeformGeom) K() int { return g.KH * g.KW }
+
 // L is the number of output positions, HO·WO.
 func (g *DeformGeom) L() int { return g.HO * g.WO }
 
