@@ -261,6 +261,10 @@ if awk -v s="$load_start" -v m="$load_max" -v c="$cores" 'BEGIN {exit !(m > c + 
 	problems+=("Other processes competed for the CPU: 1-minute load average $load_start at the start, up to $load_max during the run, on $cores cores (this script alone makes about $cores). The times are inflated, unevenly; rerun on a quiet machine.")
 fi
 rerun="COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup"
+# OpenBLAS's kernel choice and torch's threads, as this run had them: both
+# sides' matrix products depend on them.
+[[ -z ${OMP_NUM_THREADS:-} ]] || rerun="OMP_NUM_THREADS=$OMP_NUM_THREADS $rerun"
+[[ -z ${OPENBLAS_CORETYPE:-} ]] || rerun="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE $rerun"
 [[ -z $only ]] || rerun="ONLY='$only' $rerun"
 [[ -z $skip ]] || rerun="SKIP='$skip' $rerun"
 [[ $py == /usr/bin/python3 ]] || rerun="PYTHON=$py $rerun"
@@ -269,7 +273,7 @@ rerun="$rerun scripts/bench.sh"
 [[ $out == BENCHMARKS.md ]] || rerun="$rerun $out"
 
 defaults=
-if [[ -z $only && -z $skip && $py == /usr/bin/python3 && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
+if [[ -z ${OPENBLAS_CORETYPE:-}${OMP_NUM_THREADS:-} && -z $only && -z $skip && $py == /usr/bin/python3 && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
 	defaults="(the defaults: \`scripts/bench.sh\` alone does the same)."
 fi
 
@@ -347,6 +351,7 @@ max below); compare numbers of one run, on one machine, only.
 - 1-minute load average: $load_start at the start of the run, at most $load_max during it
   (the benchmarks themselves make about $cores)
 - Go: $gover; gops' matrix products: $blas (\`openblas.UseFromEnv()\`)
+- OpenBLAS kernels (gops and torch): OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset (detected)}; OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}
 - Python: $tv_versions
 
 ## Re-running
