@@ -23,6 +23,15 @@ func gorgoniaOp(o *op) gorgonia.Op {
 	return o
 }
 
+// ours reports whether o was made by Apply.
+func ours(o gorgonia.Op) bool {
+	switch o.(type) {
+	case *op, cudaOp:
+		return true
+	}
+	return false
+}
+
 // CallsExtern implements gorgonia.Op: the result is on the device.
 func (o cudaOp) CallsExtern() bool { return true }
 

@@ -67,6 +67,9 @@ func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nod
 	if output == nil || gradOutput == nil {
 		return nil, fmt.Errorf("ad: VJP: output or gradOutput is nil")
 	}
+	if dt := output.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("ad: VJP: output dtype %v is not float32 or float64", dt)
+	}
 	if gradOutput.Graph() != output.Graph() || !sameShape(gradOutput.Shape(), output.Shape()) ||
 		gradOutput.Dtype() != output.Dtype() || gradOutput.IsScalar() != output.IsScalar() {
 		return nil, fmt.Errorf("ad: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
@@ -155,8 +158,11 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 			if grads[j] == nil {
 				return nil, fmt.Errorf("ad: Grad: op %v has no gradient w.r.t. its input %d (%s), which depends on a wrt node", n.Op(), j, nodeName(c))
 			}
-			if gs, cs := grads[j].Shape(), c.Shape(); !gs.Eq(cs) && gs.TotalSize() != cs.TotalSize() {
+			if gs, cs := grads[j].Shape(), c.Shape(); !gradShapeFits(n.Op(), gs, cs) {
 				return nil, fmt.Errorf("ad: Grad: op %v returned a gradient of shape %v for its input %d (%s) of shape %v", n.Op(), gs, j, nodeName(c), cs)
+			}
+			if gd, cd := grads[j].Dtype(), c.Dtype(); gd != cd {
+				return nil, fmt.Errorf("ad: Grad: op %v returned a gradient of dtype %v for its input %d (%s) of dtype %v", n.Op(), gd, j, nodeName(c), cd)
 			}
 			pending[c] = append(pending[c], grads[j])
 		}
@@ -343,6 +349,42 @@ func nodeName(n *gorgonia.Node) string {
 	return fmt.Sprintf("node %d", n.ID())
 }
 
+// gradShapeFits says whether a gradient of shape gs fits an input of shape
+// cs: exactly for the ops of this package; for Gorgonia's, up to axes of
+// size 1 (its rules give (3, 1) for (3), say), which Grad's result for a
+// wrt node then drops.
+func gradShapeFits(op gorgonia.Op, gs, cs tensor.Shape) bool {
+	if ours(op) {
+		return sameShape(gs, cs) || gs.IsScalarEquiv() && cs.IsScalarEquiv()
+	}
+	return sameShape(squeeze(gs), squeeze(cs))
+}
+
+// squeeze drops the axes of size 1.
+func squeeze(s tensor.Shape) tensor.Shape {
+	out := tensor.Shape{}
+	for _, d := range s {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // sameShape is shape equality with the number of dimensions: tensor.Shape's
 // Eq takes (3) and (3, 1) as equal.
 func sameShape(a, b tensor.Shape) bool { return a.Dims() == b.Dims() && a.Eq(b) }
+
+// zerosLike is a constant zero node of n's type and shape.
+func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {
+	dt := n.Dtype()
+	switch {
+	case dt != tensor.Float64 && dt != tensor.Float32:
+		return nil, fmt.Errorf("ad: Grad: dtype %v of %v is not float32 or float64", dt, nodeName(n))
+	case n.IsScalar() && dt == tensor.Float64:
+		return Constant(n.Graph(), gorgonia.NewF64(0))
+	case n.IsScalar():
+		return Constant(n.Graph(), gorgonia.NewF32(0))
+	}
+	return Constant(n.Graph(), tensor.New(tensor.Of(dt), tensor.WithShape(n.Shape()...)))
+}

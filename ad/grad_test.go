@@ -234,22 +234,35 @@ func copyKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 // the op, not a silently wrong gradient.
 func TestGradRejectsWrongGradientShape(t *testing.T) {
 	g := gorgonia.NewGraph()
-	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 2), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(1)))
 	five := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(5), gorgonia.WithName("five"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-	y, err := ad.Apply(ad.OpSpec{
-		Name: "Bad", InputDims: []int{1}, OutputDims: 1,
-		Shape:   func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
-		Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
-		Backward: func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-			return gorgonia.Nodes{five}, nil
-		},
-	}, x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x)
-	if err == nil || !strings.Contains(err.Error(), "op Bad returned a gradient of shape (5) for its input 0 (x) of shape (3)") {
-		t.Fatalf("error %v", err)
+	x32 := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(3, 2), gorgonia.WithName("x32"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	for _, c := range []struct {
+		name string
+		grad func(grad *gorgonia.Node) *gorgonia.Node
+		want string
+	}{
+		{"size", func(*gorgonia.Node) *gorgonia.Node { return five }, "op Size returned a gradient of shape (5) for its input 0 (x) of shape (3, 2)"},
+		// Same size, other shape: reshaping it would give wrong numbers.
+		{"transposed", func(grad *gorgonia.Node) *gorgonia.Node { return gorgonia.Must(gorgonia.Transpose(grad)) },
+			"op Transposed returned a gradient of shape (2, 3) for its input 0 (x) of shape (3, 2)"},
+		{"dtype", func(*gorgonia.Node) *gorgonia.Node { return x32 }, "op Dtype returned a gradient of dtype float32 for its input 0 (x) of dtype float64"},
+	} {
+		name := strings.ToUpper(c.name[:1]) + c.name[1:]
+		y, err := ad.Apply(ad.OpSpec{
+			Name: name, InputDims: []int{2}, OutputDims: 2,
+			Shape:   func(in []tensor.Shape) (tensor.Shape, error) { return in[0], nil },
+			Forward: func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
+			Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+				return gorgonia.Nodes{c.grad(grad)}, nil
+			},
+		}, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = ad.Grad(gorgonia.Must(gorgonia.Sum(y)), x); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
 	}
 }
 

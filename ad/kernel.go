@@ -102,6 +102,9 @@ func runKernel[T Float](f func(out Tensor[T], in []Tensor[T]) error, spec *OpSpe
 		return nil, err
 	}
 	if spec.OutputDims == 0 {
+		if spec.OutputDtype == tensor.Int {
+			return gorgonia.NewI(out.Ints[0]), nil
+		}
 		switch d := any(out.Data).(type) {
 		case []float64:
 			return gorgonia.NewF64(d[0]), nil
@@ -134,7 +137,7 @@ func valueData[E ~float32 | ~float64 | ~int](v gorgonia.Value) ([]E, error) {
 	if t.Shape().TotalSize() == 0 && !t.Shape().IsScalar() {
 		return nil, nil // Data() of an empty tensor panics in gorgonia.org/tensor
 	}
-	if d, ok := t.(*tensor.Dense); ok && (d.IsView() || !d.DataOrder().IsRowMajor()) {
+	if d, ok := t.(*tensor.Dense); ok && (d.IsMaterializable() || d.IsView() || !d.DataOrder().IsRowMajor()) {
 		t = d.Materialize()
 	}
 	switch d := t.Data().(type) {

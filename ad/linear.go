@@ -45,6 +45,8 @@ func pairMismatch(f, ft *OpSpec) error {
 		return bad(fmt.Sprintf("results of rank %d and %d for first inputs of rank %d and %d", f.OutputDims, ft.OutputDims, ft.InputDims[0], f.InputDims[0]))
 	case f.inputDtype(0).Type != nil || ft.inputDtype(0).Type != nil || f.OutputDtype.Type != nil || ft.OutputDtype.Type != nil:
 		return bad("the first input and the result must have the float dtype")
+	case f.DiffWRT != nil && !f.DiffWRT[0] || ft.DiffWRT != nil && !ft.DiffWRT[0]:
+		return bad("DiffWRT excludes the first input, in which the ops are linear")
 	}
 	for i := 1; i < n; i++ {
 		if f.InputDims[i] != ft.InputDims[i] || f.inputDtype(i) != ft.inputDtype(i) {
@@ -67,6 +69,9 @@ func transposeRule(other *OpSpec, rest func(gorgonia.Nodes, *gorgonia.Node, *gor
 			gs, err := rest(in, out, grad)
 			if err != nil {
 				return nil, err
+			}
+			if len(gs) != len(in) {
+				return nil, fmt.Errorf("ad: Backward returned %d gradients for %d inputs", len(gs), len(in))
 			}
 			copy(grads, gs)
 		}

@@ -44,8 +44,9 @@ type OpSpec struct {
 	// Shape returns the result's shape from the input shapes, or an error
 	// that names the offending input. Called when the node is built.
 	Shape func(in []tensor.Shape) (tensor.Shape, error)
-	// Forward computes the result from the input values. Set Forward or
-	// Kernel, not both.
+	// Forward computes the result from the input values, as a new value
+	// that shares no memory with them (Gorgonia's VMs may reuse either).
+	// Set Forward or Kernel, not both.
 	Forward func(in []gorgonia.Value) (gorgonia.Value, error)
 	// Kernel computes the result on the inputs' elements, written once for
 	// both float dtypes (see Floats): the result is allocated, zeroed, with
@@ -147,9 +148,12 @@ func (s *OpSpec) inputDtype(i int) tensor.Dtype {
 //
 // Errors: an incomplete spec (empty Name, no InputDims, no Shape, neither or
 // both of Forward and Kernel, DiffWRT or InputDtypes of the wrong length, a
-// negative rank); the wrong number of inputs; a nil input; an input whose
-// rank or dtype is not the spec's (float inputs must share one dtype,
-// float32 or float64); the spec's Shape rejecting the input shapes.
+// negative rank); dtypes that do not fit (no float input for a result of
+// the float dtype; a Kernel with inputs other than float or tensor.Int, or a
+// result other than the float dtype or tensor.Int); the wrong number of
+// inputs; a nil input; an input whose rank or dtype is not the spec's
+// (float inputs must share one dtype, float32 or float64); the spec's Shape
+// rejecting the input shapes, returning a negative size, or panicking.
 func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 	o, err := newOp(spec)
 	if err != nil {
@@ -202,6 +206,9 @@ func (o *op) InferShape(in ...gorgonia.DimSizer) (s tensor.Shape, err error) {
 	if s, err = o.spec.Shape(shapes); err != nil {
 		return nil, err
 	}
+	if !nonNegative(s) {
+		return nil, fmt.Errorf("ad: %s: Shape returned %v, a negative size", o.spec.Name, s)
+	}
 	if s.Dims() != o.spec.OutputDims {
 		return nil, fmt.Errorf("ad: %s: Shape returned %v for OutputDims %d", o.spec.Name, s, o.spec.OutputDims)
 	}
@@ -229,6 +236,9 @@ func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("ad: %s: %w", o.spec.Name, err)
 	}
+	if !nonNegative(want) || want.Dims() != o.spec.OutputDims {
+		return nil, fmt.Errorf("ad: %s: Shape returned %v for OutputDims %d", o.spec.Name, want, o.spec.OutputDims)
+	}
 	if !o.spec.Kernel.empty() {
 		return o.spec.Kernel.run(&o.spec, in, want)
 	}
@@ -244,12 +254,22 @@ func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 		return nil, fmt.Errorf("ad: %s: Forward returned no value", o.spec.Name)
 	case v.Dtype() != wantDt:
 		return nil, fmt.Errorf("ad: %s: Forward returned dtype %v, want %v", o.spec.Name, v.Dtype(), wantDt)
-	case want.IsScalar() && v.Shape().TotalSize() != 1 && !v.Shape().IsScalar():
-		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says a scalar", o.spec.Name, v.Shape())
+	case want.IsScalar() && isTensor:
+		return nil, fmt.Errorf("ad: %s: Forward returned a tensor of shape %v, Shape says a scalar (gorgonia.NewF64, ...)", o.spec.Name, v.Shape())
 	case !want.IsScalar() && (!isTensor || !t.Shape().Eq(want) || t.Shape().Dims() != want.Dims()):
 		return nil, fmt.Errorf("ad: %s: Forward returned shape %v, Shape says %v", o.spec.Name, v.Shape(), want)
 	}
 	return v, nil
+}
+
+// nonNegative reports whether no size of s is negative.
+func nonNegative(s tensor.Shape) bool {
+	for _, d := range s {
+		if d < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // recoverAs turns a panic in the op's function what into *err.

@@ -78,3 +78,49 @@ func benchPool[T cpu.Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgoni
 	runtime.GC() // the reference is garbage now
 	timeVM(b, m)
 }
+
+// benchPS times a position-sensitive op on the PSRoIAlign benchmark data
+// (newPSRoIAlignBenchData) with geometry g:
+//
+//   - forward, forward+backward: the op on a TapeMachine (the comparison
+//     with torchvision), checked once against the kernels' results;
+//   - kernel/forward, kernel/transpose: the CPU kernels alone on
+//     preallocated slices (transpose includes zeroing its destination).
+func benchPS(b *testing.B, g *cpu.PoolGeom, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), fwd, adj func(*cpu.PoolGeom, []float32, []float32, []float32) error) {
+	d := newPSRoIAlignBenchData[float32]()
+	forward := func(b *testing.B) []float32 {
+		y := make([]float32, len(d.grad))
+		if err := fwd(g, d.x, d.boxes, y); err != nil {
+			b.Fatal(err)
+		}
+		return y
+	}
+	transpose := func(b *testing.B) []float32 {
+		dx := make([]float32, len(d.x))
+		if err := adj(g, d.grad, d.boxes, dx); err != nil {
+			b.Fatal(err)
+		}
+		return dx
+	}
+	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, forward) })
+	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, transpose) })
+	b.Run("kernel/forward", func(b *testing.B) {
+		out := make([]float32, len(d.grad))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := fwd(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/transpose", func(b *testing.B) {
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := adj(g, d.grad, d.boxes, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -14,7 +14,8 @@
 // pixels. Shape errors are reported when a node is built; errors that only
 // the values show (a batch index out of range, a NaN box) when it runs.
 //
-// Importing gops changes no process-wide state. Matrix products run on
-// Gorgonia's BLAS; package openblas offers a faster one, opted into with
-// openblas.Use.
+// Importing gops changes no process-wide state (with the build tag cuda,
+// its init registers the kernels' PTX with Gorgonia's CUDA library, which
+// is how Gorgonia loads custom kernels). Matrix products run on Gorgonia's
+// BLAS; package openblas offers a faster one, opted into with openblas.Use.
 package gops

@@ -17,7 +17,12 @@ import (
 // reshapeSpecs are ad's copying reshape from one shape to another and
 // back, a linear pair, with their CUDA twins.
 func reshapeSpecs(from, to tensor.Shape) (there, back ad.OpSpec) {
-	return ad.LinearPair(withCUDA(ad.ReshapeSpec(from, to), reshapeGPU{}), withCUDA(ad.ReshapeSpec(to, from), reshapeGPU{}))
+	spec := func(from, to tensor.Shape) ad.OpSpec {
+		s := ad.ReshapeSpec(from, to)
+		s.Params += ", gops" // not merged with an ad.Reshape node, which has no CUDA twin
+		return withCUDA(s, reshapeGPU{})
+	}
+	return ad.LinearPair(spec(from, to), spec(to, from))
 }
 
 // reshape applies reshapeSpecs.

@@ -49,9 +49,9 @@ type PSRoIAlignOpts struct {
 //
 // Errors when the node is built: input not 4-D or with H or W of 0, C not a
 // multiple of PH·PW, boxes not [K, 5], dtypes differ or are not
-// float32/float64, OutputSize not positive or beyond 2²⁴ bins,
-// SamplingRatio beyond 2²⁴ samples per box, SpatialScale negative or not
-// finite.
+// float32/float64, OutputSize not positive or beyond 2²⁴ bins, SamplingRatio
+// beyond 2²⁴ samples per box, SpatialScale negative, not finite, or (for
+// float32) beyond float32's range.
 func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Node, error) {
 	g, err := newPoolGeom("PSRoIAlign", input, boxes, opts.OutputSize, opts.SpatialScale, true)
 	if err != nil {

@@ -53,7 +53,7 @@ type PSRoIPoolOpts struct {
 // Errors when the node is built: input not 4-D or with H or W of 0, C not a
 // multiple of PH·PW, boxes not [K, 5], dtypes differ or are not
 // float32/float64, OutputSize not positive or beyond 2²⁴ bins, SpatialScale
-// negative or not finite.
+// negative, not finite, or (for float32) beyond float32's range.
 func PSRoIPool(input, boxes *gorgonia.Node, opts PSRoIPoolOpts) (*gorgonia.Node, error) {
 	g, err := newPoolGeom("PSRoIPool", input, boxes, opts.OutputSize, opts.SpatialScale, true)
 	if err != nil {

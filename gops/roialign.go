@@ -53,7 +53,8 @@ type RoIAlignOpts struct {
 // Errors when the node is built: input not 4-D or with H or W of 0, boxes
 // not [K, 5], dtypes differ or are not float32/float64, OutputSize not
 // positive or beyond 2²⁴ bins, SamplingRatio beyond 2²⁴ samples per box,
-// SpatialScale negative or not finite.
+// SpatialScale negative, not finite, or (for float32) beyond float32's
+// range.
 func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, error) {
 	const name = "RoIAlign"
 	s, err := checkRoINodes(name, input, boxes)

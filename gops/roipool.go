@@ -53,7 +53,8 @@ type RoIPoolOpts struct {
 //
 // Errors when the node is built: input not 4-D or with H or W of 0, boxes
 // not [K, 5], dtypes differ or are not float32/float64, OutputSize not
-// positive or beyond 2²⁴ bins, SpatialScale negative or not finite.
+// positive or beyond 2²⁴ bins, SpatialScale negative, not finite, or (for
+// float32) beyond float32's range.
 func RoIPool(input, boxes *gorgonia.Node, opts RoIPoolOpts) (*gorgonia.Node, error) {
 	g, err := newPoolGeom("RoIPool", input, boxes, opts.OutputSize, opts.SpatialScale, false)
 	if err != nil {

@@ -34,6 +34,20 @@ func minSinGap(x *tensor.Dense) float64 {
 	return gap
 }
 
+// TestRoIPoolConformanceInputSeparated guards the conformance table's
+// RoIPool rows, which check cube(RoIPool(sin(x))) against finite
+// differences: no two values of sin(x) may be closer than the steps.
+func TestRoIPoolConformanceInputSeparated(t *testing.T) {
+	for _, c := range conformanceCases() {
+		if c.op != "RoIPool" {
+			continue
+		}
+		if gap := minSinGap(c.in[0]); gap < 1e-4 {
+			t.Fatalf("%s: sin(x) has two values %.3g apart: finite differences could switch a maximum", c.name, gap)
+		}
+	}
+}
+
 var roiPoolOptGrid = []struct {
 	name string
 	opts gops.RoIPoolOpts

@@ -42,8 +42,21 @@ type Options struct {
 	Seed uint64
 }
 
-// validate checks the options and inputs before a check starts.
-func (o Options) validate(inputs []*tensor.Dense) error {
+// rowMajorCopy copies x's elements in row-major order (a view or a
+// transposed tensor's Data() is its storage, not its elements).
+func rowMajorCopy(x *tensor.Dense) *tensor.Dense {
+	if x.IsMaterializable() || x.IsView() || !x.DataOrder().IsRowMajor() {
+		return x.Materialize().(*tensor.Dense)
+	}
+	return x.Clone().(*tensor.Dense)
+}
+
+// validate checks the function, the options and the inputs before a check
+// starts.
+func (o Options) validate(f Func, inputs []*tensor.Dense) error {
+	if f == nil {
+		return fmt.Errorf("graphtest: f is nil")
+	}
 	for i, x := range inputs {
 		switch {
 		case x == nil:
@@ -125,7 +138,7 @@ func names(i int) string { return fmt.Sprintf("in%d", i) }
 func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness, error) {
 	h := &harness{g: gorgonia.NewGraph()}
 	for i, x := range inputs {
-		v := x.Clone().(*tensor.Dense)
+		v := rowMajorCopy(x)
 		h.vals = append(h.vals, v)
 		h.want = append(h.want, floats(v))
 		var n *gorgonia.Node
@@ -329,7 +342,7 @@ func floats(v gorgonia.Value) []float64 {
 // element that disagrees, or another error if the graph cannot be built or
 // run.
 func Check(f Func, inputs []*tensor.Dense, o Options) error {
-	if err := o.validate(inputs); err != nil {
+	if err := o.validate(f, inputs); err != nil {
 		return err
 	}
 	o = o.withDefaults(len(inputs))
@@ -401,7 +414,7 @@ func unravel(e int, s tensor.Shape) []int {
 // w.r.t. the inputs o.Wrt, within o.RTol and o.ATol. Inputs may be float32
 // or float64.
 func CheckVMs(f Func, inputs []*tensor.Dense, o Options) error {
-	if err := o.validate(inputs); err != nil {
+	if err := o.validate(f, inputs); err != nil {
 		return err
 	}
 	o = o.withDefaults(len(inputs))
@@ -418,7 +431,7 @@ func CheckVMs(f Func, inputs []*tensor.Dense, o Options) error {
 	g := gorgonia.NewGraph()
 	var in gorgonia.Nodes
 	for i, x := range inputs {
-		v := x.Clone().(*tensor.Dense)
+		v := rowMajorCopy(x)
 		in = append(in, gorgonia.NewTensor(g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(names(i))))
 	}
 	out, err := f(in)
@@ -471,6 +484,9 @@ func compare(what string, tape, lisp []float64, o Options) error {
 // memory a later op reused. Errors: a nil node, a node of another graph, a
 // graph Gorgonia cannot compile (one without input nodes, say) or run.
 func Eval(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) (out [][]float64, err error) {
+	if g == nil {
+		return nil, fmt.Errorf("graphtest: Eval: the graph is nil")
+	}
 	vals := make([]gorgonia.Value, len(nodes))
 	for i, n := range nodes {
 		if n == nil || n.Graph() != g {

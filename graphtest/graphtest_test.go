@@ -167,7 +167,14 @@ func TestBadUse(t *testing.T) {
 	if _, err := Eval(g, nil); err == nil || !strings.Contains(err.Error(), "node 0 is nil") {
 		t.Errorf("Eval(nil): %v", err)
 	}
+	if _, err := Eval(nil); err == nil || !strings.Contains(err.Error(), "the graph is nil") {
+		t.Errorf("Eval(nil): %v", err)
+	}
 	sum := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Sum(in[0]) }
+	one := tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2}))
+	if err := Check(nil, []*tensor.Dense{one}, Options{}); err == nil || !strings.Contains(err.Error(), "f is nil") {
+		t.Errorf("Check(nil): %v", err)
+	}
 	empty := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0))
 	ints := tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))
 	for _, c := range []struct {
@@ -180,5 +187,20 @@ func TestBadUse(t *testing.T) {
 		if err := CheckVMs(sum, []*tensor.Dense{c.in}, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("CheckVMs: %v, want %q", err, c.want)
 		}
+	}
+}
+
+// A transposed input is checked as the matrix it is, not as its storage.
+func TestTransposedInput(t *testing.T) {
+	x := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{0.3, -0.7, 1.1, 0.5, -0.2, 0.9}))
+	if err := x.T(); err != nil {
+		t.Fatal(err)
+	}
+	w := tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))
+	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return gorgonia.HadamardProd(gorgonia.Must(gorgonia.Cube(in[0])), in[1])
+	}
+	if err := Check(f, []*tensor.Dense{x, w}, Options{Order: 2}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,7 +30,7 @@
 # Every torchvision benchmark runs in its own python process, and every
 # paired Go benchmark once more in its own process (-count 1) under GNU time,
 # for its peak RSS. The defaults take about 6-7 minutes on 2 cores (all five
-# families: RoIAlign, RoIPool, PSRoIAlign, DeformConv2d, Conv2d).
+# families: RoIAlign, RoIPool, PSRoIAlign, PSRoIPool, DeformConv2d, Conv2d).
 #
 # Needs: go, awk; optional: /usr/bin/time (GNU time, for the Go peak RSS).
 set -euo pipefail
@@ -321,6 +321,13 @@ EOF
   `torchvision.ops.ps_roi_align`): input [2, 490, 50, 68] (10 output channels
   per 7x7 bin), 256 boxes, output 7x7, spatial_scale 1/16, sampling_ratio 2.
   gops-only rows: kernel/forward, kernel/transpose, the CPU kernels alone.
+EOF
+		;;
+	PSRoIPool) cat <<'EOF'
+- **PSRoIPool** (`BenchmarkPSRoIPool`, gops/psroipool_bench_test.go;
+  `torchvision.ops.ps_roi_pool`): PSRoIAlign's data, input [2, 490, 50, 68],
+  256 boxes, output 7x7, spatial_scale 1/16. gops-only rows: kernel/forward,
+  kernel/transpose, the CPU kernels alone.
 EOF
 		;;
 	Conv2d) cat <<'EOF'

@@ -27,7 +27,7 @@ import time
 
 import torch
 import torchvision
-from torchvision.ops import ps_roi_align, roi_align, roi_pool
+from torchvision.ops import ps_roi_align, ps_roi_pool, roi_align, roi_pool
 
 SEED = 0
 
@@ -81,14 +81,15 @@ def run_roi_align_forward_backward(s):
     out.backward(s["grad"])
 
 
-# ----------------------------------------------------- RoIPool, PSRoIAlign
+# ------------------------------------------ RoIPool, PSRoIAlign, PSRoIPool
 
-# RoIPool at the RoIAlign size; PSRoIAlign with 490 = 10 * 7 * 7 channels
-# (R-FCN-like: 10 output channels per bin) and 256 boxes.
+# RoIPool at the RoIAlign size; PSRoIAlign and PSRoIPool with 490 = 10 * 7 * 7
+# channels (R-FCN-like: 10 output channels per bin) and 256 boxes.
 ROI_POOL_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE)
 PS_FEAT_SHAPE = (2, 490, 50, 68)
 PS_NUM_BOXES = 256
 PS_ROI_ALIGN_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE, sampling_ratio=2)
+PS_ROI_POOL_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE)
 
 
 def setup_pool(feat_shape, num_boxes, out_channels, requires_grad):
@@ -118,6 +119,7 @@ def pool_runs(fn, args):
 run_roi_pool_forward, run_roi_pool_forward_backward = pool_runs(roi_pool, ROI_POOL_ARGS)
 run_ps_roi_align_forward, run_ps_roi_align_forward_backward = pool_runs(ps_roi_align,
                                                                         PS_ROI_ALIGN_ARGS)
+run_ps_roi_pool_forward, run_ps_roi_pool_forward_backward = pool_runs(ps_roi_pool, PS_ROI_POOL_ARGS)
 
 
 # ------------------------------------------------------------ DeformConv2d
@@ -199,6 +201,11 @@ BENCHMARKS = {
     "PSRoIAlign/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
                                                PS_FEAT_SHAPE[1] // 49, True),
                                     run_ps_roi_align_forward_backward),
+    "PSRoIPool/forward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES, PS_FEAT_SHAPE[1] // 49, False),
+                          run_ps_roi_pool_forward),
+    "PSRoIPool/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
+                                              PS_FEAT_SHAPE[1] // 49, True),
+                                   run_ps_roi_pool_forward_backward),
     "DeformConv2d/v1/forward": (setup_deform_conv("v1", False), run_deform_conv_forward),
     "DeformConv2d/v1/forward+backward": (setup_deform_conv("v1", True),
                                          run_deform_conv_forward_backward),

@@ -47,6 +47,9 @@ var boxes = []float64{
 	0, 117, 34, 150, 100,
 }
 
+// crops are the RoIAlign crops the loss compares with 0.25.
+var crops = gops.RoIAlignOpts{OutputSize: [2]int{32, 32}, SamplingRatio: 2, Aligned: true}
+
 func main() {
 	steps := flag.Int("steps", 30, "gradient steps")
 	lambda := flag.Float64("lambda", 0.5, "weight λ of the penalty P")
@@ -58,9 +61,90 @@ func main() {
 	}
 }
 
-// result is what run measured: the largest relative error of ∂P/∂W
-// against central differences, and the objective L + λP before and after.
+// loss builds L = (1/K) Σ_k ||RoIAlign(tanh(W·x + b), boxes)_k − 0.25||²
+// for the image x [1, 3, H, W], the mixing W [3, 3], the bias b [3] and the
+// boxes [K, 5].
+func loss(x, w, b, bx *gorgonia.Node, opts gops.RoIAlignOpts) (*gorgonia.Node, error) {
+	h, wd := x.Shape()[2], x.Shape()[3]
+	xr, err := ad.Reshape(x, 3, h*wd)
+	if err != nil {
+		return nil, err
+	}
+	br, err := ad.Reshape(b, 3, 1)
+	if err != nil {
+		return nil, err
+	}
+	z, err := gorgonia.BroadcastAdd(gorgonia.Must(gorgonia.Mul(w, xr)), br, nil, []byte{1})
+	if err != nil {
+		return nil, err
+	}
+	zr, err := ad.Reshape(z, 1, 3, h, wd)
+	if err != nil {
+		return nil, err
+	}
+	y, err := gops.RoIAlign(gorgonia.Must(gorgonia.Tanh(zr)), bx, opts)
+	if err != nil {
+		return nil, err
+	}
+	g := x.Graph()
+	d := gorgonia.Must(gorgonia.Sub(y, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(0.25)))))
+	k := gorgonia.Must(ad.Constant(g, gorgonia.NewF64(1/float64(bx.Shape()[0]))))
+	return gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d)))), k)
+}
+
+// model is the compiled graph of L, P = ||∂L/∂x||², L + λP and the
+// gradients ∂P/∂W, ∂(L + λP)/∂W, ∂(L + λP)/∂b on a TapeMachine. W and b
+// hold the parameters; Eval runs the graph at their current values.
+type model struct {
+	m                     gorgonia.VM
+	w, b                  []float64 // the values of the W and b nodes
+	l, p, obj, dP, dW, db gorgonia.Value
+}
+
+func newModel(img *tensor.Dense, lambda float64) (*model, error) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(img.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(img))
+	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("W"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{0.9, 0.3, -0.2, -0.1, 1.1, 0.2, 0.25, -0.3, 0.8}))))
+	b := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("b"),
+		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{-0.3, 0.1, -0.2}))))
+	bx := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(len(boxes)/5, 5), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(len(boxes)/5, 5), tensor.WithBacking(boxes))))
+	l, err := loss(x, w, b, bx, crops)
+	if err != nil {
+		return nil, err
+	}
+	// P and L + λP; their gradients w.r.t. W and b differentiate ∂L/∂x again.
+	gx, err := ad.Grad(l, x)
+	if err != nil {
+		return nil, err
+	}
+	p := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gx[0]))))
+	obj := gorgonia.Must(gorgonia.Add(l, gorgonia.Must(gorgonia.Mul(p, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(lambda)))))))
+	dP, err := ad.Grad(p, w)
+	if err != nil {
+		return nil, err
+	}
+	dObj, err := ad.Grad(obj, w, b)
+	if err != nil {
+		return nil, err
+	}
+	md := &model{w: w.Value().Data().([]float64), b: b.Value().Data().([]float64)}
+	for n, v := range map[*gorgonia.Node]*gorgonia.Value{l: &md.l, p: &md.p, obj: &md.obj, dP[0]: &md.dP, dObj[0]: &md.dW, dObj[1]: &md.db} {
+		gorgonia.Read(n, v) // read while running: values may be reused after
+	}
+	md.m = gorgonia.NewTapeMachine(g)
+	return md, nil
+}
+
+// Eval runs the graph at the current W and b.
+func (md *model) Eval() error { md.m.Reset(); return md.m.RunAll() }
+
+// result is what run measured: the first ∂P/∂W and its largest relative
+// error against central differences, and the objective L + λP before and
+// after training.
 type result struct {
+	dPdW                     []float64
 	maxRelErr, before, after float64
 }
 
@@ -70,97 +154,53 @@ func run(steps int, lambda, lr float64, out io.Writer) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 3, img.Bounds().Dy(), img.Bounds().Dx()),
-		gorgonia.WithName("x"), gorgonia.WithValue(imageTensor(img)))
-	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("W"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{0.9, 0.3, -0.2, -0.1, 1.1, 0.2, 0.25, -0.3, 0.8}))))
-	b := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("b"),
-		gorgonia.WithValue(tensor.New(tensor.WithBacking([]float64{-0.3, 0.1, -0.2}))))
-	bx := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(len(boxes)/5, 5), gorgonia.WithName("boxes"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(len(boxes)/5, 5), tensor.WithBacking(boxes))))
-
-	// L: z = W·x + b per pixel, y = RoIAlign(tanh(z)), L = mean_k ||y_k − 0.25||².
-	h, wd := x.Shape()[2], x.Shape()[3]
-	z := gorgonia.Must(gorgonia.Mul(w, gorgonia.Must(gorgonia.Reshape(x, tensor.Shape{3, h * wd}))))
-	z = gorgonia.Must(gorgonia.BroadcastAdd(z, gorgonia.Must(gorgonia.Reshape(b, tensor.Shape{3, 1})), nil, []byte{1}))
-	a := gorgonia.Must(gorgonia.Tanh(gorgonia.Must(gorgonia.Reshape(z, tensor.Shape{1, 3, h, wd}))))
-	y, err := gops.RoIAlign(a, bx, gops.RoIAlignOpts{OutputSize: [2]int{32, 32}, SamplingRatio: 2, Aligned: true})
+	md, err := newModel(imageTensor(img), lambda)
 	if err != nil {
 		return res, err
 	}
-	d := gorgonia.Must(gorgonia.Sub(y, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(0.25)))))
-	loss := gorgonia.Must(gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d)))), gorgonia.Must(ad.Constant(g, gorgonia.NewF64(1/float64(len(boxes)/5))))))
-
-	// P = ||∂L/∂x||² and the objective L + λP; their gradients w.r.t. W and b
-	// differentiate ∂L/∂x once more.
-	gx, err := ad.Grad(loss, x)
-	if err != nil {
-		return res, err
-	}
-	penalty := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gx[0]))))
-	objective := gorgonia.Must(gorgonia.Add(loss, gorgonia.Must(gorgonia.Mul(penalty, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(lambda)))))))
-	dP, err := ad.Grad(penalty, w)
-	if err != nil {
-		return res, err
-	}
-	dObj, err := ad.Grad(objective, w, b)
-	if err != nil {
-		return res, err
-	}
-	var lv, pv, ov, dPv, dWv, dbv gorgonia.Value
-	for _, r := range []struct {
-		n *gorgonia.Node
-		v *gorgonia.Value
-	}{{loss, &lv}, {penalty, &pv}, {objective, &ov}, {dP[0], &dPv}, {dObj[0], &dWv}, {dObj[1], &dbv}} {
-		gorgonia.Read(r.n, r.v) // read while running: values may be reused after
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	eval := func() error { m.Reset(); return m.RunAll() }
-	wData, bData := w.Value().Data().([]float64), b.Value().Data().([]float64)
+	defer md.m.Close()
 
 	// ∂P/∂W against central differences of P through the same graph.
-	if err := eval(); err != nil {
+	if err := md.Eval(); err != nil {
 		return res, err
 	}
-	analytic := append([]float64(nil), dPv.Data().([]float64)...)
+	res.dPdW = append([]float64(nil), md.dP.Data().([]float64)...)
 	const step = 1e-5
 	fmt.Fprintf(out, "∂P/∂W entry   ad.Grad            central difference  rel.err\n")
-	for i := range wData {
-		orig, p := wData[i], [2]float64{}
+	for i, a := range res.dPdW {
+		orig, p := md.w[i], [2]float64{}
 		for j, s := range []float64{step, -step} {
-			wData[i] = orig + s
-			if err := eval(); err != nil {
+			md.w[i] = orig + s
+			if err := md.Eval(); err != nil {
 				return res, err
 			}
-			p[j] = pv.Data().(float64)
+			p[j] = md.p.Data().(float64)
 		}
-		wData[i] = orig
+		md.w[i] = orig
 		num := (p[0] - p[1]) / (2 * step)
-		rel := math.Abs(analytic[i]-num) / math.Max(math.Abs(analytic[i]), math.Abs(num))
+		rel := math.Abs(a-num) / math.Max(math.Abs(a), math.Abs(num))
 		res.maxRelErr = math.Max(res.maxRelErr, rel)
-		fmt.Fprintf(out, "W[%d,%d]      %+.10e  %+.10e   %.1e\n", i/3, i%3, analytic[i], num, rel)
+		fmt.Fprintf(out, "W[%d,%d]      %+.10e  %+.10e   %.1e\n", i/3, i%3, a, num, rel)
 	}
 	fmt.Fprintf(out, "max relative error %.1e\n\nstep   L             P             L + λP (λ = %g)\n", res.maxRelErr, lambda)
 
 	// Gradient descent on L + λP.
 	for s := 0; s <= steps; s++ {
-		if err := eval(); err != nil {
+		if err := md.Eval(); err != nil {
 			return res, err
 		}
 		if s == 0 {
-			res.before = ov.Data().(float64)
+			res.before = md.obj.Data().(float64)
 		}
-		res.after = ov.Data().(float64)
+		res.after = md.obj.Data().(float64)
 		if s%10 == 0 || s == steps {
-			fmt.Fprintf(out, "%4d   %.6e  %.6e  %.6e\n", s, lv.Data(), pv.Data(), ov.Data())
+			fmt.Fprintf(out, "%4d   %.6e  %.6e  %.6e\n", s, md.l.Data(), md.p.Data(), md.obj.Data())
 		}
-		for i, v := range dWv.Data().([]float64) {
-			wData[i] -= lr * v
+		for i, v := range md.dW.Data().([]float64) {
+			md.w[i] -= lr * v
 		}
-		for i, v := range dbv.Data().([]float64) {
-			bData[i] -= lr * v
+		for i, v := range md.db.Data().([]float64) {
+			md.b[i] -= lr * v
 		}
 	}
 	return res, nil

@@ -11,42 +11,10 @@ import (
 const MaxSamplesPerBox = 1 << 24
 
 // bilinearTap is one sample point: the four neighbouring pixels (offsets in
-// an H×W plane) and their bilinear weights. full says that all four pixels
-// are read; otherwise a corner with pos < 0 is skipped.
+// an H×W plane) and their bilinear weights.
 type bilinearTap[T Float] struct {
-	pos  [4]int
-	w    [4]T
-	full bool
-}
-
-// dot is Σ w·x over the tap's pixels.
-func (t *bilinearTap[T]) dot(x []T) T {
-	if t.full {
-		return t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
-	}
-	var v T
-	for i, p := range t.pos {
-		if p >= 0 {
-			v += t.w[i] * x[p]
-		}
-	}
-	return v
-}
-
-// scatter adds w·v to the tap's pixels of x.
-func (t *bilinearTap[T]) scatter(x []T, v T) {
-	if t.full {
-		x[t.pos[0]] += t.w[0] * v
-		x[t.pos[1]] += t.w[1] * v
-		x[t.pos[2]] += t.w[2] * v
-		x[t.pos[3]] += t.w[3] * v
-		return
-	}
-	for i, p := range t.pos {
-		if p >= 0 {
-			x[p] += t.w[i] * v
-		}
-	}
+	pos [4]int
+	w   [4]T
 }
 
 // RoIAlignBox is the sampling grid of one box: bins of binH×binW starting at
@@ -153,7 +121,7 @@ func outsideTap[T Float](t *bilinearTap[T]) bool { return t.w == [4]T{} }
 // As in torchvision, every tap reads its four pixels (pixel 0 with weight 0
 // for an outside point), so a NaN in the input spreads as it does there.
 func roiAlignTap[T Float](y, x T, h, w int) bilinearTap[T] {
-	t := bilinearTap[T]{full: true}
+	var t bilinearTap[T]
 	if !(y >= -1 && y <= T(h) && x >= -1 && x <= T(w)) { // true for NaN too
 		return t
 	}
