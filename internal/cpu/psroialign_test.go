@@ -43,14 +43,23 @@ func refPSRoIAlign[T Float](g *PoolGeom, x, boxes, grad []T) (y, dx []float64) {
 	return y, dx
 }
 
-func checkPSRoIAlignKernels[T Float](t *testing.T, g *PoolGeom, k int, tol float64) {
+// psKernelPair is a position-sensitive family's forward, transpose and float64
+// reference, for checkPSKernels.
+type psKernelPair[T Float] struct {
+	forward, transpose func(g *PoolGeom, src, boxes, dst []T) error
+	ref                func(g *PoolGeom, x, boxes, grad []T) (y, dx []float64)
+}
+
+// checkPSKernels checks a position-sensitive family's forward and transpose
+// against its reference on random inputs, bitwise equal across GOMAXPROCS.
+func checkPSKernels[T Float](t *testing.T, p psKernelPair[T], g *PoolGeom, k int, seed uint64, tol float64) {
 	rg := &RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}
-	x, boxes, _ := roiAlignKernelCase[T](rg, k, 11)
-	_, _, grad := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C / (g.PH * g.PW), H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, 12)
-	wantY, wantDX := refPSRoIAlign(g, x, boxes, grad)
+	x, boxes, _ := roiAlignKernelCase[T](rg, k, seed)
+	_, _, grad := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C / (g.PH * g.PW), H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, seed+1)
+	wantY, wantDX := p.ref(g, x, boxes, grad)
 	y, dx := pairAcrossProcs(t, []int{1, 2, 3, 7}, len(grad), len(x),
-		func(y []T) error { return PSRoIAlignForward(g, x, boxes, y) },
-		func(dx []T) error { return PSRoIAlignTranspose(g, grad, boxes, dx) })
+		func(y []T) error { return p.forward(g, x, boxes, y) },
+		func(dx []T) error { return p.transpose(g, grad, boxes, dx) })
 	expectClose(t, "output", y, wantY, tol)
 	expectClose(t, "grad", dx, wantDX, tol)
 }
@@ -65,7 +74,11 @@ func TestPSRoIAlignKernelsMatchReference(t *testing.T) {
 		{"C'=10/7x7/adaptive", PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5, SamplingRatio: 0}, 7},
 		{"C'=1/2x2/sampling=3", PoolGeom{N: 1, C: 4, H: 9, W: 11, PH: 2, PW: 2, Scale: 1, SamplingRatio: 3}, 5},
 	} {
-		t.Run(c.name+"/float32", func(t *testing.T) { checkPSRoIAlignKernels[float32](t, &c.g, c.k, 1e-5) })
-		t.Run(c.name+"/float64", func(t *testing.T) { checkPSRoIAlignKernels[float64](t, &c.g, c.k, 1e-12) })
+		t.Run(c.name+"/float32", func(t *testing.T) {
+			checkPSKernels(t, psKernelPair[float32]{PSRoIAlignForward[float32], PSRoIAlignTranspose[float32], refPSRoIAlign[float32]}, &c.g, c.k, 11, 1e-5)
+		})
+		t.Run(c.name+"/float64", func(t *testing.T) {
+			checkPSKernels(t, psKernelPair[float64]{PSRoIAlignForward[float64], PSRoIAlignTranspose[float64], refPSRoIAlign[float64]}, &c.g, c.k, 11, 1e-12)
+		})
 	}
 }

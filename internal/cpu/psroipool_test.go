@@ -44,19 +44,11 @@ func TestPSRoIPoolKernelsMatchReference(t *testing.T) {
 		{"C'=10/7x7", PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5}, 7},
 		{"C'=1/2x2", PoolGeom{N: 1, C: 4, H: 9, W: 11, PH: 2, PW: 2, Scale: 1}, 5},
 	} {
-		t.Run(c.name+"/float32", func(t *testing.T) { checkPSRoIPoolKernels[float32](t, &c.g, c.k, 1e-5) })
-		t.Run(c.name+"/float64", func(t *testing.T) { checkPSRoIPoolKernels[float64](t, &c.g, c.k, 1e-12) })
+		t.Run(c.name+"/float32", func(t *testing.T) {
+			checkPSKernels(t, psKernelPair[float32]{PSRoIPoolForward[float32], PSRoIPoolTranspose[float32], refPSRoIPool[float32]}, &c.g, c.k, 21, 1e-5)
+		})
+		t.Run(c.name+"/float64", func(t *testing.T) {
+			checkPSKernels(t, psKernelPair[float64]{PSRoIPoolForward[float64], PSRoIPoolTranspose[float64], refPSRoIPool[float64]}, &c.g, c.k, 21, 1e-12)
+		})
 	}
-}
-
-func checkPSRoIPoolKernels[T Float](t *testing.T, g *PoolGeom, k int, tol float64) {
-	rg := &RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}
-	x, boxes, _ := roiAlignKernelCase[T](rg, k, 21)
-	_, _, grad := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C / (g.PH * g.PW), H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, 22)
-	wantY, wantDX := refPSRoIPool(g, x, boxes, grad)
-	y, dx := pairAcrossProcs(t, []int{1, 2, 3, 7}, len(grad), len(x),
-		func(y []T) error { return PSRoIPoolForward(g, x, boxes, y) },
-		func(dx []T) error { return PSRoIPoolTranspose(g, grad, boxes, dx) })
-	expectClose(t, "output", y, wantY, tol)
-	expectClose(t, "grad", dx, wantDX, tol)
 }
