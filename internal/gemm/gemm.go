@@ -1,0 +1,262 @@
+// Package gemm is gops' matrix product: C ← α·op(A)·op(B) + β·C for float32
+// and float64, BLIS-style (packing in Go, a register-blocked micro-kernel in
+// Go assembly where the CPU has one, a portable Go kernel elsewhere), with
+// no cgo and no system library.
+//
+// Results are bitwise identical for any GOMAXPROCS and between the amd64
+// kernels (AVX-512 and AVX2/FMA): every element of C is one chain of fused
+// multiply-adds over k in order, in blocks of a fixed KC, each block's sum
+// added to C once. The portable kernel does the same with math.FMA (exactly
+// for float64; float32 rounds twice through float64, so it can differ in the
+// last bit).
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/gops-dev/gops/internal/cpu"
+)
+
+// Float is the element type: float32 or float64.
+type Float interface{ ~float32 | ~float64 }
+
+// kernelFn computes, for one MR×NR tile, acc = Σ_p a[p·MR+i]·b[p·NR+j] (one
+// FMA per p, in order, from +0) and then c[i·ldc+j] += acc.
+type kernelFn[T Float] func(kc int, a, b, c *T, ldc int)
+
+// impl is one micro-kernel and its tile.
+type impl[T Float] struct {
+	name   string
+	mr, nr int
+	kern   kernelFn[T]
+}
+
+// Blocking: KC is fixed per dtype (the K partition decides the rounding, so
+// it must not depend on the kernel or the thread count); MC and NC only
+// decide which tiles run where.
+const (
+	kcF32  = 256
+	kcF64  = 128
+	mcRows = 96 // rows of A packed at a time (a multiple of every MR)
+	ncCols = 3072
+)
+
+func kcOf[T Float]() int {
+	var z T
+	if any(z) == any(float32(0)) {
+		return kcF32
+	}
+	return kcF64
+}
+
+// Gemm computes C ← alpha·op(A)·op(B) + beta·C, where op(A) is m×k (A is
+// m×k row-major with leading dimension lda, or k×m when transA), op(B) is
+// k×n (B k×n with ldb, or n×k when transB) and C is m×n with ldc, all
+// row-major as in gonum's blas. As in the reference BLAS, beta = 0 ignores
+// C's values (NaN included) and alpha = 0 or k = 0 reads neither A nor B.
+// It returns an error for negative sizes, a leading dimension too small, or
+// a slice too short.
+func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
+	if err := check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return err
+	}
+	gemm(pick[T](), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return nil
+}
+
+func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
+	}
+	ra, ca := m, k
+	if transA {
+		ra, ca = k, m
+	}
+	rb, cb := k, n
+	if transB {
+		rb, cb = n, k
+	}
+	for _, t := range []struct {
+		name           string
+		rows, cols, ld int
+		have           int
+	}{{"a", ra, ca, lda, la}, {"b", rb, cb, ldb, lb}, {"c", m, n, ldc, lc}} {
+		if t.ld < max(1, t.cols) {
+			return fmt.Errorf("gemm: %s: leading dimension %d < %d columns", t.name, t.ld, t.cols)
+		}
+		if t.name != "c" && (m == 0 || n == 0 || k == 0) {
+			continue
+		}
+		if t.rows > 0 && t.cols > 0 && t.have < (t.rows-1)*t.ld+t.cols {
+			return fmt.Errorf("gemm: %s: %d elements for %d×%d with leading dimension %d", t.name, t.have, t.rows, t.cols, t.ld)
+		}
+	}
+	return nil
+}
+
+// scaleC sets C ← beta·C (beta = 0 writes zeros).
+func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	scaleC(m, n, beta, c, ldc)
+	if alpha == 0 || k == 0 {
+		return
+	}
+	kc := kcOf[T]()
+	mr, nr := im.mr, im.nr
+	mc := mcRows / mr * mr
+	nc := ncCols / nr * nr
+	bufB := make([]T, kc*min(nc, roundUp(n, nr)))
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			// Pack B[pc:pc+kb, jc:jc+nb] into NR-wide panels, in parallel.
+			panels := (nb + nr - 1) / nr
+			cpu.ParallelFor(panels, func(lo, hi int) {
+				for p := lo; p < hi; p++ {
+					packB(bufB[p*nr*kb:(p+1)*nr*kb], transB, b, ldb, pc, kb, jc+p*nr, min(nr, nb-p*nr), nr)
+				}
+			})
+			// Tasks: row blocks of A, each packed by the goroutine that uses
+			// it, times column chunks of the packed B when there are fewer
+			// blocks than four per goroutine (a wide, short C), so that the
+			// goroutines get about equal shares.
+			blocks := (m + mc - 1) / mc
+			split := min(panels, max(1, (4*runtime.GOMAXPROCS(0)+blocks-1)/blocks))
+			per := (panels + split - 1) / split
+			cpu.ParallelFor(blocks*split, func(lo, hi int) {
+				bufA := make([]T, mc*kb)
+				var tile []T
+				packed := -1
+				for task := lo; task < hi; task++ {
+					blk := task / split
+					ic := blk * mc
+					mb := min(mc, m-ic)
+					if packed != blk {
+						for r := 0; r < mb; r += mr {
+							packA(bufA[r*kb:(r+mr)*kb], transA, a, lda, ic+r, min(mr, mb-r), pc, kb, mr, alpha)
+						}
+						packed = blk
+					}
+					j0 := task % split * per * nr
+					j1 := min(nb, j0+per*nr)
+					for jr := j0; jr < j1; jr += nr {
+						nw := min(nr, nb-jr)
+						bp := &bufB[jr*kb]
+						for ir := 0; ir < mb; ir += mr {
+							mh := min(mr, mb-ir)
+							ap := &bufA[ir*kb]
+							ci := (ic+ir)*ldc + jc + jr
+							if mh == mr && nw == nr {
+								im.kern(kb, ap, bp, &c[ci], ldc)
+								continue
+							}
+							if tile == nil {
+								tile = make([]T, mr*nr)
+							}
+							clear(tile)
+							im.kern(kb, ap, bp, &tile[0], nr)
+							for i := 0; i < mh; i++ {
+								row := c[ci+i*ldc : ci+i*ldc+nw]
+								for j := range row {
+									row[j] += tile[i*nr+j]
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// packA writes rows [r0, r0+rows) of alpha·op(A), columns [p0, p0+kb), as
+// dst[p·mr+i], padding rows up to mr with zeros.
+func packA[T Float](dst []T, trans bool, a []T, lda, r0, rows, p0, kb, mr int, alpha T) {
+	if rows < mr {
+		clear(dst[:kb*mr])
+	}
+	if !trans {
+		for i := 0; i < rows; i++ {
+			src := a[(r0+i)*lda+p0 : (r0+i)*lda+p0+kb]
+			for p, v := range src {
+				dst[p*mr+i] = alpha * v
+			}
+		}
+		return
+	}
+	for p := 0; p < kb; p++ {
+		src := a[(p0+p)*lda+r0 : (p0+p)*lda+r0+rows]
+		d := dst[p*mr : p*mr+rows]
+		for i, v := range src {
+			d[i] = alpha * v
+		}
+	}
+}
+
+// packB writes op(B)[p0:p0+kb, c0:c0+cols] as dst[p·nr+j], padding columns
+// up to nr with zeros.
+func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
+	if cols < nr {
+		clear(dst[:kb*nr])
+	}
+	if !trans {
+		for p := 0; p < kb; p++ {
+			copy(dst[p*nr:p*nr+cols], b[(p0+p)*ldb+c0:(p0+p)*ldb+c0+cols])
+		}
+		return
+	}
+	for j := 0; j < cols; j++ {
+		src := b[(c0+j)*ldb+p0 : (c0+j)*ldb+p0+kb]
+		for p, v := range src {
+			dst[p*nr+j] = v
+		}
+	}
+}
+
+// goKernel is the portable micro-kernel of an mr×nr tile, math.FMA per
+// step in the order of the assembly kernels.
+func goKernel[T Float](mr, nr int) kernelFn[T] {
+	return func(kc int, a, b, c *T, ldc int) {
+		as := unsafeSlice(a, kc*mr)
+		bs := unsafeSlice(b, kc*nr)
+		acc := make([]float64, mr*nr)
+		for p := 0; p < kc; p++ {
+			ar, br := as[p*mr:(p+1)*mr], bs[p*nr:(p+1)*nr]
+			for i, av := range ar {
+				row := acc[i*nr : (i+1)*nr]
+				for j, bv := range br {
+					row[j] = float64(T(math.FMA(float64(av), float64(bv), row[j])))
+				}
+			}
+		}
+		cs := unsafeSlice(c, (mr-1)*ldc+nr)
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				cs[i*ldc+j] += T(acc[i*nr+j])
+			}
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// force makes every product use the kernel called name until the test ends.
+func force(t *testing.T, name string) {
+	t.Helper()
+	forced.Store(name)
+	t.Cleanup(func() { forced.Store("") })
+}
+
+func kernelNames() []string {
+	var ns []string
+	for _, k := range impls32 {
+		ns = append(ns, k.name)
+	}
+	return ns
+}
+
+// refGemm is the product in float64, element by element: the reference BLAS
+// loop without its shortcuts except those the BLAS defines (beta = 0 does not
+// read C; alpha = 0 reads neither A nor B).
+func refGemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			if alpha != 0 {
+				for p := 0; p < k; p++ {
+					var av, bv T
+					if tA {
+						av = a[p*lda+i]
+					} else {
+						av = a[i*lda+p]
+					}
+					if tB {
+						bv = b[j*ldb+p]
+					} else {
+						bv = b[p*ldb+j]
+					}
+					s += float64(av) * float64(bv)
+				}
+			}
+			v := float64(alpha) * s
+			if beta != 0 {
+				v += float64(beta) * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = v
+		}
+	}
+	return out
+}
+
+type gemmCase struct {
+	tA, tB      bool
+	m, n, k     int
+	alpha, beta float64
+	pad         int // extra leading-dimension columns
+}
+
+func (g gemmCase) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,α=%g,β=%g,pad=%d", g.tA, g.tB, g.m, g.n, g.k, g.alpha, g.beta, g.pad)
+}
+
+func randSlice[T Float](r *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(r.Float64()*2 - 1)
+	}
+	return s
+}
+
+// operands builds A, B, C for g (C's padding filled with a sentinel).
+func operands[T Float](r *rand.Rand, g gemmCase) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	ra, ca := g.m, g.k
+	if g.tA {
+		ra, ca = g.k, g.m
+	}
+	rb, cb := g.k, g.n
+	if g.tB {
+		rb, cb = g.n, g.k
+	}
+	lda, ldb, ldc = max(1, ca+g.pad), max(1, cb+g.pad), max(1, g.n+g.pad)
+	a = randSlice[T](r, ra*lda)
+	b = randSlice[T](r, rb*ldb)
+	c = randSlice[T](r, g.m*ldc)
+	return
+}
+
+// sizes around every blocking factor and tile edge, primes and 1.
+var edgeSizes = []int{1, 2, 3, 5, 6, 7, 11, 12, 13, 16, 17, 31, 32, 33, 95, 96, 97, 127, 128, 129, 255, 256, 257}
+
+func randomCases(r *rand.Rand, n int) []gemmCase {
+	var cs []gemmCase
+	scal := []float64{0, 1, -0.5, 2.25}
+	for i := 0; i < n; i++ {
+		pick := func() int { return edgeSizes[r.IntN(len(edgeSizes))] }
+		cs = append(cs, gemmCase{
+			tA: r.IntN(2) == 1, tB: r.IntN(2) == 1,
+			m: pick(), n: pick(), k: pick(),
+			alpha: scal[r.IntN(4)], beta: scal[r.IntN(4)], pad: r.IntN(3) * 3,
+		})
+	}
+	// every transpose case at sizes above KC and MC.
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			cs = append(cs, gemmCase{tA: tA, tB: tB, m: 197, n: 131, k: 301, alpha: 1.5, beta: 0.5, pad: 1})
+		}
+	}
+	return cs
+}
+
+func checkCase[T Float](t *testing.T, r *rand.Rand, g gemmCase, tol float64) []T {
+	a, lda, b, ldb, c, ldc := operands[T](r, g)
+	want := refGemm(g.tA, g.tB, g.m, g.n, g.k, T(g.alpha), a, lda, b, ldb, T(g.beta), c, ldc)
+	pad := append([]T(nil), c...)
+	if err := Gemm(g.tA, g.tB, g.m, g.n, g.k, T(g.alpha), a, lda, b, ldb, T(g.beta), c, ldc); err != nil {
+		t.Fatalf("%v: %v", g, err)
+	}
+	for i := 0; i < g.m; i++ {
+		for j := 0; j < ldc; j++ {
+			got := float64(c[i*ldc+j])
+			if j >= g.n {
+				if c[i*ldc+j] != pad[i*ldc+j] {
+					t.Fatalf("%v: C[%d,%d] beyond n changed", g, i, j)
+				}
+				continue
+			}
+			// tolerance relative to Σ|a||b|, bounded by k.
+			bound := tol * float64(g.k+1) * (math.Abs(g.alpha) + math.Abs(g.beta) + 1)
+			if d := math.Abs(got - want[i*g.n+j]); !(d <= bound) {
+				t.Fatalf("%v: C[%d,%d] = %v, want %v (|diff| %g > %g)", g, i, j, got, want[i*g.n+j], d, bound)
+			}
+		}
+	}
+	return c
+}
+
+func TestGemmMatchesReference(t *testing.T) {
+	for _, name := range kernelNames() {
+		t.Run(name, func(t *testing.T) {
+			force(t, name)
+			r := rand.New(rand.NewPCG(1, 2))
+			cases := randomCases(r, 60)
+			if testing.Short() {
+				cases = cases[:20]
+			}
+			for _, g := range cases {
+				checkCase[float32](t, r, g, 2e-7)
+				checkCase[float64](t, r, g, 1e-15)
+			}
+		})
+	}
+}
+
+// The amd64 kernels and every thread count give bitwise the same C; the
+// portable kernel does too in float64.
+func TestGemmBitwiseAcrossKernelsAndThreads(t *testing.T) {
+	g := gemmCase{m: 203, n: 157, k: 611, alpha: 1.25, beta: -0.75, pad: 2}
+	for _, tr := range []struct{ tA, tB bool }{{false, false}, {true, true}} {
+		g.tA, g.tB = tr.tA, tr.tB
+		var ref32 []float32
+		var ref64 []float64
+		for _, name := range kernelNames() {
+			for _, procs := range []int{1, 2, 3, 8} {
+				force(t, name)
+				old := runtime.GOMAXPROCS(procs)
+				c32 := checkCase[float32](t, rand.New(rand.NewPCG(3, 4)), g, 2e-7)
+				c64 := checkCase[float64](t, rand.New(rand.NewPCG(3, 4)), g, 1e-15)
+				runtime.GOMAXPROCS(old)
+				if ref64 == nil {
+					ref32, ref64 = c32, c64
+					continue
+				}
+				for i := range c64 {
+					if math.Float64bits(c64[i]) != math.Float64bits(ref64[i]) {
+						t.Fatalf("%v float64 kernel %s GOMAXPROCS %d: C[%d] = %v, first kernel %v", g, name, procs, i, c64[i], ref64[i])
+					}
+				}
+				if name == "go" {
+					continue
+				}
+				for i := range c32 {
+					if math.Float32bits(c32[i]) != math.Float32bits(ref32[i]) {
+						t.Fatalf("%v float32 kernel %s GOMAXPROCS %d: C[%d] = %v, first kernel %v", g, name, procs, i, c32[i], ref32[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// NaN and Inf propagate as in the reference BLAS: 0·NaN is NaN, beta = 0
+// ignores a NaN in C, alpha = 0 ignores NaN in A and B.
+func TestGemmNaNInf(t *testing.T) {
+	for _, name := range kernelNames() {
+		t.Run(name, func(t *testing.T) {
+			force(t, name)
+			nan := math.NaN()
+			// A = [0 1], B = [NaN; 2]: 0·NaN + 1·2 = NaN.
+			c := []float64{5}
+			if err := Gemm(false, false, 1, 1, 2, 1, []float64{0, 1}, 2, []float64{nan, 2}, 1, 0, c, 1); err != nil || !math.IsNaN(c[0]) {
+				t.Fatalf("0·NaN: got %v, %v; want NaN", c[0], err)
+			}
+			c = []float64{nan}
+			if err := Gemm(false, false, 1, 1, 2, 1, []float64{3, 1}, 2, []float64{1, 2}, 1, 0, c, 1); err != nil || c[0] != 5 {
+				t.Fatalf("beta=0 with NaN in C: got %v, %v; want 5", c[0], err)
+			}
+			c = []float64{4}
+			if err := Gemm(false, false, 1, 1, 2, 0, []float64{nan, 1}, 2, []float64{1, nan}, 1, 0.5, c, 1); err != nil || c[0] != 2 {
+				t.Fatalf("alpha=0 with NaN in A, B: got %v, %v; want 2", c[0], err)
+			}
+			c32 := []float32{0}
+			inf := float32(math.Inf(1))
+			if err := Gemm(false, false, 1, 1, 2, 1, []float32{inf, 1}, 2, []float32{1, -inf}, 1, 0, c32, 1); err != nil || !math.IsNaN(float64(c32[0])) {
+				t.Fatalf("Inf - Inf: got %v, %v; want NaN", c32[0], err)
+			}
+		})
+	}
+}
+
+func TestGemmErrors(t *testing.T) {
+	s := make([]float32, 100)
+	for _, c := range []struct {
+		name                   string
+		m, n, k, lda, ldb, ldc int
+		a, b, cs               []float32
+		want                   string
+	}{
+		{"negative m", -1, 2, 2, 2, 2, 2, s, s, s, "negative size"},
+		{"lda too small", 3, 3, 4, 3, 3, 3, s, s, s, "a: leading dimension 3 < 4"},
+		{"ldc too small", 3, 5, 4, 4, 5, 4, s, s, s, "c: leading dimension 4 < 5"},
+		{"a short", 3, 3, 4, 4, 3, 3, s[:10], s, s, "a: 10 elements for 3×4"},
+		{"b short", 3, 3, 4, 4, 3, 3, s, s[:11], s, "b: 11 elements for 4×3"},
+		{"c short", 3, 3, 4, 4, 3, 3, s, s, s[:8], "c: 8 elements for 3×3"},
+	} {
+		err := Gemm(false, false, c.m, c.n, c.k, 1, c.a, c.lda, c.b, c.ldb, 0, c.cs, c.ldc)
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
