@@ -77,10 +77,23 @@ func TestPanicsOnBadArguments(t *testing.T) {
 	ours.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 3, 1, make([]float64, 6), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2)
 }
 
+// counting is gemm.Implementation counting its Dgemm calls.
+type counting struct {
+	gemm.Implementation
+	calls *int
+}
+
+func (c counting) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, cs []float64, ldc int) {
+	*c.calls++
+	c.Implementation.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, cs, ldc)
+}
+
 // gorgonia.Use(gemm.Implementation{}) runs Gorgonia's own Mul on it.
 func TestGorgoniaUse(t *testing.T) {
-	G.Use(gemm.Implementation{})
-	defer G.Use(gonum.Implementation{})
+	calls := 0
+	prev := G.WhichBLAS()
+	G.Use(counting{calls: &calls})
+	defer G.Use(prev)
 	g := G.NewGraph()
 	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))))
 	b := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 2), G.WithValue(tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 0, 0, 1, 1, 1}))))
@@ -96,6 +109,9 @@ func TestGorgoniaUse(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("Mul = %v, want %v", got, want)
 		}
+	}
+	if calls == 0 {
+		t.Fatal("Gorgonia's Mul did not call Dgemm")
 	}
 }
 

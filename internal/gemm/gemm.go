@@ -20,7 +20,7 @@ import (
 )
 
 // Float is the element type: float32 or float64.
-type Float interface{ ~float32 | ~float64 }
+type Float interface{ float32 | float64 }
 
 // kernelFn computes, for one MR×NR tile, acc = Σ_p a[p·MR+i]·b[p·NR+j] (one
 // FMA per p, in order, from +0) and then c[i·ldc+j] += acc.
@@ -89,7 +89,8 @@ func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
 		if t.name != "c" && (m == 0 || n == 0 || k == 0) {
 			continue
 		}
-		if t.rows > 0 && t.cols > 0 && t.have < (t.rows-1)*t.ld+t.cols {
+		// have ≥ (rows-1)·ld + cols, without the product (it can overflow).
+		if t.rows > 0 && t.cols > 0 && (t.have < t.cols || (t.have-t.cols)/t.ld < t.rows-1) {
 			return fmt.Errorf("gemm: %s: %d elements for %d×%d with leading dimension %d", t.name, t.have, t.rows, t.cols, t.ld)
 		}
 	}
@@ -171,16 +172,20 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 								im.kern(kb, ap, bp, &c[ci], ldc)
 								continue
 							}
+							// An edge tile: C's part copied into a full
+							// tile (zeros around it), the same c += acc,
+							// and copied back, so that every element is
+							// computed as in a full tile (-0 included).
 							if tile == nil {
 								tile = make([]T, mr*nr)
 							}
 							clear(tile)
+							for i := 0; i < mh; i++ {
+								copy(tile[i*nr:i*nr+nw], c[ci+i*ldc:ci+i*ldc+nw])
+							}
 							im.kern(kb, ap, bp, &tile[0], nr)
 							for i := 0; i < mh; i++ {
-								row := c[ci+i*ldc : ci+i*ldc+nw]
-								for j := range row {
-									row[j] += tile[i*nr+j]
-								}
+								copy(c[ci+i*ldc:ci+i*ldc+nw], tile[i*nr:i*nr+nw])
 							}
 						}
 					}

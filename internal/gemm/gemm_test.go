@@ -255,3 +255,138 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// guarded returns a slice of exactly n elements whose backing array goes on
+// with guard elements, and a check that they are untouched (the assembly
+// kernels write through pointers, past any Go bounds check).
+func guarded[T Float](r *rand.Rand, n int) ([]T, func() bool) {
+	const guard = 256
+	back := randSlice[T](r, n+guard)
+	for i := n; i < len(back); i++ {
+		back[i] = 12345
+	}
+	return back[:n:n], func() bool {
+		for _, v := range back[n:] {
+			if v != 12345 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Slices exactly as long as the arguments need, with nothing written or read
+// outside the logical matrices (the guards after C stay, the padding columns
+// of C stay).
+func TestGemmMinimalSlices(t *testing.T) {
+	for _, name := range kernelNames() {
+		t.Run(name, func(t *testing.T) {
+			force(t, name)
+			r := rand.New(rand.NewPCG(7, 8))
+			sizes := append([]int{0}, edgeSizes[:14]...)
+			for it := 0; it < 150; it++ {
+				g := gemmCase{
+					tA: r.IntN(2) == 1, tB: r.IntN(2) == 1,
+					m: sizes[r.IntN(len(sizes))], n: sizes[r.IntN(len(sizes))], k: sizes[r.IntN(len(sizes))],
+					alpha: 1.5, beta: 0.5, pad: r.IntN(3) * 5,
+				}
+				ra, ca := g.m, g.k
+				if g.tA {
+					ra, ca = g.k, g.m
+				}
+				rb, cb := g.k, g.n
+				if g.tB {
+					rb, cb = g.n, g.k
+				}
+				lda, ldb, ldc := max(1, ca+g.pad), max(1, cb+g.pad), max(1, g.n+g.pad)
+				minLen := func(rows, cols, ld int) int {
+					if rows == 0 || cols == 0 {
+						return 0
+					}
+					return (rows-1)*ld + cols
+				}
+				a, _ := guarded[float32](r, minLen(ra, ca, lda))
+				b, _ := guarded[float32](r, minLen(rb, cb, ldb))
+				c, ok := guarded[float32](r, minLen(g.m, g.n, ldc))
+				before := append([]float32(nil), c...)
+				want := refGemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc)
+				if err := Gemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc); err != nil {
+					t.Fatalf("%v: %v", g, err)
+				}
+				if !ok() {
+					t.Fatalf("%v: wrote past the end of C", g)
+				}
+				for i := range c {
+					row, col := i/ldc, i%ldc
+					if col >= g.n {
+						if c[i] != before[i] {
+							t.Fatalf("%v: C padding [%d,%d] changed", g, row, col)
+						}
+						continue
+					}
+					if d := math.Abs(float64(c[i]) - want[row*g.n+col]); d > 1e-4*float64(g.k+1) {
+						t.Fatalf("%v: C[%d,%d] = %v, want %v", g, row, col, c[i], want[row*g.n+col])
+					}
+				}
+			}
+		})
+	}
+}
+
+// A leading dimension so large that (rows-1)·ld overflows is an error, not a
+// write through the kernels' pointers.
+func TestGemmHugeLeadingDimension(t *testing.T) {
+	c := make([]float32, 40)
+	for _, ldc := range []int{7378697629483820647, 3353953467947191203, math.MaxInt} {
+		err := Gemm(false, false, 12, 32, 1, 1, make([]float32, 12), 1, make([]float32, 32), 32, 1, c, ldc)
+		if err == nil || !contains(err.Error(), "c: 40 elements for 12×32") {
+			t.Errorf("ldc %d: err %v, want the short-slice error", ldc, err)
+		}
+	}
+}
+
+// Edge tiles compute like full ones: -0 + -0 stays -0, and a NaN's payload
+// is chosen alike by every amd64 kernel.
+func TestGemmEdgeTilesSignedZeroAndNaNPayload(t *testing.T) {
+	nan1, nan2 := math.Float32frombits(0x7fc00001), math.Float32frombits(0x7fc00002)
+	var first []uint32
+	for _, name := range kernelNames() {
+		force(t, name)
+		for _, m := range []int{1, 6, 12, 13} {
+			n := 16
+			a := make([]float32, m)
+			b := make([]float32, n)
+			c := make([]float32, m*n)
+			for i := range a {
+				a[i] = 1e-30
+			}
+			for j := range b {
+				b[j] = -1e-30
+			}
+			for i := range c {
+				c[i] = float32(math.Copysign(0, -1))
+			}
+			if err := Gemm(false, false, m, n, 1, 1, a, 1, b, n, 1, c, n); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range c {
+				if math.Float32bits(v) != 0x80000000 {
+					t.Fatalf("%s m=%d: C[%d] = %x, want -0", name, m, i, math.Float32bits(v))
+				}
+			}
+		}
+		if name == "go" {
+			continue
+		}
+		a, b, c := []float32{nan1}, []float32{nan2}, []float32{0}
+		if err := Gemm(false, false, 1, 1, 1, 1, a, 1, b, 1, 0, c, 1); err != nil {
+			t.Fatal(err)
+		}
+		got := []uint32{math.Float32bits(c[0])}
+		if first == nil {
+			first = got
+		} else if got[0] != first[0] {
+			t.Fatalf("%s: NaN·NaN = %x, first kernel %x", name, got[0], first[0])
+		}
+	}
+}

@@ -93,7 +93,9 @@ func gen(s *strings.Builder, k kernel) {
 		} else {
 			w("%s %d(AX), %s", bcst, i*k.size, bc)
 			for v := 0; v < k.vecs; v++ {
-				w("VFMADD231%s %s, %s, %s", k.sfx, breg(v), bc, acc(i, v))
+				// Operands in the AVX-512 kernel's order (b, then a), so
+				// that a NaN payload is chosen alike.
+				w("VFMADD231%s %s, %s, %s", k.sfx, bc, breg(v), acc(i, v))
 			}
 		}
 	}
