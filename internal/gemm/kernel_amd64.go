@@ -45,3 +45,12 @@ func kernels64() []impl[float64] {
 	}
 	return append(ks, goImpl[float64]())
 }
+
+// peakS512 and peakS256 run n iterations of 24 (AVX-512) or 12 (AVX2)
+// independent float32 FMAs on registers: BenchmarkPeak's FMA ceiling.
+//
+//go:noescape
+func peakS512(n int)
+
+//go:noescape
+func peakS256(n int)

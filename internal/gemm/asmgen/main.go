@@ -44,6 +44,8 @@ func main() {
 	for _, k := range ks {
 		gen(&s, k)
 	}
+	peak(&s, "peakS512", "Z", "VPXORD", 24)
+	peak(&s, "peakS256", "Y", "VXORPS", 12)
 	if err := os.WriteFile("kernel_amd64.s", []byte(s.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -86,17 +88,19 @@ func gen(s *strings.Builder, k kernel) {
 		w("VMOVUP%c %d(BX), %s", k.sfx[1], v*k.vbyte, breg(v))
 	}
 	for i := 0; i < k.mr; i++ {
-		if k.avx == 512 {
-			for v := 0; v < k.vecs; v++ {
-				w("VFMADD231%s.BCST %d(AX), %s, %s", k.sfx, i*k.size, breg(v), acc(i, v))
-			}
-		} else {
-			w("%s %d(AX), %s", bcst, i*k.size, bc)
-			for v := 0; v < k.vecs; v++ {
-				// Operands in the AVX-512 kernel's order (b, then a), so
-				// that a NaN payload is chosen alike.
-				w("VFMADD231%s %s, %s, %s", k.sfx, bc, breg(v), acc(i, v))
-			}
+		// One broadcast of a per row into a register (alternating two
+		// registers where there are spare ones), then an FMA per vector
+		// of b: a broadcast memory operand in each FMA would make the
+		// loads, not the FMAs, the bottleneck.
+		r := bc
+		if k.avx == 512 && i%2 == 1 {
+			r = fmt.Sprintf("%s%d", k.reg, nacc+k.vecs+1)
+		}
+		w("%s %d(AX), %s", bcst, i*k.size, r)
+		for v := 0; v < k.vecs; v++ {
+			// Operands b, then a (Intel order), in every kernel, so that
+			// a NaN payload is chosen alike.
+			w("VFMADD231%s %s, %s, %s", k.sfx, r, breg(v), acc(i, v))
 		}
 	}
 	w("ADDQ $%d, AX", k.mr*k.size)
@@ -113,6 +117,28 @@ func gen(s *strings.Builder, k kernel) {
 			w("ADDQ DX, DI")
 		}
 	}
+	w("VZEROUPPER")
+	w("RET")
+}
+
+// peak writes func name(n int): n iterations of acc independent float32
+// FMAs on registers alone, the machine's FMA ceiling for BenchmarkPeak.
+func peak(s *strings.Builder, name, reg, xor string, acc int) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	fmt.Fprintf(s, "\n// func %s(n int): n×%d register-only FMAs.\nTEXT ·%s(SB), NOSPLIT, $0-8\n", name, acc, name)
+	w("MOVQ n+0(FP), CX")
+	for i := 0; i < acc+2; i++ {
+		w("%s %s%d, %s%d, %s%d", xor, reg, i, reg, i, reg, i)
+	}
+	w("TESTQ CX, CX")
+	w("JEQ %s_done", name)
+	fmt.Fprintf(s, "%s_loop:\n", name)
+	for i := 0; i < acc; i++ {
+		w("VFMADD231PS %s%d, %s%d, %s%d", reg, acc, reg, acc+1, reg, i)
+	}
+	w("DECQ CX")
+	w("JNE %s_loop", name)
+	fmt.Fprintf(s, "%s_done:\n", name)
 	w("VZEROUPPER")
 	w("RET")
 }
