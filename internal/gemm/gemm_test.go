@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -337,7 +338,14 @@ func TestGemmMinimalSlices(t *testing.T) {
 // write through the kernels' pointers.
 func TestGemmHugeLeadingDimension(t *testing.T) {
 	c := make([]float32, 40)
-	for _, ldc := range []int{7378697629483820647, 3353953467947191203, math.MaxInt} {
+	lds := []int{math.MaxInt}
+	if strconv.IntSize == 64 {
+		// 11·ldc and 5·ldc wrap around to small numbers (variables, so that
+		// 32-bit builds compile).
+		wrap11, wrap5 := uint64(7378697629483820647), uint64(3353953467947191203)
+		lds = append(lds, int(wrap11), int(wrap5))
+	}
+	for _, ldc := range lds {
 		err := Gemm(false, false, 12, 32, 1, 1, make([]float32, 12), 1, make([]float32, 32), 32, 1, c, ldc)
 		if err == nil || !contains(err.Error(), "c: 40 elements for 12×32") {
 			t.Errorf("ldc %d: err %v, want the short-slice error", ldc, err)
