@@ -23,6 +23,7 @@ const (
 type BLAS struct {
 	gonum.Implementation
 	name  string // the file name it was opened by
+	core  string // openblas_get_corename(), or "unknown"
 	sgemm func(order, tA, tB, m, n, k int32, alpha float32, a *float32, lda int32, b *float32, ldb int32, beta float32, c *float32, ldc int32)
 	dgemm func(order, tA, tB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32)
 }
@@ -31,8 +32,15 @@ type BLAS struct {
 // "libopenblas.so.0".
 func (o *BLAS) Name() string { return o.name }
 
+// Core is the kernel family OpenBLAS chose for this CPU
+// (openblas_get_corename: "SkylakeX", "Haswell", "Zen", ...; "Prescott" is
+// its generic SSE3 fallback, several times slower on a recent CPU that the
+// library is too old to recognise; OPENBLAS_CORETYPE, read when the library
+// is loaded, overrides it), or "unknown" where the library does not say.
+func (o *BLAS) Core() string { return o.core }
+
 // describe is Use's description of o.
-func (o *BLAS) describe() string { return "openblas (" + o.name + ")" }
+func (o *BLAS) describe() string { return "openblas (" + o.name + ", core " + o.core + ")" }
 
 func cblasTranspose(t blas.Transpose) int32 {
 	if t == blas.NoTrans {

@@ -75,6 +75,14 @@ func blasFrom(h uintptr) (*BLAS, error) {
 	if !o.selfTest() {
 		return nil, errors.New("failed the self-test (a small product differs from gonum's)")
 	}
+	o.core = "unknown"
+	if p, err := purego.Dlsym(h, "openblas_get_corename"); err == nil {
+		var corename func() string
+		purego.RegisterFunc(&corename, p)
+		if c := strings.TrimSpace(corename()); c != "" {
+			o.core = c
+		}
+	}
 	var setThreads func(int32)
 	purego.RegisterFunc(&setThreads, syms["openblas_set_num_threads"])
 	setThreads(1)

@@ -142,6 +142,18 @@ func TestLoadLeavesGorgonia(t *testing.T) {
 	if !strings.HasPrefix(o.Name(), "libopenblas") && !strings.Contains(o.Name(), "/libopenblas") {
 		t.Errorf("Name() = %q", o.Name())
 	}
+	// The core OpenBLAS chose: the one OPENBLAS_CORETYPE names, when set
+	// (OpenBLAS reads it as the library loads, case-insensitively).
+	t.Logf("core %s", o.Core())
+	if o.Core() == "" || o.Core() == "unknown" {
+		t.Errorf("Core() = %q: libopenblas has openblas_get_corename", o.Core())
+	}
+	if want := os.Getenv("OPENBLAS_CORETYPE"); want != "" && !strings.EqualFold(o.Core(), want) {
+		t.Errorf("Core() = %q with OPENBLAS_CORETYPE=%s", o.Core(), want)
+	}
+	if !strings.Contains(o.describe(), "core "+o.Core()) {
+		t.Errorf("describe() = %q lacks the core", o.describe())
+	}
 }
 
 // TestBLAS logs which BLAS UseFromEnv picks in this environment and checks
@@ -173,7 +185,7 @@ func TestBLAS(t *testing.T) {
 			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but Use: %v", err)
 		}
 	default:
-		if !isOpenBLAS || desc != "openblas ("+o.Name()+")" {
+		if !isOpenBLAS || desc != o.describe() {
 			t.Fatalf("Use() = %q, nil; gorgonia.WhichBLAS() is %T", desc, cur)
 		}
 	}
@@ -221,7 +233,7 @@ func TestUseEnv(t *testing.T) {
 				if loadErr != nil {
 					want, wantErr = "gonum (pure Go): "+loadErr.Error(), true
 				} else {
-					want = "openblas (" + loaded.Name() + ")"
+					want = loaded.describe()
 				}
 			case "atlas":
 				want, wantErr = "gonum (pure Go): GOPS_BLAS=atlas is neither gonum nor openblas", true
@@ -253,7 +265,7 @@ func TestUseEnv(t *testing.T) {
 			return
 		}
 		gorgonia.Use(loaded)
-		if d := Describe(); d != "openblas ("+loaded.Name()+")" {
+		if d := Describe(); d != loaded.describe() {
 			t.Errorf("Describe() after gorgonia.Use(Load()) = %q", d)
 		}
 	})

@@ -7,7 +7,7 @@
 //
 //	func main() {
 //		desc, _ := openblas.UseFromEnv()    // before running graphs
-//		log.Printf("blas: %s", desc) // "openblas (libopenblas.so.0)", or "gonum (pure Go): why"
+//		log.Printf("blas: %s", desc) // "openblas (libopenblas.so.0, core SkylakeX)", or "gonum (pure Go): why"
 //		...
 //	}
 //
@@ -71,7 +71,8 @@ func Load() (*BLAS, error) {
 // process: gorgonia.Use of what Load returns, if it succeeds.
 //
 // It returns a one-line description of the BLAS now in use, for logs and
-// benchmark reports: "openblas (NAME)", NAME the library's file name, or
+// benchmark reports: "openblas (NAME, core CORE)", NAME the library's file
+// name and CORE the kernels it chose for this CPU (BLAS.Core), or
 // "gonum (pure Go): " followed by why OpenBLAS is not used. The error is
 // Load's; the description is filled in either way, and gonum's BLAS keeps
 // working, so a program can log it and go on.
@@ -109,7 +110,7 @@ func use(fromEnv bool) (string, error) {
 // what Use chose is in use; "replaced by the program's gorgonia.Use
 // (openblas.Use chose ...)" once the program installed another BLAS after
 // Use; and without a call of Use, "gonum (pure Go): openblas.Use was not
-// called" for Gorgonia's default, "openblas (NAME)" for a BLAS of Load the
+// called" for Gorgonia's default, "openblas (NAME, core CORE)" for a BLAS of Load the
 // program installed itself, or the Go type of another one. It changes
 // nothing.
 func Describe() string {
