@@ -140,10 +140,10 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 			})
 			// Tasks: row blocks of A, each packed by the goroutine that uses
 			// it, times column chunks of the packed B when there are fewer
-			// blocks than four per goroutine (a wide, short C), so that the
+			// blocks than eight per goroutine (a wide, short C), so that the
 			// goroutines get about equal shares.
 			blocks := (m + mc - 1) / mc
-			split := min(panels, max(1, (4*runtime.GOMAXPROCS(0)+blocks-1)/blocks))
+			split := min(panels, max(1, (8*runtime.GOMAXPROCS(0)+blocks-1)/blocks))
 			per := (panels + split - 1) / split
 			cpu.ParallelFor(blocks*split, func(lo, hi int) {
 				bufA := make([]T, mc*kb)
