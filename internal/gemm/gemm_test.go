@@ -16,6 +16,16 @@ func force(t *testing.T, name string) {
 	t.Cleanup(func() { forced.Store("") })
 }
 
+// eachKernel runs f as a subtest per kernel, that kernel forced.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	for _, name := range kernelNames() {
+		t.Run(name, func(t *testing.T) {
+			force(t, name)
+			f(t)
+		})
+	}
+}
+
 func kernelNames() []string {
 	var ns []string
 	for _, k := range impls32 {
@@ -77,17 +87,23 @@ func randSlice[T Float](r *rand.Rand, n int) []T {
 	return s
 }
 
-// operands builds A, B, C for g (C's padding filled with a sentinel).
-func operands[T Float](r *rand.Rand, g gemmCase) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	ra, ca := g.m, g.k
+// stored is the stored shapes of A and B (rows, columns) and the three
+// leading dimensions of case g.
+func (g gemmCase) stored() (ra, ca, rb, cb, lda, ldb, ldc int) {
+	ra, ca = g.m, g.k
 	if g.tA {
 		ra, ca = g.k, g.m
 	}
-	rb, cb := g.k, g.n
+	rb, cb = g.k, g.n
 	if g.tB {
 		rb, cb = g.n, g.k
 	}
-	lda, ldb, ldc = max(1, ca+g.pad), max(1, cb+g.pad), max(1, g.n+g.pad)
+	return ra, ca, rb, cb, max(1, ca+g.pad), max(1, cb+g.pad), max(1, g.n+g.pad)
+}
+
+// operands builds A, B, C for g (C's padding filled with a sentinel).
+func operands[T Float](r *rand.Rand, g gemmCase) (a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	ra, _, rb, _, lda, ldb, ldc := g.stored()
 	a = randSlice[T](r, ra*lda)
 	b = randSlice[T](r, rb*ldb)
 	c = randSlice[T](r, g.m*ldc)
@@ -144,20 +160,17 @@ func checkCase[T Float](t *testing.T, r *rand.Rand, g gemmCase, tol float64) []T
 }
 
 func TestGemmMatchesReference(t *testing.T) {
-	for _, name := range kernelNames() {
-		t.Run(name, func(t *testing.T) {
-			force(t, name)
-			r := rand.New(rand.NewPCG(1, 2))
-			cases := randomCases(r, 60)
-			if testing.Short() {
-				cases = cases[:20]
-			}
-			for _, g := range cases {
-				checkCase[float32](t, r, g, 2e-7)
-				checkCase[float64](t, r, g, 1e-15)
-			}
-		})
-	}
+	eachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		cases := randomCases(r, 60)
+		if testing.Short() {
+			cases = cases[:20]
+		}
+		for _, g := range cases {
+			checkCase[float32](t, r, g, 2e-7)
+			checkCase[float64](t, r, g, 1e-15)
+		}
+	})
 }
 
 // The amd64 kernels and every thread count give bitwise the same C; the
@@ -200,30 +213,27 @@ func TestGemmBitwiseAcrossKernelsAndThreads(t *testing.T) {
 // NaN and Inf propagate as in the reference BLAS: 0·NaN is NaN, beta = 0
 // ignores a NaN in C, alpha = 0 ignores NaN in A and B.
 func TestGemmNaNInf(t *testing.T) {
-	for _, name := range kernelNames() {
-		t.Run(name, func(t *testing.T) {
-			force(t, name)
-			nan := math.NaN()
-			// A = [0 1], B = [NaN; 2]: 0·NaN + 1·2 = NaN.
-			c := []float64{5}
-			if err := Gemm(false, false, 1, 1, 2, 1, []float64{0, 1}, 2, []float64{nan, 2}, 1, 0, c, 1); err != nil || !math.IsNaN(c[0]) {
-				t.Fatalf("0·NaN: got %v, %v; want NaN", c[0], err)
-			}
-			c = []float64{nan}
-			if err := Gemm(false, false, 1, 1, 2, 1, []float64{3, 1}, 2, []float64{1, 2}, 1, 0, c, 1); err != nil || c[0] != 5 {
-				t.Fatalf("beta=0 with NaN in C: got %v, %v; want 5", c[0], err)
-			}
-			c = []float64{4}
-			if err := Gemm(false, false, 1, 1, 2, 0, []float64{nan, 1}, 2, []float64{1, nan}, 1, 0.5, c, 1); err != nil || c[0] != 2 {
-				t.Fatalf("alpha=0 with NaN in A, B: got %v, %v; want 2", c[0], err)
-			}
-			c32 := []float32{0}
-			inf := float32(math.Inf(1))
-			if err := Gemm(false, false, 1, 1, 2, 1, []float32{inf, 1}, 2, []float32{1, -inf}, 1, 0, c32, 1); err != nil || !math.IsNaN(float64(c32[0])) {
-				t.Fatalf("Inf - Inf: got %v, %v; want NaN", c32[0], err)
-			}
-		})
-	}
+	eachKernel(t, func(t *testing.T) {
+		nan := math.NaN()
+		// A = [0 1], B = [NaN; 2]: 0·NaN + 1·2 = NaN.
+		c := []float64{5}
+		if err := Gemm(false, false, 1, 1, 2, 1, []float64{0, 1}, 2, []float64{nan, 2}, 1, 0, c, 1); err != nil || !math.IsNaN(c[0]) {
+			t.Fatalf("0·NaN: got %v, %v; want NaN", c[0], err)
+		}
+		c = []float64{nan}
+		if err := Gemm(false, false, 1, 1, 2, 1, []float64{3, 1}, 2, []float64{1, 2}, 1, 0, c, 1); err != nil || c[0] != 5 {
+			t.Fatalf("beta=0 with NaN in C: got %v, %v; want 5", c[0], err)
+		}
+		c = []float64{4}
+		if err := Gemm(false, false, 1, 1, 2, 0, []float64{nan, 1}, 2, []float64{1, nan}, 1, 0.5, c, 1); err != nil || c[0] != 2 {
+			t.Fatalf("alpha=0 with NaN in A, B: got %v, %v; want 2", c[0], err)
+		}
+		c32 := []float32{0}
+		inf := float32(math.Inf(1))
+		if err := Gemm(false, false, 1, 1, 2, 1, []float32{inf, 1}, 2, []float32{1, -inf}, 1, 0, c32, 1); err != nil || !math.IsNaN(float64(c32[0])) {
+			t.Fatalf("Inf - Inf: got %v, %v; want NaN", c32[0], err)
+		}
+	})
 }
 
 func TestGemmErrors(t *testing.T) {
@@ -280,58 +290,47 @@ func guarded[T Float](r *rand.Rand, n int) ([]T, func() bool) {
 // outside the logical matrices (the guards after C stay, the padding columns
 // of C stay).
 func TestGemmMinimalSlices(t *testing.T) {
-	for _, name := range kernelNames() {
-		t.Run(name, func(t *testing.T) {
-			force(t, name)
-			r := rand.New(rand.NewPCG(7, 8))
-			sizes := append([]int{0}, edgeSizes[:14]...)
-			for it := 0; it < 150; it++ {
-				g := gemmCase{
-					tA: r.IntN(2) == 1, tB: r.IntN(2) == 1,
-					m: sizes[r.IntN(len(sizes))], n: sizes[r.IntN(len(sizes))], k: sizes[r.IntN(len(sizes))],
-					alpha: 1.5, beta: 0.5, pad: r.IntN(3) * 5,
+	eachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		sizes := append([]int{0}, edgeSizes[:14]...)
+		for it := 0; it < 150; it++ {
+			g := gemmCase{
+				tA: r.IntN(2) == 1, tB: r.IntN(2) == 1,
+				m: sizes[r.IntN(len(sizes))], n: sizes[r.IntN(len(sizes))], k: sizes[r.IntN(len(sizes))],
+				alpha: 1.5, beta: 0.5, pad: r.IntN(3) * 5,
+			}
+			ra, ca, rb, cb, lda, ldb, ldc := g.stored()
+			minLen := func(rows, cols, ld int) int {
+				if rows == 0 || cols == 0 {
+					return 0
 				}
-				ra, ca := g.m, g.k
-				if g.tA {
-					ra, ca = g.k, g.m
-				}
-				rb, cb := g.k, g.n
-				if g.tB {
-					rb, cb = g.n, g.k
-				}
-				lda, ldb, ldc := max(1, ca+g.pad), max(1, cb+g.pad), max(1, g.n+g.pad)
-				minLen := func(rows, cols, ld int) int {
-					if rows == 0 || cols == 0 {
-						return 0
+				return (rows-1)*ld + cols
+			}
+			a, _ := guarded[float32](r, minLen(ra, ca, lda))
+			b, _ := guarded[float32](r, minLen(rb, cb, ldb))
+			c, ok := guarded[float32](r, minLen(g.m, g.n, ldc))
+			before := append([]float32(nil), c...)
+			want := refGemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc)
+			if err := Gemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc); err != nil {
+				t.Fatalf("%v: %v", g, err)
+			}
+			if !ok() {
+				t.Fatalf("%v: wrote past the end of C", g)
+			}
+			for i := range c {
+				row, col := i/ldc, i%ldc
+				if col >= g.n {
+					if c[i] != before[i] {
+						t.Fatalf("%v: C padding [%d,%d] changed", g, row, col)
 					}
-					return (rows-1)*ld + cols
+					continue
 				}
-				a, _ := guarded[float32](r, minLen(ra, ca, lda))
-				b, _ := guarded[float32](r, minLen(rb, cb, ldb))
-				c, ok := guarded[float32](r, minLen(g.m, g.n, ldc))
-				before := append([]float32(nil), c...)
-				want := refGemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc)
-				if err := Gemm(g.tA, g.tB, g.m, g.n, g.k, float32(g.alpha), a, lda, b, ldb, float32(g.beta), c, ldc); err != nil {
-					t.Fatalf("%v: %v", g, err)
-				}
-				if !ok() {
-					t.Fatalf("%v: wrote past the end of C", g)
-				}
-				for i := range c {
-					row, col := i/ldc, i%ldc
-					if col >= g.n {
-						if c[i] != before[i] {
-							t.Fatalf("%v: C padding [%d,%d] changed", g, row, col)
-						}
-						continue
-					}
-					if d := math.Abs(float64(c[i]) - want[row*g.n+col]); d > 1e-4*float64(g.k+1) {
-						t.Fatalf("%v: C[%d,%d] = %v, want %v", g, row, col, c[i], want[row*g.n+col])
-					}
+				if d := math.Abs(float64(c[i]) - want[row*g.n+col]); d > 1e-4*float64(g.k+1) {
+					t.Fatalf("%v: C[%d,%d] = %v, want %v", g, row, col, c[i], want[row*g.n+col])
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // A leading dimension so large that (rows-1)·ld overflows is an error, not a
