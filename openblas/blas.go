@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/internal/cpu"
+	gemmk "github.com/gops-dev/gops/internal/gemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -90,21 +91,12 @@ func gemm[T float32 | float64](tA, tB blas.Transpose, m, n, k int, alpha T, a []
 	})
 }
 
-// storedShape is the rows and columns, as stored (row-major), of an
-// operand that is rows×cols after the transpose t.
-func storedShape(t blas.Transpose, rows, cols int) (int, int) {
-	if t == blas.NoTrans {
-		return rows, cols
-	}
-	return cols, rows
-}
-
 // gemmArgsOK reports whether a row-major product with these sizes, leading
-// dimensions and slice lengths is valid and fits OpenBLAS's 32-bit
-// integers, so that OpenBLAS reads and writes only inside the slices.
+// dimensions and slice lengths is valid (internal/gemm.Check) and fits OpenBLAS's
+// 32-bit integers, so that OpenBLAS reads and writes only inside the slices.
 func gemmArgsOK(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) bool {
 	okT := func(t blas.Transpose) bool { return t == blas.NoTrans || t == blas.Trans || t == blas.ConjTrans }
-	if !okT(tA) || !okT(tB) || m < 0 || n < 0 || k < 0 {
+	if !okT(tA) || !okT(tB) {
 		return false
 	}
 	for _, v := range []int{m, n, k, lda, ldb, ldc} {
@@ -112,18 +104,7 @@ func gemmArgsOK(tA, tB blas.Transpose, m, n, k, la, lda, lb, ldb, lc, ldc int) b
 			return false
 		}
 	}
-	rowA, colA := storedShape(tA, m, k)
-	rowB, colB := storedShape(tB, k, n)
-	if lda < max(1, colA) || ldb < max(1, colB) || ldc < max(1, n) {
-		return false
-	}
-	need := func(rows, cols, ld int) int {
-		if rows == 0 || cols == 0 {
-			return 0
-		}
-		return ld*(rows-1) + cols
-	}
-	return la >= need(rowA, colA, lda) && lb >= need(rowB, colB, ldb) && lc >= need(m, n, ldc)
+	return gemmk.Check(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, la, lda, lb, ldb, lc, ldc) == nil
 }
 
 // selfTest compares a small product of every transpose combination, in both

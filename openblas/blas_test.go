@@ -394,3 +394,12 @@ func closeTo(got, want []float64, ldc, n int, tol float64) error {
 	}
 	return nil
 }
+
+// storedShape is the rows and columns, as stored (row-major), of an
+// operand that is rows×cols after the transpose t.
+func storedShape(t blas.Transpose, rows, cols int) (int, int) {
+	if t == blas.NoTrans {
+		return rows, cols
+	}
+	return cols, rows
+}

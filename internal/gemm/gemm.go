@@ -59,14 +59,18 @@ func kcOf[T Float]() int {
 // It returns an error for negative sizes, a leading dimension too small, or
 // a slice too short.
 func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
-	if err := check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+	if err := Check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
 	gemm(pick[T](), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	return nil
 }
 
-func check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+// Check is Gemm's argument check, for callers that hand the product to
+// another BLAS: sizes, leading dimensions and slice lengths la, lb, lc such
+// that a product reads and writes only inside the slices (A and B are not
+// checked when m, n or k is 0: they are not read).
+func Check(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
 	if m < 0 || n < 0 || k < 0 {
 		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
 	}
@@ -241,27 +245,28 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 	}
 }
 
-// goKernel is the portable micro-kernel of an mr×nr tile, math.FMA per
-// step in the order of the assembly kernels.
-func goKernel[T Float](mr, nr int) kernelFn[T] {
-	return func(kc int, a, b, c *T, ldc int) {
-		as := unsafeSlice(a, kc*mr)
-		bs := unsafeSlice(b, kc*nr)
-		acc := make([]float64, mr*nr)
-		for p := 0; p < kc; p++ {
-			ar, br := as[p*mr:(p+1)*mr], bs[p*nr:(p+1)*nr]
-			for i, av := range ar {
-				row := acc[i*nr : (i+1)*nr]
-				for j, bv := range br {
-					row[j] = float64(T(math.FMA(float64(av), float64(bv), row[j])))
-				}
+// goMR and goNR are the portable kernel's tile.
+const goMR, goNR = 4, 4
+
+// goKernel is the portable micro-kernel of a goMR×goNR tile, math.FMA per
+// step in the order of the assembly kernels (accumulators on the stack).
+func goKernel[T Float](kc int, a, b, c *T, ldc int) {
+	as := unsafeSlice(a, kc*goMR)
+	bs := unsafeSlice(b, kc*goNR)
+	var acc [goMR * goNR]float64
+	for p := 0; p < kc; p++ {
+		ar, br := as[p*goMR:(p+1)*goMR], bs[p*goNR:(p+1)*goNR]
+		for i, av := range ar {
+			row := acc[i*goNR : (i+1)*goNR]
+			for j, bv := range br {
+				row[j] = float64(T(math.FMA(float64(av), float64(bv), row[j])))
 			}
 		}
-		cs := unsafeSlice(c, (mr-1)*ldc+nr)
-		for i := 0; i < mr; i++ {
-			for j := 0; j < nr; j++ {
-				cs[i*ldc+j] += T(acc[i*nr+j])
-			}
+	}
+	cs := unsafeSlice(c, (goMR-1)*ldc+goNR)
+	for i := 0; i < goMR; i++ {
+		for j := 0; j < goNR; j++ {
+			cs[i*ldc+j] += T(acc[i*goNR+j])
 		}
 	}
 }

@@ -2,7 +2,7 @@ package gemm
 
 import "sync/atomic"
 
-func goImpl[T Float]() impl[T] { return impl[T]{"go", 4, 4, goKernel[T](4, 4)} }
+func goImpl[T Float]() impl[T] { return impl[T]{"go", goMR, goNR, goKernel[T]} }
 
 var (
 	impls32 = kernels32()
