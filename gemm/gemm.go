@@ -41,7 +41,10 @@ func trans(name string, t blas.Transpose) bool {
 // gonum's (and the reference BLAS's) arguments and semantics: op(A) is m×k,
 // op(B) k×n, C m×n; beta = 0 ignores C's values, alpha = 0 reads neither A
 // nor B. Like every gonum BLAS routine it panics on bad arguments (a bad
-// transpose, negative sizes, a leading dimension or slice too short).
+// transpose, negative sizes, a leading dimension or slice too short), with
+// one difference: when m, n or k is 0 the lengths of A and B are not
+// checked (they are not read), where gonum's Sgemm rejects a short A or B
+// with k = 0.
 func (Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if err := gemmk.Gemm(trans("A", tA), trans("B", tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		panic(err.Error())

@@ -17,5 +17,7 @@
 // Importing gops changes no process-wide state (with the build tag cuda,
 // its init registers the kernels' PTX with Gorgonia's CUDA library, which
 // is how Gorgonia loads custom kernels). Matrix products run on Gorgonia's
-// BLAS; package openblas offers a faster one, opted into with openblas.Use.
+// BLAS; packages openblas (openblas.Use, on an installed OpenBLAS) and gemm
+// (gorgonia.Use(gemm.Implementation{}), Go assembly, nothing to install)
+// offer faster ones, opted into by the program.
 package gops
