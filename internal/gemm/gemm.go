@@ -22,9 +22,10 @@ import (
 // Float is the element type: float32 or float64.
 type Float interface{ float32 | float64 }
 
-// kernelFn computes, for one MR×NR tile, acc = Σ_p a[p·MR+i]·b[p·NR+j] (one
-// FMA per p, in order, from +0) and then c[i·ldc+j] += acc.
-type kernelFn[T Float] func(kc int, a, b, c *T, ldc int)
+// kernelFn computes, for one MR×NR tile, acc = Σ_p a[p·MR+i]·b[p·ldb+j] (one
+// FMA per p, in order, from +0) and then c[i·ldc+j] += acc. B is a packed
+// panel (ldb = NR) or, for a short A, B's own rows.
+type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int)
 
 // impl is one micro-kernel and its tile.
 type impl[T Float] struct {
@@ -130,28 +131,37 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 	mr, nr := im.mr, im.nr
 	mc := mcRows / mr * mr
 	nc := ncCols / nr * nr
-	bufB := make([]T, kc*min(nc, roundUp(n, nr)))
+	// A short A (one row block) uses each element of B once: the kernel
+	// reads B's rows where they are instead of a packed copy, except for a
+	// last panel narrower than NR.
+	direct := !transB && m <= mc
+	var bufB []T
+	if !direct {
+		bufB = make([]T, kc*min(nc, roundUp(n, nr)))
+	}
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
+		panels := (nb + nr - 1) / nr
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			// Pack B[pc:pc+kb, jc:jc+nb] into NR-wide panels, in parallel.
-			panels := (nb + nr - 1) / nr
-			cpu.ParallelFor(panels, func(lo, hi int) {
-				for p := lo; p < hi; p++ {
-					packB(bufB[p*nr*kb:(p+1)*nr*kb], transB, b, ldb, pc, kb, jc+p*nr, min(nr, nb-p*nr), nr)
-				}
-			})
+			if !direct {
+				// Pack B[pc:pc+kb, jc:jc+nb] into NR-wide panels, in parallel.
+				cpu.ParallelFor(panels, func(lo, hi int) {
+					for p := lo; p < hi; p++ {
+						packB(bufB[p*nr*kb:(p+1)*nr*kb], transB, b, ldb, pc, kb, jc+p*nr, min(nr, nb-p*nr), nr)
+					}
+				})
+			}
 			// Tasks: row blocks of A, each packed by the goroutine that uses
-			// it, times column chunks of the packed B when there are fewer
-			// blocks than eight per goroutine (a wide, short C), so that the
-			// goroutines get about equal shares.
+			// it, times column chunks of B when there are fewer blocks than
+			// eight per goroutine (a wide, short C), so that the goroutines
+			// get about equal shares.
 			blocks := (m + mc - 1) / mc
 			split := min(panels, max(1, (8*runtime.GOMAXPROCS(0)+blocks-1)/blocks))
 			per := (panels + split - 1) / split
 			cpu.ParallelFor(blocks*split, func(lo, hi int) {
 				bufA := make([]T, mc*kb)
-				var tile []T
+				var tile, edgeB []T
 				packed := -1
 				for task := lo; task < hi; task++ {
 					blk := task / split
@@ -167,13 +177,26 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 					j1 := min(nb, j0+per*nr)
 					for jr := j0; jr < j1; jr += nr {
 						nw := min(nr, nb-jr)
-						bp := &bufB[jr*kb]
+						var bp *T
+						ldbp := nr
+						switch {
+						case !direct:
+							bp = &bufB[jr*kb]
+						case nw == nr:
+							bp, ldbp = &b[pc*ldb+jc+jr], ldb
+						default:
+							if edgeB == nil {
+								edgeB = make([]T, kb*nr)
+							}
+							packB(edgeB, false, b, ldb, pc, kb, jc+jr, nw, nr)
+							bp = &edgeB[0]
+						}
 						for ir := 0; ir < mb; ir += mr {
 							mh := min(mr, mb-ir)
 							ap := &bufA[ir*kb]
 							ci := (ic+ir)*ldc + jc + jr
 							if mh == mr && nw == nr {
-								im.kern(kb, ap, bp, &c[ci], ldc)
+								im.kern(kb, ap, bp, &c[ci], ldbp, ldc)
 								continue
 							}
 							// An edge tile: C's part copied into a full
@@ -187,7 +210,7 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 							for i := 0; i < mh; i++ {
 								copy(tile[i*nr:i*nr+nw], c[ci+i*ldc:ci+i*ldc+nw])
 							}
-							im.kern(kb, ap, bp, &tile[0], nr)
+							im.kern(kb, ap, bp, &tile[0], ldbp, nr)
 							for i := 0; i < mh; i++ {
 								copy(c[ci+i*ldc:ci+i*ldc+nw], tile[i*nr:i*nr+nw])
 							}
@@ -250,12 +273,12 @@ const goMR, goNR = 4, 4
 
 // goKernel is the portable micro-kernel of a goMR×goNR tile, math.FMA per
 // step in the order of the assembly kernels (accumulators on the stack).
-func goKernel[T Float](kc int, a, b, c *T, ldc int) {
+func goKernel[T Float](kc int, a, b, c *T, ldb, ldc int) {
 	as := unsafeSlice(a, kc*goMR)
-	bs := unsafeSlice(b, kc*goNR)
+	bs := unsafeSlice(b, (kc-1)*ldb+goNR)
 	var acc [goMR * goNR]float64
 	for p := 0; p < kc; p++ {
-		ar, br := as[p*goMR:(p+1)*goMR], bs[p*goNR:(p+1)*goNR]
+		ar, br := as[p*goMR:(p+1)*goMR], bs[p*ldb:p*ldb+goNR]
 		for i, av := range ar {
 			row := acc[i*goNR : (i+1)*goNR]
 			for j, bv := range br {

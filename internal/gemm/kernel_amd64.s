@@ -4,13 +4,15 @@
 
 #include "textflag.h"
 
-// func kernS512(kc int, a, b, c *T, ldc int): 12×32 tile.
-TEXT ·kernS512(SB), NOSPLIT, $0-40
+// func kernS512(kc int, a, b, c *T, ldb, ldc int): 12×32 tile.
+TEXT ·kernS512(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ ldb+32(FP), R8
+	MOVQ ldc+40(FP), DX
+	SHLQ $2, R8
 	SHLQ $2, DX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -78,7 +80,7 @@ kernS512_loop:
 	VFMADD231PS Z27, Z24, Z22
 	VFMADD231PS Z27, Z25, Z23
 	ADDQ $48, AX
-	ADDQ $128, BX
+	ADDQ R8, BX
 	DECQ CX
 	JNE kernS512_loop
 kernS512_store:
@@ -144,13 +146,15 @@ kernS512_store:
 	VZEROUPPER
 	RET
 
-// func kernD512(kc int, a, b, c *T, ldc int): 12×16 tile.
-TEXT ·kernD512(SB), NOSPLIT, $0-40
+// func kernD512(kc int, a, b, c *T, ldb, ldc int): 12×16 tile.
+TEXT ·kernD512(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ ldb+32(FP), R8
+	MOVQ ldc+40(FP), DX
+	SHLQ $3, R8
 	SHLQ $3, DX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -218,7 +222,7 @@ kernD512_loop:
 	VFMADD231PD Z27, Z24, Z22
 	VFMADD231PD Z27, Z25, Z23
 	ADDQ $96, AX
-	ADDQ $128, BX
+	ADDQ R8, BX
 	DECQ CX
 	JNE kernD512_loop
 kernD512_store:
@@ -284,13 +288,15 @@ kernD512_store:
 	VZEROUPPER
 	RET
 
-// func kernS256(kc int, a, b, c *T, ldc int): 6×16 tile.
-TEXT ·kernS256(SB), NOSPLIT, $0-40
+// func kernS256(kc int, a, b, c *T, ldb, ldc int): 6×16 tile.
+TEXT ·kernS256(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ ldb+32(FP), R8
+	MOVQ ldc+40(FP), DX
+	SHLQ $2, R8
 	SHLQ $2, DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -328,7 +334,7 @@ kernS256_loop:
 	VFMADD231PS Y14, Y12, Y10
 	VFMADD231PS Y14, Y13, Y11
 	ADDQ $24, AX
-	ADDQ $64, BX
+	ADDQ R8, BX
 	DECQ CX
 	JNE kernS256_loop
 kernS256_store:
@@ -364,13 +370,15 @@ kernS256_store:
 	VZEROUPPER
 	RET
 
-// func kernD256(kc int, a, b, c *T, ldc int): 6×8 tile.
-TEXT ·kernD256(SB), NOSPLIT, $0-40
+// func kernD256(kc int, a, b, c *T, ldb, ldc int): 6×8 tile.
+TEXT ·kernD256(SB), NOSPLIT, $0-48
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), DX
+	MOVQ ldb+32(FP), R8
+	MOVQ ldc+40(FP), DX
+	SHLQ $3, R8
 	SHLQ $3, DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -408,7 +416,7 @@ kernD256_loop:
 	VFMADD231PD Y14, Y12, Y10
 	VFMADD231PD Y14, Y13, Y11
 	ADDQ $48, AX
-	ADDQ $64, BX
+	ADDQ R8, BX
 	DECQ CX
 	JNE kernD256_loop
 kernD256_store:

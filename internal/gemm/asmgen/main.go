@@ -5,9 +5,9 @@
 //
 // Every kernel has the Go signature
 //
-//	func name(kc int, a, b, c *T, ldc int)
+//	func name(kc int, a, b, c *T, ldb, ldc int)
 //
-// and computes, for its MR×NR tile, acc[i][j] = Σ_{p<kc} a[p·MR+i]·b[p·NR+j]
+// and computes, for its MR×NR tile, acc[i][j] = Σ_{p<kc} a[p·MR+i]·b[p·ldb+j]
 // with one fused multiply-add per p, in order p = 0, 1, ..., starting from
 // +0, then c[i·ldc+j] += acc[i][j]. The order of operations on one element
 // is the same in every kernel, so all of them give bitwise the same C.
@@ -62,17 +62,19 @@ func gen(s *strings.Builder, k kernel) {
 	if k.size == 8 {
 		bcst = "VBROADCASTSD"
 	}
-	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldc int): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-40\n", k.name, k.mr, k.nr(), k.name)
+	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldb, ldc int): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-48\n", k.name, k.mr, k.nr(), k.name)
 	w("MOVQ kc+0(FP), CX")
 	w("MOVQ a+8(FP), AX")
 	w("MOVQ b+16(FP), BX")
 	w("MOVQ c+24(FP), DI")
-	w("MOVQ ldc+32(FP), DX")
-	if k.size == 4 {
-		w("SHLQ $2, DX")
-	} else {
-		w("SHLQ $3, DX")
+	w("MOVQ ldb+32(FP), R8")
+	w("MOVQ ldc+40(FP), DX")
+	shift := 2
+	if k.size == 8 {
+		shift = 3
 	}
+	w("SHLQ $%d, R8", shift)
+	w("SHLQ $%d, DX", shift)
 	for i := 0; i < nacc; i++ {
 		r := fmt.Sprintf("%s%d", k.reg, i)
 		if k.avx == 512 {
@@ -104,7 +106,7 @@ func gen(s *strings.Builder, k kernel) {
 		}
 	}
 	w("ADDQ $%d, AX", k.mr*k.size)
-	w("ADDQ $%d, BX", k.vecs*k.vbyte)
+	w("ADDQ R8, BX")
 	w("DECQ CX")
 	w("JNE %s_loop", k.name)
 	fmt.Fprintf(s, "%s_store:\n", k.name)
