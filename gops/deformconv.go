@@ -77,9 +77,9 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	if err != nil {
 		return nil, err
 	}
-	prod, err := gorgonia.BatchedMatMul(w3, cols) // [groups, Cog, N·L], i.e. [Cout, N, L]
+	prod, err := MatMul(w3, cols, false, false) // [groups, Cog, N·L], i.e. [Cout, N, L]
 	if err != nil {
-		return nil, fmt.Errorf("gops: DeformConv2d: %w", err)
+		return nil, err
 	}
 	outShape := tensor.Shape{g.N, cout, g.HO, g.WO}
 	if bias == nil {

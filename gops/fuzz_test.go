@@ -272,3 +272,51 @@ func FuzzDeformConv2d(f *testing.F) {
 		checkFuzzCase(t, fb, in, wrt, c.apply)
 	})
 }
+
+// FuzzMatMul: ranks 2 and 3, sizes 0 to 40 (sometimes mismatched), the
+// four transpose cases, values up to 1e6 (finite: a product propagates NaN
+// and Inf as the reference BLAS does, which internal/gemm's tests check);
+// gradients w.r.t. both inputs.
+func FuzzMatMul(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		ta, tb := fb.intn(2) == 1, fb.intn(2) == 1
+		size := func() int { return int(fb.pick(0, 1, 2, 3, 5, 12, 13, 17, 33, 40)) }
+		m, n, k := size(), size(), size()
+		kb, batch := k, 1+fb.intn(3)
+		if fb.intn(8) == 0 {
+			kb = k + 1 // inner sizes differ
+		}
+		batchB := batch
+		if fb.intn(8) == 0 {
+			batchB = batch + 1
+		}
+		rank3 := fb.intn(2) == 1
+		shape := func(b, r, c int, trans bool) []int {
+			if trans {
+				r, c = c, r
+			}
+			if rank3 {
+				return []int{b, r, c}
+			}
+			return []int{r, c}
+		}
+		tensorOf := func(shape []int) *tensor.Dense {
+			d := make([]float64, tensor.Shape(shape).TotalSize())
+			for i := range d {
+				d[i] = 0.1 * float64(i%11-5)
+				if fb.intn(16) == 0 {
+					d[i] = fb.pick(100, -1e6, 1e6, 3.5, -3)
+				}
+			}
+			return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+		}
+		in := []*tensor.Dense{tensorOf(shape(batch, m, k, ta)), tensorOf(shape(batchB, kb, n, tb))}
+		checkFuzzCase(t, fb, in, []int{0, 1}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return gops.MatMul(in[0], in[1], ta, tb)
+		})
+	})
+}
