@@ -127,97 +127,170 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 	if alpha == 0 || k == 0 {
 		return
 	}
-	kc := kcOf[T]()
-	mr, nr := im.mr, im.nr
-	mc := mcRows / mr * mr
-	nc := ncCols / nr * nr
+	p := &problem[T]{im: im, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kcOf[T](), mc: mcRows / im.mr * im.mr}
 	// A short A (one row block) uses each element of B once: the kernel
 	// reads B's rows where they are instead of a packed copy, except for a
 	// last panel narrower than NR.
-	direct := !transB && m <= mc
-	var bufB []T
-	if !direct {
-		bufB = make([]T, kc*min(nc, roundUp(n, nr)))
+	p.direct = !transB && m <= p.mc
+	procs := runtime.GOMAXPROCS(0)
+	if panels := (n + im.nr - 1) / im.nr; procs == 1 || panels >= 8*procs {
+		p.byColumns(procs, panels)
+	} else {
+		p.byRows(procs, panels)
 	}
-	for jc := 0; jc < n; jc += nc {
-		nb := min(nc, n-jc)
-		panels := (nb + nr - 1) / nr
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			if !direct {
-				// Pack B[pc:pc+kb, jc:jc+nb] into NR-wide panels, in parallel.
-				cpu.ParallelFor(panels, func(lo, hi int) {
-					for p := lo; p < hi; p++ {
-						packB(bufB[p*nr*kb:(p+1)*nr*kb], transB, b, ldb, pc, kb, jc+p*nr, min(nr, nb-p*nr), nr)
+}
+
+// problem is one product and its blocking.
+type problem[T Float] struct {
+	im             impl[T]
+	transA, transB bool
+	m, n, k        int
+	alpha          T
+	a, b, c        []T
+	lda, ldb, ldc  int
+	kc, mc         int
+	direct         bool // the kernel reads B in place
+}
+
+// scratch is one goroutine's packing buffers.
+type scratch[T Float] struct {
+	a, b, tile, edgeB []T
+}
+
+// byColumns splits C into one column range per goroutine, each packing its
+// own part of B and every block of A: no goroutine waits for another, and
+// the shares are equal to a panel (a wide C: at least eight panels per
+// goroutine).
+func (p *problem[T]) byColumns(procs, panels int) {
+	nr := p.im.nr
+	chunks := min(procs, panels)
+	per := (panels + chunks - 1) / chunks * nr // columns per chunk
+	nc := min(ncCols/nr*nr, per)
+	cpu.ParallelFor(chunks, func(lo, hi int) {
+		s := &scratch[T]{a: make([]T, p.mc*p.kc)}
+		if !p.direct {
+			s.b = make([]T, p.kc*nc)
+		}
+		for ch := lo; ch < hi; ch++ {
+			end := min(p.n, (ch+1)*per)
+			for jc := ch * per; jc < end; jc += nc {
+				nb := min(nc, end-jc)
+				for pc := 0; pc < p.k; pc += p.kc {
+					kb := min(p.kc, p.k-pc)
+					if !p.direct {
+						p.packBPanels(s.b, pc, kb, jc, nb, 0, (nb+nr-1)/nr)
 					}
-				})
-			}
-			// Tasks: row blocks of A, each packed by the goroutine that uses
-			// it, times column chunks of B when there are fewer blocks than
-			// eight per goroutine (a wide, short C), so that the goroutines
-			// get about equal shares.
-			blocks := (m + mc - 1) / mc
-			split := min(panels, max(1, (8*runtime.GOMAXPROCS(0)+blocks-1)/blocks))
-			per := (panels + split - 1) / split
-			cpu.ParallelFor(blocks*split, func(lo, hi int) {
-				bufA := make([]T, mc*kb)
-				var tile, edgeB []T
-				packed := -1
-				for task := lo; task < hi; task++ {
-					blk := task / split
-					ic := blk * mc
-					mb := min(mc, m-ic)
-					if packed != blk {
-						for r := 0; r < mb; r += mr {
-							packA(bufA[r*kb:(r+mr)*kb], transA, a, lda, ic+r, min(mr, mb-r), pc, kb, mr, alpha)
-						}
-						packed = blk
-					}
-					j0 := task % split * per * nr
-					j1 := min(nb, j0+per*nr)
-					for jr := j0; jr < j1; jr += nr {
-						nw := min(nr, nb-jr)
-						var bp *T
-						ldbp := nr
-						switch {
-						case !direct:
-							bp = &bufB[jr*kb]
-						case nw == nr:
-							bp, ldbp = &b[pc*ldb+jc+jr], ldb
-						default:
-							if edgeB == nil {
-								edgeB = make([]T, kb*nr)
-							}
-							packB(edgeB, false, b, ldb, pc, kb, jc+jr, nw, nr)
-							bp = &edgeB[0]
-						}
-						for ir := 0; ir < mb; ir += mr {
-							mh := min(mr, mb-ir)
-							ap := &bufA[ir*kb]
-							ci := (ic+ir)*ldc + jc + jr
-							if mh == mr && nw == nr {
-								im.kern(kb, ap, bp, &c[ci], ldbp, ldc)
-								continue
-							}
-							// An edge tile: C's part copied into a full
-							// tile (zeros around it), the same c += acc,
-							// and copied back, so that every element is
-							// computed as in a full tile (-0 included).
-							if tile == nil {
-								tile = make([]T, mr*nr)
-							}
-							clear(tile)
-							for i := 0; i < mh; i++ {
-								copy(tile[i*nr:i*nr+nw], c[ci+i*ldc:ci+i*ldc+nw])
-							}
-							im.kern(kb, ap, bp, &tile[0], ldbp, nr)
-							for i := 0; i < mh; i++ {
-								copy(c[ci+i*ldc:ci+i*ldc+nw], tile[i*nr:i*nr+nw])
-							}
-						}
+					for ic := 0; ic < p.m; ic += p.mc {
+						mb := min(p.mc, p.m-ic)
+						p.packABlock(s.a, ic, mb, pc, kb)
+						p.macro(s, ic, mb, pc, kb, jc, 0, nb, s.b)
 					}
 				}
-			})
+			}
+		}
+	})
+}
+
+// byRows is for a C with few panels per goroutine: per (column block, K
+// block), B is packed once, in parallel, and shared; the tasks are row
+// blocks of A, each packed by the goroutine that uses it, times column
+// chunks of the packed B when there are fewer blocks than eight per
+// goroutine, so that the goroutines get about equal shares.
+func (p *problem[T]) byRows(procs, panels int) {
+	nr := p.im.nr
+	var bufB []T
+	if !p.direct {
+		bufB = make([]T, p.kc*panels*nr)
+	}
+	n := p.n
+	for pc := 0; pc < p.k; pc += p.kc {
+		kb := min(p.kc, p.k-pc)
+		if !p.direct {
+			cpu.ParallelFor(panels, func(lo, hi int) { p.packBPanels(bufB, pc, kb, 0, n, lo, hi) })
+		}
+		blocks := (p.m + p.mc - 1) / p.mc
+		split := min(panels, max(1, (8*procs+blocks-1)/blocks))
+		per := (panels + split - 1) / split
+		cpu.ParallelFor(blocks*split, func(lo, hi int) {
+			s := &scratch[T]{a: make([]T, p.mc*kb)}
+			packed := -1
+			for task := lo; task < hi; task++ {
+				blk := task / split
+				ic := blk * p.mc
+				mb := min(p.mc, p.m-ic)
+				if packed != blk {
+					p.packABlock(s.a, ic, mb, pc, kb)
+					packed = blk
+				}
+				j0 := task % split * per * nr
+				p.macro(s, ic, mb, pc, kb, 0, j0, min(n, j0+per*nr), bufB)
+			}
+		})
+	}
+}
+
+// packBPanels packs panels [lo, hi) of op(B)[pc:pc+kb, jc:jc+nb] into
+// bufB, panel q at bufB[q·NR·kb:].
+func (p *problem[T]) packBPanels(bufB []T, pc, kb, jc, nb, lo, hi int) {
+	nr := p.im.nr
+	for q := lo; q < hi; q++ {
+		packB(bufB[q*nr*kb:(q+1)*nr*kb], p.transB, p.b, p.ldb, pc, kb, jc+q*nr, min(nr, nb-q*nr), nr)
+	}
+}
+
+// packABlock packs rows [ic, ic+mb) of alpha·op(A), columns [pc, pc+kb),
+// as MR-row panels.
+func (p *problem[T]) packABlock(bufA []T, ic, mb, pc, kb int) {
+	mr := p.im.mr
+	for r := 0; r < mb; r += mr {
+		packA(bufA[r*kb:(r+mr)*kb], p.transA, p.a, p.lda, ic+r, min(mr, mb-r), pc, kb, mr, p.alpha)
+	}
+}
+
+// macro runs the micro-kernel over C[ic:ic+mb, jc+j0:jc+j1] for K block
+// [pc, pc+kb): packed A in s.a, B packed in bufB (columns counted from jc)
+// or read in place.
+func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB []T) {
+	im, mr, nr := p.im, p.im.mr, p.im.nr
+	for jr := j0; jr < j1; jr += nr {
+		nw := min(nr, j1-jr)
+		var bp *T
+		ldbp := nr
+		switch {
+		case !p.direct:
+			bp = &bufB[jr*kb]
+		case nw == nr:
+			bp, ldbp = &p.b[pc*p.ldb+jc+jr], p.ldb
+		default:
+			if s.edgeB == nil {
+				s.edgeB = make([]T, p.kc*nr)
+			}
+			packB(s.edgeB, false, p.b, p.ldb, pc, kb, jc+jr, nw, nr)
+			bp = &s.edgeB[0]
+		}
+		for ir := 0; ir < mb; ir += mr {
+			mh := min(mr, mb-ir)
+			ap := &s.a[ir*kb]
+			ci := (ic+ir)*p.ldc + jc + jr
+			if mh == mr && nw == nr {
+				im.kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc)
+				continue
+			}
+			// An edge tile: C's part copied into a full tile (zeros
+			// around it), the same c += acc, and copied back, so that
+			// every element is computed as in a full tile (-0 included).
+			if s.tile == nil {
+				s.tile = make([]T, mr*nr)
+			}
+			clear(s.tile)
+			for i := 0; i < mh; i++ {
+				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
+			}
+			im.kern(kb, ap, bp, &s.tile[0], ldbp, nr)
+			for i := 0; i < mh; i++ {
+				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
+			}
 		}
 	}
 }
