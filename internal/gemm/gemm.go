@@ -1,14 +1,15 @@
 // Package gemm is gops' matrix product: C ← α·op(A)·op(B) + β·C for float32
 // and float64, BLIS-style (packing in Go, a register-blocked micro-kernel in
-// Go assembly where the CPU has one, a portable Go kernel elsewhere), with
+// Go assembly where the CPU has one: AVX-512 or AVX2/FMA on amd64, NEON on
+// arm64; a portable Go kernel elsewhere and with the build tag purego), with
 // no cgo and no system library.
 //
-// Results are bitwise identical for any GOMAXPROCS and between the amd64
-// kernels (AVX-512 and AVX2/FMA): every element of C is one chain of fused
-// multiply-adds over k in order, in blocks of a fixed KC, each block's sum
-// added to C once. The portable kernel does the same with math.FMA (exactly
-// for float64; float32 rounds twice through float64, so it can differ in the
-// last bit).
+// Results are bitwise identical for any GOMAXPROCS and between the assembly
+// kernels (AVX-512, AVX2/FMA and NEON compute alike): every element of C is
+// one chain of fused multiply-adds over k in order, in blocks of a fixed
+// KC, each block's sum added to C once. The portable kernel does the same
+// with math.FMA (exactly for float64; float32 rounds twice through float64,
+// so it can differ in the last bit).
 package gemm
 
 import (

@@ -12,7 +12,7 @@ var (
 )
 
 // Kernel is the name of the micro-kernel products use on this CPU:
-// "avx512", "avx2" or "go".
+// "avx512", "avx2" (amd64), "neon" (arm64) or "go".
 func Kernel() string {
 	if f, _ := forced.Load().(string); f != "" {
 		return f

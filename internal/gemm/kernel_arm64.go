@@ -1,0 +1,22 @@
+//go:build arm64 && !purego
+
+package gemm
+
+//go:generate go run ./asmgen
+
+//go:noescape
+func kernS128(kc int, a, b, c *float32, ldb, ldc int)
+
+//go:noescape
+func kernD128(kc int, a, b, c *float64, ldb, ldc int)
+
+// kernels lists the micro-kernels this CPU can run, best first: NEON
+// (Advanced SIMD, with fused multiply-add, is part of every arm64 CPU),
+// then the portable one.
+func kernels32() []impl[float32] {
+	return []impl[float32]{{"neon", 8, 12, kernS128}, goImpl[float32]()}
+}
+
+func kernels64() []impl[float64] {
+	return []impl[float64]{{"neon", 8, 6, kernD128}, goImpl[float64]()}
+}
