@@ -1,13 +1,14 @@
 // Package gemm exports gops' matrix product (internal/gemm: packing in Go,
-// AVX-512 or AVX2/FMA micro-kernels in Go assembly chosen from the CPU's
-// features, a portable Go kernel elsewhere; no cgo, no system library) as a
+// micro-kernels in Go assembly, AVX-512 or AVX2/FMA chosen from the CPU's
+// features on amd64 and NEON on arm64, a portable Go kernel elsewhere; no
+// cgo, no system library), the one gops.MatMul and gops' layers use, as a
 // gonum BLAS implementation, for a Gorgonia user's own products:
 //
 //	gorgonia.Use(gemm.Implementation{})
 //
 // Implementation embeds gonum's pure-Go BLAS and overrides Sgemm and Dgemm;
 // every other routine is gonum's. Products are bitwise identical for any
-// GOMAXPROCS and between the AVX-512 and AVX2 kernels. Using it is the
+// GOMAXPROCS and between the assembly kernels. Using it is the
 // caller's choice: importing this package changes no global state.
 package gemm
 
@@ -24,7 +25,7 @@ type Implementation struct {
 }
 
 // Kernel names the micro-kernel the products run on this CPU: "avx512",
-// "avx2" or "go".
+// "avx2" (amd64), "neon" (arm64) or "go".
 func Kernel() string { return gemmk.Kernel() }
 
 func trans(name string, t blas.Transpose) bool {
