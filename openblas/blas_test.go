@@ -1,15 +1,18 @@
 package openblas
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	gemmk "github.com/gops-dev/gops/internal/gemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gorgonia.org/gorgonia"
@@ -181,7 +184,7 @@ func TestBLAS(t *testing.T) {
 		if isOpenBLAS || desc != "gonum (pure Go): "+err.Error() {
 			t.Fatalf("Use() = %q, %v; gorgonia.WhichBLAS() is %T", desc, err, cur)
 		}
-		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" {
+		if os.Getenv("GOPS_TEST_REQUIRE_OPENBLAS") == "1" && !errors.Is(err, errGenericCore) {
 			t.Fatalf("GOPS_TEST_REQUIRE_OPENBLAS=1 but Use: %v", err)
 		}
 	default:
@@ -232,6 +235,8 @@ func TestUseEnv(t *testing.T) {
 			default:
 				if loadErr != nil {
 					want, wantErr = "gonum (pure Go): "+loadErr.Error(), true
+				} else if err := genericCore(loaded, gemmk.Kernel()); err != nil {
+					want, wantErr = "gonum (pure Go): "+err.Error(), true
 				} else {
 					want = loaded.describe()
 				}
@@ -402,4 +407,49 @@ func storedShape(t blas.Transpose, rows, cols int) (int, int) {
 		return rows, cols
 	}
 	return cols, rows
+}
+
+// TestGenericCore: Use refuses OpenBLAS's generic kernels where gops' own
+// product has AVX2/FMA or AVX-512 ones, and only there.
+func TestGenericCore(t *testing.T) {
+	for _, c := range []struct {
+		core, kernel string
+		refused      bool
+	}{
+		{"Prescott", "avx512", true}, {"prescott", "avx2", true}, {"Nehalem", "avx512", true}, {"Sandybridge", "avx2", true},
+		{"Prescott", "go", false}, {"Prescott", "neon", false}, {"SkylakeX", "avx512", false}, {"Haswell", "avx512", false},
+		{"Zen", "avx2", false}, {"COOPERLAKE", "avx512", false}, {"unknown", "avx512", false},
+	} {
+		err := genericCore(&BLAS{name: "libopenblas.so.0", core: c.core}, c.kernel)
+		if (err != nil) != c.refused || err != nil && (!errors.Is(err, errGenericCore) || !strings.Contains(err.Error(), "core "+c.core) ||
+			!strings.Contains(err.Error(), "OPENBLAS_CORETYPE") || !strings.Contains(err.Error(), c.kernel+" kernels")) {
+			t.Errorf("core %s, kernel %s: %v", c.core, c.kernel, err)
+		}
+	}
+}
+
+// TestUseRefusesPrescott runs Use in a child process whose OpenBLAS is
+// told OPENBLAS_CORETYPE=Prescott (read when the library loads): refused
+// where gops' product has AVX2/FMA or AVX-512 kernels, in use elsewhere.
+func TestUseRefusesPrescott(t *testing.T) {
+	if os.Getenv("GOPS_TEST_CHILD") == "prescott" {
+		desc, err := Use()
+		fmt.Printf("child: %s\n", desc)
+		_, onOpenBLAS := gorgonia.WhichBLAS().(*BLAS)
+		if k := gemmk.Kernel(); (k == "avx512" || k == "avx2") && (!errors.Is(err, errGenericCore) || onOpenBLAS) {
+			t.Fatalf("kernel %s: Use() = %q, %v; gorgonia.WhichBLAS() %T", k, desc, err, gorgonia.WhichBLAS())
+		}
+		return
+	}
+	requireOpenBLAS(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestUseRefusesPrescott$", "-test.v")
+	cmd.Env = append(os.Environ(), "GOPS_TEST_CHILD=prescott", "OPENBLAS_CORETYPE=Prescott")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil || !strings.Contains(string(out), "child: ") {
+		t.Fatalf("child: %v", err)
+	}
+	if k := gemmk.Kernel(); (k == "avx512" || k == "avx2") && !strings.Contains(string(out), "refused: its generic kernels (core Prescott)") {
+		t.Fatalf("kernel %s: the child's Use did not refuse Prescott", k)
+	}
 }

@@ -18,8 +18,9 @@
 // computes the same results (up to the last bits), more slowly.
 //
 // Nothing in package gops calls Use; gops' demo (cmd/demo) and its tests and
-// benchmarks do. Those matrix products are DeformConv2d's grouped product
-// and every gorgonia.Mul / BatchedMatMul.
+// benchmarks do. Those matrix products are every gorgonia.Mul /
+// BatchedMatMul and gops.MatMul (DeformConv2d's grouped product), which
+// otherwise runs on gops' own product (package gemm), not on gonum's.
 //
 // OpenBLAS is looked for on Linux and macOS on amd64/arm64 (libopenblas.so.0,
 // libopenblas.so, libopenblas.dylib; Debian: apt-get install libopenblas0;
@@ -43,6 +44,7 @@ import (
 	"strings"
 	"sync"
 
+	gemmk "github.com/gops-dev/gops/internal/gemm"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gorgonia.org/gorgonia"
 )
@@ -68,13 +70,19 @@ func Load() (*BLAS, error) {
 }
 
 // Use makes OpenBLAS compute Gorgonia's matrix products for the whole
-// process: gorgonia.Use of what Load returns, if it succeeds.
+// process, and gops.MatMul's (gops' own product otherwise): gorgonia.Use of
+// what Load returns, if it succeeds and its kernels are not OpenBLAS's
+// generic ones (the fallback it takes for a CPU it does not know: Prescott,
+// Nehalem, ... without fused multiply-add) on a CPU where gops' own product
+// has AVX2/FMA or AVX-512 kernels, which are then faster: such an OpenBLAS
+// is refused with an error that says so and how to name the CPU
+// (OPENBLAS_CORETYPE).
 //
 // It returns a one-line description of the BLAS now in use, for logs and
 // benchmark reports: "openblas (NAME, core CORE)", NAME the library's file
 // name and CORE the kernels it chose for this CPU (BLAS.Core), or
 // "gonum (pure Go): " followed by why OpenBLAS is not used. The error is
-// Load's; the description is filled in either way, and gonum's BLAS keeps
+// Load's, or the refusal; the description is filled in either way, and gonum's BLAS keeps
 // working, so a program can log it and go on.
 //
 // Use changes process-wide state (Gorgonia's BLAS, and OpenBLAS's thread
@@ -161,8 +169,38 @@ func choose(fromEnv bool) (string, *BLAS, error) {
 		return "gonum (pure Go): " + err.Error(), nil, err
 	}
 	o, err := Load()
+	if err == nil {
+		err = genericCore(o, gemmk.Kernel())
+	}
 	if err != nil {
 		return "gonum (pure Go): " + err.Error(), nil, err
 	}
 	return o.describe(), o, nil
+}
+
+// errGenericCore marks Use's refusal of an OpenBLAS running its generic
+// kernels (errors.Is).
+var errGenericCore = errors.New("generic kernels")
+
+// genericCores are OpenBLAS cores without fused multiply-add: its fallback
+// when it does not know the CPU (Debian's 0.3.21 picks Prescott, SSE3, on
+// recent AVX-512 Xeons), 2 to 10 times slower than gops' own product on a
+// CPU with AVX2/FMA or AVX-512 (measured: BENCHMARKS.md).
+var genericCores = []string{"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "katmai",
+	"coppermine", "northwood", "banias", "opteron", "opteron_sse3", "barcelona", "bobcat", "sandybridge", "generic"}
+
+// genericCore is an error when o runs generic kernels and gops' product
+// (kernel, internal/gemm's) has AVX2/FMA or AVX-512 ones.
+func genericCore(o *BLAS, kernel string) error {
+	if kernel != "avx512" && kernel != "avx2" {
+		return nil
+	}
+	for _, c := range genericCores {
+		if strings.EqualFold(o.Core(), c) {
+			return fmt.Errorf("%s refused: its %w (core %s) are slower than gops' own product (%s kernels); "+
+				"name the CPU with OPENBLAS_CORETYPE (SkylakeX with AVX-512, Haswell with AVX2, Zen on AMD) to use it",
+				o.describe(), errGenericCore, o.Core(), kernel)
+		}
+	}
+	return nil
 }
