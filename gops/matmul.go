@@ -163,11 +163,11 @@ type installedProduct interface {
 	Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int)
 }
 
-// product computes c += op(a)·op(b) (c arrives zeroed: no second clear)
-// on ext if not nil, else on gops' own product.
+// product computes c = op(a)·op(b) on ext if not nil, else on gops' own
+// product (which, with beta = 0, writes c without reading it).
 func product[T gemm.Float](ext installedProduct, transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error {
 	if ext == nil || m == 0 || n == 0 || k == 0 {
-		return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+		return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 	}
 	if err := gemm.Check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
@@ -181,9 +181,9 @@ func product[T gemm.Float](ext installedProduct, transA, transB bool, m, n, k in
 	}
 	switch a := any(a).(type) {
 	case []float32:
-		ext.Sgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float32), ldb, 1, any(c).([]float32), ldc)
+		ext.Sgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float32), ldb, 0, any(c).([]float32), ldc)
 	case []float64:
-		ext.Dgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float64), ldb, 1, any(c).([]float64), ldc)
+		ext.Dgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float64), ldb, 0, any(c).([]float64), ldc)
 	}
 	return nil
 }

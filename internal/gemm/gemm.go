@@ -24,9 +24,11 @@ import (
 type Float interface{ float32 | float64 }
 
 // kernelFn computes, for one MR×NR tile, acc = Σ_p a[p·MR+i]·b[p·ldb+j] (one
-// FMA per p, in order, from +0) and then c[i·ldc+j] += acc. B is a packed
-// panel (ldb = NR) or, for a short A, B's own rows.
-type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int)
+// FMA per p, in order, from +0) and then c[i·ldc+j] += acc, or with
+// overwrite c[i·ldc+j] = acc + 0 without reading C (bitwise what clearing C
+// and adding gives: the first K block of a product with beta = 0). B is a
+// packed panel (ldb = NR) or, for a short A, B's own rows.
+type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 
 // impl is one micro-kernel and its tile.
 type impl[T Float] struct {
@@ -124,11 +126,16 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleC(m, n, beta, c, ldc)
 	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	p := &problem[T]{im: im, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
+	// beta = 0: the first K block overwrites C (not read, so a NaN there is
+	// ignored) instead of a clearing pass and a read.
+	if beta != 0 {
+		scaleC(m, n, beta, c, ldc)
+	}
+	p := &problem[T]{zeroC: beta == 0, im: im, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kcOf[T](), mc: mcRows / im.mr * im.mr}
 	// A short A (one row block) uses each element of B once: the kernel
 	// reads B's rows where they are instead of a packed copy, except for a
@@ -152,6 +159,7 @@ type problem[T Float] struct {
 	lda, ldb, ldc  int
 	kc, mc         int
 	direct         bool // the kernel reads B in place
+	zeroC          bool // beta = 0: the first K block overwrites C
 }
 
 // scratch is one goroutine's packing buffers.
@@ -254,6 +262,7 @@ func (p *problem[T]) packABlock(bufA []T, ic, mb, pc, kb int) {
 // or read in place.
 func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB []T) {
 	im, mr, nr := p.im, p.im.mr, p.im.nr
+	overwrite := p.zeroC && pc == 0
 	for jr := j0; jr < j1; jr += nr {
 		nw := min(nr, j1-jr)
 		var bp *T
@@ -275,7 +284,7 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 			ap := &s.a[ir*kb]
 			ci := (ic+ir)*p.ldc + jc + jr
 			if mh == mr && nw == nr {
-				im.kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc)
+				im.kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)
 				continue
 			}
 			// An edge tile: C's part copied into a full tile (zeros
@@ -285,10 +294,10 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 				s.tile = make([]T, mr*nr)
 			}
 			clear(s.tile)
-			for i := 0; i < mh; i++ {
+			for i := 0; i < mh && !overwrite; i++ {
 				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
 			}
-			im.kern(kb, ap, bp, &s.tile[0], ldbp, nr)
+			im.kern(kb, ap, bp, &s.tile[0], ldbp, nr, overwrite)
 			for i := 0; i < mh; i++ {
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
 			}
@@ -347,7 +356,7 @@ const goMR, goNR = 4, 4
 
 // goKernel is the portable micro-kernel of a goMR×goNR tile, math.FMA per
 // step in the order of the assembly kernels (accumulators on the stack).
-func goKernel[T Float](kc int, a, b, c *T, ldb, ldc int) {
+func goKernel[T Float](kc int, a, b, c *T, ldb, ldc int, overwrite bool) {
 	as := unsafeSlice(a, kc*goMR)
 	bs := unsafeSlice(b, (kc-1)*ldb+goNR)
 	var acc [goMR * goNR]float64
@@ -363,7 +372,11 @@ func goKernel[T Float](kc int, a, b, c *T, ldb, ldc int) {
 	cs := unsafeSlice(c, (goMR-1)*ldc+goNR)
 	for i := 0; i < goMR; i++ {
 		for j := 0; j < goNR; j++ {
-			cs[i*ldc+j] += T(acc[i*goNR+j])
+			if overwrite {
+				cs[i*ldc+j] = T(acc[i*goNR+j]) + 0
+			} else {
+				cs[i*ldc+j] += T(acc[i*goNR+j])
+			}
 		}
 	}
 }

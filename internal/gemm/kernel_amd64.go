@@ -7,16 +7,16 @@ import "golang.org/x/sys/cpu"
 //go:generate go run ./asmgen
 
 //go:noescape
-func kernS512(kc int, a, b, c *float32, ldb, ldc int)
+func kernS512(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 
 //go:noescape
-func kernD512(kc int, a, b, c *float64, ldb, ldc int)
+func kernD512(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
 //go:noescape
-func kernS256(kc int, a, b, c *float32, ldb, ldc int)
+func kernS256(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 
 //go:noescape
-func kernD256(kc int, a, b, c *float64, ldb, ldc int)
+func kernD256(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL

@@ -5,10 +5,10 @@ package gemm
 //go:generate go run ./asmgen
 
 //go:noescape
-func kernS128(kc int, a, b, c *float32, ldb, ldc int)
+func kernS128(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 
 //go:noescape
-func kernD128(kc int, a, b, c *float64, ldb, ldc int)
+func kernD128(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
 // kernels lists the micro-kernels this CPU can run, best first: NEON
 // (Advanced SIMD, with fused multiply-add, is part of every arm64 CPU),

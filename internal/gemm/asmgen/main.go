@@ -6,11 +6,12 @@
 //
 // Every kernel has the Go signature
 //
-//	func name(kc int, a, b, c *T, ldb, ldc int)
+//	func name(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 //
 // and computes, for its MR×NR tile, acc[i][j] = Σ_{p<kc} a[p·MR+i]·b[p·ldb+j]
 // with one fused multiply-add per p, in order p = 0, 1, ..., starting from
-// +0, then c[i·ldc+j] += acc[i][j]. The order of operations on one element
+// +0, then c[i·ldc+j] += acc[i][j], or with overwrite c[i·ldc+j] =
+// acc[i][j] + 0 (C not read: what clearing C first and adding gives). The order of operations on one element
 // is the same in every kernel, so all of them give bitwise the same C.
 package main
 
@@ -75,7 +76,7 @@ func genNEON(s *strings.Builder, name string, size int) {
 		arr, shift, one = "D2", 3, "$0x3ff0000000000000"
 	}
 	const mr, vecs = 8, 3
-	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldb, ldc int): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-48\n", name, mr, vecs*16/size, name)
+	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldb, ldc int, overwrite bool): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-49\n", name, mr, vecs*16/size, name)
 	w("MOVD kc+0(FP), R0")
 	w("MOVD a+8(FP), R1")
 	w("MOVD b+16(FP), R2")
@@ -103,8 +104,18 @@ func genNEON(s *strings.Builder, name string, size int) {
 	fmt.Fprintf(s, "%s_store:\n", name)
 	w("MOVD %s, R6", one)
 	w("VDUP R6, V27.%s", arr)
+	// Overwrite: c = 0 + acc·1 without reading C, bitwise what clearing C
+	// and adding gives.
+	w("MOVBU overwrite+48(FP), R7")
 	for i := 0; i < mr; i++ {
+		w("CBNZ R7, %s_zero%d", name, i)
 		w("VLD1 (R3), [V29.%s, V30.%s, V31.%s]", arr, arr, arr)
+		w("B %s_add%d", name, i)
+		fmt.Fprintf(s, "%s_zero%d:\n", name, i)
+		for v := 29; v <= 31; v++ {
+			w("VEOR V%d.B16, V%d.B16, V%d.B16", v, v, v)
+		}
+		fmt.Fprintf(s, "%s_add%d:\n", name, i)
 		for v := 0; v < vecs; v++ {
 			w("VFMLA V%d.%s, V27.%s, V%d.%s", i*vecs+v, arr, arr, 29+v, arr)
 		}
@@ -126,7 +137,7 @@ func gen(s *strings.Builder, k kernel) {
 	if k.size == 8 {
 		bcst = "VBROADCASTSD"
 	}
-	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldb, ldc int): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-48\n", k.name, k.mr, k.nr(), k.name)
+	fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, ldb, ldc int, overwrite bool): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-49\n", k.name, k.mr, k.nr(), k.name)
 	w("MOVQ kc+0(FP), CX")
 	w("MOVQ a+8(FP), AX")
 	w("MOVQ b+16(FP), BX")
@@ -174,17 +185,33 @@ func gen(s *strings.Builder, k kernel) {
 	w("DECQ CX")
 	w("JNE %s_loop", k.name)
 	fmt.Fprintf(s, "%s_store:\n", k.name)
-	for i := 0; i < k.mr; i++ {
-		for v := 0; v < k.vecs; v++ {
-			w("VADD%s %d(DI), %s, %s", k.sfx, v*k.vbyte, acc(i, v), acc(i, v))
-			w("VMOVUP%c %s, %d(DI)", k.sfx[1], acc(i, v), v*k.vbyte)
+	w("MOVBLZX overwrite+48(FP), R9")
+	w("TESTQ R9, R9")
+	w("JNE %s_overwrite", k.name)
+	store := func(src func(v int) string) {
+		for i := 0; i < k.mr; i++ {
+			for v := 0; v < k.vecs; v++ {
+				w("VADD%s %s, %s, %s", k.sfx, src(v), acc(i, v), acc(i, v))
+				w("VMOVUP%c %s, %d(DI)", k.sfx[1], acc(i, v), v*k.vbyte)
+			}
+			if i < k.mr-1 {
+				w("ADDQ DX, DI")
+			}
 		}
-		if i < k.mr-1 {
-			w("ADDQ DX, DI")
-		}
+		w("VZEROUPPER")
+		w("RET")
 	}
-	w("VZEROUPPER")
-	w("RET")
+	store(func(v int) string { return fmt.Sprintf("%d(DI)", v*k.vbyte) })
+	// Overwrite: c = acc + 0 without reading C, bitwise what clearing C and
+	// adding gives (-0 becomes +0), in a register free after the loop.
+	fmt.Fprintf(s, "%s_overwrite:\n", k.name)
+	zero := fmt.Sprintf("%s%d", k.reg, nacc+k.vecs)
+	if k.avx == 512 {
+		w("VPXORD %s, %s, %s", zero, zero, zero)
+	} else {
+		w("VXORPS %s, %s, %s", zero, zero, zero)
+	}
+	store(func(int) string { return zero })
 }
 
 // peak writes func name(n int): n iterations of acc independent float32
