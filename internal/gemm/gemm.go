@@ -343,7 +343,24 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 		}
 		return
 	}
-	for j := 0; j < cols; j++ {
+	// Eight columns of op(B) (rows of B) at a time, so that each p writes
+	// eight neighbours: a strided scalar store per element was the
+	// bottleneck of a short C = A·Bᵀ.
+	j := 0
+	for ; j+8 <= cols; j += 8 {
+		var s [8][]T
+		for r := range s {
+			s[r] = b[(c0+j+r)*ldb+p0 : (c0+j+r)*ldb+p0+kb]
+		}
+		s0 := s[0]
+		s1, s2, s3, s4, s5, s6, s7 := s[1][:len(s0)], s[2][:len(s0)], s[3][:len(s0)], s[4][:len(s0)], s[5][:len(s0)], s[6][:len(s0)], s[7][:len(s0)]
+		for p := range s0 {
+			d := dst[p*nr+j : p*nr+j+8 : p*nr+j+8]
+			d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
+			d[4], d[5], d[6], d[7] = s4[p], s5[p], s6[p], s7[p]
+		}
+	}
+	for ; j < cols; j++ {
 		src := b[(c0+j)*ldb+p0 : (c0+j)*ldb+p0+kb]
 		for p, v := range src {
 			dst[p*nr+j] = v
