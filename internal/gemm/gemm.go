@@ -314,12 +314,7 @@ func packA[T Float](dst []T, trans bool, a []T, lda, r0, rows, p0, kb, mr int, a
 		clear(dst[:kb*mr])
 	}
 	if !trans {
-		for i := 0; i < rows; i++ {
-			src := a[(r0+i)*lda+p0 : (r0+i)*lda+p0+kb]
-			for p, v := range src {
-				dst[p*mr+i] = alpha * v
-			}
-		}
+		interleave(dst, mr, a, lda, r0, rows, p0, kb, alpha)
 		return
 	}
 	for p := 0; p < kb; p++ {
@@ -343,27 +338,36 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 		}
 		return
 	}
-	// Eight columns of op(B) (rows of B) at a time, so that each p writes
-	// eight neighbours: a strided scalar store per element was the
-	// bottleneck of a short C = A·Bᵀ.
+	interleave(dst, nr, b, ldb, c0, cols, p0, kb, 1)
+}
+
+// interleave writes dst[p·st+j] = alpha·x[(r0+j)·ld+p0+p] for j < rows,
+// p < kb: rows of x become columns of a panel. Eight rows at a time, then
+// four, then one, without bounds checks in the inner loops: one strided
+// scalar store per element, row by row, was the packing's bottleneck.
+func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha T) {
 	j := 0
-	for ; j+8 <= cols; j += 8 {
-		var s [8][]T
-		for r := range s {
-			s[r] = b[(c0+j+r)*ldb+p0 : (c0+j+r)*ldb+p0+kb]
-		}
-		s0 := s[0]
-		s1, s2, s3, s4, s5, s6, s7 := s[1][:len(s0)], s[2][:len(s0)], s[3][:len(s0)], s[4][:len(s0)], s[5][:len(s0)], s[6][:len(s0)], s[7][:len(s0)]
+	for ; j+8 <= rows; j += 8 {
+		s0 := x[(r0+j)*ld+p0:][:kb]
+		s1, s2, s3 := x[(r0+j+1)*ld+p0:][:len(s0)], x[(r0+j+2)*ld+p0:][:len(s0)], x[(r0+j+3)*ld+p0:][:len(s0)]
+		s4, s5, s6, s7 := x[(r0+j+4)*ld+p0:][:len(s0)], x[(r0+j+5)*ld+p0:][:len(s0)], x[(r0+j+6)*ld+p0:][:len(s0)], x[(r0+j+7)*ld+p0:][:len(s0)]
 		for p := range s0 {
-			d := dst[p*nr+j : p*nr+j+8 : p*nr+j+8]
-			d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
-			d[4], d[5], d[6], d[7] = s4[p], s5[p], s6[p], s7[p]
+			d := dst[p*st+j : p*st+j+8 : p*st+j+8]
+			d[0], d[1], d[2], d[3] = alpha*s0[p], alpha*s1[p], alpha*s2[p], alpha*s3[p]
+			d[4], d[5], d[6], d[7] = alpha*s4[p], alpha*s5[p], alpha*s6[p], alpha*s7[p]
 		}
 	}
-	for ; j < cols; j++ {
-		src := b[(c0+j)*ldb+p0 : (c0+j)*ldb+p0+kb]
-		for p, v := range src {
-			dst[p*nr+j] = v
+	for ; j+4 <= rows; j += 4 {
+		s0 := x[(r0+j)*ld+p0:][:kb]
+		s1, s2, s3 := x[(r0+j+1)*ld+p0:][:len(s0)], x[(r0+j+2)*ld+p0:][:len(s0)], x[(r0+j+3)*ld+p0:][:len(s0)]
+		for p := range s0 {
+			d := dst[p*st+j : p*st+j+4 : p*st+j+4]
+			d[0], d[1], d[2], d[3] = alpha*s0[p], alpha*s1[p], alpha*s2[p], alpha*s3[p]
+		}
+	}
+	for ; j < rows; j++ {
+		for p, v := range x[(r0+j)*ld+p0:][:kb] {
+			dst[p*st+j] = alpha * v
 		}
 	}
 }

@@ -158,6 +158,17 @@ func gen(s *strings.Builder, k kernel) {
 			w("VXORPS %s, %s, %s", r, r, r)
 		}
 	}
+	// Prefetch C's tile: its rows are ldc apart (other pages, often not in
+	// cache) and are needed only after the loop.
+	w("MOVQ DI, R10")
+	for i := 0; i < k.mr; i++ {
+		for off := 0; off < k.vecs*k.vbyte; off += 64 {
+			w("PREFETCHT0 %d(R10)", off)
+		}
+		if i < k.mr-1 {
+			w("ADDQ DX, R10")
+		}
+	}
 	w("TESTQ CX, CX")
 	w("JEQ %s_store", k.name)
 	fmt.Fprintf(s, "%s_loop:\n", k.name)
