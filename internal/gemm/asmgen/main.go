@@ -175,6 +175,11 @@ func gen(s *strings.Builder, k kernel) {
 	for v := 0; v < k.vecs; v++ {
 		w("VMOVUP%c %d(BX), %s", k.sfx[1], v*k.vbyte, breg(v))
 	}
+	// The next panel's part of this row of B: where the kernel reads B in
+	// place (rows ldb apart, on other pages) nothing else fetches it.
+	for off := k.vecs * k.vbyte; off < 2*k.vecs*k.vbyte; off += 64 {
+		w("PREFETCHT0 %d(BX)", off)
+	}
 	for i := 0; i < k.mr; i++ {
 		// One broadcast of a per row into a register (alternating two
 		// registers where there are spare ones), then an FMA per vector
