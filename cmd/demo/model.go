@@ -195,7 +195,7 @@ func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, onehot *gorgonia.N
 	if err != nil {
 		return nil, err
 	}
-	logits, err := gorgonia.Mul(flat, theta[pClsW])
+	logits, err := gops.MatMul(flat, theta[pClsW], false, false)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 
 	"github.com/gops-dev/gops/internal/cpu"
 )
@@ -45,6 +46,10 @@ const (
 	kcF64  = 128
 	mcRows = 96 // rows of A packed at a time (a multiple of every MR)
 	ncCols = 3072
+	// parallelMin is the number of multiply-adds from which a product is
+	// split over goroutines: below it, starting them costs more than
+	// they save.
+	parallelMin = 1 << 20
 )
 
 func kcOf[T Float]() int {
@@ -136,12 +141,15 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 		scaleC(m, n, beta, c, ldc)
 	}
 	p := &problem[T]{zeroC: beta == 0, im: im, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
-		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kcOf[T](), mc: mcRows / im.mr * im.mr}
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: min(mcRows/im.mr, (m+im.mr-1)/im.mr) * im.mr}
 	// A short A (one row block) uses each element of B once: the kernel
 	// reads B's rows where they are instead of a packed copy, except for a
 	// last panel narrower than NR.
 	p.direct = !transB && m <= p.mc
 	procs := runtime.GOMAXPROCS(0)
+	if m*n*k < parallelMin || m*n*k/parallelMin < 0 {
+		procs = 1 // not worth starting goroutines (the product overflowing int is not small)
+	}
 	if panels := (n + im.nr - 1) / im.nr; procs == 1 || panels >= 8*procs {
 		p.byColumns(procs, panels)
 	} else {
@@ -167,6 +175,41 @@ type scratch[T Float] struct {
 	a, b, tile, edgeB []T
 }
 
+// scratchPools keep scratch buffers between products (one pool per
+// dtype): allocating them for every call made small products slow.
+var scratchPools = [2]sync.Pool{}
+
+func poolOf[T Float]() *sync.Pool {
+	var z T
+	if any(z) == any(float32(0)) {
+		return &scratchPools[0]
+	}
+	return &scratchPools[1]
+}
+
+// getScratch returns scratch with at least na elements in a and, unless
+// noB, nb in b; their contents are undefined (packing writes every element
+// it uses).
+func getScratch[T Float](na, nb int, noB bool) *scratch[T] {
+	s, _ := poolOf[T]().Get().(*scratch[T])
+	if s == nil {
+		s = new(scratch[T])
+	}
+	if cap(s.a) < na {
+		s.a = make([]T, na)
+	}
+	s.a = s.a[:cap(s.a)]
+	if !noB {
+		if cap(s.b) < nb {
+			s.b = make([]T, nb)
+		}
+		s.b = s.b[:nb]
+	}
+	return s
+}
+
+func putScratch[T Float](s *scratch[T]) { poolOf[T]().Put(s) }
+
 // byColumns splits C into one column range per goroutine, each packing its
 // own part of B and every block of A: no goroutine waits for another, and
 // the shares are equal to a panel (a wide C: at least eight panels per
@@ -176,11 +219,9 @@ func (p *problem[T]) byColumns(procs, panels int) {
 	chunks := min(procs, panels)
 	per := (panels + chunks - 1) / chunks * nr // columns per chunk
 	nc := min(ncCols/nr*nr, per)
-	cpu.ParallelFor(chunks, func(lo, hi int) {
-		s := &scratch[T]{a: make([]T, p.mc*p.kc)}
-		if !p.direct {
-			s.b = make([]T, p.kc*nc)
-		}
+	run := func(lo, hi int) {
+		s := getScratch[T](p.mc*p.kc, p.kc*nc, p.direct)
+		defer putScratch(s)
 		for ch := lo; ch < hi; ch++ {
 			end := min(p.n, (ch+1)*per)
 			for jc := ch * per; jc < end; jc += nc {
@@ -198,7 +239,12 @@ func (p *problem[T]) byColumns(procs, panels int) {
 				}
 			}
 		}
-	})
+	}
+	if chunks == 1 {
+		run(0, 1) // no closure escaping into a goroutine
+		return
+	}
+	cpu.ParallelFor(chunks, run)
 }
 
 // byRows is for a C with few panels per goroutine: per (column block, K
@@ -210,7 +256,9 @@ func (p *problem[T]) byRows(procs, panels int) {
 	nr := p.im.nr
 	var bufB []T
 	if !p.direct {
-		bufB = make([]T, p.kc*panels*nr)
+		sb := getScratch[T](0, p.kc*panels*nr, false)
+		defer putScratch(sb)
+		bufB = sb.b
 	}
 	n := p.n
 	for pc := 0; pc < p.k; pc += p.kc {
@@ -222,7 +270,8 @@ func (p *problem[T]) byRows(procs, panels int) {
 		split := min(panels, max(1, (8*procs+blocks-1)/blocks))
 		per := (panels + split - 1) / split
 		cpu.ParallelFor(blocks*split, func(lo, hi int) {
-			s := &scratch[T]{a: make([]T, p.mc*kb)}
+			s := getScratch[T](p.mc*kb, 0, true)
+			defer putScratch(s)
 			packed := -1
 			for task := lo; task < hi; task++ {
 				blk := task / split
@@ -273,9 +322,10 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 		case nw == nr:
 			bp, ldbp = &p.b[pc*p.ldb+jc+jr], p.ldb
 		default:
-			if s.edgeB == nil {
+			if cap(s.edgeB) < p.kc*nr {
 				s.edgeB = make([]T, p.kc*nr)
 			}
+			s.edgeB = s.edgeB[:p.kc*nr]
 			packB(s.edgeB, false, p.b, p.ldb, pc, kb, jc+jr, nw, nr)
 			bp = &s.edgeB[0]
 		}
@@ -290,9 +340,10 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 			// An edge tile: C's part copied into a full tile (zeros
 			// around it), the same c += acc, and copied back, so that
 			// every element is computed as in a full tile (-0 included).
-			if s.tile == nil {
+			if cap(s.tile) < mr*nr {
 				s.tile = make([]T, mr*nr)
 			}
+			s.tile = s.tile[:mr*nr]
 			clear(s.tile)
 			for i := 0; i < mh && !overwrite; i++ {
 				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
