@@ -23,9 +23,13 @@
 #   SECOND     when gops runs its matrix products on OpenBLAS (openblas.UseFromEnv()
 #              in the gops tests' TestMain, as TestBLAS logs it), the op
 #              families (extended regexp) timed a second time with
-#              GOPS_BLAS=gonum, gonum's pure-Go BLAS, as rows NAME@gonum
-#              (default 'DeformConv2d|SecondOrder', the ones with matrix
-#              products; SECOND= for none).
+#              GOPS_BLAS=gonum, without OpenBLAS (gops.MatMul then runs on
+#              gops' own product, package gemm; Gorgonia's own products on
+#              gonum's pure-Go BLAS), as rows NAME@noopenblas (default
+#              'DeformConv2d|SecondOrder', the ones with matrix products;
+#              SECOND= for none).
+#   GEMM       1 (default): also the matrix-product table (scripts/gemm-table.sh,
+#              about 3 minutes); 0: not.
 #
 # Every torchvision benchmark runs in its own python process, and every
 # paired Go benchmark once more in its own process (-count 1) under GNU time,
@@ -121,8 +125,8 @@ blas=${blas:-unknown}
 log "BLAS: $blas"
 # second FAMILY: whether FAMILY is timed a second time with GOPS_BLAS=gonum.
 second() { [[ -n $families2 && $blas == openblas* && $1 =~ ^($families2)$ ]]; }
-# tagged: the second run's benchmark lines with @gonum appended to the name.
-tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@gonum-\2\3/"; }
+# tagged: the second run's benchmark lines with @noopenblas appended to the name.
+tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@noopenblas-\2\3/"; }
 
 go_families=()
 while read -r b; do go_families+=("${b#Benchmark}"); done < <(gobench -test.list '^Benchmark' | grep '^Benchmark' || true)
@@ -201,13 +205,22 @@ if $have_time; then
 	rsspairs "${GOPS_BLAS-}" "" <"$tmp/pairs"
 	if [[ -s $tmp/go2.txt ]]; then
 		"$tmp/benchtable" pairs -go "$tmp/go2.txt" -tvnames "$tmp/tvnames" >"$tmp/pairs2"
-		rsspairs gonum "@gonum" <"$tmp/pairs2"
+		rsspairs gonum "@noopenblas" <"$tmp/pairs2"
 	fi
 	if (cd gops && /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench '^$') >/dev/null 2>&1; then
 		go_idle_rss=$(maxrss "$tmp/time")
 	fi
 else
 	problems+=("No GNU time (\`/usr/bin/time -v\`): the gops peak RSS is n/a.")
+fi
+
+# ---------------------------------------------------------------- matrix products
+: >"$tmp/gemm.md"
+if [[ ${GEMM:-1} != 0 ]]; then
+	log "matrix products: scripts/gemm-table.sh"
+	if ! PYTHON=$py bash scripts/gemm-table.sh "$tmp/gemm.md"; then
+		problems+=("\`scripts/gemm-table.sh\` failed: no matrix-product table.")
+	fi
 fi
 
 # ---------------------------------------------------------------- torchvision
@@ -245,7 +258,7 @@ fi
 while IFS=$'\t' read -r work floor; do
 	if picked "${work%%/*}" && grep -qxF "$floor" "$tmp/tvnames"; then
 		printf '%s\t%s\n' "$work" "$floor" >>"$tmp/floors"
-		if second "${work%%/*}"; then printf '%s\t%s\n' "$work@gonum" "$floor" >>"$tmp/floors"; fi
+		if second "${work%%/*}"; then printf '%s\t%s\n' "$work@noopenblas" "$floor" >>"$tmp/floors"; fi
 	fi
 done <<<"$floors"
 
@@ -279,10 +292,11 @@ fi
 
 second_note=
 if [[ -s $tmp/go2.txt ]]; then
-	second_note="- Rows ending in @gonum: the same Go benchmarks run again with
-  GOPS_BLAS=gonum, the matrix products on gonum's pure-Go BLAS instead of
-  OpenBLAS (what gops runs on where no OpenBLAS is installed, or in a
-  program that does not call openblas.Use), for the families
+	second_note="- Rows ending in @noopenblas: the same Go benchmarks run again with
+  GOPS_BLAS=gonum, without OpenBLAS: gops.MatMul (DeformConv2d's product)
+  on gops' own product (package gemm), Gorgonia's own products on gonum's
+  pure-Go BLAS. That is what gops runs on where no OpenBLAS is installed,
+  or in a program that does not call openblas.Use. For the families
   matching '$families2'.
 "
 fi
@@ -415,6 +429,12 @@ EOF
 		echo "## Problems in this run"
 		echo
 		for p in "${problems[@]}"; do echo "- $p"; done
+	fi
+	if [[ -s $tmp/gemm.md ]]; then
+		echo
+		echo "## Matrix products"
+		echo
+		cat "$tmp/gemm.md"
 	fi
 	cat <<'EOF'
 

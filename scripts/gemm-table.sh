@@ -95,6 +95,14 @@ torchver=$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo
 			}
 		}
 		function f(x) { return x == "" ? "n/a" : sprintf("%.0f", x) }
-	' "$tmp/res"
+	' "$tmp/res" | tee "$tmp/table"
+	# The OpenBLAS decision (issue: delete the loader if gops' product reaches
+	# 0.9x a tuned OpenBLAS at every shape on two threads), from this run.
+	awk -F'|' '$5 + 0 == 2 && $12 ~ /[0-9]/ { r = $12 + 0; n++; if (r < 0.9) below++
+		if (min == "" || r < min) min = r; if (max == "" || r > max) max = r }
+		END { if (!n) { print "\nNo OpenBLAS to compare with in this run."; exit }
+			printf "\nOn two threads gops'"'"' product reached %.2f–%.2f× the best OpenBLAS of this run (the\n", min, max
+			printf "faster of its two cores through package openblas and torch.mm), below 0.9× at %d of %d\n", below, n
+			printf "shapes. %s\n", below ? "So the OpenBLAS loader stays, as the opt-in it is (openblas.Use), refusing\nOpenBLAS'"'"'s generic kernels where gops'"'"' product is faster." : "gops'"'"' product is at least 0.9× OpenBLAS everywhere here." }' "$tmp/table"
 } >"$out"
 echo "== done" >&2

@@ -112,7 +112,7 @@ func parseGo(r io.Reader, procs int) ([]*goRow, error) {
 
 // tvName is the torchvision benchmark a Go row is compared with: the row's
 // name without the "@VARIANT" that scripts/bench.sh appends to the rows of
-// its second run ("DeformConv2d/v1/forward@gonum").
+// its second run ("DeformConv2d/v1/forward@noopenblas").
 func tvName(goName string) string {
 	if i := strings.LastIndex(goName, "@"); i >= 0 {
 		return goName[:i]

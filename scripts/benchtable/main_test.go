@@ -68,7 +68,7 @@ func TestBenchRegexp(t *testing.T) {
 
 func TestTVName(t *testing.T) {
 	for in, want := range map[string]string{
-		"DeformConv2d/v1/forward@gonum": "DeformConv2d/v1/forward",
+		"DeformConv2d/v1/forward@noopenblas": "DeformConv2d/v1/forward",
 		"DeformConv2d/v1/forward":       "DeformConv2d/v1/forward",
 		"SecondOrder/first-order@a b":   "SecondOrder/first-order",
 	} {
