@@ -43,20 +43,20 @@ norm() {
 echo "== peak ($peakbench)" >&2
 : >"$tmp/peak"
 if [[ $peakbench != none ]]; then
-	go test -run '^$' -bench "^BenchmarkPeak\$/^$peakbench\$" -cpu 1,2 -benchtime "$benchtime" ./internal/gemm | tee /dev/stderr | norm >"$tmp/peak"
+	go test -run '^$' -bench "^BenchmarkPeak\$/^$peakbench\$" -cpu 1,2 -benchtime "$benchtime" ./internal/gemm | tee >(cat >&2) | norm >"$tmp/peak"
 fi
 echo "== products: gops, gonum, OpenBLAS with its own core" >&2
-go test -run '^$' -bench '^BenchmarkProducts$' -cpu 1,2 -benchtime "$benchtime" ./gemm | tee /dev/stderr | norm >"$tmp/res"
+go test -run '^$' -bench '^BenchmarkProducts$' -cpu 1,2 -benchtime "$benchtime" ./gemm | tee >(cat >&2) | norm >"$tmp/res"
 autocore=$(sed -n 's|^openblas-\([^/]*\)/.*|\1|p' "$tmp/res" | head -n1)
 sed -i 's|^openblas-[^/]*/|openblas-auto/|' "$tmp/res"
 if [[ -n $tuned ]]; then
 	echo "== products: OpenBLAS with OPENBLAS_CORETYPE=$tuned" >&2
 	OPENBLAS_CORETYPE=$tuned go test -run '^$' -bench '^BenchmarkProducts$/^openblas' -cpu 1,2 -benchtime "$benchtime" ./gemm |
-		tee /dev/stderr | norm | sed 's|^openblas-[^/]*/|openblas-tuned/|' >>"$tmp/res"
+		tee >(cat >&2) | norm | sed 's|^openblas-[^/]*/|openblas-tuned/|' >>"$tmp/res"
 	if "$py" -c 'import torch' 2>/dev/null; then
 		for t in 1 2; do
 			echo "== torch.mm, $t thread(s), OPENBLAS_CORETYPE=$tuned" >&2
-			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t OPENBLAS_CORETYPE=$tuned "$py" scripts/bench_gemm_torch.py | tee /dev/stderr >>"$tmp/res"
+			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t OPENBLAS_CORETYPE=$tuned "$py" scripts/bench_gemm_torch.py | tee >(cat >&2) >>"$tmp/res"
 		done
 	fi
 fi
