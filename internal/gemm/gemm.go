@@ -398,6 +398,21 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 // scalar store per element, row by row, was the packing's bottleneck.
 func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha T) {
 	j := 0
+	// With AVX2, blocks of vr rows by vr columns are transposed in
+	// registers; the columns beyond a multiple of vr go through the loops
+	// below, as do the rows left.
+	if vr := interleaveRows[T](); vr > 0 && kb >= vr {
+		kv := kb / vr * vr
+		for ; j+vr <= rows; j += vr {
+			src := x[(r0+j)*ld+p0 : (r0+j+vr-1)*ld+p0+kv]
+			interleaveBlock(dst[j:(kv-1)*st+j+vr], st, src, ld, kv, alpha)
+			for r := 0; r < vr; r++ {
+				for p, v := range x[(r0+j+r)*ld+p0+kv:][:kb-kv] {
+					dst[(kv+p)*st+j+r] = alpha * v
+				}
+			}
+		}
+	}
 	for ; j+8 <= rows; j += 8 {
 		s0 := x[(r0+j)*ld+p0:][:kb]
 		s1, s2, s3 := x[(r0+j+1)*ld+p0:][:len(s0)], x[(r0+j+2)*ld+p0:][:len(s0)], x[(r0+j+3)*ld+p0:][:len(s0)]

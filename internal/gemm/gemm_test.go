@@ -397,3 +397,50 @@ func TestGemmEdgeTilesSignedZeroAndNaNPayload(t *testing.T) {
 		}
 	}
 }
+
+// interleave (the packing transpose, in AVX registers where the CPU has
+// AVX2) writes exactly alpha·x for every element, -0 and NaN included,
+// and nothing outside the panel's rows.
+func TestInterleave(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ rows, kb, st, p0 int }{{8, 8, 8, 0}, {12, 256, 12, 3}, {7, 9, 8, 1}, {16, 17, 32, 0}, {32, 64, 32, 5}, {5, 3, 6, 0}} {
+		for _, alpha := range []float64{1, -0.5} {
+			testInterleave[float32](t, r, c.rows, c.kb, c.st, c.p0, float32(alpha))
+			testInterleave[float64](t, r, c.rows, c.kb, c.st, c.p0, alpha)
+		}
+	}
+}
+
+func testInterleave[T Float](t *testing.T, r *rand.Rand, rows, kb, st, p0 int, alpha T) {
+	t.Helper()
+	ld := p0 + kb + 2
+	x := randSlice[T](r, (rows+1)*ld)
+	x[ld+p0] = T(math.Copysign(0, -1))
+	x[2*ld+p0+1] = T(math.NaN())
+	sentinel := T(12345)
+	dst := make([]T, kb*st+st)
+	for i := range dst {
+		dst[i] = sentinel
+	}
+	interleave(dst, st, x, ld, 1, rows, p0, kb, alpha)
+	for p := 0; p < kb; p++ {
+		for j := 0; j < st; j++ {
+			got := dst[p*st+j]
+			if j >= rows {
+				if got != sentinel {
+					t.Fatalf("rows %d kb %d st %d: dst[%d·st+%d] written", rows, kb, st, p, j)
+				}
+				continue
+			}
+			want := alpha * x[(1+j)*ld+p0+p]
+			if math.Float64bits(float64(got)) != math.Float64bits(float64(want)) {
+				t.Fatalf("%T rows %d kb %d st %d: dst[%d·st+%d] = %v, want %v", got, rows, kb, st, p, j, got, want)
+			}
+		}
+	}
+	for _, v := range dst[kb*st:] {
+		if v != sentinel {
+			t.Fatalf("rows %d kb %d st %d: written past the panel", rows, kb, st)
+		}
+	}
+}

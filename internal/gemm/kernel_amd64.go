@@ -54,3 +54,39 @@ func peakS512(n int)
 
 //go:noescape
 func peakS256(n int)
+
+// interleaveS8 and interleaveD4 transpose 8×8 (float32) or 4×4 (float64)
+// blocks of rows into panel columns with AVX (see interleave): for r below
+// 8 (or 4) and p < kb, a multiple of 8 (or 4), dst[p·st+r] =
+// alpha·src[r·ld+p].
+//
+//go:noescape
+func interleaveS8(dst *float32, st int, src *float32, ld, kb int, alpha float32)
+
+//go:noescape
+func interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha float64)
+
+// interleaveRows is the number of rows interleaveBlock takes for T, 0 when
+// the CPU has no AVX2 (the portable loops do it all).
+func interleaveRows[T Float]() int {
+	if !hasAVX2 {
+		return 0
+	}
+	var z T
+	if any(z) == any(float32(0)) {
+		return 8
+	}
+	return 4
+}
+
+// interleaveBlock runs interleaveS8 or interleaveD4 on interleaveRows
+// rows; the caller has checked that dst and src hold every element read
+// and written.
+func interleaveBlock[T Float](dst []T, st int, src []T, ld, kb int, alpha T) {
+	switch d := any(dst).(type) {
+	case []float32:
+		interleaveS8(&d[0], st, &any(src).([]float32)[0], ld, kb, any(alpha).(float32))
+	case []float64:
+		interleaveD4(&d[0], st, &any(src).([]float64)[0], ld, kb, any(alpha).(float64))
+	}
+}

@@ -20,3 +20,7 @@ func kernels32() []impl[float32] {
 func kernels64() []impl[float64] {
 	return []impl[float64]{{"neon", 8, 6, kernD128}, goImpl[float64]()}
 }
+
+// interleaveRows is 0: the portable loops pack (see interleave).
+func interleaveRows[T Float]() int                                           { return 0 }
+func interleaveBlock[T Float](dst []T, st int, src []T, ld, kb int, alpha T) {}

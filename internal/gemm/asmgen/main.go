@@ -46,6 +46,8 @@ func main() {
 	for _, k := range ks {
 		gen(&s, k)
 	}
+	interleaveS8(&s)
+	interleaveD4(&s)
 	peak(&s, "peakS512", "Z", "VPXORD", 24)
 	peak(&s, "peakS256", "Y", "VXORPS", 12)
 	write("kernel_amd64.s", s.String())
@@ -248,6 +250,114 @@ func peak(s *strings.Builder, name, reg, xor string, acc int) {
 	w("DECQ CX")
 	w("JNE %s_loop", name)
 	fmt.Fprintf(s, "%s_done:\n", name)
+	w("VZEROUPPER")
+	w("RET")
+}
+
+// interleaveS8 writes func interleaveS8(dst *float32, st int, src *float32,
+// ld, kb int, alpha float32): for the 8 rows src[r·ld:], r < 8, and p < kb
+// (a multiple of 8), dst[p·st+r] = alpha·src[r·ld+p]: 8×8 blocks
+// transposed in AVX registers (unpack, shuffle, 128-bit permute), the
+// product by alpha before, so each element is the same alpha·v as the Go
+// loop's.
+func interleaveS8(s *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	s.WriteString("\n// func interleaveS8(dst *float32, st int, src *float32, ld, kb int, alpha float32)\nTEXT ·interleaveS8(SB), NOSPLIT, $0-44\n")
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ st+8(FP), R13")
+	w("MOVQ src+16(FP), SI")
+	w("MOVQ ld+24(FP), R8")
+	w("MOVQ kb+32(FP), CX")
+	w("SHLQ $2, R13")       // st in bytes
+	w("SHLQ $2, R8")        // ld in bytes
+	w("LEAQ (R8)(R8*2), R9") // 3·ld
+	w("LEAQ (SI)(R8*4), BX") // rows 4-7
+	w("LEAQ (R13)(R13*2), R10")
+	w("LEAQ (DI)(R13*4), DX") // dst rows p+4..p+7
+	w("MOVQ R13, AX")
+	w("SHLQ $3, AX") // 8·st bytes
+	w("SHRQ $3, CX")
+	w("TESTQ CX, CX")
+	w("JEQ interleaveS8_done")
+	s.WriteString("interleaveS8_loop:\n")
+	w("VBROADCASTSS alpha+40(FP), Y15")
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(BX)(R9*1)"}
+	for r, a := range rows {
+		w("VMULPS %s, Y15, Y%d", a, r)
+	}
+	for i := 0; i < 4; i++ { // t(2i) = lo(r2i, r2i+1), t(2i+1) = hi
+		w("VUNPCKLPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 8+2*i)
+		w("VUNPCKHPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 9+2*i)
+	}
+	// tt: from (t0, t2), (t1, t3), (t4, t6), (t5, t7).
+	for h := 0; h < 2; h++ {
+		b := 8 + 4*h
+		o := 4 * h
+		w("VSHUFPS $0x44, Y%d, Y%d, Y%d", b+2, b, o)
+		w("VSHUFPS $0xEE, Y%d, Y%d, Y%d", b+2, b, o+1)
+		w("VSHUFPS $0x44, Y%d, Y%d, Y%d", b+3, b+1, o+2)
+		w("VSHUFPS $0xEE, Y%d, Y%d, Y%d", b+3, b+1, o+3)
+	}
+	outs := []string{"(DI)", "(DI)(R13*1)", "(DI)(R13*2)", "(DI)(R10*1)", "(DX)", "(DX)(R13*1)", "(DX)(R13*2)", "(DX)(R10*1)"}
+	for q := 0; q < 4; q++ {
+		w("VPERM2F128 $0x20, Y%d, Y%d, Y%d", q+4, q, 8+q)
+		w("VPERM2F128 $0x31, Y%d, Y%d, Y%d", q+4, q, 12+q)
+	}
+	for q := 0; q < 8; q++ {
+		w("VMOVUPS Y%d, %s", 8+q, outs[q])
+	}
+	w("ADDQ $32, SI")
+	w("ADDQ $32, BX")
+	w("ADDQ AX, DI")
+	w("ADDQ AX, DX")
+	w("DECQ CX")
+	w("JNE interleaveS8_loop")
+	s.WriteString("interleaveS8_done:\n")
+	w("VZEROUPPER")
+	w("RET")
+}
+
+// interleaveD4 is interleaveS8 for float64 in 4×4 blocks: func
+// interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha
+// float64), 4 rows, kb a multiple of 4.
+func interleaveD4(s *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	s.WriteString("\n// func interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha float64)\nTEXT ·interleaveD4(SB), NOSPLIT, $0-48\n")
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ st+8(FP), R13")
+	w("MOVQ src+16(FP), SI")
+	w("MOVQ ld+24(FP), R8")
+	w("MOVQ kb+32(FP), CX")
+	w("SHLQ $3, R13")
+	w("SHLQ $3, R8")
+	w("LEAQ (R8)(R8*2), R9")
+	w("LEAQ (R13)(R13*2), R10")
+	w("MOVQ R13, AX")
+	w("SHLQ $2, AX") // 4·st bytes
+	w("SHRQ $2, CX")
+	w("TESTQ CX, CX")
+	w("JEQ interleaveD4_done")
+	s.WriteString("interleaveD4_loop:\n")
+	w("VBROADCASTSD alpha+40(FP), Y15")
+	for r, a := range []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)"} {
+		w("VMULPD %s, Y15, Y%d", a, r)
+	}
+	w("VUNPCKLPD Y1, Y0, Y4")
+	w("VUNPCKHPD Y1, Y0, Y5")
+	w("VUNPCKLPD Y3, Y2, Y6")
+	w("VUNPCKHPD Y3, Y2, Y7")
+	w("VPERM2F128 $0x20, Y6, Y4, Y8")
+	w("VPERM2F128 $0x20, Y7, Y5, Y9")
+	w("VPERM2F128 $0x31, Y6, Y4, Y10")
+	w("VPERM2F128 $0x31, Y7, Y5, Y11")
+	for q, a := range []string{"(DI)", "(DI)(R13*1)", "(DI)(R13*2)", "(DI)(R10*1)"} {
+		w("VMOVUPD Y%d, %s", 8+q, a)
+	}
+	w("ADDQ $32, SI")
+	w("ADDQ AX, DI")
+	w("DECQ CX")
+	w("JNE interleaveD4_loop")
+	s.WriteString("interleaveD4_done:\n")
 	w("VZEROUPPER")
 	w("RET")
 }
