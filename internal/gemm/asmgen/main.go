@@ -268,8 +268,8 @@ func interleaveS8(s *strings.Builder) {
 	w("MOVQ src+16(FP), SI")
 	w("MOVQ ld+24(FP), R8")
 	w("MOVQ kb+32(FP), CX")
-	w("SHLQ $2, R13")       // st in bytes
-	w("SHLQ $2, R8")        // ld in bytes
+	w("SHLQ $2, R13")        // st in bytes
+	w("SHLQ $2, R8")         // ld in bytes
 	w("LEAQ (R8)(R8*2), R9") // 3·ld
 	w("LEAQ (SI)(R8*4), BX") // rows 4-7
 	w("LEAQ (R13)(R13*2), R10")
