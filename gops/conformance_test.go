@@ -2,11 +2,8 @@ package gops_test
 
 import (
 	"fmt"
-	"math"
-	"runtime"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
@@ -249,85 +246,19 @@ func TestConformance(t *testing.T) {
 }
 
 // allFloat32 converts float64 tensors (empty ones included) to float32.
-func allFloat32(in []*tensor.Dense) []*tensor.Dense {
-	out := make([]*tensor.Dense, len(in))
-	for i, x := range in {
-		if x.Shape().TotalSize() == 0 {
-			out[i] = tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(x.Shape()...))
-		} else {
-			out[i] = toFloat32(x)
-		}
-	}
-	return out
-}
+func allFloat32(in []*tensor.Dense) []*tensor.Dense { return graphtest.Float32(in) }
 
 // inputNodes puts the values in into a new graph, named in0, in1, ...
 func inputNodes(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
-	g := gorgonia.NewGraph()
-	nodes := make(gorgonia.Nodes, len(in))
-	for i, v := range in {
-		v = v.Clone().(*tensor.Dense)
-		nodes[i] = gorgonia.NewTensor(g, v.Dtype(), v.Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(fmt.Sprint("in", i)))
-	}
-	return g, nodes
-}
-
-// valueAndGrads evaluates f on in and the gradients of <R, f(in)> (R fixed,
-// smooth) w.r.t. the inputs wrt, on a TapeMachine: the output's values
-// followed by each gradient's.
-func valueAndGrads(f graphtest.Func, in []*tensor.Dense, wrt []int) ([][]float64, error) {
-	g, nodes := inputNodes(in)
-	y, err := f(nodes)
-	if err != nil {
-		return nil, err
-	}
-	r := rangeTensor(y.Shape()...)
-	var rv gorgonia.Value = r
-	if y.Dtype() == tensor.Float32 {
-		rv = toFloat32(r)
-	}
-	cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, rv)))))
-	if err != nil {
-		return nil, err
-	}
-	var ws gorgonia.Nodes
-	for _, i := range wrt {
-		ws = append(ws, nodes[i])
-	}
-	grads, err := ad.Grad(cost, ws...)
-	if err != nil {
-		return nil, err
-	}
-	return graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+	return graphtest.Inputs(in)
 }
 
 // checkDeterministic requires f's value and first-order gradients on in to
 // be bitwise the same under each GOMAXPROCS of procs.
 func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt []int, procs ...int) {
 	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var ref [][]float64
-	for i, p := range procs {
-		runtime.GOMAXPROCS(p)
-		got, err := valueAndGrads(f, in, wrt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			ref = got
-			continue
-		}
-		for j := range got {
-			for e := range got[j] {
-				if math.Float64bits(got[j][e]) != math.Float64bits(ref[j][e]) {
-					what := "output"
-					if j > 0 {
-						what = fmt.Sprint("gradient w.r.t. input ", wrt[j-1])
-					}
-					t.Fatalf("GOMAXPROCS=%d: %s element %d is %v, %v with GOMAXPROCS=%d", p, what, e, got[j][e], ref[j][e], procs[0])
-				}
-			}
-		}
+	if err := graphtest.CheckDeterministic(f, in, wrt, procs...); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -335,35 +266,8 @@ func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt 
 // an empty result and zero gradients of Sum(result) w.r.t. the inputs wrt.
 func checkEmpty(t *testing.T, op graphtest.Func, in []*tensor.Dense, wrt []int) {
 	t.Helper()
-	g, nodes := inputNodes(in)
-	y, err := op(nodes)
-	if err != nil {
+	if err := graphtest.CheckEmpty(op, in, wrt); err != nil {
 		t.Fatal(err)
-	}
-	if n := y.Shape().TotalSize(); n != 0 {
-		t.Fatalf("result %v has %d elements, want 0", y.Shape(), n)
-	}
-	var ws gorgonia.Nodes
-	for _, i := range wrt {
-		ws = append(ws, nodes[i])
-	}
-	grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), ws...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j, i := range wrt {
-		if n := in[i].Shape().TotalSize(); len(got[j+1]) != n {
-			t.Fatalf("gradient w.r.t. input %d has %d values, want %d", i, len(got[j+1]), n)
-		}
-		for e, v := range got[j+1] {
-			if v != 0 {
-				t.Fatalf("gradient w.r.t. input %d element %d = %v, want 0", i, e, v)
-			}
-		}
 	}
 }
 

@@ -1,14 +1,11 @@
 package gops_test
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/golden"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -35,50 +32,18 @@ type goldenCase struct {
 // of the testdata/gen_golden*.py scripts.
 func loadGoldenFile[C any](t *testing.T, file string) []C {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Cases []C `json:"cases"`
-	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Cases) == 0 {
-		t.Fatalf("%s has no cases", file)
-	}
-	return doc.Cases
+	return golden.Load[C](t, filepath.Join("..", "testdata", file))
 }
 
 // goldenTensor builds a tensor of the case's dtype.
 func goldenTensor(dtype string, shape []int, data []float64) *tensor.Dense {
-	if dtype == "float32" {
-		d := make([]float32, len(data))
-		for i, v := range data {
-			d[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
+	return golden.Tensor(dtype, shape, data)
 }
 
 // assertClose compares got to want elementwise with |got-want| <= atol + rtol|want|.
 func assertClose(t *testing.T, what string, got, want []float64, rtol, atol float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if d := math.Abs(got[i] - want[i]); !(d <= atol+rtol*math.Abs(want[i])) {
-			t.Fatalf("%s[%d] = %.10g, want %.10g (diff %.3g)", what, i, got[i], want[i], d)
-		}
-	}
+	golden.AssertClose(t, what, got, want, rtol, atol)
 }
 
 // poolGoldenCase is one torchvision evaluation written by

@@ -1,0 +1,65 @@
+// Package golden reads the golden files of testdata/ (written by the
+// testdata/gen_golden*.py scripts from torch and torchvision) and compares
+// values with them, for the tests of gops' packages.
+package golden
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// Load reads the cases of a .json.gz golden file ({"cases": [...]}),
+// failing the test if it cannot or if there are none.
+func Load[C any](t testing.TB, path string) []C {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []C `json:"cases"`
+	}
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) == 0 {
+		t.Fatalf("%s has no cases", path)
+	}
+	return doc.Cases
+}
+
+// Tensor builds a tensor of the case's dtype ("float32" or "float64").
+func Tensor(dtype string, shape []int, data []float64) *tensor.Dense {
+	if dtype == "float32" {
+		d := make([]float32, len(data))
+		for i, v := range data {
+			d[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
+}
+
+// AssertClose compares got to want elementwise with
+// |got−want| <= atol + rtol·|want|.
+func AssertClose(t testing.TB, what string, got, want []float64, rtol, atol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if d := math.Abs(got[i] - want[i]); !(d <= atol+rtol*math.Abs(want[i])) {
+			t.Fatalf("%s[%d] = %.10g, want %.10g (diff %.3g)", what, i, got[i], want[i], d)
+		}
+	}
+}
