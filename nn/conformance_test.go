@@ -1,0 +1,160 @@
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The conformance table of package nn, the checks of gops'
+// (gops/conformance_test.go): derivatives of orders 1–3 w.r.t. every
+// differentiable input against finite differences (float64), TapeMachine
+// == LispMachine in float32 and float64, values and gradients bitwise the
+// same for GOMAXPROCS 1, 2, 3 and 8, and (once per op) batch 0.
+type conformanceCase struct {
+	op, name string
+	f        graphtest.Func
+	in       []*tensor.Dense
+	wrt      []int
+	check    graphtest.Options
+	tol32    float64
+	// bare is the op alone (f is it inside a smooth composite) and empty
+	// its batch-0 inputs, or nil: Gorgonia's elementwise ops panic on
+	// empty tensors, so the empty check runs bare.
+	bare  graphtest.Func
+	empty []*tensor.Dense
+}
+
+// smoothTensor is a float64 tensor with smooth, distinct values, scaled.
+func smoothTensor(scale float64, shape ...int) *tensor.Dense {
+	d := make([]float64, tensor.Shape(shape).TotalSize())
+	for i := range d {
+		d[i] = scale * (math.Sin(0.37*float64(i)+0.1) + 0.05*float64(i%7))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+}
+
+// emptyTensor is a float64 tensor with a zero-size dimension.
+func emptyTensor(shape ...int) *tensor.Dense {
+	return tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(shape...))
+}
+
+// cubeOf is op(sin(in[0]), in[1:]...)³: nonlinear before and after, so
+// derivatives of every order are non-zero and pass through every member
+// of the op's family.
+func cubeOf(op func(in gorgonia.Nodes) (*gorgonia.Node, error)) graphtest.Func {
+	return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		s, err := gorgonia.Sin(in[0])
+		if err != nil {
+			return nil, err
+		}
+		y, err := op(append(gorgonia.Nodes{s}, in[1:]...))
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Cube(y)
+	}
+}
+
+func conformanceCases() []conformanceCase {
+	var cs []conformanceCase
+	for i, c := range []struct {
+		name          string
+		n, cin, h, w  int
+		cout, kh, kw  int
+		opts          nn.Conv2dOpts
+		bias          bool
+		transpose     bool
+		outputPadding [2]int
+	}{
+		{name: "3x3/pad1/bias", n: 2, cin: 2, h: 5, w: 4, cout: 3, kh: 3, kw: 3, opts: nn.Conv2dOpts{Padding: [2]int{1, 1}}, bias: true},
+		{name: "stride2/dilation2", n: 1, cin: 2, h: 7, w: 6, cout: 2, kh: 2, kw: 3, opts: nn.Conv2dOpts{Stride: [2]int{2, 1}, Dilation: [2]int{2, 2}, Padding: [2]int{1, 0}}},
+		{name: "depthwise", n: 1, cin: 3, h: 4, w: 4, cout: 3, kh: 3, kw: 3, opts: nn.Conv2dOpts{Groups: 3, Padding: [2]int{1, 1}}, bias: true},
+		{name: "pointwise", n: 2, cin: 3, h: 3, w: 2, cout: 2, kh: 1, kw: 1, bias: true},
+		{name: "stride>kernel", n: 1, cin: 1, h: 7, w: 7, cout: 2, kh: 2, kw: 2, opts: nn.Conv2dOpts{Stride: [2]int{3, 3}}},
+		{name: "transpose/stride2/outpad1", n: 1, cin: 2, h: 3, w: 3, cout: 2, kh: 3, kw: 3, opts: nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}, bias: true, transpose: true, outputPadding: [2]int{1, 1}},
+		{name: "transpose/groups2", n: 2, cin: 4, h: 2, w: 3, cout: 2, kh: 2, kw: 2, opts: nn.Conv2dOpts{Groups: 2}, transpose: true},
+	} {
+		op := "Conv2d"
+		groups := max(c.opts.Groups, 1)
+		wshape := []int{c.cout, c.cin / groups, c.kh, c.kw}
+		if c.transpose {
+			op, wshape = "ConvTranspose2d", []int{c.cin, c.cout / groups, c.kh, c.kw}
+		}
+		apply := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			var b *gorgonia.Node
+			if len(in) > 2 {
+				b = in[2]
+			}
+			if c.transpose {
+				return nn.ConvTranspose2d(in[0], in[1], b, nn.ConvTranspose2dOpts{Stride: c.opts.Stride, Padding: c.opts.Padding,
+					OutputPadding: c.outputPadding, Dilation: c.opts.Dilation, Groups: c.opts.Groups})
+			}
+			return nn.Conv2d(in[0], in[1], b, c.opts)
+		}
+		in := []*tensor.Dense{smoothTensor(1, c.n, c.cin, c.h, c.w), smoothTensor(0.3, wshape...)}
+		if c.bias {
+			in = append(in, smoothTensor(0.2, c.cout))
+		}
+		row := conformanceCase{op: op, name: c.name, f: cubeOf(apply), bare: apply, in: in, check: graphtest.Options{Seed: 5, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, tol32: 2e-5}
+		for j := range in {
+			row.wrt = append(row.wrt, j)
+		}
+		if i == 0 || c.transpose && c.bias {
+			row.empty = append([]*tensor.Dense{emptyTensor(0, c.cin, c.h, c.w)}, in[1:]...)
+		}
+		cs = append(cs, row)
+	}
+	return cs
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range conformanceCases() {
+		t.Run(c.op+"/"+c.name, func(t *testing.T) {
+			o := c.check
+			o.Order, o.Wrt = 3, c.wrt
+			if testing.Short() {
+				o.Order = 2
+			}
+			t.Run(fmt.Sprintf("order%d", o.Order), func(t *testing.T) {
+				if err := graphtest.Check(c.f, c.in, o); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				t.Run("vms/"+dt.String(), func(t *testing.T) {
+					in, o := c.in, graphtest.Options{Wrt: c.wrt, RTol: 1e-12, ATol: 1e-12}
+					if dt == tensor.Float32 {
+						in, o.RTol, o.ATol = graphtest.Float32(c.in), c.tol32, c.tol32
+					}
+					if err := graphtest.CheckVMs(c.f, in, o); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			t.Run("deterministic", func(t *testing.T) {
+				if err := graphtest.CheckDeterministic(c.f, graphtest.Float32(c.in), c.wrt, 1, 2, 3, 8); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if c.empty != nil {
+				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+					t.Run("empty/"+dt.String(), func(t *testing.T) {
+						in := c.empty
+						if dt == tensor.Float32 {
+							in = graphtest.Float32(in)
+						}
+						if err := graphtest.CheckEmpty(c.bare, in, c.wrt); err != nil {
+							t.Fatal(err)
+						}
+					})
+				}
+			}
+		})
+	}
+}

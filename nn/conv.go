@@ -1,0 +1,484 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/gemm"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Conv2dOpts are Conv2d's parameters, named as in
+// torch.nn.functional.conv2d; pairs are (height, width). The zero value is
+// torch's default.
+type Conv2dOpts struct {
+	// Stride between output positions; zero entries mean 1.
+	Stride [2]int
+	// Padding: zeros added on each side of the input.
+	Padding [2]int
+	// Dilation: spacing between kernel positions; zero entries mean 1.
+	Dilation [2]int
+	// Groups: input and output channels split into Groups independent
+	// convolutions; zero means 1.
+	Groups int
+}
+
+// Conv2d is the 2-D convolution (cross-correlation) of
+// torch.nn.functional.conv2d. bias may be nil.
+//
+// Shapes: input [N, Cin, H, W], weight [Cout, Cin/Groups, kh, kw], bias
+// [Cout]; the result is [N, Cout, Hout, Wout] with
+// Hout = (H + 2·Padding − Dilation·(kh−1) − 1)/Stride + 1, likewise Wout.
+// All float32 or all float64.
+//
+// The result is differentiable to every order w.r.t. input, weight and
+// bias: Conv2d, ConvTranspose2d (its input gradient) and the weight
+// gradient's correlation are one family closed under differentiation,
+// each computed per sample as im2col (a [Cin·kh·kw, Hout·Wout] buffer, as
+// torch's) and a matrix product on gops' own product (package gemm), so
+// results are bitwise the same for any GOMAXPROCS. N = 0 gives an empty
+// result and zero gradients.
+//
+// Errors when the node is built: nil input or weight, wrong ranks or
+// dtypes, Cin not divisible by Groups or Cout not by Groups, weight.shape[1]
+// not Cin/Groups, bias not [Cout], negative padding, negative or zero-size
+// sizes, a dilated kernel larger than the padded input.
+func Conv2d(input, weight, bias *gorgonia.Node, opts Conv2dOpts) (*gorgonia.Node, error) {
+	g, err := convGeom("Conv2d", input, weight, bias, opts)
+	if err != nil {
+		return nil, err
+	}
+	y, err := ad.Apply(convSpec(g), input, weight)
+	if err != nil || bias == nil {
+		return y, err
+	}
+	return addBias(y, bias)
+}
+
+// ConvTranspose2dOpts are ConvTranspose2d's parameters, named as in
+// torch.nn.functional.conv_transpose2d; pairs are (height, width). The zero
+// value is torch's default.
+type ConvTranspose2dOpts struct {
+	// Stride of the convolution this is the transpose of; zero entries
+	// mean 1.
+	Stride [2]int
+	// Padding of that convolution: Padding rows and columns are cut from
+	// each side of the full result.
+	Padding [2]int
+	// OutputPadding: rows and columns added at the bottom and right of
+	// the result (less than Stride or Dilation), to pick one of the input
+	// sizes a strided convolution maps to the same output size.
+	OutputPadding [2]int
+	// Dilation: spacing between kernel positions; zero entries mean 1.
+	Dilation [2]int
+	// Groups; zero means 1.
+	Groups int
+}
+
+// ConvTranspose2d is torch.nn.functional.conv_transpose2d: the gradient
+// of Conv2d w.r.t. its input, as an op (a "deconvolution"). bias may be
+// nil.
+//
+// Shapes: input [N, Cin, H, W], weight [Cin, Cout/Groups, kh, kw] (torch's
+// layout for the transpose), bias [Cout]; the result is [N, Cout, Hout,
+// Wout] with Hout = (H−1)·Stride − 2·Padding + Dilation·(kh−1) +
+// OutputPadding + 1, likewise Wout. It is Conv2d's family, differentiable
+// to every order w.r.t. input, weight and bias.
+//
+// Errors when the node is built: as Conv2d's, and OutputPadding negative
+// or not smaller than Stride (torch also accepts one smaller than Dilation
+// only; gops does not), or a result size below 1.
+func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpts) (*gorgonia.Node, error) {
+	const name = "ConvTranspose2d"
+	if err := checkNodes(name, []namedNode{{input, "input", 4}, {weight, "weight", 4}, {bias, "bias", 1}}); err != nil {
+		return nil, err
+	}
+	is, ws := input.Shape(), weight.Shape()
+	groups := max(opts.Groups, 1)
+	stride, dil := one(opts.Stride), one(opts.Dilation)
+	for i := 0; i < 2; i++ {
+		if op := opts.OutputPadding[i]; op < 0 || op >= stride[i] {
+			return nil, fmt.Errorf("nn: %s: OutputPadding %v must be non-negative and smaller than Stride %v", name, opts.OutputPadding, stride)
+		}
+	}
+	if opts.Groups < 0 {
+		return nil, fmt.Errorf("nn: %s: negative Groups %d", name, opts.Groups)
+	}
+	if ws[0] != is[1] {
+		return nil, fmt.Errorf("nn: %s: weight.shape[0] %d differs from the input channels %d (weight is [Cin, Cout/Groups, kh, kw])", name, ws[0], is[1])
+	}
+	if is[1]%groups != 0 {
+		return nil, fmt.Errorf("nn: %s: input channels %d not divisible by Groups %d", name, is[1], groups)
+	}
+	var out [2]int
+	for i := 0; i < 2; i++ {
+		out[i] = (is[2+i]-1)*stride[i] - 2*opts.Padding[i] + dil[i]*(ws[2+i]-1) + opts.OutputPadding[i] + 1
+		if out[i] < 1 {
+			return nil, fmt.Errorf("nn: %s: result size %v: input %v, kernel %v, Stride %v, Padding %v, Dilation %v", name, out, is[2:], ws[2:], stride, opts.Padding, dil)
+		}
+	}
+	// The convolution this is the transpose of maps [N, Cout, Hout, Wout]
+	// to [N, Cin, H, W] with weight [Cin, Cout/Groups, kh, kw].
+	g, err := newGeom(name, tensor.Shape{is[0], ws[1] * groups, out[0], out[1]}, ws, groups, stride, opts.Padding, dil)
+	if err != nil {
+		return nil, err
+	}
+	if g.HO != is[2] || g.WO != is[3] {
+		return nil, fmt.Errorf("nn: %s: internal size mismatch %dx%d for input %v", name, g.HO, g.WO, is)
+	}
+	if bias != nil && !bias.Shape().Eq(tensor.Shape{g.C}) {
+		return nil, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.C)
+	}
+	y, err := ad.Apply(convTSpec(g), input, weight)
+	if err != nil || bias == nil {
+		return y, err
+	}
+	return addBias(y, bias)
+}
+
+// namedNode is an argument to check: its name and rank; nil is allowed
+// for "bias" only.
+type namedNode struct {
+	n    *gorgonia.Node
+	name string
+	dims int
+}
+
+// checkNodes checks ranks and a common float dtype.
+func checkNodes(op string, ns []namedNode) error {
+	var dt tensor.Dtype
+	for _, a := range ns {
+		if a.n == nil {
+			if a.name == "bias" || a.name == "weight (optional)" {
+				continue
+			}
+			return fmt.Errorf("nn: %s: %s is nil", op, a.name)
+		}
+		if d := a.n.Dtype(); d != tensor.Float32 && d != tensor.Float64 {
+			return fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", op, a.name, d)
+		}
+		if a.n.IsScalar() || a.n.Shape().Dims() != a.dims {
+			return fmt.Errorf("nn: %s: %s must have rank %d, got shape %v", op, a.name, a.dims, a.n.Shape())
+		}
+		if dt.Type == nil {
+			dt = a.n.Dtype()
+		} else if a.n.Dtype() != dt {
+			return fmt.Errorf("nn: %s: %s dtype %v differs from %s dtype %v", op, a.name, a.n.Dtype(), ns[0].name, dt)
+		}
+	}
+	return nil
+}
+
+func one(p [2]int) [2]int { return [2]int{max(p[0], 1), max(p[1], 1)} }
+
+// convGeom checks Conv2d's arguments and returns its geometry.
+func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) (cpu.ConvGeom, error) {
+	if err := checkNodes(name, []namedNode{{input, "input", 4}, {weight, "weight", 4}, {bias, "bias", 1}}); err != nil {
+		return cpu.ConvGeom{}, err
+	}
+	if opts.Groups < 0 {
+		return cpu.ConvGeom{}, fmt.Errorf("nn: %s: negative Groups %d", name, opts.Groups)
+	}
+	g, err := newGeom(name, input.Shape(), weight.Shape(), max(opts.Groups, 1), one(opts.Stride), opts.Padding, one(opts.Dilation))
+	if err != nil {
+		return g, err
+	}
+	if bias != nil && !bias.Shape().Eq(tensor.Shape{g.Cout}) {
+		return g, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.Cout)
+	}
+	return g, nil
+}
+
+// maxSize bounds every size and the elements of every tensor and buffer,
+// so that index arithmetic cannot overflow.
+const maxSize = 1 << 40
+
+// newGeom is the geometry of the convolution of an input of shape is by a
+// weight of shape ws ([Cout, C/groups, kh, kw]).
+func newGeom(name string, is, ws tensor.Shape, groups int, stride, pad, dil [2]int) (cpu.ConvGeom, error) {
+	g := cpu.ConvGeom{N: is[0], C: is[1], H: is[2], W: is[3], Cout: ws[0], Groups: groups, KH: ws[2], KW: ws[3],
+		SH: stride[0], SW: stride[1], PH: pad[0], PW: pad[1], DH: dil[0], DW: dil[1]}
+	for _, d := range []struct {
+		v    int
+		what string
+	}{{g.C, "input channels"}, {g.H, "input height"}, {g.W, "input width"}, {g.Cout, "output channels"},
+		{ws[1], "weight.shape[1]"}, {g.KH, "kernel height"}, {g.KW, "kernel width"}} {
+		if d.v < 1 || d.v > maxSize {
+			return g, fmt.Errorf("nn: %s: %s is %d, must be at least 1", name, d.what, d.v)
+		}
+	}
+	for _, p := range []struct {
+		v    [2]int
+		what string
+	}{{stride, "Stride"}, {pad, "Padding"}, {dil, "Dilation"}} {
+		if p.v[0] < 0 || p.v[1] < 0 || p.v[0] > 1<<24 || p.v[1] > 1<<24 {
+			return g, fmt.Errorf("nn: %s: %s %v must be in [0, 2^24]", name, p.what, p.v)
+		}
+	}
+	if g.C%groups != 0 || g.Cout%groups != 0 {
+		return g, fmt.Errorf("nn: %s: input channels %d and output channels %d must be divisible by Groups %d", name, g.C, g.Cout, groups)
+	}
+	if ws[1] != g.C/groups {
+		return g, fmt.Errorf("nn: %s: weight.shape[1] %d, want input channels / Groups = %d (weight is [Cout, Cin/Groups, kh, kw])", name, ws[1], g.C/groups)
+	}
+	var err error
+	if g.HO, err = cpu.OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
+		return g, fmt.Errorf("nn: %s: height: %w", name, err)
+	}
+	if g.WO, err = cpu.OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
+		return g, fmt.Errorf("nn: %s: width: %w", name, err)
+	}
+	if g.N < 0 || g.C*g.K() > maxSize/max(g.L(), 1) || g.N > maxSize/max(g.C*g.H*g.W, g.Cout*g.L()) {
+		return g, fmt.Errorf("nn: %s: sizes too large: input %v, weight %v, output %dx%d", name, is, ws, g.HO, g.WO)
+	}
+	return g, nil
+}
+
+func geomParams(g cpu.ConvGeom) string {
+	return fmt.Sprintf("N=%d C=%d H=%d W=%d Cout=%d groups=%d k=%dx%d stride=%dx%d pad=%dx%d dil=%dx%d",
+		g.N, g.C, g.H, g.W, g.Cout, g.Groups, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW)
+}
+
+// The family: with A(W) the convolution of geometry g as a linear map of
+// its input,
+//
+//	conv(X, W)  = A(W)·X               [N, Cout, HO, WO]
+//	convT(G, W) = A(W)ᵀ·G              [N, C, H, W]
+//	convW(X, G) = ∂/∂W <A(W)·X, G>      [Cout, C/groups, KH, KW]
+//
+// and, for upstream U:
+//
+//	conv:  ∂X = convT(U, W), ∂W = convW(X, U)
+//	convT: ∂G = conv(U, W),  ∂W = convW(U, G)
+//	convW: ∂X = convT(G, U), ∂G = conv(X, U)
+func convSpec(g cpu.ConvGeom) ad.OpSpec {
+	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
+	return convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g), convKernel[float64](g)),
+		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			dx, err := ad.Apply(convTSpec(g), u, in[1])
+			if err != nil {
+				return nil, err
+			}
+			dw, err := ad.Apply(convWSpec(g), in[0], u)
+			return gorgonia.Nodes{dx, dw}, err
+		})
+}
+
+func convTSpec(g cpu.ConvGeom) ad.OpSpec {
+	gs, w, out := tensor.Shape{g.N, g.Cout, g.HO, g.WO}, weightShape(g), tensor.Shape{g.N, g.C, g.H, g.W}
+	return convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convTKernel[float32](g), convTKernel[float64](g)),
+		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			dg, err := ad.Apply(convSpec(g), u, in[1])
+			if err != nil {
+				return nil, err
+			}
+			dw, err := ad.Apply(convWSpec(g), u, in[0])
+			return gorgonia.Nodes{dg, dw}, err
+		})
+}
+
+func convWSpec(g cpu.ConvGeom) ad.OpSpec {
+	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
+	return convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convWKernel[float32](g), convWKernel[float64](g)),
+		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			dx, err := ad.Apply(convTSpec(g), in[1], u)
+			if err != nil {
+				return nil, err
+			}
+			dg, err := ad.Apply(convSpec(g), in[0], u)
+			return gorgonia.Nodes{dx, dg}, err
+		})
+}
+
+func weightShape(g cpu.ConvGeom) tensor.Shape {
+	return tensor.Shape{g.Cout, g.C / g.Groups, g.KH, g.KW}
+}
+
+// convFamilySpec is a member of the family: inputs of shapes a and b, a
+// result of shape out.
+func convFamilySpec(name string, g cpu.ConvGeom, a, b, out tensor.Shape, k ad.Kernel, backward func(gorgonia.Nodes, *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
+	return ad.OpSpec{
+		Name:       name,
+		Params:     geomParams(g),
+		InputDims:  []int{4, 4},
+		OutputDims: 4,
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
+			if !s[0].Eq(a) || !s[1].Eq(b) {
+				return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and %v", name, s[0], s[1], a, b)
+			}
+			return out.Clone(), nil
+		},
+		Kernel: k,
+		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			return backward(in, grad)
+		},
+	}
+}
+
+// convKernel: out = conv(x, w), per sample im2col (skipped for a pointwise
+// convolution) and one product per group.
+func convKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		x, w := in[0].Data, in[1].Data
+		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
+		var cols []T
+		if !g.Pointwise() && g.N > 0 {
+			cols = make([]T, g.C*g.K()*l)
+		}
+		for n := 0; n < g.N; n++ {
+			src := x[n*chw : (n+1)*chw]
+			if cols != nil {
+				cpu.Im2col(&g, src, cols)
+				src = cols
+			}
+			dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
+			for gi := 0; gi < g.Groups; gi++ {
+				if err := gemm.Gemm(false, false, cog, l, rows, 1, w[gi*cog*rows:(gi+1)*cog*rows], rows,
+					src[gi*rows*l:(gi+1)*rows*l], l, 0, dst[gi*cog*l:(gi+1)*cog*l], l); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// convTKernel: out = convT(gr, w), per sample the columns Wᵀ·G and col2im.
+func convTKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		gr, w := in[0].Data, in[1].Data
+		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
+		var cols []T
+		if !g.Pointwise() && g.N > 0 {
+			cols = make([]T, g.C*g.K()*l)
+		}
+		for n := 0; n < g.N; n++ {
+			dx := out.Data[n*chw : (n+1)*chw]
+			dst := dx
+			if cols != nil {
+				dst = cols
+			}
+			gn := gr[n*g.Cout*l : (n+1)*g.Cout*l]
+			for gi := 0; gi < g.Groups; gi++ {
+				if err := gemm.Gemm(true, false, rows, l, cog, 1, w[gi*cog*rows:(gi+1)*cog*rows], rows,
+					gn[gi*cog*l:(gi+1)*cog*l], l, 0, dst[gi*rows*l:(gi+1)*rows*l], l); err != nil {
+					return err
+				}
+			}
+			if cols != nil {
+				cpu.Col2im(&g, cols, dx)
+			}
+		}
+		return nil
+	}
+}
+
+// convWKernel: out = convW(x, gr), Σ over samples in order of G_n·cols_nᵀ
+// per group.
+func convWKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		x, gr := in[0].Data, in[1].Data
+		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
+		var cols []T
+		if !g.Pointwise() && g.N > 0 {
+			cols = make([]T, g.C*g.K()*l)
+		}
+		for n := 0; n < g.N; n++ {
+			src := x[n*chw : (n+1)*chw]
+			if cols != nil {
+				cpu.Im2col(&g, src, cols)
+				src = cols
+			}
+			gn := gr[n*g.Cout*l : (n+1)*g.Cout*l]
+			var beta T
+			if n > 0 {
+				beta = 1
+			}
+			for gi := 0; gi < g.Groups; gi++ {
+				if err := gemm.Gemm(false, true, cog, rows, l, 1, gn[gi*cog*l:(gi+1)*cog*l], l,
+					src[gi*rows*l:(gi+1)*rows*l], l, beta, out.Data[gi*cog*rows:(gi+1)*cog*rows], rows); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// addBias is y + bias broadcast over axis 1 (BiasAdd): ∂y = U,
+// ∂bias = ChannelSum(U), and ChannelSum and ChannelBroadcast are a linear
+// pair.
+func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
+	s := y.Shape()
+	n, c, l := s[0], s[1], s.TotalSize()/max(s[0]*s[1], 1)
+	return ad.Apply(ad.OpSpec{
+		Name:       "BiasAdd",
+		Params:     fmt.Sprintf("%v", s),
+		InputDims:  []int{s.Dims(), 1},
+		OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(s) || !in[1].Eq(tensor.Shape{c}) {
+				return nil, fmt.Errorf("nn: BiasAdd: inputs %v and %v, want %v and (%d)", in[0], in[1], s, c)
+			}
+			return s.Clone(), nil
+		},
+		Kernel: ad.Floats(biasAddKernel[float32](n, c, l), biasAddKernel[float64](n, c, l)),
+		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			sum, _ := channelSpecs(s)
+			db, err := ad.Apply(sum, grad)
+			return gorgonia.Nodes{grad, db}, err
+		},
+	}, y, bias)
+}
+
+func biasAddKernel[T gemm.Float](n, c, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.ChannelBroadcast(in[1].Data, out.Data, n, c, l)
+		for i, v := range in[0].Data {
+			out.Data[i] += v
+		}
+		return nil
+	}
+}
+
+// channelSpecs are ChannelSum ([N, C, ...] → [C]) and ChannelBroadcast
+// back, a linear pair.
+func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
+	s = s.Clone()
+	n, c, l := s[0], s[1], s.TotalSize()/max(s[0]*s[1], 1)
+	sum = ad.OpSpec{
+		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(s) {
+				return nil, fmt.Errorf("nn: ChannelSum: input %v, want %v", in[0], s)
+			}
+			return tensor.Shape{c}, nil
+		},
+		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+			cpu.ChannelSum(in[0].Data, out.Data, n, c, l)
+			return nil
+		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+			cpu.ChannelSum(in[0].Data, out.Data, n, c, l)
+			return nil
+		}),
+	}
+	broadcast = ad.OpSpec{
+		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(tensor.Shape{c}) {
+				return nil, fmt.Errorf("nn: ChannelBroadcast: input %v, want (%d)", in[0], c)
+			}
+			return s.Clone(), nil
+		},
+		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+			cpu.ChannelBroadcast(in[0].Data, out.Data, n, c, l)
+			return nil
+		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+			cpu.ChannelBroadcast(in[0].Data, out.Data, n, c, l)
+			return nil
+		}),
+	}
+	return ad.LinearPair(sum, broadcast)
+}

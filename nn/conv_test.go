@@ -1,0 +1,175 @@
+package nn_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/golden"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// convGoldenCase is one torch evaluation written by
+// testdata/gen_golden_conv.py.
+type convGoldenCase struct {
+	Name          string    `json:"name"`
+	Op            string    `json:"op"`
+	Dtype         string    `json:"dtype"`
+	Stride        [2]int    `json:"stride"`
+	Padding       [2]int    `json:"padding"`
+	Dilation      [2]int    `json:"dilation"`
+	OutputPadding [2]int    `json:"output_padding"`
+	Groups        int       `json:"groups"`
+	InputShape    []int     `json:"input_shape"`
+	Input         []float64 `json:"input"`
+	WeightShape   []int     `json:"weight_shape"`
+	Weight        []float64 `json:"weight"`
+	Bias          []float64 `json:"bias"`
+	GradOutput    []float64 `json:"grad_output"`
+	OutputShape   []int     `json:"output_shape"`
+	Output        []float64 `json:"output"`
+	GradInput     []float64 `json:"grad_input"`
+	GradWeight    []float64 `json:"grad_weight"`
+	GradBias      []float64 `json:"grad_bias"`
+	VInput        []float64 `json:"v_input"`
+	VWeight       []float64 `json:"v_weight"`
+	HVPInput      []float64 `json:"hvp_input"`
+	HVPWeight     []float64 `json:"hvp_weight"`
+}
+
+// TestConvGolden: Conv2d's and ConvTranspose2d's values, first-order
+// gradients w.r.t. input, weight and bias, and the Hessian-vector product
+// (the gradient of <∂input, v_input> + <∂weight, v_weight>) equal torch's,
+// in float32 and float64, over strides larger than the kernel, padding,
+// dilation, depthwise and grouped, pointwise, non-square and
+// kernel-sized inputs.
+func TestConvGolden(t *testing.T) {
+	for _, c := range golden.Load[convGoldenCase](t, filepath.Join("..", "testdata", "conv_golden.json.gz")) {
+		t.Run(c.Name, func(t *testing.T) {
+			dt := tensor.Float64
+			rtol, atol := 1e-11, 1e-11
+			if c.Dtype == "float32" {
+				dt, rtol, atol = tensor.Float32, 2e-5, 2e-5
+			}
+			g := gorgonia.NewGraph()
+			node := func(name string, shape []int, data []float64) *gorgonia.Node {
+				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
+			}
+			x, w := node("x", c.InputShape, c.Input), node("w", c.WeightShape, c.Weight)
+			var b *gorgonia.Node
+			wrt := gorgonia.Nodes{x, w}
+			if c.Bias != nil {
+				b = node("b", []int{len(c.Bias)}, c.Bias)
+				wrt = append(wrt, b)
+			}
+			var y *gorgonia.Node
+			var err error
+			if c.Op == "conv2d" {
+				y, err = nn.Conv2d(x, w, b, nn.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Groups: c.Groups})
+			} else {
+				y, err = nn.ConvTranspose2d(x, w, b, nn.ConvTranspose2dOpts{Stride: c.Stride, Padding: c.Padding,
+					OutputPadding: c.OutputPadding, Dilation: c.Dilation, Groups: c.Groups})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+			}
+			gy := node("G", c.OutputShape, c.GradOutput)
+			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
+			g1, err := ad.Grad(cost, wrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vx, vw := node("vx", c.InputShape, c.VInput), node("vw", c.WeightShape, c.VWeight)
+			h := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], vx)))),
+				gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], vw))))))
+			g2, err := ad.Grad(h, x, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graphtest.Eval(g, append(append(gorgonia.Nodes{y}, g1...), g2...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
+			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
+			golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
+			next := 3
+			if b != nil {
+				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
+				next = 4
+			}
+			golden.AssertClose(t, "hvp_input", got[next], c.HVPInput, rtol, atol)
+			golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
+		})
+	}
+}
+
+// TestConvBadInput: errors that name the tensor and the problem.
+func TestConvBadInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	m := func(dt tensor.Dtype, shape ...int) *gorgonia.Node {
+		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...))
+	}
+	f32, f64 := tensor.Float32, tensor.Float64
+	x, w := m(f64, 2, 4, 6, 6), m(f64, 6, 4, 3, 3)
+	for _, c := range []struct {
+		name          string
+		x, w, b       *gorgonia.Node
+		opts          nn.Conv2dOpts
+		transposeOpts *nn.ConvTranspose2dOpts
+		want          string
+	}{
+		{name: "nil input", w: w, want: "input is nil"},
+		{name: "nil weight", x: x, want: "weight is nil"},
+		{name: "int input", x: m(tensor.Int, 2, 4, 6, 6), w: w, want: "input dtype int"},
+		{name: "dtypes differ", x: x, w: m(f32, 6, 4, 3, 3), want: "weight dtype float32 differs from input dtype float64"},
+		{name: "input rank", x: m(f64, 4, 6, 6), w: w, want: "input must have rank 4"},
+		{name: "weight rank", x: x, w: m(f64, 6, 4, 9), want: "weight must have rank 4"},
+		{name: "weight channels", x: x, w: m(f64, 6, 3, 3, 3), want: "weight.shape[1] 3, want input channels / Groups = 4"},
+		{name: "groups", x: x, w: m(f64, 6, 2, 3, 3), opts: nn.Conv2dOpts{Groups: 3}, want: "divisible by Groups 3"},
+		{name: "negative groups", x: x, w: w, opts: nn.Conv2dOpts{Groups: -1}, want: "negative Groups"},
+		{name: "negative padding", x: x, w: w, opts: nn.Conv2dOpts{Padding: [2]int{-1, 0}}, want: "Padding [-1 0]"},
+		{name: "kernel too large", x: x, w: m(f64, 6, 4, 7, 3), want: "height: dilated kernel 7 larger than the padded input 6"},
+		{name: "dilated too large", x: x, w: w, opts: nn.Conv2dOpts{Dilation: [2]int{1, 3}}, want: "width: dilated kernel 7"},
+		{name: "bias shape", x: x, w: w, b: m(f64, 5), want: "bias shape (5), want (6)"},
+		{name: "bias rank", x: x, w: w, b: m(f64, 6, 1), want: "bias must have rank 1"},
+		{name: "transpose weight", x: x, w: m(f64, 3, 2, 3, 3), transposeOpts: &nn.ConvTranspose2dOpts{}, want: "weight.shape[0] 3 differs from the input channels 4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			if c.transposeOpts != nil {
+				_, err = nn.ConvTranspose2d(c.x, c.w, c.b, *c.transposeOpts)
+			} else {
+				_, err = nn.Conv2d(c.x, c.w, c.b, c.opts)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	tw := m(f64, 4, 3, 3, 3)
+	for _, c := range []struct {
+		name string
+		opts nn.ConvTranspose2dOpts
+		want string
+	}{
+		{"output padding = stride", nn.ConvTranspose2dOpts{OutputPadding: [2]int{1, 0}}, "OutputPadding [1 0] must be non-negative and smaller than Stride [1 1]"},
+		{"negative output padding", nn.ConvTranspose2dOpts{Stride: [2]int{2, 2}, OutputPadding: [2]int{0, -1}}, "OutputPadding [0 -1]"},
+		{"result too small", nn.ConvTranspose2dOpts{Padding: [2]int{5, 5}}, "result size"},
+	} {
+		t.Run("transpose/"+c.name, func(t *testing.T) {
+			_, err := nn.ConvTranspose2d(x, tw, nil, c.opts)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}

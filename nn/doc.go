@@ -1,0 +1,15 @@
+// Package nn has the layers of a detection network around gops' vision
+// ops, as torch.nn.functional computes them, differentiable to every
+// order: Conv2d and ConvTranspose2d so far (the rest of issue 13 —
+// pooling, interpolation, softmax, losses, normalisation — follows).
+//
+// Every function takes and returns *gorgonia.Node and an error, with
+// torch's parameter names Go-cased in an options struct whose zero value
+// is torch's default. Tensors are float32 or float64, NCHW. Each op's
+// backward is built from further differentiable ops (package ad), so
+// ad.Grad differentiates any gradient again; use ad.Grad, not
+// gorgonia.Grad. Results are bitwise the same for any GOMAXPROCS.
+//
+// Bad arguments (ranks, dtypes, channel counts, sizes) give an error that
+// names the tensor and the problem when the node is built.
+package nn

@@ -1,0 +1,105 @@
+package nn_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// fuzzBytes reads small choices from the fuzzer's bytes (0 when they run
+// out).
+type fuzzBytes struct {
+	b []byte
+	i int
+}
+
+func (f *fuzzBytes) intn(n int) int {
+	if f.i >= len(f.b) {
+		return 0
+	}
+	f.i++
+	return int(f.b[f.i-1]) % n
+}
+
+// FuzzConv2d: shapes, groups, stride, padding (sometimes negative or too
+// large), dilation, output padding, bias on or off, Conv2d or
+// ConvTranspose2d, float32 or float64; the invariant: an error that names
+// the op, or a finite result with finite gradients w.r.t. every input.
+// A panic fails.
+func FuzzConv2d(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {0, 3, 1, 2, 2, 1, 0, 1, 1, 2, 0, 1, 1, 1},
+		{5, 4, 3, 2, 1, 0, 5, 4, 3, 2, 1, 0, 7, 7, 7}, {255, 254, 253, 252, 251, 250, 249, 248, 247, 246}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		pair := func(lo, n int) [2]int { return [2]int{lo + fb.intn(n), lo + fb.intn(n)} }
+		groups := 1 + fb.intn(3)
+		n, cin, cout := fb.intn(3), groups*(1+fb.intn(2)), groups*(1+fb.intn(2))
+		h, w, kh, kw := 1+fb.intn(6), 1+fb.intn(6), 1+fb.intn(4), 1+fb.intn(4)
+		opts := nn.Conv2dOpts{Stride: pair(0, 4), Padding: pair(0, 3), Dilation: pair(0, 3), Groups: groups}
+		switch fb.intn(12) {
+		case 0:
+			opts.Padding[1] = -1
+		case 1:
+			cin++ // not divisible by groups
+		case 2:
+			opts.Stride[0] = 1 << 30
+		case 3:
+			opts.Groups = -2
+		}
+		transpose := fb.intn(2) == 1
+		outPad := pair(0, 2)
+		wshape := []int{cout, max(cin/max(groups, 1), 1), kh, kw}
+		if transpose {
+			wshape = []int{cin, max(cout/max(groups, 1), 1), kh, kw}
+		}
+		in := []*tensor.Dense{smoothTensor(1, n, cin, h, w), smoothTensor(0.5, wshape...)}
+		if fb.intn(2) == 1 {
+			in = append(in, smoothTensor(0.1, cout))
+		}
+		if fb.intn(2) == 1 {
+			in = graphtest.Float32(in)
+		}
+		g, nodes := graphtest.Inputs(in)
+		var b *gorgonia.Node
+		if len(nodes) > 2 {
+			b = nodes[2]
+		}
+		var y *gorgonia.Node
+		var err error
+		if transpose {
+			y, err = nn.ConvTranspose2d(nodes[0], nodes[1], b, nn.ConvTranspose2dOpts{Stride: opts.Stride, Padding: opts.Padding,
+				OutputPadding: outPad, Dilation: opts.Dilation, Groups: opts.Groups})
+		} else {
+			y, err = nn.Conv2d(nodes[0], nodes[1], b, opts)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "nn: ") {
+				t.Fatalf("error that names no op: %v", err)
+			}
+			return
+		}
+		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range vals {
+			for e, x := range v {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("value %d element %d is %v", j, e, x)
+				}
+			}
+		}
+	})
+}
