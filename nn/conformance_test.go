@@ -110,6 +110,76 @@ func conformanceCases() []conformanceCase {
 		}
 		cs = append(cs, row)
 	}
+	cs = append(cs, poolRows()...)
+	return append(cs, lossRows()...)
+}
+
+// lossRows are Softmax's, LogSoftmax's and the losses' rows.
+func lossRows() []conformanceCase {
+	x := smoothTensor(2, 3, 4)
+	y := smoothTensor(0.5, 3, 4)
+	target := []int{2, 0, 3}
+	ce := func(opts nn.CrossEntropyOpts) func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			tn := gorgonia.NewTensor(in[0].Graph(), tensor.Int, 1, gorgonia.WithShape(3), gorgonia.WithName("target"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking(append([]int(nil), target...)))))
+			if len(in) > 1 {
+				opts.Weight = in[1]
+			}
+			return nn.CrossEntropy(in[0], tn, opts)
+		}
+	}
+	ignore := 0
+	var cs []conformanceCase
+	for _, c := range []struct {
+		op, name string
+		f        graphtest.Func
+		in       []*tensor.Dense
+	}{
+		{"Softmax", "axis1", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 1) }, []*tensor.Dense{x}},
+		{"Softmax", "axis0", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 0) }, []*tensor.Dense{x}},
+		{"LogSoftmax", "axis-1", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.LogSoftmax(in[0], -1) }, []*tensor.Dense{x}},
+		{"CrossEntropy", "mean", ce(nn.CrossEntropyOpts{}), []*tensor.Dense{x}},
+		{"CrossEntropy", "weight/smoothing/ignore", ce(nn.CrossEntropyOpts{IgnoreIndex: &ignore, LabelSmoothing: 0.2}),
+			[]*tensor.Dense{x, smoothTensor(0.3, 4)}},
+		{"CrossEntropy", "none", ce(nn.CrossEntropyOpts{Reduction: "none", LabelSmoothing: 0.1}), []*tensor.Dense{x}},
+		{"MSELoss", "mean", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.MSELoss(in[0], in[1], "") }, []*tensor.Dense{x, y}},
+	} {
+		row := conformanceCase{op: c.op, name: c.name, f: c.f, in: c.in, check: graphtest.Options{Seed: 7}, tol32: 2e-5}
+		for j := range c.in {
+			row.wrt = append(row.wrt, j)
+		}
+		cs = append(cs, row)
+	}
+	return cs
+}
+
+// poolRows are the poolings' rows, w.r.t. the input.
+func poolRows() []conformanceCase {
+	var cs []conformanceCase
+	for _, c := range []struct {
+		op, name string
+		f        func(x *gorgonia.Node) (*gorgonia.Node, error)
+	}{
+		{"MaxPool2d", "k3s2p1/ceil", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, CeilMode: true})
+		}},
+		{"MaxPool2d", "k2/dilation2", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{2, 2}, Stride: [2]int{1, 2}, Dilation: [2]int{2, 1}})
+		}},
+		{"AvgPool2d", "k3s2p1/ceil/exclude", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, CeilMode: true, ExcludePad: true})
+		}},
+		{"AvgPool2d", "k2/divisor3", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}, DivisorOverride: 3})
+		}},
+		{"AdaptiveMaxPool2d", "5x6->3x4", func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveMaxPool2d(x, [2]int{3, 4}) }},
+		{"AdaptiveAvgPool2d", "5x6->3x4", func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{3, 4}) }},
+	} {
+		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return c.f(in[0]) }
+		cs = append(cs, conformanceCase{op: c.op, name: c.name, f: cubeOf(bare), bare: bare, in: []*tensor.Dense{smoothTensor(1, 2, 2, 5, 6)},
+			wrt: []int{0}, check: graphtest.Options{Seed: 6}, tol32: 1e-6, empty: []*tensor.Dense{emptyTensor(0, 2, 5, 6)}})
+	}
 	return cs
 }
 

@@ -103,3 +103,75 @@ func FuzzConv2d(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPool2d: the four poolings over shapes, kernels, strides, paddings
+// (sometimes too large or negative), dilation, ceil mode, padding counted
+// or not, divisor override, adaptive sizes, and values with NaN and ±Inf;
+// the invariant: an error that names the op, or a result and a gradient
+// w.r.t. the input with no out-of-range read (the gradient of Σ result
+// is finite: each output's gradient goes to positions of its window).
+func FuzzPool2d(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {0, 3, 1, 2, 2, 1, 0, 1, 1, 2, 0, 1, 1, 1},
+		{3, 1, 2, 3, 4, 5, 1, 1, 0, 2, 9, 9}, {255, 254, 253, 252, 251, 250, 249, 248, 247, 246}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		pair := func(lo, n int) [2]int { return [2]int{lo + fb.intn(n), lo + fb.intn(n)} }
+		n, c, h, w := fb.intn(3), 1+fb.intn(3), 1+fb.intn(7), 1+fb.intn(7)
+		x := smoothTensor(1, n, c, h, w)
+		if x.Shape().TotalSize() > 0 {
+			d := x.Data().([]float64)
+			for i := range d {
+				switch fb.intn(16) {
+				case 0:
+					d[i] = math.NaN()
+				case 1:
+					d[i] = math.Inf(-1)
+				case 2:
+					d[i] = math.Inf(1)
+				}
+			}
+		}
+		in := []*tensor.Dense{x}
+		if fb.intn(2) == 1 {
+			in = graphtest.Float32(in)
+		}
+		k, stride, pad := pair(0, 4), pair(0, 4), pair(-1, 3)
+		op := fb.intn(4)
+		apply := func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			switch op {
+			case 0:
+				return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: k, Stride: stride, Padding: pad, Dilation: pair(0, 3), CeilMode: fb.intn(2) == 1})
+			case 1:
+				return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: k, Stride: stride, Padding: pad, CeilMode: fb.intn(2) == 1,
+					ExcludePad: fb.intn(2) == 1, DivisorOverride: fb.intn(4) - 1})
+			case 2:
+				return nn.AdaptiveMaxPool2d(x, pair(0, 6))
+			default:
+				return nn.AdaptiveAvgPool2d(x, pair(0, 6))
+			}
+		}
+		g, nodes := graphtest.Inputs(in)
+		y, err := apply(nodes[0])
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "nn: ") {
+				t.Fatalf("error that names no op: %v", err)
+			}
+			return
+		}
+		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := graphtest.Eval(g, y, grads[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e, v := range vals[1] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("gradient element %d is %v", e, v)
+			}
+		}
+	})
+}

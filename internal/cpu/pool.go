@@ -1,0 +1,214 @@
+package cpu
+
+import "math"
+
+// PoolAxis is the window of each output position along one axis of a 2-D
+// pooling: output o reads input positions First[o], First[o]+Step, ...
+// below End[o] (all inside [0, size)); Full[o] is the window's size
+// counting padding (avg_pool2d's count_include_pad divisor factor) and
+// Clip[o] its size inside the input.
+type PoolAxis struct {
+	First, End, Full, Clip []int
+	Step                   int
+}
+
+// Out is the number of output positions.
+func (a *PoolAxis) Out() int { return len(a.First) }
+
+// PoolOutSize is torch's pooled size along one axis: (in + 2·pad −
+// dil·(k−1) − 1)/stride + 1, rounded up with ceilMode, less one if the last
+// window would then start beyond the input and its left padding. It is at
+// most 0 when no window fits.
+func PoolOutSize(in, k, stride, pad, dil int, ceilMode bool) int {
+	span := in + 2*pad - dil*(k-1) - 1
+	if span < 0 {
+		return 0
+	}
+	out := span/stride + 1
+	if ceilMode && span%stride != 0 {
+		out++
+		if (out-1)*stride >= in+pad {
+			out--
+		}
+	}
+	return out
+}
+
+// NewPoolAxis is the windows of max_pool2d / avg_pool2d along an axis of
+// size in: kernel k, stride, padding pad, dilation dil, out positions.
+func NewPoolAxis(in, out, k, stride, pad, dil int) PoolAxis {
+	a := PoolAxis{First: make([]int, out), End: make([]int, out), Full: make([]int, out), Clip: make([]int, out), Step: dil}
+	for o := 0; o < out; o++ {
+		start := o*stride - pad
+		// avg_pool2d's sizes (dil is 1 there): the window clipped at
+		// in + pad, then at the input.
+		end := min(start+dil*(k-1)+1, in+pad)
+		a.Full[o] = end - start
+		first := start
+		for first < 0 {
+			first += dil
+		}
+		a.First[o], a.End[o] = first, min(end, in)
+		a.Clip[o] = 0
+		if a.End[o] > first {
+			a.Clip[o] = (a.End[o] - first + dil - 1) / dil
+		}
+	}
+	return a
+}
+
+// NewAdaptiveAxis is the windows of adaptive pooling from in to out
+// positions: [⌊o·in/out⌋, ⌈(o+1)·in/out⌉).
+func NewAdaptiveAxis(in, out int) PoolAxis {
+	a := PoolAxis{First: make([]int, out), End: make([]int, out), Full: make([]int, out), Clip: make([]int, out), Step: 1}
+	for o := 0; o < out; o++ {
+		a.First[o] = o * in / out
+		a.End[o] = ((o+1)*in + out - 1) / out
+		a.Full[o] = a.End[o] - a.First[o]
+		a.Clip[o] = a.Full[o]
+	}
+	return a
+}
+
+// Pool2dGeom is a 2-D pooling (nn.MaxPool2d, AvgPool2d and the adaptive ones) of Planes = N·C planes of H×W into HO×WO.
+type Pool2dGeom struct {
+	Planes, H, W int
+	Rows, Cols   PoolAxis
+}
+
+// MaxPoolArgmax writes, for each output position, the index (in its H×W
+// plane) of the window's maximum as torch's max_pool2d picks it: the
+// first of equal maxima, a NaN over any number (the last NaN), the first
+// position of a window of −Inf (or of an empty window).
+func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
+	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	ParallelFor(g.Planes, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := x[p*hw : (p+1)*hw]
+			out := idx[p*ho*wo : (p+1)*ho*wo]
+			for oh := 0; oh < ho; oh++ {
+				for ow := 0; ow < wo; ow++ {
+					if g.Rows.First[oh] >= g.Rows.End[oh] || g.Cols.First[ow] >= g.Cols.End[ow] {
+						out[oh*wo+ow] = -1 // an empty window: no input position
+						continue
+					}
+					best := g.Rows.First[oh]*g.W + g.Cols.First[ow]
+					maxv := math.Inf(-1)
+					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
+						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
+							v := float64(plane[r*g.W+c])
+							if v > maxv || v != v {
+								maxv, best = v, r*g.W+c
+							}
+						}
+					}
+					out[oh*wo+ow] = best
+				}
+			}
+		}
+	})
+}
+
+// PlaneGather writes out[p, o] = x[p, idx[p, o]] (0 where idx is −1) for
+// planes of hw input and l output elements.
+func PlaneGather[T Float](x []T, idx []int, out []T, planes, hw, l int) {
+	ParallelFor(planes, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := x[p*hw : (p+1)*hw]
+			for o, i := range idx[p*l : (p+1)*l] {
+				if i >= 0 {
+					out[p*l+o] = plane[i]
+				} else {
+					out[p*l+o] = 0
+				}
+			}
+		}
+	})
+}
+
+// PlaneScatterAdd adds g[p, o] into dx[p, idx[p, o]] (PlaneGather's
+// transpose), in output order within each plane.
+func PlaneScatterAdd[T Float](g []T, idx []int, dx []T, planes, hw, l int) {
+	ParallelFor(planes, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := dx[p*hw : (p+1)*hw]
+			for o, i := range idx[p*l : (p+1)*l] {
+				if i >= 0 {
+					plane[i] += g[p*l+o]
+				}
+			}
+		}
+	})
+}
+
+// AvgDivisors is the divisor of each output position (row-major HO×WO):
+// override if not 0, else the window's size with padding (includePad) or
+// inside the input.
+func AvgDivisors(g *Pool2dGeom, includePad bool, override int) []float64 {
+	ho, wo := g.Rows.Out(), g.Cols.Out()
+	d := make([]float64, ho*wo)
+	for oh := 0; oh < ho; oh++ {
+		for ow := 0; ow < wo; ow++ {
+			switch {
+			case override != 0:
+				d[oh*wo+ow] = float64(override)
+			case includePad:
+				d[oh*wo+ow] = float64(g.Rows.Full[oh] * g.Cols.Full[ow])
+			default:
+				d[oh*wo+ow] = float64(g.Rows.Clip[oh] * g.Cols.Clip[ow])
+			}
+		}
+	}
+	return d
+}
+
+// AvgPool writes out[p, o] = (Σ of the window of o in plane p) / div[o],
+// summing rows then columns in order (0 for an empty window).
+func AvgPool[T Float](g *Pool2dGeom, div []float64, x, out []T) {
+	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	ParallelFor(g.Planes, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := x[p*hw : (p+1)*hw]
+			dst := out[p*ho*wo : (p+1)*ho*wo]
+			for oh := 0; oh < ho; oh++ {
+				for ow := 0; ow < wo; ow++ {
+					var s T
+					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
+						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
+							s += plane[r*g.W+c]
+						}
+					}
+					if d := div[oh*wo+ow]; d != 0 {
+						s /= T(d)
+					}
+					dst[oh*wo+ow] = s
+				}
+			}
+		}
+	})
+}
+
+// AvgPoolT adds gr[p, o] / div[o] into every input position of o's window
+// (AvgPool's transpose), in output order within each plane.
+func AvgPoolT[T Float](g *Pool2dGeom, div []float64, gr, dx []T) {
+	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	ParallelFor(g.Planes, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := dx[p*hw : (p+1)*hw]
+			src := gr[p*ho*wo : (p+1)*ho*wo]
+			for oh := 0; oh < ho; oh++ {
+				for ow := 0; ow < wo; ow++ {
+					v := src[oh*wo+ow]
+					if d := div[oh*wo+ow]; d != 0 {
+						v /= T(d)
+					}
+					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
+						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
+							plane[r*g.W+c] += v
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,270 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// CrossEntropyOpts are CrossEntropy's options, named as in
+// torch.nn.functional.cross_entropy. The zero value is torch's default.
+type CrossEntropyOpts struct {
+	// Weight, if not nil, is a [C] node of class weights.
+	Weight *gorgonia.Node
+	// IgnoreIndex, if not nil, is a target value whose rows contribute
+	// nothing (nil: torch's -100).
+	IgnoreIndex *int
+	// LabelSmoothing in [0, 1]: the target mixes the true class with
+	// 1 − LabelSmoothing and the uniform distribution with LabelSmoothing.
+	LabelSmoothing float64
+	// Reduction: "mean" (or ""), "sum" or "none".
+	Reduction string
+}
+
+// CrossEntropy is torch.nn.functional.cross_entropy for logits [N, C] and
+// class indices target (a tensor.Int node [N]): per row
+// −w[t]·log_softmax(x)[t], with label smoothing mixed in as torch does,
+// rows whose target is IgnoreIndex contributing 0; "mean" divides the sum
+// by Σ w[t] over the rows not ignored (NaN when all are ignored, as
+// torch), "sum" sums, "none" returns the [N] losses. Differentiable to every
+// order w.r.t. the logits and the weight (LogSoftmax, a gather by target
+// and its scatter, products and sums).
+//
+// Errors when the node is built: logits not a float [N, C] node, target
+// not a tensor.Int [N] node, Weight not [C] of the logits' dtype,
+// LabelSmoothing outside [0, 1], an unknown Reduction. When it runs: a
+// target outside [0, C) that is not IgnoreIndex.
+func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgonia.Node, error) {
+	const name = "CrossEntropy"
+	if err := checkNodes(name, []namedNode{{logits, "logits", 2}, {opts.Weight, "weight (optional)", 1}}); err != nil {
+		return nil, err
+	}
+	s := logits.Shape()
+	n, c := s[0], s[1]
+	if target == nil {
+		return nil, fmt.Errorf("nn: %s: target is nil", name)
+	}
+	if target.Dtype() != tensor.Int || target.IsScalar() || !target.Shape().Eq(tensor.Shape{n}) {
+		return nil, fmt.Errorf("nn: %s: target must be a tensor.Int node of shape (%d), got %v %v", name, n, target.Dtype(), target.Shape())
+	}
+	if opts.Weight != nil && !opts.Weight.Shape().Eq(tensor.Shape{c}) {
+		return nil, fmt.Errorf("nn: %s: weight shape %v, want (%d)", name, opts.Weight.Shape(), c)
+	}
+	if ls := opts.LabelSmoothing; !(ls >= 0 && ls <= 1) {
+		return nil, fmt.Errorf("nn: %s: LabelSmoothing %v must be in [0, 1]", name, ls)
+	}
+	red, err := reduction(name, opts.Reduction)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || c == 0 {
+		return nil, fmt.Errorf("nn: %s: logits %v: need at least one row and one class", name, s)
+	}
+	ignore := -100
+	if opts.IgnoreIndex != nil {
+		ignore = *opts.IgnoreIndex
+	}
+	g := logits.Graph()
+	logp, err := LogSoftmax(logits, 1)
+	if err != nil {
+		return nil, err
+	}
+	w := opts.Weight
+	if w == nil {
+		if w, err = onesConstant(g, logits.Dtype(), c); err != nil {
+			return nil, err
+		}
+	}
+	pickVec, _ := pickSpecs(n, c, ignore, true)
+	wt, err := ad.Apply(pickVec, w, target) // w[t], 0 where ignored
+	if err != nil {
+		return nil, err
+	}
+	pick, _ := pickSpecs(n, c, ignore, false)
+	lp, err := ad.Apply(pick, logp, target) // logp[t], 0 where ignored
+	if err != nil {
+		return nil, err
+	}
+	loss, err := gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(wt, lp))) // [N]
+	if err != nil {
+		return nil, err
+	}
+	eps := opts.LabelSmoothing
+	if eps > 0 {
+		// −Σ_c w_c·logp[n, c] on the rows not ignored.
+		wcol, err := ad.Reshape(w, c, 1)
+		if err != nil {
+			return nil, err
+		}
+		sm, err := gops.MatMul(logp, wcol, false, false)
+		if err != nil {
+			return nil, err
+		}
+		if sm, err = ad.Reshape(sm, n); err != nil {
+			return nil, err
+		}
+		ones, err := onesConstant(g, logits.Dtype(), c)
+		if err != nil {
+			return nil, err
+		}
+		mask, err := ad.Apply(pickVec, ones, target)
+		if err != nil {
+			return nil, err
+		}
+		smooth := gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(sm, mask))))
+		loss, err = gorgonia.Add(gorgonia.Must(scale(loss, 1-eps)), gorgonia.Must(scale(smooth, eps/float64(c))))
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch red {
+	case "none":
+		return loss, nil
+	case "sum":
+		return gorgonia.Sum(loss)
+	}
+	return gorgonia.Div(gorgonia.Must(gorgonia.Sum(loss)), gorgonia.Must(gorgonia.Sum(wt)))
+}
+
+// reduction checks a Reduction string: "" is "mean".
+func reduction(name, r string) (string, error) {
+	switch r {
+	case "", "mean":
+		return "mean", nil
+	case "sum", "none":
+		return r, nil
+	}
+	return "", fmt.Errorf("nn: %s: Reduction %q, want \"mean\", \"sum\" or \"none\"", name, r)
+}
+
+// scale is x·k for a float constant k of x's dtype.
+func scale(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
+	var v gorgonia.Value = gorgonia.NewF64(k)
+	if x.Dtype() == tensor.Float32 {
+		v = gorgonia.NewF32(float32(k))
+	}
+	kn, err := ad.Constant(x.Graph(), v)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Mul(x, kn)
+}
+
+// onesConstant is a constant vector of c ones.
+func onesConstant(g *gorgonia.ExprGraph, dt tensor.Dtype, c int) (*gorgonia.Node, error) {
+	var v *tensor.Dense
+	if dt == tensor.Float32 {
+		d := make([]float32, c)
+		for i := range d {
+			d[i] = 1
+		}
+		v = tensor.New(tensor.WithShape(c), tensor.WithBacking(d))
+	} else {
+		d := make([]float64, c)
+		for i := range d {
+			d[i] = 1
+		}
+		v = tensor.New(tensor.WithShape(c), tensor.WithBacking(d))
+	}
+	return ad.Constant(g, v)
+}
+
+// pickSpecs are Pick and its transpose Scatter, a linear pair in their
+// first input, for a target t (tensor.Int [n]): Pick(x [n, c], t)[i] =
+// x[i, t[i]] and Scatter(g [n], t) → [n, c]; with vec, the weight form
+// PickVec(w [c], t)[i] = w[t[i]] and ScatterVec(g [n], t) → [c]. A target
+// equal to ignore picks 0 and scatters nothing; any other outside [0, c)
+// is an error when the op runs.
+func pickSpecs(n, c, ignore int, vec bool) (pick, scatter ad.OpSpec) {
+	name, xs := "Pick", tensor.Shape{n, c}
+	if vec {
+		name, xs = "PickVec", tensor.Shape{c}
+	}
+	mk := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: opName, Params: fmt.Sprintf("%v n=%d ignore %d", xs, n, ignore), InputDims: []int{from.Dims(), 1}, OutputDims: to.Dims(),
+			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !in[0].Eq(from) || !in[1].Eq(tensor.Shape{n}) {
+					return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and (%d)", opName, in[0], in[1], from, n)
+				}
+				return to.Clone(), nil
+			},
+			Kernel: ad.Floats(pickKernel[float32](vec, c, ignore, forward), pickKernel[float64](vec, c, ignore, forward)),
+		}
+	}
+	return ad.LinearPair(mk(name, xs, tensor.Shape{n}, true), mk(map[bool]string{false: "Scatter", true: "ScatterVec"}[vec], tensor.Shape{n}, xs, false))
+}
+
+func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for i, t := range in[1].Ints {
+			if t == ignore {
+				continue // out arrives zeroed
+			}
+			if t < 0 || t >= c {
+				return fmt.Errorf("nn: CrossEntropy: target %d at row %d is outside [0, %d) and not IgnoreIndex %d", t, i, c, ignore)
+			}
+			j := i*c + t
+			if vec {
+				j = t
+			}
+			if forward {
+				out.Data[i] = in[0].Data[j]
+			} else {
+				out.Data[j] += in[0].Data[i]
+			}
+		}
+		return nil
+	}
+}
+
+// MSELoss is torch.nn.functional.mse_loss: (input − target)² reduced by
+// reduction ("mean" or "", "sum", "none"). input and target have one shape
+// and dtype; differentiable to every order w.r.t. both. Errors: nil
+// inputs, dtypes or shapes that differ, an unknown reduction.
+func MSELoss(input, target *gorgonia.Node, reduction string) (*gorgonia.Node, error) {
+	d, red, err := diff("MSELoss", input, target, reduction)
+	if err != nil {
+		return nil, err
+	}
+	return reduce(gorgonia.Must(gorgonia.Square(d)), red)
+}
+
+// diff checks a pointwise loss's inputs and returns input − target.
+func diff(name string, input, target *gorgonia.Node, red string) (*gorgonia.Node, string, error) {
+	if input == nil || target == nil {
+		return nil, "", fmt.Errorf("nn: %s: input or target is nil", name)
+	}
+	for _, x := range []struct {
+		n    *gorgonia.Node
+		what string
+	}{{input, "input"}, {target, "target"}} {
+		if d := x.n.Dtype(); d != tensor.Float32 && d != tensor.Float64 {
+			return nil, "", fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.what, d)
+		}
+	}
+	if input.Dtype() != target.Dtype() || !input.Shape().Eq(target.Shape()) {
+		return nil, "", fmt.Errorf("nn: %s: target %v %v differs from input %v %v", name, target.Dtype(), target.Shape(), input.Dtype(), input.Shape())
+	}
+	r, err := reduction(name, red)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := gorgonia.Sub(input, target)
+	return d, r, err
+}
+
+// reduce applies a reduction to elementwise losses.
+func reduce(l *gorgonia.Node, red string) (*gorgonia.Node, error) {
+	switch red {
+	case "none":
+		return l, nil
+	case "sum":
+		return gorgonia.Sum(l)
+	}
+	return gorgonia.Mean(l)
+}

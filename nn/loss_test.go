@@ -1,0 +1,211 @@
+package nn_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/golden"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// lossGoldenCase is one torch evaluation written by
+// testdata/gen_golden_nnloss.py.
+type lossGoldenCase struct {
+	Name           string           `json:"name"`
+	Op             string           `json:"op"`
+	Dtype          string           `json:"dtype"`
+	Axis           int              `json:"axis"`
+	InputShape     []int            `json:"input_shape"`
+	Input          []float64        `json:"input"`
+	TargetShape    []int            `json:"target_shape"`
+	Target         []float64        `json:"target"`
+	Weight         []float64        `json:"weight"`
+	IgnoreIndex    int              `json:"ignore_index"`
+	LabelSmoothing float64          `json:"label_smoothing"`
+	Reduction      string           `json:"reduction"`
+	Square         bool             `json:"square"`
+	GradOutput     []float64        `json:"grad_output"`
+	OutputShape    []int            `json:"output_shape"`
+	Output         []float64        `json:"output"`
+	GradInput      []float64        `json:"grad_input"`
+	GradWeight     []float64        `json:"grad_weight"`
+	VInput         []float64        `json:"v_input"`
+	HVPInput       []float64        `json:"hvp_input"`
+	NaN            map[string][]int `json:"nan"`
+}
+
+// TestLossGolden: Softmax, LogSoftmax (several axes, large magnitudes),
+// CrossEntropy (class weights, ignore_index, label smoothing, every
+// reduction, an all-ignored batch) and MSELoss: values, gradients of
+// Σ G·out (Σ G·out² for the softmaxes) w.r.t. the input and the weight,
+// and the Hessian-vector product w.r.t. the input equal torch's, float32
+// and float64; NaN where torch gives NaN.
+func TestLossGolden(t *testing.T) {
+	for _, c := range golden.Load[lossGoldenCase](t, filepath.Join("..", "testdata", "nnloss_golden.json.gz")) {
+		t.Run(c.Name, func(t *testing.T) {
+			dt := tensor.Float64
+			rtol, atol := 1e-11, 1e-12
+			if c.Dtype == "float32" {
+				dt, rtol, atol = tensor.Float32, 2e-5, 2e-6
+			}
+			g := gorgonia.NewGraph()
+			node := func(name string, shape []int, data []float64) *gorgonia.Node {
+				if len(shape) == 0 {
+					var s gorgonia.Value = gorgonia.NewF64(data[0])
+					if dt == tensor.Float32 {
+						s = gorgonia.NewF32(float32(data[0]))
+					}
+					return gorgonia.NewScalar(g, dt, gorgonia.WithName(name), gorgonia.WithValue(s))
+				}
+				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
+			}
+			x := node("x", c.InputShape, c.Input)
+			wrt := gorgonia.Nodes{x}
+			var y *gorgonia.Node
+			var err error
+			switch c.Op {
+			case "softmax":
+				y, err = nn.Softmax(x, c.Axis)
+			case "log_softmax":
+				y, err = nn.LogSoftmax(x, c.Axis)
+			case "mse_loss":
+				y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
+			case "cross_entropy":
+				ts := make([]int, len(c.Target))
+				for i, v := range c.Target {
+					ts[i] = int(v)
+				}
+				tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(len(ts)), gorgonia.WithName("target"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(len(ts)), tensor.WithBacking(ts))))
+				opts := nn.CrossEntropyOpts{IgnoreIndex: &c.IgnoreIndex, LabelSmoothing: c.LabelSmoothing, Reduction: c.Reduction}
+				if c.Weight != nil {
+					opts.Weight = node("weight", []int{len(c.Weight)}, c.Weight)
+					wrt = append(wrt, opts.Weight)
+				}
+				y, err = nn.CrossEntropy(x, tn, opts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) && !(len(c.OutputShape) == 0 && y.IsScalar()) {
+				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+			}
+			gy := node("G", c.OutputShape, c.GradOutput)
+			var p *gorgonia.Node
+			if y.IsScalar() {
+				p = gorgonia.Must(gorgonia.Mul(y, gy))
+			} else {
+				p = gorgonia.Must(gorgonia.HadamardProd(y, gy))
+				if c.Square {
+					p = gorgonia.Must(gorgonia.HadamardProd(p, y))
+				}
+				p = gorgonia.Must(gorgonia.Sum(p))
+			}
+			g1, err := ad.Grad(p, wrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := node("v", c.InputShape, c.VInput)
+			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], v)))), x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graphtest.Eval(g, append(gorgonia.Nodes{y, hx[0]}, g1...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, vals, want []float64) {
+				t.Helper()
+				for _, i := range c.NaN[what] {
+					if !math.IsNaN(vals[i]) {
+						t.Fatalf("%s[%d] = %v, want NaN", what, i, vals[i])
+					}
+					vals[i] = 0
+				}
+				golden.AssertClose(t, what, vals, want, rtol, atol)
+			}
+			check("output", got[0], c.Output)
+			check("hvp_input", got[1], c.HVPInput)
+			check("grad_input", got[2], c.GradInput)
+			if c.GradWeight != nil {
+				check("grad_weight", got[3], c.GradWeight)
+			}
+		})
+	}
+}
+
+// TestLossBadInput: errors that name the op and the problem.
+func TestLossBadInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 4))
+	tgt := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(3))
+	for _, c := range []struct {
+		name string
+		f    func() (*gorgonia.Node, error)
+		want string
+	}{
+		{"softmax nil", func() (*gorgonia.Node, error) { return nn.Softmax(nil, 0) }, "Softmax: input is nil"},
+		{"softmax axis", func() (*gorgonia.Node, error) { return nn.LogSoftmax(x, 2) }, "LogSoftmax: axis 2 out of range"},
+		{"softmax axis negative", func() (*gorgonia.Node, error) { return nn.Softmax(x, -3) }, "axis -3 out of range"},
+		{"softmax scalar", func() (*gorgonia.Node, error) { return nn.Softmax(gorgonia.NewScalar(g, tensor.Float64), 0) }, "rank at least 1"},
+		{"ce target dtype", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3)), nn.CrossEntropyOpts{})
+		}, "target must be a tensor.Int node of shape (3)"},
+		{"ce target shape", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(4)), nn.CrossEntropyOpts{})
+		}, "target must be a tensor.Int node of shape (3)"},
+		{"ce logits rank", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3)), tgt, nn.CrossEntropyOpts{})
+		}, "logits must have rank 2"},
+		{"ce weight", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Weight: gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3))})
+		}, "weight shape (3), want (4)"},
+		{"ce weight dtype", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Weight: gorgonia.NewVector(g, tensor.Float32, gorgonia.WithShape(4))})
+		}, "dtype float32 differs"},
+		{"ce smoothing", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{LabelSmoothing: 1.5})
+		}, "LabelSmoothing 1.5"},
+		{"ce smoothing NaN", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{LabelSmoothing: math.NaN()})
+		}, "LabelSmoothing NaN"},
+		{"ce reduction", func() (*gorgonia.Node, error) { return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Reduction: "avg"}) }, `Reduction "avg"`},
+		{"mse shapes", func() (*gorgonia.Node, error) {
+			return nn.MSELoss(x, gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 3)), "")
+		}, "MSELoss: target float64 (4, 3) differs from input float64 (3, 4)"},
+		{"mse nil", func() (*gorgonia.Node, error) { return nn.MSELoss(x, nil, "") }, "MSELoss: input or target is nil"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCrossEntropyTargetOutOfRange: a target outside [0, C) that is not
+// IgnoreIndex is an error when the graph runs, naming the row.
+func TestCrossEntropyTargetOutOfRange(t *testing.T) {
+	for _, bad := range []int{3, -1, -99} {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("x"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))))
+		tg := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(2), gorgonia.WithName("t"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{0, bad}))))
+		y, err := nn.CrossEntropy(x, tg, nn.CrossEntropyOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := graphtest.Eval(g, y); err == nil || !strings.Contains(err.Error(), "outside [0, 3)") || !strings.Contains(err.Error(), "row 1") {
+			t.Fatalf("target %d: error %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package nn_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/golden"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// poolGoldenCase is one torch evaluation written by
+// testdata/gen_golden_nnpool.py.
+type poolGoldenCase struct {
+	Name            string    `json:"name"`
+	Op              string    `json:"op"`
+	Dtype           string    `json:"dtype"`
+	KernelSize      [2]int    `json:"kernel_size"`
+	Stride          [2]int    `json:"stride"`
+	Padding         [2]int    `json:"padding"`
+	Dilation        [2]int    `json:"dilation"`
+	CeilMode        bool      `json:"ceil_mode"`
+	CountIncludePad bool      `json:"count_include_pad"`
+	DivisorOverride int       `json:"divisor_override"`
+	OutputSize      [2]int    `json:"output_size"`
+	InputShape      []int     `json:"input_shape"`
+	Input           []float64 `json:"input"`
+	InputNaN        []int     `json:"input_nan"`
+	InputNegInf     []int     `json:"input_neginf"`
+	GradOutput      []float64 `json:"grad_output"`
+	OutputShape     []int     `json:"output_shape"`
+	Output          []float64 `json:"output"`
+	OutputNaN       []int     `json:"output_nan"`
+	OutputNegInf    []int     `json:"output_neginf"`
+	Square          bool      `json:"square"`
+	GradInput       []float64 `json:"grad_input"`
+	VInput          []float64 `json:"v_input"`
+	HVPInput        []float64 `json:"hvp_input"`
+}
+
+// apply builds the case's pooling of x.
+func (c *poolGoldenCase) apply(x *gorgonia.Node) (*gorgonia.Node, error) {
+	switch c.Op {
+	case "max_pool2d":
+		return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: c.KernelSize, Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, CeilMode: c.CeilMode})
+	case "avg_pool2d":
+		return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: c.KernelSize, Stride: c.Stride, Padding: c.Padding, CeilMode: c.CeilMode,
+			ExcludePad: !c.CountIncludePad, DivisorOverride: c.DivisorOverride})
+	case "adaptive_max_pool2d":
+		return nn.AdaptiveMaxPool2d(x, c.OutputSize)
+	default:
+		return nn.AdaptiveAvgPool2d(x, c.OutputSize)
+	}
+}
+
+// TestPoolGolden: the four poolings' values, the input gradient of
+// Σ G·pool(x)² and its Hessian-vector product equal torch's, float32 and
+// float64: ceil_mode windows over the edge and starting in the padding,
+// dilation, stride > kernel, ties, windows of −Inf and with NaN (torch's
+// max: the last NaN), count_include_pad both ways, divisor_override,
+// adaptive windows that overlap or repeat.
+func TestPoolGolden(t *testing.T) {
+	for _, c := range golden.Load[poolGoldenCase](t, filepath.Join("..", "testdata", "nnpool_golden.json.gz")) {
+		t.Run(c.Name, func(t *testing.T) {
+			dt := tensor.Float64
+			rtol, atol := 1e-12, 1e-12
+			if c.Dtype == "float32" {
+				dt, rtol, atol = tensor.Float32, 1e-5, 1e-5
+			}
+			in := append([]float64(nil), c.Input...)
+			for _, i := range c.InputNaN {
+				in[i] = math.NaN()
+			}
+			for _, i := range c.InputNegInf {
+				in[i] = math.Inf(-1)
+			}
+			g := gorgonia.NewGraph()
+			node := func(name string, shape []int, data []float64) *gorgonia.Node {
+				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
+			}
+			x := node("x", c.InputShape, in)
+			y, err := c.apply(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+			}
+			gy := node("G", c.OutputShape, c.GradOutput)
+			p := gorgonia.Must(gorgonia.HadamardProd(y, gy))
+			if c.Square {
+				p = gorgonia.Must(gorgonia.HadamardProd(p, y))
+			}
+			gx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(p)), x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := node("v", c.InputShape, c.VInput)
+			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gx[0], v)))), x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graphtest.Eval(g, y, gx[0], hx[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := got[0]
+			for _, i := range c.OutputNaN {
+				if !math.IsNaN(out[i]) {
+					t.Fatalf("output[%d] = %v, want NaN", i, out[i])
+				}
+				out[i] = 0
+			}
+			for _, i := range c.OutputNegInf {
+				if !math.IsInf(out[i], -1) {
+					t.Fatalf("output[%d] = %v, want -Inf", i, out[i])
+				}
+				out[i] = 0
+			}
+			golden.AssertClose(t, "output", out, c.Output, rtol, atol)
+			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
+			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
+		})
+	}
+}
+
+// TestPoolBadInput: errors that name the op and the problem.
+func TestPoolBadInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 2, 5, 5))
+	k2 := [2]int{2, 2}
+	for _, c := range []struct {
+		name string
+		f    func() (*gorgonia.Node, error)
+		want string
+	}{
+		{"nil", func() (*gorgonia.Node, error) { return nn.MaxPool2d(nil, nn.MaxPool2dOpts{KernelSize: k2}) }, "MaxPool2d: input is nil"},
+		{"rank", func() (*gorgonia.Node, error) {
+			return nn.AvgPool2d(gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(5, 5)), nn.AvgPool2dOpts{KernelSize: k2})
+		}, "AvgPool2d: input must have rank 4"},
+		{"int", func() (*gorgonia.Node, error) {
+			return nn.MaxPool2d(gorgonia.NewTensor(g, tensor.Int, 4, gorgonia.WithShape(1, 1, 2, 2)), nn.MaxPool2dOpts{KernelSize: k2})
+		}, "input dtype int"},
+		{"zero kernel", func() (*gorgonia.Node, error) { return nn.MaxPool2d(x, nn.MaxPool2dOpts{}) }, "KernelSize [0 0]"},
+		{"negative stride", func() (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: k2, Stride: [2]int{-1, 1}})
+		}, "Stride [-1 1]"},
+		{"padding over half", func() (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Padding: [2]int{2, 0}})
+		}, "at most half of KernelSize"},
+		{"negative padding", func() (*gorgonia.Node, error) {
+			return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: k2, Padding: [2]int{0, -1}})
+		}, "Padding [0 -1] must be non-negative"},
+		{"kernel too large", func() (*gorgonia.Node, error) { return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{6, 2}}) }, "output size 0x2 too small"},
+		{"dilated too large", func() (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: k2, Dilation: [2]int{1, 5}})
+		}, "too small"},
+		{"divisor", func() (*gorgonia.Node, error) {
+			return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: k2, DivisorOverride: -2})
+		}, "negative DivisorOverride -2"},
+		{"adaptive size", func() (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{0, 3}) }, "AdaptiveAvgPool2d: output size [0 3]"},
+		{"adaptive empty input", func() (*gorgonia.Node, error) {
+			return nn.AdaptiveMaxPool2d(gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 0, 3)), [2]int{1, 1})
+		}, "height and width of at least 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
