@@ -1,7 +1,5 @@
 package cpu
 
-import "math"
-
 // PoolAxis is the window of each output position along one axis of a 2-D
 // pooling: output o reads input positions First[o], First[o]+Step, ...
 // below End[o] (all inside [0, size)); Full[o] is the window's size
@@ -81,24 +79,41 @@ type Pool2dGeom struct {
 // first of equal maxima, a NaN over any number (the last NaN), the first
 // position of a window of −Inf (or of an empty window).
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
-	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			out := idx[p*ho*wo : (p+1)*ho*wo]
 			for oh := 0; oh < ho; oh++ {
+				r0, r1, rs := rows.First[oh], rows.End[oh], rows.Step
 				for ow := 0; ow < wo; ow++ {
-					if g.Rows.First[oh] >= g.Rows.End[oh] || g.Cols.First[ow] >= g.Cols.End[ow] {
+					c0, c1, cs := cols.First[ow], cols.End[ow], cols.Step
+					if r0 >= r1 || c0 >= c1 {
 						out[oh*wo+ow] = -1 // an empty window: no input position
 						continue
 					}
-					best := g.Rows.First[oh]*g.W + g.Cols.First[ow]
-					maxv := math.Inf(-1)
-					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
-						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
-							v := float64(plane[r*g.W+c])
-							if v > maxv || v != v {
-								maxv, best = v, r*g.W+c
+					// Two passes: the maximum (the builtin max, which
+					// propagates NaN, without data-dependent branches),
+					// then its position: the first equal one (−Inf
+					// included), or the last NaN.
+					m := plane[r0*w+c0]
+					for r := r0; r < r1; r += rs {
+						row := plane[r*w : r*w+c1]
+						for c := c0; c < c1; c += cs {
+							m = max(m, row[c])
+						}
+					}
+					best := -1
+				find:
+					for r := r0; r < r1; r += rs {
+						row := plane[r*w : r*w+c1]
+						for c := c0; c < c1; c += cs {
+							if v := row[c]; m != m && v != v {
+								best = r*w + c // the last NaN
+							} else if v == m {
+								best = r*w + c
+								break find
 							}
 						}
 					}

@@ -1,0 +1,151 @@
+package nn_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The benchmarks of package nn, at the sizes of scripts/bench_torchvision.py
+// (float32; forward+backward: the gradients of Σ G·out w.r.t. every
+// differentiable input, torch's out.backward(G)). They run on gops' own
+// matrix product (this test binary does not call openblas.Use).
+
+// benchNode is a float32 node of normal random values times scale.
+func benchNode(g *gorgonia.ExprGraph, r *rand.Rand, name string, scale float64, shape ...int) *gorgonia.Node {
+	d := make([]float32, tensor.Shape(shape).TotalSize())
+	for i := range d {
+		d[i] = float32(scale * r.NormFloat64())
+	}
+	return gorgonia.NewTensor(g, tensor.Float32, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
+}
+
+// benchGraph times op on the inputs made by inputs, forward or forward and
+// the vector-Jacobian product with a random G w.r.t. wrt (the indices of
+// the inputs to differentiate).
+func benchGraph(b *testing.B, backward bool, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
+	op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
+	g := gorgonia.NewGraph()
+	r := rand.New(rand.NewPCG(1, 2))
+	in := inputs(g, r)
+	out, err := op(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if backward {
+		var ws gorgonia.Nodes
+		for _, i := range wrt {
+			ws = append(ws, in[i])
+		}
+		gr := out
+		if !out.IsScalar() {
+			gr = benchNode(g, r, "G", 1, out.Shape()...)
+		} else if gr, err = ad.Constant(g, gorgonia.NewF32(1)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ad.VJP(out, gr, ws...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConv2d: 3×3 convolutions with padding 1 and bias at the
+// DeformConv2d v1 size ("forward": [4, 64, 56, 56], 64 → 64, torch's
+// Conv2d floor) and ResNet stages: resnet-64 [8, 64, 56, 56] 64 → 64,
+// resnet-256 [8, 256, 14, 14] 256 → 256, and pointwise-1024 the 1×1
+// 256 → 1024 on [8, 256, 14, 14] (no padding).
+func BenchmarkConv2d(b *testing.B) {
+	for _, c := range []struct {
+		name                  string
+		n, cin, h, cout, k, p int
+	}{{"", 4, 64, 56, 64, 3, 1}, {"resnet-64/", 8, 64, 56, 64, 3, 1}, {"resnet-256/", 8, 256, 14, 256, 3, 1}, {"pointwise-1024/", 8, 256, 14, 1024, 1, 0}} {
+		for _, backward := range []bool{false, true} {
+			name := c.name + "forward"
+			if backward {
+				name += "+backward"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.cin, c.h, c.h), benchNode(g, r, "w", 0.05, c.cout, c.cin, c.k, c.k),
+						benchNode(g, r, "b", 1, c.cout)}
+				}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+					return nn.Conv2d(in[0], in[1], in[2], nn.Conv2dOpts{Padding: [2]int{c.p, c.p}})
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkMaxPool2d and BenchmarkAvgPool2d: the ResNet stem's 3×3,
+// stride 2, padding 1 pooling of [8, 64, 112, 112].
+func BenchmarkMaxPool2d(b *testing.B) {
+	benchPool(b, func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
+	})
+}
+
+func BenchmarkAvgPool2d(b *testing.B) {
+	benchPool(b, func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
+	})
+}
+
+func benchPool(b *testing.B, op func(x *gorgonia.Node) (*gorgonia.Node, error)) {
+	for _, backward := range []bool{false, true} {
+		name := "forward"
+		if backward {
+			name += "+backward"
+		}
+		b.Run(name, func(b *testing.B) {
+			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 112, 112)}
+			}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0]) })
+		})
+	}
+}
+
+// BenchmarkSoftmax: softmax over the 1000 classes of [256, 1000] logits;
+// BenchmarkCrossEntropy: the mean cross-entropy of the same logits.
+func BenchmarkSoftmax(b *testing.B) {
+	benchLogits(b, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 1) })
+}
+
+func BenchmarkCrossEntropy(b *testing.B) {
+	benchLogits(b, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		t := make([]int, 256)
+		for i := range t {
+			t[i] = (i * 37) % 1000
+		}
+		tn := gorgonia.NewTensor(in[0].Graph(), tensor.Int, 1, gorgonia.WithShape(256), gorgonia.WithName("target"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(256), tensor.WithBacking(t))))
+		return nn.CrossEntropy(in[0], tn, nn.CrossEntropyOpts{})
+	})
+}
+
+func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
+	for _, backward := range []bool{false, true} {
+		name := "forward"
+		if backward {
+			name += "+backward"
+		}
+		b.Run(name, func(b *testing.B) {
+			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+				return gorgonia.Nodes{benchNode(g, r, "x", 2, 256, 1000)}
+			}, []int{0}, op)
+		})
+	}
+}
