@@ -69,8 +69,8 @@ func TestBenchRegexp(t *testing.T) {
 func TestTVName(t *testing.T) {
 	for in, want := range map[string]string{
 		"DeformConv2d/v1/forward@noopenblas": "DeformConv2d/v1/forward",
-		"DeformConv2d/v1/forward":       "DeformConv2d/v1/forward",
-		"SecondOrder/first-order@a b":   "SecondOrder/first-order",
+		"DeformConv2d/v1/forward":            "DeformConv2d/v1/forward",
+		"SecondOrder/first-order@a b":        "SecondOrder/first-order",
 	} {
 		if got := tvName(in); got != want {
 			t.Errorf("tvName(%q) = %q, want %q", in, got, want)
