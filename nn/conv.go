@@ -435,10 +435,7 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 
 func biasAddKernel[T gemm.Float](n, c, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		cpu.ChannelBroadcast(in[1].Data, out.Data, n, c, l)
-		for i, v := range in[0].Data {
-			out.Data[i] += v
-		}
+		cpu.AddChannelBias(in[0].Data, in[1].Data, out.Data, n, c, l)
 		return nil
 	}
 }

@@ -188,6 +188,80 @@ def run_deform_conv_forward_backward(s):
     out.backward(s["grad"])
 
 
+# ------------------------------------------------------------ package nn
+
+# torch.nn.functional at the sizes of nn/bench_test.go (float32).
+NN_CONV = {  # name: (input N, C, H, W; Cout; kernel; padding)
+    "resnet-64": ((8, 64, 56, 56), 64, 3, 1),
+    "resnet-256": ((8, 256, 14, 14), 256, 3, 1),
+    "pointwise-1024": ((8, 256, 14, 14), 1024, 1, 0),
+}
+
+
+def setup_nn(make, requires_grad):
+    """make(gen) -> (leaves, fn): fn() computes the output from the leaves."""
+    def setup():
+        gen = torch.Generator().manual_seed(SEED)
+        leaves, fn = make(gen)
+        if requires_grad:
+            for t in leaves:
+                t.requires_grad_(True)
+        out = fn()
+        grad = torch.randn(out.shape, generator=gen, dtype=torch.float32) if out.dim() else None
+        return {"leaves": leaves, "fn": fn, "grad": grad}
+    return setup
+
+
+def run_nn_forward(s):
+    with torch.no_grad():
+        s["fn"]()
+
+
+def run_nn_forward_backward(s):
+    for t in s["leaves"]:
+        t.grad = None
+    out = s["fn"]()
+    out.backward(s["grad"])
+
+
+def nn_conv(cfg):
+    shape, cout, k, p = NN_CONV[cfg]
+
+    def make(gen):
+        x = torch.randn(shape, generator=gen, dtype=torch.float32)
+        w = torch.randn((cout, shape[1], k, k), generator=gen, dtype=torch.float32) * 0.05
+        b = torch.randn((cout,), generator=gen, dtype=torch.float32)
+        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, padding=p)
+    return make
+
+
+def nn_pool(fn):
+    def make(gen):
+        x = torch.randn((8, 64, 112, 112), generator=gen, dtype=torch.float32)
+        return [x], lambda: fn(x, 3, 2, 1)
+    return make
+
+
+def nn_logits(fn):
+    def make(gen):
+        x = torch.randn((256, 1000), generator=gen, dtype=torch.float32) * 2
+        target = torch.tensor([(i * 37) % 1000 for i in range(256)])
+        return [x], lambda: fn(x, target)
+    return make
+
+
+NN_BENCHMARKS = {}
+for _cfg in NN_CONV:
+    NN_BENCHMARKS["Conv2d/%s/forward" % _cfg] = (setup_nn(nn_conv(_cfg), False), run_nn_forward)
+    NN_BENCHMARKS["Conv2d/%s/forward+backward" % _cfg] = (setup_nn(nn_conv(_cfg), True), run_nn_forward_backward)
+for _name, _make in [("MaxPool2d", nn_pool(torch.nn.functional.max_pool2d)),
+                     ("AvgPool2d", nn_pool(torch.nn.functional.avg_pool2d)),
+                     ("Softmax", nn_logits(lambda x, t: torch.nn.functional.softmax(x, dim=1))),
+                     ("CrossEntropy", nn_logits(torch.nn.functional.cross_entropy))]:
+    NN_BENCHMARKS[_name + "/forward"] = (setup_nn(_make, False), run_nn_forward)
+    NN_BENCHMARKS[_name + "/forward+backward"] = (setup_nn(_make, True), run_nn_forward_backward)
+
+
 # name -> (setup function, run function)
 BENCHMARKS = {
     "RoIAlign/forward": (setup_roi_align(False), run_roi_align_forward),
@@ -219,6 +293,7 @@ BENCHMARKS = {
     "Conv2d/forward": (setup_deform_conv("v1", False, plain=True), run_deform_conv_forward),
     "Conv2d/forward+backward": (setup_deform_conv("v1", True, plain=True),
                                 run_deform_conv_forward_backward),
+    **NN_BENCHMARKS,
 }
 
 

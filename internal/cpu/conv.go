@@ -48,7 +48,8 @@ func (g *ConvGeom) Pointwise() bool {
 }
 
 // Im2col writes the columns of one sample x [C, H, W] into cols [C·K, L],
-// channels in parallel.
+// channels in parallel. Each output row reads input columns
+// x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
 	hw, k, l := g.H*g.W, g.K(), g.L()
 	ParallelFor(g.C, func(lo, hi int) {
@@ -57,27 +58,43 @@ func Im2col[T Float](g *ConvGeom, x, cols []T) {
 			for ki := 0; ki < g.KH; ki++ {
 				for kj := 0; kj < g.KW; kj++ {
 					row := cols[(c*k+ki*g.KW+kj)*l:][:l]
+					x0 := kj*g.DW - g.PW
+					wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 					for ho := 0; ho < g.HO; ho++ {
 						out := row[ho*g.WO:][:g.WO]
 						y := ho*g.SH - g.PH + ki*g.DH
-						if y < 0 || y >= g.H {
+						if y < 0 || y >= g.H || wlo >= whi {
 							clear(out)
 							continue
 						}
+						clear(out[:wlo])
+						clear(out[whi:])
 						src := plane[y*g.W : (y+1)*g.W]
-						x0 := kj*g.DW - g.PW
-						for wo := range out {
-							if x := x0 + wo*g.SW; x >= 0 && x < g.W {
-								out[wo] = src[x]
-							} else {
-								out[wo] = 0
-							}
+						if g.SW == 1 {
+							copy(out[wlo:whi], src[x0+wlo:x0+whi])
+							continue
+						}
+						for wo := wlo; wo < whi; wo++ {
+							out[wo] = src[x0+wo*g.SW]
 						}
 					}
 				}
 			}
 		}
 	})
+}
+
+// validCols is the range [lo, hi) of output columns wo whose input column
+// x0 + wo·stride lies in [0, w), among wo < wout.
+func validCols(x0, stride, w, wout int) (lo, hi int) {
+	if x0 < 0 {
+		lo = (-x0 + stride - 1) / stride
+	}
+	if w-1-x0 < 0 {
+		return 0, 0
+	}
+	hi = min(wout, (w-1-x0)/stride+1)
+	return min(lo, hi), hi
 }
 
 // Col2im adds the columns cols [C·K, L] of one sample into dx [C, H, W]
@@ -92,18 +109,24 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 			for ki := 0; ki < g.KH; ki++ {
 				for kj := 0; kj < g.KW; kj++ {
 					row := cols[(c*k+ki*g.KW+kj)*l:][:l]
+					x0 := kj*g.DW - g.PW
+					wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 					for ho := 0; ho < g.HO; ho++ {
 						y := ho*g.SH - g.PH + ki*g.DH
-						if y < 0 || y >= g.H {
+						if y < 0 || y >= g.H || wlo >= whi {
 							continue
 						}
 						dst := plane[y*g.W : (y+1)*g.W]
 						in := row[ho*g.WO:][:g.WO]
-						x0 := kj*g.DW - g.PW
-						for wo, v := range in {
-							if x := x0 + wo*g.SW; x >= 0 && x < g.W {
-								dst[x] += v
+						if g.SW == 1 {
+							d := dst[x0+wlo : x0+whi]
+							for i, v := range in[wlo:whi] {
+								d[i] += v
 							}
+							continue
+						}
+						for wo := wlo; wo < whi; wo++ {
+							dst[x0+wo*g.SW] += in[wo]
 						}
 					}
 				}
@@ -131,12 +154,27 @@ func ChannelSum[T Float](x, s []T, n, c, l int) {
 // ChannelBroadcast writes x[n, c, l] = s[c] for x [N, C, L] (ChannelSum's
 // transpose).
 func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
-	for ni := 0; ni < n; ni++ {
-		for ci := 0; ci < c; ci++ {
-			row := x[(ni*c+ci)*l:][:l]
+	ParallelFor(n*c, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			row := x[p*l:][:l]
+			v := s[p%c]
 			for i := range row {
-				row[i] = s[ci]
+				row[i] = v
 			}
 		}
-	}
+	})
+}
+
+// AddChannelBias writes out[n, c, l] = x[n, c, l] + b[c] for x [N, C, L],
+// planes in parallel.
+func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
+	ParallelFor(n*c, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			v := b[p%c]
+			dst := out[p*l:][:l]
+			for i, xv := range x[p*l:][:l] {
+				dst[i] = xv + v
+			}
+		}
+	})
 }
