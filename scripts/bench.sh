@@ -108,15 +108,19 @@ if /usr/bin/time -v true >/dev/null 2>&1; then have_time=true; fi
 maxrss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
 
 # ---------------------------------------------------------------- build
-log "building the gops test binary and scripts/benchtable"
+log "building the gops and nn test binaries and scripts/benchtable"
 go build -o "$tmp/benchtable" ./scripts/benchtable
-if ! go test -c -o "$tmp/gops.test" ./gops; then
-	echo "the gops package or its tests do not compile; nothing benchmarked" >&2
-	exit 1
-fi
+for pkg in gops nn; do
+	if ! go test -c -o "$tmp/$pkg.test" "./$pkg"; then
+		echo "the $pkg package or its tests do not compile; nothing benchmarked" >&2
+		exit 1
+	fi
+done
 bin=$tmp/gops.test
-# gobench ARGS...: the test binary in the package directory, as go test runs it.
-gobench() { (cd gops && "$bin" -test.run '^$' "$@"); }
+# gobench PKG ARGS...: PKG's test binary in the package directory, as go
+# test runs it. Families are the benchmarks of gops or of nn (famPkg).
+gobench() { local pkg=$1; shift; (cd "$pkg" && "$tmp/$pkg.test" -test.run '^$' "$@"); }
+declare -A famPkg
 # The BLAS of gops' matrix products, as TestBLAS logs it: openblas.Describe()
 # after the openblas.UseFromEnv() of the test binary's TestMain (GOPS_BLAS=gonum:
 # gonum's).
@@ -129,7 +133,12 @@ second() { [[ -n $families2 && $blas == openblas* && $1 =~ ^($families2)$ ]]; }
 tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@noopenblas-\2\3/"; }
 
 go_families=()
-while read -r b; do go_families+=("${b#Benchmark}"); done < <(gobench -test.list '^Benchmark' | grep '^Benchmark' || true)
+for pkg in gops nn; do
+	while read -r b; do
+		go_families+=("${b#Benchmark}")
+		famPkg[${b#Benchmark}]=$pkg
+	done < <(gobench "$pkg" -test.list '^Benchmark' | grep '^Benchmark' || true)
+done
 
 # ---------------------------------------------------------------- torchvision names
 tv_ok=false
@@ -169,13 +178,13 @@ log "families: ${families[*]}${skipped:+ (skipped: ${skipped[*]})}"
 for f in "${families[@]}"; do
 	[[ " ${go_families[*]} " == *" $f "* ]] || continue
 	log "go: Benchmark$f, -count $count -benchtime $benchtime"
-	if ! gobench -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime" 2>&1 | tee "$tmp/go.$f.txt" >&2; then
+	if ! gobench "${famPkg[$f]}" -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime" 2>&1 | tee "$tmp/go.$f.txt" >&2; then
 		problems+=("\`Benchmark$f\` failed (its rows may be missing; see the stderr of \`scripts/bench.sh\`).")
 	fi
 	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
 	if second "$f"; then
 		log "go GOPS_BLAS=gonum: Benchmark$f, -count $count -benchtime $benchtime"
-		if ! (cd gops && GOPS_BLAS=gonum "$bin" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
+		if ! (cd "${famPkg[$f]}" && GOPS_BLAS=gonum "$tmp/${famPkg[$f]}.test" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
 			problems+=("\`Benchmark$f\` with GOPS_BLAS=gonum failed (its rows may be missing).")
 		fi
 		cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
@@ -192,7 +201,8 @@ if $have_time; then
 	rsspairs() {
 		while IFS=$'\t' read -r name re; do
 			log "go peak RSS: $name$2"
-			if (cd gops && GOPS_BLAS=$1 /usr/bin/time -v -o "$tmp/time" "$bin" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
+			local pkg=${famPkg[${name%%/*}]:-gops}
+			if (cd "$pkg" && GOPS_BLAS=$1 /usr/bin/time -v -o "$tmp/time" "$tmp/$pkg.test" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
 				>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
 				printf '%s\t%s\n' "$name$2" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
 			else
@@ -345,9 +355,25 @@ EOF
 EOF
 		;;
 	Conv2d) cat <<'EOF'
-- **Conv2d** (torchvision side only: `torch.nn.functional.conv2d`): the dense
-  convolution at the DeformConv2d v1/v2 size, input [4, 64, 56, 56], weight
-  [64, 64, 3, 3], padding 1, with bias: the floor for DeformConv2d.
+- **Conv2d** (`BenchmarkConv2d`, nn/bench_test.go; `torch.nn.functional.conv2d`,
+  oneDNN on torch's side): the dense convolution at the DeformConv2d v1/v2
+  size, input [4, 64, 56, 56], weight [64, 64, 3, 3], padding 1, with bias
+  (the floor for DeformConv2d), and at ResNet stages: resnet-64
+  [8, 64, 56, 56] 3x3 64→64, resnet-256 [8, 256, 14, 14] 3x3 256→256,
+  pointwise-1024 [8, 256, 14, 14] 1x1 256→1024. forward+backward: the
+  gradients w.r.t. input, weight and bias.
+EOF
+		;;
+	MaxPool2d | AvgPool2d) cat <<EOF
+- **$1** (\`Benchmark$1\`, nn/bench_test.go): the ResNet stem's pooling, 3x3,
+  stride 2, padding 1, of [8, 64, 112, 112]; forward+backward: the input
+  gradient.
+EOF
+		;;
+	Softmax | CrossEntropy) cat <<EOF
+- **$1** (\`Benchmark$1\`, nn/bench_test.go): [256, 1000] logits (softmax
+  over the classes; the mean cross-entropy with a fixed target);
+  forward+backward: the gradient w.r.t. the logits.
 EOF
 		;;
 	*) echo "- **$1**: \`Benchmark$1\` in gops/*_bench_test.go; scripts/bench_torchvision.py." ;;
