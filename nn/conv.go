@@ -255,7 +255,7 @@ func geomParams(g cpu.ConvGeom) string {
 //	convW: ∂X = convT(G, U), ∂G = conv(X, U)
 func convSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g), convKernel[float64](g)),
+	return convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dx, err := ad.Apply(convTSpec(g), u, in[1])
 			if err != nil {
@@ -268,7 +268,7 @@ func convSpec(g cpu.ConvGeom) ad.OpSpec {
 
 func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 	gs, w, out := tensor.Shape{g.N, g.Cout, g.HO, g.WO}, weightShape(g), tensor.Shape{g.N, g.C, g.H, g.W}
-	return convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convTKernel[float32](g), convTKernel[float64](g)),
+	return convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dg, err := ad.Apply(convSpec(g), u, in[1])
 			if err != nil {
@@ -281,7 +281,7 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convWKernel[float32](g), convWKernel[float64](g)),
+	return convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dx, err := ad.Apply(convTSpec(g), in[1], u)
 			if err != nil {
@@ -317,89 +317,66 @@ func convFamilySpec(name string, g cpu.ConvGeom, a, b, out tensor.Shape, k ad.Ke
 	}
 }
 
-// convKernel: out = conv(x, w), per sample im2col (skipped for a pointwise
-// convolution) and one product per group.
-func convKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x, w := in[0].Data, in[1].Data
-		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		var cols []T
-		if !g.Pointwise() && g.N > 0 {
-			cols = make([]T, g.C*g.K()*l)
-		}
-		for n := 0; n < g.N; n++ {
-			src := x[n*chw : (n+1)*chw]
-			if cols != nil {
-				cpu.Im2col(&g, src, cols)
-				src = cols
-			}
-			dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
-			for gi := 0; gi < g.Groups; gi++ {
-				if err := gemm.Gemm(false, false, cog, l, rows, 1, w[gi*cog*rows:(gi+1)*cog*rows], rows,
-					src[gi*rows*l:(gi+1)*rows*l], l, 0, dst[gi*cog*l:(gi+1)*cog*l], l); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-}
+// The family's three kernels, one loop: per sample n, the columns of the
+// input sample (im2col, or the sample itself for a pointwise convolution)
+// and one product per group:
+//
+//	convForward: out_n = W·cols(x_n)
+//	convInput:   cols = Wᵀ·G_n, then out_n = col2im(cols)
+//	convWeight:  out += G_n·cols(x_n)ᵀ, samples in order
+type convMode int
 
-// convTKernel: out = convT(gr, w), per sample the columns Wᵀ·G and col2im.
-func convTKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		gr, w := in[0].Data, in[1].Data
-		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		var cols []T
-		if !g.Pointwise() && g.N > 0 {
-			cols = make([]T, g.C*g.K()*l)
-		}
-		for n := 0; n < g.N; n++ {
-			dx := out.Data[n*chw : (n+1)*chw]
-			dst := dx
-			if cols != nil {
-				dst = cols
-			}
-			gn := gr[n*g.Cout*l : (n+1)*g.Cout*l]
-			for gi := 0; gi < g.Groups; gi++ {
-				if err := gemm.Gemm(true, false, rows, l, cog, 1, w[gi*cog*rows:(gi+1)*cog*rows], rows,
-					gn[gi*cog*l:(gi+1)*cog*l], l, 0, dst[gi*rows*l:(gi+1)*rows*l], l); err != nil {
-					return err
-				}
-			}
-			if cols != nil {
-				cpu.Col2im(&g, cols, dx)
-			}
-		}
-		return nil
-	}
-}
+const (
+	convForward convMode = iota
+	convInput
+	convWeight
+)
 
-// convWKernel: out = convW(x, gr), Σ over samples in order of G_n·cols_nᵀ
-// per group.
-func convWKernel[T gemm.Float](g cpu.ConvGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x, gr := in[0].Data, in[1].Data
 		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 		var cols []T
 		if !g.Pointwise() && g.N > 0 {
 			cols = make([]T, g.C*g.K()*l)
 		}
+		w := in[1].Data // the weight, or G for convWeight
 		for n := 0; n < g.N; n++ {
-			src := x[n*chw : (n+1)*chw]
-			if cols != nil {
-				cpu.Im2col(&g, src, cols)
-				src = cols
-			}
-			gn := gr[n*g.Cout*l : (n+1)*g.Cout*l]
-			var beta T
-			if n > 0 {
-				beta = 1
-			}
-			for gi := 0; gi < g.Groups; gi++ {
-				if err := gemm.Gemm(false, true, cog, rows, l, 1, gn[gi*cog*l:(gi+1)*cog*l], l,
-					src[gi*rows*l:(gi+1)*rows*l], l, beta, out.Data[gi*cog*rows:(gi+1)*cog*rows], rows); err != nil {
-					return err
+			group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
+			switch mode {
+			case convForward, convWeight:
+				src := in[0].Data[n*chw : (n+1)*chw]
+				if cols != nil {
+					cpu.Im2col(&g, src, cols)
+					src = cols
+				}
+				for gi := 0; gi < g.Groups; gi++ {
+					var err error
+					if mode == convForward {
+						dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
+						err = gemm.Gemm(false, false, cog, l, rows, 1, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
+					} else {
+						gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
+						beta := T(min(n, 1)) // the first sample overwrites
+						err = gemm.Gemm(false, true, cog, rows, l, 1, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out.Data, gi, cog*rows), rows)
+					}
+					if err != nil {
+						return err
+					}
+				}
+			case convInput:
+				dx := out.Data[n*chw : (n+1)*chw]
+				dst := dx
+				if cols != nil {
+					dst = cols
+				}
+				gn := in[0].Data[n*g.Cout*l : (n+1)*g.Cout*l]
+				for gi := 0; gi < g.Groups; gi++ {
+					if err := gemm.Gemm(true, false, rows, l, cog, 1, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
+						return err
+					}
+				}
+				if cols != nil {
+					cpu.Col2im(&g, cols, dx)
 				}
 			}
 		}
@@ -453,13 +430,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 			}
 			return tensor.Shape{c}, nil
 		},
-		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-			cpu.ChannelSum(in[0].Data, out.Data, n, c, l)
-			return nil
-		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-			cpu.ChannelSum(in[0].Data, out.Data, n, c, l)
-			return nil
-		}),
+		Kernel: ad.Floats(channelKernel[float32](n, c, l, true), channelKernel[float64](n, c, l, true)),
 	}
 	broadcast = ad.OpSpec{
 		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
@@ -469,13 +440,19 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-			cpu.ChannelBroadcast(in[0].Data, out.Data, n, c, l)
-			return nil
-		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-			cpu.ChannelBroadcast(in[0].Data, out.Data, n, c, l)
-			return nil
-		}),
+		Kernel: ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
 	}
 	return ad.LinearPair(sum, broadcast)
+}
+
+// channelKernel is ChannelSum's kernel (sum) or ChannelBroadcast's.
+func channelKernel[T ad.Float](n, c, l int, sum bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if sum {
+			cpu.ChannelSum(in[0].Data, out.Data, n, c, l)
+		} else {
+			cpu.ChannelBroadcast(in[0].Data, out.Data, n, c, l)
+		}
+		return nil
+	}
 }

@@ -196,13 +196,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 			}
 			return out.Clone(), nil
 		},
-		Kernel: ad.Floats(func(o ad.Tensor[float32], x []ad.Tensor[float32]) error {
-			cpu.MaxPoolArgmax(&g, x[0].Data, o.Ints)
-			return nil
-		}, func(o ad.Tensor[float64], x []ad.Tensor[float64]) error {
-			cpu.MaxPoolArgmax(&g, x[0].Data, o.Ints)
-			return nil
-		}),
+		Kernel: ad.Floats(argmaxKernel[float32](&g), argmaxKernel[float64](&g)),
 	}
 	idx, err := ad.Apply(argmax, input)
 	if err != nil {
@@ -222,20 +216,8 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		}
 	}
 	gather, _ := ad.LinearPair(
-		pair(name+"Gather", in, out, ad.Floats(func(o ad.Tensor[float32], x []ad.Tensor[float32]) error {
-			cpu.PlaneGather(x[0].Data, x[1].Ints, o.Data, g.Planes, hw, l)
-			return nil
-		}, func(o ad.Tensor[float64], x []ad.Tensor[float64]) error {
-			cpu.PlaneGather(x[0].Data, x[1].Ints, o.Data, g.Planes, hw, l)
-			return nil
-		})),
-		pair(name+"ScatterAdd", out, in, ad.Floats(func(o ad.Tensor[float32], x []ad.Tensor[float32]) error {
-			cpu.PlaneScatterAdd(x[0].Data, x[1].Ints, o.Data, g.Planes, hw, l)
-			return nil
-		}, func(o ad.Tensor[float64], x []ad.Tensor[float64]) error {
-			cpu.PlaneScatterAdd(x[0].Data, x[1].Ints, o.Data, g.Planes, hw, l)
-			return nil
-		})))
+		pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))),
+		pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))))
 	return ad.Apply(gather, input, idx)
 }
 
@@ -255,19 +237,39 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div []float64,
 		}
 	}
 	fwd, _ := ad.LinearPair(
-		spec(name, in, out, ad.Floats(func(o ad.Tensor[float32], x []ad.Tensor[float32]) error {
-			cpu.AvgPool(&g, div, x[0].Data, o.Data)
-			return nil
-		}, func(o ad.Tensor[float64], x []ad.Tensor[float64]) error {
-			cpu.AvgPool(&g, div, x[0].Data, o.Data)
-			return nil
-		})),
-		spec(name+"Transpose", out, in, ad.Floats(func(o ad.Tensor[float32], x []ad.Tensor[float32]) error {
-			cpu.AvgPoolT(&g, div, x[0].Data, o.Data)
-			return nil
-		}, func(o ad.Tensor[float64], x []ad.Tensor[float64]) error {
-			cpu.AvgPoolT(&g, div, x[0].Data, o.Data)
-			return nil
-		})))
+		spec(name, in, out, ad.Floats(avgKernel[float32](&g, div, true), avgKernel[float64](&g, div, true))),
+		spec(name+"Transpose", out, in, ad.Floats(avgKernel[float32](&g, div, false), avgKernel[float64](&g, div, false))))
 	return ad.Apply(fwd, input)
+}
+
+// argmaxKernel is MaxPoolArgmax's kernel.
+func argmaxKernel[T ad.Float](g *cpu.Pool2dGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.MaxPoolArgmax(g, in[0].Data, out.Ints)
+		return nil
+	}
+}
+
+// gatherKernel is the gather by argmax (gather) or its scatter-add.
+func gatherKernel[T ad.Float](planes, hw, l int, gather bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if gather {
+			cpu.PlaneGather(in[0].Data, in[1].Ints, out.Data, planes, hw, l)
+		} else {
+			cpu.PlaneScatterAdd(in[0].Data, in[1].Ints, out.Data, planes, hw, l)
+		}
+		return nil
+	}
+}
+
+// avgKernel is the average pooling (forward) or its transpose.
+func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div []float64, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if forward {
+			cpu.AvgPool(g, div, in[0].Data, out.Data)
+		} else {
+			cpu.AvgPoolT(g, div, in[0].Data, out.Data)
+		}
+		return nil
+	}
 }
