@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -192,8 +193,9 @@ func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) 
 }
 
 // maxSize bounds every size and the elements of every tensor and buffer,
-// so that index arithmetic cannot overflow.
-const maxSize = 1 << 40
+// so that index arithmetic cannot overflow: 2^40 with 64-bit ints, 2^24
+// with 32-bit ones.
+const maxSize = 1 << (bits.UintSize/2 + 8)
 
 // newGeom is the geometry of the convolution of an input of shape is by a
 // weight of shape ws ([Cout, C/groups, kh, kw]).
