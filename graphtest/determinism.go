@@ -34,7 +34,8 @@ func Float32(in []*tensor.Dense) []*tensor.Dense {
 }
 
 // Inputs puts copies of the values in into a new graph as input nodes
-// named in0, in1, ..., the nodes a Func receives in the checks.
+// named in0, in1, ..., the nodes a Func receives in the checks. The values
+// must not be nil.
 func Inputs(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
 	g := gorgonia.NewGraph()
 	nodes := make(gorgonia.Nodes, len(in))
@@ -92,9 +93,16 @@ func valueAndGrads(f Func, in []*tensor.Dense, wrt []int) ([][]float64, error) {
 
 // CheckDeterministic requires f's value on inputs, and the gradients of
 // <R, f> (R fixed) w.r.t. the inputs wrt, to be bitwise the same when run
-// with each GOMAXPROCS of procs (restored afterwards). The error names the
-// first differing element.
+// with each GOMAXPROCS of procs (at least two; restored afterwards). The
+// error names the first differing element, or a nil input or wrt index
+// out of range.
 func CheckDeterministic(f Func, inputs []*tensor.Dense, wrt []int, procs ...int) (err error) {
+	if len(procs) < 2 {
+		return fmt.Errorf("graphtest: CheckDeterministic needs at least two GOMAXPROCS values, got %v", procs)
+	}
+	if err := checkArgs(inputs, wrt); err != nil {
+		return err
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var ref [][]float64
 	for i, p := range procs {
@@ -126,6 +134,9 @@ func CheckDeterministic(f Func, inputs []*tensor.Dense, wrt []int, procs ...int)
 // 0) to give an empty result and zero gradients of Sum(result) w.r.t. the
 // inputs wrt, each of its input's size.
 func CheckEmpty(f Func, inputs []*tensor.Dense, wrt []int) error {
+	if err := checkArgs(inputs, wrt); err != nil {
+		return err
+	}
 	g, nodes := Inputs(inputs)
 	y, err := f(nodes)
 	if err != nil {
@@ -154,6 +165,21 @@ func CheckEmpty(f Func, inputs []*tensor.Dense, wrt []int) error {
 			if v != 0 {
 				return fmt.Errorf("graphtest: gradient w.r.t. input %d element %d = %v, want 0", i, e, v)
 			}
+		}
+	}
+	return nil
+}
+
+// checkArgs is an error for a nil input or a wrt index out of range.
+func checkArgs(inputs []*tensor.Dense, wrt []int) error {
+	for i, x := range inputs {
+		if x == nil {
+			return fmt.Errorf("graphtest: input %d is nil", i)
+		}
+	}
+	for _, i := range wrt {
+		if i < 0 || i >= len(inputs) {
+			return fmt.Errorf("graphtest: wrt index %d out of range for %d inputs", i, len(inputs))
 		}
 	}
 	return nil

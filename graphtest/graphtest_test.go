@@ -204,3 +204,22 @@ func TestTransposedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// CheckDeterministic and CheckEmpty refuse bad arguments with an error.
+func TestDeterminismArgs(t *testing.T) {
+	x := tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2}))
+	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gorgonia.Square(in[0]) }
+	for _, err := range []error{
+		CheckDeterministic(f, []*tensor.Dense{x}, []int{0}),
+		CheckDeterministic(f, []*tensor.Dense{x}, []int{1}, 1, 2),
+		CheckDeterministic(f, []*tensor.Dense{nil}, nil, 1, 2),
+		CheckEmpty(f, []*tensor.Dense{x}, []int{-1}),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "graphtest: ") {
+			t.Errorf("error %v", err)
+		}
+	}
+	if err := CheckDeterministic(f, []*tensor.Dense{x}, []int{0}, 1, 2); err != nil {
+		t.Error(err)
+	}
+}

@@ -69,8 +69,8 @@ type ConvTranspose2dOpts struct {
 	// each side of the full result.
 	Padding [2]int
 	// OutputPadding: rows and columns added at the bottom and right of
-	// the result (less than Stride or Dilation), to pick one of the input
-	// sizes a strided convolution maps to the same output size.
+	// the result (less than Stride), to pick one of the input sizes a
+	// strided convolution maps to the same output size.
 	OutputPadding [2]int
 	// Dilation: spacing between kernel positions; zero entries mean 1.
 	Dilation [2]int
@@ -93,12 +93,29 @@ type ConvTranspose2dOpts struct {
 // only; gops does not), or a result size below 1.
 func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpts) (*gorgonia.Node, error) {
 	const name = "ConvTranspose2d"
-	if err := checkNodes(name, []namedNode{{input, "input", 4}, {weight, "weight", 4}, {bias, "bias", 1}}); err != nil {
+	if err := checkNodes(name, []namedNode{{input, "input", 4, false}, {weight, "weight", 4, false}, {bias, "bias", 1, true}}); err != nil {
 		return nil, err
 	}
 	is, ws := input.Shape(), weight.Shape()
 	groups := max(opts.Groups, 1)
 	stride, dil := one(opts.Stride), one(opts.Dilation)
+	for _, d := range []struct {
+		v    int
+		what string
+	}{{is[1], "input channels"}, {is[2], "input height"}, {is[3], "input width"}, {ws[1], "weight.shape[1] (output channels / Groups)"},
+		{ws[2], "kernel height"}, {ws[3], "kernel width"}} {
+		if d.v < 1 || d.v > maxAxis {
+			return nil, fmt.Errorf("nn: %s: %s is %d, must be in [1, %d]", name, d.what, d.v, maxAxis)
+		}
+	}
+	for _, p := range []struct {
+		v    [2]int
+		what string
+	}{{opts.Stride, "Stride"}, {opts.Padding, "Padding"}, {opts.Dilation, "Dilation"}} {
+		if p.v[0] < 0 || p.v[1] < 0 || p.v[0] > maxAxis || p.v[1] > maxAxis {
+			return nil, fmt.Errorf("nn: %s: %s %v must be in [0, %d]", name, p.what, p.v, maxAxis)
+		}
+	}
 	for i := 0; i < 2; i++ {
 		if op := opts.OutputPadding[i]; op < 0 || op >= stride[i] {
 			return nil, fmt.Errorf("nn: %s: OutputPadding %v must be non-negative and smaller than Stride %v", name, opts.OutputPadding, stride)
@@ -115,7 +132,11 @@ func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpt
 	}
 	var out [2]int
 	for i := 0; i < 2; i++ {
-		out[i] = (is[2+i]-1)*stride[i] - 2*opts.Padding[i] + dil[i]*(ws[2+i]-1) + opts.OutputPadding[i] + 1
+		o := int64(is[2+i]-1)*int64(stride[i]) - 2*int64(opts.Padding[i]) + int64(dil[i])*int64(ws[2+i]-1) + int64(opts.OutputPadding[i]) + 1
+		if o > maxAxis {
+			return nil, fmt.Errorf("nn: %s: result size %d above %d: input %v, kernel %v, Stride %v, Dilation %v", name, o, maxAxis, is[2:], ws[2:], stride, dil)
+		}
+		out[i] = int(o)
 		if out[i] < 1 {
 			return nil, fmt.Errorf("nn: %s: result size %v: input %v, kernel %v, Stride %v, Padding %v, Dilation %v", name, out, is[2:], ws[2:], stride, opts.Padding, dil)
 		}
@@ -142,9 +163,10 @@ func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpt
 // namedNode is an argument to check: its name and rank; nil is allowed
 // for "bias" only.
 type namedNode struct {
-	n    *gorgonia.Node
-	name string
-	dims int
+	n        *gorgonia.Node
+	name     string
+	dims     int
+	optional bool // nil allowed
 }
 
 // checkNodes checks ranks and a common float dtype.
@@ -152,7 +174,7 @@ func checkNodes(op string, ns []namedNode) error {
 	var dt tensor.Dtype
 	for _, a := range ns {
 		if a.n == nil {
-			if a.name == "bias" || a.name == "weight (optional)" {
+			if a.optional {
 				continue
 			}
 			return fmt.Errorf("nn: %s: %s is nil", op, a.name)
@@ -176,7 +198,7 @@ func one(p [2]int) [2]int { return [2]int{max(p[0], 1), max(p[1], 1)} }
 
 // convGeom checks Conv2d's arguments and returns its geometry.
 func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) (cpu.ConvGeom, error) {
-	if err := checkNodes(name, []namedNode{{input, "input", 4}, {weight, "weight", 4}, {bias, "bias", 1}}); err != nil {
+	if err := checkNodes(name, []namedNode{{input, "input", 4, false}, {weight, "weight", 4, false}, {bias, "bias", 1, true}}); err != nil {
 		return cpu.ConvGeom{}, err
 	}
 	if opts.Groups < 0 {
@@ -192,10 +214,30 @@ func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) 
 	return g, nil
 }
 
-// maxSize bounds every size and the elements of every tensor and buffer,
-// so that index arithmetic cannot overflow: 2^40 with 64-bit ints, 2^24
-// with 32-bit ones.
-const maxSize = 1 << (bits.UintSize/2 + 8)
+// Limits that keep index arithmetic from overflowing and refuse, with an
+// error when the node is built, tensors and buffers that could not be
+// allocated (Go's out-of-memory is fatal, not a panic to recover):
+// maxAxis bounds every size and window table, maxElems the elements of
+// every result and im2col buffer. 2^24 and 2^30 with 64-bit ints, 2^20
+// and 2^26 with 32-bit ones.
+const (
+	maxAxis  = 1 << (24 - (64-bits.UintSize)/8)
+	maxElems = 1 << (30 - (64-bits.UintSize)/8)
+	maxSize  = maxAxis
+)
+
+// checkElems is an error unless the product of sizes (each ≥ 0) is at
+// most maxElems; it multiplies without overflow.
+func checkElems(op, what string, sizes ...int) error {
+	p := 1
+	for _, d := range sizes {
+		if d != 0 && p > maxElems/d {
+			return fmt.Errorf("nn: %s: %s would have more than %d elements (sizes %v)", op, what, maxElems, sizes)
+		}
+		p *= d
+	}
+	return nil
+}
 
 // newGeom is the geometry of the convolution of an input of shape is by a
 // weight of shape ws ([Cout, C/groups, kh, kw]).
@@ -207,16 +249,16 @@ func newGeom(name string, is, ws tensor.Shape, groups int, stride, pad, dil [2]i
 		what string
 	}{{g.C, "input channels"}, {g.H, "input height"}, {g.W, "input width"}, {g.Cout, "output channels"},
 		{ws[1], "weight.shape[1]"}, {g.KH, "kernel height"}, {g.KW, "kernel width"}} {
-		if d.v < 1 || d.v > maxSize {
-			return g, fmt.Errorf("nn: %s: %s is %d, must be at least 1", name, d.what, d.v)
+		if d.v < 1 || d.v > maxAxis {
+			return g, fmt.Errorf("nn: %s: %s is %d, must be in [1, %d]", name, d.what, d.v, maxAxis)
 		}
 	}
 	for _, p := range []struct {
 		v    [2]int
 		what string
 	}{{stride, "Stride"}, {pad, "Padding"}, {dil, "Dilation"}} {
-		if p.v[0] < 0 || p.v[1] < 0 || p.v[0] > 1<<24 || p.v[1] > 1<<24 {
-			return g, fmt.Errorf("nn: %s: %s %v must be in [0, 2^24]", name, p.what, p.v)
+		if p.v[0] < 0 || p.v[1] < 0 || p.v[0] > maxAxis || p.v[1] > maxAxis {
+			return g, fmt.Errorf("nn: %s: %s %v must be in [0, %d]", name, p.what, p.v, maxAxis)
 		}
 	}
 	if g.C%groups != 0 || g.Cout%groups != 0 {
@@ -232,8 +274,17 @@ func newGeom(name string, is, ws tensor.Shape, groups int, stride, pad, dil [2]i
 	if g.WO, err = cpu.OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
 		return g, fmt.Errorf("nn: %s: width: %w", name, err)
 	}
-	if g.N < 0 || g.C*g.K() > maxSize/max(g.L(), 1) || g.N > maxSize/max(g.C*g.H*g.W, g.Cout*g.L()) {
-		return g, fmt.Errorf("nn: %s: sizes too large: input %v, weight %v, output %dx%d", name, is, ws, g.HO, g.WO)
+	if g.N < 0 {
+		return g, fmt.Errorf("nn: %s: negative batch size %d", name, g.N)
+	}
+	for _, e := range []struct {
+		what  string
+		sizes []int
+	}{{"the input", []int{g.N, g.C, g.H, g.W}}, {"the weight", []int{g.Cout, ws[1], g.KH, g.KW}},
+		{"the result", []int{g.N, g.Cout, g.HO, g.WO}}, {"the im2col buffer", []int{g.C, g.KH, g.KW, g.HO, g.WO}}} {
+		if err := checkElems(name, e.what, e.sizes...); err != nil {
+			return g, err
+		}
 	}
 	return g, nil
 }

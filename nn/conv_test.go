@@ -142,6 +142,10 @@ func TestConvBadInput(t *testing.T) {
 		{name: "bias shape", x: x, w: w, b: m(f64, 5), want: "bias shape (5), want (6)"},
 		{name: "bias rank", x: x, w: w, b: m(f64, 6, 1), want: "bias must have rank 1"},
 		{name: "transpose weight", x: x, w: m(f64, 3, 2, 3, 3), transposeOpts: &nn.ConvTranspose2dOpts{}, want: "weight.shape[0] 3 differs from the input channels 4"},
+		{name: "huge padding", x: x, w: w, opts: nn.Conv2dOpts{Padding: [2]int{1 << 24, 1 << 24}}, want: "would have more than"},
+		{name: "padding above limit", x: x, w: w, opts: nn.Conv2dOpts{Padding: [2]int{1 << 30, 0}}, want: "Padding [1073741824 0] must be in [0, "},
+		{name: "transpose no channels", x: m(f64, 2, 0, 6, 6), w: m(f64, 0, 2, 3, 3), transposeOpts: &nn.ConvTranspose2dOpts{}, want: "input channels is 0"},
+		{name: "transpose huge stride", x: x, w: m(f64, 4, 2, 3, 3), transposeOpts: &nn.ConvTranspose2dOpts{Stride: [2]int{1 << 30, 1}}, want: "Stride [1073741824 1] must be in"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var err error

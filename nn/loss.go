@@ -33,13 +33,14 @@ type CrossEntropyOpts struct {
 // order w.r.t. the logits and the weight (LogSoftmax, a gather by target
 // and its scatter, products and sums).
 //
-// Errors when the node is built: logits not a float [N, C] node, target
-// not a tensor.Int [N] node, Weight not [C] of the logits' dtype,
-// LabelSmoothing outside [0, 1], an unknown Reduction. When it runs: a
-// target outside [0, C) that is not IgnoreIndex.
+// Errors when the node is built: logits not a float [N, C] node with N
+// and C at least 1 (torch also takes N = 0), target not a tensor.Int [N]
+// node, Weight not [C] of the logits' dtype, LabelSmoothing outside
+// [0, 1], an unknown Reduction. When it runs: a target outside [0, C)
+// that is not IgnoreIndex.
 func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgonia.Node, error) {
 	const name = "CrossEntropy"
-	if err := checkNodes(name, []namedNode{{logits, "logits", 2}, {opts.Weight, "weight (optional)", 1}}); err != nil {
+	if err := checkNodes(name, []namedNode{{logits, "logits", 2, false}, {opts.Weight, "weight", 1, true}}); err != nil {
 		return nil, err
 	}
 	s := logits.Shape()

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -30,8 +31,11 @@ type MaxPool2dOpts struct {
 // MaxPool2d is torch.nn.functional.max_pool2d: the maximum of each window
 // of each channel. input [N, C, H, W] → [N, C, Hout, Wout] with
 // Hout = (H + 2·Padding − Dilation·(k−1) − 1)/Stride + 1 (rounded up with
-// CeilMode), likewise Wout. The maximum is torch's: the first of equal
-// values, NaN if the window has one (the last), −Inf for a window of −Inf.
+// CeilMode, a last window hanging over the edge then counting if it starts
+// inside the input or its left padding), likewise Wout. The maximum is
+// torch's: the first of equal values, NaN if the window has one (the
+// last), −Inf for a window of −Inf or one entirely in the padding (with
+// dilation; there a maximum of −0 elsewhere comes out as +0).
 //
 // The gradient goes to the position of each window's maximum (computed
 // once, an index with no derivative): a gather and its scatter-add, a
@@ -40,7 +44,9 @@ type MaxPool2dOpts struct {
 //
 // Errors when the node is built: input not a float32/float64 rank-4 node,
 // a kernel size below 1, negative stride, padding or dilation, padding
-// more than half the kernel, an output size below 1.
+// more than half the kernel, an output size below 1, a height or width
+// above 2^24 (2^20 with 32-bit ints), a result of more elements than
+// maxElems (2^30; 2^26 with 32-bit ints).
 func MaxPool2d(input *gorgonia.Node, opts MaxPool2dOpts) (*gorgonia.Node, error) {
 	const name = "MaxPool2d"
 	stride := opts.Stride
@@ -115,7 +121,7 @@ func AvgPool2d(input *gorgonia.Node, opts AvgPool2dOpts) (*gorgonia.Node, error)
 	if err != nil {
 		return nil, err
 	}
-	return avgPool(name, input, g, cpu.AvgDivisors(&g, !opts.ExcludePad, opts.DivisorOverride), fmt.Sprintf("%+v", opts))
+	return avgPool(name, input, g, cpu.AvgDivisor{IncludePad: !opts.ExcludePad, Override: opts.DivisorOverride}, fmt.Sprintf("%+v", opts))
 }
 
 // AdaptiveAvgPool2d is torch.nn.functional.adaptive_avg_pool2d: the mean of
@@ -128,12 +134,12 @@ func AdaptiveAvgPool2d(input *gorgonia.Node, outputSize [2]int) (*gorgonia.Node,
 	if err != nil {
 		return nil, err
 	}
-	return avgPool(name, input, g, cpu.AvgDivisors(&g, false, 0), fmt.Sprint(outputSize))
+	return avgPool(name, input, g, cpu.AvgDivisor{}, fmt.Sprint(outputSize))
 }
 
 // poolGeom checks a pooling's arguments and returns its geometry.
 func poolGeom(name string, input *gorgonia.Node, k, stride, pad, dil [2]int, ceil, halfPad bool) (cpu.Pool2dGeom, error) {
-	if err := checkNodes(name, []namedNode{{input, "input", 4}}); err != nil {
+	if err := checkNodes(name, []namedNode{{input, "input", 4, false}}); err != nil {
 		return cpu.Pool2dGeom{}, err
 	}
 	s := input.Shape()
@@ -147,14 +153,17 @@ func poolGeom(name string, input *gorgonia.Node, k, stride, pad, dil [2]int, cei
 			return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: Dilation %v must be in [0, 2^24]", name, dil)
 		case pad[i] < 0 || halfPad && pad[i] > k[i]/2:
 			return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: Padding %v must be non-negative and at most half of KernelSize %v", name, pad, k)
-		case s[2+i] < 1 || s[2+i] > maxSize:
-			return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: input %s %d must be at least 1", name, axis, s[2+i])
+		case s[2+i] < 1 || s[2+i] > maxAxis:
+			return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: input %s %d must be in [1, %d]", name, axis, s[2+i], maxAxis)
 		}
 	}
 	ho := cpu.PoolOutSize(s[2], k[0], stride[0], pad[0], dil[0], ceil)
 	wo := cpu.PoolOutSize(s[3], k[1], stride[1], pad[1], dil[1], ceil)
 	if ho < 1 || wo < 1 {
 		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: output size %dx%d too small: input %v, KernelSize %v, Stride %v, Padding %v, Dilation %v", name, ho, wo, s, k, stride, pad, dil)
+	}
+	if err := checkElems(name, "the result", s[0], s[1], ho, wo); err != nil {
+		return cpu.Pool2dGeom{}, err
 	}
 	return cpu.Pool2dGeom{Planes: s[0] * s[1], H: s[2], W: s[3],
 		Rows: cpu.NewPoolAxis(s[2], ho, k[0], stride[0], pad[0], dil[0]),
@@ -163,15 +172,18 @@ func poolGeom(name string, input *gorgonia.Node, k, stride, pad, dil [2]int, cei
 
 // adaptiveGeom checks an adaptive pooling's arguments.
 func adaptiveGeom(name string, input *gorgonia.Node, out [2]int) (cpu.Pool2dGeom, error) {
-	if err := checkNodes(name, []namedNode{{input, "input", 4}}); err != nil {
+	if err := checkNodes(name, []namedNode{{input, "input", 4, false}}); err != nil {
 		return cpu.Pool2dGeom{}, err
 	}
 	s := input.Shape()
-	if out[0] < 1 || out[1] < 1 || out[0] > maxSize || out[1] > maxSize {
-		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: output size %v must be at least 1", name, out)
+	if out[0] < 1 || out[1] < 1 || out[0] > maxAxis || out[1] > maxAxis {
+		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: output size %v must be in [1, %d]", name, out, maxAxis)
 	}
-	if s[2] < 1 || s[3] < 1 || s[2] > maxSize || s[3] > maxSize {
-		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: input %v must have a height and width of at least 1", name, s)
+	if s[2] < 1 || s[3] < 1 || s[2] > maxAxis || s[3] > maxAxis {
+		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: input %v must have a height and width in [1, %d]", name, s, maxAxis)
+	}
+	if err := checkElems(name, "the result", s[0], s[1], out[0], out[1]); err != nil {
+		return cpu.Pool2dGeom{}, err
 	}
 	return cpu.Pool2dGeom{Planes: s[0] * s[1], H: s[2], W: s[3],
 		Rows: cpu.NewAdaptiveAxis(s[2], out[0]), Cols: cpu.NewAdaptiveAxis(s[3], out[1])}, nil
@@ -218,11 +230,24 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 	gather, _ := ad.LinearPair(
 		pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))),
 		pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))))
-	return ad.Apply(gather, input, idx)
+	y, err := ad.Apply(gather, input, idx)
+	if err != nil || !g.Rows.Empty() && !g.Cols.Empty() {
+		return y, err
+	}
+	// Windows with no input position (all padding) are −Inf, as torch's:
+	// a constant added to the linear gather (it would add −0 + 0 = +0 to
+	// a maximum of −0 elsewhere, so only where such windows exist).
+	fill := pair(name+"EmptyFill", in, out, ad.Floats(emptyFillKernel[float32](g.Planes*l), emptyFillKernel[float64](g.Planes*l)))
+	fill.DiffWRT = []bool{false, false}
+	f, err := ad.Apply(fill, input, idx)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(y, f)
 }
 
 // avgPool is the pair AvgPool / its transpose.
-func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div []float64, params string) (*gorgonia.Node, error) {
+func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDivisor, params string) (*gorgonia.Node, error) {
 	in, out := input.Shape().Clone(), outShape(input.Shape(), &g)
 	spec := func(opName string, from, to tensor.Shape, k ad.Kernel) ad.OpSpec {
 		return ad.OpSpec{
@@ -263,12 +288,25 @@ func gatherKernel[T ad.Float](planes, hw, l int, gather bool) func(ad.Tensor[T],
 }
 
 // avgKernel is the average pooling (forward) or its transpose.
-func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div []float64, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div cpu.AvgDivisor, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		if forward {
 			cpu.AvgPool(g, div, in[0].Data, out.Data)
 		} else {
 			cpu.AvgPoolT(g, div, in[0].Data, out.Data)
+		}
+		return nil
+	}
+}
+
+// emptyFillKernel writes −Inf where the argmax is −1 (an empty window),
+// 0 elsewhere.
+func emptyFillKernel[T ad.Float](n int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for i, j := range in[1].Ints[:n] {
+			if j < 0 {
+				out.Data[i] = T(math.Inf(-1))
+			}
 		}
 		return nil
 	}

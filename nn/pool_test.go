@@ -167,7 +167,66 @@ func TestPoolBadInput(t *testing.T) {
 		{"adaptive size", func() (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{0, 3}) }, "AdaptiveAvgPool2d: output size [0 3]"},
 		{"adaptive empty input", func() (*gorgonia.Node, error) {
 			return nn.AdaptiveMaxPool2d(gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 0, 3)), [2]int{1, 1})
-		}, "height and width of at least 1"},
+		}, "must have a height and width in [1, "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestPoolEdgeCases: torch's answers where a window hangs over the edge
+// in ceil mode although the kernel is larger than the padded input, and
+// where a dilated window lies entirely in the padding (−Inf); sizes whose
+// tables or results could not be allocated are errors, not a crash.
+func TestPoolEdgeCases(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 2, 3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 1, 2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))))
+	mx, err := nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{1, 4}, Stride: [2]int{1, 4}, CeilMode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	av, err := nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{1, 4}, Stride: [2]int{1, 4}, CeilMode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x2 := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 2, 2), gorgonia.WithName("x2"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 1, 2, 2), tensor.WithBacking([]float64{1, 2, 3, 4}))))
+	empty, err := nn.MaxPool2d(x2, nn.MaxPool2dOpts{KernelSize: [2]int{2, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{3, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(mx)), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphtest.Eval(g, mx, av, empty, dx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got[2]) != 1 || !math.IsInf(got[2][0], -1) {
+		t.Fatalf("empty window: %v, want [-Inf]", got[2])
+	}
+	for i, want := range [][]float64{{3, 6}, {2, 5}, nil, {0, 0, 1, 0, 0, 1}} {
+		if want != nil {
+			golden.AssertClose(t, []string{"max", "avg", "", "max gradient"}[i], got[i], want, 0, 0)
+		}
+	}
+	big := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 1<<20, 1<<20))
+	huge := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 1<<30, 1))
+	for _, c := range []struct {
+		name string
+		f    func() (*gorgonia.Node, error)
+		want string
+	}{
+		{"adaptive output", func() (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{1 << 20, 1 << 20}) }, "the result would have more than"},
+		{"adaptive axis", func() (*gorgonia.Node, error) { return nn.AdaptiveMaxPool2d(x, [2]int{1 << 30, 1}) }, "output size [1073741824 1] must be in"},
+		{"input elements", func() (*gorgonia.Node, error) { return nn.MaxPool2d(big, nn.MaxPool2dOpts{KernelSize: [2]int{1, 1}}) }, "the result would have more than"},
+		{"input axis", func() (*gorgonia.Node, error) { return nn.AvgPool2d(huge, nn.AvgPool2dOpts{KernelSize: [2]int{1, 1}}) }, "input height 1073741824 must be in"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.f()

@@ -13,23 +13,41 @@ type PoolAxis struct {
 // Out is the number of output positions.
 func (a *PoolAxis) Out() int { return len(a.First) }
 
-// PoolOutSize is torch's pooled size along one axis: (in + 2·pad −
-// dil·(k−1) − 1)/stride + 1, rounded up with ceilMode, less one if the last
-// window would then start beyond the input and its left padding. It is at
-// most 0 when no window fits.
+// PoolOutSize is torch's pooled size along one axis (its
+// pooling_output_shape): ⌊(in + 2·pad − dil·(k−1) − 1 + (stride−1 if
+// ceilMode)) / stride⌋ + 1, less one in ceilMode if the last window would
+// then start beyond the input and its left padding. At most 0 when no
+// window fits.
 func PoolOutSize(in, k, stride, pad, dil int, ceilMode bool) int {
-	span := in + 2*pad - dil*(k-1) - 1
-	if span < 0 {
-		return 0
+	num := in + 2*pad - dil*(k-1) - 1
+	if ceilMode {
+		num += stride - 1
 	}
-	out := span/stride + 1
-	if ceilMode && span%stride != 0 {
-		out++
-		if (out-1)*stride >= in+pad {
-			out--
-		}
+	out := floorDiv(num, stride) + 1
+	if ceilMode && out > 0 && (out-1)*stride >= in+pad {
+		out--
 	}
 	return out
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// Empty reports whether some output position's window holds no input
+// position (a window entirely in the padding, possible with dilation).
+func (a *PoolAxis) Empty() bool {
+	for o := range a.First {
+		if a.First[o] >= a.End[o] {
+			return true
+		}
+	}
+	return false
 }
 
 // NewPoolAxis is the windows of max_pool2d / avg_pool2d along an axis of
@@ -77,7 +95,7 @@ type Pool2dGeom struct {
 // MaxPoolArgmax writes, for each output position, the index (in its H×W
 // plane) of the window's maximum as torch's max_pool2d picks it: the
 // first of equal maxima, a NaN over any number (the last NaN), the first
-// position of a window of −Inf (or of an empty window).
+// position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
@@ -124,7 +142,8 @@ func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 	})
 }
 
-// PlaneGather writes out[p, o] = x[p, idx[p, o]] (0 where idx is −1) for
+// PlaneGather writes out[p, o] = x[p, idx[p, o]] (0 where idx is −1: the
+// op stays linear; nn adds −Inf there separately) for
 // planes of hw input and l output elements.
 func PlaneGather[T Float](x []T, idx []int, out []T, planes, hw, l int) {
 	ParallelFor(planes, func(lo, hi int) {
@@ -156,30 +175,28 @@ func PlaneScatterAdd[T Float](g []T, idx []int, dx []T, planes, hw, l int) {
 	})
 }
 
-// AvgDivisors is the divisor of each output position (row-major HO×WO):
-// override if not 0, else the window's size with padding (includePad) or
-// inside the input.
-func AvgDivisors(g *Pool2dGeom, includePad bool, override int) []float64 {
-	ho, wo := g.Rows.Out(), g.Cols.Out()
-	d := make([]float64, ho*wo)
-	for oh := 0; oh < ho; oh++ {
-		for ow := 0; ow < wo; ow++ {
-			switch {
-			case override != 0:
-				d[oh*wo+ow] = float64(override)
-			case includePad:
-				d[oh*wo+ow] = float64(g.Rows.Full[oh] * g.Cols.Full[ow])
-			default:
-				d[oh*wo+ow] = float64(g.Rows.Clip[oh] * g.Cols.Clip[ow])
-			}
-		}
-	}
-	return d
+// AvgDivisor says how AvgPool divides each window's sum: by Override if
+// not 0, else by the window's size with padding (IncludePad) or inside
+// the input.
+type AvgDivisor struct {
+	IncludePad bool
+	Override   int
 }
 
-// AvgPool writes out[p, o] = (Σ of the window of o in plane p) / div[o],
+// of is the divisor of output (oh, ow).
+func (d AvgDivisor) of(g *Pool2dGeom, oh, ow int) float64 {
+	switch {
+	case d.Override != 0:
+		return float64(d.Override)
+	case d.IncludePad:
+		return float64(g.Rows.Full[oh] * g.Cols.Full[ow])
+	}
+	return float64(g.Rows.Clip[oh] * g.Cols.Clip[ow])
+}
+
+// AvgPool writes out[p, o] = (Σ of the window of o in plane p) / divisor,
 // summing rows then columns in order (0 for an empty window).
-func AvgPool[T Float](g *Pool2dGeom, div []float64, x, out []T) {
+func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
@@ -193,7 +210,7 @@ func AvgPool[T Float](g *Pool2dGeom, div []float64, x, out []T) {
 							s += plane[r*g.W+c]
 						}
 					}
-					if d := div[oh*wo+ow]; d != 0 {
+					if d := div.of(g, oh, ow); d != 0 {
 						s /= T(d)
 					}
 					dst[oh*wo+ow] = s
@@ -203,9 +220,9 @@ func AvgPool[T Float](g *Pool2dGeom, div []float64, x, out []T) {
 	})
 }
 
-// AvgPoolT adds gr[p, o] / div[o] into every input position of o's window
+// AvgPoolT adds gr[p, o] / divisor into every input position of o's window
 // (AvgPool's transpose), in output order within each plane.
-func AvgPoolT[T Float](g *Pool2dGeom, div []float64, gr, dx []T) {
+func AvgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
@@ -214,7 +231,7 @@ func AvgPoolT[T Float](g *Pool2dGeom, div []float64, gr, dx []T) {
 			for oh := 0; oh < ho; oh++ {
 				for ow := 0; ow < wo; ow++ {
 					v := src[oh*wo+ow]
-					if d := div[oh*wo+ow]; d != 0 {
+					if d := div.of(g, oh, ow); d != 0 {
 						v /= T(d)
 					}
 					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
