@@ -175,6 +175,15 @@ func poolRows() []conformanceCase {
 		}},
 		{"AdaptiveMaxPool2d", "5x6->3x4", func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveMaxPool2d(x, [2]int{3, 4}) }},
 		{"AdaptiveAvgPool2d", "5x6->3x4", func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{3, 4}) }},
+		{"Interpolate", "nearest/x2", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.Interpolate(x, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}})
+		}},
+		{"Interpolate", "bilinear/7x4/align", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.Interpolate(x, nn.InterpolateOpts{Size: [2]int{7, 4}, Mode: "bilinear", AlignCorners: true})
+		}},
+		{"Interpolate", "bilinear/x1.5", func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.Interpolate(x, nn.InterpolateOpts{ScaleFactor: [2]float64{1.5, 1.5}, Mode: "bilinear"})
+		}},
 	} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return c.f(in[0]) }
 		cs = append(cs, conformanceCase{op: c.op, name: c.name, f: cubeOf(bare), bare: bare, in: []*tensor.Dense{smoothTensor(1, 2, 2, 5, 6)},

@@ -104,7 +104,7 @@ func FuzzConv2d(f *testing.F) {
 	})
 }
 
-// FuzzPool2d: the four poolings over shapes, kernels, strides, paddings
+// FuzzPool2d: the four poolings and Interpolate over shapes, kernels, strides, paddings
 // (sometimes too large or negative), dilation, ceil mode, padding counted
 // or not, divisor override, adaptive sizes, and values with NaN and ±Inf;
 // the invariant: an error that names the op, or a result and a gradient
@@ -138,7 +138,7 @@ func FuzzPool2d(f *testing.F) {
 			in = graphtest.Float32(in)
 		}
 		k, stride, pad := pair(0, 4), pair(0, 4), pair(-1, 3)
-		op := fb.intn(4)
+		op := fb.intn(5)
 		apply := func(x *gorgonia.Node) (*gorgonia.Node, error) {
 			switch op {
 			case 0:
@@ -148,6 +148,14 @@ func FuzzPool2d(f *testing.F) {
 					ExcludePad: fb.intn(2) == 1, DivisorOverride: fb.intn(4) - 1})
 			case 2:
 				return nn.AdaptiveMaxPool2d(x, pair(0, 6))
+			case 4:
+				opts := nn.InterpolateOpts{Mode: []string{"", "nearest", "bilinear", "bicubic"}[fb.intn(4)], AlignCorners: fb.intn(3) == 0}
+				if fb.intn(2) == 0 {
+					opts.Size = pair(0, 9)
+				} else {
+					opts.ScaleFactor = [2]float64{[]float64{0.5, 1, 1.5, 2, 0, -1}[fb.intn(6)], []float64{0.3, 1, 2.5, 3}[fb.intn(4)]}
+				}
+				return nn.Interpolate(x, opts)
 			default:
 				return nn.AdaptiveAvgPool2d(x, pair(0, 6))
 			}

@@ -231,8 +231,8 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))),
 		pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))))
 	y, err := ad.Apply(gather, input, idx)
-	if err != nil || !g.Rows.Empty() && !g.Cols.Empty() {
-		return y, err
+	if err != nil || !g.Rows.Empty() && !g.Cols.Empty() || g.Planes == 0 {
+		return y, err // (Gorgonia's Add panics on empty tensors)
 	}
 	// Windows with no input position (all padding) are −Inf, as torch's:
 	// a constant added to the linear gather (it would add −0 + 0 = +0 to
