@@ -144,6 +144,10 @@ func lossRows() []conformanceCase {
 			[]*tensor.Dense{x, smoothTensor(0.3, 4)}},
 		{"CrossEntropy", "none", ce(nn.CrossEntropyOpts{Reduction: "none", LabelSmoothing: 0.1}), []*tensor.Dense{x}},
 		{"MSELoss", "mean", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.MSELoss(in[0], in[1], "") }, []*tensor.Dense{x, y}},
+		{"LeakyReLU", "0.1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.LeakyReLU(in[0], 0.1) }), []*tensor.Dense{x}},
+		{"SiLU", "", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.SiLU(in[0]) }, []*tensor.Dense{x}},
+		{"GELU", "none", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "none") }, []*tensor.Dense{x}},
+		{"GELU", "tanh", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "tanh") }, []*tensor.Dense{x}},
 	} {
 		row := conformanceCase{op: c.op, name: c.name, f: c.f, in: c.in, check: graphtest.Options{Seed: 7}, tol32: 2e-5}
 		for j := range c.in {

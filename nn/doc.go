@@ -2,8 +2,9 @@
 // ops, as torch.nn.functional computes them, differentiable to every
 // order: Conv2d and ConvTranspose2d; MaxPool2d, AvgPool2d,
 // AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
-// bilinear); Softmax and LogSoftmax; CrossEntropy and MSELoss. (The other
-// losses, normalisation, dropout, layout and activations are to come.)
+// bilinear); Softmax and LogSoftmax; CrossEntropy and MSELoss; ReLU,
+// LeakyReLU, Sigmoid, Tanh, SiLU and GELU. (The other losses,
+// normalisation, dropout and layout ops are to come.)
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased in an options struct whose zero value

@@ -1,0 +1,180 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gops-dev/gops/ad"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The activations of torch.nn.functional, elementwise on a float32 or
+// float64 node of any shape, differentiable to every order. Each returns
+// an error for a nil input or another dtype.
+
+// ReLU is torch.nn.functional.relu: max(x, 0), NaN kept. Its derivative is
+// 1 for x > 0 and 0 elsewhere (0 at x = 0, as torch), and zero beyond.
+func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) { return LeakyReLU(x, 0) }
+
+// LeakyReLU is torch.nn.functional.leaky_relu(x, negative_slope): x for
+// x > 0, negativeSlope·x elsewhere (torch's default slope is 0.01; pass
+// it). Derivative 1 or negativeSlope (negativeSlope at 0, as torch).
+func LeakyReLU(x *gorgonia.Node, negativeSlope float64) (*gorgonia.Node, error) {
+	if err := checkActivation("LeakyReLU", x); err != nil {
+		return nil, err
+	}
+	m, err := ad.Apply(slopeSpec(x.Shape(), negativeSlope), x)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.HadamardProd(x, m)
+}
+
+// Sigmoid is torch.sigmoid: 1/(1+exp(−x)) (Gorgonia's, right at every
+// order).
+func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkActivation("Sigmoid", x); err != nil {
+		return nil, err
+	}
+	return gorgonia.Sigmoid(x)
+}
+
+// Tanh is torch.tanh (Gorgonia's, right at every order).
+func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkActivation("Tanh", x); err != nil {
+		return nil, err
+	}
+	return gorgonia.Tanh(x)
+}
+
+// SiLU is torch.nn.functional.silu: x·sigmoid(x).
+func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkActivation("SiLU", x); err != nil {
+		return nil, err
+	}
+	return gorgonia.HadamardProd(x, gorgonia.Must(gorgonia.Sigmoid(x)))
+}
+
+// GELU is torch.nn.functional.gelu(x, approximate): with approximate
+// "none" (or "") x·Φ(x) = x·(1 + erf(x/√2))/2, with "tanh"
+// x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2. Errors: as the others, and an
+// unknown approximate.
+func GELU(x *gorgonia.Node, approximate string) (*gorgonia.Node, error) {
+	if err := checkActivation("GELU", x); err != nil {
+		return nil, err
+	}
+	var inner *gorgonia.Node
+	var err error
+	switch approximate {
+	case "", "none":
+		s, err := scale(x, 1/math.Sqrt2)
+		if err != nil {
+			return nil, err
+		}
+		inner, err = ad.Apply(erfSpec(x.Shape()), s)
+		if err != nil {
+			return nil, err
+		}
+	case "tanh":
+		c3, err := scale(gorgonia.Must(gorgonia.Cube(x)), 0.044715)
+		if err != nil {
+			return nil, err
+		}
+		a, err := scale(gorgonia.Must(gorgonia.Add(x, c3)), math.Sqrt(2/math.Pi))
+		if err != nil {
+			return nil, err
+		}
+		if inner, err = gorgonia.Tanh(a); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("nn: GELU: approximate %q, want \"none\" or \"tanh\"", approximate)
+	}
+	one, err := scalarConstant(x, 1)
+	if err != nil {
+		return nil, err
+	}
+	half, err := scale(gorgonia.Must(gorgonia.Add(inner, one)), 0.5)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.HadamardProd(x, half)
+}
+
+// checkActivation checks an activation's input.
+func checkActivation(name string, x *gorgonia.Node) error {
+	if x == nil {
+		return fmt.Errorf("nn: %s: input is nil", name)
+	}
+	if d := x.Dtype(); d != tensor.Float32 && d != tensor.Float64 {
+		return fmt.Errorf("nn: %s: input dtype %v, want float32 or float64", name, d)
+	}
+	return nil
+}
+
+// scalarConstant is the constant k of x's dtype.
+func scalarConstant(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
+	var v gorgonia.Value = gorgonia.NewF64(k)
+	if x.Dtype() == tensor.Float32 {
+		v = gorgonia.NewF32(float32(k))
+	}
+	return ad.Constant(x.Graph(), v)
+}
+
+// slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
+// included), a piecewise constant with no derivative.
+func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
+	return elementwiseSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
+		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil)
+}
+
+func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for i, v := range in[0].Data {
+			if v > 0 {
+				out.Data[i] = 1
+			} else {
+				out.Data[i] = T(slope)
+			}
+		}
+		return nil
+	}
+}
+
+// erfSpec is erf, whose gradient U·(2/√π)·exp(−x²) is built from ops that
+// are right at every order.
+func erfSpec(s tensor.Shape) ad.OpSpec {
+	return elementwiseSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			e, err := gorgonia.Exp(gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.Square(in[0])))))
+			if err != nil {
+				return nil, err
+			}
+			d, err := scale(gorgonia.Must(gorgonia.HadamardProd(u, e)), 2/math.SqrtPi)
+			return gorgonia.Nodes{d}, err
+		})
+}
+
+func erfKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	for i, v := range in[0].Data {
+		out.Data[i] = T(math.Erf(float64(v)))
+	}
+	return nil
+}
+
+// elementwiseSpec is a one-input op of shape s.
+func elementwiseSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kernel, backward func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
+	s = s.Clone()
+	return ad.OpSpec{
+		Name: name, Params: params + fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: s.Dims(), DiffWRT: diff,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(s) {
+				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
+			}
+			return s.Clone(), nil
+		},
+		Kernel:   k,
+		Backward: backward,
+	}
+}
