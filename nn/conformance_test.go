@@ -148,6 +148,10 @@ func lossRows() []conformanceCase {
 		{"SiLU", "", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.SiLU(in[0]) }, []*tensor.Dense{x}},
 		{"GELU", "none", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "none") }, []*tensor.Dense{x}},
 		{"GELU", "tanh", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "tanh") }, []*tensor.Dense{x}},
+		{"Concat", "axis1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Concat(1, in[0], in[1]) }),
+			[]*tensor.Dense{x, smoothTensor(0.7, 3, 2)}},
+		{"Narrow", "axis1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Narrow(in[0], 1, 1, 2) }), []*tensor.Dense{x}},
+		{"Flatten", "0", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Flatten(in[0], 0) }), []*tensor.Dense{x}},
 	} {
 		row := conformanceCase{op: c.op, name: c.name, f: c.f, in: c.in, check: graphtest.Options{Seed: 7}, tol32: 2e-5}
 		for j := range c.in {

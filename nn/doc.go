@@ -3,8 +3,9 @@
 // order: Conv2d and ConvTranspose2d; MaxPool2d, AvgPool2d,
 // AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
 // bilinear); Softmax and LogSoftmax; CrossEntropy and MSELoss; ReLU,
-// LeakyReLU, Sigmoid, Tanh, SiLU and GELU. (The other losses,
-// normalisation, dropout and layout ops are to come.)
+// LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
+// Concat, copies that never alias an input. (BCEWithLogits, SmoothL1,
+// normalisation and dropout are to come.)
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased in an options struct whose zero value
