@@ -144,6 +144,10 @@ func lossRows() []conformanceCase {
 			[]*tensor.Dense{x, smoothTensor(0.3, 4)}},
 		{"CrossEntropy", "none", ce(nn.CrossEntropyOpts{Reduction: "none", LabelSmoothing: 0.1}), []*tensor.Dense{x}},
 		{"MSELoss", "mean", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.MSELoss(in[0], in[1], "") }, []*tensor.Dense{x, y}},
+		{"SmoothL1Loss", "beta5", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.SmoothL1Loss(in[0], in[1], 5, "sum") }, []*tensor.Dense{x, y}},
+		{"BinaryCrossEntropyWithLogits", "weight/pos", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.BinaryCrossEntropyWithLogits(in[0], in[1], nn.BCEWithLogitsOpts{Weight: in[2], PosWeight: in[3]})
+		}, []*tensor.Dense{x, smoothTensor(0.4, 3, 4), smoothTensor(0.5, 4), smoothTensor(0.6, 4)}},
 		{"LeakyReLU", "0.1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.LeakyReLU(in[0], 0.1) }), []*tensor.Dense{x}},
 		{"SiLU", "", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.SiLU(in[0]) }, []*tensor.Dense{x}},
 		{"GELU", "none", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "none") }, []*tensor.Dense{x}},

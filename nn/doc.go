@@ -2,10 +2,11 @@
 // ops, as torch.nn.functional computes them, differentiable to every
 // order: Conv2d and ConvTranspose2d; MaxPool2d, AvgPool2d,
 // AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
-// bilinear); Softmax and LogSoftmax; CrossEntropy and MSELoss; ReLU,
+// bilinear); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
+// and BinaryCrossEntropyWithLogits; ReLU,
 // LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
-// Concat, copies that never alias an input. (BCEWithLogits, SmoothL1,
-// normalisation and dropout are to come.)
+// Concat, copies that never alias an input. (Normalisation and dropout
+// are to come.)
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased in an options struct whose zero value

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
@@ -237,26 +238,31 @@ func MSELoss(input, target *gorgonia.Node, reduction string) (*gorgonia.Node, er
 
 // diff checks a pointwise loss's inputs and returns input − target.
 func diff(name string, input, target *gorgonia.Node, red string) (*gorgonia.Node, string, error) {
+	r, err := checkPair(name, input, target, red)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := gorgonia.Sub(input, target)
+	return d, r, err
+}
+
+// checkPair checks a pointwise loss's inputs and its reduction.
+func checkPair(name string, input, target *gorgonia.Node, red string) (string, error) {
 	if input == nil || target == nil {
-		return nil, "", fmt.Errorf("nn: %s: input or target is nil", name)
+		return "", fmt.Errorf("nn: %s: input or target is nil", name)
 	}
 	for _, x := range []struct {
 		n    *gorgonia.Node
 		what string
 	}{{input, "input"}, {target, "target"}} {
 		if d := x.n.Dtype(); d != tensor.Float32 && d != tensor.Float64 {
-			return nil, "", fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.what, d)
+			return "", fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.what, d)
 		}
 	}
 	if input.Dtype() != target.Dtype() || !input.Shape().Eq(target.Shape()) {
-		return nil, "", fmt.Errorf("nn: %s: target %v %v differs from input %v %v", name, target.Dtype(), target.Shape(), input.Dtype(), input.Shape())
+		return "", fmt.Errorf("nn: %s: target %v %v differs from input %v %v", name, target.Dtype(), target.Shape(), input.Dtype(), input.Shape())
 	}
-	r, err := reduction(name, red)
-	if err != nil {
-		return nil, "", err
-	}
-	d, err := gorgonia.Sub(input, target)
-	return d, r, err
+	return reduction(name, red)
 }
 
 // reduce applies a reduction to elementwise losses.
@@ -268,4 +274,206 @@ func reduce(l *gorgonia.Node, red string) (*gorgonia.Node, error) {
 		return gorgonia.Sum(l)
 	}
 	return gorgonia.Mean(l)
+}
+
+// SmoothL1Loss is torch.nn.functional.smooth_l1_loss: with d = input −
+// target, 0.5·d²/beta where |d| < beta and |d| − 0.5·beta elsewhere (beta
+// = 0: |d|, the L1 loss), reduced by reduction ("mean" or "", "sum",
+// "none"). Differentiable to every order w.r.t. both: its derivatives are
+// clamp(d/beta, −1, 1) (sign(d) for beta = 0, 0 at 0, as torch), then
+// 1/beta inside the band and 0 outside, then 0. Errors: as MSELoss's, and
+// a negative or NaN beta.
+func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) (*gorgonia.Node, error) {
+	if !(beta >= 0) {
+		return nil, fmt.Errorf("nn: SmoothL1Loss: beta %v must be non-negative", beta)
+	}
+	d, red, err := diff("SmoothL1Loss", input, target, reduction)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ad.Apply(smoothL1Spec(d.Shape(), beta, 0), d)
+	if err != nil {
+		return nil, err
+	}
+	return reduce(l, red)
+}
+
+// smoothL1Spec is the order-th derivative of the elementwise smooth L1
+// function (0: the function); its Backward is the next one times U.
+func smoothL1Spec(s tensor.Shape, beta float64, order int) ad.OpSpec {
+	var diff []bool
+	var backward func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error)
+	if order < 2 && (order == 0 || beta > 0) {
+		backward = func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			next, err := ad.Apply(smoothL1Spec(s, beta, order+1), in[0])
+			if err != nil {
+				return nil, err
+			}
+			d, err := gorgonia.HadamardProd(u, next)
+			return gorgonia.Nodes{d}, err
+		}
+	} else {
+		diff = []bool{false} // piecewise constant
+	}
+	return elementwiseSpec(fmt.Sprintf("SmoothL1d%d", order), fmt.Sprint(beta), s, diff,
+		ad.Floats(smoothL1Kernel[float32](beta, order), smoothL1Kernel[float64](beta, order)), backward)
+}
+
+func smoothL1Kernel[T ad.Float](beta float64, order int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		b := T(beta)
+		for i, d := range in[0].Data {
+			a := max(d, -d)
+			inside := a < b
+			var v T
+			switch order {
+			case 0:
+				if inside {
+					v = 0.5 * d * d / b
+				} else {
+					v = a - 0.5*b
+				}
+			case 1:
+				switch {
+				case inside:
+					v = d / b
+				case d > 0:
+					v = 1
+				case d < 0:
+					v = -1
+				default:
+					v = d // 0, or NaN
+				}
+			default:
+				if inside {
+					v = 1 / b
+				}
+			}
+			out.Data[i] = v
+		}
+		return nil
+	}
+}
+
+// BCEWithLogitsOpts are BinaryCrossEntropyWithLogits' options, named as in
+// torch.nn.functional.binary_cross_entropy_with_logits.
+type BCEWithLogitsOpts struct {
+	// Weight, if not nil, multiplies each element's loss: the input's
+	// shape, or [C] for the last axis.
+	Weight *gorgonia.Node
+	// PosWeight, if not nil, [C]: the weight of the positive term per
+	// class (the last axis).
+	PosWeight *gorgonia.Node
+	// Reduction: "mean" (or ""), "sum" or "none".
+	Reduction string
+}
+
+// BinaryCrossEntropyWithLogits is
+// torch.nn.functional.binary_cross_entropy_with_logits: per element
+// w·[(1 − y)·x + (1 + (p − 1)·y)·softplus(−x)] for logits x, targets y in
+// [0, 1] (same shape), weight w and positive weight p, with a softplus
+// that is stable for any |x|; reduced by Reduction. Differentiable to
+// every order w.r.t. logits, targets and the weights. Errors: logits and
+// target of other shapes or dtypes, a weight of another shape than the
+// logits' or [C], PosWeight not [C], an unknown Reduction.
+func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLogitsOpts) (*gorgonia.Node, error) {
+	const name = "BinaryCrossEntropyWithLogits"
+	red, err := checkPair(name, logits, target, opts.Reduction)
+	if err != nil {
+		return nil, err
+	}
+	s := logits.Shape()
+	if logits.IsScalar() || s.Dims() == 0 {
+		return nil, fmt.Errorf("nn: %s: logits must have rank at least 1, got %v", name, s)
+	}
+	c := s[s.Dims()-1]
+	// broadcast returns w as the logits' shape: as is, or [C] along the
+	// last axis.
+	broadcast := func(what string, w *gorgonia.Node, vectorOnly bool) (*gorgonia.Node, error) {
+		if err := checkNodes(name, []namedNode{{logits, "logits", s.Dims(), false}, {w, what, w.Shape().Dims(), false}}); err != nil {
+			return nil, err
+		}
+		if !vectorOnly && w.Shape().Eq(s) {
+			return w, nil
+		}
+		if !w.Shape().Eq(tensor.Shape{c}) {
+			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d) or the logits' %v", name, what, w.Shape(), c, s)
+		}
+		if s.Dims() == 1 {
+			return w, nil
+		}
+		flat := tensor.Shape{s.TotalSize() / max(c, 1), c}
+		_, bcast := axisSpecs(flat, 0)
+		b, err := ad.Apply(bcast, w)
+		if err != nil {
+			return nil, err
+		}
+		return ad.Reshape(b, s...)
+	}
+	one, err := scalarConstant(logits, 1)
+	if err != nil {
+		return nil, err
+	}
+	oneMinusY, err := gorgonia.Sub(one, target)
+	if err != nil {
+		return nil, err
+	}
+	neg, err := gorgonia.Neg(logits)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := ad.Apply(softplusSpec(s), neg)
+	if err != nil {
+		return nil, err
+	}
+	lw := one // 1 + (p − 1)·y
+	if opts.PosWeight != nil {
+		p, err := broadcast("pos_weight", opts.PosWeight, true)
+		if err != nil {
+			return nil, err
+		}
+		lw, err = gorgonia.Add(one, gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sub(p, one)), target)))
+		if err != nil {
+			return nil, err
+		}
+	}
+	var spw *gorgonia.Node
+	if lw == one {
+		spw = sp
+	} else if spw, err = gorgonia.HadamardProd(lw, sp); err != nil {
+		return nil, err
+	}
+	l, err := gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(oneMinusY, logits)), spw)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Weight != nil {
+		w, err := broadcast("weight", opts.Weight, false)
+		if err != nil {
+			return nil, err
+		}
+		if l, err = gorgonia.HadamardProd(w, l); err != nil {
+			return nil, err
+		}
+	}
+	return reduce(l, red)
+}
+
+// softplusSpec is log(1 + exp(x)), computed as max(x, 0) + log1p(exp(−|x|))
+// (no overflow); its gradient is U·sigmoid(x) (Gorgonia's Sigmoid, right at
+// every order).
+func softplusSpec(s tensor.Shape) ad.OpSpec {
+	return elementwiseSpec("Softplus", "", s, nil, ad.Floats(softplusKernel[float32], softplusKernel[float64]),
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := gorgonia.HadamardProd(u, gorgonia.Must(gorgonia.Sigmoid(in[0])))
+			return gorgonia.Nodes{d}, err
+		})
+}
+
+func softplusKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	for i, v := range in[0].Data {
+		x := float64(v)
+		out.Data[i] = T(max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))))
+	}
+	return nil
 }

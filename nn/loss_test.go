@@ -26,6 +26,9 @@ type lossGoldenCase struct {
 	TargetShape    []int            `json:"target_shape"`
 	Target         []float64        `json:"target"`
 	Weight         []float64        `json:"weight"`
+	WeightShape    []int            `json:"weight_shape"`
+	PosWeight      []float64        `json:"pos_weight"`
+	Beta           float64          `json:"beta"`
 	IgnoreIndex    int              `json:"ignore_index"`
 	LabelSmoothing float64          `json:"label_smoothing"`
 	Reduction      string           `json:"reduction"`
@@ -53,6 +56,11 @@ func TestLossGolden(t *testing.T) {
 			rtol, atol := 1e-11, 1e-12
 			if c.Dtype == "float32" {
 				dt, rtol, atol = tensor.Float32, 2e-5, 2e-6
+			} else if c.Op == "bce_with_logits" {
+				// Our gradient sums (1 − y) and −lw·sigmoid(−x), which
+				// cancel for logits of magnitude 40; torch's is
+				// sigmoid(x) − y: a few 1e-9 relative apart.
+				rtol = 1e-8
 			}
 			g := gorgonia.NewGraph()
 			node := func(name string, shape []int, data []float64) *gorgonia.Node {
@@ -77,6 +85,17 @@ func TestLossGolden(t *testing.T) {
 				y, err = nn.LogSoftmax(x, c.Axis)
 			case "mse_loss":
 				y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
+			case "smooth_l1_loss":
+				y, err = nn.SmoothL1Loss(x, node("target", c.TargetShape, c.Target), c.Beta, c.Reduction)
+			case "bce_with_logits":
+				opts := nn.BCEWithLogitsOpts{Reduction: c.Reduction}
+				if c.Weight != nil {
+					opts.Weight = node("weight", c.WeightShape, c.Weight)
+				}
+				if c.PosWeight != nil {
+					opts.PosWeight = node("pos_weight", []int{len(c.PosWeight)}, c.PosWeight)
+				}
+				y, err = nn.BinaryCrossEntropyWithLogits(x, node("target", c.TargetShape, c.Target), opts)
 			case "cross_entropy":
 				ts := make([]int, len(c.Target))
 				for i, v := range c.Target {
@@ -181,6 +200,17 @@ func TestLossBadInput(t *testing.T) {
 			return nn.MSELoss(x, gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 3)), "")
 		}, "MSELoss: target float64 (4, 3) differs from input float64 (3, 4)"},
 		{"mse nil", func() (*gorgonia.Node, error) { return nn.MSELoss(x, nil, "") }, "MSELoss: input or target is nil"},
+		{"smooth beta", func() (*gorgonia.Node, error) { return nn.SmoothL1Loss(x, x, -1, "") }, "SmoothL1Loss: beta -1 must be non-negative"},
+		{"smooth reduction", func() (*gorgonia.Node, error) { return nn.SmoothL1Loss(x, x, 1, "max") }, `Reduction "max"`},
+		{"bce target", func() (*gorgonia.Node, error) {
+			return nn.BinaryCrossEntropyWithLogits(x, gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 5)), nn.BCEWithLogitsOpts{})
+		}, "target float64 (3, 5) differs from input float64 (3, 4)"},
+		{"bce weight", func() (*gorgonia.Node, error) {
+			return nn.BinaryCrossEntropyWithLogits(x, x, nn.BCEWithLogitsOpts{Weight: gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3))})
+		}, "weight shape (3), want (4) or the logits' (3, 4)"},
+		{"bce pos weight", func() (*gorgonia.Node, error) {
+			return nn.BinaryCrossEntropyWithLogits(x, x, nn.BCEWithLogitsOpts{PosWeight: gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 4))})
+		}, "pos_weight shape (3, 4), want (4)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.f()

@@ -16,12 +16,14 @@ JSON layout:
     {"torch": str, "op": "loss", "cases": [case, ...]}
 
     case = {
-      "name": str, "op": "softmax" | "log_softmax" | "cross_entropy" | "mse_loss",
+      "name": str, "op": "softmax" | "log_softmax" | "cross_entropy" | "mse_loss" | "smooth_l1_loss" | "bce_with_logits",
       "dtype": "float32" | "float64",
       "axis": int,                                    # softmax, log_softmax
       "input_shape": [...], "input": [...],           # logits for cross_entropy
       "target_shape": [...], "target": [...],         # ints for cross_entropy, floats for mse_loss
       "weight": [...] | null, "ignore_index": int, "label_smoothing": float,
+      "weight_shape": [...] | null, "pos_weight": [...] | null,   # bce_with_logits
+      "beta": float,                                  # smooth_l1_loss
       "reduction": "mean" | "sum" | "none",
       "grad_output": [...],                           # G, shape == output_shape ([] for a scalar)
       "output_shape": [...], "output": [...],
@@ -108,6 +110,21 @@ def main():
             y = rnd(3, 4)
             cases.append(run(red, "mse_loss", dt, dname, rnd(3, 4), lambda t: F.mse_loss(t, y, reduction=red),
                              {"target_shape": [3, 4], "target": enc(y)[0], "reduction": red}, gen))
+        for beta, red in [(1.0, "mean"), (0.5, "sum"), (0.0, "none"), (2.0, "mean")]:
+            y = rnd(3, 5)
+            cases.append(run(f"beta{beta}/{red}", "smooth_l1_loss", dt, dname, rnd(3, 5) * 2,
+                             lambda t: F.smooth_l1_loss(t, y, reduction=red, beta=beta),
+                             {"target_shape": [3, 5], "target": enc(y)[0], "reduction": red, "beta": beta}, gen))
+        for name, wshape, pw, red, mag in [("plain", None, False, "mean", 1.0), ("weight-c/pos", (4,), True, "sum", 1.0),
+                                           ("weight-full", (3, 4), False, "none", 1.0), ("large", None, True, "mean", 40.0)]:
+            y = torch.rand((3, 4), generator=gen, dtype=torch.float64).to(dt)
+            w = (torch.rand(wshape, generator=gen, dtype=torch.float64) + 0.5).to(dt) if wshape else None
+            p = (torch.rand(4, generator=gen, dtype=torch.float64) * 2 + 0.5).to(dt) if pw else None
+            f = lambda t: F.binary_cross_entropy_with_logits(t, y, weight=w, pos_weight=p, reduction=red)
+            extra = {"target_shape": [3, 4], "target": enc(y)[0], "reduction": red,
+                     "weight": enc(w)[0] if w is not None else None, "weight_shape": list(wshape) if wshape else None,
+                     "pos_weight": enc(p)[0] if p is not None else None}
+            cases.append(run(name, "bce_with_logits", dt, dname, rnd(3, 4) * mag, f, extra, gen))
     doc = {"torch": torch.__version__, "op": "loss", "cases": cases}
     with gzip.open(OUT_PATH, "wt") as f:
         json.dump(doc, f)
