@@ -156,6 +156,12 @@ func lossRows() []conformanceCase {
 			[]*tensor.Dense{x, smoothTensor(0.7, 3, 2)}},
 		{"Narrow", "axis1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Narrow(in[0], 1, 1, 2) }), []*tensor.Dense{x}},
 		{"Flatten", "0", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Flatten(in[0], 0) }), []*tensor.Dense{x}},
+		{"GroupNorm", "groups2/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GroupNorm(in[0], 2, in[1], in[2], 0) },
+			[]*tensor.Dense{smoothTensor(1.5, 2, 4, 2, 2), smoothTensor(0.5, 4), smoothTensor(0.3, 4)}},
+		{"LayerNorm", "last/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.LayerNorm(in[0], []int{4}, in[1], in[2], 0.01)
+		},
+			[]*tensor.Dense{x, smoothTensor(0.5, 4), smoothTensor(0.3, 4)}},
 	} {
 		row := conformanceCase{op: c.op, name: c.name, f: c.f, in: c.in, check: graphtest.Options{Seed: 7}, tol32: 2e-5}
 		for j := range c.in {
