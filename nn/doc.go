@@ -5,8 +5,8 @@
 // bilinear); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
 // and BinaryCrossEntropyWithLogits; ReLU,
 // LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
-// Concat, copies that never alias an input; GroupNorm and LayerNorm.
-// (BatchNorm and Dropout are to come.)
+// Concat, copies that never alias an input; GroupNorm and LayerNorm;
+// Dropout. (BatchNorm is to come.)
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased in an options struct whose zero value
