@@ -3,10 +3,8 @@ package nn_test
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
@@ -56,38 +54,20 @@ func (c *actGoldenCase) activation(x *gorgonia.Node) (*gorgonia.Node, error) {
 func TestActivationGolden(t *testing.T) {
 	for _, c := range golden.Load[actGoldenCase](t, filepath.Join("..", "testdata", "act_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
-			dt := tensor.Float64
-			rtol, atol := 1e-11, 1e-12
-			if c.Dtype == "float32" {
-				dt, rtol, atol = tensor.Float32, 2e-5, 2e-6
-			}
-			g := gorgonia.NewGraph()
-			node := func(name string, data []float64) *gorgonia.Node {
-				return gorgonia.NewTensor(g, dt, len(c.InputShape), gorgonia.WithShape(c.InputShape...), gorgonia.WithName(name),
-					gorgonia.WithValue(golden.Tensor(c.Dtype, c.InputShape, data)))
-			}
-			x := node("x", c.Input)
+			gg := newGoldenGraph(t, c.Dtype)
+			x := gg.node("x", c.InputShape, c.Input)
 			y, err := c.activation(x)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gy := node("G", c.GradOutput)
-			gx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), x)
+			gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
+			got, err := graphtest.Eval(gg.g, y, gx, hx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := node("v", c.VInput)
-			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gx[0], v)))), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, y, gx[0], hx[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
+			golden.AssertClose(t, "output", got[0], c.Output, gg.rtol, gg.atol)
+			golden.AssertClose(t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
+			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
 		})
 	}
 }
@@ -98,21 +78,10 @@ func TestActivationBadInput(t *testing.T) {
 	g := gorgonia.NewGraph()
 	i := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(3))
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3))
-	for _, c := range []struct {
-		name string
-		f    func() (*gorgonia.Node, error)
-		want string
-	}{
+	runErrCases(t, []errCase{
 		{"nil", func() (*gorgonia.Node, error) { return nn.ReLU(nil) }, "LeakyReLU: input is nil"},
 		{"int", func() (*gorgonia.Node, error) { return nn.SiLU(i) }, "SiLU: input dtype int"},
 		{"int tanh", func() (*gorgonia.Node, error) { return nn.Tanh(i) }, "Tanh: input dtype int"},
 		{"gelu", func() (*gorgonia.Node, error) { return nn.GELU(x, "erf") }, `GELU: approximate "erf"`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := c.f()
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
-		})
-	}
+	})
 }

@@ -50,15 +50,11 @@ type convGoldenCase struct {
 func TestConvGolden(t *testing.T) {
 	for _, c := range golden.Load[convGoldenCase](t, filepath.Join("..", "testdata", "conv_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
-			dt := tensor.Float64
+			gg := newGoldenGraph(t, c.Dtype)
+			g, node := gg.g, gg.node
 			rtol, atol := 1e-11, 1e-11
 			if c.Dtype == "float32" {
-				dt, rtol, atol = tensor.Float32, 2e-5, 2e-5
-			}
-			g := gorgonia.NewGraph()
-			node := func(name string, shape []int, data []float64) *gorgonia.Node {
-				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
+				rtol, atol = 2e-5, 2e-5
 			}
 			x, w := node("x", c.InputShape, c.Input), node("w", c.WeightShape, c.Weight)
 			var b *gorgonia.Node

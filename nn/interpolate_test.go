@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
@@ -39,17 +38,8 @@ type interpGoldenCase struct {
 func TestInterpolateGolden(t *testing.T) {
 	for _, c := range golden.Load[interpGoldenCase](t, filepath.Join("..", "testdata", "interp_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
-			dt := tensor.Float64
-			rtol, atol := 1e-12, 1e-12
-			if c.Dtype == "float32" {
-				dt, rtol, atol = tensor.Float32, 2e-5, 2e-5
-			}
-			g := gorgonia.NewGraph()
-			node := func(name string, shape []int, data []float64) *gorgonia.Node {
-				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
-			}
-			x := node("x", c.InputShape, c.Input)
+			gg := newGoldenGraph(t, c.Dtype)
+			x := gg.node("x", c.InputShape, c.Input)
 			opts := nn.InterpolateOpts{Mode: c.Mode, AlignCorners: c.AlignCorners}
 			if c.Size != nil {
 				opts.Size = [2]int{c.Size[0], c.Size[1]}
@@ -63,24 +53,14 @@ func TestInterpolateGolden(t *testing.T) {
 			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
 				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
 			}
-			gy := node("G", c.OutputShape, c.GradOutput)
-			p := gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y))
-			gx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(p)), x)
+			gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
+			got, err := graphtest.Eval(gg.g, y, gx, hx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := node("v", c.InputShape, c.VInput)
-			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gx[0], v)))), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, y, gx[0], hx[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
+			golden.AssertClose(t, "output", got[0], c.Output, gg.rtol, gg.atol)
+			golden.AssertClose(t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
+			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
 		})
 	}
 }

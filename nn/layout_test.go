@@ -1,7 +1,6 @@
 package nn_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/graphtest"
@@ -59,11 +58,7 @@ func TestLayoutValues(t *testing.T) {
 	if !cat1.Shape().Eq(tensor.Shape{2, 5}) || !nar.Shape().Eq(tensor.Shape{2, 2, 2}) || !flat.Shape().Eq(tensor.Shape{2, 6}) {
 		t.Fatalf("shapes %v %v %v", cat1.Shape(), nar.Shape(), flat.Shape())
 	}
-	for _, c := range []struct {
-		name string
-		f    func() (*gorgonia.Node, error)
-		want string
-	}{
+	runErrCases(t, []errCase{
 		{"concat none", func() (*gorgonia.Node, error) { return nn.Concat(0) }, "Concat: no inputs"},
 		{"concat nil", func() (*gorgonia.Node, error) { return nn.Concat(0, a, nil) }, "input 1 is nil"},
 		{"concat shapes", func() (*gorgonia.Node, error) { return nn.Concat(0, a, b) }, "input 1 shape (2, 2) differs from input 0 (2, 3) outside axis 0"},
@@ -72,12 +67,5 @@ func TestLayoutValues(t *testing.T) {
 		{"narrow negative", func() (*gorgonia.Node, error) { return nn.Narrow(c, 0, -1, 1) }, "start -1"},
 		{"flatten axis", func() (*gorgonia.Node, error) { return nn.Flatten(c, 3) }, "axis 3 out of range"},
 		{"reshape size", func() (*gorgonia.Node, error) { return nn.Reshape(c, 5, 2) }, "nn: Reshape: "},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := c.f()
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
-		})
-	}
+	})
 }

@@ -1,0 +1,82 @@
+package nn_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/golden"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// goldenGraph is the graph of one golden case: its dtype, default
+// tolerances (rtol, atol: 1e-11 and 1e-12 in float64, 2e-5 and 2e-6 in
+// float32), and nodes holding the case's values.
+type goldenGraph struct {
+	t          *testing.T
+	g          *gorgonia.ExprGraph
+	dtype      string
+	dt         tensor.Dtype
+	rtol, atol float64
+}
+
+func newGoldenGraph(t *testing.T, dtype string) *goldenGraph {
+	gg := &goldenGraph{t: t, g: gorgonia.NewGraph(), dtype: dtype, dt: tensor.Float64, rtol: 1e-11, atol: 1e-12}
+	if dtype == "float32" {
+		gg.dt, gg.rtol, gg.atol = tensor.Float32, 2e-5, 2e-6
+	}
+	return gg
+}
+
+// node is a named input node with the given values (a scalar for an empty
+// shape).
+func (gg *goldenGraph) node(name string, shape []int, data []float64) *gorgonia.Node {
+	if len(shape) == 0 {
+		var s gorgonia.Value = gorgonia.NewF64(data[0])
+		if gg.dt == tensor.Float32 {
+			s = gorgonia.NewF32(float32(data[0]))
+		}
+		return gorgonia.NewScalar(gg.g, gg.dt, gorgonia.WithName(name), gorgonia.WithValue(s))
+	}
+	return gorgonia.NewTensor(gg.g, gg.dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(golden.Tensor(gg.dtype, shape, data)))
+}
+
+// squareGradHVP builds the gradient of Σ G·y² w.r.t. x (G the case's
+// grad_output, of y's shape) and the Hessian-vector product along v (the
+// gradient of <gradient, v> w.r.t. x).
+func (gg *goldenGraph) squareGradHVP(y, x *gorgonia.Node, g, v []float64) (gx, hx *gorgonia.Node) {
+	gg.t.Helper()
+	gy := gg.node("G", y.Shape(), g)
+	d, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), x)
+	if err != nil {
+		gg.t.Fatal(err)
+	}
+	vn := gg.node("v", x.Shape(), v)
+	h, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(d[0], vn)))), x)
+	if err != nil {
+		gg.t.Fatal(err)
+	}
+	return d[0], h[0]
+}
+
+// errCase is a call that must fail with an error containing want.
+type errCase struct {
+	name string
+	f    func() (*gorgonia.Node, error)
+	want string
+}
+
+// runErrCases runs each case as a subtest.
+func runErrCases(t *testing.T, cases []errCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
