@@ -158,6 +158,9 @@ func lossRows() []conformanceCase {
 		{"Flatten", "0", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Flatten(in[0], 0) }), []*tensor.Dense{x}},
 		{"GroupNorm", "groups2/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GroupNorm(in[0], 2, in[1], in[2], 0) },
 			[]*tensor.Dense{smoothTensor(1.5, 2, 4, 2, 2), smoothTensor(0.5, 4), smoothTensor(0.3, 4)}},
+		{"BatchNorm", "training/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.BatchNorm(in[0], in[1], in[2], nil, nil, nn.BatchNormOpts{Training: true})
+		}, []*tensor.Dense{smoothTensor(1.5, 3, 2, 2, 2), smoothTensor(0.5, 2), smoothTensor(0.3, 2)}},
 		{"LayerNorm", "last/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 			return nn.LayerNorm(in[0], []int{4}, in[1], in[2], 0.01)
 		},

@@ -5,8 +5,8 @@
 // bilinear); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
 // and BinaryCrossEntropyWithLogits; ReLU,
 // LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
-// Concat, copies that never alias an input; GroupNorm and LayerNorm;
-// Dropout. (BatchNorm is to come.)
+// Concat, copies that never alias an input; BatchNorm, GroupNorm and
+// LayerNorm; Dropout.
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased in an options struct whose zero value

@@ -1,0 +1,234 @@
+package nn
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gops-dev/gops/ad"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// BatchNormOpts are BatchNorm's options, named as in
+// torch.nn.functional.batch_norm. The zero value is torch's defaults in
+// eval mode.
+type BatchNormOpts struct {
+	// Training normalises with the batch's statistics and updates the
+	// running ones; false (eval) normalises with the running ones.
+	Training bool
+	// Momentum of the running statistics' update; 0 means torch's 0.1.
+	Momentum float64
+	// Eps added to the variance; 0 means torch's 1e-5.
+	Eps float64
+}
+
+// BatchNorm is torch.nn.functional.batch_norm for input [N, C, *]: each
+// channel normalised, (x − μ)/√(σ² + eps), then times weight and plus bias
+// ([C] each, nil for none).
+//
+// In training, μ and σ² are the channel's mean and biased variance over
+// the batch and the other axes, and each run of the graph updates
+// runningMean and runningVar ([C], the input's dtype, may be nil for
+// none) in place once, as torch: running = (1 − Momentum)·running +
+// Momentum·batch, with the unbiased variance. In eval mode μ and σ² are
+// the running ones, read when the graph runs (nodes holding the same
+// tensors), and required.
+//
+// Differentiable to every order w.r.t. input, weight and bias, the batch
+// statistics included in training (per-channel sums and their broadcast,
+// and Gorgonia's elementwise ops that are right at every order).
+//
+// Errors when the node is built: input not float of rank ≥ 2, weight or
+// bias not [C] of its dtype, running statistics not [C] of its dtype (or
+// nil in eval mode), Momentum outside [0, 1], Eps negative, a training
+// batch with one value per channel (torch refuses it too).
+func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, opts BatchNormOpts) (*gorgonia.Node, error) {
+	const name = "BatchNorm"
+	if input == nil {
+		return nil, fmt.Errorf("nn: %s: input is nil", name)
+	}
+	s := input.Shape()
+	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", 1, true}, {bias, "bias", 1, true}}); err != nil {
+		return nil, err
+	}
+	if input.IsScalar() || s.Dims() < 2 {
+		return nil, fmt.Errorf("nn: %s: input must have rank at least 2, got %v", name, s)
+	}
+	n, c := s[0], s[1]
+	l := s.TotalSize() / max(n*c, 1)
+	for _, p := range []struct {
+		n    *gorgonia.Node
+		what string
+	}{{weight, "weight"}, {bias, "bias"}} {
+		if p.n != nil && !p.n.Shape().Eq(tensor.Shape{c}) {
+			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d)", name, p.what, p.n.Shape(), c)
+		}
+	}
+	for _, r := range []struct {
+		t    *tensor.Dense
+		what string
+	}{{runningMean, "runningMean"}, {runningVar, "runningVar"}} {
+		switch {
+		case r.t == nil && !opts.Training:
+			return nil, fmt.Errorf("nn: %s: %s is nil in eval mode", name, r.what)
+		case r.t != nil && (!r.t.Shape().Eq(tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
+			return nil, fmt.Errorf("nn: %s: %s %v %v, want (%d) %v", name, r.what, r.t.Dtype(), r.t.Shape(), c, input.Dtype())
+		}
+	}
+	momentum := opts.Momentum
+	if momentum == 0 {
+		momentum = 0.1
+	}
+	if !(momentum >= 0 && momentum <= 1) {
+		return nil, fmt.Errorf("nn: %s: Momentum %v must be in [0, 1]", name, opts.Momentum)
+	}
+	eps, err := normEps(name, opts.Eps)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Training && n*l <= 1 {
+		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
+	}
+	g := input.Graph()
+	x3, err := ad.Reshape(input, n, c, l)
+	if err != nil {
+		return nil, err
+	}
+	s3 := tensor.Shape{n, c, l}
+	_, bcast := channelSpecs(s3)
+	var mean, variance *gorgonia.Node
+	if opts.Training {
+		stats := &runningStats{mean: runningMean, variance: runningVar, momentum: momentum}
+		if mean, err = ad.Apply(channelMeanSpec(s3, stats), x3); err != nil {
+			return nil, err
+		}
+	} else {
+		mean = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningMean), gorgonia.WithName(fmt.Sprintf("runningMean%p", runningMean)))
+		variance = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningVar), gorgonia.WithName(fmt.Sprintf("runningVar%p", runningVar)))
+	}
+	mb, err := ad.Apply(bcast, mean)
+	if err != nil {
+		return nil, err
+	}
+	d, err := gorgonia.Sub(x3, mb)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Training {
+		if variance, err = ad.Apply(channelMeanSpec(s3, nil), gorgonia.Must(gorgonia.Square(d))); err != nil {
+			return nil, err
+		}
+	}
+	e, err := scalarConstant(input, eps)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := gorgonia.Inverse(gorgonia.Must(gorgonia.Sqrt(gorgonia.Must(gorgonia.Add(variance, e)))))
+	if err != nil {
+		return nil, err
+	}
+	if weight != nil {
+		if inv, err = gorgonia.HadamardProd(inv, weight); err != nil {
+			return nil, err
+		}
+	}
+	ib, err := ad.Apply(bcast, inv)
+	if err != nil {
+		return nil, err
+	}
+	y, err := gorgonia.HadamardProd(d, ib)
+	if err != nil {
+		return nil, err
+	}
+	if bias != nil {
+		if y, err = addBias(y, bias); err != nil {
+			return nil, err
+		}
+	}
+	return ad.Reshape(y, s...)
+}
+
+// runningStats are the running mean and variance a training BatchNorm
+// updates once per run.
+type runningStats struct {
+	mu             sync.Mutex
+	mean, variance *tensor.Dense
+	momentum       float64
+}
+
+// channelMeanSpec is the per-channel mean of [N, C, L] (ChannelSum / N·L,
+// its gradient ChannelBroadcast / N·L). With stats, its kernel also
+// updates the running statistics from the values it averages.
+func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
+	n, c, l := s[0], s[1], s[2]
+	k := 1 / float64(n*l)
+	return ad.OpSpec{
+		Name: "ChannelMean", Params: fmt.Sprintf("%v %p", s, stats), InputDims: []int{3}, OutputDims: 1,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !in[0].Eq(s) {
+				return nil, fmt.Errorf("nn: ChannelMean: input %v, want %v", in[0], s)
+			}
+			return tensor.Shape{c}, nil
+		},
+		Kernel: ad.Floats(channelMeanKernel[float32](n, c, l, stats), channelMeanKernel[float64](n, c, l, stats)),
+		Backward: func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			_, bc := channelSpecs(s)
+			b, err := ad.Apply(bc, u)
+			if err != nil {
+				return nil, err
+			}
+			d, err := scale(b, k)
+			return gorgonia.Nodes{d}, err
+		},
+	}
+}
+
+func channelMeanKernel[T ad.Float](n, c, l int, stats *runningStats) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		x := in[0].Data
+		cnt := float64(n * l)
+		for ci := 0; ci < c; ci++ {
+			var sum float64
+			for ni := 0; ni < n; ni++ {
+				for _, v := range x[(ni*c+ci)*l:][:l] {
+					sum += float64(v)
+				}
+			}
+			mean := sum / cnt
+			out.Data[ci] = T(mean)
+			if stats == nil {
+				continue
+			}
+			var ss float64
+			for ni := 0; ni < n; ni++ {
+				for _, v := range x[(ni*c+ci)*l:][:l] {
+					d := float64(v) - mean
+					ss += d * d
+				}
+			}
+			stats.update(ci, mean, ss/(cnt-1))
+		}
+		return nil
+	}
+}
+
+// update moves channel ci's running statistics towards a batch's mean and
+// unbiased variance.
+func (r *runningStats) update(ci int, mean, unbiased float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range []struct {
+		d *tensor.Dense
+		v float64
+	}{{r.mean, mean}, {r.variance, unbiased}} {
+		if t.d == nil {
+			continue
+		}
+		switch d := t.d.Data().(type) {
+		case []float32:
+			d[ci] = float32((1-r.momentum)*float64(d[ci]) + r.momentum*t.v)
+		case []float64:
+			d[ci] = (1-r.momentum)*d[ci] + r.momentum*t.v
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package nn_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/golden"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// batchNormGoldenCase is one torch evaluation written by
+// testdata/gen_golden_batchnorm.py.
+type batchNormGoldenCase struct {
+	Name             string    `json:"name"`
+	Dtype            string    `json:"dtype"`
+	Training         bool      `json:"training"`
+	Momentum         float64   `json:"momentum"`
+	Eps              float64   `json:"eps"`
+	InputShape       []int     `json:"input_shape"`
+	Input            []float64 `json:"input"`
+	Weight           []float64 `json:"weight"`
+	Bias             []float64 `json:"bias"`
+	RunningMean      []float64 `json:"running_mean"`
+	RunningVar       []float64 `json:"running_var"`
+	RunningMeanAfter []float64 `json:"running_mean_after"`
+	RunningVarAfter  []float64 `json:"running_var_after"`
+	GradOutput       []float64 `json:"grad_output"`
+	Output           []float64 `json:"output"`
+	GradInput        []float64 `json:"grad_input"`
+	GradWeight       []float64 `json:"grad_weight"`
+	GradBias         []float64 `json:"grad_bias"`
+	VInput           []float64 `json:"v_input"`
+	VWeight          []float64 `json:"v_weight"`
+	HVPInput         []float64 `json:"hvp_input"`
+	HVPWeight        []float64 `json:"hvp_weight"`
+}
+
+// TestBatchNormGolden: training (batch statistics, with and without
+// affine parameters, rank 2 to 4) and eval (running statistics, batch 1)
+// values, gradients of Σ G·out² w.r.t. input, weight and bias,
+// Hessian-vector products w.r.t. input and weight, and the running
+// statistics after one run, equal torch's, float32 and float64.
+func TestBatchNormGolden(t *testing.T) {
+	for _, c := range golden.Load[batchNormGoldenCase](t, filepath.Join("..", "testdata", "batchnorm_golden.json.gz")) {
+		t.Run(c.Name, func(t *testing.T) {
+			gg := newGoldenGraph(t, c.Dtype)
+			rtol, atol := 1e-10, 1e-11
+			if c.Dtype == "float32" {
+				rtol, atol = 1e-4, 1e-5
+			}
+			x := gg.node("x", c.InputShape, c.Input)
+			ch := c.InputShape[1]
+			var w, b *gorgonia.Node
+			wrt := gorgonia.Nodes{x}
+			if c.Weight != nil {
+				w, b = gg.node("w", []int{ch}, c.Weight), gg.node("b", []int{ch}, c.Bias)
+				wrt = append(wrt, w, b)
+			}
+			rm, rv := golden.Tensor(c.Dtype, []int{ch}, c.RunningMean), golden.Tensor(c.Dtype, []int{ch}, c.RunningVar)
+			y, err := nn.BatchNorm(x, w, b, rm, rv, nn.BatchNormOpts{Training: c.Training, Momentum: c.Momentum, Eps: c.Eps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gy := gg.node("G", c.InputShape, c.GradOutput)
+			g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), wrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", c.InputShape, c.VInput)))))
+			hwrt := gorgonia.Nodes{x}
+			if w != nil {
+				h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", []int{ch}, c.VWeight)))))))
+				hwrt = append(hwrt, w)
+			}
+			hv, err := ad.Grad(h, hwrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graphtest.Eval(gg.g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
+			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
+			next := 2
+			if w != nil {
+				golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
+				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
+				next = 4
+			}
+			golden.AssertClose(t, "hvp_input", got[next], c.HVPInput, rtol, atol)
+			if w != nil {
+				golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
+			}
+			// One run of the graph updated the running statistics once.
+			golden.AssertClose(t, "running_mean", floats(rm), c.RunningMeanAfter, rtol, atol)
+			golden.AssertClose(t, "running_var", floats(rv), c.RunningVarAfter, rtol, atol)
+		})
+	}
+}
+
+func floats(t *tensor.Dense) []float64 {
+	switch d := t.Data().(type) {
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	case []float64:
+		return append([]float64(nil), d...)
+	}
+	return nil
+}
+
+// TestBatchNormBadInput: errors that name the tensor and the problem.
+func TestBatchNormBadInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 3, 2, 2))
+	r := func(n int) *tensor.Dense { return tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(n)) }
+	one := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 3))
+	runErrCases(t, []errCase{
+		{"eval without stats", func() (*gorgonia.Node, error) { return nn.BatchNorm(x, nil, nil, nil, nil, nn.BatchNormOpts{}) }, "runningMean is nil in eval mode"},
+		{"stats shape", func() (*gorgonia.Node, error) { return nn.BatchNorm(x, nil, nil, r(2), r(3), nn.BatchNormOpts{}) }, "runningMean float64 (2), want (3) float64"},
+		{"momentum", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(x, nil, nil, r(3), r(3), nn.BatchNormOpts{Training: true, Momentum: 2})
+		}, "Momentum 2 must be in [0, 1]"},
+		{"one value per channel", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(one, nil, nil, nil, nil, nn.BatchNormOpts{Training: true})
+		}, "more than one value per channel"},
+		{"weight", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(x, gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2)), nil, r(3), r(3), nn.BatchNormOpts{})
+		}, "weight shape (2), want (3)"},
+	})
+}
