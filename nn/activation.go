@@ -24,6 +24,9 @@ func LeakyReLU(x *gorgonia.Node, negativeSlope float64) (*gorgonia.Node, error) 
 	if err := checkActivation("LeakyReLU", x); err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty("LeakyReLU", x, x.Shape(), 0); ok {
+		return y, err
+	}
 	m, err := ad.Apply(slopeSpec(x.Shape(), negativeSlope), x)
 	if err != nil {
 		return nil, err
@@ -37,6 +40,9 @@ func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Sigmoid", x); err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty("Sigmoid", x, x.Shape(), 0); ok {
+		return y, err
+	}
 	return gorgonia.Sigmoid(x)
 }
 
@@ -45,6 +51,9 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Tanh", x); err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty("Tanh", x, x.Shape(), 0); ok {
+		return y, err
+	}
 	return gorgonia.Tanh(x)
 }
 
@@ -52,6 +61,9 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("SiLU", x); err != nil {
 		return nil, err
+	}
+	if y, ok, err := whenEmpty("SiLU", x, x.Shape(), 0); ok {
+		return y, err
 	}
 	return gorgonia.HadamardProd(x, gorgonia.Must(gorgonia.Sigmoid(x)))
 }
@@ -63,6 +75,9 @@ func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) {
 func GELU(x *gorgonia.Node, approximate string) (*gorgonia.Node, error) {
 	if err := checkActivation("GELU", x); err != nil {
 		return nil, err
+	}
+	if y, ok, err := whenEmpty("GELU", x, x.Shape(), 0); ok {
+		return y, err
 	}
 	var inner *gorgonia.Node
 	var err error

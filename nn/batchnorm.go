@@ -86,6 +86,9 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok && !opts.Training {
+		return y, err
+	}
 	if opts.Training && n*l <= 1 {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
 	}

@@ -30,6 +30,9 @@ func Dropout(input *gorgonia.Node, p float64, training bool, seed int64) (*gorgo
 	if !training || p == 0 {
 		return input, nil
 	}
+	if y, ok, err := whenEmpty("Dropout", input, input.Shape(), 0); ok {
+		return y, err
+	}
 	runs := new(atomic.Uint64)
 	m, err := ad.Apply(elementwiseSpec("DropoutMask", fmt.Sprintf("p=%v seed=%d %p", p, seed, runs), input.Shape(), []bool{false},
 		ad.Floats(dropoutKernel[float32](p, seed, runs), dropoutKernel[float64](p, seed, runs)), nil), input)

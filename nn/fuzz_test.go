@@ -183,3 +183,88 @@ func FuzzPool2d(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLayers: Softmax, LogSoftmax, CrossEntropy, BCE, SmoothL1, the
+// normalisations, activations, Narrow, Concat and Dropout over random
+// shapes and parameters (sometimes invalid), finite inputs; the
+// invariant: an error that names the op, or a result and gradients
+// computed without a panic, finite where torch's would be.
+func FuzzLayers(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {5, 0, 3, 1, 2, 2, 1}, {9, 4, 4, 4, 0, 1, 3, 7},
+		{12, 3, 2, 1, 0, 5, 5}, {255, 254, 253, 252, 251, 250}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		op := fb.intn(13)
+		n, c, h := fb.intn(4), fb.intn(5), 1+fb.intn(4)
+		x := smoothTensor(1.5, n, c, h)
+		in := []*tensor.Dense{x}
+		if fb.intn(2) == 1 {
+			in = graphtest.Float32(in)
+		}
+		g, nodes := graphtest.Inputs(in)
+		xn := nodes[0]
+		p := fb.intn(6) - 1
+		var y *gorgonia.Node
+		var err error
+		switch op {
+		case 0:
+			y, err = nn.Softmax(xn, p)
+		case 1:
+			y, err = nn.LogSoftmax(xn, p)
+		case 2:
+			var x2 *gorgonia.Node
+			if x2, err = nn.Flatten(xn, 1); err == nil {
+				tg := make([]int, n)
+				for i := range tg {
+					tg[i] = fb.intn(c+2) - 1
+				}
+				tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(n), gorgonia.WithName("t"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(tg))))
+				ignore := fb.intn(3) - 1
+				y, err = nn.CrossEntropy(x2, tn, nn.CrossEntropyOpts{IgnoreIndex: &ignore, LabelSmoothing: float64(fb.intn(4)) / 3, Reduction: []string{"", "sum", "none", "x"}[fb.intn(4)]})
+			}
+		case 3:
+			y, err = nn.BinaryCrossEntropyWithLogits(xn, xn, nn.BCEWithLogitsOpts{Reduction: []string{"", "sum", "none"}[fb.intn(3)]})
+		case 4:
+			y, err = nn.SmoothL1Loss(xn, xn, float64(p), "sum")
+		case 5:
+			y, err = nn.GroupNorm(xn, p, nil, nil, 0)
+		case 6:
+			y, err = nn.LayerNorm(xn, []int{h}, nil, nil, float64(fb.intn(3)))
+		case 7:
+			y, err = nn.BatchNorm(xn, nil, nil, nil, nil, nn.BatchNormOpts{Training: true})
+		case 8:
+			y, err = nn.GELU(xn, []string{"", "tanh", "none", "erf"}[fb.intn(4)])
+		case 9:
+			y, err = nn.Narrow(xn, p, fb.intn(3)-1, fb.intn(3))
+		case 10:
+			y, err = nn.Concat(p, xn, xn)
+		case 11:
+			y, err = nn.Dropout(xn, float64(fb.intn(5))/4, true, int64(p))
+		default:
+			y, err = nn.LeakyReLU(xn, float64(p)/10)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "nn: ") {
+				t.Fatalf("error that names no op: %v", err)
+			}
+			return
+		}
+		if y.Shape().TotalSize() == 0 {
+			return // Gorgonia's Sum panics on empty tensors
+		}
+		cost := y
+		if !y.IsScalar() {
+			cost = gorgonia.Must(gorgonia.Sum(y))
+		}
+		grads, err := ad.Grad(cost, xn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := graphtest.Eval(g, y, grads[0]); err != nil && !strings.Contains(err.Error(), "outside [0, ") {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gops-dev/gops/graphtest"
@@ -68,4 +69,42 @@ func TestLayoutValues(t *testing.T) {
 		{"flatten axis", func() (*gorgonia.Node, error) { return nn.Flatten(c, 3) }, "axis 3 out of range"},
 		{"reshape size", func() (*gorgonia.Node, error) { return nn.Reshape(c, 5, 2) }, "nn: Reshape: "},
 	})
+}
+
+// TestEmptyInputs: ops built on Gorgonia's elementwise ops (which panic on
+// empty tensors) give an empty result and zero gradients for an input with
+// no elements; a loss of nothing is 0 summed and NaN averaged, as torch.
+func TestEmptyInputs(t *testing.T) {
+	empty := []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3))}
+	for name, f := range map[string]graphtest.Func{
+		"ReLU":      func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.ReLU(in[0]) },
+		"GELU":      func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GELU(in[0], "") },
+		"Softmax":   func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 1) },
+		"LayerNorm": func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.LayerNorm(in[0], []int{3}, nil, nil, 0) },
+		"GroupNorm": func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GroupNorm(in[0], 3, nil, nil, 0) },
+		"Dropout":   func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Dropout(in[0], 0.5, true, 1) },
+		"MSELoss":   func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.MSELoss(in[0], in[0], "none") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := graphtest.CheckEmpty(f, empty, []int{0}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	g, nodes := graphtest.Inputs(empty)
+	sum, err := nn.SmoothL1Loss(nodes[0], nodes[0], 1, "sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, err := nn.BinaryCrossEntropyWithLogits(nodes[0], nodes[0], nn.BCEWithLogitsOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphtest.Eval(g, sum, mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0][0] != 0 || !math.IsNaN(got[1][0]) {
+		t.Fatalf("sum %v, mean %v; want 0 and NaN", got[0], got[1])
+	}
 }

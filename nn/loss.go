@@ -229,21 +229,18 @@ func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tenso
 // and dtype; differentiable to every order w.r.t. both. Errors: nil
 // inputs, dtypes or shapes that differ, an unknown reduction.
 func MSELoss(input, target *gorgonia.Node, reduction string) (*gorgonia.Node, error) {
-	d, red, err := diff("MSELoss", input, target, reduction)
+	red, err := checkPair("MSELoss", input, target, reduction)
+	if err != nil {
+		return nil, err
+	}
+	if y, ok, err := whenEmpty("MSELoss", input, reducedShape(input.Shape(), red), emptyReduction(red), target); ok {
+		return y, err
+	}
+	d, err := gorgonia.Sub(input, target)
 	if err != nil {
 		return nil, err
 	}
 	return reduce(gorgonia.Must(gorgonia.Square(d)), red)
-}
-
-// diff checks a pointwise loss's inputs and returns input − target.
-func diff(name string, input, target *gorgonia.Node, red string) (*gorgonia.Node, string, error) {
-	r, err := checkPair(name, input, target, red)
-	if err != nil {
-		return nil, "", err
-	}
-	d, err := gorgonia.Sub(input, target)
-	return d, r, err
 }
 
 // checkPair checks a pointwise loss's inputs and its reduction.
@@ -287,7 +284,14 @@ func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) 
 	if !(beta >= 0) {
 		return nil, fmt.Errorf("nn: SmoothL1Loss: beta %v must be non-negative", beta)
 	}
-	d, red, err := diff("SmoothL1Loss", input, target, reduction)
+	red, err := checkPair("SmoothL1Loss", input, target, reduction)
+	if err != nil {
+		return nil, err
+	}
+	if y, ok, err := whenEmpty("SmoothL1Loss", input, reducedShape(input.Shape(), red), emptyReduction(red), target); ok {
+		return y, err
+	}
+	d, err := gorgonia.Sub(input, target)
 	if err != nil {
 		return nil, err
 	}
@@ -385,6 +389,9 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 	s := logits.Shape()
 	if logits.IsScalar() || s.Dims() == 0 {
 		return nil, fmt.Errorf("nn: %s: logits must have rank at least 1, got %v", name, s)
+	}
+	if y, ok, err := whenEmpty(name, logits, reducedShape(s, red), emptyReduction(red), target, opts.Weight, opts.PosWeight); ok {
+		return y, err
 	}
 	c := s[s.Dims()-1]
 	// broadcast returns w as the logits' shape: as is, or [C] along the

@@ -50,6 +50,9 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 	if err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
+		return y, err
+	}
 	l := s.TotalSize() / max(n*c, 1)
 	x2, err := ad.Reshape(input, n*numGroups, c/numGroups*l)
 	if err != nil {
@@ -112,6 +115,9 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 	eps, err := normEps(name, eps)
 	if err != nil {
 		return nil, err
+	}
+	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
+		return y, err
 	}
 	b := ns.TotalSize()
 	a := s.TotalSize() / max(b, 1)

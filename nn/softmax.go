@@ -23,6 +23,9 @@ func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if y, ok, err := whenEmpty("Softmax", input, input.Shape(), 0); ok {
+		return y, err
+	}
 	return ad.Apply(softmaxSpec(input.Shape(), a, false), input)
 }
 
@@ -34,6 +37,9 @@ func LogSoftmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 	a, err := checkAxis("LogSoftmax", input, axis)
 	if err != nil {
 		return nil, err
+	}
+	if y, ok, err := whenEmpty("LogSoftmax", input, input.Shape(), 0); ok {
+		return y, err
 	}
 	return ad.Apply(softmaxSpec(input.Shape(), a, true), input)
 }
