@@ -31,7 +31,7 @@ func whenEmpty(name string, x *gorgonia.Node, out tensor.Shape, v float64, given
 	out = out.Clone()
 	y, err := ad.Apply(ad.OpSpec{
 		Name: name + "Empty", Params: fmt.Sprint(out, v), InputDims: dims, OutputDims: out.Dims(), DiffWRT: make([]bool, len(in)),
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
 		Kernel: ad.Floats(fillKernel[float32](v), fillKernel[float64](v)),
 		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
 			return make(gorgonia.Nodes, len(in)), nil
