@@ -13,8 +13,9 @@ import (
 // float64 node of any shape, differentiable to every order. Each returns
 // an error for a nil input or another dtype.
 
-// ReLU is torch.nn.functional.relu: max(x, 0), NaN kept. Its derivative is
-// 1 for x > 0 and 0 elsewhere (0 at x = 0, as torch), and zero beyond.
+// ReLU is torch.nn.functional.relu: max(x, 0), NaN kept, −Inf giving 0.
+// Its derivative is 1 for x > 0 and 0 elsewhere (0 at x = 0, as torch),
+// and zero beyond.
 func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) { return LeakyReLU(x, 0) }
 
 // LeakyReLU is torch.nn.functional.leaky_relu(x, negative_slope): x for
@@ -27,15 +28,12 @@ func LeakyReLU(x *gorgonia.Node, negativeSlope float64) (*gorgonia.Node, error) 
 	if y, ok, err := whenEmpty("LeakyReLU", x, x.Shape(), 0); ok {
 		return y, err
 	}
-	m, err := ad.Apply(slopeSpec(x.Shape(), negativeSlope), x)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.HadamardProd(x, m)
+	return ad.Apply(leakySpec(x.Shape(), negativeSlope), x)
 }
 
-// Sigmoid is torch.sigmoid: 1/(1+exp(−x)) (Gorgonia's, right at every
-// order).
+// Sigmoid is torch.sigmoid: 1/(1+exp(−x)), computed without saturating
+// early (Gorgonia's returns exactly 1 above 19 in float64). Its gradient
+// is U·s·(1 − s) from its own output s.
 func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Sigmoid", x); err != nil {
 		return nil, err
@@ -43,7 +41,33 @@ func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if y, ok, err := whenEmpty("Sigmoid", x, x.Shape(), 0); ok {
 		return y, err
 	}
-	return gorgonia.Sigmoid(x)
+	return ad.Apply(sigmoidSpec(x.Shape()), x)
+}
+
+// sigmoidSpec is the stable sigmoid; Backward U ⊙ s ⊙ (1 − s).
+func sigmoidSpec(s tensor.Shape) ad.OpSpec {
+	return elementwiseSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
+		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			one, err := scalarConstant(out, 1)
+			if err != nil {
+				return nil, err
+			}
+			d, err := gorgonia.HadamardProd(u, gorgonia.Must(gorgonia.HadamardProd(out, gorgonia.Must(gorgonia.Sub(one, out)))))
+			return gorgonia.Nodes{d}, err
+		})
+}
+
+func sigmoidKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	for i, v := range in[0].Data {
+		x := float64(v)
+		if x >= 0 {
+			out.Data[i] = T(1 / (1 + math.Exp(-x)))
+		} else {
+			e := math.Exp(x)
+			out.Data[i] = T(e / (1 + e))
+		}
+	}
+	return nil
 }
 
 // Tanh is torch.tanh (Gorgonia's, right at every order).
@@ -65,7 +89,11 @@ func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if y, ok, err := whenEmpty("SiLU", x, x.Shape(), 0); ok {
 		return y, err
 	}
-	return gorgonia.HadamardProd(x, gorgonia.Must(gorgonia.Sigmoid(x)))
+	sg, err := ad.Apply(sigmoidSpec(x.Shape()), x)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.HadamardProd(x, sg)
 }
 
 // GELU is torch.nn.functional.gelu(x, approximate): with approximate
@@ -137,6 +165,36 @@ func scalarConstant(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
 	return ad.Constant(x.Graph(), v)
 }
 
+// leakySpec is LeakyReLU: x where x > 0 (and NaN), slope·x elsewhere (0
+// for slope 0, −Inf included); Backward U ⊙ slopeSpec(x).
+func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
+	return elementwiseSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			m, err := ad.Apply(slopeSpec(s, slope), in[0])
+			if err != nil {
+				return nil, err
+			}
+			d, err := gorgonia.HadamardProd(u, m)
+			return gorgonia.Nodes{d}, err
+		})
+}
+
+func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for i, v := range in[0].Data {
+			switch {
+			case v > 0 || v != v:
+				out.Data[i] = v
+			case slope == 0:
+				out.Data[i] = 0
+			default:
+				out.Data[i] = T(slope) * v
+			}
+		}
+		return nil
+	}
+}
+
 // slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
 // included), a piecewise constant with no derivative.
 func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
@@ -184,7 +242,7 @@ func elementwiseSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kern
 	return ad.OpSpec{
 		Name: name, Params: params + fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: s.Dims(), DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(s) {
+			if !shapeIs(in[0], s) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
 			}
 			return s.Clone(), nil

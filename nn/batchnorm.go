@@ -16,7 +16,9 @@ type BatchNormOpts struct {
 	// Training normalises with the batch's statistics and updates the
 	// running ones; false (eval) normalises with the running ones.
 	Training bool
-	// Momentum of the running statistics' update; 0 means torch's 0.1.
+	// Momentum of the running statistics' update; 0 means torch's 0.1
+	// (so torch's momentum 0, statistics frozen, is not expressible: pass
+	// nil running statistics instead).
 	Momentum float64
 	// Eps added to the variance; 0 means torch's 1e-5.
 	Eps float64
@@ -39,9 +41,10 @@ type BatchNormOpts struct {
 // and Gorgonia's elementwise ops that are right at every order).
 //
 // Errors when the node is built: input not float of rank ≥ 2, weight or
-// bias not [C] of its dtype, running statistics not [C] of its dtype (or
-// nil in eval mode), Momentum outside [0, 1], Eps negative, a training
-// batch with one value per channel (torch refuses it too).
+// bias not [C] of its dtype, running statistics not contiguous [C]
+// tensors of its dtype (or nil in eval mode), Momentum outside [0, 1], Eps
+// negative, a training batch with one value per channel (torch refuses it
+// too). An input with no elements gives an empty result.
 func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, opts BatchNormOpts) (*gorgonia.Node, error) {
 	const name = "BatchNorm"
 	if input == nil {
@@ -60,7 +63,7 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		n    *gorgonia.Node
 		what string
 	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !p.n.Shape().Eq(tensor.Shape{c}) {
+		if p.n != nil && !shapeIs(p.n.Shape(), tensor.Shape{c}) {
 			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d)", name, p.what, p.n.Shape(), c)
 		}
 	}
@@ -71,8 +74,10 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		switch {
 		case r.t == nil && !opts.Training:
 			return nil, fmt.Errorf("nn: %s: %s is nil in eval mode", name, r.what)
-		case r.t != nil && (!r.t.Shape().Eq(tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
+		case r.t != nil && (!shapeIs(r.t.Shape(), tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
 			return nil, fmt.Errorf("nn: %s: %s %v %v, want (%d) %v", name, r.what, r.t.Dtype(), r.t.Shape(), c, input.Dtype())
+		case r.t != nil && (r.t.IsView() || r.t.IsMaterializable() || !r.t.DataOrder().IsRowMajor()):
+			return nil, fmt.Errorf("nn: %s: %s must be a contiguous tensor, not a view (it is updated in place)", name, r.what)
 		}
 	}
 	momentum := opts.Momentum
@@ -86,8 +91,8 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok && !opts.Training {
-		return y, err
+	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
+		return y, err // (statistics of nothing: the running ones stay)
 	}
 	if opts.Training && n*l <= 1 {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
@@ -168,7 +173,7 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 	return ad.OpSpec{
 		Name: "ChannelMean", Params: fmt.Sprintf("%v %p", s, stats), InputDims: []int{3}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(s) {
+			if !shapeIs(in[0], s) {
 				return nil, fmt.Errorf("nn: ChannelMean: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{c}, nil

@@ -150,7 +150,7 @@ func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpt
 	if g.HO != is[2] || g.WO != is[3] {
 		return nil, fmt.Errorf("nn: %s: internal size mismatch %dx%d for input %v", name, g.HO, g.WO, is)
 	}
-	if bias != nil && !bias.Shape().Eq(tensor.Shape{g.C}) {
+	if bias != nil && !shapeIs(bias.Shape(), tensor.Shape{g.C}) {
 		return nil, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.C)
 	}
 	y, err := ad.Apply(convTSpec(g), input, weight)
@@ -208,7 +208,7 @@ func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) 
 	if err != nil {
 		return g, err
 	}
-	if bias != nil && !bias.Shape().Eq(tensor.Shape{g.Cout}) {
+	if bias != nil && !shapeIs(bias.Shape(), tensor.Shape{g.Cout}) {
 		return g, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.Cout)
 	}
 	return g, nil
@@ -358,7 +358,7 @@ func convFamilySpec(name string, g cpu.ConvGeom, a, b, out tensor.Shape, k ad.Ke
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !s[0].Eq(a) || !s[1].Eq(b) {
+			if !shapeIs(s[0], a) || !shapeIs(s[1], b) {
 				return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and %v", name, s[0], s[1], a, b)
 			}
 			return out.Clone(), nil
@@ -449,7 +449,7 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 		InputDims:  []int{s.Dims(), 1},
 		OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(s) || !in[1].Eq(tensor.Shape{c}) {
+			if !shapeIs(in[0], s) || !shapeIs(in[1], tensor.Shape{c}) {
 				return nil, fmt.Errorf("nn: BiasAdd: inputs %v and %v, want %v and (%d)", in[0], in[1], s, c)
 			}
 			return s.Clone(), nil
@@ -478,7 +478,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 	sum = ad.OpSpec{
 		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(s) {
+			if !shapeIs(in[0], s) {
 				return nil, fmt.Errorf("nn: ChannelSum: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{c}, nil
@@ -488,7 +488,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 	broadcast = ad.OpSpec{
 		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(tensor.Shape{c}) {
+			if !shapeIs(in[0], tensor.Shape{c}) {
 				return nil, fmt.Errorf("nn: ChannelBroadcast: input %v, want (%d)", in[0], c)
 			}
 			return s.Clone(), nil

@@ -68,3 +68,17 @@ func emptyReduction(red string) float64 {
 }
 
 var nan = math.NaN()
+
+// shapeIs reports whether a and b are exactly the same shape. Gorgonia's
+// Shape.Eq also takes (1, C) and (C, 1) for (C).
+func shapeIs(a, b tensor.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

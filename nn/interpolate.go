@@ -29,7 +29,9 @@ type InterpolateOpts struct {
 
 // Interpolate is torch.nn.functional.interpolate for 4-D input
 // [N, C, H, W] → [N, C, Hout, Wout], modes "nearest" (FPN's top-down ×2)
-// and "bilinear". It is linear in the input, with its transpose (a
+// and "bilinear". An unchanged size copies (bilinear: both axes; nearest:
+// per axis), as torch; nearest's source index is computed in float32, as
+// torch's. It is linear in the input, with its transpose (a
 // scatter of the same weights) as its gradient: differentiable to every
 // order.
 //
@@ -86,6 +88,10 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 	g := cpu.InterpGeom{Planes: s[0] * s[1], H: s[2], W: s[3], Nearest: nearest}
 	if nearest {
 		g.Rows, g.Cols = cpu.NearestAxis(s[2], out[0], sf[0]), cpu.NearestAxis(s[3], out[1], sf[1])
+	} else if out[0] == s[2] && out[1] == s[3] {
+		// torch copies when the size does not change, whatever the scale
+		// factor that led there.
+		g.Rows, g.Cols = cpu.IdentityAxis(s[2]), cpu.IdentityAxis(s[3])
 	} else {
 		g.Rows, g.Cols = cpu.LinearAxis(s[2], out[0], sf[0], opts.AlignCorners), cpu.LinearAxis(s[3], out[1], sf[1], opts.AlignCorners)
 	}
@@ -95,7 +101,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 		return ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{4}, OutputDims: 4,
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !sh[0].Eq(from) {
+				if !shapeIs(sh[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
 				}
 				return to.Clone(), nil

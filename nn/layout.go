@@ -102,7 +102,7 @@ func Concat(axis int, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 		Name: "Concat", Params: fmt.Sprintf("%v axis %d", shapes, a), InputDims: dims, OutputDims: out.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
-				if !in[i].Eq(shapes[i]) {
+				if !shapeIs(in[i], shapes[i]) {
 					return nil, fmt.Errorf("nn: Concat: input %d %v, want %v", i, in[i], shapes[i])
 				}
 			}
@@ -159,7 +159,7 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d [%d, %d)", s, axis, start, start+length), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !in[0].Eq(from) {
+				if !shapeIs(in[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil

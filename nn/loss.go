@@ -49,10 +49,10 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 	if target == nil {
 		return nil, fmt.Errorf("nn: %s: target is nil", name)
 	}
-	if target.Dtype() != tensor.Int || target.IsScalar() || !target.Shape().Eq(tensor.Shape{n}) {
+	if target.Dtype() != tensor.Int || target.IsScalar() || !shapeIs(target.Shape(), tensor.Shape{n}) {
 		return nil, fmt.Errorf("nn: %s: target must be a tensor.Int node of shape (%d), got %v %v", name, n, target.Dtype(), target.Shape())
 	}
-	if opts.Weight != nil && !opts.Weight.Shape().Eq(tensor.Shape{c}) {
+	if opts.Weight != nil && !shapeIs(opts.Weight.Shape(), tensor.Shape{c}) {
 		return nil, fmt.Errorf("nn: %s: weight shape %v, want (%d)", name, opts.Weight.Shape(), c)
 	}
 	if ls := opts.LabelSmoothing; !(ls >= 0 && ls <= 1) {
@@ -190,7 +190,7 @@ func pickSpecs(n, c, ignore int, vec bool) (pick, scatter ad.OpSpec) {
 			Name: opName, Params: fmt.Sprintf("%v n=%d ignore %d", xs, n, ignore), InputDims: []int{from.Dims(), 1}, OutputDims: to.Dims(),
 			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !in[0].Eq(from) || !in[1].Eq(tensor.Shape{n}) {
+				if !shapeIs(in[0], from) || !shapeIs(in[1], tensor.Shape{n}) {
 					return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and (%d)", opName, in[0], in[1], from, n)
 				}
 				return to.Clone(), nil
@@ -256,7 +256,7 @@ func checkPair(name string, input, target *gorgonia.Node, red string) (string, e
 			return "", fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.what, d)
 		}
 	}
-	if input.Dtype() != target.Dtype() || !input.Shape().Eq(target.Shape()) {
+	if input.Dtype() != target.Dtype() || !shapeIs(input.Shape(), target.Shape()) {
 		return "", fmt.Errorf("nn: %s: target %v %v differs from input %v %v", name, target.Dtype(), target.Shape(), input.Dtype(), input.Shape())
 	}
 	return reduction(name, red)
@@ -277,7 +277,8 @@ func reduce(l *gorgonia.Node, red string) (*gorgonia.Node, error) {
 // target, 0.5·d²/beta where |d| < beta and |d| − 0.5·beta elsewhere (beta
 // = 0: |d|, the L1 loss), reduced by reduction ("mean" or "", "sum",
 // "none"). Differentiable to every order w.r.t. both: its derivatives are
-// clamp(d/beta, −1, 1) (sign(d) for beta = 0, 0 at 0, as torch), then
+// clamp(d/beta, −1, 1) (for beta = 0 the sign of d, and −1 at d = 0, as
+// torch 1.13's smooth_l1_loss), then
 // 1/beta inside the band and 0 outside, then 0. Errors: as MSELoss's, and
 // a negative or NaN beta.
 func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) (*gorgonia.Node, error) {
@@ -343,10 +344,10 @@ func smoothL1Kernel[T ad.Float](beta float64, order int) func(ad.Tensor[T], []ad
 					v = d / b
 				case d > 0:
 					v = 1
-				case d < 0:
-					v = -1
+				case d != d:
+					v = d
 				default:
-					v = d // 0, or NaN
+					v = -1 // d < 0, and d = 0 with beta = 0 (torch 1.13's choice)
 				}
 			default:
 				if inside {
@@ -374,7 +375,8 @@ type BCEWithLogitsOpts struct {
 
 // BinaryCrossEntropyWithLogits is
 // torch.nn.functional.binary_cross_entropy_with_logits: per element
-// w·[(1 − y)·x + (1 + (p − 1)·y)·softplus(−x)] for logits x, targets y in
+// w·[(1 − y)·softplus(x) + p·y·softplus(−x)] (torch's
+// (1 − y)·x + (1 + (p − 1)·y)·softplus(−x), rearranged) for logits x, targets y in
 // [0, 1] (same shape), weight w and positive weight p, with a softplus
 // that is stable for any |x|; reduced by Reduction. Differentiable to
 // every order w.r.t. logits, targets and the weights. Errors: logits and
@@ -390,9 +392,6 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 	if logits.IsScalar() || s.Dims() == 0 {
 		return nil, fmt.Errorf("nn: %s: logits must have rank at least 1, got %v", name, s)
 	}
-	if y, ok, err := whenEmpty(name, logits, reducedShape(s, red), emptyReduction(red), target, opts.Weight, opts.PosWeight); ok {
-		return y, err
-	}
 	c := s[s.Dims()-1]
 	// broadcast returns w as the logits' shape: as is, or [C] along the
 	// last axis.
@@ -400,10 +399,10 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 		if err := checkNodes(name, []namedNode{{logits, "logits", s.Dims(), false}, {w, what, w.Shape().Dims(), false}}); err != nil {
 			return nil, err
 		}
-		if !vectorOnly && w.Shape().Eq(s) {
+		if !vectorOnly && shapeIs(w.Shape(), s) {
 			return w, nil
 		}
-		if !w.Shape().Eq(tensor.Shape{c}) {
+		if !shapeIs(w.Shape(), tensor.Shape{c}) {
 			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d) or the logits' %v", name, what, w.Shape(), c, s)
 		}
 		if s.Dims() == 1 {
@@ -417,48 +416,46 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 		}
 		return ad.Reshape(b, s...)
 	}
+	var p, w *gorgonia.Node
+	if opts.PosWeight != nil {
+		if p, err = broadcast("pos_weight", opts.PosWeight, true); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Weight != nil {
+		if w, err = broadcast("weight", opts.Weight, false); err != nil {
+			return nil, err
+		}
+	}
+	if y, ok, err := whenEmpty(name, logits, reducedShape(s, red), emptyReduction(red), target, opts.Weight, opts.PosWeight); ok {
+		return y, err
+	}
+	// (1 − y)·softplus(x) + p·y·softplus(−x): each term's gradient is a
+	// sigmoid of the right sign, accurate at any |x|.
 	one, err := scalarConstant(logits, 1)
 	if err != nil {
 		return nil, err
 	}
-	oneMinusY, err := gorgonia.Sub(one, target)
+	spPos, err := ad.Apply(softplusSpec(s), logits)
 	if err != nil {
 		return nil, err
 	}
-	neg, err := gorgonia.Neg(logits)
+	spNeg, err := ad.Apply(softplusSpec(s), gorgonia.Must(gorgonia.Neg(logits)))
 	if err != nil {
 		return nil, err
 	}
-	sp, err := ad.Apply(softplusSpec(s), neg)
-	if err != nil {
-		return nil, err
-	}
-	lw := one // 1 + (p − 1)·y
-	if opts.PosWeight != nil {
-		p, err := broadcast("pos_weight", opts.PosWeight, true)
-		if err != nil {
-			return nil, err
-		}
-		lw, err = gorgonia.Add(one, gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sub(p, one)), target)))
-		if err != nil {
+	py := target
+	if p != nil {
+		if py, err = gorgonia.HadamardProd(p, target); err != nil {
 			return nil, err
 		}
 	}
-	var spw *gorgonia.Node
-	if lw == one {
-		spw = sp
-	} else if spw, err = gorgonia.HadamardProd(lw, sp); err != nil {
-		return nil, err
-	}
-	l, err := gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(oneMinusY, logits)), spw)
+	l, err := gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sub(one, target)), spPos)),
+		gorgonia.Must(gorgonia.HadamardProd(py, spNeg)))
 	if err != nil {
 		return nil, err
 	}
-	if opts.Weight != nil {
-		w, err := broadcast("weight", opts.Weight, false)
-		if err != nil {
-			return nil, err
-		}
+	if w != nil {
 		if l, err = gorgonia.HadamardProd(w, l); err != nil {
 			return nil, err
 		}
@@ -472,7 +469,11 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 func softplusSpec(s tensor.Shape) ad.OpSpec {
 	return elementwiseSpec("Softplus", "", s, nil, ad.Floats(softplusKernel[float32], softplusKernel[float64]),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			d, err := gorgonia.HadamardProd(u, gorgonia.Must(gorgonia.Sigmoid(in[0])))
+			sg, err := ad.Apply(sigmoidSpec(s), in[0])
+			if err != nil {
+				return nil, err
+			}
+			d, err := gorgonia.HadamardProd(u, sg)
 			return gorgonia.Nodes{d}, err
 		})
 }

@@ -42,7 +42,7 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 		n    *gorgonia.Node
 		what string
 	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !p.n.Shape().Eq(tensor.Shape{c}) {
+		if p.n != nil && !shapeIs(p.n.Shape(), tensor.Shape{c}) {
 			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d)", name, p.what, p.n.Shape(), c)
 		}
 	}
@@ -101,14 +101,14 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", k, true}, {bias, "bias", k, true}}); err != nil {
 		return nil, err
 	}
-	if k == 0 || input.IsScalar() || k > s.Dims() || !tensor.Shape(s[s.Dims()-k:]).Eq(ns) {
+	if k == 0 || input.IsScalar() || k > s.Dims() || !shapeIs(tensor.Shape(s[s.Dims()-k:]), ns) {
 		return nil, fmt.Errorf("nn: %s: normalizedShape %v must be the trailing axes of input %v", name, normalizedShape, s)
 	}
 	for _, p := range []struct {
 		n    *gorgonia.Node
 		what string
 	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !p.n.Shape().Eq(ns) {
+		if p.n != nil && !shapeIs(p.n.Shape(), ns) {
 			return nil, fmt.Errorf("nn: %s: %s shape %v, want %v", name, p.what, p.n.Shape(), ns)
 		}
 	}

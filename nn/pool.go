@@ -203,7 +203,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		Name: name + "Argmax", Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 		OutputDtype: tensor.Int, DiffWRT: []bool{false},
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !s[0].Eq(in) {
+			if !shapeIs(s[0], in) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, s[0], in)
 			}
 			return out.Clone(), nil
@@ -219,7 +219,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4, 4}, OutputDims: 4,
 			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 			Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-				if !s[0].Eq(from) || !s[1].Eq(out) {
+				if !shapeIs(s[0], from) || !shapeIs(s[1], out) {
 					return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and %v", opName, s[0], s[1], from, out)
 				}
 				return to.Clone(), nil
@@ -253,7 +253,7 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDiv
 		return ad.OpSpec{
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 			Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-				if !s[0].Eq(from) {
+				if !shapeIs(s[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, s[0], from)
 				}
 				return to.Clone(), nil

@@ -91,7 +91,7 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	return ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !in[0].Eq(s) {
+			if !shapeIs(in[0], s) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
 			}
 			return s.Clone(), nil
@@ -182,7 +182,7 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !in[0].Eq(from) {
+				if !shapeIs(in[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil

@@ -44,6 +44,11 @@ CASES = [  # name, input shape, mode, align_corners, size, scale_factor
     ("bilinear/scale1.5", (1, 2, 4, 3), "bilinear", False, None, (1.5, 1.5)),
     ("bilinear/to1x1/align", (1, 2, 3, 4), "bilinear", True, (1, 1), None),
     ("bilinear/to1x1", (1, 2, 3, 4), "bilinear", False, (1, 1), None),
+    ("nearest/30->22", (1, 1, 30, 30), "nearest", False, (22, 22), None),
+    ("nearest/scale1x3.7", (1, 1, 3, 11), "nearest", False, None, (1.0, 3.7)),
+    ("nearest/scale1.1-same-size", (1, 1, 4, 4), "nearest", False, None, (1.1, 1.1)),
+    ("bilinear/scale1.1-same-size", (1, 2, 4, 4), "bilinear", False, None, (1.1, 1.1)),
+    ("bilinear/scale0.6x0.45", (1, 1, 7, 9), "bilinear", False, None, (0.6, 0.45)),
 ]
 
 

@@ -10,18 +10,32 @@ type InterpAxis struct {
 	L      []float64
 }
 
-// NearestAxis is torch's "nearest" along an axis from in to out positions:
-// source ⌊o·scale⌋ clamped to in−1, with scale = 1/scaleFactor when a
-// scale factor was given (> 0), else in/out.
+// NearestAxis is torch's "nearest" along an axis from in to out positions
+// (its nearest_idx): the identity when out = in, else source ⌊o·scale⌋
+// clamped to in−1, computed in float32 as torch does, with scale =
+// 1/scaleFactor when a scale factor was given (> 0), else in/out.
 func NearestAxis(in, out int, scaleFactor float64) InterpAxis {
-	scale := float64(in) / float64(out)
+	scale := float32(in) / float32(out)
 	if scaleFactor > 0 {
-		scale = 1 / scaleFactor
+		scale = float32(1 / scaleFactor)
 	}
 	a := InterpAxis{I0: make([]int, out), I1: make([]int, out), L: make([]float64, out)}
 	for o := range a.I0 {
-		src := min(int(math.Floor(float64(o)*scale)), in-1)
+		src := o
+		if out != in {
+			src = min(int(math.Floor(float64(float32(o)*scale))), in-1)
+		}
 		a.I0[o], a.I1[o] = src, src
+	}
+	return a
+}
+
+// IdentityAxis is the identity along an axis of n positions (bilinear
+// interpolation to the same size copies, as torch).
+func IdentityAxis(n int) InterpAxis {
+	a := InterpAxis{I0: make([]int, n), I1: make([]int, n), L: make([]float64, n)}
+	for o := range a.I0 {
+		a.I0[o], a.I1[o] = o, o
 	}
 	return a
 }
