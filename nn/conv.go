@@ -388,13 +388,16 @@ const (
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		var cols []T
-		if !g.Pointwise() && g.N > 0 {
-			cols = make([]T, g.C*g.K()*l)
+		newCols := func() []T {
+			if g.Pointwise() {
+				return nil
+			}
+			return make([]T, g.C*g.K()*l)
 		}
 		w := in[1].Data // the weight, or G for convWeight
-		for n := 0; n < g.N; n++ {
-			group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
+		group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
+		// sample does sample n's part with the columns buffer cols.
+		sample := func(n int, cols []T) error {
 			switch mode {
 			case convForward, convWeight:
 				src := in[0].Data[n*chw : (n+1)*chw]
@@ -431,6 +434,32 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 				if cols != nil {
 					cpu.Col2im(&g, cols, dx)
 				}
+			}
+			return nil
+		}
+		if mode == convWeight || g.N < 2 {
+			// The weight gradient sums over the samples in order: one
+			// goroutine, one buffer.
+			cols := newCols()
+			for n := 0; n < g.N; n++ {
+				if err := sample(n, cols); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		// Samples are independent: spread over goroutines, a buffer each
+		// (torch's slow_conv2d keeps one for the whole batch).
+		errs := make([]error, g.N)
+		cpu.ParallelFor(g.N, func(lo, hi int) {
+			cols := newCols()
+			for n := lo; n < hi; n++ {
+				errs[n] = sample(n, cols)
+			}
+		})
+		for _, err := range errs {
+			if err != nil {
+				return err
 			}
 		}
 		return nil
