@@ -47,25 +47,14 @@ type BatchNormOpts struct {
 // too). An input with no elements gives an empty result.
 func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, opts BatchNormOpts) (*gorgonia.Node, error) {
 	const name = "BatchNorm"
-	if input == nil {
-		return nil, fmt.Errorf("nn: %s: input is nil", name)
-	}
-	s := input.Shape()
-	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", 1, true}, {bias, "bias", 1, true}}); err != nil {
+	s, err := normArgs(name, input, weight, bias, 2, 1)
+	if err != nil {
 		return nil, err
-	}
-	if input.IsScalar() || s.Dims() < 2 {
-		return nil, fmt.Errorf("nn: %s: input must have rank at least 2, got %v", name, s)
 	}
 	n, c := s[0], s[1]
 	l := s.TotalSize() / max(n*c, 1)
-	for _, p := range []struct {
-		n    *gorgonia.Node
-		what string
-	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !shapeIs(p.n.Shape(), tensor.Shape{c}) {
-			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d)", name, p.what, p.n.Shape(), c)
-		}
+	if err := paramShapes(name, tensor.Shape{c}, weight, bias); err != nil {
+		return nil, err
 	}
 	for _, r := range []struct {
 		t    *tensor.Dense

@@ -24,29 +24,18 @@ const defaultEps = 1e-5
 // input's dtype, eps negative or NaN.
 func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
 	const name = "GroupNorm"
-	if input == nil {
-		return nil, fmt.Errorf("nn: %s: input is nil", name)
-	}
-	s := input.Shape()
-	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", 1, true}, {bias, "bias", 1, true}}); err != nil {
+	s, err := normArgs(name, input, weight, bias, 2, 1)
+	if err != nil {
 		return nil, err
-	}
-	if input.IsScalar() || s.Dims() < 2 {
-		return nil, fmt.Errorf("nn: %s: input must have rank at least 2, got %v", name, s)
 	}
 	n, c := s[0], s[1]
 	if numGroups < 1 || c%numGroups != 0 {
 		return nil, fmt.Errorf("nn: %s: %d channels not divisible into numGroups %d", name, c, numGroups)
 	}
-	for _, p := range []struct {
-		n    *gorgonia.Node
-		what string
-	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !shapeIs(p.n.Shape(), tensor.Shape{c}) {
-			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d)", name, p.what, p.n.Shape(), c)
-		}
+	if err := paramShapes(name, tensor.Shape{c}, weight, bias); err != nil {
+		return nil, err
 	}
-	eps, err := normEps(name, eps)
+	eps, err = normEps(name, eps)
 	if err != nil {
 		return nil, err
 	}
@@ -92,27 +81,19 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 // weight or bias of another shape or dtype, eps negative or NaN.
 func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
 	const name = "LayerNorm"
-	if input == nil {
-		return nil, fmt.Errorf("nn: %s: input is nil", name)
-	}
-	s := input.Shape()
 	ns := tensor.Shape(normalizedShape)
 	k := len(ns)
-	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", k, true}, {bias, "bias", k, true}}); err != nil {
+	s, err := normArgs(name, input, weight, bias, 1, k)
+	if err != nil {
 		return nil, err
 	}
-	if k == 0 || input.IsScalar() || k > s.Dims() || !shapeIs(tensor.Shape(s[s.Dims()-k:]), ns) {
+	if k == 0 || k > s.Dims() || !shapeIs(tensor.Shape(s[s.Dims()-k:]), ns) {
 		return nil, fmt.Errorf("nn: %s: normalizedShape %v must be the trailing axes of input %v", name, normalizedShape, s)
 	}
-	for _, p := range []struct {
-		n    *gorgonia.Node
-		what string
-	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !shapeIs(p.n.Shape(), ns) {
-			return nil, fmt.Errorf("nn: %s: %s shape %v, want %v", name, p.what, p.n.Shape(), ns)
-		}
+	if err := paramShapes(name, ns, weight, bias); err != nil {
+		return nil, err
 	}
-	eps, err := normEps(name, eps)
+	eps, err = normEps(name, eps)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +133,37 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 		}
 	}
 	return ad.Reshape(y, s...)
+}
+
+// normArgs checks a normalisation's input (float, rank at least minRank)
+// and its optional weight and bias (rank paramRank, the input's dtype),
+// and returns the input's shape.
+func normArgs(name string, input, weight, bias *gorgonia.Node, minRank, paramRank int) (tensor.Shape, error) {
+	if input == nil {
+		return nil, fmt.Errorf("nn: %s: input is nil", name)
+	}
+	s := input.Shape()
+	if err := checkNodes(name, []namedNode{{input, "input", s.Dims(), false}, {weight, "weight", paramRank, true}, {bias, "bias", paramRank, true}}); err != nil {
+		return nil, err
+	}
+	if input.IsScalar() || s.Dims() < minRank {
+		return nil, fmt.Errorf("nn: %s: input must have rank at least %d, got %v", name, minRank, s)
+	}
+	return s, nil
+}
+
+// paramShapes is an error unless weight and bias (when not nil) have shape
+// want.
+func paramShapes(name string, want tensor.Shape, weight, bias *gorgonia.Node) error {
+	for _, p := range []struct {
+		n    *gorgonia.Node
+		what string
+	}{{weight, "weight"}, {bias, "bias"}} {
+		if p.n != nil && !shapeIs(p.n.Shape(), want) {
+			return fmt.Errorf("nn: %s: %s shape %v, want %v", name, p.what, p.n.Shape(), want)
+		}
+	}
+	return nil
 }
 
 // normEps checks eps and returns it, 0 meaning torch's default.
