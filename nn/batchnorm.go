@@ -116,11 +116,7 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 			return nil, err
 		}
 	}
-	e, err := scalarConstant(input, eps)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := gorgonia.Inverse(gorgonia.Must(gorgonia.Sqrt(gorgonia.Must(gorgonia.Add(variance, e)))))
+	inv, err := invStd(variance, eps)
 	if err != nil {
 		return nil, err
 	}

@@ -205,11 +205,7 @@ func normalizeRows(x *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := scalarConstant(x, eps)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := gorgonia.Inverse(gorgonia.Must(gorgonia.Sqrt(gorgonia.Must(gorgonia.Add(v, e)))))
+	inv, err := invStd(v, eps)
 	if err != nil {
 		return nil, err
 	}
@@ -218,4 +214,13 @@ func normalizeRows(x *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
 		return nil, err
 	}
 	return gorgonia.HadamardProd(d, ib)
+}
+
+// invStd is 1/√(variance + eps).
+func invStd(variance *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
+	e, err := scalarConstant(variance, eps)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Inverse(gorgonia.Must(gorgonia.Sqrt(gorgonia.Must(gorgonia.Add(variance, e)))))
 }
