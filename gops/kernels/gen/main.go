@@ -1,13 +1,15 @@
 //go:build nvrtc
 
-// Command gen compiles gops' CUDA kernels (gops/kernels/*.cu, including
-// the shared gops/kernels/*.cuh) to PTX for
-// compute_80 with NVRTC, the PTX that gops' `cuda` build embeds. It needs
-// libnvrtc (CUDA 11.8; scripts/cuda-check sets it up), hence the build tag.
+// Command gen compiles the project's CUDA kernels (gops/kernels/*.cu and
+// nn/kernels/*.cu, each folder with its own shared *.cuh headers) to PTX
+// for compute_80 with NVRTC, the PTX that the `cuda` builds of packages gops
+// and nn embed. It needs libnvrtc (CUDA 11.8; scripts/cuda-check sets it
+// up), hence the build tag.
 //
 // From the repository root:
 //
-//	go run -tags nvrtc ./gops/kernels/gen                 rewrite gops/kernels/*.ptx
+//	go run -tags nvrtc ./gops/kernels/gen                 rewrite gops/kernels/*.ptx and nn/kernels/*.ptx
+//	go run -tags nvrtc ./gops/kernels/gen -dir D          rewrite D/*.ptx only
 //	go run -tags nvrtc ./gops/kernels/gen -check          fail if a committed .ptx differs
 //	go run -tags nvrtc ./gops/kernels/gen -gorgonia DIR   Gorgonia's own elementwise kernels into DIR
 //
@@ -30,7 +32,10 @@ import (
 	"gorgonia.org/cu/nvrtc"
 )
 
-// Options are the NVRTC options of every gops kernel.
+// Dirs are the kernel folders, relative to the repository root.
+var Dirs = []string{"gops/kernels", "nn/kernels"}
+
+// Options are the NVRTC options of every kernel.
 var Options = []string{"--gpu-architecture=compute_80", "--fmad=false"}
 
 // Compile returns the PTX of a CUDA C source; headers are extra include
@@ -61,7 +66,7 @@ func Sources(dir string) ([]string, error) {
 	return srcs, err
 }
 
-// CompileFile compiles one of gops' kernel sources, with every .cuh file of
+// CompileFile compiles one kernel source, with every .cuh file of
 // its folder available to #include by name.
 func CompileFile(path string) ([]byte, error) {
 	src, err := os.ReadFile(path)
@@ -101,7 +106,7 @@ func Check(dir string) error {
 		}
 	}
 	if len(stale) > 0 {
-		return fmt.Errorf("PTX out of date for %v: run `go run -tags nvrtc ./gops/kernels/gen` (through scripts/cuda-check's environment)", stale)
+		return fmt.Errorf("PTX out of date for %v in %s: run `bash scripts/cuda-check --gen`", stale, dir)
 	}
 	return nil
 }
@@ -148,33 +153,49 @@ func gorgonia(dir string) error {
 }
 
 func main() {
-	dir := flag.String("dir", "gops/kernels", "directory of the .cu sources and their .ptx")
+	dir := flag.String("dir", "", "directory of the .cu sources and their .ptx (default: every folder of Dirs)")
 	check := flag.Bool("check", false, "only check that the committed .ptx match")
 	gdir := flag.String("gorgonia", "", "compile Gorgonia's elementwise kernels into this directory instead")
 	flag.Parse()
 	log.SetFlags(0)
+	dirs := Dirs
+	if *dir != "" {
+		dirs = []string{*dir}
+	}
 	switch {
 	case *gdir != "":
 		if err := gorgonia(*gdir); err != nil {
 			log.Fatal(err)
 		}
 	case *check:
-		if err := Check(*dir); err != nil {
-			log.Fatal(err)
-		}
-	default:
-		srcs, err := Sources(*dir)
-		if err != nil {
-			log.Fatal(err)
-		}
-		for _, s := range srcs {
-			ptx, err := CompileFile(s)
-			if err != nil {
+		for _, d := range dirs {
+			if err := Check(d); err != nil {
 				log.Fatal(err)
 			}
-			if err := os.WriteFile(strings.TrimSuffix(s, ".cu")+".ptx", ptx, 0o644); err != nil {
+		}
+	default:
+		for _, d := range dirs {
+			if err := generate(d); err != nil {
 				log.Fatal(err)
 			}
 		}
 	}
+}
+
+// generate rewrites every .ptx of dir from its .cu.
+func generate(dir string) error {
+	srcs, err := Sources(dir)
+	if err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		ptx, err := CompileFile(s)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(strings.TrimSuffix(s, ".cu")+".ptx", ptx, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
