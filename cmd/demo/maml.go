@@ -10,17 +10,17 @@ import (
 
 // sceneInputs are the input nodes of one scene (support or query set).
 type sceneInputs struct {
-	canvas, boxes, onehot *gorgonia.Node
+	canvas, boxes, target *gorgonia.Node
 }
 
-func newSceneInputs(g *gorgonia.ExprGraph, prefix string, b, k, ways, side int) sceneInputs {
+func newSceneInputs(g *gorgonia.ExprGraph, prefix string, b, k, side int) sceneInputs {
 	return sceneInputs{
 		canvas: gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(b, 1, side, side), gorgonia.WithName(prefix+"_canvas"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(b, 1, side, side), tensor.Of(tensor.Float64)))),
 		boxes: gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(k, 5), gorgonia.WithName(prefix+"_boxes"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(k, 5), tensor.Of(tensor.Float64)))),
-		onehot: gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(k, ways), gorgonia.WithName(prefix+"_onehot"),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(k, ways), tensor.Of(tensor.Float64)))),
+		target: gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(k), gorgonia.WithName(prefix+"_target"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(k), tensor.Of(tensor.Int)))),
 	}
 }
 
@@ -29,7 +29,7 @@ func (s sceneInputs) set(sc *Scene) error {
 	for _, p := range []struct {
 		n *gorgonia.Node
 		v *tensor.Dense
-	}{{s.canvas, sc.Canvas}, {s.boxes, sc.Boxes}, {s.onehot, sc.OneHot}} {
+	}{{s.canvas, sc.Canvas}, {s.boxes, sc.Boxes}, {s.target, sc.Target}} {
 		if !p.v.Shape().Eq(p.n.Shape()) {
 			return fmt.Errorf("%s: value of shape %v for a node of shape %v", p.n.Name(), p.v.Shape(), p.n.Shape())
 		}
@@ -92,8 +92,8 @@ type LossGradValues struct {
 // NewLossGrad builds the graph for scenes of b canvases and k boxes.
 func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	g := gorgonia.NewGraph()
-	lg := &LossGrad{theta: newParamNodes(g, a), in: newSceneInputs(g, "x", b, k, a.Ways, a.Canvas)}
-	fw, err := a.BuildModel(lg.theta, lg.in.canvas, lg.in.boxes, lg.in.onehot)
+	lg := &LossGrad{theta: newParamNodes(g, a), in: newSceneInputs(g, "x", b, k, a.Canvas)}
+	fw, err := a.BuildModel(lg.theta, lg.in.canvas, lg.in.boxes, lg.in.target)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +188,10 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 	g := gorgonia.NewGraph()
 	mg := &MetaGraph{
 		theta: newParamNodes(g, a),
-		sup:   newSceneInputs(g, "support", bs, ks, a.Ways, a.Canvas),
-		qry:   newSceneInputs(g, "query", bq, kq, a.Ways, a.Canvas),
+		sup:   newSceneInputs(g, "support", bs, ks, a.Canvas),
+		qry:   newSceneInputs(g, "query", bq, kq, a.Canvas),
 	}
-	fs, err := a.BuildModel(mg.theta, mg.sup.canvas, mg.sup.boxes, mg.sup.onehot)
+	fs, err := a.BuildModel(mg.theta, mg.sup.canvas, mg.sup.boxes, mg.sup.target)
 	if err != nil {
 		return nil, fmt.Errorf("support model: %w", err)
 	}
@@ -210,7 +210,7 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 			return nil, err
 		}
 	}
-	fq, err := a.BuildModel(adapted, mg.qry.canvas, mg.qry.boxes, mg.qry.onehot)
+	fq, err := a.BuildModel(adapted, mg.qry.canvas, mg.qry.boxes, mg.qry.target)
 	if err != nil {
 		return nil, fmt.Errorf("query model: %w", err)
 	}

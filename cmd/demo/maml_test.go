@@ -205,9 +205,13 @@ func TestModelDerivatives(t *testing.T) {
 		inputs = append(inputs, tensor.New(tensor.WithShape(s...), tensor.WithBacking(p[i])))
 	}
 	sc := task.Support
-	inputs = append(inputs, sc.Canvas, sc.Boxes, sc.OneHot)
+	inputs = append(inputs, sc.Canvas, sc.Boxes)
 	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-		fw, err := a.BuildModel(in[:numParams], in[numParams], in[numParams+1], in[numParams+2])
+		// The class-index target is no float input of graphtest's: a
+		// named node of the graph f builds.
+		target := gorgonia.NewVector(in[0].Graph(), tensor.Int, gorgonia.WithShape(len(sc.Labels)), gorgonia.WithName("target"),
+			gorgonia.WithValue(sc.Target.Clone()))
+		fw, err := a.BuildModel(in[:numParams], in[numParams], in[numParams+1], target)
 		if err != nil {
 			return nil, err
 		}
@@ -230,57 +234,11 @@ func TestModelDerivatives(t *testing.T) {
 	}
 }
 
-// TestCrossEntropy checks the loss built from primitive ops: its value
-// against log-softmax computed directly, and its derivatives w.r.t. the
-// logits at orders 1-3 (Gorgonia's own SoftMax has no second derivative).
-func TestCrossEntropy(t *testing.T) {
-	logits := []float64{0.3, -1.2, 0.8, 2.0, 0.1, -0.5}
-	onehot := []float64{0, 0, 1, 1, 0, 0}
-	in := []*tensor.Dense{
-		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(append([]float64(nil), logits...))),
-		tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(onehot)),
-	}
-	f := func(n gorgonia.Nodes) (*gorgonia.Node, error) { return CrossEntropy(n[0], n[1]) }
-	if err := graphtest.Check(f, in, graphtest.Options{Order: 3, Wrt: []int{0}, Seed: 2}); err != nil {
-		t.Error(err)
-	}
-	g := gorgonia.NewGraph()
-	// Named: Gorgonia merges unnamed input nodes of one type and shape.
-	z := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("z"), gorgonia.WithValue(in[0].Clone()))
-	y := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("y"), gorgonia.WithValue(in[1].Clone()))
-	ce, err := CrossEntropy(z, y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v gorgonia.Value
-	gorgonia.Read(ce, &v)
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := scalar(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want float64
-	for k, target := range []int{2, 0} {
-		row := logits[3*k : 3*k+3]
-		var s float64
-		for _, x := range row {
-			s += math.Exp(x)
-		}
-		want += (math.Log(s) - row[target]) / 2
-	}
-	if math.Abs(got-want) > 1e-12 {
-		t.Errorf("cross-entropy %.15g, want %.15g", got, want)
-	}
-}
-
 // TestMetaGraphRepeatable runs the compiled second-order graph at θ, at
 // another θ, and at θ again: the two runs at θ must agree bit for bit (the
 // TapeMachine must not overwrite parameters or scenes in place), and agree
-// with the first-order graphs on the losses.
+// with the first-order graphs on the losses; the support loss must be the
+// cross-entropy of the support logits at the scene's labels.
 func TestMetaGraphRepeatable(t *testing.T) {
 	cfg, l, rng, task := tinyLearnerAndTask(t, 8, 9)
 	defer l.Close()
@@ -313,10 +271,25 @@ func TestMetaGraphRepeatable(t *testing.T) {
 	if s.Loss != a.SupportLoss || !reflect.DeepEqual(s.Grad, a.InnerGrad) {
 		t.Errorf("support loss or inner gradient differ between the graphs")
 	}
+	// The loss is the mean of log Σ exp(z) − z[label] over the boxes: the
+	// scene's labels reach nn.CrossEntropy as its class indices.
+	ways := cfg.Arch.Ways
+	var want float64
+	for k, label := range task.Support.Labels {
+		row := s.Logits[k*ways : (k+1)*ways]
+		var sum float64
+		for _, z := range row {
+			sum += math.Exp(z)
+		}
+		want += (math.Log(sum) - row[label]) / float64(len(task.Support.Labels))
+	}
+	if math.Abs(s.Loss-want) > 1e-12*math.Abs(want) {
+		t.Errorf("support loss %.15g, want the cross-entropy of its logits %.15g", s.Loss, want)
+	}
 }
 
 // TestScenes checks the pasted scenes: shapes, boxes inside their canvas
-// and disjoint, the ink inside the boxes, labels and one-hot rows.
+// and disjoint, the ink inside the boxes, labels and class-index targets.
 func TestScenes(t *testing.T) {
 	train, _ := loadMNIST(t)
 	so := SceneOpts{Canvas: 48, PerCanvas: 4, MinSize: 16, MaxSize: 24}
@@ -329,11 +302,11 @@ func TestScenes(t *testing.T) {
 		for _, sc := range []*Scene{task.Support, task.Query} {
 			k := len(sc.Labels)
 			b := (k + 3) / 4
-			if !sc.Canvas.Shape().Eq(tensor.Shape{b, 1, 48, 48}) || !sc.Boxes.Shape().Eq(tensor.Shape{k, 5}) || !sc.OneHot.Shape().Eq(tensor.Shape{k, 3}) {
-				t.Fatalf("shapes %v %v %v for %d digits", sc.Canvas.Shape(), sc.Boxes.Shape(), sc.OneHot.Shape(), k)
+			if !sc.Canvas.Shape().Eq(tensor.Shape{b, 1, 48, 48}) || !sc.Boxes.Shape().Eq(tensor.Shape{k, 5}) || !sc.Target.Shape().Eq(tensor.Shape{k}) || sc.Target.Dtype() != tensor.Int {
+				t.Fatalf("shapes %v %v, target %v %v for %d digits", sc.Canvas.Shape(), sc.Boxes.Shape(), sc.Target.Dtype(), sc.Target.Shape(), k)
 			}
 			bx := sc.Boxes.Data().([]float64)
-			oh := sc.OneHot.Data().([]float64)
+			tg := sc.Target.Data().([]int)
 			cv := sc.Canvas.Data().([]float64)
 			inside := make([]bool, len(cv))
 			for i := 0; i < k; i++ {
@@ -341,8 +314,8 @@ func TestScenes(t *testing.T) {
 				if r[0] != float64(i/4) || r[1] < 0 || r[2] < 0 || r[3] > 48 || r[4] > 48 || r[3]-r[1] < 8 || r[4]-r[2] < 8 {
 					t.Errorf("box %d = %v", i, r)
 				}
-				if task.Classes[sc.Labels[i]] != sc.Digits[i] || oh[3*i+sc.Labels[i]] != 1 {
-					t.Errorf("box %d: label %d, digit %d, classes %v, one-hot %v", i, sc.Labels[i], sc.Digits[i], task.Classes, oh[3*i:3*i+3])
+				if task.Classes[sc.Labels[i]] != sc.Digits[i] || tg[i] != sc.Labels[i] {
+					t.Errorf("box %d: label %d, digit %d, classes %v, target %d", i, sc.Labels[i], sc.Digits[i], task.Classes, tg[i])
 				}
 				for j := 0; j < i; j++ {
 					q := bx[5*j : 5*j+5]

@@ -5,8 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -15,16 +15,20 @@ import (
 //
 // The model, for a batch of B canvases [B, 1, S, S] and K boxes [K, 5]:
 //
-//	f      = tanh(conv3x3(canvas; Wf, bf))            [B, F, S, S]   DeformConv2d, zero offsets
+//	f      = tanh(conv3x3(canvas; Wf, bf))            [B, F, S, S]
 //	crops  = RoIAlign(f, boxes)                       [K, F, P, P]   P = Crop
 //	offset = conv3x3/2(crops; Wo, bo)                 [K, 18, Q, Q]  Q = (P+1)/2
 //	mask   = sigmoid(conv3x3/2(crops; Wm, bm))        [K, 9, Q, Q]
 //	h      = tanh(DeformConv2d v2(crops, offset, mask; Wd, bd))  [K, D, Q, Q]
 //	logits = flatten(h) · Wc + bc                     [K, N]
+//	loss   = cross_entropy(logits, labels)            scalar
 //
-// Every convolution is gops.DeformConv2d (Gorgonia's Conv2d cannot be
-// differentiated twice); the loss is a log-softmax cross-entropy built from
-// Exp, Sum, Log, HadamardProd and Sub, which are right at every order.
+// The plain convolutions are nn.Conv2d, the activations nn.Tanh and
+// nn.Sigmoid, flatten is nn.Flatten and the loss is nn.CrossEntropy (the
+// mean over the K boxes of −log softmax(logits)[label]); with
+// gops.RoIAlign, gops.DeformConv2d and gops.MatMul, every op is
+// differentiable to every order, so ad.Grad can differentiate the loss's
+// gradient again (MAML's meta-gradient).
 type Arch struct {
 	Ways   int // N: classes per task, the classifier's outputs
 	Canvas int // S: canvas side in pixels
@@ -145,53 +149,45 @@ type Forward struct {
 }
 
 // BuildModel adds the model with parameters theta to the graph of canvas
-// ([B, 1, S, S]), boxes ([K, 5]) and onehot ([K, N] targets).
-func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, onehot *gorgonia.Node) (*Forward, error) {
+// ([B, 1, S, S]), boxes ([K, 5]) and target (tensor.Int [K], the task
+// label of each box).
+func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, target *gorgonia.Node) (*Forward, error) {
 	if len(theta) != numParams {
 		return nil, fmt.Errorf("model: %d parameters, want %d", len(theta), numParams)
 	}
-	g := canvas.Graph()
-	b := canvas.Shape()[0]
-	k := boxes.Shape()[0]
-	q := a.Q()
-	same := gops.DeformConv2dOpts{Padding: [2]int{1, 1}}
-	half := gops.DeformConv2dOpts{Padding: [2]int{1, 1}, Stride: [2]int{2, 2}}
-	zeros := func(shape ...int) *gorgonia.Node {
-		return gorgonia.Must(ad.Constant(g, tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64))))
-	}
-	// A plain 3x3 convolution is DeformConv2d with zero offsets.
-	f, err := gops.DeformConv2d(canvas, zeros(b, 18, a.Canvas, a.Canvas), theta[pFeatW], theta[pFeatB], nil, same)
+	same := nn.Conv2dOpts{Padding: [2]int{1, 1}}
+	half := nn.Conv2dOpts{Padding: [2]int{1, 1}, Stride: [2]int{2, 2}}
+	f, err := nn.Conv2d(canvas, theta[pFeatW], theta[pFeatB], same)
 	if err != nil {
 		return nil, fmt.Errorf("feature conv: %w", err)
 	}
-	if f, err = gorgonia.Tanh(f); err != nil {
+	if f, err = nn.Tanh(f); err != nil {
 		return nil, err
 	}
 	crops, err := gops.RoIAlign(f, boxes, gops.RoIAlignOpts{OutputSize: [2]int{a.Crop, a.Crop}, SamplingRatio: 2, Aligned: true})
 	if err != nil {
 		return nil, fmt.Errorf("roi align: %w", err)
 	}
-	zq := zeros(k, 18, q, q)
-	offset, err := gops.DeformConv2d(crops, zq, theta[pOffW], theta[pOffB], nil, half)
+	offset, err := nn.Conv2d(crops, theta[pOffW], theta[pOffB], half)
 	if err != nil {
 		return nil, fmt.Errorf("offset conv: %w", err)
 	}
-	mlog, err := gops.DeformConv2d(crops, zq, theta[pMaskW], theta[pMaskB], nil, half)
+	mlog, err := nn.Conv2d(crops, theta[pMaskW], theta[pMaskB], half)
 	if err != nil {
 		return nil, fmt.Errorf("mask conv: %w", err)
 	}
-	mask, err := gorgonia.Sigmoid(mlog)
+	mask, err := nn.Sigmoid(mlog)
 	if err != nil {
 		return nil, err
 	}
-	h, err := gops.DeformConv2d(crops, offset, theta[pDefW], theta[pDefB], mask, half)
+	h, err := gops.DeformConv2d(crops, offset, theta[pDefW], theta[pDefB], mask, gops.DeformConv2dOpts{Padding: half.Padding, Stride: half.Stride})
 	if err != nil {
 		return nil, fmt.Errorf("deformable conv: %w", err)
 	}
-	if h, err = gorgonia.Tanh(h); err != nil {
+	if h, err = nn.Tanh(h); err != nil {
 		return nil, err
 	}
-	flat, err := Reshape(h, k, a.Deform*q*q)
+	flat, err := nn.Flatten(h, 1) // [K, D·Q·Q]
 	if err != nil {
 		return nil, err
 	}
@@ -202,57 +198,9 @@ func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, onehot *gorgonia.N
 	if logits, err = gorgonia.BroadcastAdd(logits, theta[pClsB], nil, []byte{0}); err != nil {
 		return nil, err
 	}
-	loss, err := CrossEntropy(logits, onehot)
+	loss, err := nn.CrossEntropy(logits, target, nn.CrossEntropyOpts{})
 	if err != nil {
 		return nil, err
 	}
 	return &Forward{Loss: loss, Logits: logits, Crops: crops, Offset: offset, Mask: mask}, nil
 }
-
-// CrossEntropy is the mean over rows of -log softmax(logits)[target] for
-// logits [K, N] and one-hot targets [K, N]:
-//
-//	(1/K) Σ_k ( log Σ_n exp(z_kn) - Σ_n y_kn z_kn )
-//
-// built from Exp, Sum along an axis, Log, HadamardProd, Sub, Sum and Mul by
-// a constant, which are right at every derivative order (Gorgonia's SoftMax
-// and LogSoftMax have no second derivative). The logits of this model stay
-// small (tanh features, a fan-in scaled classifier), so the exponentials
-// need no shift.
-func CrossEntropy(logits, onehot *gorgonia.Node) (*gorgonia.Node, error) {
-	k := logits.Shape()[0]
-	e, err := gorgonia.Exp(logits)
-	if err != nil {
-		return nil, err
-	}
-	s, err := gorgonia.Sum(e, 1)
-	if err != nil {
-		return nil, err
-	}
-	lse, err := gorgonia.Log(s)
-	if err != nil {
-		return nil, err
-	}
-	yz, err := gorgonia.HadamardProd(onehot, logits)
-	if err != nil {
-		return nil, err
-	}
-	picked, err := gorgonia.Sum(yz, 1)
-	if err != nil {
-		return nil, err
-	}
-	d, err := gorgonia.Sub(lse, picked)
-	if err != nil {
-		return nil, err
-	}
-	total, err := gorgonia.Sum(d)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Mul(total, gorgonia.Must(ad.Constant(logits.Graph(), gorgonia.NewF64(1/float64(k)))))
-}
-
-// Reshape is ad.Reshape, a reshape that copies its input: Gorgonia's
-// Reshape returns a view that the TapeMachine may overwrite in place
-// (docs/GORGONIA.md, TapeMachine aliasing).
-func Reshape(x *gorgonia.Node, to ...int) (*gorgonia.Node, error) { return ad.Reshape(x, to...) }

@@ -102,11 +102,11 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	for _, s := range a.ParamShapes() {
 		nparams += s.TotalSize()
 	}
-	fmt.Fprintf(w, "model   canvas -> tanh(conv 3x3) [B, %d, %d, %d]          (DeformConv2d with zero offsets)\n", a.Feat, a.Canvas, a.Canvas)
+	fmt.Fprintf(w, "model   canvas -> tanh(conv 3x3) [B, %d, %d, %d]\n", a.Feat, a.Canvas, a.Canvas)
 	fmt.Fprintf(w, "        -> RoIAlign %dx%d -> crops [K, %d, %d, %d]\n", a.Crop, a.Crop, a.Feat, a.Crop, a.Crop)
 	fmt.Fprintf(w, "        -> offsets [K, 18, %d, %d] = conv 3x3/2 (crops), mask [K, 9, %d, %d] = sigmoid(conv 3x3/2 (crops))\n", q, q, q, q)
 	fmt.Fprintf(w, "        -> tanh(DeformConv2d v2 3x3/2 (crops, offsets, mask)) [K, %d, %d, %d] -> linear -> logits [K, %d]\n", a.Deform, q, q, c.Ways)
-	fmt.Fprintf(w, "        loss: log-softmax cross-entropy from Exp, Sum, Log, HadamardProd, Sub; %d parameters\n", nparams)
+	fmt.Fprintf(w, "        plain convs nn.Conv2d; loss nn.CrossEntropy, the mean log-softmax cross-entropy; %d parameters\n", nparams)
 	fmt.Fprintf(w, "MAML    inner step θ' = θ - %g·∇θ Ls(θ) on the support boxes, meta-loss Lq(θ') on the query boxes;\n", c.InnerLR)
 	fmt.Fprintf(w, "        second order: ∇θ Lq(θ - α∇θ Ls(θ)) by ad.Grad through the inner gradient, a second\n")
 	fmt.Fprintf(w, "        derivative through RoIAlign and DeformConv2d (torchvision: \"double backwards ... not supported\");\n")

@@ -24,7 +24,7 @@ type Scene struct {
 	Boxes  *tensor.Dense // [K, 5], rows (canvas index, x1, y1, x2, y2)
 	Labels []int         // task label of each box, in [0, ways)
 	Digits []int         // the MNIST class of each box
-	OneHot *tensor.Dense // [K, ways]
+	Target *tensor.Dense // tensor.Int [K]: Labels, as nn.CrossEntropy takes them
 }
 
 // Task is one N-way K-shot problem: the support and query scenes, with the
@@ -70,10 +70,10 @@ func SampleTask(rng *rand.Rand, data *Digits, classes []int, ways, shots, querie
 		}
 	}
 	var err error
-	if t.Support, err = compose(rng, sup, ways, so); err != nil {
+	if t.Support, err = compose(rng, sup, so); err != nil {
 		return nil, err
 	}
-	if t.Query, err = compose(rng, qry, ways, so); err != nil {
+	if t.Query, err = compose(rng, qry, so); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -87,7 +87,7 @@ type item struct {
 
 // compose shuffles the items and pastes them, at most so.PerCanvas to a
 // canvas, at random sizes and positions where their boxes do not overlap.
-func compose(rng *rand.Rand, items []item, ways int, so SceneOpts) (*Scene, error) {
+func compose(rng *rand.Rand, items []item, so SceneOpts) (*Scene, error) {
 	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	k := len(items)
 	per := max(so.PerCanvas, 1)
@@ -95,7 +95,6 @@ func compose(rng *rand.Rand, items []item, ways int, so SceneOpts) (*Scene, erro
 	s := so.Canvas
 	canvas := make([]float64, b*s*s)
 	boxes := make([]float64, 0, 5*k)
-	onehot := make([]float64, k*ways)
 	sc := &Scene{Labels: make([]int, k), Digits: make([]int, k)}
 	for ci := 0; ci < b; ci++ {
 		plane := canvas[ci*s*s : (ci+1)*s*s]
@@ -109,12 +108,11 @@ func compose(rng *rand.Rand, items []item, ways int, so SceneOpts) (*Scene, erro
 			placed = append(placed, box)
 			boxes = append(boxes, float64(ci), box[0], box[1], box[2], box[3])
 			sc.Labels[i], sc.Digits[i] = it.label, it.digit
-			onehot[i*ways+it.label] = 1
 		}
 	}
 	sc.Canvas = tensor.New(tensor.WithShape(b, 1, s, s), tensor.WithBacking(canvas))
 	sc.Boxes = tensor.New(tensor.WithShape(k, 5), tensor.WithBacking(boxes))
-	sc.OneHot = tensor.New(tensor.WithShape(k, ways), tensor.WithBacking(onehot))
+	sc.Target = tensor.New(tensor.WithShape(k), tensor.WithBacking(append([]int(nil), sc.Labels...)))
 	return sc, nil
 }
 
