@@ -1,0 +1,28 @@
+//go:build cuda
+
+package nn
+
+import "gorgonia.org/gorgonia"
+
+// The elementwise ops on the GPU: kernels/activation.cu (Sigmoid,
+// LeakyReLU, its slope, Erf) and kernels/loss.cu (Softplus, SmoothL1's
+// family).
+
+// launch runs the op d.kind on every element.
+func (d unaryGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	n := size(out)
+	x, y := ptr(in[0]), ptr(out)
+	switch d.kind {
+	case unarySigmoid:
+		return c.launch("act_sigmoid"+sfx, n, x, y, n)
+	case unaryLeaky:
+		return c.launch("act_leaky"+sfx, n, x, y, c.float(d.param), d.param == 0, n)
+	case unaryLeakySlope:
+		return c.launch("act_leaky_slope"+sfx, n, x, y, c.float(d.param), n)
+	case unaryErf:
+		return c.launch("act_erf"+sfx, n, x, y, n)
+	case unarySoftplus:
+		return c.launch("loss_softplus"+sfx, n, x, y, n)
+	}
+	return c.launch("loss_smoothl1"+sfx, n, x, y, c.float(d.param), d.order, n)
+}

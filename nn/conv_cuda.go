@@ -1,0 +1,136 @@
+//go:build cuda
+
+package nn
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Conv2d's family on the GPU: kernels/conv.cu's im2col and col2im, and
+// cuBLAS' Sgemm/Dgemm on the engine's handle for the products, per sample
+// and group as convKernel (one columns buffer; the weight gradient sums
+// the samples in order, beta 0 for the first). The products are cuBLAS',
+// not internal/gemm's: results agree with the CPU's to rounding, not
+// bitwise; im2col and col2im are bitwise.
+
+// launch runs the member d.mode of the family.
+func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g := d.g
+	if g.N == 0 {
+		if d.mode == convWeight {
+			return c.fill(sfx, ptr(out), 0, size(out)) // no samples: a zero gradient
+		}
+		return nil
+	}
+	var ds [3]*tensor.Dense
+	for i, v := range []gorgonia.Value{in[0], in[1], out} {
+		t, ok := v.(*tensor.Dense)
+		if !ok {
+			return fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.name, i, v)
+		}
+		ds[i] = t
+	}
+	x, w, o := devMat{ds[0], 0}, devMat{ds[1], 0}, devMat{ds[2], 0}
+	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
+	elem := cu.DevicePtr(c.dt.Size())
+	geom := []any{g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO}
+	var cols *tensor.Dense
+	if !g.Pointwise() {
+		var err error
+		if cols, err = c.tempTensor(g.C * g.K() * l); err != nil {
+			return err
+		}
+	}
+	for n := 0; n < g.N; n++ {
+		switch d.mode {
+		case convForward, convWeight:
+			src := devMat{ds[0], n * chw}
+			if cols != nil {
+				args := append([]any{ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
+				if err := c.launch("conv_im2col"+sfx, g.C*g.K()*l, args...); err != nil {
+					return err
+				}
+				src = devMat{cols, 0}
+			}
+			for gi := 0; gi < g.Groups; gi++ {
+				var err error
+				if d.mode == convForward {
+					err = c.gemm(false, false, cog, l, rows, w.at(gi*cog*rows), rows, src.at(gi*rows*l), l, 0, o.at(n*g.Cout*l+gi*cog*l), l)
+				} else {
+					gn := devMat{ds[1], n*g.Cout*l + gi*cog*l} // G is the second input
+					err = c.gemm(false, true, cog, rows, l, gn, l, src.at(gi*rows*l), l, float64(min(n, 1)), o.at(gi*cog*rows), rows)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		case convInput:
+			dst := o.at(n * chw)
+			if cols != nil {
+				dst = devMat{cols, 0}
+			}
+			for gi := 0; gi < g.Groups; gi++ {
+				if err := c.gemm(true, false, rows, l, cog, w.at(gi*cog*rows), rows, x.at(n*g.Cout*l+gi*cog*l), l, 0, dst.at(gi*rows*l), l); err != nil {
+					return err
+				}
+			}
+			if cols != nil {
+				args := append([]any{cu.DevicePtr(cols.Uintptr()), ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
+				if err := c.launch("conv_col2im"+sfx, chw, args...); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return c.sync()
+}
+
+// devMat is a matrix operand in device memory: a tensor and the offset of
+// its first element.
+type devMat struct {
+	t   *tensor.Dense
+	off int
+}
+
+func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
+
+// gemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
+// cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
+// operands swapped, flags kept (as gops' MatMul twin).
+func (c *gpuCall) gemm(transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
+	if m == 0 || n == 0 || k == 0 {
+		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.name, m, n, k)
+	}
+	tA, tB := blas.NoTrans, blas.NoTrans
+	if transA {
+		tA = blas.Trans
+	}
+	if transB {
+		tB = blas.Trans
+	}
+	c.e.DoWork()
+	bl := c.e.BLASContext()
+	switch c.dt {
+	case tensor.Float32:
+		as, bs, cs := a.t.Float32s()[a.off:], b.t.Float32s()[b.off:], cm.t.Float32s()[cm.off:]
+		c.ctx.Do(func() error {
+			bl.Sgemm(tB, tA, n, m, k, 1, bs, ldb, as, lda, float32(beta), cs, ldc)
+			return nil
+		})
+	default:
+		as, bs, cs := a.t.Float64s()[a.off:], b.t.Float64s()[b.off:], cm.t.Float64s()[cm.off:]
+		c.ctx.Do(func() error {
+			bl.Dgemm(tB, tA, n, m, k, 1, bs, ldb, as, lda, beta, cs, ldc)
+			return nil
+		})
+	}
+	if err := bl.Err(); err != nil {
+		return fmt.Errorf("nn: %s: cuBLAS: %w", c.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+//go:build cuda
+
+package nn
+
+import (
+	"math/rand/v2"
+
+	"gorgonia.org/gorgonia"
+)
+
+// Dropout's mask on the GPU: kernels/dropout.cu. The keep decisions are
+// drawn on the host from dropoutKernel's stream (PCG(seed, run), the run
+// counter shared with the CPU kernel), so the mask is bitwise the CPU's.
+
+// launch draws the next run's decisions and writes the mask.
+func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
+	n := size(out)
+	r := rand.New(rand.NewPCG(uint64(d.seed), d.runs.Add(1)-1))
+	kept := make([]uint8, n)
+	for i := range kept {
+		if r.Float64() >= d.p {
+			kept[i] = 1
+		}
+	}
+	keep := 0.0
+	if d.p < 1 {
+		keep = 1 / (1 - d.p)
+	}
+	p, err := upload(c, kept)
+	if err != nil {
+		return err
+	}
+	return c.launch("dropout_mask"+sfx, n, p, ptr(out), c.float(keep), n)
+}

@@ -1,0 +1,9 @@
+//go:build !cuda
+
+package nn
+
+import "github.com/gops-dev/gops/ad"
+
+// withCUDA gives spec its CUDA twin, described by gpu (nn/gpu.go), in the
+// cuda build (cuda.go); here it returns spec as it is.
+func withCUDA(spec ad.OpSpec, gpu any) ad.OpSpec { return spec }

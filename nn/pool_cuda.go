@@ -1,0 +1,74 @@
+//go:build cuda
+
+package nn
+
+import (
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/gorgonia"
+)
+
+// The poolings on the GPU: kernels/pool.cu. The windows' tables
+// (cpu.PoolAxis) and their inverse are uploaded per call.
+
+// poolTable packs an axis of in input positions for the kernels: First,
+// End, Full and Clip, then Lo and Hi, the range of outputs whose windows
+// hold each input position (empty: Lo = out, Hi = 0).
+func poolTable(a *cpu.PoolAxis, in int) []int64 {
+	out := a.Out()
+	t := make([]int64, 4*out+2*in)
+	lo, hi := t[4*out:4*out+in], t[4*out+in:]
+	for r := range lo {
+		lo[r] = int64(out)
+	}
+	for o := 0; o < out; o++ {
+		t[o], t[out+o], t[2*out+o], t[3*out+o] = int64(a.First[o]), int64(a.End[o]), int64(a.Full[o]), int64(a.Clip[o])
+		for r := a.First[o]; r < a.End[o]; r += a.Step {
+			lo[r], hi[r] = min(lo[r], int64(o)), max(hi[r], int64(o+1))
+		}
+	}
+	return t
+}
+
+// poolTables uploads g's row and column tables.
+func poolTables(c *gpuCall, g *cpu.Pool2dGeom) (rows, cols any, err error) {
+	r, err := upload(c, poolTable(&g.Rows, g.H))
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := upload(c, poolTable(&g.Cols, g.W))
+	return r, cl, err
+}
+
+// launch runs one of max pooling's ops.
+func (d maxPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g := d.g
+	ho, wo := g.Rows.Out(), g.Cols.Out()
+	switch d.kind {
+	case poolGather:
+		return c.launch("pool_max_gather"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H*g.W, ho*wo)
+	case poolEmptyFill:
+		return c.launch("pool_max_emptyfill"+sfx, g.Planes*ho*wo, ptr(in[1]), ptr(out), g.Planes*ho*wo)
+	}
+	rows, cols, err := poolTables(c, g)
+	if err != nil {
+		return err
+	}
+	if d.kind == poolArgmax {
+		return c.launch("pool_max_argmax"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step)
+	}
+	return c.launch("pool_max_scatteradd"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols)
+}
+
+// launch runs average pooling or its transpose.
+func (d avgPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g := d.g
+	ho, wo := g.Rows.Out(), g.Cols.Out()
+	rows, cols, err := poolTables(c, g)
+	if err != nil {
+		return err
+	}
+	if d.forward {
+		return c.launch("pool_avg"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
+	}
+	return c.launch("pool_avg_transpose"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
+}

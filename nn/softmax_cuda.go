@@ -1,0 +1,21 @@
+//go:build cuda
+
+package nn
+
+import "gorgonia.org/gorgonia"
+
+// Softmax, LogSoftmax and the axis sum and broadcast on the GPU:
+// kernels/softmax.cu.
+
+// launch runs Softmax or LogSoftmax, one thread per line.
+func (d softmaxGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	return c.launch("softmax_rows"+sfx, d.outer*d.inner, ptr(in[0]), ptr(out), d.outer, d.n, d.inner, d.log)
+}
+
+// launch runs AxisSum or AxisBroadcast.
+func (d axisGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if d.sum {
+		return c.launch("softmax_axis_sum"+sfx, d.outer*d.inner, ptr(in[0]), ptr(out), d.outer, d.n, d.inner)
+	}
+	return c.launch("softmax_axis_broadcast"+sfx, d.outer*d.n*d.inner, ptr(in[0]), ptr(out), d.outer, d.n, d.inner)
+}
