@@ -61,6 +61,14 @@ func TestLossGolden(t *testing.T) {
 				// sigmoid(x) − y: a few 1e-9 relative apart.
 				rtol = 1e-8
 			}
+			if c.Dtype == "float32" && strings.HasSuffix(c.Name, "/large") {
+				// Logits of magnitude 300, squared outputs: the HVP cancels
+				// terms of order 1e3 in float32. On the float32 inputs of
+				// log_softmax/large, float64 autograd gives hvp[3] =
+				// -5.119951; torch's float32 says -5.119873 (1.5e-5 relative
+				// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
+				rtol = 4e-5
+			}
 			x := node("x", c.InputShape, c.Input)
 			wrt := gorgonia.Nodes{x}
 			var y *gorgonia.Node

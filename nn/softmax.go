@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -98,75 +100,193 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 		},
 		Kernel: ad.Floats(softmaxKernel[float32](outer, n, inner, log), softmaxKernel[float64](outer, n, inner, log)),
 		Backward: func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			sum, bcast := axisSpecs(s, axis)
-			if log {
-				// U − softmax(x) ⊙ Σ U
-				sm, err := ad.Apply(softmaxSpec(s, axis, false), in[0])
-				if err != nil {
-					return nil, err
-				}
-				su, err := ad.Apply(sum, u)
-				if err != nil {
-					return nil, err
-				}
-				b, err := ad.Apply(bcast, su)
-				if err != nil {
-					return nil, err
-				}
-				d, err := gorgonia.Sub(u, gorgonia.Must(gorgonia.HadamardProd(sm, b)))
-				return gorgonia.Nodes{d}, err
-			}
-			// s ⊙ (U − Σ U ⊙ s)
-			us, err := gorgonia.HadamardProd(u, out)
-			if err != nil {
-				return nil, err
-			}
-			su, err := ad.Apply(sum, us)
-			if err != nil {
-				return nil, err
-			}
-			b, err := ad.Apply(bcast, su)
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.HadamardProd(out, gorgonia.Must(gorgonia.Sub(u, b)))
+			d, err := ad.Apply(softmaxGradSpec(s, axis, log), out, u)
 			return gorgonia.Nodes{d}, err
 		},
 	}
 }
 
-func softmaxKernel[T ad.Float](outer, n, inner int, log bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x, y := in[0].Data, out.Data
-		for o := 0; o < outer; o++ {
-			for i := 0; i < inner; i++ {
-				base := o*n*inner + i
-				m := math.Inf(-1)
-				for k := 0; k < n; k++ {
-					if v := float64(x[base+k*inner]); v > m || v != v {
-						m = v
-					}
-				}
-				if math.IsInf(m, -1) {
-					m = 0 // a line of −Inf: exp(x − 0) = 0, as torch (NaN after 0/0)
-				}
-				var s float64
-				for k := 0; k < n; k++ {
-					s += math.Exp(float64(x[base+k*inner]) - m)
-				}
-				ls := math.Log(s)
-				for k := 0; k < n; k++ {
-					v := float64(x[base+k*inner]) - m
-					if log {
-						y[base+k*inner] = T(v - ls)
-					} else {
-						y[base+k*inner] = T(math.Exp(v) / s)
-					}
+// softmaxGradSpec is the gradient of Softmax (log false) or LogSoftmax for
+// upstream U, from the op's output y: y ⊙ (U − Σ_axis U ⊙ y), or
+// U − exp(y) ⊙ Σ_axis U. One fused kernel; its own derivatives are built
+// from differentiable nodes (and itself), so every order is available.
+func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
+	s = s.Clone()
+	name := "SoftmaxGrad"
+	if log {
+		name = "LogSoftmaxGrad"
+	}
+	outer, n, inner := lines(s, axis)
+	return ad.OpSpec{
+		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for i, what := range []string{"output", "gradient"} {
+				if !shapeIs(in[i], s) {
+					return nil, fmt.Errorf("nn: %s: %s %v, want %v", name, what, in[i], s)
 				}
 			}
-		}
+			return s.Clone(), nil
+		},
+		Kernel: ad.Floats(softmaxGradKernel[float32](outer, n, inner, log), softmaxGradKernel[float64](outer, n, inner, log)),
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			y, u := in[0], in[1]
+			sum, bcast := axisSpecs(s, axis)
+			// sumB is bcast(Σ_axis a ⊙ b).
+			sumB := func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+				p := a
+				if b != nil {
+					var err error
+					if p, err = gorgonia.HadamardProd(a, b); err != nil {
+						return nil, err
+					}
+				}
+				r, err := ad.Apply(sum, p)
+				if err != nil {
+					return nil, err
+				}
+				return ad.Apply(bcast, r)
+			}
+			if log {
+				// g = U − e ⊙ ΣU, e = exp(y): ∂/∂U = V − Σ(e ⊙ V), ∂/∂y = −V ⊙ e ⊙ ΣU.
+				e, err := gorgonia.Exp(y)
+				if err != nil {
+					return nil, err
+				}
+				sev, err := sumB(e, v)
+				if err != nil {
+					return nil, err
+				}
+				du, err := gorgonia.Sub(v, sev)
+				if err != nil {
+					return nil, err
+				}
+				su, err := sumB(u, nil)
+				if err != nil {
+					return nil, err
+				}
+				dy, err := gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(v, e)), su)))
+				return gorgonia.Nodes{dy, du}, err
+			}
+			// g = y ⊙ (U − Σ U ⊙ y): ∂/∂U = y ⊙ (V − Σ V ⊙ y) (this op again),
+			// ∂/∂y = V ⊙ (U − Σ U ⊙ y) − U ⊙ Σ V ⊙ y.
+			du, err := ad.Apply(softmaxGradSpec(s, axis, false), y, v)
+			if err != nil {
+				return nil, err
+			}
+			suy, err := sumB(u, y)
+			if err != nil {
+				return nil, err
+			}
+			svy, err := sumB(v, y)
+			if err != nil {
+				return nil, err
+			}
+			dy, err := gorgonia.Sub(gorgonia.Must(gorgonia.HadamardProd(v, gorgonia.Must(gorgonia.Sub(u, suy)))),
+				gorgonia.Must(gorgonia.HadamardProd(u, svy)))
+			return gorgonia.Nodes{dy, du}, err
+		},
+	}
+}
+
+// softmaxKernel computes softmax or log-softmax along the axis, one line
+// at a time (softmaxLine).
+func softmaxKernel[T ad.Float](outer, n, inner int, log bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		eachLine(outer, n, inner, out.Data, [][]T{in[0].Data}, func(y []T, x [][]T) { softmaxLine(y, x[0], log) })
 		return nil
 	}
+}
+
+// softmaxLine sets y to softmax(x) (or log_softmax), as torch's CPU
+// kernel: m = max x, s = Σ exp(x − m), then exp(x − m) · (1/s) or
+// (x − m) − log s. A line holding NaN or +Inf, or only −Inf, is all NaN,
+// as in torch.
+func softmaxLine[T ad.Float](y, x []T, log bool) {
+	m := vmath.Max(x)
+	if f := float64(m); math.IsNaN(f) || math.IsInf(f, 0) {
+		for i := range y {
+			y[i] = T(math.NaN())
+		}
+		return
+	}
+	s := vmath.ExpSum(y, x, m)
+	if log {
+		vmath.Axpb(y, x, 1, -m)
+		vmath.Axpb(y, y, 1, -T(math.Log(s)))
+		return
+	}
+	vmath.Axpb(y, y, T(1/s), 0)
+}
+
+// softmaxGradKernel computes softmaxGradSpec's result from the output y
+// and upstream U, one line at a time.
+func softmaxGradKernel[T ad.Float](outer, n, inner int, log bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		eachLine(outer, n, inner, out.Data, [][]T{in[0].Data, in[1].Data}, func(g []T, x [][]T) {
+			y, u := x[0], x[1]
+			if !log {
+				vmath.MulSub(g, y, u, T(vmath.Dot(u, y)))
+				return
+			}
+			if m := float64(vmath.Max(y)); math.IsNaN(m) || m > 0 {
+				for i := range g {
+					g[i] = T(math.NaN()) // y is a log-probability (≤ 0) or a NaN line
+				}
+				return
+			}
+			vmath.ExpSum(g, y, 0)
+			vmath.SubMul(g, u, g, T(vmath.Sum(u)))
+		})
+		return nil
+	}
+}
+
+// lineGrain is the number of elements below which eachLine stays on one
+// goroutine.
+const lineGrain = 1 << 15
+
+// eachLine runs f(y, xs) on every line along the middle axis of
+// [outer, n, inner] tensors: y the output's line, xs the inputs' lines,
+// each n contiguous elements. With inner > 1 the lines are strided: they
+// are gathered into scratch and y is scattered back. Lines are spread over
+// goroutines when the tensor is large; f's arithmetic on a line does not
+// depend on the split.
+func eachLine[T ad.Float](outer, n, inner int, y []T, xs [][]T, f func(y []T, xs [][]T)) {
+	work := func(lo, hi int) {
+		cur := make([][]T, len(xs))
+		var buf []T
+		if inner > 1 {
+			buf = make([]T, n*(len(xs)+1))
+			for j := range cur {
+				cur[j] = buf[(j+1)*n : (j+2)*n]
+			}
+		}
+		for l := lo; l < hi; l++ {
+			base := (l/inner)*n*inner + l%inner
+			if inner == 1 {
+				for j, x := range xs {
+					cur[j] = x[base : base+n]
+				}
+				f(y[base:base+n], cur)
+				continue
+			}
+			for j, x := range xs {
+				for k := range n {
+					cur[j][k] = x[base+k*inner]
+				}
+			}
+			f(buf[:n], cur)
+			for k, v := range buf[:n] {
+				y[base+k*inner] = v
+			}
+		}
+	}
+	lines := outer * inner
+	if lines*n < lineGrain {
+		work(0, lines)
+		return
+	}
+	cpu.ParallelFor(lines, work)
 }
 
 // axisSpecs are AxisSum (shape s → s without axis) and AxisBroadcast

@@ -51,13 +51,17 @@ func Tensor(dtype string, shape []int, data []float64) *tensor.Dense {
 }
 
 // AssertClose compares got to want elementwise with
-// |got−want| <= atol + rtol·|want|.
+// |got−want| <= atol + rtol·|want|; an infinite want needs the same
+// infinity.
 func AssertClose(t testing.TB, what string, got, want []float64, rtol, atol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
 	}
 	for i := range want {
+		if math.IsInf(want[i], 0) && got[i] == want[i] {
+			continue
+		}
 		if d := math.Abs(got[i] - want[i]); !(d <= atol+rtol*math.Abs(want[i])) {
 			t.Fatalf("%s[%d] = %.10g, want %.10g (diff %.3g)", what, i, got[i], want[i], d)
 		}

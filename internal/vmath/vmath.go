@@ -1,0 +1,175 @@
+// Package vmath holds the vector loops of nn's row kernels (softmax,
+// log-softmax and their gradients): the maximum of a row, exp(x − shift)
+// with its sum, and a·x + b. On amd64 with AVX2 and FMA they are Go
+// assembly (exp_amd64.s); elsewhere, and under the purego tag, plain Go
+// with math.Exp.
+//
+// The assembly's exp is a polynomial, within 2 ulp of math.Exp for
+// float32 and float64 (tested); results are deterministic: each function
+// gives the same bits for the same input, independent of the slice's
+// position in a larger buffer only up to the tail (the last len mod 8
+// float32 or len mod 4 float64 elements go through the same code on a
+// padded copy).
+package vmath
+
+import "math"
+
+// Float is the element type of the loops.
+type Float interface{ ~float32 | ~float64 }
+
+// Max returns the largest element of x; NaN if any element is NaN, −Inf
+// when x is empty.
+func Max[T Float](x []T) T {
+	switch xs := any(x).(type) {
+	case []float32:
+		return T(max32(xs))
+	case []float64:
+		return T(max64(xs))
+	}
+	return maxGo(x)
+}
+
+// ExpSum sets dst[i] = exp(src[i] − shift) for i < len(src) and returns
+// the sum of those values, accumulated in float64. dst must be at least as
+// long as src (it may be src itself). Defined for src[i] − shift ≤ 88
+// (float32) or 709 (float64), as when shift is the maximum of src; values
+// of src[i] − shift below −87.33 (float32) or −708.3 (float64) give 0.
+// Neither src nor shift may be NaN (callers check with Max).
+func ExpSum[T Float](dst, src []T, shift T) float64 {
+	dst = dst[:len(src)]
+	switch xs := any(src).(type) {
+	case []float32:
+		return expSum32(any(dst).([]float32), xs, float32(shift))
+	case []float64:
+		return expSum64(any(dst).([]float64), xs, float64(shift))
+	}
+	return expSumGo(dst, src, shift)
+}
+
+// Axpb sets dst[i] = a·src[i] + b for i < len(src) (fused where the CPU
+// has FMA); dst may be src.
+func Axpb[T Float](dst, src []T, a, b T) {
+	dst = dst[:len(src)]
+	switch xs := any(src).(type) {
+	case []float32:
+		axpb32(any(dst).([]float32), xs, float32(a), float32(b))
+		return
+	case []float64:
+		axpb64(any(dst).([]float64), xs, float64(a), float64(b))
+		return
+	}
+	axpbGo(dst, src, a, b)
+}
+
+func maxGo[T Float](x []T) T {
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		if v != v {
+			return v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func expSumGo[T Float](dst, src []T, shift T) float64 {
+	var s float64
+	for i, v := range src {
+		e := T(math.Exp(float64(v - shift)))
+		dst[i] = e
+		s += float64(e)
+	}
+	return s
+}
+
+func axpbGo[T Float](dst, src []T, a, b T) {
+	for i, v := range src {
+		dst[i] = T(math.FMA(float64(a), float64(v), float64(b)))
+	}
+}
+
+// Dot returns Σ x[i]·y[i] for i < len(x) (y at least as long), the
+// float32 products accumulated in float32 vector lanes, the lanes and the
+// tail added in float64.
+func Dot[T Float](x, y []T) float64 {
+	y = y[:len(x)]
+	switch xs := any(x).(type) {
+	case []float32:
+		return dot32(xs, any(y).([]float32))
+	case []float64:
+		return dot64(xs, any(y).([]float64))
+	}
+	return dotGo(x, y)
+}
+
+// Sum returns Σ x[i], accumulated as Dot.
+func Sum[T Float](x []T) float64 {
+	switch xs := any(x).(type) {
+	case []float32:
+		return sum32(xs)
+	case []float64:
+		return sum64(xs)
+	}
+	return sumGo(x)
+}
+
+// MulSub sets dst[i] = s[i]·(u[i] − d) for i < len(s): softmax's gradient
+// for upstream u and output s, with d = Σ u·s.
+func MulSub[T Float](dst, s, u []T, d T) {
+	dst, u = dst[:len(s)], u[:len(s)]
+	switch ss := any(s).(type) {
+	case []float32:
+		mulSub32(any(dst).([]float32), ss, any(u).([]float32), float32(d))
+		return
+	case []float64:
+		mulSub64(any(dst).([]float64), ss, any(u).([]float64), float64(d))
+		return
+	}
+	mulSubGo(dst, s, u, d)
+}
+
+// SubMul sets dst[i] = u[i] − c·e[i] for i < len(u) (fused where the CPU
+// has FMA): log-softmax's gradient for upstream u, e = exp(output) and
+// c = Σ u.
+func SubMul[T Float](dst, u, e []T, c T) {
+	dst, e = dst[:len(u)], e[:len(u)]
+	switch us := any(u).(type) {
+	case []float32:
+		subMul32(any(dst).([]float32), us, any(e).([]float32), float32(c))
+		return
+	case []float64:
+		subMul64(any(dst).([]float64), us, any(e).([]float64), float64(c))
+		return
+	}
+	subMulGo(dst, u, e, c)
+}
+
+func dotGo[T Float](x, y []T) float64 {
+	var s float64
+	for i, v := range x {
+		s += float64(v * y[i])
+	}
+	return s
+}
+
+func sumGo[T Float](x []T) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
+
+func mulSubGo[T Float](dst, s, u []T, d T) {
+	for i, v := range s {
+		dst[i] = v * (u[i] - d)
+	}
+}
+
+func subMulGo[T Float](dst, u, e []T, c T) {
+	for i, v := range u {
+		dst[i] = T(math.FMA(-float64(c), float64(e[i]), float64(v)))
+	}
+}

@@ -1,0 +1,286 @@
+//go:build amd64 && !purego
+
+package vmath
+
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
+
+var (
+	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	// hasAVX512 picks the AVX-512 exp (tests switch it off to cover the
+	// AVX2 one).
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
+)
+
+// The assembly loops (exp_amd64.s) take n > 0, a multiple of 8 (float32)
+// or 4 (float64).
+
+//go:noescape
+func expSumS(dst, src *float32, n int, shift float32) float64
+
+//go:noescape
+func expSumD(dst, src *float64, n int, shift float64) float64
+
+//go:noescape
+func expSumS512(dst, src *float32, n int, shift float32, lanes *[16]float64)
+
+//go:noescape
+func expSumD512(dst, src *float64, n int, shift float64, lanes *[16]float64)
+
+//go:noescape
+func maxS(x *float32, n int, out *[16]float32)
+
+//go:noescape
+func maxD(x *float64, n int, out *[8]float64)
+
+//go:noescape
+func axpbS(dst, src *float32, n int, a, b float32)
+
+//go:noescape
+func axpbD(dst, src *float64, n int, a, b float64)
+
+func max32(x []float32) float32 {
+	n := len(x) &^ 7
+	if !hasAVX2 || n == 0 {
+		return maxGo(x)
+	}
+	var lanes [16]float32
+	maxS(&x[0], n, &lanes)
+	m := maxGo(lanes[:8])
+	for _, f := range lanes[8:] {
+		if f != 0 {
+			return float32(math.NaN())
+		}
+	}
+	if t := maxGo(x[n:]); t != t || t > m {
+		return t
+	}
+	return m
+}
+
+func max64(x []float64) float64 {
+	n := len(x) &^ 3
+	if !hasAVX2 || n == 0 {
+		return maxGo(x)
+	}
+	var lanes [8]float64
+	maxD(&x[0], n, &lanes)
+	m := maxGo(lanes[:4])
+	for _, f := range lanes[4:] {
+		if math.Float64bits(f) != 0 {
+			return math.NaN()
+		}
+	}
+	if t := maxGo(x[n:]); t != t || t > m {
+		return t
+	}
+	return m
+}
+
+func expSum32(dst, src []float32, shift float32) float64 {
+	if hasAVX512 {
+		var lanes [16]float64
+		n := len(src) &^ 15
+		if n > 0 {
+			expSumS512(&dst[0], &src[0], n, shift, &lanes)
+		}
+		if t := len(src) - n; t > 0 {
+			var pad [16]float32
+			for i := range pad {
+				pad[i] = float32(math.Inf(-1))
+			}
+			copy(pad[:], src[n:])
+			expSumS512(&pad[0], &pad[0], 16, shift, &lanes)
+			copy(dst[n:], pad[:t])
+		}
+		return sumLanes(lanes[:])
+	}
+	if !hasAVX2 {
+		return expSumGo(dst, src, shift)
+	}
+	var s float64
+	n := len(src) &^ 7
+	if n > 0 {
+		s = expSumS(&dst[0], &src[0], n, shift)
+	}
+	if t := len(src) - n; t > 0 {
+		var pad [8]float32
+		for i := range pad {
+			pad[i] = float32(math.Inf(-1))
+		}
+		copy(pad[:], src[n:])
+		s += expSumS(&pad[0], &pad[0], 8, shift)
+		copy(dst[n:], pad[:t])
+	}
+	return s
+}
+
+func expSum64(dst, src []float64, shift float64) float64 {
+	if hasAVX512 {
+		var lanes [16]float64
+		n := len(src) &^ 7
+		if n > 0 {
+			expSumD512(&dst[0], &src[0], n, shift, &lanes)
+		}
+		if t := len(src) - n; t > 0 {
+			var pad [8]float64
+			for i := range pad {
+				pad[i] = math.Inf(-1)
+			}
+			copy(pad[:], src[n:])
+			expSumD512(&pad[0], &pad[0], 8, shift, &lanes)
+			copy(dst[n:], pad[:t])
+		}
+		return sumLanes(lanes[:8])
+	}
+	if !hasAVX2 {
+		return expSumGo(dst, src, shift)
+	}
+	var s float64
+	n := len(src) &^ 3
+	if n > 0 {
+		s = expSumD(&dst[0], &src[0], n, shift)
+	}
+	if t := len(src) - n; t > 0 {
+		pad := [4]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+		copy(pad[:], src[n:])
+		s += expSumD(&pad[0], &pad[0], 4, shift)
+		copy(dst[n:], pad[:t])
+	}
+	return s
+}
+
+func axpb32(dst, src []float32, a, b float32) {
+	n := len(src) &^ 7
+	if !hasAVX2 {
+		n = 0
+	}
+	if n > 0 {
+		axpbS(&dst[0], &src[0], n, a, b)
+	}
+	axpbGo(dst[n:], src[n:], a, b)
+}
+
+func axpb64(dst, src []float64, a, b float64) {
+	n := len(src) &^ 3
+	if !hasAVX2 {
+		n = 0
+	}
+	if n > 0 {
+		axpbD(&dst[0], &src[0], n, a, b)
+	}
+	axpbGo(dst[n:], src[n:], a, b)
+}
+
+//go:noescape
+func dotS(x, y *float32, n int) float64
+
+//go:noescape
+func dotD(x, y *float64, n int) float64
+
+//go:noescape
+func sumS(x *float32, n int) float64
+
+//go:noescape
+func sumD(x *float64, n int) float64
+
+//go:noescape
+func mulSubS(dst, s, u *float32, n int, d float32)
+
+//go:noescape
+func mulSubD(dst, s, u *float64, n int, d float64)
+
+//go:noescape
+func subMulS(dst, u, e *float32, n int, c float32)
+
+//go:noescape
+func subMulD(dst, u, e *float64, n int, c float64)
+
+// vecLen is the part of a length l that the assembly takes (a multiple of
+// w), 0 without AVX2.
+func vecLen(l, w int) int {
+	if !hasAVX2 {
+		return 0
+	}
+	return l &^ (w - 1)
+}
+
+func dot32(x, y []float32) float64 {
+	var s float64
+	if n := vecLen(len(x), 8); n > 0 {
+		s = dotS(&x[0], &y[0], n)
+		x, y = x[n:], y[n:]
+	}
+	return s + dotGo(x, y)
+}
+
+func dot64(x, y []float64) float64 {
+	var s float64
+	if n := vecLen(len(x), 4); n > 0 {
+		s = dotD(&x[0], &y[0], n)
+		x, y = x[n:], y[n:]
+	}
+	return s + dotGo(x, y)
+}
+
+func sum32(x []float32) float64 {
+	var s float64
+	if n := vecLen(len(x), 8); n > 0 {
+		s = sumS(&x[0], n)
+		x = x[n:]
+	}
+	return s + sumGo(x)
+}
+
+func sum64(x []float64) float64 {
+	var s float64
+	if n := vecLen(len(x), 4); n > 0 {
+		s = sumD(&x[0], n)
+		x = x[n:]
+	}
+	return s + sumGo(x)
+}
+
+func mulSub32(dst, s, u []float32, d float32) {
+	if n := vecLen(len(s), 8); n > 0 {
+		mulSubS(&dst[0], &s[0], &u[0], n, d)
+		dst, s, u = dst[n:], s[n:], u[n:]
+	}
+	mulSubGo(dst, s, u, d)
+}
+
+func mulSub64(dst, s, u []float64, d float64) {
+	if n := vecLen(len(s), 4); n > 0 {
+		mulSubD(&dst[0], &s[0], &u[0], n, d)
+		dst, s, u = dst[n:], s[n:], u[n:]
+	}
+	mulSubGo(dst, s, u, d)
+}
+
+func subMul32(dst, u, e []float32, c float32) {
+	if n := vecLen(len(u), 8); n > 0 {
+		subMulS(&dst[0], &u[0], &e[0], n, c)
+		dst, u, e = dst[n:], u[n:], e[n:]
+	}
+	subMulGo(dst, u, e, c)
+}
+
+func subMul64(dst, u, e []float64, c float64) {
+	if n := vecLen(len(u), 4); n > 0 {
+		subMulD(&dst[0], &u[0], &e[0], n, c)
+		dst, u, e = dst[n:], u[n:], e[n:]
+	}
+	subMulGo(dst, u, e, c)
+}
+
+// sumLanes adds the lanes in order.
+func sumLanes(l []float64) float64 {
+	var s float64
+	for _, v := range l {
+		s += v
+	}
+	return s
+}
