@@ -1,0 +1,301 @@
+//go:build cuda
+
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GPU tests, as gops' (gops/cuda_test.go): run only on a machine with an
+// NVIDIA GPU (gorgonia.org/cu's init exits the process where there is
+// none); scripts/cuda-check bundles the binary with run.sh. Each case
+// builds f, cost = Σ R ⊙ f, its gradient w.r.t. the inputs (order 1) and
+// the gradient of Σ R2 ⊙ that gradient (order 2), runs the graph on
+// Gorgonia's CUDA TapeMachine, and compares f and both orders with a CPU
+// evaluation of the whole graph (each node's Do in topological order):
+// float64 within 1e-10 relative, float32 within 1e-4.
+
+// Gorgonia ships no PTX for its own elementwise kernels: the bundle holds
+// them (gops/kernels/gen -gorgonia), found through GOPS_GORGONIA_PTX.
+func init() {
+	dir := os.Getenv("GOPS_GORGONIA_PTX")
+	if dir == "" {
+		return
+	}
+	ptxs, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
+	for _, p := range ptxs {
+		ptx, err := os.ReadFile(p)
+		if err != nil {
+			panic(err)
+		}
+		funcs, err := os.ReadFile(strings.TrimSuffix(p, ".ptx") + ".funcs")
+		if err != nil {
+			panic(err)
+		}
+		gorgonia.AddToStdLib(strings.TrimSuffix(filepath.Base(p), ".ptx"), string(ptx), strings.Fields(string(funcs)))
+	}
+}
+
+// gpuCase builds f from the input nodes xs (their shapes are shapes) and
+// differentiates w.r.t. all of them.
+type gpuCase struct {
+	name   string
+	shapes []tensor.Shape
+	f      func(xs gorgonia.Nodes) (*gorgonia.Node, error)
+}
+
+func gpuCases() []gpuCase {
+	s4 := tensor.Shape{2, 4, 7, 6}
+	one := func(f func(x *gorgonia.Node) (*gorgonia.Node, error)) func(gorgonia.Nodes) (*gorgonia.Node, error) {
+		return func(xs gorgonia.Nodes) (*gorgonia.Node, error) { return f(xs[0]) }
+	}
+	return []gpuCase{
+		{"Conv2d", []tensor.Shape{s4, {6, 2, 3, 2}, {6}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.Conv2d(xs[0], xs[1], xs[2], nn.Conv2dOpts{Stride: [2]int{2, 1}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 2}, Groups: 2})
+		}},
+		{"Conv2dPointwise", []tensor.Shape{s4, {3, 4, 1, 1}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.Conv2d(xs[0], xs[1], nil, nn.Conv2dOpts{})
+		}},
+		{"ConvTranspose2d", []tensor.Shape{s4, {4, 3, 3, 3}, {3}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.ConvTranspose2d(xs[0], xs[1], xs[2], nn.ConvTranspose2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 0}, OutputPadding: [2]int{1, 0}})
+		}},
+		{"MaxPool2d", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 2}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 2}, CeilMode: true})
+		})},
+		{"AdaptiveMaxPool2d", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveMaxPool2d(x, [2]int{3, 4}) })},
+		{"AvgPool2d", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 1}, Padding: [2]int{1, 1}, CeilMode: true, ExcludePad: true})
+		})},
+		{"AdaptiveAvgPool2d", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.AdaptiveAvgPool2d(x, [2]int{4, 4}) })},
+		{"InterpolateBilinear", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.Interpolate(x, nn.InterpolateOpts{Size: [2]int{10, 5}, Mode: "bilinear"})
+		})},
+		{"InterpolateNearest", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
+			return nn.Interpolate(x, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 1.5}})
+		})},
+		{"Softmax", []tensor.Shape{{3, 5, 4}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.Softmax(x, 1) })},
+		{"LogSoftmax", []tensor.Shape{{3, 5, 4}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.LogSoftmax(x, -1) })},
+		{"SmoothL1Loss", []tensor.Shape{{4, 5}, {4, 5}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.SmoothL1Loss(xs[0], xs[1], 0.5, "none")
+		}},
+		{"BCEWithLogits", []tensor.Shape{{4, 5}, {4, 5}, {5}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.BinaryCrossEntropyWithLogits(xs[0], xs[1], nn.BCEWithLogitsOpts{PosWeight: xs[2], Reduction: "none"})
+		}},
+		{"LeakyReLU", []tensor.Shape{{3, 7}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.LeakyReLU(x, 0.1) })},
+		{"SiLU", []tensor.Shape{{3, 7}}, one(nn.SiLU)},
+		{"GELU", []tensor.Shape{{3, 7}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.GELU(x, "") })},
+		{"Concat", []tensor.Shape{{2, 3, 4}, {2, 2, 4}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Concat(1, xs...) }},
+		{"Narrow", []tensor.Shape{{2, 5, 3}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.Narrow(x, 1, 1, 3) })},
+		{"GroupNorm", []tensor.Shape{s4, {4}, {4}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.GroupNorm(xs[0], 2, xs[1], xs[2], 0)
+		}},
+		{"BatchNorm", []tensor.Shape{s4, {4}, {4}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.BatchNorm(xs[0], xs[1], xs[2], nil, nil, nn.BatchNormOpts{Training: true})
+		}},
+	}
+}
+
+// TestGPUOps runs every case of gpuCases in float64 and float32.
+func TestGPUOps(t *testing.T) {
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skip("no CUDA device")
+	}
+	for _, c := range gpuCases() {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(c.name+"/"+dt.String(), func(t *testing.T) { gpuCheck(t, dt, c) })
+		}
+	}
+}
+
+// TestGPUCrossEntropy: the picks by an integer target, an ignored row
+// included, and label smoothing.
+func TestGPUCrossEntropy(t *testing.T) {
+	if n, err := cu.NumDevices(); err != nil || n == 0 {
+		t.Skip("no CUDA device")
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			gpuCheck(t, dt, gpuCase{"CrossEntropy", []tensor.Shape{{4, 5}, {5}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
+				tg := gorgonia.NewTensor(xs[0].Graph(), tensor.Int, 1, gorgonia.WithShape(4), gorgonia.WithName("target"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking([]int{1, 4, -100, 0}))))
+				return nn.CrossEntropy(xs[0], tg, nn.CrossEntropyOpts{Weight: xs[1], LabelSmoothing: 0.1, Reduction: "none"})
+			}})
+		})
+	}
+}
+
+// gpuCheck builds the case, its gradients of order 1 and 2, runs the graph
+// on the GPU and compares f and the gradients with the CPU's.
+func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(7))
+	g := gorgonia.NewGraph()
+	xs := make(gorgonia.Nodes, len(c.shapes))
+	for i, s := range c.shapes {
+		xs[i] = gpuInput(g, fmt.Sprintf("x%d", i), gpuRandom(rng, dt, s))
+	}
+	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f := must(c.f(xs))
+	weighted := func(n *gorgonia.Node, name string) *gorgonia.Node {
+		r := gpuInput(g, name, gpuRandom(rng, dt, n.Shape()))
+		return must(gorgonia.Sum(must(gorgonia.HadamardProd(n, r))))
+	}
+	g1, err := ad.Grad(weighted(f, "R"), xs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := make(gorgonia.Nodes, len(g1))
+	for i, d := range g1 {
+		terms[i] = weighted(d, fmt.Sprintf("R2_%d", i))
+	}
+	g2, err := ad.Grad(must(gorgonia.ReduceAdd(terms)), xs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := append(append(gorgonia.Nodes{f}, g1...), g2...)
+	got := make([]gorgonia.Value, len(results))
+	for i, n := range results {
+		gorgonia.Read(n, &got[i])
+	}
+	leaves := map[*gorgonia.Node]gorgonia.Value{}
+	for _, n := range g.AllNodes() {
+		if n.Op() == nil {
+			leaves[n] = gpuHostCopy(n.Value())
+		}
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatalf("GPU run: %v", err)
+	}
+	host := map[*gorgonia.Node]gorgonia.Value{}
+	var eval func(n *gorgonia.Node) gorgonia.Value
+	eval = func(n *gorgonia.Node) gorgonia.Value {
+		if v, done := host[n]; done {
+			return v
+		}
+		if n.Op() == nil {
+			host[n] = leaves[n]
+			return host[n]
+		}
+		var in []gorgonia.Value
+		for it := g.From(n.ID()); it.Next(); {
+			in = append(in, eval(it.Node().(*gorgonia.Node)))
+		}
+		v, err := n.Op().Do(in...)
+		if err != nil {
+			t.Fatalf("%v on the CPU: %v", n.Op(), err)
+		}
+		host[n] = v
+		return v
+	}
+	for i, n := range results {
+		if got[i] == nil {
+			t.Fatalf("result %d (%v) was not read", i, n)
+		}
+		what := "f"
+		if i > 0 {
+			what = fmt.Sprintf("order-%d gradient w.r.t. x%d", 1+(i-1)/len(xs), (i-1)%len(xs))
+		}
+		if err := gpuClose(gpuHostCopy(got[i]), eval(n), dt); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+}
+
+func gpuInput(g *gorgonia.ExprGraph, name string, v tensor.Tensor) *gorgonia.Node {
+	return gorgonia.NewTensor(g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(name))
+}
+
+func gpuRandom(rng *rand.Rand, dt tensor.Dtype, shape tensor.Shape) tensor.Tensor {
+	d := make([]float64, shape.TotalSize())
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	if dt == tensor.Float32 {
+		f := make([]float32, len(d))
+		for i, v := range d {
+			f[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+}
+
+// gpuHostCopy copies a (device) tensor's or scalar's elements to the host.
+func gpuHostCopy(v gorgonia.Value) gorgonia.Value {
+	t, ok := v.(tensor.Tensor)
+	if !ok {
+		return v
+	}
+	var back any
+	switch d := t.Data().(type) {
+	case []float32:
+		back = append([]float32(nil), d...)
+	case []float64:
+		back = append([]float64(nil), d...)
+	default:
+		return v
+	}
+	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(back))
+}
+
+func gpuFloats(v gorgonia.Value) []float64 {
+	switch d := v.Data().(type) {
+	case []float32:
+		f := make([]float64, len(d))
+		for i, x := range d {
+			f[i] = float64(x)
+		}
+		return f
+	case []float64:
+		return d
+	case float32:
+		return []float64{float64(d)}
+	case float64:
+		return []float64{d}
+	}
+	return nil
+}
+
+func gpuClose(got, want gorgonia.Value, dt tensor.Dtype) error {
+	a, b := gpuFloats(got), gpuFloats(want)
+	if len(a) != len(b) {
+		return fmt.Errorf("%d elements, want %d", len(a), len(b))
+	}
+	tol := 1e-10
+	if dt == tensor.Float32 {
+		tol = 1e-4
+	}
+	scale := 0.0
+	for _, x := range b {
+		scale = max(scale, math.Abs(x))
+	}
+	for i := range a {
+		if math.IsNaN(a[i]) && math.IsNaN(b[i]) {
+			continue
+		}
+		if d := math.Abs(a[i] - b[i]); d > tol*max(math.Abs(b[i]), scale, 1e-30) {
+			return fmt.Errorf("element %d: GPU %v, CPU %v", i, a[i], b[i])
+		}
+	}
+	return nil
+}
