@@ -208,28 +208,68 @@ loopD:
 	MOVSD X0, ret+32(FP)
 	RET
 
+// MAXBODY is the loop of maxS and maxD: maxima in Y0, Y4, Y5, Y6 and NaN
+// flags in Y1, Y7, Y8, Y9 over four vectors per iteration (the four
+// chains hide VMAXP's latency), then single vectors; the four are merged
+// into Y0 and Y1. W is the vector width in elements, P the PS/PD suffix.
+#define MAXBODY(MAXP, CMPP, ORP, MOVU, W, L4, L1, DONE) \
+	MOVU (SI), Y0; \
+	CMPP $3, Y0, Y0, Y1; \
+	VMOVAPS Y0, Y4; \
+	VMOVAPS Y0, Y5; \
+	VMOVAPS Y0, Y6; \
+	VMOVAPS Y1, Y7; \
+	VMOVAPS Y1, Y8; \
+	VMOVAPS Y1, Y9; \
+	ADDQ $32, SI; \
+	SUBQ $W, CX; \
+L4:; \
+	CMPQ CX, $(4*W); \
+	JLT L1; \
+	MOVU (SI), Y2; \
+	MOVU 32(SI), Y3; \
+	MOVU 64(SI), Y10; \
+	MOVU 96(SI), Y11; \
+	MAXP Y2, Y0, Y0; \
+	MAXP Y3, Y4, Y4; \
+	MAXP Y10, Y5, Y5; \
+	MAXP Y11, Y6, Y6; \
+	CMPP $3, Y2, Y2, Y2; \
+	CMPP $3, Y3, Y3, Y3; \
+	CMPP $3, Y10, Y10, Y10; \
+	CMPP $3, Y11, Y11, Y11; \
+	ORP Y2, Y1, Y1; \
+	ORP Y3, Y7, Y7; \
+	ORP Y10, Y8, Y8; \
+	ORP Y11, Y9, Y9; \
+	ADDQ $128, SI; \
+	SUBQ $(4*W), CX; \
+	JMP L4; \
+L1:; \
+	TESTQ CX, CX; \
+	JZ DONE; \
+	MOVU (SI), Y2; \
+	MAXP Y2, Y0, Y0; \
+	CMPP $3, Y2, Y2, Y2; \
+	ORP Y2, Y1, Y1; \
+	ADDQ $32, SI; \
+	SUBQ $W, CX; \
+	JMP L1; \
+DONE:; \
+	MAXP Y4, Y0, Y0; \
+	MAXP Y5, Y0, Y0; \
+	MAXP Y6, Y0, Y0; \
+	ORP Y7, Y1, Y1; \
+	ORP Y8, Y1, Y1; \
+	ORP Y9, Y1, Y1
+
 // func maxS(x *float32, n int, out *[16]float32)
 // out[0:8] = lane-wise maxima, out[8:16] non-zero in a lane that saw a NaN.
 TEXT ·maxS(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ out+16(FP), DI
-	VMOVUPS (SI), Y0
-	VCMPPS $3, Y0, Y0, Y1
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JZ doneMaxS
-
-loopMaxS:
-	VMOVUPS (SI), Y2
-	VMAXPS Y2, Y0, Y0
-	VCMPPS $3, Y2, Y2, Y3
-	VORPS Y3, Y1, Y1
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ loopMaxS
-
-doneMaxS:
+	MAXBODY(VMAXPS, VCMPPS, VORPS, VMOVUPS, 8, fourS, oneS, doneMaxS)
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
@@ -240,22 +280,7 @@ TEXT ·maxD(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ out+16(FP), DI
-	VMOVUPD (SI), Y0
-	VCMPPD $3, Y0, Y0, Y1
-	ADDQ $32, SI
-	SUBQ $4, CX
-	JZ doneMaxD
-
-loopMaxD:
-	VMOVUPD (SI), Y2
-	VMAXPD Y2, Y0, Y0
-	VCMPPD $3, Y2, Y2, Y3
-	VORPD Y3, Y1, Y1
-	ADDQ $32, SI
-	SUBQ $4, CX
-	JNZ loopMaxD
-
-doneMaxD:
+	MAXBODY(VMAXPD, VCMPPD, VORPD, VMOVUPD, 4, fourD, oneD, doneMaxD)
 	VMOVUPD Y0, (DI)
 	VMOVUPD Y1, 32(DI)
 	VZEROUPPER
@@ -300,22 +325,54 @@ loopAxpbD:
 	VZEROUPPER
 	RET
 
+// REDBODY is the loop of dotS, dotD, sumS and sumD: four accumulators
+// (Y0, Y3, Y4, Y5) over four vectors per iteration, then single vectors
+// into Y0, then Y0 += Y3 + Y4 + Y5 (in that order). STEP(mem, acc)
+// accumulates one vector at mem (and at the same offset from DI).
+#define REDBODY(STEP, W, L4, L1, DONE) \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+L4:; \
+	CMPQ CX, $(4*W); \
+	JLT L1; \
+	STEP(0, Y0); \
+	STEP(32, Y3); \
+	STEP(64, Y4); \
+	STEP(96, Y5); \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	SUBQ $(4*W), CX; \
+	JMP L4; \
+L1:; \
+	TESTQ CX, CX; \
+	JZ DONE; \
+	STEP(0, Y0); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	SUBQ $W, CX; \
+	JMP L1; \
+DONE:
+
+#define DOTSTEPS(off, acc) VMOVUPS off(SI), Y1; VFMADD231PS off(DI), Y1, acc
+#define DOTSTEPD(off, acc) VMOVUPD off(SI), Y1; VFMADD231PD off(DI), Y1, acc
+#define SUMSTEPS(off, acc) VADDPS off(SI), acc, acc
+#define SUMSTEPD(off, acc) VADDPD off(SI), acc, acc
+
+// FOLDS and FOLDD add the four accumulators into Y0.
+#define FOLDS VADDPS Y3, Y0, Y0; VADDPS Y4, Y0, Y0; VADDPS Y5, Y0, Y0
+#define FOLDD VADDPD Y3, Y0, Y0; VADDPD Y4, Y0, Y0; VADDPD Y5, Y0, Y0
+
 // func dotS(x, y *float32, n int) float64
-// Σ x[i]·y[i] in 8 float32 lanes (fused), the lanes added in order in
-// float64.
+// Σ x[i]·y[i] in float32 lanes (fused; four accumulators of 8 lanes,
+// added together), the 8 lanes then added in order in float64.
 TEXT ·dotS(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-
-loopDotS:
-	VMOVUPS (SI), Y1
-	VFMADD231PS (DI), Y1, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ loopDotS
+	REDBODY(DOTSTEPS, 8, fourDotS, oneDotS, doneDotS)
+	FOLDS
 	WIDEN8
 	LANES8
 	VZEROUPPER
@@ -327,15 +384,9 @@ TEXT ·dotD(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPD Y6, Y6, Y6
-
-loopDotD:
-	VMOVUPD (SI), Y1
-	VFMADD231PD (DI), Y1, Y6
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $4, CX
-	JNZ loopDotD
+	REDBODY(DOTSTEPD, 4, fourDotD, oneDotD, doneDotD)
+	FOLDD
+	VMOVAPD Y0, Y6
 	LANES4
 	VZEROUPPER
 	MOVSD X0, ret+24(FP)
@@ -345,13 +396,9 @@ loopDotD:
 TEXT ·sumS(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	VXORPS Y0, Y0, Y0
-
-loopSumS:
-	VADDPS (SI), Y0, Y0
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ loopSumS
+	MOVQ SI, DI
+	REDBODY(SUMSTEPS, 8, fourSumS, oneSumS, doneSumS)
+	FOLDS
 	WIDEN8
 	LANES8
 	VZEROUPPER
@@ -362,13 +409,10 @@ loopSumS:
 TEXT ·sumD(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	VXORPD Y6, Y6, Y6
-
-loopSumD:
-	VADDPD (SI), Y6, Y6
-	ADDQ $32, SI
-	SUBQ $4, CX
-	JNZ loopSumD
+	MOVQ SI, DI
+	REDBODY(SUMSTEPD, 4, fourSumD, oneSumD, doneSumD)
+	FOLDD
+	VMOVAPD Y0, Y6
 	LANES4
 	VZEROUPPER
 	MOVSD X0, ret+16(FP)
