@@ -5,11 +5,11 @@
 
 #include "common.cuh"
 
-// rows equals nn's softmaxKernel: one thread per line, in double as the Go
-// kernel (the maximum, NaN taking over, 0 for a line of −Inf; Σ exp(x − m)
-// in order; then exp(x − m)/s, or x − m − log s with log), rounded to T.
-// Not bitwise: CUDA's exp and log may differ from Go's math.Exp and
-// math.Log in the last place.
+// rows computes nn's softmaxKernel: one thread per line, in double (the
+// maximum m, NaN taking over, 0 for a line of −Inf; Σ exp(x − m) in order;
+// then exp(x − m)/s, or x − m − log s with log), rounded to T. A line
+// holding NaN or +Inf, or only −Inf, comes out all NaN, as the Go kernel's.
+// Not bitwise: the Go kernel computes in T with internal/vmath's exp.
 template <typename T> __device__ void rows(const T *x, T *y, long long outer, long long n, long long inner, long long log_) {
 	LOOP(line, outer * inner) {
 		long long o = line / inner, i = line - o * inner;
