@@ -1,5 +1,7 @@
 package cpu
 
+import "math"
+
 // PoolAxis is the window of each output position along one axis of a 2-D
 // pooling: output o reads input positions First[o], First[o]+Step, ...
 // below End[o] (all inside [0, size)); Full[o] is the window's size
@@ -97,6 +99,10 @@ type Pool2dGeom struct {
 // first of equal maxima, a NaN over any number (the last NaN), the first
 // position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
+	if x32, ok := any(x).([]float32); ok {
+		maxPoolArgmax32(g, x32, idx)
+		return
+	}
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ParallelFor(g.Planes, func(lo, hi int) {
@@ -111,27 +117,16 @@ func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 						out[oh*wo+ow] = -1 // an empty window: no input position
 						continue
 					}
-					// Two passes: the maximum (the builtin max, which
-					// propagates NaN, without data-dependent branches),
-					// then its position: the first equal one (−Inf
-					// included), or the last NaN.
-					m := plane[r0*w+c0]
+					// torch's rule: a later value replaces the maximum if
+					// it is larger or NaN, so the first of equal maxima (and
+					// of a window of −Inf) and the last NaN win.
+					best := r0*w + c0
+					m := plane[best]
 					for r := r0; r < r1; r += rs {
 						row := plane[r*w : r*w+c1]
 						for c := c0; c < c1; c += cs {
-							m = max(m, row[c])
-						}
-					}
-					best := -1
-				find:
-					for r := r0; r < r1; r += rs {
-						row := plane[r*w : r*w+c1]
-						for c := c0; c < c1; c += cs {
-							if v := row[c]; m != m && v != v {
-								best = r*w + c // the last NaN
-							} else if v == m {
-								best = r*w + c
-								break find
+							if v := row[c]; v > m || v != v {
+								m, best = v, r*w+c
 							}
 						}
 					}
@@ -140,6 +135,83 @@ func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 			}
 		}
 	})
+}
+
+// maxPoolArgmax32 is MaxPoolArgmax for float32 without branches on the
+// data (a 3×3 window of random values mispredicts about two branches):
+// each value becomes a 64-bit key, its order-preserving integer in the
+// high half (−0 equal to +0, every NaN above +Inf) and a tie-break in the
+// low half (larger for an earlier position, or for a later one among
+// NaNs), and a window's argmax is its largest key. Keys are unique and
+// their maximum is associative, so the window is reduced separably, as
+// torch's sequential scan would pick: the key of each input position once,
+// then every row's maximum over each output column's window, then over
+// each output row's window of rows.
+func maxPoolArgmax32(g *Pool2dGeom, x []float32, idx []int) {
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	ParallelFor(g.Planes, func(lo, hi int) {
+		keys := make([]int64, hw)
+		rowBest := make([]int64, g.H*wo)
+		for p := lo; p < hi; p++ {
+			for i, v := range x[p*hw : (p+1)*hw] {
+				keys[i] = argmaxKey(v, i)
+			}
+			for r := 0; r < g.H; r++ {
+				row, best := keys[r*w:(r+1)*w], rowBest[r*wo:(r+1)*wo]
+				for ow := range best {
+					b := int64(math.MinInt64)
+					for c := cols.First[ow]; c < cols.End[ow]; c += cols.Step {
+						b = max(b, row[c])
+					}
+					best[ow] = b
+				}
+			}
+			out := idx[p*ho*wo : (p+1)*ho*wo]
+			for oh := 0; oh < ho; oh++ {
+				dst := out[oh*wo : (oh+1)*wo]
+				r0, r1 := rows.First[oh], rows.End[oh]
+				if r0 >= r1 {
+					for ow := range dst {
+						dst[ow] = -1 // an empty window: no input position
+					}
+					continue
+				}
+				for ow := range dst {
+					if cols.First[ow] >= cols.End[ow] {
+						dst[ow] = -1
+						continue
+					}
+					b := int64(math.MinInt64)
+					for r := r0; r < r1; r += rows.Step {
+						b = max(b, rowBest[r*wo+ow])
+					}
+					dst[ow] = argmaxPos(b)
+				}
+			}
+		}
+	})
+}
+
+// argmaxKey is v's key for maxPoolArgmax32 at plane index i (< 2^31).
+func argmaxKey(v float32, i int) int64 {
+	b := int32(math.Float32bits(v))
+	a := b & math.MaxInt32
+	s := b >> 31
+	k := (a ^ s) - s                            // the float's order; −0 → 0
+	nan := int32((0x7f800000 - int64(a)) >> 63) // −1 for NaN
+	k = k&^nan | nan&math.MaxInt32              // NaN above +Inf
+	t := uint32(i) ^ ^uint32(nan)               // ^i (earlier wins), or i for a NaN
+	return int64(k)<<32 | int64(t)
+}
+
+// argmaxPos is the plane index of the key argmaxKey made.
+func argmaxPos(key int64) int {
+	t := uint32(key)
+	if int32(key>>32) != math.MaxInt32 {
+		t = ^t
+	}
+	return int(t)
 }
 
 // PlaneGather writes out[p, o] = x[p, idx[p, o]] (0 where idx is −1: the
