@@ -46,7 +46,7 @@ func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // sigmoidSpec is the stable sigmoid; Backward U ⊙ s ⊙ (1 − s).
 func sigmoidSpec(s tensor.Shape) ad.OpSpec {
-	return elementwiseSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
+	return withCUDA(elementwiseSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
 		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			one, err := scalarConstant(out, 1)
 			if err != nil {
@@ -54,7 +54,7 @@ func sigmoidSpec(s tensor.Shape) ad.OpSpec {
 			}
 			d, err := gorgonia.HadamardProd(u, gorgonia.Must(gorgonia.HadamardProd(out, gorgonia.Must(gorgonia.Sub(one, out)))))
 			return gorgonia.Nodes{d}, err
-		})
+		}), unaryGPU{kind: unarySigmoid})
 }
 
 func sigmoidKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
@@ -168,7 +168,7 @@ func scalarConstant(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
 // leakySpec is LeakyReLU: x where x > 0 (and NaN), slope·x elsewhere (0
 // for slope 0, −Inf included); Backward U ⊙ slopeSpec(x).
 func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
-	return elementwiseSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
+	return withCUDA(elementwiseSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			m, err := ad.Apply(slopeSpec(s, slope), in[0])
 			if err != nil {
@@ -176,7 +176,7 @@ func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
 			}
 			d, err := gorgonia.HadamardProd(u, m)
 			return gorgonia.Nodes{d}, err
-		})
+		}), unaryGPU{kind: unaryLeaky, param: slope})
 }
 
 func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -198,8 +198,8 @@ func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 // slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
 // included), a piecewise constant with no derivative.
 func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
-	return elementwiseSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
-		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil)
+	return withCUDA(elementwiseSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
+		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil), unaryGPU{kind: unaryLeakySlope, param: slope})
 }
 
 func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -218,7 +218,7 @@ func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 // erfSpec is erf, whose gradient U·(2/√π)·exp(−x²) is built from ops that
 // are right at every order.
 func erfSpec(s tensor.Shape) ad.OpSpec {
-	return elementwiseSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
+	return withCUDA(elementwiseSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			e, err := gorgonia.Exp(gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.Square(in[0])))))
 			if err != nil {
@@ -226,7 +226,7 @@ func erfSpec(s tensor.Shape) ad.OpSpec {
 			}
 			d, err := scale(gorgonia.Must(gorgonia.HadamardProd(u, e)), 2/math.SqrtPi)
 			return gorgonia.Nodes{d}, err
-		})
+		}), unaryGPU{kind: unaryErf})
 }
 
 func erfKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {

@@ -155,7 +155,7 @@ type runningStats struct {
 func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 	n, c, l := s[0], s[1], s[2]
 	k := 1 / float64(n*l)
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name: "ChannelMean", Params: fmt.Sprintf("%v %p", s, stats), InputDims: []int{3}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if !shapeIs(in[0], s) {
@@ -173,7 +173,7 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 			d, err := scale(b, k)
 			return gorgonia.Nodes{d}, err
 		},
-	}
+	}, channelMeanGPU{n, c, l, stats})
 }
 
 func channelMeanKernel[T ad.Float](n, c, l int, stats *runningStats) func(ad.Tensor[T], []ad.Tensor[T]) error {

@@ -308,7 +308,7 @@ func geomParams(g cpu.ConvGeom) string {
 //	convW: ∂X = convT(G, U), ∂G = conv(X, U)
 func convSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+	return withCUDA(convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dx, err := ad.Apply(convTSpec(g), u, in[1])
 			if err != nil {
@@ -316,12 +316,12 @@ func convSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dw, err := ad.Apply(convWSpec(g), in[0], u)
 			return gorgonia.Nodes{dx, dw}, err
-		})
+		}), convGPU{g, convForward})
 }
 
 func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 	gs, w, out := tensor.Shape{g.N, g.Cout, g.HO, g.WO}, weightShape(g), tensor.Shape{g.N, g.C, g.H, g.W}
-	return convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
+	return withCUDA(convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dg, err := ad.Apply(convSpec(g), u, in[1])
 			if err != nil {
@@ -329,12 +329,12 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dw, err := ad.Apply(convWSpec(g), u, in[0])
 			return gorgonia.Nodes{dg, dw}, err
-		})
+		}), convGPU{g, convInput})
 }
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
+	return withCUDA(convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			dx, err := ad.Apply(convTSpec(g), in[1], u)
 			if err != nil {
@@ -342,7 +342,7 @@ func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dg, err := ad.Apply(convSpec(g), in[0], u)
 			return gorgonia.Nodes{dx, dg}, err
-		})
+		}), convGPU{g, convWeight})
 }
 
 func weightShape(g cpu.ConvGeom) tensor.Shape {
@@ -472,7 +472,7 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 	s := y.Shape()
 	n, c, l := s[0], s[1], s.TotalSize()/max(s[0]*s[1], 1)
-	return ad.Apply(ad.OpSpec{
+	return ad.Apply(withCUDA(ad.OpSpec{
 		Name:       "BiasAdd",
 		Params:     fmt.Sprintf("%v", s),
 		InputDims:  []int{s.Dims(), 1},
@@ -489,7 +489,7 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 			db, err := ad.Apply(sum, grad)
 			return gorgonia.Nodes{grad, db}, err
 		},
-	}, y, bias)
+	}, channelGPU{n, c, l, channelBiasAdd}), y, bias)
 }
 
 func biasAddKernel[T gemm.Float](n, c, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -524,7 +524,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 		},
 		Kernel: ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
 	}
-	return ad.LinearPair(sum, broadcast)
+	return ad.LinearPair(withCUDA(sum, channelGPU{n, c, l, channelSum}), withCUDA(broadcast, channelGPU{n, c, l, channelBroadcast}))
 }
 
 // channelKernel is ChannelSum's kernel (sum) or ChannelBroadcast's.

@@ -34,8 +34,8 @@ func Dropout(input *gorgonia.Node, p float64, training bool, seed int64) (*gorgo
 		return y, err
 	}
 	runs := new(atomic.Uint64)
-	m, err := ad.Apply(elementwiseSpec("DropoutMask", fmt.Sprintf("p=%v seed=%d %p", p, seed, runs), input.Shape(), []bool{false},
-		ad.Floats(dropoutKernel[float32](p, seed, runs), dropoutKernel[float64](p, seed, runs)), nil), input)
+	m, err := ad.Apply(withCUDA(elementwiseSpec("DropoutMask", fmt.Sprintf("p=%v seed=%d %p", p, seed, runs), input.Shape(), []bool{false},
+		ad.Floats(dropoutKernel[float32](p, seed, runs), dropoutKernel[float64](p, seed, runs)), nil), dropoutGPU{p, seed, runs}), input)
 	if err != nil {
 		return nil, err
 	}

@@ -29,14 +29,18 @@ func whenEmpty(name string, x *gorgonia.Node, out tensor.Shape, v float64, given
 		dims[i] = n.Dims()
 	}
 	out = out.Clone()
-	y, err := ad.Apply(ad.OpSpec{
+	spec := ad.OpSpec{
 		Name: name + "Empty", Params: fmt.Sprint(out, v), InputDims: dims, OutputDims: out.Dims(), DiffWRT: make([]bool, len(in)),
 		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
 		Kernel: ad.Floats(fillKernel[float32](v), fillKernel[float64](v)),
 		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
 			return make(gorgonia.Nodes, len(in)), nil
 		},
-	}, in...)
+	}
+	if !out.IsScalar() { // (a reduction of nothing stays on the host)
+		spec = withCUDA(spec, fillGPU{v})
+	}
+	y, err := ad.Apply(spec, in...)
 	return y, true, err
 }
 

@@ -109,7 +109,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 			Kernel: ad.Floats(interpKernel[float32](&g, forward), interpKernel[float64](&g, forward)),
 		}
 	}
-	fwd, _ := ad.LinearPair(spec(name, in, os, true), spec(name+"Transpose", os, in, false))
+	fwd, _ := ad.LinearPair(withCUDA(spec(name, in, os, true), interpGPU{&g, true}), withCUDA(spec(name+"Transpose", os, in, false), interpGPU{&g, false}))
 	return ad.Apply(fwd, input)
 }
 

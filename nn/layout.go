@@ -123,7 +123,7 @@ func Concat(axis int, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 			return gs, nil
 		},
 	}
-	return ad.Apply(spec, inputs...)
+	return ad.Apply(withCUDA(spec, concatGPU{out, a}), inputs...)
 }
 
 // blocks splits shape s at axis: outer blocks of s[axis]·inner elements.
@@ -167,7 +167,8 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 			Kernel: ad.Floats(narrowKernel[float32](outer, inner, s[axis], start, length, fwd), narrowKernel[float64](outer, inner, s[axis], start, length, fwd)),
 		}
 	}
-	return ad.LinearPair(mk("Narrow", s, ns, true), mk("NarrowEmbed", ns, s, false))
+	return ad.LinearPair(withCUDA(mk("Narrow", s, ns, true), narrowGPU{outer, inner, s[axis], start, length, true}),
+		withCUDA(mk("NarrowEmbed", ns, s, false), narrowGPU{outer, inner, s[axis], start, length, false}))
 }
 
 func narrowKernel[T ad.Float](outer, inner, size, start, length int, fwd bool) func(ad.Tensor[T], []ad.Tensor[T]) error {

@@ -198,7 +198,8 @@ func pickSpecs(n, c, ignore int, vec bool) (pick, scatter ad.OpSpec) {
 			Kernel: ad.Floats(pickKernel[float32](vec, c, ignore, forward), pickKernel[float64](vec, c, ignore, forward)),
 		}
 	}
-	return ad.LinearPair(mk(name, xs, tensor.Shape{n}, true), mk(map[bool]string{false: "Scatter", true: "ScatterVec"}[vec], tensor.Shape{n}, xs, false))
+	return ad.LinearPair(withCUDA(mk(name, xs, tensor.Shape{n}, true), pickGPU{vec, true, c, ignore}),
+		withCUDA(mk(map[bool]string{false: "Scatter", true: "ScatterVec"}[vec], tensor.Shape{n}, xs, false), pickGPU{vec, false, c, ignore}))
 }
 
 func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -320,8 +321,8 @@ func smoothL1Spec(s tensor.Shape, beta float64, order int) ad.OpSpec {
 	} else {
 		diff = []bool{false} // piecewise constant
 	}
-	return elementwiseSpec(fmt.Sprintf("SmoothL1d%d", order), fmt.Sprint(beta), s, diff,
-		ad.Floats(smoothL1Kernel[float32](beta, order), smoothL1Kernel[float64](beta, order)), backward)
+	return withCUDA(elementwiseSpec(fmt.Sprintf("SmoothL1d%d", order), fmt.Sprint(beta), s, diff,
+		ad.Floats(smoothL1Kernel[float32](beta, order), smoothL1Kernel[float64](beta, order)), backward), unaryGPU{unarySmoothL1, beta, order})
 }
 
 func smoothL1Kernel[T ad.Float](beta float64, order int) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -467,7 +468,7 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 // (no overflow); its gradient is U·sigmoid(x) (Gorgonia's Sigmoid, right at
 // every order).
 func softplusSpec(s tensor.Shape) ad.OpSpec {
-	return elementwiseSpec("Softplus", "", s, nil, ad.Floats(softplusKernel[float32], softplusKernel[float64]),
+	return withCUDA(elementwiseSpec("Softplus", "", s, nil, ad.Floats(softplusKernel[float32], softplusKernel[float64]),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			sg, err := ad.Apply(sigmoidSpec(s), in[0])
 			if err != nil {
@@ -475,7 +476,7 @@ func softplusSpec(s tensor.Shape) ad.OpSpec {
 			}
 			d, err := gorgonia.HadamardProd(u, sg)
 			return gorgonia.Nodes{d}, err
-		})
+		}), unaryGPU{kind: unarySoftplus})
 }
 
 func softplusKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {

@@ -210,7 +210,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		},
 		Kernel: ad.Floats(argmaxKernel[float32](&g), argmaxKernel[float64](&g)),
 	}
-	idx, err := ad.Apply(argmax, input)
+	idx, err := ad.Apply(withCUDA(argmax, maxPoolGPU{&g, poolArgmax}), input)
 	if err != nil {
 		return nil, err
 	}
@@ -228,8 +228,8 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		}
 	}
 	gather, _ := ad.LinearPair(
-		pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))),
-		pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))))
+		withCUDA(pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))), maxPoolGPU{&g, poolGather}),
+		withCUDA(pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))), maxPoolGPU{&g, poolScatterAdd}))
 	y, err := ad.Apply(gather, input, idx)
 	if err != nil || !g.Rows.Empty() && !g.Cols.Empty() || g.Planes == 0 {
 		return y, err // (Gorgonia's Add panics on empty tensors)
@@ -239,7 +239,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 	// a maximum of −0 elsewhere, so only where such windows exist).
 	fill := pair(name+"EmptyFill", in, out, ad.Floats(emptyFillKernel[float32](g.Planes*l), emptyFillKernel[float64](g.Planes*l)))
 	fill.DiffWRT = []bool{false, false}
-	f, err := ad.Apply(fill, input, idx)
+	f, err := ad.Apply(withCUDA(fill, maxPoolGPU{&g, poolEmptyFill}), input, idx)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +262,8 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDiv
 		}
 	}
 	fwd, _ := ad.LinearPair(
-		spec(name, in, out, ad.Floats(avgKernel[float32](&g, div, true), avgKernel[float64](&g, div, true))),
-		spec(name+"Transpose", out, in, ad.Floats(avgKernel[float32](&g, div, false), avgKernel[float64](&g, div, false))))
+		withCUDA(spec(name, in, out, ad.Floats(avgKernel[float32](&g, div, true), avgKernel[float64](&g, div, true))), avgPoolGPU{&g, div, true}),
+		withCUDA(spec(name+"Transpose", out, in, ad.Floats(avgKernel[float32](&g, div, false), avgKernel[float64](&g, div, false))), avgPoolGPU{&g, div, false}))
 	return ad.Apply(fwd, input)
 }
 

@@ -90,7 +90,7 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 		name = "LogSoftmax"
 	}
 	outer, n, inner := lines(s, axis)
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if !shapeIs(in[0], s) {
@@ -103,7 +103,7 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 			d, err := ad.Apply(softmaxGradSpec(s, axis, log), out, u)
 			return gorgonia.Nodes{d}, err
 		},
-	}
+	}, softmaxGPU{outer, n, inner, log})
 }
 
 // softmaxGradSpec is the gradient of Softmax (log false) or LogSoftmax for
@@ -311,8 +311,8 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 		}
 	}
 	return ad.LinearPair(
-		mk("AxisSum", s, r, ad.Floats(axisSumKernel[float32](outer, n, inner), axisSumKernel[float64](outer, n, inner))),
-		mk("AxisBroadcast", r, s, ad.Floats(axisBroadcastKernel[float32](outer, n, inner), axisBroadcastKernel[float64](outer, n, inner))))
+		withCUDA(mk("AxisSum", s, r, ad.Floats(axisSumKernel[float32](outer, n, inner), axisSumKernel[float64](outer, n, inner))), axisGPU{outer, n, inner, true}),
+		withCUDA(mk("AxisBroadcast", r, s, ad.Floats(axisBroadcastKernel[float32](outer, n, inner), axisBroadcastKernel[float64](outer, n, inner))), axisGPU{outer, n, inner, false}))
 }
 
 func axisSumKernel[T ad.Float](outer, n, inner int) func(ad.Tensor[T], []ad.Tensor[T]) error {
