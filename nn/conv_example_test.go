@@ -14,7 +14,7 @@ import (
 // each the derivative of the one before: 2·Σ y·x shifted by one pixel =
 // 188, 2·Σ x² over the shifted window = 92, and 0 (the loss is quadratic
 // in w).
-func ExampleConv2d() {
+func ExampleConv2d_identity() {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 3, 3), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 1, 3, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}))))
@@ -60,7 +60,7 @@ func ExampleConv2d() {
 // derivative of the one before, all through Conv2d, MaxPool2d and
 // CrossEntropy's LogSoftmax). torch gives the same four numbers (its
 // double backward, applied three times).
-func ExampleMaxPool2d() {
+func ExampleConv2d() {
 	g := gorgonia.NewGraph()
 	tensorOf := func(name string, shape []int, data []float64) *gorgonia.Node {
 		return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
@@ -82,7 +82,7 @@ func ExampleMaxPool2d() {
 	if h, err = nn.MaxPool2d(h, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}}); err != nil { // [2, 3, 1, 1]
 		panic(err)
 	}
-	logits, err := ad.Reshape(h, 2, 3)
+	logits, err := nn.Reshape(h, 2, 3)
 	if err != nil {
 		panic(err)
 	}
