@@ -85,6 +85,8 @@ func gpuCases() []gpuCase {
 		{"InterpolateNearest", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
 			return nn.Interpolate(x, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 1.5}})
 		})},
+		// Softmax and LogSoftmax's gradients run SoftmaxGrad and LogSoftmaxGrad
+		// (order 1 and 2), along a strided axis and a contiguous one.
 		{"Softmax", []tensor.Shape{{3, 5, 4}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.Softmax(x, 1) })},
 		{"LogSoftmax", []tensor.Shape{{3, 5, 4}}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) { return nn.LogSoftmax(x, -1) })},
 		{"SmoothL1Loss", []tensor.Shape{{4, 5}, {4, 5}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {

@@ -81,6 +81,13 @@ type softmaxGPU struct {
 	log             bool
 }
 
+// softmaxGradGPU is SoftmaxGrad (or LogSoftmaxGrad with log) along lines
+// of a shape split outer × n × inner (softmax_cuda.go).
+type softmaxGradGPU struct {
+	outer, n, inner int
+	log             bool
+}
+
 // axisGPU is AxisSum (sum) or AxisBroadcast on outer × n × inner
 // (softmax_cuda.go).
 type axisGPU struct {

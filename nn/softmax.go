@@ -117,7 +117,7 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 		name = "LogSoftmaxGrad"
 	}
 	outer, n, inner := lines(s, axis)
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i, what := range []string{"output", "gradient"} {
@@ -185,7 +185,7 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 				gorgonia.Must(gorgonia.HadamardProd(u, svy)))
 			return gorgonia.Nodes{dy, du}, err
 		},
-	}
+	}, softmaxGradGPU{outer, n, inner, log})
 }
 
 // softmaxKernel computes softmax or log-softmax along the axis, one line

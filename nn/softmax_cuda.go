@@ -4,12 +4,18 @@ package nn
 
 import "gorgonia.org/gorgonia"
 
-// Softmax, LogSoftmax and the axis sum and broadcast on the GPU:
-// kernels/softmax.cu.
+// Softmax, LogSoftmax, SoftmaxGrad, LogSoftmaxGrad and the axis sum and
+// broadcast on the GPU: kernels/softmax.cu.
 
 // launch runs Softmax or LogSoftmax, one thread per line.
 func (d softmaxGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	return c.launch("softmax_rows"+sfx, d.outer*d.inner, ptr(in[0]), ptr(out), d.outer, d.n, d.inner, d.log)
+}
+
+// launch runs SoftmaxGrad or LogSoftmaxGrad (inputs y, U), one thread per
+// line.
+func (d softmaxGradGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	return c.launch("softmax_grad"+sfx, d.outer*d.inner, ptr(in[0]), ptr(in[1]), ptr(out), d.outer, d.n, d.inner, d.log)
 }
 
 // launch runs AxisSum or AxisBroadcast.
