@@ -266,50 +266,104 @@ func (d AvgDivisor) of(g *Pool2dGeom, oh, ow int) float64 {
 	return float64(g.Rows.Clip[oh] * g.Cols.Clip[ow])
 }
 
-// AvgPool writes out[p, o] = (Σ of the window of o in plane p) / divisor,
-// summing rows then columns in order (0 for an empty window).
+// divisors is AvgDivisor.of for every output position, rounded to T.
+func (d AvgDivisor) divisors(g *Pool2dGeom) []float64 {
+	ho, wo := g.Rows.Out(), g.Cols.Out()
+	ds := make([]float64, ho*wo)
+	for oh := 0; oh < ho; oh++ {
+		for ow := 0; ow < wo; ow++ {
+			ds[oh*wo+ow] = d.of(g, oh, ow)
+		}
+	}
+	return ds
+}
+
+// AvgPool writes out[p, o] = (Σ of the window of o in plane p) / divisor
+// (0 for an empty window), separably: each input row's sum over each
+// output column's window (from 0, in column order), then the sum of those
+// over the output row's window (from 0, in row order).
 func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
-	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	ds := div.divisors(g)
 	ParallelFor(g.Planes, func(lo, hi int) {
+		rowSum := make([]T, g.H*wo)
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
-			dst := out[p*ho*wo : (p+1)*ho*wo]
-			for oh := 0; oh < ho; oh++ {
-				for ow := 0; ow < wo; ow++ {
+			for r := 0; r < g.H; r++ {
+				row, rs := plane[r*w:(r+1)*w], rowSum[r*wo:(r+1)*wo]
+				for ow := range rs {
 					var s T
-					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
-						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
-							s += plane[r*g.W+c]
-						}
+					for _, v := range window(row, cols, ow) {
+						s += v
 					}
-					if d := div.of(g, oh, ow); d != 0 {
-						s /= T(d)
+					rs[ow] = s
+				}
+			}
+			for oh := 0; oh < ho; oh++ {
+				dst := out[(p*ho+oh)*wo : (p*ho+oh+1)*wo]
+				clear(dst)
+				for r := rows.First[oh]; r < rows.End[oh]; r += rows.Step {
+					for ow, v := range rowSum[r*wo : (r+1)*wo] {
+						dst[ow] += v
 					}
-					dst[oh*wo+ow] = s
+				}
+				for ow, d := range ds[oh*wo : (oh+1)*wo] {
+					if d != 0 {
+						dst[ow] /= T(d)
+					}
 				}
 			}
 		}
 	})
 }
 
+// window is the part of row that output position o's window along axis a
+// reads, for an axis with Step 1 (average pooling has no dilation).
+func window[T any](row []T, a *PoolAxis, o int) []T {
+	if a.First[o] >= a.End[o] {
+		return nil
+	}
+	return row[a.First[o]:a.End[o]]
+}
+
 // AvgPoolT adds gr[p, o] / divisor into every input position of o's window
-// (AvgPool's transpose), in output order within each plane.
+// (AvgPool's transpose), separably: v = gr / divisor summed (from 0, in
+// output-row order) over the output rows whose window holds input row r,
+// per output column; then those added into dx[r, c] in output-column
+// order over the output columns whose window holds c.
 func AvgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
-	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	ds := div.divisors(g)
 	ParallelFor(g.Planes, func(lo, hi int) {
+		colAcc := make([]T, g.H*wo)
+		vrow := make([]T, wo)
 		for p := lo; p < hi; p++ {
-			plane := dx[p*hw : (p+1)*hw]
+			clear(colAcc)
 			src := gr[p*ho*wo : (p+1)*ho*wo]
 			for oh := 0; oh < ho; oh++ {
-				for ow := 0; ow < wo; ow++ {
+				for ow, d := range ds[oh*wo : (oh+1)*wo] {
 					v := src[oh*wo+ow]
-					if d := div.of(g, oh, ow); d != 0 {
+					if d != 0 {
 						v /= T(d)
 					}
-					for r := g.Rows.First[oh]; r < g.Rows.End[oh]; r += g.Rows.Step {
-						for c := g.Cols.First[ow]; c < g.Cols.End[ow]; c += g.Cols.Step {
-							plane[r*g.W+c] += v
-						}
+					vrow[ow] = v
+				}
+				for r := rows.First[oh]; r < rows.End[oh]; r += rows.Step {
+					acc := colAcc[r*wo : (r+1)*wo]
+					for ow, v := range vrow {
+						acc[ow] += v
+					}
+				}
+			}
+			plane := dx[p*hw : (p+1)*hw]
+			for r := 0; r < g.H; r++ {
+				row, acc := plane[r*w:(r+1)*w], colAcc[r*wo:(r+1)*wo]
+				for ow, v := range acc {
+					seg := window(row, cols, ow)
+					for i := range seg {
+						seg[i] += v
 					}
 				}
 			}

@@ -99,17 +99,20 @@ __device__ __forceinline__ double divisor(const pool_axis &rows, const pool_axis
 	return (double)(rows.clip[oh] * cols.clip[ow]);
 }
 
-// avg equals cpu.AvgPool: one thread per output, the window summed in T
-// from 0, rows then columns, divided by the divisor rounded to T (unless
-// 0); bitwise.
+// avg equals cpu.AvgPool: one thread per output, each window row summed
+// in T from 0 (columns in order), those sums added from 0 in row order,
+// divided by the divisor rounded to T (unless 0); bitwise.
 template <typename T> __device__ void avg(const T *x, T *out, long long planes, long long H, long long W, long long HO, long long WO, const long long *rt, const long long *ct, long long rstep, long long cstep, long long include_pad, long long override_) {
 	pool_axis rows = make_axis(rt, HO, H, rstep), cols = make_axis(ct, WO, W, cstep);
 	LOOP(e, planes * HO * WO) {
 		long long ow = e % WO, oh = e / WO % HO, p = e / (WO * HO);
 		const T *plane = x + p * H * W;
 		T s = 0;
-		for (long long r = rows.first[oh]; r < rows.end[oh]; r += rstep)
-			for (long long c = cols.first[ow]; c < cols.end[ow]; c += cstep) s += plane[r * W + c];
+		for (long long r = rows.first[oh]; r < rows.end[oh]; r += rstep) {
+			T rs = 0;
+			for (long long c = cols.first[ow]; c < cols.end[ow]; c += cstep) rs += plane[r * W + c];
+			s += rs;
+		}
 		double d = divisor(rows, cols, oh, ow, include_pad, override_);
 		if (d != 0) s /= (T)d;
 		out[e] = s;
@@ -117,23 +120,27 @@ template <typename T> __device__ void avg(const T *x, T *out, long long planes, 
 }
 
 // avg_transpose equals cpu.AvgPoolT into a zeroed dx: one thread per input
-// element, adding from 0 each g[p, o] / divisor (rounded as the CPU's)
-// whose window holds it, o in increasing order; bitwise.
+// element; for each output column whose window holds it (in order), the
+// values g[p, o] / divisor (rounded as the CPU's) of the output rows whose
+// window holds it summed from 0 in row order, those sums added from 0;
+// bitwise.
 template <typename T> __device__ void avg_transpose(const T *g, T *dx, long long planes, long long H, long long W, long long HO, long long WO, const long long *rt, const long long *ct, long long rstep, long long cstep, long long include_pad, long long override_) {
 	pool_axis rows = make_axis(rt, HO, H, rstep), cols = make_axis(ct, WO, W, cstep);
 	LOOP(e, planes * H * W) {
 		long long c = e % W, r = e / W % H, p = e / (W * H);
 		const T *gp = g + p * HO * WO;
 		T acc = 0;
-		for (long long oh = rows.lo[r]; oh < rows.hi[r]; oh++) {
-			if (!in_window(rows, oh, r)) continue;
-			for (long long ow = cols.lo[c]; ow < cols.hi[c]; ow++) {
-				if (!in_window(cols, ow, c)) continue;
+		for (long long ow = cols.lo[c]; ow < cols.hi[c]; ow++) {
+			if (!in_window(cols, ow, c)) continue;
+			T t = 0;
+			for (long long oh = rows.lo[r]; oh < rows.hi[r]; oh++) {
+				if (!in_window(rows, oh, r)) continue;
 				T v = gp[oh * WO + ow];
 				double d = divisor(rows, cols, oh, ow, include_pad, override_);
 				if (d != 0) v /= (T)d;
-				acc += v;
+				t += v;
 			}
+			acc += t;
 		}
 		dx[e] = acc;
 	}
