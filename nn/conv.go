@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -388,11 +389,11 @@ const (
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		newCols := func() []T {
+		newCols := func() *[]T {
 			if g.Pointwise() {
 				return nil
 			}
-			return make([]T, g.C*g.K()*l)
+			return getCols[T](g.C * g.K() * l)
 		}
 		w := in[1].Data // the weight, or G for convWeight
 		group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
@@ -441,8 +442,9 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 			// The weight gradient sums over the samples in order: one
 			// goroutine, one buffer.
 			cols := newCols()
+			defer putCols(cols)
 			for n := 0; n < g.N; n++ {
-				if err := sample(n, cols); err != nil {
+				if err := sample(n, deref(cols)); err != nil {
 					return err
 				}
 			}
@@ -453,8 +455,9 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 		errs := make([]error, g.N)
 		cpu.ParallelFor(g.N, func(lo, hi int) {
 			cols := newCols()
+			defer putCols(cols)
 			for n := lo; n < hi; n++ {
-				errs[n] = sample(n, cols)
+				errs[n] = sample(n, deref(cols))
 			}
 		})
 		for _, err := range errs {
@@ -464,6 +467,45 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 		}
 		return nil
 	}
+}
+
+// colsPools keep columns buffers between runs (one pool per dtype): a
+// fresh buffer of megabytes costs a page fault per 4 KiB on first touch,
+// more than the im2col that fills it. Buffers never leave a kernel.
+var colsPools [2]sync.Pool
+
+func colsPool[T gemm.Float]() *sync.Pool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return &colsPools[0]
+	}
+	return &colsPools[1]
+}
+
+// getCols returns a buffer of n elements (contents undefined: Im2col and
+// the products overwrite every element).
+func getCols[T gemm.Float](n int) *[]T {
+	if b, ok := colsPool[T]().Get().(*[]T); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]T, n)
+	return &b
+}
+
+// putCols gives a buffer from getCols back (nil is ignored).
+func putCols[T gemm.Float](b *[]T) {
+	if b != nil {
+		colsPool[T]().Put(b)
+	}
+}
+
+// deref is *b, or nil for a nil b.
+func deref[T any](b *[]T) []T {
+	if b == nil {
+		return nil
+	}
+	return *b
 }
 
 // addBias is y + bias broadcast over axis 1 (BiasAdd): ∂y = U,
