@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -52,6 +53,11 @@ func benchGraph(b *testing.B, backward bool, inputs func(g *gorgonia.ExprGraph, 
 			b.Fatal(err)
 		}
 	}
+	benchTape(b, g)
+}
+
+// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine.
+func benchTape(b *testing.B, g *gorgonia.ExprGraph) {
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	b.ReportAllocs()
@@ -147,5 +153,110 @@ func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error
 				return gorgonia.Nodes{benchNode(g, r, "x", 2, 256, 1000)}
 			}, []int{0}, op)
 		})
+	}
+}
+
+// BenchmarkInterpolate: nearest-fpn, FPN's top-down ×2 upsampling of
+// [8, 256, 50, 68] (scale factor 2, "nearest"); bilinear, ×2 of
+// [8, 64, 56, 56], AlignCorners false.
+func BenchmarkInterpolate(b *testing.B) {
+	for _, c := range []struct {
+		name        string
+		mode        string
+		n, ch, h, w int
+	}{{"nearest-fpn/", "nearest", 8, 256, 50, 68}, {"bilinear/", "bilinear", 8, 64, 56, 56}} {
+		for _, backward := range []bool{false, true} {
+			name := c.name + "forward"
+			if backward {
+				name += "+backward"
+			}
+			b.Run(name, func(b *testing.B) {
+				benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.ch, c.h, c.w)}
+				}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+					return nn.Interpolate(in[0], nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: c.mode})
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkGroupNorm: 32 groups of [8, 256, 50, 68] (an FPN level), with
+// weight and bias; forward+backward: the gradients w.r.t. input, weight
+// and bias.
+func BenchmarkGroupNorm(b *testing.B) {
+	for _, backward := range []bool{false, true} {
+		name := "forward"
+		if backward {
+			name += "+backward"
+		}
+		b.Run(name, func(b *testing.B) {
+			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 256, 50, 68), benchNode(g, r, "w", 1, 256), benchNode(g, r, "b", 1, 256)}
+			}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+				return nn.GroupNorm(in[0], 32, in[1], in[2], 0)
+			})
+		})
+	}
+}
+
+// convStackGraph is a small ResNet-like classifier, float32: x
+// [8, 64, 28, 28] → Conv2d 3×3 64 → 64, padding 1, bias → ReLU → the same
+// again → AdaptiveAvgPool2d(1) → Reshape [8, 64] → MatMul by [64, 10] →
+// the mean CrossEntropy L with fixed targets. Order 1: ∇L w.r.t. the
+// weights (w1, b1, w2, b2, fc). Order 2: also ∇_x L, and the gradient of
+// the penalty Σ‖∇_x L‖² w.r.t. the weights (WGAN-GP's step).
+func convStackGraph(b *testing.B, order int) *gorgonia.ExprGraph {
+	g := gorgonia.NewGraph()
+	r := rand.New(rand.NewPCG(5, 6))
+	x := benchNode(g, r, "x", 1, 8, 64, 28, 28)
+	w1, b1 := benchNode(g, r, "w1", 0.05, 64, 64, 3, 3), benchNode(g, r, "b1", 0.1, 64)
+	w2, b2 := benchNode(g, r, "w2", 0.05, 64, 64, 3, 3), benchNode(g, r, "b2", 0.1, 64)
+	fc := benchNode(g, r, "fc", 0.1, 64, 10)
+	t := make([]int, 8)
+	for i := range t {
+		t[i] = (i * 3) % 10
+	}
+	target := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(8), gorgonia.WithName("target"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(8), tensor.WithBacking(t))))
+	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	pad1 := nn.Conv2dOpts{Padding: [2]int{1, 1}}
+	h := must(nn.ReLU(must(nn.Conv2d(x, w1, b1, pad1))))
+	h = must(nn.ReLU(must(nn.Conv2d(h, w2, b2, pad1))))
+	h = must(nn.Reshape(must(nn.AdaptiveAvgPool2d(h, [2]int{1, 1})), 8, 64))
+	loss := must(nn.CrossEntropy(must(gops.MatMul(h, fc, false, false)), target, nn.CrossEntropyOpts{}))
+	weights := gorgonia.Nodes{w1, b1, w2, b2, fc}
+	if order == 1 {
+		if _, err := ad.Grad(loss, weights...); err != nil {
+			b.Fatal(err)
+		}
+		return g
+	}
+	g1, err := ad.Grad(loss, append(weights, x)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	penalty := must(gorgonia.Sum(must(gorgonia.Square(g1[len(weights)]))))
+	if _, err := ad.Grad(penalty, weights...); err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkConvStackSecondOrder times convStackGraph's first-order pass
+// (forward and the weights' gradients) and its second-order pass; issue 13
+// asks the second to cost at most 3× the first.
+func BenchmarkConvStackSecondOrder(b *testing.B) {
+	for _, order := range []int{1, 2} {
+		name := "first-order"
+		if order == 2 {
+			name = "second-order"
+		}
+		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order)) })
 	}
 }

@@ -376,6 +376,43 @@ EOF
   forward+backward: the gradient w.r.t. the logits.
 EOF
 		;;
+	SecondOrder) cat <<'EOF'
+- **SecondOrder** (`BenchmarkSecondOrder`, gops/secondorder_bench_test.go;
+  gops only): x [2, 16, 32, 32] → DeformConv2d v2 3x3 (weight
+  [16, 16, 3, 3], given offsets and mask) → RoIAlign 7x7 of 64 boxes →
+  L = Σ y². first-order: ∇L w.r.t. weight, offsets and input; second-order:
+  also the gradient of the penalty Σ‖∇ₓL‖² w.r.t. the weight. Issue 6 asks
+  the second-order pass to cost at most 3x the first-order one.
+EOF
+		;;
+	Interpolate) cat <<'EOF'
+- **Interpolate** (`BenchmarkInterpolate`, nn/bench_test.go;
+  `torch.nn.functional.interpolate`, scale_factor=2): nearest-fpn, FPN's
+  top-down nearest x2 of [8, 256, 50, 68]; bilinear, bilinear x2 with
+  align_corners=False of [8, 64, 56, 56]. forward+backward: the input
+  gradient.
+EOF
+		;;
+	GroupNorm) cat <<'EOF'
+- **GroupNorm** (`BenchmarkGroupNorm`, nn/bench_test.go;
+  `torch.nn.functional.group_norm`): [8, 256, 50, 68] (an FPN level) in 32
+  groups, with weight and bias [256]; forward+backward: the gradients
+  w.r.t. input, weight and bias.
+EOF
+		;;
+	ConvStackSecondOrder) cat <<'EOF'
+- **ConvStackSecondOrder** (`BenchmarkConvStackSecondOrder`,
+  nn/bench_test.go; torch.nn.functional and `torch.autograd.grad`): a small
+  ResNet-like classifier, x [8, 64, 28, 28] → conv 3x3 64→64, padding 1,
+  bias → ReLU → the same again → adaptive average pool to 1x1 → [8, 64]
+  times fc [64, 10] → mean cross-entropy L with fixed targets. first-order:
+  the forward pass and ∇L w.r.t. the weights (both convolutions' weight and
+  bias, fc); second-order: also ∇ₓL (torch: `create_graph=True`) and the
+  gradient of the penalty Σ‖∇ₓL‖² w.r.t. the weights. Issue 13 asks the
+  second-order pass to cost at most 3x the first-order one (table "Second
+  order against first order").
+EOF
+		;;
 	*) echo "- **$1**: \`Benchmark$1\` in gops/*_bench_test.go; scripts/bench_torchvision.py." ;;
 	esac
 }

@@ -250,6 +250,69 @@ def nn_logits(fn):
     return make
 
 
+NN_INTERPOLATE = {  # name: (input N, C, H, W; F.interpolate's keyword arguments), scale factor 2
+    "nearest-fpn": ((8, 256, 50, 68), dict(mode="nearest")),
+    "bilinear": ((8, 64, 56, 56), dict(mode="bilinear", align_corners=False)),
+}
+
+
+def nn_interpolate(cfg):
+    shape, kw = NN_INTERPOLATE[cfg]
+
+    def make(gen):
+        x = torch.randn(shape, generator=gen, dtype=torch.float32)
+        return [x], lambda: torch.nn.functional.interpolate(x, scale_factor=2, **kw)
+    return make
+
+
+def nn_group_norm(gen):
+    """32 groups of an FPN level [8, 256, 50, 68], weight and bias."""
+    x = torch.randn((8, 256, 50, 68), generator=gen, dtype=torch.float32)
+    w = torch.randn((256,), generator=gen, dtype=torch.float32)
+    b = torch.randn((256,), generator=gen, dtype=torch.float32)
+    return [x, w, b], lambda: torch.nn.functional.group_norm(x, 32, w, b)
+
+
+# ConvStackSecondOrder: nn/bench_test.go's convStackGraph, x [8, 64, 28, 28]
+# -> conv 3x3 64->64 pad 1 + bias -> relu -> the same again ->
+# adaptive_avg_pool2d(1) -> [8, 64] @ fc [64, 10] -> mean cross_entropy L.
+# first-order: dL/d(weights); second-order: dL/d(weights, x) with
+# create_graph, then d(sum(dL/dx ** 2))/d(weights).
+def setup_conv_stack():
+    gen = torch.Generator().manual_seed(SEED)
+    x = torch.randn((8, 64, 28, 28), generator=gen, dtype=torch.float32)
+    weights = [torch.randn((64, 64, 3, 3), generator=gen, dtype=torch.float32) * 0.05,
+               torch.randn((64,), generator=gen, dtype=torch.float32) * 0.1,
+               torch.randn((64, 64, 3, 3), generator=gen, dtype=torch.float32) * 0.05,
+               torch.randn((64,), generator=gen, dtype=torch.float32) * 0.1,
+               torch.randn((64, 10), generator=gen, dtype=torch.float32) * 0.1]
+    for t in weights:
+        t.requires_grad_(True)
+    target = torch.tensor([(i * 3) % 10 for i in range(8)])
+    return {"x": x, "weights": weights, "target": target}
+
+
+def _conv_stack_loss(s):
+    f = torch.nn.functional
+    w1, b1, w2, b2, fc = s["weights"]
+    h = f.relu(f.conv2d(s["x"], w1, b1, padding=1))
+    h = f.relu(f.conv2d(h, w2, b2, padding=1))
+    h = f.adaptive_avg_pool2d(h, 1).reshape(8, 64)
+    return f.cross_entropy(h @ fc, s["target"])
+
+
+def run_conv_stack_first_order(s):
+    s["x"].requires_grad_(False)
+    torch.autograd.grad(_conv_stack_loss(s), s["weights"])
+
+
+def run_conv_stack_second_order(s):
+    x = s["x"].requires_grad_(True)
+    grads = torch.autograd.grad(_conv_stack_loss(s), s["weights"] + [x], create_graph=True)
+    penalty = grads[-1].pow(2).sum()
+    torch.autograd.grad(penalty, s["weights"])
+
+
 NN_BENCHMARKS = {}
 for _cfg in NN_CONV:
     NN_BENCHMARKS["Conv2d/%s/forward" % _cfg] = (setup_nn(nn_conv(_cfg), False), run_nn_forward)
@@ -260,6 +323,13 @@ for _name, _make in [("MaxPool2d", nn_pool(torch.nn.functional.max_pool2d)),
                      ("CrossEntropy", nn_logits(torch.nn.functional.cross_entropy))]:
     NN_BENCHMARKS[_name + "/forward"] = (setup_nn(_make, False), run_nn_forward)
     NN_BENCHMARKS[_name + "/forward+backward"] = (setup_nn(_make, True), run_nn_forward_backward)
+for _cfg in NN_INTERPOLATE:
+    NN_BENCHMARKS["Interpolate/%s/forward" % _cfg] = (setup_nn(nn_interpolate(_cfg), False), run_nn_forward)
+    NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
+NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
+NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), run_nn_forward_backward)
+NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
+NN_BENCHMARKS["ConvStackSecondOrder/second-order"] = (setup_conv_stack, run_conv_stack_second_order)
 
 
 # name -> (setup function, run function)

@@ -387,6 +387,23 @@ func tablesCmd(args []string, w io.Writer) error {
 		}
 	}
 
+	if orders := orderPairs(rows); len(orders) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "## Second order against first order")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "X/second-order against X/first-order of the same graph (the first-order pass")
+		fmt.Fprintln(w, "plus a gradient penalty's gradient); issues 6 and 13 ask gops' second-order")
+		fmt.Fprintln(w, "pass to cost at most 3x its first-order pass.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| work | gops first ms | gops second ms | gops second / first | torchvision first ms | torchvision second ms | torchvision second / first |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		for _, o := range orders {
+			g1, g2 := goMs(o.first), goMs(o.second)
+			t1, t2 := tvGet(tvName(o.first)).ms, tvGet(tvName(o.second)).ms
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", o.work, ms(g1), ms(g2), ratio(g2, g1), ms(t1), ms(t2), ratio(t2, t1))
+		}
+	}
+
 	if len(floors) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "## Against plain convolution")
@@ -406,4 +423,30 @@ func tablesCmd(args []string, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// orderPair is a Go benchmark X/second-order[@VARIANT] and its
+// X/first-order[@VARIANT]; work is X[@VARIANT].
+type orderPair struct{ work, first, second string }
+
+// orderPairs finds the second-order rows of rows that have a first-order
+// row of the same prefix and variant, in the order of rows.
+func orderPairs(rows []*goRow) []orderPair {
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.name] = true
+	}
+	var out []orderPair
+	for _, r := range rows {
+		base := tvName(r.name)
+		variant := r.name[len(base):]
+		prefix, ok := strings.CutSuffix(base, "/second-order")
+		if !ok {
+			continue
+		}
+		if first := prefix + "/first-order" + variant; have[first] {
+			out = append(out, orderPair{prefix + variant, first, r.name})
+		}
+	}
+	return out
 }

@@ -77,3 +77,25 @@ func TestTVName(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderPairs(t *testing.T) {
+	var rows []*goRow
+	for _, n := range []string{"SecondOrder/first-order", "SecondOrder/second-order", "SecondOrder/first-order@noopenblas",
+		"SecondOrder/second-order@noopenblas", "Lonely/second-order", "ConvStackSecondOrder/second-order", "ConvStackSecondOrder/first-order"} {
+		rows = append(rows, &goRow{name: n})
+	}
+	got := orderPairs(rows)
+	want := []orderPair{
+		{"SecondOrder", "SecondOrder/first-order", "SecondOrder/second-order"},
+		{"SecondOrder@noopenblas", "SecondOrder/first-order@noopenblas", "SecondOrder/second-order@noopenblas"},
+		{"ConvStackSecondOrder", "ConvStackSecondOrder/first-order", "ConvStackSecondOrder/second-order"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("pair %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+}
