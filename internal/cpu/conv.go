@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gops-dev/gops/internal/vmath"
+
 import "fmt"
 
 // ConvGeom is the geometry of a 2-D convolution as
@@ -119,10 +121,7 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 						dst := plane[y*g.W : (y+1)*g.W]
 						in := row[ho*g.WO:][:g.WO]
 						if g.SW == 1 {
-							d := dst[x0+wlo : x0+whi]
-							for i, v := range in[wlo:whi] {
-								d[i] += v
-							}
+							axpy(1, in[wlo:whi], dst[x0+wlo:x0+whi])
 							continue
 						}
 						for wo := wlo; wo < whi; wo++ {
@@ -170,11 +169,7 @@ func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
 func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 	ParallelFor(n*c, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			v := b[p%c]
-			dst := out[p*l:][:l]
-			for i, xv := range x[p*l:][:l] {
-				dst[i] = xv + v
-			}
+			vmath.Axpb(out[p*l:][:l], x[p*l:][:l], 1, b[p%c]) // 1·x + b: x + b exactly
 		}
 	})
 }
