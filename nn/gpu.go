@@ -42,6 +42,36 @@ type channelMeanGPU struct {
 	stats   *runningStats
 }
 
+// rowNormKind picks one of the row normalisation's ops (rownorm.go).
+type rowNormKind int
+
+const (
+	rowNormForward rowNormKind = iota // RowNorm: (x − μ)·r
+	rowNormGrad                       // RowNormGrad(x, u)
+	rowNormInvStd                     // RowInvStd: r per row
+)
+
+// rowNormGPU is RowNorm, RowNormGrad or RowInvStd on rows of n elements
+// (norm_cuda.go).
+type rowNormGPU struct {
+	rows, n int
+	eps     float64
+	kind    rowNormKind
+}
+
+// channelAffineGPU is ChannelAffine on g, with a weight and a bias input
+// as hasW and hasB say (norm_cuda.go).
+type channelAffineGPU struct {
+	g          chanGeom
+	hasW, hasB bool
+}
+
+// channelReduceGPU is ChannelDot (dot) or ChannelTotal on g (norm_cuda.go).
+type channelReduceGPU struct {
+	g   chanGeom
+	dot bool
+}
+
 // poolKind picks one of max pooling's ops.
 type poolKind int
 

@@ -15,9 +15,11 @@ const defaultEps = 1e-5
 // numGroups groups of C/numGroups channels; each group of each sample is
 // normalised by its mean and biased variance, (x − μ)/√(σ² + eps), then
 // scaled and shifted per channel by weight and bias ([C] each, nil for
-// none). eps = 0 means torch's 1e-5. Differentiable to every order w.r.t.
-// input, weight and bias (sums along an axis and its broadcast, and
-// Gorgonia's elementwise ops that are right at every order).
+// none). eps = 0 means torch's 1e-5. Two fused passes over the tensor, no
+// copies: RowNorm on the N·numGroups contiguous groups (rownorm.go), then
+// ChannelAffine (normaffine.go). Differentiable to every order w.r.t.
+// input, weight and bias: both ops belong to families closed under
+// differentiation.
 //
 // Errors when the node is built: input not float of rank ≥ 2, C not
 // divisible by numGroups (or numGroups < 1), weight or bias not [C] of the
@@ -43,40 +45,20 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 		return y, err
 	}
 	l := s.TotalSize() / max(n*c, 1)
-	x2, err := ad.Reshape(input, n*numGroups, c/numGroups*l)
-	if err != nil {
-		return nil, err
+	y, err := normalizeRows(input, n*numGroups, eps)
+	if err != nil || weight == nil && bias == nil {
+		return y, err
 	}
-	y, err := normalizeRows(x2, eps)
-	if err != nil {
-		return nil, err
-	}
-	if y, err = ad.Reshape(y, n, c, l); err != nil {
-		return nil, err
-	}
-	if weight != nil {
-		_, bc := channelSpecs(tensor.Shape{n, c, l})
-		wb, err := ad.Apply(bc, weight)
-		if err != nil {
-			return nil, err
-		}
-		if y, err = gorgonia.HadamardProd(y, wb); err != nil {
-			return nil, err
-		}
-	}
-	if bias != nil {
-		if y, err = addBias(y, bias); err != nil {
-			return nil, err
-		}
-	}
-	return ad.Reshape(y, s...)
+	return channelAffine(s, chanGeom{n, c, l}, y, weight, bias)
 }
 
 // LayerNorm is torch.nn.functional.layer_norm: each input's last
 // len(normalizedShape) axes (which must be normalizedShape) normalised by
 // their mean and biased variance, then times weight and plus bias (of
-// normalizedShape each, nil for none). eps = 0 means 1e-5.
-// Differentiable to every order w.r.t. input, weight and bias. Errors: an
+// normalizedShape each, nil for none). eps = 0 means 1e-5. RowNorm on the
+// rows of normalizedShape's size, then ChannelAffine with one channel per
+// normalised element, as GroupNorm. Differentiable to every order w.r.t.
+// input, weight and bias. Errors: an
 // empty normalizedShape or one that is not the input's trailing axes,
 // weight or bias of another shape or dtype, eps negative or NaN.
 func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
@@ -101,38 +83,19 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 		return y, err
 	}
 	b := ns.TotalSize()
-	a := s.TotalSize() / max(b, 1)
-	x2, err := ad.Reshape(input, a, b)
-	if err != nil {
-		return nil, err
+	y, err := normalizeRows(input, s.TotalSize()/max(b, 1), eps)
+	if err != nil || weight == nil && bias == nil {
+		return y, err
 	}
-	y, err := normalizeRows(x2, eps)
-	if err != nil {
-		return nil, err
-	}
-	_, bc := axisSpecs(tensor.Shape{a, b}, 0)
-	for i, p := range []*gorgonia.Node{weight, bias} {
-		if p == nil {
-			continue
-		}
-		flat, err := ad.Reshape(p, b)
-		if err != nil {
-			return nil, err
-		}
-		pb, err := ad.Apply(bc, flat)
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			y, err = gorgonia.HadamardProd(y, pb)
-		} else {
-			y, err = gorgonia.Add(y, pb)
-		}
-		if err != nil {
-			return nil, err
+	// weight and bias flat, [b]: one channel per normalised element.
+	for _, p := range []**gorgonia.Node{&weight, &bias} {
+		if *p != nil && k > 1 {
+			if *p, err = ad.Reshape(*p, b); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return ad.Reshape(y, s...)
+	return channelAffine(s, chanGeom{s.TotalSize() / max(b, 1), b, 1}, y, weight, bias)
 }
 
 // normArgs checks a normalisation's input (float, rank at least minRank)
@@ -175,45 +138,6 @@ func normEps(name string, eps float64) (float64, error) {
 		return defaultEps, nil
 	}
 	return eps, nil
-}
-
-// normalizeRows is (x − μ)/√(σ² + eps) for each row of x [A, B], μ and σ²
-// the row's mean and biased variance.
-func normalizeRows(x *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
-	s := x.Shape()
-	sum, bc := axisSpecs(s, 1)
-	mean := func(v *gorgonia.Node) (*gorgonia.Node, error) {
-		t, err := ad.Apply(sum, v)
-		if err != nil {
-			return nil, err
-		}
-		return scale(t, 1/float64(max(s[1], 1)))
-	}
-	mu, err := mean(x)
-	if err != nil {
-		return nil, err
-	}
-	mub, err := ad.Apply(bc, mu)
-	if err != nil {
-		return nil, err
-	}
-	d, err := gorgonia.Sub(x, mub)
-	if err != nil {
-		return nil, err
-	}
-	v, err := mean(gorgonia.Must(gorgonia.Square(d)))
-	if err != nil {
-		return nil, err
-	}
-	inv, err := invStd(v, eps)
-	if err != nil {
-		return nil, err
-	}
-	ib, err := ad.Apply(bc, inv)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.HadamardProd(d, ib)
 }
 
 // invStd is 1/√(variance + eps).

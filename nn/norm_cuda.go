@@ -7,7 +7,8 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// The per-channel ops on the GPU: kernels/norm.cu.
+// The per-channel ops and the row normalisation on the GPU:
+// kernels/norm.cu.
 
 // launch runs BiasAdd, ChannelSum or ChannelBroadcast.
 func (d channelGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
@@ -42,4 +43,42 @@ func (d channelMeanGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out 
 		d.stats.update(ci, s[2*ci], s[2*ci+1])
 	}
 	return nil
+}
+
+// launch runs RowNorm, RowNormGrad (inputs x, u) or RowInvStd, one thread
+// per row.
+func (d rowNormGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	switch d.kind {
+	case rowNormGrad:
+		return c.launch("norm_rows_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.n, d.eps)
+	case rowNormInvStd:
+		return c.launch("norm_rows_invstd"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
+	}
+	return c.launch("norm_rows"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
+}
+
+// launch runs ChannelAffine; an absent weight or bias is a null pointer.
+func (d channelAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	var w, b cu.DevicePtr
+	next := 1
+	if d.hasW {
+		w = ptr(in[next])
+		next++
+	}
+	if d.hasB {
+		b = ptr(in[next])
+	}
+	g := d.g
+	return c.launch("norm_channel_affine"+sfx, g.outer*g.c*g.inner, ptr(in[0]), w, b, ptr(out), g.outer, g.c, g.inner)
+}
+
+// launch runs ChannelDot (inputs u, y) or ChannelTotal (y a null pointer),
+// one thread per channel.
+func (d channelReduceGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	var y cu.DevicePtr
+	if d.dot {
+		y = ptr(in[1])
+	}
+	g := d.g
+	return c.launch("norm_channel_dot"+sfx, g.c, ptr(in[0]), y, ptr(out), g.outer, g.c, g.inner)
 }

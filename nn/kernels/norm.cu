@@ -1,6 +1,8 @@
 // The per-channel ops of nn's convolutions and normalisations on the GPU
 // (nn/conv.go's BiasAdd, ChannelSum and ChannelBroadcast, nn/batchnorm.go's
-// ChannelMean), on x [N, C, L]; float (f32) and double (f64).
+// ChannelMean, nn/normaffine.go's ChannelAffine, ChannelDot and
+// ChannelTotal), on x [N, C, L], and the row normalisation of
+// nn/rownorm.go; float (f32) and double (f64).
 
 #include "common.cuh"
 
@@ -66,3 +68,98 @@ extern "C" __global__ void norm_channel_broadcast_f32(const float *s, float *x, 
 extern "C" __global__ void norm_channel_broadcast_f64(const double *s, double *x, long long n, long long c, long long l) { channel_broadcast<double>(s, x, n, c, l); }
 extern "C" __global__ void norm_channel_mean_f32(const float *x, float *out, double *stats, long long n, long long c, long long l) { channel_mean<float>(x, out, stats, n, c, l); }
 extern "C" __global__ void norm_channel_mean_f64(const double *x, double *out, double *stats, long long n, long long c, long long l) { channel_mean<double>(x, out, stats, n, c, l); }
+
+// The row normalisation of GroupNorm and LayerNorm (nn/rownorm.go), one
+// thread per row of n elements, in double: μ and σ² (biased) in two
+// passes, r = 1/√(σ² + eps). Not bitwise: the Go kernels sum in vector
+// lanes and round x − μ to T.
+template <typename T> __device__ void row_stats(const T *x, long long n, double eps, double *mean, double *r) {
+	double s = 0, v = 0;
+	for (long long i = 0; i < n; i++) s += (double)x[i];
+	double m = s / (double)n;
+	for (long long i = 0; i < n; i++) {
+		double d = (double)x[i] - m;
+		v += d * d;
+	}
+	*mean = m;
+	*r = 1 / sqrt(v / (double)n + eps);
+}
+
+// rows_norm is RowNorm: y = (x − μ)·r.
+template <typename T> __device__ void rows_norm(const T *x, T *y, long long rows, long long n, double eps) {
+	LOOP(i, rows) {
+		const T *xr = x + i * n;
+		T *yr = y + i * n;
+		double m, r;
+		row_stats(xr, n, eps, &m, &r);
+		for (long long k = 0; k < n; k++) yr[k] = (T)(((double)xr[k] - m) * r);
+	}
+}
+
+// rows_norm_grad is RowNormGrad: g = r·(u − mean u − y·mean(u·y)), y
+// recomputed from x.
+template <typename T> __device__ void rows_norm_grad(const T *x, const T *u, T *g, long long rows, long long n, double eps) {
+	LOOP(i, rows) {
+		const T *xr = x + i * n, *ur = u + i * n;
+		T *gr = g + i * n;
+		double m, r, su = 0, suy = 0;
+		row_stats(xr, n, eps, &m, &r);
+		for (long long k = 0; k < n; k++) {
+			double y = ((double)xr[k] - m) * r;
+			su += (double)ur[k];
+			suy += (double)ur[k] * y;
+		}
+		double mu = su / (double)n, muy = suy / (double)n;
+		for (long long k = 0; k < n; k++) {
+			double y = ((double)xr[k] - m) * r;
+			gr[k] = (T)(r * ((double)ur[k] - mu - y * muy));
+		}
+	}
+}
+
+// rows_invstd is RowInvStd: r per row.
+template <typename T> __device__ void rows_invstd(const T *x, T *out, long long rows, long long n, double eps) {
+	LOOP(i, rows) {
+		double m, r;
+		row_stats(x + i * n, n, eps, &m, &r);
+		out[i] = (T)r;
+	}
+}
+
+// channel_affine is ChannelAffine on x [n, c, l]: x·w[c] + b[c], w or b
+// null when absent; not bitwise (the Go kernel fuses the multiply-add
+// where the CPU has FMA).
+template <typename T> __device__ void channel_affine(const T *x, const T *w, const T *b, T *out, long long n, long long c, long long l) {
+	LOOP(e, n * c * l) {
+		long long ci = e / l % c;
+		T v = x[e];
+		if (w != 0) v = v * w[ci];
+		if (b != 0) v = v + b[ci];
+		out[e] = v;
+	}
+}
+
+// channel_dot is ChannelDot (y not null: Σ u·y) or ChannelTotal (Σ u) per
+// channel of [n, c, l], one thread per channel, in double over n, then l;
+// not bitwise (the Go kernel sums planes in vector lanes).
+template <typename T> __device__ void channel_dot(const T *u, const T *y, T *out, long long n, long long c, long long l) {
+	LOOP(ci, c) {
+		double acc = 0;
+		for (long long ni = 0; ni < n; ni++) {
+			long long at = (ni * c + ci) * l;
+			for (long long i = 0; i < l; i++) acc += y != 0 ? (double)u[at + i] * (double)y[at + i] : (double)u[at + i];
+		}
+		out[ci] = (T)acc;
+	}
+}
+
+extern "C" __global__ void norm_rows_f32(const float *x, float *y, long long rows, long long n, double eps) { rows_norm<float>(x, y, rows, n, eps); }
+extern "C" __global__ void norm_rows_f64(const double *x, double *y, long long rows, long long n, double eps) { rows_norm<double>(x, y, rows, n, eps); }
+extern "C" __global__ void norm_rows_grad_f32(const float *x, const float *u, float *g, long long rows, long long n, double eps) { rows_norm_grad<float>(x, u, g, rows, n, eps); }
+extern "C" __global__ void norm_rows_grad_f64(const double *x, const double *u, double *g, long long rows, long long n, double eps) { rows_norm_grad<double>(x, u, g, rows, n, eps); }
+extern "C" __global__ void norm_rows_invstd_f32(const float *x, float *out, long long rows, long long n, double eps) { rows_invstd<float>(x, out, rows, n, eps); }
+extern "C" __global__ void norm_rows_invstd_f64(const double *x, double *out, long long rows, long long n, double eps) { rows_invstd<double>(x, out, rows, n, eps); }
+extern "C" __global__ void norm_channel_affine_f32(const float *x, const float *w, const float *b, float *out, long long n, long long c, long long l) { channel_affine<float>(x, w, b, out, n, c, l); }
+extern "C" __global__ void norm_channel_affine_f64(const double *x, const double *w, const double *b, double *out, long long n, long long c, long long l) { channel_affine<double>(x, w, b, out, n, c, l); }
+extern "C" __global__ void norm_channel_dot_f32(const float *u, const float *y, float *out, long long n, long long c, long long l) { channel_dot<float>(u, y, out, n, c, l); }
+extern "C" __global__ void norm_channel_dot_f64(const double *u, const double *y, double *out, long long n, long long c, long long l) { channel_dot<double>(u, y, out, n, c, l); }

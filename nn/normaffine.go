@@ -1,0 +1,265 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/vmath"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The per-channel affine step of the normalisations, y·w[c] + b[c], and
+// its family, on a tensor of any shape s seen as [outer, C, inner]
+// (GroupNorm: [N, C, H·W]; LayerNorm: [rows, normalised size, 1]):
+//
+//	ChannelAffine(x, w, b) = x·w[c] + b[c] (w or b may be absent)
+//	ChannelDot(u, y)       = Σ_{outer, inner} u·y, [C]
+//	ChannelTotal(u)        = Σ_{outer, inner} u, [C], with ChannelSpread
+//	                         (v[c] everywhere) its transpose
+//
+// With upstream U (V for the [C] results): ChannelAffine's gradients are
+// ChannelAffine(U, w) (U without w), ChannelDot(U, x) and ChannelTotal(U);
+// ChannelDot's are ChannelAffine(y, V) and ChannelAffine(u, V); the sum
+// and its spread are a linear pair. So the family is closed under
+// differentiation. Every op works on the whole tensor in one pass, without
+// the broadcast copies that composite ops need.
+
+// chanGeom is a shape seen as [outer, c, inner], contiguous.
+type chanGeom struct{ outer, c, inner int }
+
+func (g chanGeom) String() string { return fmt.Sprintf("%d×%d×%d", g.outer, g.c, g.inner) }
+
+// chanGrain is the number of elements below which the channel and row
+// kernels stay on one goroutine.
+const chanGrain = 1 << 15
+
+// parallelIf runs body over [0, count) with cpu.ParallelFor when the work
+// is at least chanGrain elements, on the caller's goroutine otherwise.
+func parallelIf(count, elements int, body func(lo, hi int)) {
+	if elements < chanGrain {
+		body(0, count)
+		return
+	}
+	cpu.ParallelFor(count, body)
+}
+
+// channelAffine is ChannelAffine(x, weight, bias) on s seen as g; weight
+// or bias (not both) may be nil.
+func channelAffine(s tensor.Shape, g chanGeom, x, weight, bias *gorgonia.Node) (*gorgonia.Node, error) {
+	in := gorgonia.Nodes{x}
+	for _, p := range []*gorgonia.Node{weight, bias} {
+		if p != nil {
+			in = append(in, p)
+		}
+	}
+	return ad.Apply(channelAffineSpec(s, g, weight != nil, bias != nil), in...)
+}
+
+// channelAffineSpec is ChannelAffine on s seen as g: inputs x (shape s),
+// then w [C] if hasW, then b [C] if hasB.
+func channelAffineSpec(s tensor.Shape, g chanGeom, hasW, hasB bool) ad.OpSpec {
+	s = s.Clone()
+	dims := []int{s.Dims()}
+	if hasW {
+		dims = append(dims, 1)
+	}
+	if hasB {
+		dims = append(dims, 1)
+	}
+	return withCUDA(ad.OpSpec{
+		Name: "ChannelAffine", Params: fmt.Sprintf("%v as %v weight %v bias %v", s, g, hasW, hasB), InputDims: dims, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) {
+				return nil, fmt.Errorf("nn: ChannelAffine: input %v, want %v", in[0], s)
+			}
+			for _, p := range in[1:] {
+				if !shapeIs(p, tensor.Shape{g.c}) {
+					return nil, fmt.Errorf("nn: ChannelAffine: parameter %v, want (%d)", p, g.c)
+				}
+			}
+			return s.Clone(), nil
+		},
+		Kernel: ad.Floats(channelAffineKernel[float32](g, hasW, hasB), channelAffineKernel[float64](g, hasW, hasB)),
+		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			x := in[0]
+			grads := gorgonia.Nodes{u}
+			if hasW {
+				dx, err := ad.Apply(channelAffineSpec(s, g, true, false), u, in[1])
+				if err != nil {
+					return nil, err
+				}
+				dw, err := ad.Apply(channelDotSpec(s, g), u, x)
+				if err != nil {
+					return nil, err
+				}
+				grads = gorgonia.Nodes{dx, dw}
+			}
+			if hasB {
+				total, _ := channelTotalSpecs(s, g)
+				db, err := ad.Apply(total, u)
+				if err != nil {
+					return nil, err
+				}
+				grads = append(grads, db)
+			}
+			return grads, nil
+		},
+	}, channelAffineGPU{g, hasW, hasB})
+}
+
+// channelAffineKernel writes x·w[c] + b[c] (w = 1 or b = 0 when absent):
+// with inner > 1 a whole plane at a time (vmath.Axpb, fused where the CPU
+// has FMA), with inner = 1 a row of C at a time.
+func channelAffineKernel[T ad.Float](g chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		x := in[0].Data
+		w, b := make([]T, g.c), make([]T, g.c)
+		for i := range w {
+			w[i] = 1
+		}
+		next := 1
+		if hasW {
+			copy(w, in[next].Data)
+			next++
+		}
+		if hasB {
+			copy(b, in[next].Data)
+		}
+		if g.inner > 1 {
+			parallelIf(g.outer*g.c, len(x), func(lo, hi int) {
+				for p := lo; p < hi; p++ {
+					ci := p % g.c
+					vmath.Axpb(out.Data[p*g.inner:][:g.inner], x[p*g.inner:][:g.inner], w[ci], b[ci])
+				}
+			})
+			return nil
+		}
+		parallelIf(g.outer, len(x), func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				dst, src := out.Data[o*g.c:][:g.c], x[o*g.c:][:g.c]
+				for k, v := range src {
+					dst[k] = v*w[k] + b[k]
+				}
+			}
+		})
+		return nil
+	}
+}
+
+// channelDotSpec is ChannelDot(u, y) = Σ over outer and inner of u·y, per
+// channel of s seen as g.
+func channelDotSpec(s tensor.Shape, g chanGeom) ad.OpSpec {
+	s = s.Clone()
+	return withCUDA(ad.OpSpec{
+		Name: "ChannelDot", Params: fmt.Sprintf("%v as %v", s, g), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for _, t := range in {
+				if !shapeIs(t, s) {
+					return nil, fmt.Errorf("nn: ChannelDot: input %v, want %v", t, s)
+				}
+			}
+			return tensor.Shape{g.c}, nil
+		},
+		Kernel: ad.Floats(channelReduceKernel[float32](g, true), channelReduceKernel[float64](g, true)),
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			scaleBy := channelAffineSpec(s, g, true, false)
+			du, err := ad.Apply(scaleBy, in[1], v)
+			if err != nil {
+				return nil, err
+			}
+			dy, err := ad.Apply(scaleBy, in[0], v)
+			return gorgonia.Nodes{du, dy}, err
+		},
+	}, channelReduceGPU{g, true})
+}
+
+// channelTotalSpecs are ChannelTotal (Σ over outer and inner, per channel
+// of s seen as g) and ChannelSpread back, a linear pair. (ChannelSum of
+// conv.go sums in the element type in one scalar chain; ChannelTotal sums
+// whole planes with vmath.Sum, in float64 across planes.)
+func channelTotalSpecs(s tensor.Shape, g chanGeom) (total, spread ad.OpSpec) {
+	s = s.Clone()
+	params := fmt.Sprintf("%v as %v", s, g)
+	total = ad.OpSpec{
+		Name: "ChannelTotal", Params: params, InputDims: []int{s.Dims()}, OutputDims: 1,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) {
+				return nil, fmt.Errorf("nn: ChannelTotal: input %v, want %v", in[0], s)
+			}
+			return tensor.Shape{g.c}, nil
+		},
+		Kernel: ad.Floats(channelReduceKernel[float32](g, false), channelReduceKernel[float64](g, false)),
+	}
+	spread = ad.OpSpec{
+		Name: "ChannelSpread", Params: params, InputDims: []int{1}, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], tensor.Shape{g.c}) {
+				return nil, fmt.Errorf("nn: ChannelSpread: input %v, want (%d)", in[0], g.c)
+			}
+			return s.Clone(), nil
+		},
+		Kernel: ad.Floats(channelSpreadKernel[float32](g), channelSpreadKernel[float64](g)),
+	}
+	return ad.LinearPair(withCUDA(total, channelReduceGPU{g, false}), withCUDA(spread, channelGPU{g.outer, g.c, g.inner, channelBroadcast}))
+}
+
+// channelReduceKernel is ChannelDot (dot) or ChannelTotal: per channel, in
+// float64, the planes' vmath.Dot or vmath.Sum (inner > 1) or the products
+// or values (inner = 1) added in the order of outer. Channels are spread
+// over goroutines; each channel's sum does not depend on the split.
+func channelReduceKernel[T ad.Float](g chanGeom, dot bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		u := in[0].Data
+		var y []T
+		if dot {
+			y = in[1].Data
+		}
+		if g.inner > 1 {
+			parallelIf(g.c, len(u), func(lo, hi int) {
+				for ci := lo; ci < hi; ci++ {
+					var acc float64
+					for o := 0; o < g.outer; o++ {
+						at := (o*g.c + ci) * g.inner
+						if dot {
+							acc += vmath.Dot(u[at:at+g.inner], y[at:at+g.inner])
+						} else {
+							acc += vmath.Sum(u[at : at+g.inner])
+						}
+					}
+					out.Data[ci] = T(acc)
+				}
+			})
+			return nil
+		}
+		parallelIf(g.c, len(u), func(lo, hi int) {
+			acc := make([]float64, hi-lo)
+			for o := 0; o < g.outer; o++ {
+				row := u[o*g.c+lo : o*g.c+hi]
+				if dot {
+					yr := y[o*g.c+lo : o*g.c+hi]
+					for k, v := range row {
+						acc[k] += float64(v) * float64(yr[k])
+					}
+					continue
+				}
+				for k, v := range row {
+					acc[k] += float64(v)
+				}
+			}
+			for k, v := range acc {
+				out.Data[lo+k] = T(v)
+			}
+		})
+		return nil
+	}
+}
+
+// channelSpreadKernel writes v[c] to every element of channel c.
+func channelSpreadKernel[T ad.Float](g chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.ChannelBroadcast(in[0].Data, out.Data, g.outer, g.c, g.inner)
+		return nil
+	}
+}
