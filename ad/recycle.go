@@ -6,20 +6,24 @@ import (
 	"unsafe"
 )
 
-// Kernel results are recycled. A Go program that allocates a fresh
-// multi-megabyte result on every run of a graph pays, besides the zeroing,
-// a page fault per 4 KiB whenever the runtime hands it memory it had
-// returned to the OS, which it does often for large objects: measured
-// 0.4 ms per MiB allocated and touched on the 2-core VM of BENCHMARKS.md,
-// where a page fault costs 11 µs, against about 0.1 ms per MiB for
-// clearing memory already mapped. So a large result's backing array gets a
+// Mid-size kernel results are recycled. A graph run on small inputs
+// allocates a few megabytes per run and keeps little alive, so Go's
+// collector runs every few runs and its cost rivals the kernels' (Softmax
+// on [256, 1000]: 0.56 ms a run with fresh results, 0.41 ms recycled, on
+// the 2-core VM of BENCHMARKS.md). So a result's backing array gets a
 // finalizer: once nothing references it (the graph was reset or dropped
 // and no one kept the value or a slice of it), the finalizer puts it in a
 // pool for its size in bytes, and the next kernel result of that size
 // reuses it, cleared (the element types hold no pointers, so an array can
-// change type). The pools are sync.Pools: what is not reused within
-// two garbage collections is released.
-const recycleMin = 64 << 10 // bytes; smaller results are plain allocations
+// change type). The pools are sync.Pools: what is not reused within two
+// collections is released. Large results are not recycled: an object with
+// a finalizer survives one more collection, and for results of tens of
+// megabytes the heap grew (GroupNorm's benchmark: peak RSS 232 MB without
+// recycling, 884 MB with) for no gain in time.
+const (
+	recycleMin = 64 << 10 // bytes; smaller results are plain allocations
+	recycleMax = 4 << 20  // bytes; larger ones too (see above)
+)
 
 var recyclePools sync.Map // size in bytes → *sync.Pool of unsafe.Pointer (the array)
 
@@ -27,7 +31,7 @@ var recyclePools sync.Map // size in bytes → *sync.Pool of unsafe.Pointer (the
 func newBuffer[E ~float32 | ~float64 | ~int](n int) []E {
 	var z E
 	bytes := n * int(unsafe.Sizeof(z))
-	if bytes < recycleMin {
+	if bytes < recycleMin || bytes > recycleMax {
 		return make([]E, n)
 	}
 	p, _ := recyclePools.LoadOrStore(bytes, new(sync.Pool))
