@@ -90,12 +90,12 @@ func runKernel[T Float](f func(out Tensor[T], in []Tensor[T]) error, spec *OpSpe
 	out.Shape = shape
 	switch {
 	case spec.OutputDtype == tensor.Int:
-		out.Ints = newBuffer[int](size)
+		out.Ints = newBuffer[int](size, spec.KernelOverwrites)
 		result = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out.Ints))
 	case spec.OutputDtype.Type != nil:
 		return nil, fmt.Errorf("ad: %s: a Kernel's OutputDtype is the float dtype or tensor.Int, not %v", spec.Name, spec.OutputDtype)
 	default:
-		out.Data = newBuffer[T](size)
+		out.Data = newBuffer[T](size, spec.KernelOverwrites)
 		result = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out.Data))
 	}
 	if err := f(out, args); err != nil {

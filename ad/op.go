@@ -52,6 +52,10 @@ type OpSpec struct {
 	// both float dtypes (see Floats): the result is allocated, zeroed, with
 	// the shape from Shape and the dtype OutputDtype.
 	Kernel Kernel
+	// KernelOverwrites says that Kernel writes every element of its result
+	// (none is left at, or added to, its zero): the result may then come
+	// uncleared from ad's pool of recycled arrays.
+	KernelOverwrites bool
 	// Backward returns, for each input, the gradient of <grad, output> with
 	// respect to it, as nodes built from in, output and grad. Return nil for
 	// an input that DiffWRT excludes (its derivative is zero, like an index

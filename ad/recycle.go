@@ -27,8 +27,9 @@ const (
 
 var recyclePools sync.Map // size in bytes → *sync.Pool of unsafe.Pointer (the array)
 
-// newBuffer returns a zeroed slice of n elements, recycled when large.
-func newBuffer[E ~float32 | ~float64 | ~int](n int) []E {
+// newBuffer returns a slice of n elements, recycled when mid-size; zeroed,
+// unless overwrite (the caller writes every element) and it is recycled.
+func newBuffer[E ~float32 | ~float64 | ~int](n int, overwrite bool) []E {
 	var z E
 	bytes := n * int(unsafe.Sizeof(z))
 	if bytes < recycleMin || bytes > recycleMax {
@@ -39,7 +40,9 @@ func newBuffer[E ~float32 | ~float64 | ~int](n int) []E {
 	var b []E
 	if ptr, ok := pool.Get().(unsafe.Pointer); ok {
 		b = unsafe.Slice((*E)(ptr), n)
-		clear(b)
+		if !overwrite {
+			clear(b)
+		}
 	} else {
 		b = make([]E, n)
 	}

@@ -12,11 +12,11 @@ import (
 func TestRecycle(t *testing.T) {
 	const n = recycleMin / 8 * 3 // float64s: 3·recycleMin bytes
 	addr := func(b []float64) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
-	held := newBuffer[float64](n)
+	held := newBuffer[float64](n, false)
 	held[0] = 7
 	dropped := map[uintptr]bool{}
 	drop := func() {
-		b := newBuffer[float64](n)
+		b := newBuffer[float64](n, false)
 		for i := range b {
 			b[i] = 1
 		}
@@ -27,7 +27,7 @@ func TestRecycle(t *testing.T) {
 	for try := 0; try < 50 && !reused; try++ {
 		runtime.GC()
 		time.Sleep(time.Millisecond) // finalizers run on their own goroutine
-		b := newBuffer[float64](n)
+		b := newBuffer[float64](n, false)
 		if addr(b) == addr(held) {
 			t.Fatal("a buffer still referenced was handed out again")
 		}
@@ -46,7 +46,7 @@ func TestRecycle(t *testing.T) {
 	if held[0] != 7 {
 		t.Errorf("held buffer changed: %v", held[0])
 	}
-	if b := newBuffer[float32](3); len(b) != 3 || b[0] != 0 {
+	if b := newBuffer[float32](3, true); len(b) != 3 || b[0] != 0 {
 		t.Errorf("small buffer %v", b)
 	}
 }

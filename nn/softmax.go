@@ -98,7 +98,8 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(softmaxKernel[float32](outer, n, inner, log), softmaxKernel[float64](outer, n, inner, log)),
+		Kernel:           ad.Floats(softmaxKernel[float32](outer, n, inner, log), softmaxKernel[float64](outer, n, inner, log)),
+		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			d, err := ad.Apply(softmaxGradSpec(s, axis, log), out, u)
 			return gorgonia.Nodes{d}, err
@@ -127,7 +128,8 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(softmaxGradKernel[float32](outer, n, inner, log), softmaxGradKernel[float64](outer, n, inner, log)),
+		Kernel:           ad.Floats(softmaxGradKernel[float32](outer, n, inner, log), softmaxGradKernel[float64](outer, n, inner, log)),
+		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			y, u := in[0], in[1]
 			sum, bcast := axisSpecs(s, axis)
