@@ -8,6 +8,7 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -52,11 +53,10 @@ func Conv2d(input, weight, bias *gorgonia.Node, opts Conv2dOpts) (*gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
-	y, err := ad.Apply(convSpec(g), input, weight)
-	if err != nil || bias == nil {
-		return y, err
+	if bias != nil {
+		return ad.Apply(convBiasSpec(g), input, weight, bias)
 	}
-	return addBias(y, bias)
+	return ad.Apply(convSpec(g), input, weight)
 }
 
 // ConvTranspose2dOpts are ConvTranspose2d's parameters, named as in
@@ -317,7 +317,42 @@ func convSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dw, err := ad.Apply(convWSpec(g), in[0], u)
 			return gorgonia.Nodes{dx, dw}, err
-		}), convGPU{g, convForward})
+		}), convGPU{g, convForward, false})
+}
+
+// convBiasSpec is Conv2d with its bias, one op: the forward member with the
+// bias added to each sample's product while it is in cache (the same
+// numbers as convSpec then BiasAdd, without a second pass over the result
+// and a second result); its gradients are the family's and ChannelSum.
+func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
+	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
+	b := tensor.Shape{g.Cout}
+	return withCUDA(ad.OpSpec{
+		Name:       "Conv2dBias",
+		Params:     geomParams(g),
+		InputDims:  []int{4, 4, 1},
+		OutputDims: 4,
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(s[0], x) || !shapeIs(s[1], w) || !shapeIs(s[2], b) {
+				return nil, fmt.Errorf("nn: Conv2dBias: inputs %v, %v and %v, want %v, %v and %v", s[0], s[1], s[2], x, w, b)
+			}
+			return out.Clone(), nil
+		},
+		Kernel: ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			dx, err := ad.Apply(convTSpec(g), u, in[1])
+			if err != nil {
+				return nil, err
+			}
+			dw, err := ad.Apply(convWSpec(g), in[0], u)
+			if err != nil {
+				return nil, err
+			}
+			sum, _ := channelSpecs(out)
+			db, err := ad.Apply(sum, u)
+			return gorgonia.Nodes{dx, dw, db}, err
+		},
+	}, convGPU{g, convForward, true})
 }
 
 func convTSpec(g cpu.ConvGeom) ad.OpSpec {
@@ -330,7 +365,7 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dw, err := ad.Apply(convWSpec(g), u, in[0])
 			return gorgonia.Nodes{dg, dw}, err
-		}), convGPU{g, convInput})
+		}), convGPU{g, convInput, false})
 }
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {
@@ -343,7 +378,7 @@ func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			dg, err := ad.Apply(convSpec(g), in[0], u)
 			return gorgonia.Nodes{dx, dg}, err
-		}), convGPU{g, convWeight})
+		}), convGPU{g, convWeight, false})
 }
 
 func weightShape(g cpu.ConvGeom) tensor.Shape {
@@ -418,6 +453,12 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 					}
 					if err != nil {
 						return err
+					}
+				}
+				if mode == convForward && len(in) == 3 { // Conv2dBias
+					dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
+					for co, b := range in[2].Data {
+						vmath.Axpb(dst[co*l:(co+1)*l], dst[co*l:(co+1)*l], 1, b) // as AddChannelBias
 					}
 				}
 			case convInput:

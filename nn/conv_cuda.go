@@ -87,6 +87,13 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 			}
 		}
 	}
+	if d.bias {
+		// BiasAdd's kernel in place, as Conv2d's forward on the CPU adds
+		// the bias to each sample's product.
+		if err := c.launch("norm_bias_add"+sfx, g.N*g.Cout*l, ptr(out), ptr(in[2]), ptr(out), g.N, g.Cout, l); err != nil {
+			return err
+		}
+	}
 	return c.sync()
 }
 

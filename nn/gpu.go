@@ -17,6 +17,7 @@ import (
 type convGPU struct {
 	g    cpu.ConvGeom
 	mode convMode
+	bias bool // convForward with a third input, the bias, added in place
 }
 
 // channelKind picks one of the per-channel ops on [N, C, L].
