@@ -67,6 +67,13 @@ type channelAffineGPU struct {
 	hasW, hasB bool
 }
 
+// groupNormAffineGPU is GroupNorm's fused op: RowNorm's kernel, then
+// ChannelAffine's in place on its result (norm_cuda.go).
+type groupNormAffineGPU struct {
+	row rowNormGPU
+	aff channelAffineGPU
+}
+
 // channelReduceGPU is ChannelDot (dot) or ChannelTotal on g (norm_cuda.go).
 type channelReduceGPU struct {
 	g   chanGeom

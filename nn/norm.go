@@ -45,11 +45,11 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 		return y, err
 	}
 	l := s.TotalSize() / max(n*c, 1)
-	y, err := normalizeRows(input, n*numGroups, eps)
-	if err != nil || weight == nil && bias == nil {
-		return y, err
+	if weight == nil && bias == nil {
+		return normalizeRows(input, n*numGroups, eps)
 	}
-	return channelAffine(s, chanGeom{n, c, l}, y, weight, bias)
+	rows := n * numGroups
+	return groupNormAffine(input, weight, bias, rowGeom{s.Clone(), rows, s.TotalSize() / rows, eps}, chanGeom{n, c, l}, numGroups)
 }
 
 // LayerNorm is torch.nn.functional.layer_norm: each input's last

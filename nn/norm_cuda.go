@@ -57,6 +57,15 @@ func (d rowNormGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	return c.launch("norm_rows"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
 }
 
+// launch runs GroupNorm's fused op: RowNorm into out, then ChannelAffine
+// from out into out (elementwise, so in place is safe).
+func (d groupNormAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if err := d.row.launch(c, sfx, in[:1], out); err != nil {
+		return err
+	}
+	return d.aff.launch(c, sfx, append([]gorgonia.Value{out}, in[1:]...), out)
+}
+
 // launch runs ChannelAffine; an absent weight or bias is a null pointer.
 func (d channelAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	var w, b cu.DevicePtr
