@@ -106,7 +106,11 @@ func rowInvStdSpec(g rowGeom) ad.OpSpec {
 			if err != nil {
 				return nil, err
 			}
-			c, err := gorgonia.HadamardProd(w, gorgonia.Must(gorgonia.HadamardProd(r, r)))
+			rr, err := gorgonia.HadamardProd(r, r)
+			if err != nil {
+				return nil, err
+			}
+			c, err := gorgonia.HadamardProd(w, rr)
 			if err != nil {
 				return nil, err
 			}

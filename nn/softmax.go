@@ -166,7 +166,15 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 				if err != nil {
 					return nil, err
 				}
-				dy, err := gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(v, e)), su)))
+				ve, err := gorgonia.HadamardProd(v, e)
+				if err != nil {
+					return nil, err
+				}
+				ves, err := gorgonia.HadamardProd(ve, su)
+				if err != nil {
+					return nil, err
+				}
+				dy, err := gorgonia.Neg(ves)
 				return gorgonia.Nodes{dy, du}, err
 			}
 			// g = y ⊙ (U − Σ U ⊙ y): ∂/∂U = y ⊙ (V − Σ V ⊙ y) (this op again),
@@ -183,8 +191,19 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 			if err != nil {
 				return nil, err
 			}
-			dy, err := gorgonia.Sub(gorgonia.Must(gorgonia.HadamardProd(v, gorgonia.Must(gorgonia.Sub(u, suy)))),
-				gorgonia.Must(gorgonia.HadamardProd(u, svy)))
+			d, err := gorgonia.Sub(u, suy)
+			if err != nil {
+				return nil, err
+			}
+			vd, err := gorgonia.HadamardProd(v, d)
+			if err != nil {
+				return nil, err
+			}
+			usvy, err := gorgonia.HadamardProd(u, svy)
+			if err != nil {
+				return nil, err
+			}
+			dy, err := gorgonia.Sub(vd, usvy)
 			return gorgonia.Nodes{dy, du}, err
 		},
 	}, softmaxGradGPU{outer, n, inner, log})

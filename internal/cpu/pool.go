@@ -99,8 +99,8 @@ type Pool2dGeom struct {
 // first of equal maxima, a NaN over any number (the last NaN), the first
 // position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
-	if x32, ok := any(x).([]float32); ok {
-		maxPoolArgmax32(g, x32, idx)
+	if x32, ok := any(x).([]float32); ok && int64(g.H)*int64(g.W) < 1<<31-1 {
+		maxPoolArgmax32(g, x32, idx) // its keys hold a plane index below 2³¹
 		return
 	}
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
