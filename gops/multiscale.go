@@ -1,0 +1,587 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// BoxesToRoIs turns per-image box lists into RoI rows, as torchvision's
+// convert_boxes_to_roi_format (torchvision.ops._utils; poolers.py's
+// _convert_to_roi_format): boxes[i] is [Li, 4] with rows (x1, y1, x2, y2)
+// of image i; the result is [ΣLi, 5] with rows (i, x1, y1, x2, y2), image
+// 0's boxes first. RoIAlign, RoIPool, PSRoIAlign and PSRoIPool take the
+// result as their boxes.
+//
+// The result is differentiable w.r.t. every boxes[i] to every order (its
+// gradient is the upstream gradient's rows of image i without the index
+// column; that one is constant). Images without boxes ([0, 4]) are allowed
+// and contribute no rows.
+//
+// Errors: no box lists, a nil one, one not [L, 4], dtypes that differ or
+// are not float32/float64.
+func BoxesToRoIs(boxes []*gorgonia.Node) (*gorgonia.Node, error) {
+	const name = "BoxesToRoIs"
+	if len(boxes) == 0 {
+		return nil, fmt.Errorf("gops: %s: no box lists (one per image)", name)
+	}
+	counts := make([]int, len(boxes))
+	for i, b := range boxes {
+		arg := fmt.Sprintf("boxes[%d]", i)
+		if err := checkFloatNode(name, arg, b, 2); err != nil {
+			return nil, err
+		}
+		if s := b.Shape(); s[1] != 4 {
+			return nil, fmt.Errorf("gops: %s: %s must be [L, 4] (x1, y1, x2, y2), got %v", name, arg, s)
+		}
+		if b.Dtype() != boxes[0].Dtype() {
+			return nil, fmt.Errorf("gops: %s: %s dtype %v differs from boxes[0] dtype %v", name, arg, b.Dtype(), boxes[0].Dtype())
+		}
+		counts[i] = b.Shape()[0]
+	}
+	return ad.Apply(boxesToRoIsSpec(counts), boxes...)
+}
+
+// boxesToRoIsSpec is BoxesToRoIs for images with counts[i] boxes. It is
+// affine in the boxes: R(b_0, ..., b_n) = c + Σ E_i(b_i), with c the index
+// column and E_i the embedding of image i's boxes into its rows, columns
+// 1..4 (roiRowsSpecs); the gradient w.r.t. b_i is E_iᵀ(G).
+func boxesToRoIsSpec(counts []int) ad.OpSpec {
+	k := 0
+	dims := make([]int, len(counts))
+	for i, c := range counts {
+		k += c
+		dims[i] = 2
+	}
+	return ad.OpSpec{
+		Name:       "BoxesToRoIs",
+		Params:     fmt.Sprintf("counts=%v", counts),
+		InputDims:  dims,
+		OutputDims: 2,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for i, s := range in {
+				if !s.Eq(tensor.Shape{counts[i], 4}) {
+					return nil, fmt.Errorf("gops: BoxesToRoIs: boxes[%d] shape %v, want (%d, 4)", i, s, counts[i])
+				}
+			}
+			return tensor.Shape{k, 5}, nil
+		},
+		Kernel:           ad.Floats(boxesToRoIsKernel[float32], boxesToRoIsKernel[float64]),
+		KernelOverwrites: true,
+		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			gs := make(gorgonia.Nodes, len(counts))
+			off := 0
+			for i, c := range counts {
+				_, rows := roiRowsSpecs(k, off, c)
+				var err error
+				if gs[i], err = ad.Apply(rows, grad); err != nil {
+					return nil, err
+				}
+				off += c
+			}
+			return gs, nil
+		},
+	}
+}
+
+func boxesToRoIsKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	r := 0
+	for i, b := range in {
+		for j := 0; j+4 <= len(b.Data); j += 4 {
+			out.Data[5*r] = T(i)
+			copy(out.Data[5*r+1:5*r+5], b.Data[j:j+4])
+			r++
+		}
+	}
+	return nil
+}
+
+// roiRowsSpecs are E (an image's [n, 4] boxes into rows off..off+n,
+// columns 1..4, of a zero [k, 5]) and Eᵀ (those rows and columns of a
+// [k, 5]), a linear pair.
+func roiRowsSpecs(k, off, n int) (embed, rows ad.OpSpec) {
+	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("k=%d, rows [%d, %d)", k, off, off+n), InputDims: []int{2}, OutputDims: 2,
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !in[0].Eq(from) {
+					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel: ad.Floats(roiRowsKernel[float32](off, n, fwd), roiRowsKernel[float64](off, n, fwd)),
+		}
+	}
+	return ad.LinearPair(mk("RoIRowsEmbed", tensor.Shape{n, 4}, tensor.Shape{k, 5}, true),
+		mk("RoIRows", tensor.Shape{k, 5}, tensor.Shape{n, 4}, false))
+}
+
+func roiRowsKernel[T ad.Float](off, n int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for j := 0; j < n; j++ {
+			r := 5 * (off + j)
+			if embed {
+				copy(out.Data[r+1:r+5], in[0].Data[4*j:4*j+4])
+			} else {
+				copy(out.Data[4*j:4*j+4], in[0].Data[r+1:r+5])
+			}
+		}
+		return nil
+	}
+}
+
+// MultiScaleRoIAlignOpts are the parameters of MultiScaleRoIAlign, named as
+// in torchvision.ops.MultiScaleRoIAlign.
+type MultiScaleRoIAlignOpts struct {
+	// OutputSize is the (height, width) of each pooled output, in bins.
+	OutputSize [2]int
+	// SamplingRatio is RoIAlign's: sample points per bin side; <= 0 means
+	// adaptive (ceil(roi size / output size) per box and side).
+	SamplingRatio int
+	// CanonicalScale and CanonicalLevel are the FPN paper's s0 and k0: a
+	// box of w·h = s0² pools from level k0. 0 means 224 and 4.
+	CanonicalScale, CanonicalLevel int
+	// Scales, if not nil, are the feature maps' spatial scales (feature-map
+	// pixels per image pixel, 1/4 for a stride-4 map), one per map.
+	// nil: inferred from the sizes, as torchvision does.
+	Scales []float64
+}
+
+// MultiScaleRoIAlign pools each box from one level of a feature pyramid with
+// RoIAlign, choosing the level from the box's size, as
+// torchvision.ops.MultiScaleRoIAlign (Faster and Mask R-CNN with an FPN).
+//
+// features are the L levels [N, C, Hl, Wl], finest first, all of one dtype
+// (float32 or float64), batch size N and channel count C. boxes holds one
+// [Li, 4] list per image (Li may be 0), rows (x1, y1, x2, y2) in image
+// pixels, in the features' dtype. imageSizes are the N images' (height,
+// width) before the network. The result is [ΣLi, C, OutputSize[0],
+// OutputSize[1]], the boxes in order (image 0's first), each pooled by
+// RoIAlign (Aligned false, the given SamplingRatio) from its level l with
+// spatial scale Scales[l].
+//
+// Levels are torchvision's LevelMapper (FPN paper, eq. 1): with s =
+// sqrt((x2−x1)·(y2−y1)) computed in the features' dtype, k =
+// floor(k0 + log2(s/s0) + 1e-6), clamped to [kmin, kmax], where kmin =
+// −log2(Scales[0]) and kmax = −log2(Scales[L−1]) (truncated to integers)
+// and kmax − kmin + 1 must be L; the box pools from map k − kmin. A box of
+// negative area (one side inverted) has no level (its s is NaN) and pools
+// to zeros, as in torchvision on x86. With one feature map every box pools
+// from it (torchvision calls roi_align directly then).
+//
+// Scales, when not given, are inferred per map as torchvision's
+// _infer_scale: 2^round(log2(Hl/H)), with H the largest image height (and
+// likewise W the largest width). torchvision uses the height's power of two
+// only; where the width's differs (very oblong images or maps), it pools
+// with the wrong scale, and MultiScaleRoIAlign returns an error instead
+// that says so and suggests Scales. Nothing is cached between calls
+// (torchvision's module keeps the first call's scales).
+//
+// How the data-dependent level choice fits a graph whose shapes are fixed
+// when it is built: one op takes every feature map and the RoIs
+// (BoxesToRoIs(boxes)) and computes the levels in its kernel when it runs,
+// then, per level, gathers that level's RoIs, runs RoIAlign's kernel on
+// them and scatters the pooled rows into the result in box order: the
+// work of one RoIAlign over all boxes, as torchvision's. Its gradient
+// w.r.t. map l is the transpose restricted to level l's boxes (computed
+// again from the RoIs), M_lᵀ(G, rois), and M_l and M_lᵀ are a linear pair,
+// so the result is differentiable w.r.t. every feature map to every order.
+// The level choice is piecewise constant in the boxes (derivative 0), so
+// box gradients will be RoIAlign's within the chosen level once RoIAlign
+// has them; until then ad.Grad returns an error when a gradient would have
+// to flow into boxes, as it does for RoIAlign.
+//
+// Run-time errors name the box (its index in the concatenated list): a
+// non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points.
+//
+// Errors when the node is built, naming the argument: no feature maps, a
+// feature map that is nil, not 4-D, without pixels, or whose batch size,
+// channel count or dtype differs from features[0]'s; len(boxes) or
+// len(imageSizes) not N; a box list not [L, 4] or of another dtype; an
+// image size not positive; OutputSize or SamplingRatio as RoIAlign
+// refuses them; CanonicalScale negative; Scales of the wrong length, not
+// positive and finite, or not one level per map; inferred scales that
+// disagree between height and width.
+func MultiScaleRoIAlign(features, boxes []*gorgonia.Node, imageSizes [][2]int, opts MultiScaleRoIAlignOpts) (*gorgonia.Node, error) {
+	const name = "MultiScaleRoIAlign"
+	if len(features) == 0 {
+		return nil, fmt.Errorf("gops: %s: features is empty: no feature maps", name)
+	}
+	shapes := make([]tensor.Shape, len(features))
+	for l, f := range features {
+		arg := fmt.Sprintf("features[%d]", l)
+		if err := checkFloatNode(name, arg, f, 4); err != nil {
+			return nil, err
+		}
+		s := f.Shape()
+		shapes[l] = s.Clone()
+		switch {
+		case f.Dtype() != features[0].Dtype():
+			return nil, fmt.Errorf("gops: %s: %s dtype %v differs from features[0] dtype %v", name, arg, f.Dtype(), features[0].Dtype())
+		case s[0] != shapes[0][0]:
+			return nil, fmt.Errorf("gops: %s: %s %v has batch size %d, features[0] %v has %d", name, arg, s, s[0], shapes[0], shapes[0][0])
+		case s[1] != shapes[0][1]:
+			return nil, fmt.Errorf("gops: %s: %s %v has %d channels, features[0] %v has %d", name, arg, s, s[1], shapes[0], shapes[0][1])
+		case s[2] == 0 || s[3] == 0:
+			return nil, fmt.Errorf("gops: %s: %s %v has no pixels (H or W is 0)", name, arg, s)
+		}
+	}
+	n := shapes[0][0]
+	if len(boxes) != n {
+		return nil, fmt.Errorf("gops: %s: boxes has %d lists, want one per image: features have batch size %d", name, len(boxes), n)
+	}
+	if len(imageSizes) != n {
+		return nil, fmt.Errorf("gops: %s: imageSizes has %d entries, want one per image: features have batch size %d", name, len(imageSizes), n)
+	}
+	for i, s := range imageSizes {
+		if s[0] <= 0 || s[1] <= 0 {
+			return nil, fmt.Errorf("gops: %s: imageSizes[%d] = %v must be positive (height, width)", name, i, s)
+		}
+	}
+	if err := checkOutputSize(name, opts.OutputSize); err != nil {
+		return nil, err
+	}
+	if err := checkSamplingRatio(name, opts.SamplingRatio, opts.OutputSize); err != nil {
+		return nil, err
+	}
+	dt := features[0].Dtype()
+	scales, err := pyramidScales(name, shapes, imageSizes, opts.Scales, dt)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := newLevelMapper(name, scales, opts.CanonicalScale, opts.CanonicalLevel)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range boxes {
+		if b != nil && (b.Dtype() == tensor.Float32 || b.Dtype() == tensor.Float64) && b.Dtype() != dt {
+			return nil, fmt.Errorf("gops: %s: boxes[%d] dtype %v differs from the features' dtype %v", name, i, b.Dtype(), dt)
+		}
+	}
+	rois, err := BoxesToRoIs(boxes)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, name)
+	}
+	if len(features) == 1 {
+		return RoIAlign(features[0], rois, RoIAlignOpts{OutputSize: opts.OutputSize, SpatialScale: scales[0], SamplingRatio: opts.SamplingRatio})
+	}
+	g := &pyramidGeom{mapper: mapper}
+	for l, s := range shapes {
+		g.levels = append(g.levels, &cpu.RoIAlignGeom{
+			N: s[0], C: s[1], H: s[2], W: s[3], PH: opts.OutputSize[0], PW: opts.OutputSize[1],
+			Scale: scales[l], SamplingRatio: opts.SamplingRatio,
+		})
+	}
+	return ad.Apply(multiScaleSpec(g), append(append(gorgonia.Nodes{}, features...), rois)...)
+}
+
+// pyramidScales returns the feature maps' spatial scales: given (checked),
+// or inferred as torchvision's _infer_scale from the largest image height
+// and width, with an error where height and width disagree.
+func pyramidScales(name string, shapes []tensor.Shape, imageSizes [][2]int, given []float64, dt tensor.Dtype) ([]float64, error) {
+	if given != nil {
+		if len(given) != len(shapes) {
+			return nil, fmt.Errorf("gops: %s: Scales has %d entries for %d feature maps", name, len(given), len(shapes))
+		}
+		for l, s := range given {
+			if !(s > 0) {
+				return nil, fmt.Errorf("gops: %s: Scales[%d] = %v must be positive", name, l, s)
+			}
+			if _, err := spatialScaleOrOne(name, s, dt); err != nil {
+				return nil, fmt.Errorf("gops: %s: Scales[%d]: %w", name, l, err)
+			}
+		}
+		return append([]float64(nil), given...), nil
+	}
+	var maxH, maxW int
+	for _, s := range imageSizes {
+		maxH, maxW = max(maxH, s[0]), max(maxW, s[1])
+	}
+	scales := make([]float64, len(shapes))
+	for l, s := range shapes {
+		eh, ew := scaleExponent(s[2], maxH), scaleExponent(s[3], maxW)
+		if eh != ew {
+			return nil, fmt.Errorf("gops: %s: features[%d] %v on images of up to %dx%d (height x width): the height gives scale 2^%d, the width 2^%d (torchvision would use the height's); give MultiScaleRoIAlignOpts.Scales", name, l, s, maxH, maxW, eh, ew)
+		}
+		scales[l] = math.Ldexp(1, eh)
+	}
+	return scales, nil
+}
+
+// scaleExponent is torchvision's round(log2(feature / image)), computed as
+// there in float32 (torch.tensor(approx_scale).log2().round(), half to
+// even).
+func scaleExponent(feature, image int) int {
+	r := float32(float64(feature) / float64(image))
+	return int(math.RoundToEven(float64(float32(math.Log2(float64(r))))))
+}
+
+// levelMapper is torchvision's LevelMapper: k = floor(k0 + log2(s/s0) +
+// eps) clamped to [kMin, kMax].
+type levelMapper struct {
+	kMin, kMax, k0, s0 int
+}
+
+// levelEps is LevelMapper's eps.
+const levelEps = 1e-6
+
+// newLevelMapper makes the mapper of scales as torchvision's _setup_scales:
+// kMin and kMax are −log2 of the first and last scales (in float32),
+// truncated.
+func newLevelMapper(name string, scales []float64, s0, k0 int) (levelMapper, error) {
+	if s0 < 0 {
+		return levelMapper{}, fmt.Errorf("gops: %s: CanonicalScale %d must be >= 0 (0 means 224)", name, s0)
+	}
+	if s0 == 0 {
+		s0 = 224
+	}
+	if k0 == 0 {
+		k0 = 4
+	}
+	lvl := func(s float64) int { return int(-math.Log2(float64(float32(s)))) }
+	m := levelMapper{kMin: lvl(scales[0]), kMax: lvl(scales[len(scales)-1]), k0: k0, s0: s0}
+	if len(scales) > 1 && m.kMax-m.kMin+1 != len(scales) {
+		return levelMapper{}, fmt.Errorf("gops: %s: scales %v give FPN levels %d to %d, not one level per each of the %d feature maps (each map must have half the scale of the one before)", name, scales, m.kMin, m.kMax, len(scales))
+	}
+	return m, nil
+}
+
+// fpnLevel is the index of the feature map that box (x1, y1, x2, y2) pools
+// from, computed in T as torchvision does, or -1 for a box of negative
+// area (NaN level), which pools to zeros.
+func fpnLevel[T cpu.Float](m levelMapper, x1, y1, x2, y2 T) int {
+	s := T(math.Sqrt(float64((x2 - x1) * (y2 - y1))))
+	k := T(m.k0) + T(math.Log2(float64(s/T(m.s0))))
+	k += T(levelEps)
+	f := math.Floor(float64(k))
+	if math.IsNaN(f) {
+		return -1
+	}
+	return int(min(max(f, float64(m.kMin)), float64(m.kMax))) - m.kMin
+}
+
+// pyramidGeom is what MultiScaleRoIAlign's kernels need: each level's
+// RoIAlign geometry (its map's shape and scale) and the level mapper.
+type pyramidGeom struct {
+	levels []*cpu.RoIAlignGeom
+	mapper levelMapper
+}
+
+func (g *pyramidGeom) params() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "k0=%d, s0=%d, levels %d..%d", g.mapper.k0, g.mapper.s0, g.mapper.kMin, g.mapper.kMax)
+	for _, l := range g.levels {
+		fmt.Fprintf(&b, "; input=(%d,%d,%d,%d), spatial_scale=%v", l.N, l.C, l.H, l.W, l.Scale)
+	}
+	l := g.levels[0]
+	fmt.Fprintf(&b, "; output_size=(%d,%d), sampling_ratio=%d", l.PH, l.PW, l.SamplingRatio)
+	return b.String()
+}
+
+func (g *pyramidGeom) pooled(k int) tensor.Shape {
+	l := g.levels[0]
+	return tensor.Shape{k, l.C, l.PH, l.PW}
+}
+
+// assignFPNLevels validates the RoIs [K, 5] and returns the boxes of each level, in
+// order.
+func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
+	if err := cpu.CheckBoxes("MultiScaleRoIAlign", rois, g.levels[0].N); err != nil {
+		return nil, err
+	}
+	byLevel := make([][]int, len(g.levels))
+	for k := 0; 5*k+5 <= len(rois); k++ {
+		r := rois[5*k : 5*k+5]
+		if l := fpnLevel(g.mapper, r[1], r[2], r[3], r[4]); l >= 0 {
+			byLevel[l] = append(byLevel[l], k)
+		}
+	}
+	return byLevel, nil
+}
+
+// gatherRoIRows copies rows idx (of width w) of src into dst, in order.
+func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
+	dst = resizeRoIRows(dst, len(idx)*w)
+	cpu.ParallelFor(len(idx), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			copy(dst[j*w:(j+1)*w], src[idx[j]*w:(idx[j]+1)*w])
+		}
+	})
+	return dst
+}
+
+// scatterRoIRows copies the rows of src (of width w) to rows idx of dst.
+func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
+	cpu.ParallelFor(len(idx), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			copy(dst[idx[j]*w:(idx[j]+1)*w], src[j*w:(j+1)*w])
+		}
+	})
+}
+
+// levelError names the box of an error of RoIAlign's kernel on level l's
+// boxes idx: each is tried alone to find it.
+func levelError[T cpu.Float](g *cpu.RoIAlignGeom, l int, rois []T, idx []int, err error) error {
+	for _, k := range idx {
+		if e := cpu.CheckBoxes("RoIAlign", rois[5*k:5*k+5], g.N); e != nil {
+			continue
+		}
+		one := append([]T{0}, rois[5*k+1:5*k+5]...)
+		if _, e := cpu.RoIAlignGrids(g, one); e != nil {
+			return fmt.Errorf("gops: MultiScaleRoIAlign: box %d (level %d): %s", k, l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
+		}
+	}
+	return fmt.Errorf("gops: MultiScaleRoIAlign: level %d: %w", l, err)
+}
+
+// pyramidForward pools every box of the levels only (all when only < 0)
+// into out [K, C, PH, PW] from maps[l], leaving the others' rows zero.
+func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only int) error {
+	byLevel, err := assignFPNLevels(g, rois)
+	if err != nil {
+		return err
+	}
+	row := len(out) / max(len(rois)/5, 1)
+	var sub, buf []T
+	for l, idx := range byLevel {
+		if len(idx) == 0 || only >= 0 && l != only {
+			continue
+		}
+		if len(idx) == len(rois)/5 { // every box on this level: in place
+			if err := cpu.RoIAlignForward(g.levels[l], maps[l], rois, out); err != nil {
+				return levelError(g.levels[l], l, rois, idx, err)
+			}
+			continue
+		}
+		sub = gatherRoIRows(sub, rois, idx, 5)
+		buf = resizeRoIRows(buf, len(idx)*row)
+		pooled := buf
+		if err := cpu.RoIAlignForward(g.levels[l], maps[l], sub, pooled); err != nil {
+			return levelError(g.levels[l], l, rois, idx, err)
+		}
+		scatterRoIRows(out, pooled, idx, row)
+	}
+	return nil
+}
+
+// resizeRoIRows is s with length n, reallocated if too short.
+func resizeRoIRows[T cpu.Float](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// pyramidTranspose adds to dst (map l's shape) the transpose of level l's
+// RoIAlign applied to the rows of grad [K, C, PH, PW] of level l's boxes.
+func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T) error {
+	byLevel, err := assignFPNLevels(g, rois)
+	if err != nil {
+		return err
+	}
+	idx := byLevel[l]
+	if len(idx) == 0 {
+		return nil
+	}
+	sub, gsub := rois, grad
+	if len(idx) < len(rois)/5 {
+		row := len(grad) / (len(rois) / 5)
+		sub = gatherRoIRows(nil, rois, idx, 5)
+		gsub = gatherRoIRows(nil, grad, idx, row)
+	}
+	if err := cpu.RoIAlignTranspose(g.levels[l], gsub, sub, dst); err != nil {
+		return levelError(g.levels[l], l, rois, idx, err)
+	}
+	return nil
+}
+
+// multiScaleSpec is MultiScaleRoIAlign's op: (maps..., rois) → [K, C, PH,
+// PW], linear in every map. Its gradient w.r.t. map l is M_lᵀ(G, rois)
+// (levelSpecs); the RoIs get none (an error from ad.Grad if one is
+// needed).
+func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
+	nl := len(g.levels)
+	dims := make([]int, nl+1)
+	for l := range g.levels {
+		dims[l] = 4
+	}
+	dims[nl] = 2
+	return ad.OpSpec{
+		Name:       "MultiScaleRoIAlign",
+		Params:     g.params(),
+		InputDims:  dims,
+		OutputDims: 4,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for l, lg := range g.levels {
+				if want := (tensor.Shape{lg.N, lg.C, lg.H, lg.W}); !in[l].Eq(want) {
+					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: features[%d] shape %v, want %v", l, in[l], want)
+				}
+			}
+			if err := checkBoxesShape("MultiScaleRoIAlign", in[nl]); err != nil {
+				return nil, err
+			}
+			return g.pooled(in[nl][0]), nil
+		},
+		Kernel: ad.Floats(multiScaleKernel[float32](g), multiScaleKernel[float64](g)),
+		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+			gs := make(gorgonia.Nodes, nl+1)
+			for l := range g.levels {
+				_, ft := levelSpecs(g, l)
+				var err error
+				if gs[l], err = ad.Apply(ft, grad, in[nl]); err != nil {
+					return nil, err
+				}
+			}
+			return gs, nil
+		},
+	}
+}
+
+func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		maps := make([][]T, len(g.levels))
+		for l := range maps {
+			maps[l] = in[l].Data
+		}
+		return pyramidForward(g, maps, in[len(g.levels)].Data, out.Data, -1)
+	}
+}
+
+// levelSpecs are M_l(X, rois) → [K, C, PH, PW] (RoIAlign of the boxes of
+// level l from X, the other rows zero) and its transpose M_lᵀ(G, rois) →
+// map l's shape, a linear pair.
+func levelSpecs(g *pyramidGeom, l int) (f, ft ad.OpSpec) {
+	lg := g.levels[l]
+	shape, tshape := roiPairShapes("MultiScaleRoIAlignLevel", tensor.Shape{lg.N, lg.C, lg.H, lg.W}, g.pooled)
+	f = ad.OpSpec{
+		Name:       "MultiScaleRoIAlignLevel",
+		Params:     fmt.Sprintf("level %d of %s", l, g.params()),
+		InputDims:  []int{4, 2},
+		OutputDims: 4,
+		Shape:      shape,
+		Kernel:     ad.Floats(levelKernel[float32](g, l), levelKernel[float64](g, l)),
+	}
+	ft = f
+	ft.Name, ft.Shape = "MultiScaleRoIAlignLevelTranspose", tshape
+	ft.Kernel = ad.Floats(levelTransposeKernel[float32](g, l), levelTransposeKernel[float64](g, l))
+	return ad.LinearPair(f, ft)
+}
+
+func levelKernel[T cpu.Float](g *pyramidGeom, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		maps := make([][]T, len(g.levels))
+		maps[l] = in[0].Data
+		return pyramidForward(g, maps, in[1].Data, out.Data, l)
+	}
+}
+
+func levelTransposeKernel[T cpu.Float](g *pyramidGeom, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		return pyramidTranspose(g, l, in[0].Data, in[1].Data, out.Data)
+	}
+}
