@@ -97,18 +97,7 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 // arithmetic as the two.
 func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		w, b := make([]T, cg.c), make([]T, cg.c)
-		for i := range w {
-			w[i] = 1
-		}
-		next := 1
-		if hasW {
-			copy(w, in[next].Data)
-			next++
-		}
-		if hasB {
-			copy(b, in[next].Data)
-		}
+		w, b := affineParams(cg.c, in, hasW, hasB)
 		perRow := rg.n / cg.inner // channels in a row
 		eachRow(rg, func(lo, hi int) {
 			for i := lo; i < hi; i++ {

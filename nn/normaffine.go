@@ -115,18 +115,7 @@ func channelAffineSpec(s tensor.Shape, g chanGeom, hasW, hasB bool) ad.OpSpec {
 func channelAffineKernel[T ad.Float](g chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		x := in[0].Data
-		w, b := make([]T, g.c), make([]T, g.c)
-		for i := range w {
-			w[i] = 1
-		}
-		next := 1
-		if hasW {
-			copy(w, in[next].Data)
-			next++
-		}
-		if hasB {
-			copy(b, in[next].Data)
-		}
+		w, b := affineParams(g.c, in, hasW, hasB)
 		if g.inner > 1 {
 			parallelIf(g.outer*g.c, len(x), func(lo, hi int) {
 				for p := lo; p < hi; p++ {
@@ -146,6 +135,24 @@ func channelAffineKernel[T ad.Float](g chanGeom, hasW, hasB bool) func(ad.Tensor
 		})
 		return nil
 	}
+}
+
+// affineParams are the weight and bias of an affine op's inputs (after the
+// first, in that order, each present or not), 1 and 0 where absent.
+func affineParams[T ad.Float](c int, in []ad.Tensor[T], hasW, hasB bool) (w, b []T) {
+	w, b = make([]T, c), make([]T, c)
+	for i := range w {
+		w[i] = 1
+	}
+	next := 1
+	if hasW {
+		copy(w, in[next].Data)
+		next++
+	}
+	if hasB {
+		copy(b, in[next].Data)
+	}
+	return w, b
 }
 
 // channelDotSpec is ChannelDot(u, y) = Σ over outer and inner of u·y, per

@@ -208,73 +208,44 @@ func vecLen(l, w int) int {
 	return l &^ (w - 1)
 }
 
-func dot32(x, y []float32) float64 {
+// dot, sum, lanewise and axpb run the assembly loop asm (taking a
+// multiple of w elements) on the longest prefix it takes, and the Go loop
+// on the tail.
+func dot[T Float](x, y []T, w int, asm func(x, y *T, n int) float64) float64 {
 	var s float64
-	if n := vecLen(len(x), 8); n > 0 {
-		s = dotS(&x[0], &y[0], n)
+	if n := vecLen(len(x), w); n > 0 {
+		s = asm(&x[0], &y[0], n)
 		x, y = x[n:], y[n:]
 	}
 	return s + dotGo(x, y)
 }
 
-func dot64(x, y []float64) float64 {
+func sum[T Float](x []T, w int, asm func(x *T, n int) float64) float64 {
 	var s float64
-	if n := vecLen(len(x), 4); n > 0 {
-		s = dotD(&x[0], &y[0], n)
-		x, y = x[n:], y[n:]
-	}
-	return s + dotGo(x, y)
-}
-
-func sum32(x []float32) float64 {
-	var s float64
-	if n := vecLen(len(x), 8); n > 0 {
-		s = sumS(&x[0], n)
+	if n := vecLen(len(x), w); n > 0 {
+		s = asm(&x[0], n)
 		x = x[n:]
 	}
 	return s + sumGo(x)
 }
 
-func sum64(x []float64) float64 {
-	var s float64
-	if n := vecLen(len(x), 4); n > 0 {
-		s = sumD(&x[0], n)
-		x = x[n:]
+func lanewise[T Float](dst, a, b []T, k T, w int, asm func(dst, a, b *T, n int, k T), tail func(dst, a, b []T, k T)) {
+	if n := vecLen(len(a), w); n > 0 {
+		asm(&dst[0], &a[0], &b[0], n, k)
+		dst, a, b = dst[n:], a[n:], b[n:]
 	}
-	return s + sumGo(x)
+	tail(dst, a, b, k)
 }
 
-func mulSub32(dst, s, u []float32, d float32) {
-	if n := vecLen(len(s), 8); n > 0 {
-		mulSubS(&dst[0], &s[0], &u[0], n, d)
-		dst, s, u = dst[n:], s[n:], u[n:]
-	}
-	mulSubGo(dst, s, u, d)
-}
+func dot32(x, y []float32) float64 { return dot(x, y, 8, dotS) }
+func dot64(x, y []float64) float64 { return dot(x, y, 4, dotD) }
+func sum32(x []float32) float64    { return sum(x, 8, sumS) }
+func sum64(x []float64) float64    { return sum(x, 4, sumD) }
 
-func mulSub64(dst, s, u []float64, d float64) {
-	if n := vecLen(len(s), 4); n > 0 {
-		mulSubD(&dst[0], &s[0], &u[0], n, d)
-		dst, s, u = dst[n:], s[n:], u[n:]
-	}
-	mulSubGo(dst, s, u, d)
-}
-
-func subMul32(dst, u, e []float32, c float32) {
-	if n := vecLen(len(u), 8); n > 0 {
-		subMulS(&dst[0], &u[0], &e[0], n, c)
-		dst, u, e = dst[n:], u[n:], e[n:]
-	}
-	subMulGo(dst, u, e, c)
-}
-
-func subMul64(dst, u, e []float64, c float64) {
-	if n := vecLen(len(u), 4); n > 0 {
-		subMulD(&dst[0], &u[0], &e[0], n, c)
-		dst, u, e = dst[n:], u[n:], e[n:]
-	}
-	subMulGo(dst, u, e, c)
-}
+func mulSub32(dst, s, u []float32, d float32) { lanewise(dst, s, u, d, 8, mulSubS, mulSubGo[float32]) }
+func mulSub64(dst, s, u []float64, d float64) { lanewise(dst, s, u, d, 4, mulSubD, mulSubGo[float64]) }
+func subMul32(dst, u, e []float32, c float32) { lanewise(dst, u, e, c, 8, subMulS, subMulGo[float32]) }
+func subMul64(dst, u, e []float64, c float64) { lanewise(dst, u, e, c, 4, subMulD, subMulGo[float64]) }
 
 // sumLanes adds the lanes in order.
 func sumLanes(l []float64) float64 {
