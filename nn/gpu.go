@@ -74,6 +74,14 @@ type groupNormAffineGPU struct {
 	aff channelAffineGPU
 }
 
+// groupNormGradGPU is GroupNormGradX (w false) or GroupNormGradW: the
+// unfused kernels through a temporary (norm_cuda.go).
+type groupNormGradGPU struct {
+	rg rowGeom
+	cg chanGeom
+	w  bool
+}
+
 // channelReduceGPU is ChannelDot (dot) or ChannelTotal on g (norm_cuda.go).
 type channelReduceGPU struct {
 	g   chanGeom

@@ -18,7 +18,9 @@ import (
 //	∂x = RowNormGrad(x, ChannelAffine(U, w)),
 //	∂w = ChannelDot(U, RowNorm(x)), ∂b = ChannelTotal(U),
 //
-// all members of closed families, so every order is available.
+// computed by GroupNormGradX and GroupNormGradW below (without storing
+// ChannelAffine(U, w) or RowNorm(x)); all members of closed families, so
+// every order is available.
 func groupNormAffine(x, weight, bias *gorgonia.Node, rg rowGeom, cg chanGeom, groups int) (*gorgonia.Node, error) {
 	in := gorgonia.Nodes{x}
 	for _, p := range []*gorgonia.Node{weight, bias} {
@@ -55,29 +57,23 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 		Kernel: ad.Floats(groupNormAffineKernel[float32](rg, cg, hasW, hasB), groupNormAffineKernel[float64](rg, cg, hasW, hasB)),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			x := in[0]
-			uw := u
 			var grads gorgonia.Nodes
 			if hasW {
-				var err error
-				if uw, err = ad.Apply(channelAffineSpec(s, cg, true, false), u, in[1]); err != nil {
-					return nil, err
-				}
-			}
-			dx, err := ad.Apply(rowNormGradSpec(rg), x, uw)
-			if err != nil {
-				return nil, err
-			}
-			grads = append(grads, dx)
-			if hasW {
-				y, err := ad.Apply(rowNormSpec(rg), x)
+				dx, err := ad.Apply(groupNormGradXSpec(rg, cg), x, u, in[1])
 				if err != nil {
 					return nil, err
 				}
-				dw, err := ad.Apply(channelDotSpec(s, cg), u, y)
+				dw, err := ad.Apply(groupNormGradWSpec(rg, cg), u, x)
 				if err != nil {
 					return nil, err
 				}
-				grads = append(grads, dw)
+				grads = append(grads, dx, dw)
+			} else {
+				dx, err := ad.Apply(rowNormGradSpec(rg), x, u)
+				if err != nil {
+					return nil, err
+				}
+				grads = append(grads, dx)
 			}
 			if hasB {
 				total, _ := channelTotalSpecs(s, cg)
@@ -114,6 +110,143 @@ func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool)
 					}
 					p[0] = p[0]*w[ci] + b[ci] // as its rows of C
 				}
+			}
+		})
+		return nil
+	}
+}
+
+// The gradients of GroupNormAffine with a weight, each one op so that a
+// first-order pass makes one result of x's size (∂x) besides the forward's:
+//
+//	GroupNormGradX(x, u, w) = RowNormGrad(x, ChannelAffine(u, w))
+//	GroupNormGradW(u, x)    = ChannelDot(u, RowNorm(x))
+//
+// Their own gradients, for upstream V, are built from the closed families
+// (and each other), so every order is available:
+//
+//	GradX: ∂x = d/dx Σ V·RowNormGrad(x, uw) (rowNormGradX, uw = ChannelAffine(u, w)),
+//	       ∂u = ChannelAffine(RowNormGrad(x, V), w), ∂w = ChannelDot(RowNormGrad(x, V), u)
+//	GradW: ∂u = ChannelAffine(RowNorm(x), V), ∂x = GroupNormGradX(x, u, V)
+func groupNormGradXSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+	s := rg.s.Clone()
+	return withCUDA(ad.OpSpec{
+		Name: "GroupNormGradX", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims(), 1}, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || !shapeIs(in[2], tensor.Shape{cg.c}) {
+				return nil, fmt.Errorf("nn: GroupNormGradX: inputs %v, %v and %v, want %v, %v and (%d)", in[0], in[1], in[2], s, s, cg.c)
+			}
+			return s.Clone(), nil
+		},
+		Kernel:           ad.Floats(groupNormGradXKernel[float32](rg, cg), groupNormGradXKernel[float64](rg, cg)),
+		KernelOverwrites: true,
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			x, u, w := in[0], in[1], in[2]
+			return gorgoniaNodes(func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes {
+				uw := m(ad.Apply(channelAffineSpec(s, cg, true, false), u, w))
+				dx := m(rowNormGradX(rg, x, uw, v))
+				gv := m(ad.Apply(rowNormGradSpec(rg), x, v))
+				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), gv, w))
+				dw := m(ad.Apply(channelDotSpec(s, cg), gv, u))
+				return gorgonia.Nodes{dx, du, dw}
+			})
+		},
+	}, groupNormGradGPU{rg, cg, false})
+}
+
+func groupNormGradWSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+	s := rg.s.Clone()
+	return withCUDA(ad.OpSpec{
+		Name: "GroupNormGradW", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) || !shapeIs(in[1], s) {
+				return nil, fmt.Errorf("nn: GroupNormGradW: inputs %v and %v, want %v", in[0], in[1], s)
+			}
+			return tensor.Shape{cg.c}, nil
+		},
+		Kernel:           ad.Floats(groupNormGradWKernel[float32](rg, cg), groupNormGradWKernel[float64](rg, cg)),
+		KernelOverwrites: true,
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			u, x := in[0], in[1]
+			return gorgoniaNodes(func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes {
+				y := m(ad.Apply(rowNormSpec(rg), x))
+				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), y, v))
+				dx := m(ad.Apply(groupNormGradXSpec(rg, cg), x, u, v))
+				return gorgonia.Nodes{du, dx}
+			})
+		},
+	}, groupNormGradGPU{rg, cg, true})
+}
+
+// gorgoniaNodes is buildNode for several nodes.
+func gorgoniaNodes(build func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes) (ns gorgonia.Nodes, err error) {
+	_, err = buildNode(func(m func(*gorgonia.Node, error) *gorgonia.Node) *gorgonia.Node {
+		ns = build(m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// groupNormGradXKernel writes r·(uw − mean uw − y·mean(uw·y)) per row,
+// uw = u·w[c] never stored: its means come from per-plane sums, and the
+// row is −r·(y·mean(uw·y) + mean uw) + (r·w[c])·u, plane by plane.
+func groupNormGradXKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		perRow, n, w := rg.n/cg.inner, float64(rg.n), in[2].Data
+		eachRow(rg, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				gr, u := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n]
+				r := rowStats(gr, in[0].Data[i*rg.n:][:rg.n], rg.eps)
+				vmath.Axpb(gr, gr, T(r), 0) // y
+				c0 := (i * perRow) % cg.c
+				var su, suy float64
+				for j := 0; j < perRow; j++ {
+					up, yp := u[j*cg.inner:][:cg.inner], gr[j*cg.inner:][:cg.inner]
+					su += float64(w[c0+j]) * vmath.Sum(up)
+					suy += float64(w[c0+j]) * vmath.Dot(up, yp)
+				}
+				vmath.Axpb(gr, gr, T(suy/n), T(su/n)) // y·mean(uw·y) + mean uw
+				for j := 0; j < perRow; j++ {
+					p := gr[j*cg.inner:][:cg.inner]
+					vmath.Axpb(p, p, T(-r), 0)
+					vmath.SubMul(p, p, u[j*cg.inner:][:cg.inner], T(-r*float64(w[c0+j])))
+				}
+			}
+		})
+		return nil
+	}
+}
+
+// groupNormGradWKernel writes Σ over samples (in order) of
+// r·Σ u·(x − μ) for each channel's plane, the statistics (μ, r) of every
+// row first, as RowNorm computes them.
+func groupNormGradWKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		u, x := in[0].Data, in[1].Data
+		mu, r := make([]T, rg.rows), make([]float64, rg.rows)
+		eachRow(rg, func(lo, hi int) {
+			d := make([]T, rg.n)
+			for i := lo; i < hi; i++ {
+				row := x[i*rg.n:][:rg.n]
+				mu[i] = T(vmath.Sum(row) / float64(rg.n)) // as rowStats
+				r[i] = rowStats(d, row, rg.eps)
+			}
+		})
+		perRow := rg.n / cg.inner
+		parallelIf(cg.c, len(u), func(lo, hi int) {
+			d := make([]T, cg.inner)
+			for ci := lo; ci < hi; ci++ {
+				var acc float64
+				for o := 0; o < cg.outer; o++ {
+					i := o*(cg.c/perRow) + ci/perRow // the row (sample o, group of ci)
+					at := (o*cg.c + ci) * cg.inner
+					vmath.Axpb(d, x[at:at+cg.inner], 1, -mu[i])
+					acc += r[i] * vmath.Dot(u[at:at+cg.inner], d)
+				}
+				out.Data[ci] = T(acc)
 			}
 		})
 		return nil

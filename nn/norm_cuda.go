@@ -14,11 +14,11 @@ import (
 func (d channelGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	switch d.kind {
 	case channelBiasAdd:
-		return c.launch("norm_bias_add"+sfx, d.n*d.c*d.l, ptr(in[0]), ptr(in[1]), ptr(out), d.n, d.c, d.l)
+		return c.Launch("norm_bias_add"+sfx, d.n*d.c*d.l, ptr(in[0]), ptr(in[1]), ptr(out), d.n, d.c, d.l)
 	case channelSum:
-		return c.launch("norm_channel_sum"+sfx, d.c, ptr(in[0]), ptr(out), d.n, d.c, d.l)
+		return c.Launch("norm_channel_sum"+sfx, d.c, ptr(in[0]), ptr(out), d.n, d.c, d.l)
 	}
-	return c.launch("norm_channel_broadcast"+sfx, d.n*d.c*d.l, ptr(in[0]), ptr(out), d.n, d.c, d.l)
+	return c.Launch("norm_channel_broadcast"+sfx, d.n*d.c*d.l, ptr(in[0]), ptr(out), d.n, d.c, d.l)
 }
 
 // launch runs ChannelMean; with running statistics, the kernel also
@@ -28,11 +28,11 @@ func (d channelMeanGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out 
 	var stats cu.DevicePtr
 	if d.stats != nil {
 		var err error
-		if stats, err = c.temp(int64(16 * d.c)); err != nil {
+		if stats, err = c.Temp(int64(16 * d.c)); err != nil {
 			return err
 		}
 	}
-	if err := c.launch("norm_channel_mean"+sfx, d.c, ptr(in[0]), ptr(out), stats, d.n, d.c, d.l); err != nil || d.stats == nil {
+	if err := c.Launch("norm_channel_mean"+sfx, d.c, ptr(in[0]), ptr(out), stats, d.n, d.c, d.l); err != nil || d.stats == nil {
 		return err
 	}
 	s, err := download[float64](c, stats, 2*d.c)
@@ -50,11 +50,11 @@ func (d channelMeanGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out 
 func (d rowNormGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	switch d.kind {
 	case rowNormGrad:
-		return c.launch("norm_rows_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.n, d.eps)
+		return c.Launch("norm_rows_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.n, d.eps)
 	case rowNormInvStd:
-		return c.launch("norm_rows_invstd"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
+		return c.Launch("norm_rows_invstd"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
 	}
-	return c.launch("norm_rows"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
+	return c.Launch("norm_rows"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n, d.eps)
 }
 
 // launch runs GroupNorm's fused op: RowNorm into out, then ChannelAffine
@@ -64,6 +64,28 @@ func (d groupNormAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, 
 		return err
 	}
 	return d.aff.launch(c, sfx, append([]gorgonia.Value{out}, in[1:]...), out)
+}
+
+// launch runs GroupNormGradX as ChannelAffine(u, w) into a temporary, then
+// RowNormGrad; GroupNormGradW as RowNorm(x) into a temporary, then
+// ChannelDot with u.
+func (d groupNormGradGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	tmp, err := c.TempTensor(d.rg.rows * d.rg.n)
+	if err != nil {
+		return err
+	}
+	row := rowNormGPU{d.rg.rows, d.rg.n, d.rg.eps, rowNormForward}
+	if !d.w {
+		if err := (channelAffineGPU{d.cg, true, false}).launch(c, sfx, in[1:3], tmp); err != nil {
+			return err
+		}
+		row.kind = rowNormGrad
+		return row.launch(c, sfx, []gorgonia.Value{in[0], tmp}, out)
+	}
+	if err := row.launch(c, sfx, in[1:2], tmp); err != nil {
+		return err
+	}
+	return (channelReduceGPU{d.cg, true}).launch(c, sfx, []gorgonia.Value{in[0], tmp}, out)
 }
 
 // launch runs ChannelAffine; an absent weight or bias is a null pointer.
@@ -78,7 +100,7 @@ func (d channelAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, ou
 		b = ptr(in[next])
 	}
 	g := d.g
-	return c.launch("norm_channel_affine"+sfx, g.outer*g.c*g.inner, ptr(in[0]), w, b, ptr(out), g.outer, g.c, g.inner)
+	return c.Launch("norm_channel_affine"+sfx, g.outer*g.c*g.inner, ptr(in[0]), w, b, ptr(out), g.outer, g.c, g.inner)
 }
 
 // launch runs ChannelDot (inputs u, y) or ChannelTotal (y a null pointer),
@@ -89,5 +111,5 @@ func (d channelReduceGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, ou
 		y = ptr(in[1])
 	}
 	g := d.g
-	return c.launch("norm_channel_dot"+sfx, g.c, ptr(in[0]), y, ptr(out), g.outer, g.c, g.inner)
+	return c.Launch("norm_channel_dot"+sfx, g.c, ptr(in[0]), y, ptr(out), g.outer, g.c, g.inner)
 }
