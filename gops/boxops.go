@@ -1,0 +1,421 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gops-dev/gops/ad"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// torchvision.ops' box functions as graph nodes, differentiable to every
+// order w.r.t. the boxes: BoxArea, BoxConvert, ClipBoxesToImage, BoxIoU,
+// GeneralizedBoxIoU, DistanceBoxIoU, CompleteBoxIoU. Boxes are [K, 4]
+// float32 or float64 nodes in pixels, rows (x1, y1, x2, y2) unless a format
+// says otherwise; torchvision expects 0 <= x1 < x2 and 0 <= y1 < y2, and
+// these functions compute its formulas for any finite boxes (zero-area and
+// inverted ones included). Non-finite coordinates are not an error: IoUs
+// of such boxes come out NaN (or ±Inf), as torchvision's do. An empty box
+// list gives an empty result, with zero gradients.
+//
+// At the kinks of max, min and clamp the derivatives are torch's
+// subgradients (boxprims.go): half of the gradient to each of two equal
+// coordinates, and clamp(x, lo, hi)'s gradient passes at x = lo and x = hi.
+
+// checkBoxes4 checks a [K, 4] float box node.
+func checkBoxes4(opName, arg string, n *gorgonia.Node) error {
+	if err := checkFloatNode(opName, arg, n, 2); err != nil {
+		return err
+	}
+	if s := n.Shape(); s[1] != 4 {
+		return fmt.Errorf("gops: %s: %s must be [K, 4] (x1, y1, x2, y2), got %v", opName, arg, s)
+	}
+	return nil
+}
+
+// checkBoxPair checks two box nodes of one float dtype.
+func checkBoxPair(opName, arg1, arg2 string, a, b *gorgonia.Node) error {
+	if err := checkBoxes4(opName, arg1, a); err != nil {
+		return err
+	}
+	if err := checkBoxes4(opName, arg2, b); err != nil {
+		return err
+	}
+	if a.Dtype() != b.Dtype() {
+		return fmt.Errorf("gops: %s: %s dtype %v differs from %s dtype %v", opName, arg2, b.Dtype(), arg1, a.Dtype())
+	}
+	return nil
+}
+
+// checkEps checks an eps argument: finite and >= 0.
+func checkEps(opName string, eps float64) error {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("gops: %s: eps %v must be finite and >= 0", opName, eps)
+	}
+	return nil
+}
+
+func wrapErr(opName string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("gops: %s: %w", opName, err)
+}
+
+// BoxArea is torchvision.ops.box_area: (x2 − x1)·(y2 − y1) of each box of
+// boxes [K, 4] (x1, y1, x2, y2), as [K] in square pixels; negative for an
+// inverted box, as torchvision's. Differentiable to every order. Errors: a
+// nil node, a rank other than 2, a second size other than 4, a dtype other
+// than float32 or float64.
+func BoxArea(boxes *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkBoxes4("BoxArea", "boxes", boxes); err != nil {
+		return nil, err
+	}
+	k := boxes.Shape()[0]
+	if k == 0 {
+		return emptyResult("BoxArea", tensor.Shape{0}, 0, boxes)
+	}
+	c, err := columns(boxes)
+	if err != nil {
+		return nil, wrapErr("BoxArea", err)
+	}
+	b := newBuild(boxes)
+	a := b.mul(b.sub(c[2], c[0]), b.sub(c[3], c[1]))
+	return a, wrapErr("BoxArea", b.err)
+}
+
+// Box formats of BoxConvert, as torchvision names them.
+const (
+	BoxFormatXYXY   = "xyxy"   // (x1, y1, x2, y2): corners
+	BoxFormatXYWH   = "xywh"   // (x1, y1, w, h): top-left corner, width, height
+	BoxFormatCXCYWH = "cxcywh" // (cx, cy, w, h): centre, width, height
+)
+
+// convertKind is one of BoxConvert's four linear maps to or from xyxy.
+type convertKind int
+
+const (
+	xyxyToXYWH convertKind = iota
+	xywhToXYXY
+	xyxyToCXCYWH
+	cxcywhToXYXY
+)
+
+// BoxConvert is torchvision.ops.box_convert(boxes, in_fmt, out_fmt):
+// boxes [K, 4] from format in to format out, each one of "xyxy", "xywh"
+// and "cxcywh" (BoxFormatXYXY, ...), with torchvision's arithmetic
+// (cx = (x1 + x2)/2, x1 = cx − 0.5·w, ...; xywh ↔ cxcywh through xyxy).
+// The same format gives a copy. Linear, so differentiable to every order.
+// Errors: boxes as BoxArea's, an unknown format.
+func BoxConvert(boxes *gorgonia.Node, in, out string) (*gorgonia.Node, error) {
+	if err := checkBoxes4("BoxConvert", "boxes", boxes); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{in, out} {
+		if f != BoxFormatXYXY && f != BoxFormatXYWH && f != BoxFormatCXCYWH {
+			return nil, fmt.Errorf("gops: BoxConvert: unknown box format %q (want \"xyxy\", \"xywh\" or \"cxcywh\")", f)
+		}
+	}
+	k := boxes.Shape()[0]
+	if k == 0 {
+		return emptyResult("BoxConvert", tensor.Shape{0, 4}, 0, boxes)
+	}
+	if in == out {
+		return reshape(boxes, k, 4) // a copy, as torchvision's clone
+	}
+	var steps []convertKind
+	switch in {
+	case BoxFormatXYWH:
+		steps = append(steps, xywhToXYXY)
+	case BoxFormatCXCYWH:
+		steps = append(steps, cxcywhToXYXY)
+	}
+	switch out {
+	case BoxFormatXYWH:
+		steps = append(steps, xyxyToXYWH)
+	case BoxFormatCXCYWH:
+		steps = append(steps, xyxyToCXCYWH)
+	}
+	y := boxes
+	for _, kind := range steps {
+		f, _ := convertSpecs(k, kind)
+		var err error
+		if y, err = ad.Apply(f, y); err != nil {
+			return nil, wrapErr("BoxConvert", err)
+		}
+	}
+	return y, nil
+}
+
+// convertSpecs are one conversion on [K, 4] rows and its transpose, a
+// linear pair.
+func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
+	mk := func(name string, transpose bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("%d K=%d", kind, k), InputDims: []int{2}, OutputDims: 2,
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !sameShape(in[0], tensor.Shape{k, 4}) {
+					return nil, fmt.Errorf("gops: %s: input %v, want (%d, 4)", name, in[0], k)
+				}
+				return tensor.Shape{k, 4}, nil
+			},
+			Kernel:           ad.Floats(convertKernel[float32](kind, transpose), convertKernel[float64](kind, transpose)),
+			KernelOverwrites: true,
+		}
+	}
+	return ad.LinearPair(mk("BoxConvert", false), mk("BoxConvertTranspose", true))
+}
+
+// convertKernel applies one conversion (or its transpose) row by row. The
+// explicit conversions T(...) round each product, so that no
+// multiply-add is fused (torch rounds each step).
+func convertKernel[T ad.Float](kind convertKind, transpose bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		x, y := in[0].Data, out.Data
+		for r := 0; r+4 <= len(x); r += 4 {
+			a, b, c, d := x[r], x[r+1], x[r+2], x[r+3]
+			var o [4]T
+			switch {
+			case kind == xyxyToXYWH && !transpose:
+				o = [4]T{a, b, c - a, d - b}
+			case kind == xyxyToXYWH:
+				o = [4]T{a - c, b - d, c, d}
+			case kind == xywhToXYXY && !transpose:
+				o = [4]T{a, b, a + c, b + d}
+			case kind == xywhToXYXY:
+				o = [4]T{a + c, b + d, c, d}
+			case kind == xyxyToCXCYWH && !transpose:
+				o = [4]T{(a + c) / 2, (b + d) / 2, c - a, d - b}
+			case kind == xyxyToCXCYWH:
+				o = [4]T{T(a/2) - c, T(b/2) - d, T(a/2) + c, T(b/2) + d}
+			case kind == cxcywhToXYXY && !transpose:
+				o = [4]T{a - T(0.5*c), b - T(0.5*d), a + T(0.5*c), b + T(0.5*d)}
+			default: // cxcywhToXYXY transposed
+				o = [4]T{a + c, b + d, T(0.5*c) - T(0.5*a), T(0.5*d) - T(0.5*b)}
+			}
+			copy(y[r:r+4], o[:])
+		}
+		return nil
+	}
+}
+
+// ClipBoxesToImage is torchvision.ops.clip_boxes_to_image(boxes, size):
+// boxes [K, 4] (x1, y1, x2, y2) with x clamped to [0, width] and y to
+// [0, height], size = (height, width) in pixels. The gradient passes where
+// a coordinate lies within its bounds, bounds included (torch's clamp), and
+// is 0 elsewhere; every higher derivative is 0. NaN stays NaN. Errors:
+// boxes as BoxArea's, a negative height or width.
+func ClipBoxesToImage(boxes *gorgonia.Node, size [2]int) (*gorgonia.Node, error) {
+	if err := checkBoxes4("ClipBoxesToImage", "boxes", boxes); err != nil {
+		return nil, err
+	}
+	if size[0] < 0 || size[1] < 0 {
+		return nil, fmt.Errorf("gops: ClipBoxesToImage: size %v (height, width) must not be negative", size)
+	}
+	k := boxes.Shape()[0]
+	if k == 0 {
+		return emptyResult("ClipBoxesToImage", tensor.Shape{0, 4}, 0, boxes)
+	}
+	clip := clipSpec(k, size, false)
+	clip.Backward = func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		m, err := ad.Apply(clipSpec(k, size, true), in[0])
+		if err != nil {
+			return nil, err
+		}
+		d, err := gorgonia.HadamardProd(u, m)
+		return gorgonia.Nodes{d}, err
+	}
+	y, err := ad.Apply(clip, boxes)
+	return y, wrapErr("ClipBoxesToImage", err)
+}
+
+// clipSpec is the clamp of ClipBoxesToImage on [K, 4], or with mask its
+// derivative: 1 where the coordinate is within its bounds, 0 elsewhere (no
+// gradient of its own).
+func clipSpec(k int, size [2]int, mask bool) ad.OpSpec {
+	name := "ClipBoxes"
+	if mask {
+		name = "ClipBoxesMask"
+	}
+	bounds := [4]float64{float64(size[1]), float64(size[0]), float64(size[1]), float64(size[0])}
+	spec := ad.OpSpec{
+		Name: name, Params: fmt.Sprintf("K=%d size %v", k, size), InputDims: []int{2}, OutputDims: 2,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !sameShape(in[0], tensor.Shape{k, 4}) {
+				return nil, fmt.Errorf("gops: %s: input %v, want (%d, 4)", name, in[0], k)
+			}
+			return tensor.Shape{k, 4}, nil
+		},
+		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+			clipKernel(out.Data, in[0].Data, bounds, mask)
+			return nil
+		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+			clipKernel(out.Data, in[0].Data, bounds, mask)
+			return nil
+		}),
+		KernelOverwrites: true,
+	}
+	if mask {
+		spec.DiffWRT = []bool{false}
+		spec.Backward = func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) { return gorgonia.Nodes{nil}, nil }
+	}
+	return spec
+}
+
+func clipKernel[T ad.Float](out, in []T, hi [4]float64, mask bool) {
+	for i, v := range in {
+		x, h := float64(v), hi[i%4]
+		if mask {
+			out[i] = 0
+			if x >= 0 && x <= h {
+				out[i] = 1
+			}
+			continue
+		}
+		out[i] = T(clamp(x, 0, h))
+	}
+}
+
+// boxPair holds the coordinates of P pairs of boxes, each a [P] node: the
+// first boxes' (x1, y1, x2, y2) and the second ones' (gx1, gy1, gx2, gy2).
+type boxPair struct{ x1, y1, x2, y2, gx1, gy1, gx2, gy2 *gorgonia.Node }
+
+// pairOf splits a and b, both [P, 4], into their columns.
+func pairOf(a, b *gorgonia.Node) (boxPair, error) {
+	ca, err := columns(a)
+	if err != nil {
+		return boxPair{}, err
+	}
+	cb, err := columns(b)
+	if err != nil {
+		return boxPair{}, err
+	}
+	return boxPair{ca[0], ca[1], ca[2], ca[3], cb[0], cb[1], cb[2], cb[3]}, nil
+}
+
+// pairwise evaluates f on all N·M pairs of boxes1 [N, 4] and boxes2
+// [M, 4] and returns [N, M].
+func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b *build, p boxPair) *gorgonia.Node) (*gorgonia.Node, error) {
+	if err := checkBoxPair(name, "boxes1", "boxes2", boxes1, boxes2); err != nil {
+		return nil, err
+	}
+	if err := checkEps(name, eps); err != nil {
+		return nil, err
+	}
+	n, m := boxes1.Shape()[0], boxes2.Shape()[0]
+	if n == 0 || m == 0 {
+		return emptyResult(name, tensor.Shape{n, m}, 0, boxes1, boxes2)
+	}
+	a, c, err := pairRows(boxes1, boxes2)
+	if err != nil {
+		return nil, wrapErr(name, err)
+	}
+	p, err := pairOf(a, c)
+	if err != nil {
+		return nil, wrapErr(name, err)
+	}
+	b := newBuild(boxes1)
+	r := f(b, p)
+	if b.err != nil {
+		return nil, wrapErr(name, b.err)
+	}
+	y, err := reshape(r, n, m)
+	return y, wrapErr(name, err)
+}
+
+// iouOf is torchvision's box_iou on pairs: inter / union, inter the product
+// of the overlap's sides clamped at 0, union = area1 + area2 − inter.
+func iouOf(b *build, p boxPair) (iou, union *gorgonia.Node) {
+	area1 := b.mul(b.sub(p.x2, p.x1), b.sub(p.y2, p.y1))
+	area2 := b.mul(b.sub(p.gx2, p.gx1), b.sub(p.gy2, p.gy1))
+	w := b.clamp(b.sub(b.min(p.x2, p.gx2), b.max(p.x1, p.gx1)), 0, math.Inf(1))
+	h := b.clamp(b.sub(b.min(p.y2, p.gy2), b.max(p.y1, p.gy1)), 0, math.Inf(1))
+	inter := b.mul(w, h)
+	union = b.sub(b.add(area1, area2), inter)
+	return b.div(inter, union), union
+}
+
+// enclosingOf is the width and height of the smallest box enclosing each
+// pair, clamped at 0.
+func enclosingOf(b *build, p boxPair) (w, h *gorgonia.Node) {
+	w = b.clamp(b.sub(b.max(p.x2, p.gx2), b.min(p.x1, p.gx1)), 0, math.Inf(1))
+	h = b.clamp(b.sub(b.max(p.y2, p.gy2), b.min(p.y1, p.gy1)), 0, math.Inf(1))
+	return w, h
+}
+
+// diouOf is torchvision's _box_diou_iou on pairs: (diou, iou).
+func diouOf(b *build, p boxPair, eps float64) (diou, iou *gorgonia.Node) {
+	iou, _ = iouOf(b, p)
+	w, h := enclosingOf(b, p)
+	diag := b.addConst(b.add(b.square(w), b.square(h)), eps)
+	xp, yp := b.scale(b.add(p.x1, p.x2), 0.5), b.scale(b.add(p.y1, p.y2), 0.5)
+	xg, yg := b.scale(b.add(p.gx1, p.gx2), 0.5), b.scale(b.add(p.gy1, p.gy2), 0.5)
+	centers := b.add(b.square(b.sub(xp, xg)), b.square(b.sub(yp, yg)))
+	return b.sub(iou, b.div(centers, diag)), iou
+}
+
+// aspectTerm is CIoU's v = 4/π²·(atan(w1/h1) − atan(w2/h2))² on the
+// boxes' widths and heights.
+func aspectTerm(b *build, w1, h1, w2, h2 *gorgonia.Node) *gorgonia.Node {
+	d := b.sub(b.atan(b.div(w1, h1)), b.atan(b.div(w2, h2)))
+	return b.scale(b.square(d), 4/(math.Pi*math.Pi))
+}
+
+// BoxIoU is torchvision.ops.box_iou: the intersection over union of every
+// box of boxes1 [N, 4] with every box of boxes2 [M, 4] (x1, y1, x2, y2), as
+// [N, M]. Differentiable to every order w.r.t. both; at the kinks (equal
+// coordinates, an overlap of exactly 0) torch's subgradients (see the file
+// comment). Two boxes whose union is 0 (zero-area boxes) give NaN, and so
+// do non-finite coordinates, as in torchvision. Errors: boxes as BoxArea's,
+// dtypes that differ.
+func BoxIoU(boxes1, boxes2 *gorgonia.Node) (*gorgonia.Node, error) {
+	return pairwise("BoxIoU", boxes1, boxes2, 0, func(b *build, p boxPair) *gorgonia.Node {
+		iou, _ := iouOf(b, p)
+		return iou
+	})
+}
+
+// GeneralizedBoxIoU is torchvision.ops.generalized_box_iou: for every pair
+// of boxes1 [N, 4] and boxes2 [M, 4], IoU − (C − union)/C with C the area
+// of the smallest enclosing box (its sides clamped at 0), as [N, M] in
+// [−1, 1]. Differentiable to every order; NaN where C or the union is 0 or
+// a coordinate is not finite, as torchvision's. Errors as BoxIoU's.
+func GeneralizedBoxIoU(boxes1, boxes2 *gorgonia.Node) (*gorgonia.Node, error) {
+	return pairwise("GeneralizedBoxIoU", boxes1, boxes2, 0, func(b *build, p boxPair) *gorgonia.Node {
+		iou, union := iouOf(b, p)
+		w, h := enclosingOf(b, p)
+		area := b.mul(w, h)
+		return b.sub(iou, b.div(b.sub(area, union), area))
+	})
+}
+
+// DistanceBoxIoU is torchvision.ops.distance_box_iou(boxes1, boxes2, eps):
+// for every pair of boxes1 [N, 4] and boxes2 [M, 4], IoU − ρ²/(c² + eps),
+// ρ the distance between the boxes' centres and c the diagonal of the
+// smallest enclosing box, as [N, M]. torchvision's default eps is 1e-7.
+// Differentiable to every order. Errors as BoxIoU's, and a negative or
+// non-finite eps.
+func DistanceBoxIoU(boxes1, boxes2 *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
+	return pairwise("DistanceBoxIoU", boxes1, boxes2, eps, func(b *build, p boxPair) *gorgonia.Node {
+		diou, _ := diouOf(b, p, eps)
+		return diou
+	})
+}
+
+// CompleteBoxIoU is torchvision.ops.complete_box_iou(boxes1, boxes2, eps):
+// DistanceBoxIoU − α·v for every pair of boxes1 [N, 4] and boxes2 [M, 4],
+// as [N, M], with v = 4/π²·(atan(w1/h1) − atan(w2/h2))² and
+// α = v/(1 − IoU + v + eps). As in torchvision, α is computed under
+// no_grad: it is a constant to every derivative (no gradient flows through
+// it), so the derivatives are those of DIoU − const·v, not of the formula
+// as written. Differentiable to every order in that sense. Errors as
+// DistanceBoxIoU's.
+func CompleteBoxIoU(boxes1, boxes2 *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
+	return pairwise("CompleteBoxIoU", boxes1, boxes2, eps, func(b *build, p boxPair) *gorgonia.Node {
+		diou, iou := diouOf(b, p, eps)
+		v := aspectTerm(b, b.sub(p.x2, p.x1), b.sub(p.y2, p.y1), b.sub(p.gx2, p.gx1), b.sub(p.gy2, p.gy1))
+		alpha := b.stop(b.div(v, b.addConst(b.add(b.rsub(1, iou), v), eps)))
+		return b.sub(diou, b.mul(alpha, v))
+	})
+}

@@ -1,0 +1,553 @@
+package gops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gops-dev/gops/ad"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The small ops the box functions (boxops.go, boxloss.go) are built from,
+// each closed under differentiation:
+//
+//   - pointwise ops on same-shape tensors: BoxMaximum, BoxMinimum, BoxClamp
+//     (gradient U ⊙ a mask op, piecewise constant, no gradient of its own),
+//     BoxAtan (U / (1 + x²)), BoxSigmoid (U ⊙ s ⊙ (1 − s)), BoxSoftplus
+//     (U ⊙ sigmoid), BoxPow (U ⊙ γ·BoxPow(x, γ−1)), BoxStopGradient (none);
+//   - linear pairs: Masked(x, m) (its own transpose), ColumnSelect and
+//     ColumnEmbed, StackColumns (its gradient: ColumnSelects), the row
+//     gathers (RowGather, IndexSelect) and their scatter-adds;
+//   - BoxEmpty: the result of an op on an input with no elements (Gorgonia's
+//     elementwise ops panic on empty tensors), with zero gradients.
+//
+// torch's subgradients at kinks, which these reproduce: maximum(a, b) and
+// minimum(a, b) give each input half the gradient where a == b (and all of
+// it to both where either is NaN); clamp(x, lo, hi) passes the gradient
+// where lo <= x <= hi, bounds included.
+
+// pointFunc is a pointwise function of one or two arguments (b is 0 for a
+// unary one), evaluated in float64 and rounded to the op's dtype.
+type pointFunc func(a, b float64) float64
+
+// pointSpec is a pointwise op of arity 1 or 2 on tensors of shape s.
+// Without backward, the op is piecewise constant: no input gets a gradient.
+func pointSpec(name, params string, s tensor.Shape, arity int, f pointFunc, backward func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
+	s = s.Clone()
+	dims := make([]int, arity)
+	for i := range dims {
+		dims[i] = s.Dims()
+	}
+	spec := ad.OpSpec{
+		Name: name, Params: fmt.Sprintf("%s %v", params, s), InputDims: dims, OutputDims: s.Dims(),
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for i := range in {
+				if !sameShape(in[i], s) {
+					return nil, fmt.Errorf("gops: %s: input %d shape %v, want %v", name, i, in[i], s)
+				}
+			}
+			return s.Clone(), nil
+		},
+		Kernel:           ad.Floats(pointKernel[float32](f), pointKernel[float64](f)),
+		KernelOverwrites: true,
+		Backward:         backward,
+	}
+	if backward == nil {
+		spec.DiffWRT = make([]bool, arity)
+		spec.Backward = func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
+			return make(gorgonia.Nodes, len(in)), nil
+		}
+	}
+	return spec
+}
+
+func pointKernel[T ad.Float](f pointFunc) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		a := in[0].Data
+		if len(in) == 1 {
+			for i, v := range a {
+				out.Data[i] = T(f(float64(v), 0))
+			}
+			return nil
+		}
+		b := in[1].Data[:len(a)]
+		for i, v := range a {
+			out.Data[i] = T(f(float64(v), float64(b[i])))
+		}
+		return nil
+	}
+}
+
+// sameShape reports whether a and b are exactly the same shape (Gorgonia's
+// Shape.Eq also takes (1, C) for (C)).
+func sameShape(a, b tensor.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// torch.maximum and torch.minimum: NaN if either is NaN.
+func maximum(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func minimum(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// maxShare is the share of maximum(a, b)'s gradient that a gets (torch's
+// rule): 0 where a < b, ½ where a == b, 1 otherwise (NaN included).
+// minimum(a, b)'s share for a is maxShare(b, a).
+func maxShare(a, b float64) float64 {
+	switch {
+	case a < b:
+		return 0
+	case a == b:
+		return 0.5
+	}
+	return 1
+}
+
+// binaryMinMax applies maximum (max) or minimum to a and b of one shape;
+// gradients U ⊙ share(a, b), U ⊙ share(b, a).
+func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
+	s := a.Shape()
+	name, f := "BoxMinimum", minimum
+	if max {
+		name, f = "BoxMaximum", maximum
+	}
+	spec := pointSpec(name, "", s, 2, f, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		first, second := in[0], in[1]
+		if !max { // minimum(a, b)'s share for a is maxShare(b, a)
+			first, second = second, first
+		}
+		ma, err := ad.Apply(pointSpec("BoxMaxShare", "", s, 2, maxShare, nil), first, second)
+		if err != nil {
+			return nil, err
+		}
+		mb, err := ad.Apply(pointSpec("BoxMaxShare", "", s, 2, maxShare, nil), second, first)
+		if err != nil {
+			return nil, err
+		}
+		ga, err := gorgonia.HadamardProd(u, ma)
+		if err != nil {
+			return nil, err
+		}
+		gb, err := gorgonia.HadamardProd(u, mb)
+		return gorgonia.Nodes{ga, gb}, err
+	})
+	return ad.Apply(spec, a, b)
+}
+
+// clamp is torch.clamp(x, lo, hi) (NaN stays NaN); ±Inf bounds are none.
+func clamp(x, lo, hi float64) float64 {
+	if x != x {
+		return x
+	}
+	return math.Min(math.Max(x, lo), hi)
+}
+
+// clampNode clamps x to [lo, hi]; its gradient is U where lo <= x <= hi,
+// 0 elsewhere (torch's clamp_backward).
+func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
+	s := x.Shape()
+	params := fmt.Sprintf("[%v, %v]", lo, hi)
+	spec := pointSpec("BoxClamp", params, s, 1, func(v, _ float64) float64 { return clamp(v, lo, hi) },
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			m, err := ad.Apply(pointSpec("BoxClampMask", params, s, 1, func(v, _ float64) float64 {
+				if v >= lo && v <= hi {
+					return 1
+				}
+				return 0
+			}, nil), in[0])
+			if err != nil {
+				return nil, err
+			}
+			g, err := gorgonia.HadamardProd(u, m)
+			return gorgonia.Nodes{g}, err
+		})
+	return ad.Apply(spec, x)
+}
+
+// atanNode is torch.atan; gradient U / (1 + x²).
+func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
+	spec := pointSpec("BoxAtan", "", x.Shape(), 1, func(v, _ float64) float64 { return math.Atan(v) },
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			b := newBuild(in[0])
+			d := b.div(u, b.addConst(b.square(in[0]), 1))
+			return gorgonia.Nodes{d}, b.err
+		})
+	return ad.Apply(spec, x)
+}
+
+// sigmoid and softplus without overflow (log(1 + exp(x))).
+func sigmoid(x, _ float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func softplus(x, _ float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+// sigmoidNode is torch.sigmoid; gradient U ⊙ s ⊙ (1 − s) from its output s.
+func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
+	spec := pointSpec("BoxSigmoid", "", x.Shape(), 1, sigmoid, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		b := newBuild(out)
+		d := b.mul(u, b.mul(out, b.rsub(1, out)))
+		return gorgonia.Nodes{d}, b.err
+	})
+	return ad.Apply(spec, x)
+}
+
+// softplusNode is log(1 + exp(x)); gradient U ⊙ sigmoid(x).
+func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
+	spec := pointSpec("BoxSoftplus", "", x.Shape(), 1, softplus, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		s, err := sigmoidNode(in[0])
+		if err != nil {
+			return nil, err
+		}
+		d, err := gorgonia.HadamardProd(u, s)
+		return gorgonia.Nodes{d}, err
+	})
+	return ad.Apply(spec, x)
+}
+
+// powNode is torch.pow(x, gamma) for a constant gamma; gradient
+// U ⊙ gamma·x^(gamma−1), 0 for gamma = 0 (torch's pow_backward).
+func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
+	spec := pointSpec("BoxPow", fmt.Sprint(gamma), x.Shape(), 1, func(v, _ float64) float64 { return math.Pow(v, gamma) },
+		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			b := newBuild(in[0])
+			if gamma == 0 {
+				return gorgonia.Nodes{b.scale(u, 0)}, b.err
+			}
+			p, err := powNode(in[0], gamma-1)
+			if err != nil {
+				return nil, err
+			}
+			return gorgonia.Nodes{b.mul(u, b.scale(p, gamma))}, b.err
+		})
+	return ad.Apply(spec, x)
+}
+
+// stopGradient is x, through which no gradient flows (torch.no_grad).
+func stopGradient(x *gorgonia.Node) (*gorgonia.Node, error) {
+	return ad.Apply(pointSpec("BoxStopGradient", "", x.Shape(), 1, func(v, _ float64) float64 { return v }, nil), x)
+}
+
+// maskedNode is x where m != 0 and 0 elsewhere (torch's x[mask] = ...):
+// linear in x and its own transpose; m gets no gradient.
+func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
+	s := x.Shape()
+	spec := pointSpec("BoxMasked", "", s, 2, func(v, mv float64) float64 {
+		if mv != 0 {
+			return v
+		}
+		return 0
+	}, nil)
+	spec.DiffWRT, spec.Backward = []bool{true, false}, nil
+	f, _ := ad.LinearPair(spec, spec)
+	return ad.Apply(f, x, m)
+}
+
+// bothPositive is 1 where a > 0 and b > 0, else 0 (no gradient).
+func bothPositive(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return ad.Apply(pointSpec("BoxBothPositive", "", a.Shape(), 2, func(x, y float64) float64 {
+		if x > 0 && y > 0 {
+			return 1
+		}
+		return 0
+	}, nil), a, b)
+}
+
+// columnSpecs are ColumnSelect ([P, C] → its column j, [P]) and
+// ColumnEmbed ([P] → [P, C], zeros but column j): a linear pair.
+func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
+	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("[%d, %d] column %d", p, c, j), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !sameShape(in[0], from) {
+					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel:           ad.Floats(columnKernel[float32](c, j, fwd), columnKernel[float64](c, j, fwd)),
+			KernelOverwrites: fwd,
+		}
+	}
+	return ad.LinearPair(mk("ColumnSelect", tensor.Shape{p, c}, tensor.Shape{p}, true), mk("ColumnEmbed", tensor.Shape{p}, tensor.Shape{p, c}, false))
+}
+
+func columnKernel[T ad.Float](c, j int, fwd bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if fwd {
+			for i := range out.Data {
+				out.Data[i] = in[0].Data[i*c+j]
+			}
+		} else {
+			for i, v := range in[0].Data {
+				out.Data[i*c+j] = v
+			}
+		}
+		return nil
+	}
+}
+
+// columns splits x [P, C] into its C columns, each [P].
+func columns(x *gorgonia.Node) (gorgonia.Nodes, error) {
+	s := x.Shape()
+	cols := make(gorgonia.Nodes, s[1])
+	for j := range cols {
+		sel, _ := columnSpecs(s[0], s[1], j)
+		var err error
+		if cols[j], err = ad.Apply(sel, x); err != nil {
+			return nil, err
+		}
+	}
+	return cols, nil
+}
+
+// stackColumns is torch.stack(cols, dim=1): C vectors [P] → [P, C]; its
+// gradient w.r.t. column j is ColumnSelect(U, j).
+func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
+	p, c := cols[0].Shape()[0], len(cols)
+	dims := make([]int, c)
+	for i := range dims {
+		dims[i] = 1
+	}
+	spec := ad.OpSpec{
+		Name: "StackColumns", Params: fmt.Sprintf("[%d, %d]", p, c), InputDims: dims, OutputDims: 2,
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			for i := range in {
+				if !sameShape(in[i], tensor.Shape{p}) {
+					return nil, fmt.Errorf("gops: StackColumns: input %d %v, want (%d)", i, in[i], p)
+				}
+			}
+			return tensor.Shape{p, c}, nil
+		},
+		Kernel:           ad.Floats(stackKernel[float32], stackKernel[float64]),
+		KernelOverwrites: true,
+		Backward: func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			return columns(u)
+		},
+	}
+	return ad.Apply(spec, cols...)
+}
+
+func stackKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	c := len(in)
+	for j, col := range in {
+		for i, v := range col.Data {
+			out.Data[i*c+j] = v
+		}
+	}
+	return nil
+}
+
+// gatherRows sets dst's row r to src's row idx[r] (rows of n elements);
+// scatterAddRows adds src's row r into dst's row idx[r], in order of r
+// (deterministic).
+func gatherRows[T ad.Float](dst, src []T, idx []int, n int) {
+	for r, i := range idx {
+		copy(dst[r*n:(r+1)*n], src[i*n:(i+1)*n])
+	}
+}
+
+func scatterAddRows[T ad.Float](dst, src []T, idx []int, n int) {
+	for r, i := range idx {
+		d, s := dst[i*n:(i+1)*n], src[r*n:(r+1)*n]
+		for e, v := range s {
+			d[e] += v
+		}
+	}
+}
+
+// rowGatherSpecs are RowGather (x [K, rest...] → [len(idx), rest...], rows
+// idx of x, idx fixed when the graph is built) and RowScatterAdd (back,
+// adding): a linear pair. key names idx in Params (ops are merged by it).
+func rowGatherSpecs(xs tensor.Shape, idx []int, key string) (gather, scatter ad.OpSpec) {
+	xs = xs.Clone()
+	ys := xs.Clone()
+	ys[0] = len(idx)
+	n := tensor.Shape(xs[1:]).TotalSize()
+	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("%v→%v %s", from, to, key), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !sameShape(in[0], from) {
+					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+				rowKernel(out.Data, in[0].Data, idx, n, fwd)
+				return nil
+			}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+				rowKernel(out.Data, in[0].Data, idx, n, fwd)
+				return nil
+			}),
+			KernelOverwrites: fwd,
+		}
+	}
+	return ad.LinearPair(mk("RowGather", xs, ys, true), mk("RowScatterAdd", ys, xs, false))
+}
+
+func rowKernel[T ad.Float](out, in []T, idx []int, n int, fwd bool) {
+	if fwd {
+		gatherRows(out, in, idx, n)
+	} else {
+		scatterAddRows(out, in, idx, n)
+	}
+}
+
+// pairRows expands a [N, C] and b [M, C] to all N·M pairs: rows i·M + j
+// are a's row i and b's row j.
+func pairRows(a, b *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
+	n, m := a.Shape()[0], b.Shape()[0]
+	ia, ib := make([]int, n*m), make([]int, n*m)
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			ia[i*m+j], ib[i*m+j] = i, j
+		}
+	}
+	ga, _ := rowGatherSpecs(a.Shape(), ia, fmt.Sprintf("repeat %d×%d", n, m))
+	gb, _ := rowGatherSpecs(b.Shape(), ib, fmt.Sprintf("tile %d×%d", n, m))
+	ea, err := ad.Apply(ga, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	eb, err := ad.Apply(gb, b)
+	return ea, eb, err
+}
+
+// emptyResult is the result of an op whose input has no elements: a node
+// of shape out (empty, or a scalar for a reduction of nothing) filled with
+// v, with zero gradients w.r.t. in. Gorgonia's elementwise ops panic on
+// empty tensors, so the box ops never build them on one.
+func emptyResult(name string, out tensor.Shape, v float64, in ...*gorgonia.Node) (*gorgonia.Node, error) {
+	out = out.Clone()
+	dims := make([]int, len(in))
+	for i, n := range in {
+		dims[i] = n.Dims()
+	}
+	spec := ad.OpSpec{
+		Name: name + "Empty", Params: fmt.Sprint(out, v), InputDims: dims, OutputDims: out.Dims(), DiffWRT: make([]bool, len(in)),
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		Kernel: ad.Floats(func(o ad.Tensor[float32], _ []ad.Tensor[float32]) error {
+			for i := range o.Data {
+				o.Data[i] = float32(v)
+			}
+			return nil
+		}, func(o ad.Tensor[float64], _ []ad.Tensor[float64]) error {
+			for i := range o.Data {
+				o.Data[i] = v
+			}
+			return nil
+		}),
+		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
+			return make(gorgonia.Nodes, len(in)), nil
+		},
+	}
+	return ad.Apply(spec, in...)
+}
+
+// build applies Gorgonia's elementwise ops (right at every order,
+// docs/GORGONIA.md) and keeps the first error, so that a formula reads as
+// one.
+type build struct {
+	g   *gorgonia.ExprGraph
+	dt  tensor.Dtype
+	err error
+}
+
+func newBuild(like *gorgonia.Node) *build { return &build{g: like.Graph(), dt: like.Dtype()} }
+
+func (b *build) do(f func() (*gorgonia.Node, error)) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	n, err := f()
+	if err != nil {
+		b.err = err
+	}
+	return n
+}
+
+// constant is a scalar constant of the build's dtype.
+func (b *build) constant(k float64) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) {
+		var v gorgonia.Value = gorgonia.NewF64(k)
+		if b.dt == tensor.Float32 {
+			v = gorgonia.NewF32(float32(k))
+		}
+		return ad.Constant(b.g, v)
+	})
+}
+
+func (b *build) add(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Add(x, y) })
+}
+func (b *build) sub(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Sub(x, y) })
+}
+func (b *build) mul(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.HadamardProd(x, y) })
+}
+func (b *build) div(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.HadamardDiv(x, y) })
+}
+func (b *build) square(x *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Square(x) })
+}
+
+// scale is k·x, addConst x + k, rsub k − x, for a constant k.
+func (b *build) scale(x *gorgonia.Node, k float64) *gorgonia.Node {
+	c := b.constant(k)
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Mul(x, c) })
+}
+func (b *build) addConst(x *gorgonia.Node, k float64) *gorgonia.Node {
+	c := b.constant(k)
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Add(x, c) })
+}
+func (b *build) rsub(k float64, x *gorgonia.Node) *gorgonia.Node {
+	c := b.constant(k)
+	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Sub(c, x) })
+}
+
+func (b *build) max(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, true) })
+}
+func (b *build) min(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, false) })
+}
+func (b *build) clamp(x *gorgonia.Node, lo, hi float64) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return clampNode(x, lo, hi) })
+}
+func (b *build) atan(x *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return atanNode(x) })
+}
+func (b *build) stop(x *gorgonia.Node) *gorgonia.Node {
+	return b.do(func() (*gorgonia.Node, error) { return stopGradient(x) })
+}
