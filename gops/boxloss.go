@@ -212,20 +212,21 @@ func SigmoidFocalLoss(inputs, targets *gorgonia.Node, alpha, gamma float64, redu
 	}
 	x, t := inputs, targets
 	b := newBuild(x)
-	p := b.do(func() (*gorgonia.Node, error) { return sigmoidNode(x) })
 	sp := b.do(func() (*gorgonia.Node, error) { return softplusNode(x) })
 	ce := b.sub(sp, b.mul(x, t))
-	pt := b.add(b.mul(p, t), b.mul(b.rsub(1, p), b.rsub(1, t)))
-	q := b.rsub(1, pt)
 	loss := ce
-	switch gamma {
-	case 0:
-	case 1:
-		loss = b.mul(ce, q)
-	case 2:
-		loss = b.mul(ce, b.square(q))
-	default:
-		loss = b.mul(ce, b.do(func() (*gorgonia.Node, error) { return powNode(q, gamma) }))
+	if gamma != 0 { // (1 − p_t)⁰ = 1; no unused nodes, which the LispMachine refuses
+		p := b.do(func() (*gorgonia.Node, error) { return sigmoidNode(x) })
+		pt := b.add(b.mul(p, t), b.mul(b.rsub(1, p), b.rsub(1, t)))
+		q := b.rsub(1, pt)
+		switch gamma {
+		case 1:
+			loss = b.mul(ce, q)
+		case 2:
+			loss = b.mul(ce, b.square(q))
+		default:
+			loss = b.mul(ce, b.do(func() (*gorgonia.Node, error) { return powNode(q, gamma) }))
+		}
 	}
 	if alpha >= 0 {
 		at := b.add(b.scale(t, alpha), b.scale(b.rsub(1, t), 1-alpha))

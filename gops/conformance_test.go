@@ -131,6 +131,7 @@ func conformanceCases() []conformanceCase {
 		cs = append(cs, row)
 	}
 	cs = append(cs, matMulRows()...)
+	cs = append(cs, boxRows()...)
 	return cs
 }
 
