@@ -19,6 +19,7 @@ setup() returns a state object and run(state) performs one timed iteration.
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -27,7 +28,7 @@ import time
 
 import torch
 import torchvision
-from torchvision.ops import ps_roi_align, ps_roi_pool, roi_align, roi_pool
+from torchvision.ops import MultiScaleRoIAlign, ps_roi_align, ps_roi_pool, roi_align, roi_pool
 
 SEED = 0
 
@@ -120,6 +121,51 @@ run_roi_pool_forward, run_roi_pool_forward_backward = pool_runs(roi_pool, ROI_PO
 run_ps_roi_align_forward, run_ps_roi_align_forward_backward = pool_runs(ps_roi_align,
                                                                         PS_ROI_ALIGN_ARGS)
 run_ps_roi_pool_forward, run_ps_roi_pool_forward_backward = pool_runs(ps_roi_pool, PS_ROI_POOL_ARGS)
+
+
+# ------------------------------------------------------ MultiScaleRoIAlign
+
+# Mask R-CNN's box-head pooler: the four FPN levels (strides 4..32) of one
+# 800x1088 image, 512 boxes, 7x7, sampling 2. The boxes are the same numbers
+# as gops/multiscale_bench_test.go's benchPyramidBoxes.
+PYRAMID_SHAPES = [(1, 256, 200, 272), (1, 256, 100, 136), (1, 256, 50, 68), (1, 256, 25, 34)]
+PYRAMID_BOXES = 512
+
+
+def pyramid_boxes(n):
+    def frac(x):
+        return x - math.floor(x)
+    rows = []
+    for i in range(n):
+        s = 32 * 28 ** frac(i * 0.6180339887498949)
+        a = math.sqrt(2 ** (2 * frac(i * 1.4142135623730951) - 1))
+        w, h = s * a, s / a
+        cx, cy = frac(i * 0.7548776662466927) * IMG_W, frac(i * 0.5698402909980532) * IMG_H
+        rows.append((max(cx - w / 2, 0), max(cy - h / 2, 0), min(cx + w / 2, IMG_W), min(cy + h / 2, IMG_H)))
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def setup_multiscale(requires_grad):
+    def setup():
+        gen = torch.Generator().manual_seed(SEED)
+        feats = {str(i): torch.randn(s, generator=gen, dtype=torch.float32).requires_grad_(requires_grad)
+                 for i, s in enumerate(PYRAMID_SHAPES)}
+        pooler = MultiScaleRoIAlign(list(feats), output_size=7, sampling_ratio=2)
+        grad = torch.randn((PYRAMID_BOXES, 256, 7, 7), generator=gen, dtype=torch.float32)
+        return {"x": feats, "boxes": [pyramid_boxes(PYRAMID_BOXES)], "sizes": [(IMG_H, IMG_W)],
+                "pooler": pooler, "grad": grad}
+    return setup
+
+
+def run_multiscale_forward(s):
+    with torch.no_grad():
+        s["pooler"](s["x"], s["boxes"], s["sizes"])
+
+
+def run_multiscale_forward_backward(s):
+    for x in s["x"].values():
+        x.grad = None
+    s["pooler"](s["x"], s["boxes"], s["sizes"]).backward(s["grad"])
 
 
 # ------------------------------------------------------------ DeformConv2d
@@ -372,6 +418,8 @@ BENCHMARKS = {
     "PSRoIPool/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
                                               PS_FEAT_SHAPE[1] // 49, True),
                                    run_ps_roi_pool_forward_backward),
+    "MultiScaleRoIAlign/forward": (setup_multiscale(False), run_multiscale_forward),
+    "MultiScaleRoIAlign/forward+backward": (setup_multiscale(True), run_multiscale_forward_backward),
     "DeformConv2d/v1/forward": (setup_deform_conv("v1", False), run_deform_conv_forward),
     "DeformConv2d/v1/forward+backward": (setup_deform_conv("v1", True),
                                          run_deform_conv_forward_backward),
