@@ -400,8 +400,35 @@ NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_
 NN_BENCHMARKS["ConvStackSecondOrder/second-order"] = (setup_conv_stack, run_conv_stack_second_order)
 
 
+# ---------------------------------------------------------------- NMS
+
+def nms_boxes(k):
+    """gops/nms_bench_test.go's nmsBenchData: float32 boxes from a 32-bit LCG."""
+    x = 12345
+    vals = []
+    for _ in range(5 * k):
+        x = (1664525 * x + 1013904223) % 4294967296
+        vals.append(x / 4294967296.0)
+    u = torch.tensor(vals, dtype=torch.float64).to(torch.float32).reshape(k, 5)
+    cx, cy = u[:, 0] * 1088, u[:, 1] * 800
+    w, h = 16 + u[:, 2] * 240, 16 + u[:, 3] * 240
+    boxes = torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], dim=1).contiguous()
+    return boxes, u[:, 4].contiguous()
+
+
+def setup_nms(k):
+    def setup():
+        return nms_boxes(k)
+    return setup
+
+
+def run_nms(s):
+    torchvision.ops.nms(s[0], s[1], 0.5)
+
+
 # name -> (setup function, run function)
 BENCHMARKS = {
+    "NMS/5000": (setup_nms(5000), run_nms),
     "RoIAlign/forward": (setup_roi_align(False), run_roi_align_forward),
     "RoIAlign/forward+backward": (setup_roi_align(True), run_roi_align_forward_backward),
     "RoIPool/forward": (setup_pool(FEAT_SHAPE, NUM_BOXES, FEAT_SHAPE[1], False),
