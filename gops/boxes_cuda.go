@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -40,18 +41,18 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	}
 	for _, b := range gr {
 		if b.GH > 1<<24 || b.GW > 1<<24 {
-			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.name, b.GH, b.GW)
+			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
 		}
 		if nb > 0 && int64(nb)*int64(b.GH)*int64(b.GW) > math.MaxInt32 {
-			return 0, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.name, nb, b.GH, b.GW)
+			return 0, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.Name, nb, b.GH, b.GW)
 		}
 	}
-	return upload(c, packGrids(gr, bx))
+	return cudaglue.Upload(c, packGrids(gr, bx))
 }
 
-// grids downloads the boxes and returns the packed sampling grids of
+// deviceGrids downloads the boxes and returns the packed sampling grids of
 // RoIAlign (geometry ra) or PSRoIAlign (ps) on the device.
-func (c *gpuCall) grids(sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
+func deviceGrids(c *gpuCall, sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
 	nb := 0
 	if ps != nil {
 		nb = ps.PH * ps.PW
@@ -78,7 +79,7 @@ func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, 
 	if err != nil {
 		return 0, err
 	}
-	if err := cpu.CheckBoxes(c.name, bx, g.N); err != nil {
+	if err := cpu.CheckBoxes(c.Name, bx, g.N); err != nil {
 		return 0, err
 	}
 	var bins []cpu.PoolBin
@@ -89,11 +90,11 @@ func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, 
 	for _, b := range bins {
 		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
 	}
-	return upload(c, p)
+	return cudaglue.Upload(c, p)
 }
 
-// bins is poolBinsOf for the boxes' dtype.
-func (c *gpuCall) bins(boxes gorgonia.Value, g *cpu.PoolGeom, inclusive bool) (cu.DevicePtr, error) {
+// deviceBins is poolBinsOf for the boxes' dtype.
+func deviceBins(c *gpuCall, boxes gorgonia.Value, g *cpu.PoolGeom, inclusive bool) (cu.DevicePtr, error) {
 	if boxes.Dtype() == tensor.Float32 {
 		return poolBinsOf[float32](c, g, boxes, inclusive)
 	}
@@ -109,7 +110,7 @@ func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.
 	if d.align {
 		packed = intSize{"the packed box grids", 8 * k}
 	}
-	if err := c.fitInt32(in, out, intSize{"H·W", g.H * g.W}, packed); err != nil {
+	if err := fitInt32(c, in, out, intSize{"H·W", g.H * g.W}, packed); err != nil {
 		return err
 	}
 	if !d.align {

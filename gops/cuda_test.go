@@ -4,16 +4,14 @@ package gops_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/internal/cudatest"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -38,26 +36,8 @@ import (
 // them into the device arena, which Gorgonia sizes from the graph.
 
 // Gorgonia v0.9.18 ships no PTX for its own elementwise kernels: the bundle
-// holds them (compiled by gops/kernels/gen -gorgonia), found through
-// GOPS_GORGONIA_PTX.
-func init() {
-	dir := os.Getenv("GOPS_GORGONIA_PTX")
-	if dir == "" {
-		return
-	}
-	ptxs, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
-	for _, p := range ptxs {
-		ptx, err := os.ReadFile(p)
-		if err != nil {
-			panic(err)
-		}
-		funcs, err := os.ReadFile(strings.TrimSuffix(p, ".ptx") + ".funcs")
-		if err != nil {
-			panic(err)
-		}
-		gorgonia.AddToStdLib(strings.TrimSuffix(filepath.Base(p), ".ptx"), string(ptx), strings.Fields(string(funcs)))
-	}
-}
+// holds them, found through GOPS_GORGONIA_PTX (cudatest.RegisterGorgoniaPTX).
+func init() { cudatest.RegisterGorgoniaPTX() }
 
 func needGPU(t *testing.T) {
 	t.Helper()
@@ -69,68 +49,17 @@ func needGPU(t *testing.T) {
 	}
 }
 
-// hostCopy copies a (device) tensor's elements into a host tensor.
-func hostCopy(v gorgonia.Value) gorgonia.Value {
-	t, ok := v.(tensor.Tensor)
-	if !ok {
-		return v
-	}
-	var back any
-	switch d := t.Data().(type) {
-	case []float32:
-		back = append([]float32(nil), d...)
-	case []float64:
-		back = append([]float64(nil), d...)
-	case []int:
-		back = append([]int(nil), d...)
-	default:
-		return v
-	}
-	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(back))
-}
+// The tests' host copies, random inputs and input nodes (internal/cudatest).
+var (
+	hostCopy  = cudatest.HostCopy
+	randValue = cudatest.Random
+	input     = cudatest.Input
+)
 
+// closeValues compares a GPU result with the CPU's within cudatest.Close's
+// tolerance.
 func closeValues(got, want gorgonia.Value, dt tensor.Dtype) error {
-	a, b := values(got), values(want)
-	if len(a) != len(b) {
-		return fmt.Errorf("%d elements, want %d", len(a), len(b))
-	}
-	tol := 1e-10
-	if dt == tensor.Float32 {
-		tol = 1e-4
-	}
-	scale := 0.0
-	for _, x := range b {
-		scale = max(scale, math.Abs(x))
-	}
-	for i := range a {
-		if math.IsNaN(a[i]) && math.IsNaN(b[i]) {
-			continue
-		}
-		if d := math.Abs(a[i] - b[i]); d > tol*max(math.Abs(b[i]), scale, 1e-30) {
-			return fmt.Errorf("element %d: GPU %v, CPU %v", i, a[i], b[i])
-		}
-	}
-	return nil
-}
-
-func randValue(rng *rand.Rand, dt tensor.Dtype, shape tensor.Shape) tensor.Tensor {
-	n := shape.TotalSize()
-	if dt == tensor.Float32 {
-		d := make([]float32, n)
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-	}
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = rng.NormFloat64()
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-}
-
-func input(g *gorgonia.ExprGraph, name string, v tensor.Tensor) *gorgonia.Node {
-	return gorgonia.NewTensor(g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(name))
+	return cudatest.Close(values(got), values(want), dt)
 }
 
 // gpuCheck builds f with build (which returns f and the inputs to

@@ -18,7 +18,7 @@ func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	g := d.g
 	for _, v := range []int{g.N * g.C * g.H * g.W, g.C * g.K() * g.N * g.L(), 2 * g.MaskLen()} {
 		if v > math.MaxInt32 {
-			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.name, v)
+			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.Name, v)
 		}
 	}
 	// The kernels' first 15 parameters: the geometry as int scalars, in the
@@ -32,19 +32,19 @@ func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 		if len(in) == 3 {
 			mask = ptr(in[2])
 		}
-		return c.launch("deform_s"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_s"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
 	case deformT:
 		if len(in) == 3 {
 			mask = ptr(in[2])
 		}
-		return c.launch("deform_t"+sfx, g.N*g.C, args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_t"+sfx, g.N*g.C, args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
 	case deformC:
-		return c.launch("deform_c"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)...)
+		return c.Launch("deform_c"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)...)
 	default:
 		if len(in) == 4 {
 			mask = ptr(in[3])
 		}
-		return c.launch("deform_o"+sfx, g.MaskLen(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_o"+sfx, g.MaskLen(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)...)
 	}
 }
 
@@ -55,5 +55,5 @@ func (d offsetLayoutGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out
 	if d.embed {
 		name = "offset_embed"
 	}
-	return c.launch(name+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), rows, d.g.L(), d.which)
+	return c.Launch(name+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), rows, d.g.L(), d.which)
 }

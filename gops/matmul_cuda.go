@@ -43,8 +43,8 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	if d.transB {
 		tB = blas.Trans
 	}
-	c.e.DoWork()
-	bl := c.e.BLASContext()
+	c.E.DoWork()
+	bl := c.E.BLASContext()
 	for i := 0; i < batch; i++ {
 		// With k = 0, A and B are empty and not read: C's memory stands in.
 		ao, bo, co := i*m*k, i*k*n, i*m*n
@@ -54,7 +54,7 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 			if k == 0 {
 				a, b, ao, bo = cc, cc, 0, 0
 			}
-			c.ctx.Do(func() error {
+			c.Ctx.Do(func() error {
 				bl.Sgemm(tB, tA, n, m, k, 1, b[bo:], ldb, a[ao:], lda, 0, cc, n)
 				return nil
 			})
@@ -63,7 +63,7 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 			if k == 0 {
 				a, b, ao, bo = cc, cc, 0, 0
 			}
-			c.ctx.Do(func() error {
+			c.Ctx.Do(func() error {
 				bl.Dgemm(tB, tA, n, m, k, 1, b[bo:], ldb, a[ao:], lda, 0, cc, n)
 				return nil
 			})
@@ -72,5 +72,5 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 			return fmt.Errorf("gops: MatMul: cuBLAS: %w", err)
 		}
 	}
-	return c.sync()
+	return c.Sync()
 }

@@ -13,12 +13,12 @@ import (
 // boxes_cuda.go, has checked the sizes).
 func (d psGPU) launchAlign(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g, k := d.g, in[1].Shape()[0]
-	bp, err := c.grids(sfx, in[1], nil, g)
+	bp, err := deviceGrids(c, sfx, in[1], nil, g)
 	if err != nil {
 		return err
 	}
 	if d.transpose {
-		return c.launch("psroialign_transpose"+sfx, g.N*g.C, ptr(in[0]), bp, ptr(out), k, g.N, g.C, g.H, g.W, g.PH, g.PW)
+		return c.Launch("psroialign_transpose"+sfx, g.N*g.C, ptr(in[0]), bp, ptr(out), k, g.N, g.C, g.H, g.W, g.PH, g.PW)
 	}
-	return c.launch("psroialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, g.C, g.H, g.W, g.PH, g.PW)
+	return c.Launch("psroialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, g.C, g.H, g.W, g.PH, g.PW)
 }

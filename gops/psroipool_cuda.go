@@ -14,12 +14,12 @@ import (
 func (d psGPU) launchPool(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g, k := d.g, in[1].Shape()[0]
 	nb := g.PH * g.PW
-	bins, err := c.bins(in[1], g, false)
+	bins, err := deviceBins(c, in[1], g, false)
 	if err != nil {
 		return err
 	}
 	if d.transpose {
-		return c.launch("psroipool_transpose"+sfx, g.N*g.C, ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.N, g.C, g.H, g.W, nb)
+		return c.Launch("psroipool_transpose"+sfx, g.N*g.C, ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.N, g.C, g.H, g.W, nb)
 	}
-	return c.launch("psroipool_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.C, g.H, g.W, nb)
+	return c.Launch("psroipool_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), k, g.C, g.H, g.W, nb)
 }

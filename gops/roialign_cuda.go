@@ -13,16 +13,16 @@ import (
 // launch runs RoIAlign's forward or transpose kernel.
 func (d roiAlignGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
-	if err := c.fitInt32(in, out, intSize{"H·W", g.H * g.W}, intSize{"the packed box grids", 8 * in[1].Shape()[0]}); err != nil {
+	if err := fitInt32(c, in, out, intSize{"H·W", g.H * g.W}, intSize{"the packed box grids", 8 * in[1].Shape()[0]}); err != nil {
 		return err
 	}
-	bp, err := c.grids(sfx, in[1], g, nil)
+	bp, err := deviceGrids(c, sfx, in[1], g, nil)
 	if err != nil {
 		return err
 	}
 	k := in[1].Shape()[0]
 	if d.transpose {
-		return c.launch("roialign_transpose"+sfx, g.N*g.C, ptr(in[0]), bp, ptr(out), k, g.N, g.C, g.H, g.W, g.PH, g.PW)
+		return c.Launch("roialign_transpose"+sfx, g.N*g.C, ptr(in[0]), bp, ptr(out), k, g.N, g.C, g.H, g.W, g.PH, g.PW)
 	}
-	return c.launch("roialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, g.C, g.H, g.W, g.PH, g.PW)
+	return c.Launch("roialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, g.C, g.H, g.W, g.PH, g.PW)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -23,36 +24,36 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	if d.kind == roiPoolArgmaxKind {
 		sizes = append(sizes, intSize{"the packed bins", 4 * in[1].Shape()[0] * nb})
 	}
-	if err := c.fitInt32(in, out, sizes...); err != nil {
+	if err := fitInt32(c, in, out, sizes...); err != nil {
 		return err
 	}
 	switch d.kind {
 	case roiPoolArgmaxKind:
-		bins, err := c.bins(in[1], gg, true)
+		bins, err := deviceBins(c, in[1], gg, true)
 		if err != nil {
 			return err
 		}
 		if tensor.Int.Size() != 8 {
-			return fmt.Errorf("gops: %s: the GPU kernels need a 64-bit int", c.name)
+			return fmt.Errorf("gops: %s: the GPU kernels need a 64-bit int", c.Name)
 		}
-		return c.launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
+		return c.Launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
 	}
-	bad, err := upload(c, []int32{math.MaxInt32})
+	bad, err := cudaglue.Upload(c, []int32{math.MaxInt32})
 	if err != nil {
 		return err
 	}
 	idx := in[1]
 	if d.kind == roiGatherKind {
-		err = c.launch("roipool_gather"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(idx), ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
+		err = c.Launch("roipool_gather"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(idx), ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
 	} else {
-		err = c.launch("roipool_scatteradd"+sfx, gg.N*gg.C, ptr(in[0]), ptr(idx), ptr(out), idx.Shape()[0], gg.N, gg.C, gg.H, gg.W, nb, bad)
+		err = c.Launch("roipool_scatteradd"+sfx, gg.N*gg.C, ptr(in[0]), ptr(idx), ptr(out), idx.Shape()[0], gg.N, gg.C, gg.H, gg.W, nb, bad)
 	}
 	if err != nil {
 		return err
 	}
 	at := make([]int32, 1)
-	c.ctx.MemcpyDtoH(unsafePtr(at), bad, 4)
-	if err := c.sync(); err != nil {
+	c.Ctx.MemcpyDtoH(unsafePtr(at), bad, 4)
+	if err := c.Sync(); err != nil {
 		return err
 	}
 	if at[0] != math.MaxInt32 {

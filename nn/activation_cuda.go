@@ -14,15 +14,15 @@ func (d unaryGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgon
 	x, y := ptr(in[0]), ptr(out)
 	switch d.kind {
 	case unarySigmoid:
-		return c.launch("act_sigmoid"+sfx, n, x, y, n)
+		return c.Launch("act_sigmoid"+sfx, n, x, y, n)
 	case unaryLeaky:
-		return c.launch("act_leaky"+sfx, n, x, y, c.float(d.param), d.param == 0, n)
+		return c.Launch("act_leaky"+sfx, n, x, y, c.Float(d.param), d.param == 0, n)
 	case unaryLeakySlope:
-		return c.launch("act_leaky_slope"+sfx, n, x, y, c.float(d.param), n)
+		return c.Launch("act_leaky_slope"+sfx, n, x, y, c.Float(d.param), n)
 	case unaryErf:
-		return c.launch("act_erf"+sfx, n, x, y, n)
+		return c.Launch("act_erf"+sfx, n, x, y, n)
 	case unarySoftplus:
-		return c.launch("loss_softplus"+sfx, n, x, y, n)
+		return c.Launch("loss_softplus"+sfx, n, x, y, n)
 	}
-	return c.launch("loss_smoothl1"+sfx, n, x, y, c.float(d.param), d.order, n)
+	return c.Launch("loss_smoothl1"+sfx, n, x, y, c.Float(d.param), d.order, n)
 }

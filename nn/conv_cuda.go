@@ -23,7 +23,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	g := d.g
 	if g.N == 0 {
 		if d.mode == convWeight {
-			return c.fill(sfx, ptr(out), 0, size(out)) // no samples: a zero gradient
+			return fill(c, sfx, ptr(out), 0, size(out)) // no samples: a zero gradient
 		}
 		return nil
 	}
@@ -31,18 +31,18 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	for i, v := range []gorgonia.Value{in[0], in[1], out} {
 		t, ok := v.(*tensor.Dense)
 		if !ok {
-			return fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.name, i, v)
+			return fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.Name, i, v)
 		}
 		ds[i] = t
 	}
 	x, w, o := devMat{ds[0], 0}, devMat{ds[1], 0}, devMat{ds[2], 0}
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-	elem := cu.DevicePtr(c.dt.Size())
+	elem := cu.DevicePtr(c.Dt.Size())
 	geom := []any{g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO}
 	var cols *tensor.Dense
 	if !g.Pointwise() {
 		var err error
-		if cols, err = c.tempTensor(g.C * g.K() * l); err != nil {
+		if cols, err = c.TempTensor(g.C * g.K() * l); err != nil {
 			return err
 		}
 	}
@@ -52,7 +52,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 			src := devMat{ds[0], n * chw}
 			if cols != nil {
 				args := append([]any{ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
-				if err := c.launch("conv_im2col"+sfx, g.C*g.K()*l, args...); err != nil {
+				if err := c.Launch("conv_im2col"+sfx, g.C*g.K()*l, args...); err != nil {
 					return err
 				}
 				src = devMat{cols, 0}
@@ -60,10 +60,10 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 			for gi := 0; gi < g.Groups; gi++ {
 				var err error
 				if d.mode == convForward {
-					err = c.gemm(false, false, cog, l, rows, w.at(gi*cog*rows), rows, src.at(gi*rows*l), l, 0, o.at(n*g.Cout*l+gi*cog*l), l)
+					err = cublasGemm(c, false, false, cog, l, rows, w.at(gi*cog*rows), rows, src.at(gi*rows*l), l, 0, o.at(n*g.Cout*l+gi*cog*l), l)
 				} else {
 					gn := devMat{ds[1], n*g.Cout*l + gi*cog*l} // G is the second input
-					err = c.gemm(false, true, cog, rows, l, gn, l, src.at(gi*rows*l), l, float64(min(n, 1)), o.at(gi*cog*rows), rows)
+					err = cublasGemm(c, false, true, cog, rows, l, gn, l, src.at(gi*rows*l), l, float64(min(n, 1)), o.at(gi*cog*rows), rows)
 				}
 				if err != nil {
 					return err
@@ -75,13 +75,13 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 				dst = devMat{cols, 0}
 			}
 			for gi := 0; gi < g.Groups; gi++ {
-				if err := c.gemm(true, false, rows, l, cog, w.at(gi*cog*rows), rows, x.at(n*g.Cout*l+gi*cog*l), l, 0, dst.at(gi*rows*l), l); err != nil {
+				if err := cublasGemm(c, true, false, rows, l, cog, w.at(gi*cog*rows), rows, x.at(n*g.Cout*l+gi*cog*l), l, 0, dst.at(gi*rows*l), l); err != nil {
 					return err
 				}
 			}
 			if cols != nil {
 				args := append([]any{cu.DevicePtr(cols.Uintptr()), ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
-				if err := c.launch("conv_col2im"+sfx, chw, args...); err != nil {
+				if err := c.Launch("conv_col2im"+sfx, chw, args...); err != nil {
 					return err
 				}
 			}
@@ -90,11 +90,11 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	if d.bias {
 		// BiasAdd's kernel in place, as Conv2d's forward on the CPU adds
 		// the bias to each sample's product.
-		if err := c.launch("norm_bias_add"+sfx, g.N*g.Cout*l, ptr(out), ptr(in[2]), ptr(out), g.N, g.Cout, l); err != nil {
+		if err := c.Launch("norm_bias_add"+sfx, g.N*g.Cout*l, ptr(out), ptr(in[2]), ptr(out), g.N, g.Cout, l); err != nil {
 			return err
 		}
 	}
-	return c.sync()
+	return c.Sync()
 }
 
 // devMat is a matrix operand in device memory: a tensor and the offset of
@@ -106,12 +106,12 @@ type devMat struct {
 
 func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
 
-// gemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
+// cublasGemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
 // cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
 // operands swapped, flags kept (as gops' MatMul twin).
-func (c *gpuCall) gemm(transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
+func cublasGemm(c *gpuCall, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
 	if m == 0 || n == 0 || k == 0 {
-		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.name, m, n, k)
+		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.Name, m, n, k)
 	}
 	tA, tB := blas.NoTrans, blas.NoTrans
 	if transA {
@@ -120,24 +120,24 @@ func (c *gpuCall) gemm(transA, transB bool, m, n, k int, a devMat, lda int, b de
 	if transB {
 		tB = blas.Trans
 	}
-	c.e.DoWork()
-	bl := c.e.BLASContext()
-	switch c.dt {
+	c.E.DoWork()
+	bl := c.E.BLASContext()
+	switch c.Dt {
 	case tensor.Float32:
 		as, bs, cs := a.t.Float32s()[a.off:], b.t.Float32s()[b.off:], cm.t.Float32s()[cm.off:]
-		c.ctx.Do(func() error {
+		c.Ctx.Do(func() error {
 			bl.Sgemm(tB, tA, n, m, k, 1, bs, ldb, as, lda, float32(beta), cs, ldc)
 			return nil
 		})
 	default:
 		as, bs, cs := a.t.Float64s()[a.off:], b.t.Float64s()[b.off:], cm.t.Float64s()[cm.off:]
-		c.ctx.Do(func() error {
+		c.Ctx.Do(func() error {
 			bl.Dgemm(tB, tA, n, m, k, 1, bs, ldb, as, lda, beta, cs, ldc)
 			return nil
 		})
 	}
 	if err := bl.Err(); err != nil {
-		return fmt.Errorf("nn: %s: cuBLAS: %w", c.name, err)
+		return fmt.Errorf("nn: %s: cuBLAS: %w", c.Name, err)
 	}
 	return nil
 }

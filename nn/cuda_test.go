@@ -4,14 +4,11 @@ package nn_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cudatest"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
@@ -28,25 +25,8 @@ import (
 // float64 within 1e-10 relative, float32 within 1e-4.
 
 // Gorgonia ships no PTX for its own elementwise kernels: the bundle holds
-// them (gops/kernels/gen -gorgonia), found through GOPS_GORGONIA_PTX.
-func init() {
-	dir := os.Getenv("GOPS_GORGONIA_PTX")
-	if dir == "" {
-		return
-	}
-	ptxs, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
-	for _, p := range ptxs {
-		ptx, err := os.ReadFile(p)
-		if err != nil {
-			panic(err)
-		}
-		funcs, err := os.ReadFile(strings.TrimSuffix(p, ".ptx") + ".funcs")
-		if err != nil {
-			panic(err)
-		}
-		gorgonia.AddToStdLib(strings.TrimSuffix(filepath.Base(p), ".ptx"), string(ptx), strings.Fields(string(funcs)))
-	}
-}
+// them, found through GOPS_GORGONIA_PTX (cudatest.RegisterGorgoniaPTX).
+func init() { cudatest.RegisterGorgoniaPTX() }
 
 // gpuCase builds f from the input nodes xs (their shapes are shapes) and
 // differentiates w.r.t. all of them.
@@ -146,7 +126,7 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 	g := gorgonia.NewGraph()
 	xs := make(gorgonia.Nodes, len(c.shapes))
 	for i, s := range c.shapes {
-		xs[i] = gpuInput(g, fmt.Sprintf("x%d", i), gpuRandom(rng, dt, s))
+		xs[i] = cudatest.Input(g, fmt.Sprintf("x%d", i), cudatest.Random(rng, dt, s))
 	}
 	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
 		t.Helper()
@@ -157,7 +137,7 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 	}
 	f := must(c.f(xs))
 	weighted := func(n *gorgonia.Node, name string) *gorgonia.Node {
-		r := gpuInput(g, name, gpuRandom(rng, dt, n.Shape()))
+		r := cudatest.Input(g, name, cudatest.Random(rng, dt, n.Shape()))
 		return must(gorgonia.Sum(must(gorgonia.HadamardProd(n, r))))
 	}
 	g1, err := ad.Grad(weighted(f, "R"), xs...)
@@ -180,7 +160,7 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 	leaves := map[*gorgonia.Node]gorgonia.Value{}
 	for _, n := range g.AllNodes() {
 		if n.Op() == nil {
-			leaves[n] = gpuHostCopy(n.Value())
+			leaves[n] = cudatest.HostCopy(n.Value())
 		}
 	}
 	m := gorgonia.NewTapeMachine(g)
@@ -217,47 +197,10 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 		if i > 0 {
 			what = fmt.Sprintf("order-%d gradient w.r.t. x%d", 1+(i-1)/len(xs), (i-1)%len(xs))
 		}
-		if err := gpuClose(gpuHostCopy(got[i]), eval(n), dt); err != nil {
+		if err := gpuClose(cudatest.HostCopy(got[i]), eval(n), dt); err != nil {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
-}
-
-func gpuInput(g *gorgonia.ExprGraph, name string, v tensor.Tensor) *gorgonia.Node {
-	return gorgonia.NewTensor(g, v.Dtype(), v.Shape().Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(name))
-}
-
-func gpuRandom(rng *rand.Rand, dt tensor.Dtype, shape tensor.Shape) tensor.Tensor {
-	d := make([]float64, shape.TotalSize())
-	for i := range d {
-		d[i] = rng.NormFloat64()
-	}
-	if dt == tensor.Float32 {
-		f := make([]float32, len(d))
-		for i, v := range d {
-			f[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-}
-
-// gpuHostCopy copies a (device) tensor's or scalar's elements to the host.
-func gpuHostCopy(v gorgonia.Value) gorgonia.Value {
-	t, ok := v.(tensor.Tensor)
-	if !ok {
-		return v
-	}
-	var back any
-	switch d := t.Data().(type) {
-	case []float32:
-		back = append([]float32(nil), d...)
-	case []float64:
-		back = append([]float64(nil), d...)
-	default:
-		return v
-	}
-	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(back))
 }
 
 func gpuFloats(v gorgonia.Value) []float64 {
@@ -278,26 +221,8 @@ func gpuFloats(v gorgonia.Value) []float64 {
 	return nil
 }
 
+// gpuClose compares a GPU result with the CPU's within cudatest.Close's
+// tolerance.
 func gpuClose(got, want gorgonia.Value, dt tensor.Dtype) error {
-	a, b := gpuFloats(got), gpuFloats(want)
-	if len(a) != len(b) {
-		return fmt.Errorf("%d elements, want %d", len(a), len(b))
-	}
-	tol := 1e-10
-	if dt == tensor.Float32 {
-		tol = 1e-4
-	}
-	scale := 0.0
-	for _, x := range b {
-		scale = max(scale, math.Abs(x))
-	}
-	for i := range a {
-		if math.IsNaN(a[i]) && math.IsNaN(b[i]) {
-			continue
-		}
-		if d := math.Abs(a[i] - b[i]); d > tol*max(math.Abs(b[i]), scale, 1e-30) {
-			return fmt.Errorf("element %d: GPU %v, CPU %v", i, a[i], b[i])
-		}
-	}
-	return nil
+	return cudatest.Close(gpuFloats(got), gpuFloats(want), dt)
 }

@@ -5,6 +5,7 @@ package nn
 import (
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -26,9 +27,9 @@ func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgo
 	if d.p < 1 {
 		keep = 1 / (1 - d.p)
 	}
-	p, err := upload(c, kept)
+	p, err := cudaglue.Upload(c, kept)
 	if err != nil {
 		return err
 	}
-	return c.launch("dropout_mask"+sfx, n, p, ptr(out), c.float(keep), n)
+	return c.Launch("dropout_mask"+sfx, n, p, ptr(out), c.Float(keep), n)
 }

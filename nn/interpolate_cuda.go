@@ -4,6 +4,7 @@ package nn
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -35,10 +36,10 @@ func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	ho, wo := len(g.Rows.I0), len(g.Cols.I0)
 	var p [4]any
 	for i, h := range []func() (any, error){
-		func() (any, error) { return upload(c, interpTable(&g.Rows, g.H)) },
-		func() (any, error) { return upload(c, g.Rows.L) },
-		func() (any, error) { return upload(c, interpTable(&g.Cols, g.W)) },
-		func() (any, error) { return upload(c, g.Cols.L) },
+		func() (any, error) { return cudaglue.Upload(c, interpTable(&g.Rows, g.H)) },
+		func() (any, error) { return cudaglue.Upload(c, g.Rows.L) },
+		func() (any, error) { return cudaglue.Upload(c, interpTable(&g.Cols, g.W)) },
+		func() (any, error) { return cudaglue.Upload(c, g.Cols.L) },
 	} {
 		var err error
 		if p[i], err = h(); err != nil {
@@ -49,5 +50,5 @@ func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	if !d.forward {
 		name, n = "interp_transpose", g.Planes*g.H*g.W
 	}
-	return c.launch(name+sfx, n, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, p[0], p[1], p[2], p[3], g.Nearest)
+	return c.Launch(name+sfx, n, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, p[0], p[1], p[2], p[3], g.Nearest)
 }

@@ -12,7 +12,7 @@ func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	row, off := d.out[d.axis]*inner, 0
 	for _, x := range in {
 		n := x.Shape()[d.axis] * inner
-		if err := c.launch("layout_concat_copy"+sfx, outer*n, ptr(x), ptr(out), outer, n, row, off); err != nil {
+		if err := c.Launch("layout_concat_copy"+sfx, outer*n, ptr(x), ptr(out), outer, n, row, off); err != nil {
 			return err
 		}
 		off += n
@@ -24,12 +24,12 @@ func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 func (d narrowGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n, full := d.length*d.inner, d.size*d.inner
 	if d.fwd {
-		return c.launch("layout_narrow"+sfx, d.outer*n, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
+		return c.Launch("layout_narrow"+sfx, d.outer*n, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
 	}
-	return c.launch("layout_narrow_embed"+sfx, d.outer*full, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
+	return c.Launch("layout_narrow_embed"+sfx, d.outer*full, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
 }
 
 // launch fills the result with d.v.
 func (d fillGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
-	return c.fill(sfx, ptr(out), d.v, size(out))
+	return fill(c, sfx, ptr(out), d.v, size(out))
 }

@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -15,7 +16,7 @@ import (
 // checked on the host first, with pickKernel's error.
 func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n := in[1].Shape().TotalSize()
-	t, err := download[int](c, ptr(in[1]), n)
+	t, err := cudaglue.Download[int](c, ptr(in[1]), n)
 	if err != nil {
 		return err
 	}
@@ -26,9 +27,9 @@ func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	}
 	switch {
 	case d.forward:
-		return c.launch("loss_pick"+sfx, n, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore, d.vec)
+		return c.Launch("loss_pick"+sfx, n, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore, d.vec)
 	case d.vec:
-		return c.launch("loss_scatter_vec"+sfx, d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
+		return c.Launch("loss_scatter_vec"+sfx, d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
 	}
-	return c.launch("loss_scatter"+sfx, n*d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
+	return c.Launch("loss_scatter"+sfx, n*d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
 }

@@ -4,6 +4,7 @@ package nn
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -31,11 +32,11 @@ func poolTable(a *cpu.PoolAxis, in int) []int64 {
 
 // poolTables uploads g's row and column tables.
 func poolTables(c *gpuCall, g *cpu.Pool2dGeom) (rows, cols any, err error) {
-	r, err := upload(c, poolTable(&g.Rows, g.H))
+	r, err := cudaglue.Upload(c, poolTable(&g.Rows, g.H))
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := upload(c, poolTable(&g.Cols, g.W))
+	cl, err := cudaglue.Upload(c, poolTable(&g.Cols, g.W))
 	return r, cl, err
 }
 
@@ -45,18 +46,18 @@ func (d maxPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	ho, wo := g.Rows.Out(), g.Cols.Out()
 	switch d.kind {
 	case poolGather:
-		return c.launch("pool_max_gather"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H*g.W, ho*wo)
+		return c.Launch("pool_max_gather"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H*g.W, ho*wo)
 	case poolEmptyFill:
-		return c.launch("pool_max_emptyfill"+sfx, g.Planes*ho*wo, ptr(in[1]), ptr(out), g.Planes*ho*wo)
+		return c.Launch("pool_max_emptyfill"+sfx, g.Planes*ho*wo, ptr(in[1]), ptr(out), g.Planes*ho*wo)
 	}
 	rows, cols, err := poolTables(c, g)
 	if err != nil {
 		return err
 	}
 	if d.kind == poolArgmax {
-		return c.launch("pool_max_argmax"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step)
+		return c.Launch("pool_max_argmax"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step)
 	}
-	return c.launch("pool_max_scatteradd"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols)
+	return c.Launch("pool_max_scatteradd"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(in[1]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols)
 }
 
 // launch runs average pooling or its transpose.
@@ -68,7 +69,7 @@ func (d avgPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 		return err
 	}
 	if d.forward {
-		return c.launch("pool_avg"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
+		return c.Launch("pool_avg"+sfx, g.Planes*ho*wo, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
 	}
-	return c.launch("pool_avg_transpose"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
+	return c.Launch("pool_avg_transpose"+sfx, g.Planes*g.H*g.W, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, rows, cols, g.Rows.Step, g.Cols.Step, d.div.IncludePad, d.div.Override)
 }
