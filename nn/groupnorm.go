@@ -33,27 +33,9 @@ func groupNormAffine(x, weight, bias *gorgonia.Node, rg rowGeom, cg chanGeom, gr
 
 func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) ad.OpSpec {
 	s := rg.s.Clone()
-	dims := []int{s.Dims()}
-	if hasW {
-		dims = append(dims, 1)
-	}
-	if hasB {
-		dims = append(dims, 1)
-	}
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormAffine", Params: fmt.Sprintf("%s groups %d as %v weight %v bias %v", rg.params(), groups, cg, hasW, hasB),
-		InputDims: dims, OutputDims: s.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
-				return nil, fmt.Errorf("nn: GroupNorm: input %v, want %v", in[0], s)
-			}
-			for _, p := range in[1:] {
-				if !shapeIs(p, tensor.Shape{cg.c}) {
-					return nil, fmt.Errorf("nn: GroupNorm: parameter %v, want (%d)", p, cg.c)
-				}
-			}
-			return s.Clone(), nil
-		},
+		InputDims: affineDims(s, hasW, hasB), OutputDims: s.Dims(), Shape: affineShape("GroupNorm", s, cg.c),
 		Kernel: ad.Floats(groupNormAffineKernel[float32](rg, cg, hasW, hasB), groupNormAffineKernel[float64](rg, cg, hasW, hasB)),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			x := in[0]

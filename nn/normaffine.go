@@ -61,26 +61,9 @@ func channelAffine(s tensor.Shape, g chanGeom, x, weight, bias *gorgonia.Node) (
 // then w [C] if hasW, then b [C] if hasB.
 func channelAffineSpec(s tensor.Shape, g chanGeom, hasW, hasB bool) ad.OpSpec {
 	s = s.Clone()
-	dims := []int{s.Dims()}
-	if hasW {
-		dims = append(dims, 1)
-	}
-	if hasB {
-		dims = append(dims, 1)
-	}
 	return withCUDA(ad.OpSpec{
-		Name: "ChannelAffine", Params: fmt.Sprintf("%v as %v weight %v bias %v", s, g, hasW, hasB), InputDims: dims, OutputDims: s.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
-				return nil, fmt.Errorf("nn: ChannelAffine: input %v, want %v", in[0], s)
-			}
-			for _, p := range in[1:] {
-				if !shapeIs(p, tensor.Shape{g.c}) {
-					return nil, fmt.Errorf("nn: ChannelAffine: parameter %v, want (%d)", p, g.c)
-				}
-			}
-			return s.Clone(), nil
-		},
+		Name: "ChannelAffine", Params: fmt.Sprintf("%v as %v weight %v bias %v", s, g, hasW, hasB),
+		InputDims: affineDims(s, hasW, hasB), OutputDims: s.Dims(), Shape: affineShape("ChannelAffine", s, g.c),
 		Kernel: ad.Floats(channelAffineKernel[float32](g, hasW, hasB), channelAffineKernel[float64](g, hasW, hasB)),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			x := in[0]
@@ -134,6 +117,35 @@ func channelAffineKernel[T ad.Float](g chanGeom, hasW, hasB bool) func(ad.Tensor
 			}
 		})
 		return nil
+	}
+}
+
+// affineDims are the input ranks of an affine op on s: s's, then 1 for the
+// weight and the bias when present.
+func affineDims(s tensor.Shape, hasW, hasB bool) []int {
+	dims := []int{s.Dims()}
+	if hasW {
+		dims = append(dims, 1)
+	}
+	if hasB {
+		dims = append(dims, 1)
+	}
+	return dims
+}
+
+// affineShape is the shape rule of an affine op named name: x of shape s,
+// parameters of shape [c].
+func affineShape(name string, s tensor.Shape, c int) func([]tensor.Shape) (tensor.Shape, error) {
+	return func(in []tensor.Shape) (tensor.Shape, error) {
+		if !shapeIs(in[0], s) {
+			return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
+		}
+		for _, p := range in[1:] {
+			if !shapeIs(p, tensor.Shape{c}) {
+				return nil, fmt.Errorf("nn: %s: parameter %v, want (%d)", name, p, c)
+			}
+		}
+		return s.Clone(), nil
 	}
 }
 
