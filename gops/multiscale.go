@@ -186,8 +186,11 @@ type MultiScaleRoIAlignOpts struct {
 // when it is built: one op takes every feature map and the RoIs
 // (BoxesToRoIs(boxes)) and computes the levels in its kernel when it runs,
 // then, per level, gathers that level's RoIs, runs RoIAlign's kernel on
-// them and scatters the pooled rows into the result in box order: the
-// work of one RoIAlign over all boxes, as torchvision's. Its gradient
+// them and scatters the pooled rows into the result in box order: each box
+// is pooled once, as in torchvision (which also gathers and scatters per
+// level), rather than once per level and masked. Each level's RoIAlign
+// call copies its whole map channels-last (RoIAlign's CPU kernel), a cost
+// that grows with the finest map however few boxes it pools. Its gradient
 // w.r.t. map l is the transpose restricted to level l's boxes (computed
 // again from the RoIs), M_lᵀ(G, rois), and M_l and M_lᵀ are a linear pair,
 // so the result is differentiable w.r.t. every feature map to every order.
@@ -197,7 +200,8 @@ type MultiScaleRoIAlignOpts struct {
 // to flow into boxes, as it does for RoIAlign.
 //
 // Run-time errors name the box (its index in the concatenated list): a
-// non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points.
+// non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points
+// (with one feature map, RoIAlign reports them).
 //
 // Errors when the node is built, naming the argument: no feature maps, a
 // feature map that is nil, not 4-D, without pixels, or whose batch size,
