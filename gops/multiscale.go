@@ -190,9 +190,10 @@ type MultiScaleRoIAlignOpts struct {
 // is pooled once, as in torchvision (which also gathers and scatters per
 // level), rather than once per level and masked. Each level's RoIAlign
 // call copies its whole map channels-last (RoIAlign's CPU kernel), a cost
-// that grows with the finest map however few boxes it pools. Its gradient
-// w.r.t. map l is the transpose restricted to level l's boxes (computed
-// again from the RoIs), M_lᵀ(G, rois), and M_l and M_lᵀ are a linear pair,
+// that grows with the finest map however few boxes it pools. The op's
+// gradient w.r.t. map l is M_lᵀ(G, rois), the transpose of M_l(X, rois)
+// (RoIAlign of level l's boxes from X, the other rows zero; the levels
+// computed again from the RoIs), and M_l and M_lᵀ are a linear pair,
 // so the result is differentiable w.r.t. every feature map to every order.
 // The level choice is piecewise constant in the boxes (derivative 0), so
 // box gradients will be RoIAlign's within the chosen level once RoIAlign
