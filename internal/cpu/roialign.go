@@ -44,7 +44,8 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	xcl := make([]T, len(input))
+	xcl := getScratch[T](len(input))
+	defer putScratch(xcl)
 	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
 	ParallelFor(len(grids), func(lo, hi int) {
@@ -104,7 +105,9 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	dcl := make([]T, len(dst))
+	dcl := getScratch[T](len(dst))
+	defer putScratch(dcl)
+	clear(dcl)
 	ParallelFor(g.C, func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
