@@ -80,27 +80,59 @@ type InterpGeom struct {
 
 // Interp writes out[p, oh, ow] = Σ of the four (or one) weighted source
 // values, rows outer: (1−ly)·((1−lx)·x00 + lx·x01) + ly·((1−lx)·x10 + lx·x11).
+// Bilinear: each source row's horizontal interpolation (the inner
+// brackets) is computed once per plane and kept while output rows use it
+// (two rows at a time), and an output row is (1−ly)·top, then + ly·bot with
+// a vector axpy: the same products and sum, rounded the same way.
 func Interp[T Float](g *InterpGeom, x, out []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
 	ParallelFor(g.Planes, func(lo, hi int) {
+		var cache [2][]T // horizontal interpolations of two source rows
+		var cached [2]int
+		if !g.Nearest {
+			cache = [2][]T{make([]T, wo), make([]T, wo)}
+		}
+		// horiz is source row r interpolated along the columns, from the
+		// cache or into the slot of the earlier row (rows only advance).
+		horiz := func(plane []T, r int) []T {
+			if cached[0] == r {
+				return cache[0]
+			}
+			if cached[1] == r {
+				return cache[1]
+			}
+			i := 0
+			if cached[1] < cached[0] {
+				i = 1
+			}
+			row, h := plane[r*g.W:][:g.W], cache[i]
+			for ow := range h {
+				c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
+				h[ow] = (1-lx)*row[c0] + lx*row[c1]
+			}
+			cached[i] = r
+			return h
+		}
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			dst := out[p*ho*wo : (p+1)*ho*wo]
+			cached = [2]int{-1, -1}
 			for oh := 0; oh < ho; oh++ {
-				r0, r1 := plane[g.Rows.I0[oh]*g.W:][:g.W], plane[g.Rows.I1[oh]*g.W:][:g.W]
-				ly := T(g.Rows.L[oh])
+				d := dst[oh*wo : (oh+1)*wo]
 				if g.Nearest {
-					for ow := 0; ow < wo; ow++ {
-						dst[oh*wo+ow] = r0[g.Cols.I0[ow]]
+					r0 := plane[g.Rows.I0[oh]*g.W:][:g.W]
+					for ow := range d {
+						d[ow] = r0[g.Cols.I0[ow]]
 					}
 					continue
 				}
-				for ow := 0; ow < wo; ow++ {
-					c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
-					top := (1-lx)*r0[c0] + lx*r0[c1]
-					bot := (1-lx)*r1[c0] + lx*r1[c1]
-					dst[oh*wo+ow] = (1-ly)*top + ly*bot
+				ly := T(g.Rows.L[oh])
+				top := horiz(plane, g.Rows.I0[oh])
+				for ow, v := range top {
+					d[ow] = (1 - ly) * v
 				}
+				bot := horiz(plane, g.Rows.I1[oh])
+				axpy(ly, bot, d)
 			}
 		}
 	})
