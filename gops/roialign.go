@@ -82,7 +82,8 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 
 // roiAlignSpecs is RoIAlign F(X, boxes) -> Y and its transpose
 // Fᵀ(G, boxes) -> shape of X (the adjoint of F in X), a linear pair: each
-// is the other's backward. Boxes get no gradient.
+// is the other's backward. They are member F_00 of the box family
+// (roialignbox.go), which gives their box gradients.
 func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes("RoIAlign", tensor.Shape{g.N, g.C, g.H, g.W},
 		func(k int) tensor.Shape { return tensor.Shape{k, g.C, g.PH, g.PW} })
@@ -90,14 +91,16 @@ func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
 		Name: "RoIAlign",
 		Params: fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
 			g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
-		InputDims:  []int{4, 2},
-		OutputDims: 4,
-		Shape:      shape,
-		Kernel:     boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
+		InputDims:   []int{4, 2},
+		OutputDims:  4,
+		Shape:       shape,
+		Kernel:      boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
+		BackwardFor: roiAlignBoxBackward(g, 0, 0, false),
 	}
 	ft = f
 	ft.Name, ft.Shape = "RoIAlignTranspose", tshape
 	ft.Kernel = boxKernels(g, cpu.RoIAlignTranspose[float32], cpu.RoIAlignTranspose[float64])
+	ft.BackwardFor = roiAlignBoxBackward(g, 0, 0, true)
 	return ad.LinearPair(withCUDA(f, roiAlignGPU{g, false}), withCUDA(ft, roiAlignGPU{g, true}))
 }
 
