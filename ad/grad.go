@@ -35,7 +35,7 @@ import (
 // error names the op and its node, for example the backward of Gorgonia's
 // Conv2d, SoftMax or MaxPool2D at order 2),
 // or that has no gradient for an input on that path (its Backward returned
-// nil there, as gops.RoIAlign does for its boxes).
+// nil there, as gops.PSRoIAlign does for its boxes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
 		return nil, fmt.Errorf("ad: Grad: cost is nil")

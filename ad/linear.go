@@ -16,10 +16,11 @@ import (
 // inverse).
 //
 // A Backward already set in f or ft is kept for the remaining inputs: its
-// result's first entry is replaced. If either sets BackwardFor instead, both
-// results have BackwardFor (the transpose is built only when wanted). Without one, the remaining inputs get
-// no gradient: zero if DiffWRT excludes them (an index input), otherwise
-// Grad reports an error should a gradient have to flow into them.
+// result's first entry is replaced. If either sets BackwardFor instead,
+// both results have BackwardFor (the transpose, too, is built only when
+// wanted). Without one, the remaining inputs get no gradient: zero if
+// DiffWRT excludes them (an index input), otherwise Grad reports an error
+// should a gradient have to flow into them.
 //
 // The two specs must fit: the same number of inputs, the same ranks and
 // dtypes for the remaining ones, f's result of the rank of ft's first input

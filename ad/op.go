@@ -374,7 +374,7 @@ func (o *op) symDiffWant(in gorgonia.Nodes, output, grad *gorgonia.Node, want []
 // a scratch graph over the current values, runs it, and adds the results to
 // the inputs' gradients. The LispMachine differentiates w.r.t. every input
 // and cannot say which gradients are wanted, so an input for which Backward
-// returns nil (RoIAlign's boxes) keeps a zero gradient there, where Grad
+// returns nil (PSRoIAlign's boxes) keeps a zero gradient there, where Grad
 // would report an error if that gradient were needed.
 func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *gorgonia.Node) error {
 	if !o.differentiable() {
