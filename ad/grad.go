@@ -35,7 +35,7 @@ import (
 // error names the op and its node, for example the backward of Gorgonia's
 // Conv2d, SoftMax or MaxPool2D at order 2),
 // or that has no gradient for an input on that path (its Backward returned
-// nil there, as gops.RoIAlign does for its boxes).
+// nil there, as gops.PSRoIAlign does for its boxes).
 func Grad(cost *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	if cost == nil {
 		return nil, fmt.Errorf("ad: Grad: cost is nil")
@@ -138,21 +138,21 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 			continue
 		}
 		diff := diffWRT(n)
+		want := make([]bool, len(kids))
 		need := false
 		for j, c := range kids {
-			if diff[j] && reaches[c] {
-				need = true
-			}
+			want[j] = diff[j] && reaches[c]
+			need = need || want[j]
 		}
 		if !need {
 			continue
 		}
-		grads, err := symDiff(n, kids, gn)
+		grads, err := symDiff(n, kids, gn, want)
 		if err != nil {
 			return nil, err
 		}
 		for j, c := range kids {
-			if !diff[j] || !reaches[c] {
+			if !want[j] {
 				continue
 			}
 			if grads[j] == nil {
@@ -257,8 +257,15 @@ func diffWRT(n *gorgonia.Node) []bool {
 
 // symDiff differentiates one node, applying the fixes for upstream rules
 // listed on Grad.
-func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+func symDiff(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 	op := n.Op()
+	if wd, ok := op.(wantDiffer); ok { // ours: build the wanted gradients only
+		grads, err := wd.symDiffWant(kids, n, grad, want)
+		if err != nil {
+			return nil, wrapDiff(n, err)
+		}
+		return grads, nil
+	}
 	if grads, ok, err := outerProdGrads(n, kids, grad); ok {
 		return grads, err
 	}

@@ -16,20 +16,59 @@ import (
 // inverse).
 //
 // A Backward already set in f or ft is kept for the remaining inputs: its
-// result's first entry is replaced. Without one, the remaining inputs get
-// no gradient: zero if DiffWRT excludes them (an index input), otherwise
-// Grad reports an error should a gradient have to flow into them.
+// result's first entry is replaced. If either sets BackwardFor instead,
+// both results have BackwardFor (the transpose, too, is built only when
+// wanted). Without one, the remaining inputs get no gradient: zero if
+// DiffWRT excludes them (an index input), otherwise Grad reports an error
+// should a gradient have to flow into them.
 //
 // The two specs must fit: the same number of inputs, the same ranks and
 // dtypes for the remaining ones, f's result of the rank of ft's first input
 // and the other way round. If they do not, both Backwards return an error
 // that says why, so Grad reports it where a gradient needs the pair.
 func LinearPair(f, ft OpSpec) (OpSpec, OpSpec) {
-	fb, ftb := f.Backward, ft.Backward
+	fb, ftb := restOf(&f), restOf(&ft)
 	mismatch := pairMismatch(&f, &ft)
-	f.Backward = transposeRule(&ft, fb, mismatch)
-	ft.Backward = transposeRule(&f, ftb, mismatch)
+	fr, ftr := transposeRule(&ft, fb, mismatch), transposeRule(&f, ftb, mismatch)
+	if f.BackwardFor != nil || ft.BackwardFor != nil {
+		f.Backward, f.BackwardFor = nil, fr
+		ft.Backward, ft.BackwardFor = nil, ftr
+		return f, ft
+	}
+	f.Backward = func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+		return fr(in, out, grad, nil)
+	}
+	ft.Backward = func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+		return ftr(in, out, grad, nil)
+	}
 	return f, ft
+}
+
+// backwardFor is OpSpec.BackwardFor's signature; a nil want means every
+// input.
+type backwardFor = func(in gorgonia.Nodes, out, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error)
+
+// restOf is s's own Backward or BackwardFor as a backwardFor, or nil.
+func restOf(s *OpSpec) backwardFor {
+	switch {
+	case s.BackwardFor != nil:
+		bf, diff := s.BackwardFor, s.DiffWRT
+		return func(in gorgonia.Nodes, out, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+			if want == nil {
+				want = make([]bool, len(in))
+				for i := range want {
+					want[i] = diff == nil || diff[i]
+				}
+			}
+			return bf(in, out, grad, want)
+		}
+	case s.Backward != nil:
+		b := s.Backward
+		return func(in gorgonia.Nodes, out, grad *gorgonia.Node, _ []bool) (gorgonia.Nodes, error) {
+			return b(in, out, grad)
+		}
+	}
+	return nil
 }
 
 // pairMismatch says why f and ft cannot be each other's transpose, or nil.
@@ -59,14 +98,14 @@ func pairMismatch(f, ft *OpSpec) error {
 // transposeRule is the Backward of one op of a linear pair: other applied
 // to the upstream gradient and the op's remaining inputs, plus rest's
 // gradients for those inputs.
-func transposeRule(other *OpSpec, rest func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error), mismatch error) func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
-	return func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+func transposeRule(other *OpSpec, rest backwardFor, mismatch error) backwardFor {
+	return func(in gorgonia.Nodes, out, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 		if mismatch != nil {
 			return nil, mismatch
 		}
 		grads := make(gorgonia.Nodes, len(in))
 		if rest != nil {
-			gs, err := rest(in, out, grad)
+			gs, err := rest(in, out, grad, want)
 			if err != nil {
 				return nil, err
 			}
@@ -74,6 +113,10 @@ func transposeRule(other *OpSpec, rest func(gorgonia.Nodes, *gorgonia.Node, *gor
 				return nil, fmt.Errorf("ad: Backward returned %d gradients for %d inputs", len(gs), len(in))
 			}
 			copy(grads, gs)
+		}
+		if want != nil && !want[0] {
+			grads[0] = nil
+			return grads, nil
 		}
 		args := append(gorgonia.Nodes{grad}, in[1:]...)
 		d, err := Apply(*other, args...)

@@ -63,6 +63,13 @@ type OpSpec struct {
 	// error if a gradient must flow into it). Backward itself may be nil for
 	// an op that is not differentiable at all.
 	Backward func(in gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error)
+	// BackwardFor, set instead of Backward, is a Backward told which
+	// gradients are wanted: want[i] says whether input i's is, and the
+	// others may be nil. Grad wants only the inputs through which a
+	// gradient must flow to its wrt nodes, so a costly gradient nobody
+	// asked for (RoIAlign's w.r.t. boxes) is neither built nor run;
+	// Gorgonia's own Grad and the LispMachine want every DiffWRT input.
+	BackwardFor func(in gorgonia.Nodes, output, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error)
 	// CUDA, if not nil, is the op's twin for Gorgonia's CUDA VM (build tag
 	// cuda), with the signature of gorgonia.CUDADoer's CUDADo: inputs are
 	// on device dev, and the result goes to prealloc when that fits. It is
@@ -97,6 +104,8 @@ func newOp(spec OpSpec) (*op, error) {
 		return nil, fmt.Errorf("ad: %s: InputDtypes has %d entries for %d inputs", spec.Name, len(spec.InputDtypes), len(spec.InputDims))
 	case spec.OutputDims < 0:
 		return nil, fmt.Errorf("ad: %s: negative OutputDims", spec.Name)
+	case spec.Backward != nil && spec.BackwardFor != nil:
+		return nil, fmt.Errorf("ad: %s: OpSpec sets both Backward and BackwardFor", spec.Name)
 	}
 	floatInputs := 0
 	for i := range spec.InputDims {
@@ -327,14 +336,32 @@ func (o *op) DiffWRT(n int) []bool {
 // SymDiff implements gorgonia.SDOp by calling the spec's Backward. A panic
 // in Backward is returned as an error naming the op.
 func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gs gorgonia.Nodes, err error) {
+	return o.symDiffWant(in, output, grad, o.DiffWRT(len(in)))
+}
+
+// wantDiffer is an op whose gradients can be built for some inputs only
+// (ours, through OpSpec.BackwardFor); Grad calls it with the inputs that
+// need one.
+type wantDiffer interface {
+	symDiffWant(in gorgonia.Nodes, output, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error)
+}
+
+// symDiffWant is SymDiff for the inputs want marks: Backward builds them
+// all, BackwardFor only those.
+func (o *op) symDiffWant(in gorgonia.Nodes, output, grad *gorgonia.Node, want []bool) (gs gorgonia.Nodes, err error) {
 	defer o.recoverAs("Backward", &err)
-	if o.spec.Backward == nil {
+	if !o.differentiable() {
 		return nil, fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
 	}
-	if len(in) != o.Arity() {
+	if len(in) != o.Arity() || len(want) != len(in) {
 		return nil, fmt.Errorf("ad: %s: SymDiff got %d inputs, want %d", o.spec.Name, len(in), o.Arity())
 	}
-	if gs, err = o.spec.Backward(in, output, grad); err != nil {
+	if o.spec.BackwardFor != nil {
+		gs, err = o.spec.BackwardFor(in, output, grad, want)
+	} else {
+		gs, err = o.spec.Backward(in, output, grad)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("ad: %s backward: %w", o.spec.Name, err)
 	}
 	if len(gs) != len(in) {
@@ -347,10 +374,10 @@ func (o *op) SymDiff(in gorgonia.Nodes, output, grad *gorgonia.Node) (gs gorgoni
 // a scratch graph over the current values, runs it, and adds the results to
 // the inputs' gradients. The LispMachine differentiates w.r.t. every input
 // and cannot say which gradients are wanted, so an input for which Backward
-// returns nil (RoIAlign's boxes) keeps a zero gradient there, where Grad
+// returns nil (PSRoIAlign's boxes) keeps a zero gradient there, where Grad
 // would report an error if that gradient were needed.
 func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *gorgonia.Node) error {
-	if o.spec.Backward == nil {
+	if !o.differentiable() {
 		for _, d := range o.DiffWRT(len(in)) {
 			if d {
 				return fmt.Errorf("ad: %s is not differentiable", o.spec.Name)
@@ -399,6 +426,9 @@ func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *go
 	}
 	return nil
 }
+
+// differentiable says whether the spec has a Backward or a BackwardFor.
+func (o *op) differentiable() bool { return o.spec.Backward != nil || o.spec.BackwardFor != nil }
 
 // valueNode puts v into g as an input node holding v.
 func valueNode(g *gorgonia.ExprGraph, v gorgonia.Value, name string) *gorgonia.Node {

@@ -33,9 +33,21 @@ type RoIAlignOpts struct {
 // y2) in image coordinates, in input's dtype (float32 or float64). The
 // result is [K, C, OutputSize[0], OutputSize[1]].
 //
-// The result is linear in input and differentiable w.r.t. input to every
-// order (use ad.Grad). It is not differentiable w.r.t. boxes: ad.Grad
-// returns an error when a gradient would have to flow into boxes.
+// The result is linear in input and differentiable to every order w.r.t.
+// input and boxes, mixed input×box and x×y terms included (use ad.Grad;
+// torchvision gives boxes no gradient). Box gradients follow the sample
+// points, which are affine in the box coordinates, through the bilinear
+// interpolation. Where the function has kinks, the conventions are: the
+// cells, the adaptive grid size (SamplingRatio <= 0), the averaging count,
+// the unaligned max(size, 1) clamp and the inside/outside decisions are
+// piecewise constant (derivative 0; a clamped roi size, size < 1, gives
+// d/d(y1) = spatial_scale and d/d(y2) = 0 for every sample, likewise x); a
+// sample coordinate clamped by torchvision's y <= 0 → 0 rule or its last-row
+// (last-column) rule has derivative 0 in that coordinate; a sample exactly
+// on an integer takes the derivative of the cell floor() selects (the
+// right-sided one). The batch-index column gets a zero gradient. Box
+// gradients are computed by host kernels only (no CUDA twin yet), and only
+// when ad.Grad needs them.
 //
 // Semantics are torchvision's in every detail (roi size clamp when not
 // aligned, the boundary rule of the bilinear interpolation, adaptive
@@ -82,7 +94,8 @@ func RoIAlign(input, boxes *gorgonia.Node, opts RoIAlignOpts) (*gorgonia.Node, e
 
 // roiAlignSpecs is RoIAlign F(X, boxes) -> Y and its transpose
 // Fᵀ(G, boxes) -> shape of X (the adjoint of F in X), a linear pair: each
-// is the other's backward. Boxes get no gradient.
+// is the other's backward. They are member F_00 of the box family
+// (roialignbox.go), which gives their box gradients.
 func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes("RoIAlign", tensor.Shape{g.N, g.C, g.H, g.W},
 		func(k int) tensor.Shape { return tensor.Shape{k, g.C, g.PH, g.PW} })
@@ -90,14 +103,16 @@ func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
 		Name: "RoIAlign",
 		Params: fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
 			g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
-		InputDims:  []int{4, 2},
-		OutputDims: 4,
-		Shape:      shape,
-		Kernel:     boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
+		InputDims:   []int{4, 2},
+		OutputDims:  4,
+		Shape:       shape,
+		Kernel:      boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
+		BackwardFor: roiAlignBoxBackward(g, 0, 0, false),
 	}
 	ft = f
 	ft.Name, ft.Shape = "RoIAlignTranspose", tshape
 	ft.Kernel = boxKernels(g, cpu.RoIAlignTranspose[float32], cpu.RoIAlignTranspose[float64])
+	ft.BackwardFor = roiAlignBoxBackward(g, 0, 0, true)
 	return ad.LinearPair(withCUDA(f, roiAlignGPU{g, false}), withCUDA(ft, roiAlignGPU{g, true}))
 }
 

@@ -100,17 +100,6 @@ func TestRoIAlignGradientBadBox(t *testing.T) {
 	}
 }
 
-func TestRoIAlignBoxesNotDifferentiable(t *testing.T) {
-	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithInit(gorgonia.RangedFrom(0)))
-	b := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 5), gorgonia.WithValue(boxesTensor([5]float64{0, 0, 0, 2, 2})))
-	y := gorgonia.Must(gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
-	_, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), b)
-	if err == nil || !strings.Contains(err.Error(), "no gradient w.r.t. its input 1") {
-		t.Fatalf("error %v", err)
-	}
-}
-
 // Boxes whose size overflows to Inf give NaN sample points: no crash, no
 // out-of-range read, zeros.
 func TestRoIAlignOverflowingBox(t *testing.T) {

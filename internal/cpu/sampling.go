@@ -97,15 +97,21 @@ func (b *RoIAlignBox[T]) sampleBinChunks(g *RoIAlignGeom, bin0, bin1 int, taps *
 			sp = append(sp, binSpan{bin: bin, lo: lo - s0, hi: hi - s0, first: lo == bin*per, last: hi == (bin+1)*per})
 			ph, pw := bin/g.PW, bin%g.PW
 			for i := lo - bin*per; i < hi-bin*per; i++ {
-				iy, ix := i/b.GW, i%b.GW
-				y := b.StartY + T(ph)*b.BinH + T(float32(iy)+0.5)*b.BinH/T(b.GH)
-				x := b.StartX + T(pw)*b.BinW + T(float32(ix)+0.5)*b.BinW/T(b.GW)
+				y, x := b.samplePoint(ph, pw, i/b.GW, i%b.GW)
 				ts = append(ts, roiAlignTap(y, x, g.H, g.W))
 			}
 		}
 		*taps, *spans = ts, sp
 		fn(ts, sp)
 	}
+}
+
+// samplePoint is the sample point (iy, ix) of bin (ph, pw), in input
+// coordinates, with torchvision's arithmetic (in T).
+func (b *RoIAlignBox[T]) samplePoint(ph, pw, iy, ix int) (y, x T) {
+	y = b.StartY + T(ph)*b.BinH + T(float32(iy)+0.5)*b.BinH/T(b.GH)
+	x = b.StartX + T(pw)*b.BinW + T(float32(ix)+0.5)*b.BinW/T(b.GW)
+	return y, x
 }
 
 // outsideTap reports whether t is a sample point outside the input, to which

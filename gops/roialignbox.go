@@ -1,0 +1,165 @@
+package gops
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RoIAlign's gradients w.r.t. the boxes (docs/ARCHITECTURE.md, "RoIAlign's
+// boxes: four members indexed by derivative order"). Member F_ab(X, boxes)
+// → [K, J·C, PH, PW], J = 2^(a+b), averages the derivative ∂ᵃ_y ∂ᵇ_x of
+// the bilinear value at each sample point times the sample coordinates'
+// derivatives w.r.t. the box coordinates that channel j selects
+// (internal/cpu/roialignbox.go); F_00 is RoIAlign. Each member is linear in
+// X with a transpose F_abᵀ(G, boxes) → [N, C, H, W] (a linear pair). With
+// upstream U, the box gradient of <U, F_ab(X, boxes)> is
+//
+//	y1, y2 columns: MatMul(F_(a+1)b(X, boxes) as [K, 2, R], U as [K, R, 1])   (a = 0)
+//	x1, x2 columns: MatMul(F_a(b+1)(X, boxes) as [K, 2, R], U as [K, R, 1])   (b = 0)
+//
+// (R = J·C·PH·PW; F_11 laid out y-major for the first, x-major for the
+// second, so that the new coordinate is the outer channel index), and that
+// of <V, F_abᵀ(G, boxes)> = <F_ab(V, boxes), G> the same with X = V and
+// U = G. Order 2 in one coordinate is zero, so F_11 does not depend on the
+// boxes. The products, reshapes and the column embedding are differentiable
+// ops, so the family closes: every order comes from these kernels and
+// MatMul's. The batch-index column gets zero. Host only: no CUDA twins yet.
+
+// roiAlignMemberSpecs are member F_ab of RoIAlign's box family and its
+// transpose, a linear pair in X; xMajor orders F_11's channels x-major.
+func roiAlignMemberSpecs(g *cpu.RoIAlignGeom, a, b int, xMajor bool) (f, ft ad.OpSpec) {
+	if a+b == 0 {
+		return roiAlignSpecs(g)
+	}
+	J := 1 << (a + b)
+	name := fmt.Sprintf("RoIAlignBoxDeriv%d%d", a, b)
+	shape, tshape := roiPairShapes(name, tensor.Shape{g.N, g.C, g.H, g.W},
+		func(k int) tensor.Shape { return tensor.Shape{k, J * g.C, g.PH, g.PW} })
+	f = ad.OpSpec{
+		Name: name,
+		Params: fmt.Sprintf("x_major=%t, input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
+			xMajor, g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
+		InputDims:  []int{4, 2},
+		OutputDims: 4,
+		// F_11 is piecewise constant in the boxes.
+		DiffWRT: []bool{true, a+b < 2},
+		Shape:   shape,
+		Kernel: ad.Floats(
+			func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+				return cpu.RoIAlignBoxDeriv(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
+			},
+			func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+				return cpu.RoIAlignBoxDeriv(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
+			}),
+		BackwardFor: roiAlignBoxBackward(g, a, b, false),
+	}
+	ft = f
+	ft.Name, ft.Shape = name+"Transpose", tshape
+	ft.Kernel = ad.Floats(
+		func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+			return cpu.RoIAlignBoxDerivTranspose(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
+		},
+		func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
+			return cpu.RoIAlignBoxDerivTranspose(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
+		})
+	ft.BackwardFor = roiAlignBoxBackward(g, a, b, true)
+	return ad.LinearPair(f, ft)
+}
+
+// roiAlignBoxBackward is the box part of the Backward of F_ab (transpose
+// false: inputs X, boxes) or F_abᵀ (inputs G, boxes); LinearPair adds the
+// first input's gradient.
+func roiAlignBoxBackward(g *cpu.RoIAlignGeom, a, b int, transpose bool) func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	return func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+		grads := make(gorgonia.Nodes, len(in))
+		if !want[1] || a+b == 2 {
+			return grads, nil
+		}
+		x, u := in[0], up
+		if transpose {
+			x, u = up, in[0]
+		}
+		var err error
+		grads[1], err = roiAlignBoxGrad(g, a, b, x, in[1], u)
+		return grads, err
+	}
+}
+
+// roiAlignBoxGrad is the gradient w.r.t. boxes [K, 5] of <U, F_ab(X, boxes)>.
+func roiAlignBoxGrad(g *cpu.RoIAlignGeom, a, b int, x, boxes, u *gorgonia.Node) (*gorgonia.Node, error) {
+	k := boxes.Shape()[0]
+	r := u.Shape().TotalSize() / max(k, 1)
+	var total *gorgonia.Node
+	for dir := 0; dir < 2; dir++ { // 0: y1, y2; 1: x1, x2
+		na, nb := a+1-dir, b+dir
+		if na > 1 || nb > 1 {
+			continue
+		}
+		next, _ := roiAlignMemberSpecs(g, na, nb, dir == 1)
+		d, err := ad.Apply(next, x, boxes) // [K, 2·J·C, PH, PW], the new coordinate outermost
+		if err != nil {
+			return nil, err
+		}
+		if d, err = ad.Reshape(d, k, 2, r); err != nil {
+			return nil, err
+		}
+		u3, err := ad.Reshape(u, k, r, 1)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = MatMul(d, u3, false, false); err != nil {
+			return nil, err
+		}
+		embed, _ := boxCoordSpecs(k, dir)
+		if d, err = ad.Apply(embed, d); err != nil {
+			return nil, err
+		}
+		if total == nil {
+			total = d
+		} else if total, err = gorgonia.Add(total, d); err != nil {
+			return nil, fmt.Errorf("gops: RoIAlign box gradient: %w", err)
+		}
+	}
+	return total, nil
+}
+
+// boxCoordSpecs are BoxCoordEmbed ([K, 2, 1] → [K, 5], zeros but columns
+// (2, 4) for dir 0, the y coordinates, or (1, 3) for dir 1, the x
+// coordinates) and BoxCoordSelect ([K, 5] → those columns, [K, 2, 1]): a
+// linear pair.
+func boxCoordSpecs(k, dir int) (embed, sel ad.OpSpec) {
+	mk := func(name string, from, to tensor.Shape, isEmbed bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("K=%d, dir=%d", k, dir), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+				if !in[0].Eq(from) {
+					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel: ad.Floats(boxCoordKernel[float32](dir, isEmbed), boxCoordKernel[float64](dir, isEmbed)),
+		}
+	}
+	return ad.LinearPair(mk("BoxCoordEmbed", tensor.Shape{k, 2, 1}, tensor.Shape{k, 5}, true),
+		mk("BoxCoordSelect", tensor.Shape{k, 5}, tensor.Shape{k, 2, 1}, false))
+}
+
+func boxCoordKernel[T ad.Float](dir int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	c0 := 2 - dir // y1 is column 2, x1 column 1; the second is two further
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if embed {
+			for i := 0; 2*i < len(in[0].Data); i++ {
+				out.Data[5*i+c0], out.Data[5*i+c0+2] = in[0].Data[2*i], in[0].Data[2*i+1]
+			}
+			return nil
+		}
+		for i := 0; 2*i < len(out.Data); i++ {
+			out.Data[2*i], out.Data[2*i+1] = in[0].Data[5*i+c0], in[0].Data[5*i+c0+2]
+		}
+		return nil
+	}
+}
