@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
@@ -36,6 +37,7 @@ func FuzzBoxOps(f *testing.F) {
 		if fb.intn(2) == 1 {
 			in = allFloat32(in)
 		}
+		red := []string{"none", "mean", "sum"}[fb.intn(3)]
 		ops := []func(x, y *gorgonia.Node) (*gorgonia.Node, error){
 			gops.BoxIoU, gops.GeneralizedBoxIoU,
 			func(x, y *gorgonia.Node) (*gorgonia.Node, error) { return gops.DistanceBoxIoU(x, y, 1e-7) },
@@ -44,7 +46,7 @@ func FuzzBoxOps(f *testing.F) {
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) { return gops.BoxConvert(x, "cxcywh", "xywh") },
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) { return gops.ClipBoxesToImage(x, [2]int{5, 7}) },
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.GeneralizedBoxIoULoss(x, x, []string{"none", "mean", "sum"}[fb.intn(3)], 1e-7)
+				return gops.GeneralizedBoxIoULoss(x, x, red, 1e-7)
 			},
 		}
 		op := fb.intn(len(ops))
@@ -59,6 +61,29 @@ func FuzzBoxOps(f *testing.F) {
 		vals, err := evalNoPanic(g, y)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(vals) > 0 { // the same values in a graph that also holds the gradients
+			g2, nodes2 := inputNodes(in)
+			y2, err := ops[op](nodes2[0], nodes2[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cost := y2
+			if !y2.IsScalar() {
+				cost = gorgonia.Must(gorgonia.Sum(y2))
+			}
+			if _, err := ad.Grad(cost, nodes2[0]); err != nil {
+				t.Fatal(err)
+			}
+			vals2, err := evalNoPanic(g2, y2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if !(v == vals2[i] || math.IsNaN(v) && math.IsNaN(vals2[i])) {
+					t.Fatalf("value %d: %v alone, %v with gradients", i, v, vals2[i])
+				}
+			}
 		}
 		if op == 0 && n > 0 && m > 0 && in[0].Dtype() == tensor.Float64 {
 			ad, bd := a.Data().([]float64), b.Data().([]float64)

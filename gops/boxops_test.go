@@ -334,3 +334,68 @@ func TestNMSViews(t *testing.T) {
 		t.Fatalf("got %v, %v; want [1 2]", keep, err)
 	}
 }
+
+// degenerateBoxes: zero-width, zero-height, points and inverted zero boxes,
+// with two normal ones.
+var degenerateBoxes = tensor.New(tensor.WithShape(8, 4), tensor.WithBacking([]float64{
+	2, 0, 0, 0, // inverted, zero height
+	0, 0, 0, 0, // a point at the origin
+	0, 3, 2, 3, // zero height
+	2, 1, 2, 1, // a point
+	1, 0, 1, 2, // zero width
+	3, 2, 1, 2, // inverted, zero height
+	0, 0, 1, 1,
+	3, 1, 4, 2,
+}))
+
+// TestBoxOpsForwardWithGrad: the values of a box function are the same in
+// a graph that holds only it and in one that also holds its gradients
+// (Gorgonia's own divide gave +Inf for x/0 on some compiled paths).
+func TestBoxOpsForwardWithGrad(t *testing.T) {
+	fs := map[string]func(a, b *gorgonia.Node) (*gorgonia.Node, error){
+		"BoxIoU":            gops.BoxIoU,
+		"GeneralizedBoxIoU": gops.GeneralizedBoxIoU,
+		"DistanceBoxIoU":    func(a, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.DistanceBoxIoU(a, b, 1e-7) },
+		"CompleteBoxIoU":    func(a, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.CompleteBoxIoU(a, b, 1e-7) },
+		"GeneralizedBoxIoULoss": func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+			return gops.GeneralizedBoxIoULoss(a, b, "none", 1e-7)
+		},
+		"DistanceBoxIoULoss": func(a, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.DistanceBoxIoULoss(a, b, "none", 1e-7) },
+		"CompleteBoxIoULoss": func(a, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.CompleteBoxIoULoss(a, b, "none", 1e-7) },
+	}
+	d := degenerateBoxes.Data().([]float64)
+	k := len(d) / 4
+	for name, f := range fs {
+		for _, f32 := range []bool{false, true} {
+			for i := 0; i < k; i++ {
+				for j := 0; j < k; j++ {
+					a := tensor.New(tensor.WithShape(1, 4), tensor.WithBacking(append([]float64(nil), d[4*i:4*i+4]...)))
+					b := tensor.New(tensor.WithShape(1, 4), tensor.WithBacking(append([]float64(nil), d[4*j:4*j+4]...)))
+					in := []*tensor.Dense{a, b}
+					if f32 {
+						in = allFloat32(in)
+					}
+					eval := func(withGrad bool) []float64 {
+						g, nodes := inputNodes(in)
+						y, err := f(nodes[0], nodes[1])
+						if err != nil {
+							t.Fatal(err)
+						}
+						if withGrad {
+							if _, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...); err != nil {
+								t.Fatal(err)
+							}
+						}
+						return runRead(t, g, y)[0]
+					}
+					alone, with := eval(false), eval(true)
+					for e := range alone {
+						if !(alone[e] == with[e] || math.IsNaN(alone[e]) && math.IsNaN(with[e])) {
+							t.Errorf("%s float32=%v %v %v: %v alone, %v with gradients", name, f32, d[4*i:4*i+4], d[4*j:4*j+4], alone[e], with[e])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package gops
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -15,7 +16,8 @@ import (
 //   - pointwise ops on same-shape tensors: BoxMaximum, BoxMinimum, BoxClamp
 //     (gradient U ⊙ a mask op, piecewise constant, no gradient of its own),
 //     BoxAtan (U / (1 + x²)), BoxSigmoid (U ⊙ s ⊙ (1 − s)), BoxSoftplus
-//     (U ⊙ sigmoid), BoxPow (U ⊙ γ·BoxPow(x, γ−1)), BoxStopGradient (none);
+//     (U ⊙ sigmoid), BoxPow (U ⊙ γ·BoxPow(x, γ−1)), BoxDiv (IEEE a / b;
+//     U / b and −U·((a / b) / b), BoxDivs again), BoxStopGradient (none);
 //   - linear pairs: Masked(x, m) (its own transpose), ColumnSelect and
 //     ColumnEmbed, StackColumns (its gradient: ColumnSelects), the row
 //     gathers (RowGather, IndexSelect) and their scatter-adds;
@@ -128,7 +130,8 @@ func maxShare(a, b float64) float64 {
 }
 
 // binaryMinMax applies maximum (max) or minimum to a and b of one shape;
-// gradients U ⊙ share(a, b), U ⊙ share(b, a).
+// gradients U ⊙ share(a, b), U ⊙ share(b, a), exactly 0 where the share
+// is 0 (shareOf).
 func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
 	s := a.Shape()
 	name, f := "BoxMinimum", minimum
@@ -148,14 +151,24 @@ func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		ga, err := gorgonia.HadamardProd(u, ma)
+		ga, err := shareOf(u, ma)
 		if err != nil {
 			return nil, err
 		}
-		gb, err := gorgonia.HadamardProd(u, mb)
+		gb, err := shareOf(u, mb)
 		return gorgonia.Nodes{ga, gb}, err
 	})
 	return ad.Apply(spec, a, b)
+}
+
+// shareOf is U ⊙ m where m != 0 and exactly 0 elsewhere (torch's
+// masked_fill and where: an infinite U gives 0 there, not NaN).
+func shareOf(u, m *gorgonia.Node) (*gorgonia.Node, error) {
+	um, err := gorgonia.HadamardProd(u, m)
+	if err != nil {
+		return nil, err
+	}
+	return maskedNode(um, m)
 }
 
 // clamp is torch.clamp(x, lo, hi) (NaN stays NaN); ±Inf bounds are none.
@@ -167,7 +180,8 @@ func clamp(x, lo, hi float64) float64 {
 }
 
 // clampNode clamps x to [lo, hi]; its gradient is U where lo <= x <= hi,
-// 0 elsewhere (torch's clamp_backward).
+// exactly 0 elsewhere, even where U is infinite (torch's clamp_backward, a
+// where).
 func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 	s := x.Shape()
 	params := fmt.Sprintf("[%v, %v]", lo, hi)
@@ -182,7 +196,7 @@ func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			g, err := gorgonia.HadamardProd(u, m)
+			g, err := maskedNode(u, m)
 			return gorgonia.Nodes{g}, err
 		})
 	return ad.Apply(spec, x)
@@ -249,6 +263,45 @@ func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
 			return gorgonia.Nodes{b.mul(u, b.scale(p, gamma))}, b.err
 		})
 	return ad.Apply(spec, x)
+}
+
+// divNode is a / b elementwise on same-shape tensors, IEEE division in the
+// dtype (x/0 = ±Inf, 0/0 = NaN, as torch). Gorgonia's HadamardDiv is not
+// used: its pure-Go divide (tensor's vecf32/vecf64 Div) gives +Inf for any
+// x/0, 0/0 included, on some of the paths a TapeMachine compiles and IEEE
+// values on others, so a graph's values changed when gradients were added
+// to it. Gradients are torch's div backward: U / b and −U·((a / b) / b),
+// the latter from the output q = a / b; both are built from divNode again,
+// so every order divides the same way.
+func divNode(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+	s := a.Shape()
+	spec := pointSpec("BoxDiv", "", s, 2, func(x, y float64) float64 { return x / y }, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		ga, err := divNode(u, in[1])
+		if err != nil {
+			return nil, err
+		}
+		nu, err := gorgonia.Neg(u)
+		if err != nil {
+			return nil, err
+		}
+		qb, err := divNode(q, in[1])
+		if err != nil {
+			return nil, err
+		}
+		gb, err := gorgonia.HadamardProd(nu, qb)
+		return gorgonia.Nodes{ga, gb}, err
+	})
+	spec.Kernel = ad.Floats(divKernel[float32], divKernel[float64]) // the same values, without a call per element
+	return ad.Apply(spec, a, b)
+}
+
+// divKernel divides in T (Go's / on floats is IEEE division).
+func divKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	a, b := in[0].Data, in[1].Data[:len(in[0].Data)]
+	for i, v := range a {
+		out.Data[i] = v / b[i]
+	}
+	return nil
 }
 
 // stopGradient is x, through which no gradient flows (torch.no_grad).
@@ -388,37 +441,65 @@ func scatterAddRows[T ad.Float](dst, src []T, idx []int, n int) {
 // idx of x, idx fixed when the graph is built) and RowScatterAdd (back,
 // adding): a linear pair. key names idx in Params (ops are merged by it).
 func rowGatherSpecs(xs tensor.Shape, idx []int, key string) (gather, scatter ad.OpSpec) {
+	return rowSelectSpecs([2]string{"RowGather", "RowScatterAdd"}, xs, len(idx), idx, key)
+}
+
+// rowSelectSpecs are a row gather (x [K, rest...] → [P, rest...], rows
+// idx of x) and the scatter-add of rows back, a linear pair in the first
+// input, named names[0] and names[1]: the one implementation of RowGather
+// (idx fixed when the graph is built, given here, named by key in Params)
+// and IndexSelect (fixed nil: idx is the ops' second input, a tensor.Int
+// [P] node without gradient, checked against K when the op runs).
+func rowSelectSpecs(names [2]string, xs tensor.Shape, p int, fixed []int, key string) (gather, scatter ad.OpSpec) {
 	xs = xs.Clone()
 	ys := xs.Clone()
-	ys[0] = len(idx)
-	n := tensor.Shape(xs[1:]).TotalSize()
+	ys[0] = p
+	k, n := xs[0], tensor.Shape(xs[1:]).TotalSize()
+	idxInput := fixed == nil
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
-		return ad.OpSpec{
-			Name: name, Params: fmt.Sprintf("%v→%v %s", from, to, key), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+		spec := ad.OpSpec{
+			Name: name, Params: strings.TrimSpace(fmt.Sprintf("%v→%v %s", from, to, key)), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !sameShape(in[0], from) {
+				if !sameShape(in[0], from) || idxInput && !sameShape(in[1], tensor.Shape{p}) {
+					if idxInput {
+						return nil, fmt.Errorf("gops: %s: inputs %v and idx %v, want %v and (%d)", name, in[0], in[1], from, p)
+					}
 					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil
 			},
-			Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-				rowKernel(out.Data, in[0].Data, idx, n, fwd)
-				return nil
-			}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-				rowKernel(out.Data, in[0].Data, idx, n, fwd)
-				return nil
-			}),
+			Kernel:           ad.Floats(rowSelectKernel[float32](fixed, k, n, fwd), rowSelectKernel[float64](fixed, k, n, fwd)),
 			KernelOverwrites: fwd,
 		}
+		if idxInput {
+			spec.InputDims = append(spec.InputDims, 1)
+			spec.InputDtypes, spec.DiffWRT = []tensor.Dtype{{}, tensor.Int}, []bool{true, false}
+		}
+		return spec
 	}
-	return ad.LinearPair(mk("RowGather", xs, ys, true), mk("RowScatterAdd", ys, xs, false))
+	return ad.LinearPair(mk(names[0], xs, ys, true), mk(names[1], ys, xs, false))
 }
 
-func rowKernel[T ad.Float](out, in []T, idx []int, n int, fwd bool) {
-	if fwd {
-		gatherRows(out, in, idx, n)
-	} else {
-		scatterAddRows(out, in, idx, n)
+// rowSelectKernel gathers (fwd) or scatter-adds rows of n elements, at the
+// fixed indices or, when fixed is nil, at those of the second input after
+// checking each against k rows.
+func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		idx := fixed
+		if fixed == nil {
+			idx = in[1].Ints
+			for r, i := range idx {
+				if i < 0 || i >= k {
+					return fmt.Errorf("gops: IndexSelect: idx[%d] = %d is outside [0, %d)", r, i, k)
+				}
+			}
+		}
+		if fwd {
+			gatherRows(out.Data, in[0].Data, idx, n)
+		} else {
+			scatterAddRows(out.Data, in[0].Data, idx, n)
+		}
+		return nil
 	}
 }
 
@@ -474,8 +555,8 @@ func emptyResult(name string, out tensor.Shape, v float64, in ...*gorgonia.Node)
 }
 
 // build applies Gorgonia's elementwise ops (right at every order,
-// docs/GORGONIA.md) and keeps the first error, so that a formula reads as
-// one.
+// docs/GORGONIA.md) and the ops above (div is divNode, never Gorgonia's
+// divide) and keeps the first error, so that a formula reads as one.
 type build struct {
 	g   *gorgonia.ExprGraph
 	dt  tensor.Dtype
@@ -516,7 +597,7 @@ func (b *build) mul(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.do(func() (*gorgonia.Node, error) { return gorgonia.HadamardProd(x, y) })
 }
 func (b *build) div(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.HadamardDiv(x, y) })
+	return b.do(func() (*gorgonia.Node, error) { return divNode(x, y) })
 }
 func (b *build) square(x *gorgonia.Node) *gorgonia.Node {
 	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Square(x) })

@@ -34,41 +34,8 @@ func IndexSelect(x, idx *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // indexSelectSpecs are IndexSelect (x of shape xs → [p, xs[1:]...]) and
-// IndexScatterAdd (back), a linear pair in their first input.
+// IndexScatterAdd (back), a linear pair in their first input: the row
+// gathers of boxprims.go with idx an input.
 func indexSelectSpecs(xs tensor.Shape, p int) (f, ft ad.OpSpec) {
-	xs = xs.Clone()
-	ys := xs.Clone()
-	ys[0] = p
-	k, n := xs[0], tensor.Shape(xs[1:]).TotalSize()
-	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
-		return ad.OpSpec{
-			Name: name, Params: fmt.Sprintf("%v→%v", from, to), InputDims: []int{from.Dims(), 1}, OutputDims: to.Dims(),
-			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !sameShape(in[0], from) || !sameShape(in[1], tensor.Shape{p}) {
-					return nil, fmt.Errorf("gops: %s: inputs %v and idx %v, want %v and (%d)", name, in[0], in[1], from, p)
-				}
-				return to.Clone(), nil
-			},
-			Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-				return indexRows(out.Data, in[0].Data, in[1].Ints, k, n, fwd)
-			}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-				return indexRows(out.Data, in[0].Data, in[1].Ints, k, n, fwd)
-			}),
-			KernelOverwrites: fwd,
-		}
-	}
-	return ad.LinearPair(mk("IndexSelect", xs, ys, true), mk("IndexScatterAdd", ys, xs, false))
-}
-
-// indexRows gathers (fwd) or scatter-adds rows of n elements after
-// checking every index against k rows.
-func indexRows[T ad.Float](out, in []T, idx []int, k, n int, fwd bool) error {
-	for r, i := range idx {
-		if i < 0 || i >= k {
-			return fmt.Errorf("gops: IndexSelect: idx[%d] = %d is outside [0, %d)", r, i, k)
-		}
-	}
-	rowKernel(out, in, idx, n, fwd)
-	return nil
+	return rowSelectSpecs([2]string{"IndexSelect", "IndexScatterAdd"}, xs, p, nil, "")
 }

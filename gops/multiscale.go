@@ -210,7 +210,8 @@ type MultiScaleRoIAlignOpts struct {
 // len(imageSizes) not N; a box list not [L, 4] or of another dtype; an
 // image size not positive; OutputSize or SamplingRatio as RoIAlign
 // refuses them; CanonicalScale negative; Scales of the wrong length, not
-// positive and finite, or not one level per map; inferred scales that
+// positive and finite in float32 (the levels' dtype) and the features'
+// dtype, or not one level per map; inferred scales that
 // disagree between height and width.
 func MultiScaleRoIAlign(features, boxes []*gorgonia.Node, imageSizes [][2]int, opts MultiScaleRoIAlignOpts) (*gorgonia.Node, error) {
 	const name = "MultiScaleRoIAlign"
@@ -294,11 +295,16 @@ func pyramidScales(name string, shapes []tensor.Shape, imageSizes [][2]int, give
 			return nil, fmt.Errorf("gops: %s: Scales has %d entries for %d feature maps", name, len(given), len(shapes))
 		}
 		for l, s := range given {
-			if !(s > 0) {
-				return nil, fmt.Errorf("gops: %s: Scales[%d] = %v must be positive", name, l, s)
-			}
-			if _, err := spatialScaleOrOne(name, s, dt); err != nil {
-				return nil, fmt.Errorf("gops: %s: Scales[%d]: %w", name, l, err)
+			// The levels are −log2 of the scales rounded to float32 (as
+			// torchvision's _setup_scales), so a scale must survive that
+			// rounding as well as the features' dtype: 1e-300 would be 0
+			// there, and its level −log2(0) = +Inf no integer.
+			if f := float64(float32(s)); !(s > 0) || math.IsInf(s, 0) || !(f > 0) || math.IsInf(f, 0) {
+				where := "float32, the features' dtype"
+				if dt != tensor.Float32 {
+					where = fmt.Sprintf("%v, the features' dtype, and in float32, in which the FPN levels are computed (as torchvision's)", dt)
+				}
+				return nil, fmt.Errorf("gops: %s: Scales[%d] = %v must be positive and finite in %s", name, l, s, where)
 			}
 		}
 		return append([]float64(nil), given...), nil
@@ -409,18 +415,18 @@ func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 	return byLevel, nil
 }
 
-// gatherRoIRows copies rows idx (of width w) of src into dst, in order.
+// gatherRoIRows copies rows idx (of width w) of src into dst, in order
+// (gatherRows, in parallel over the rows).
 func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
 	dst = resizeRoIRows(dst, len(idx)*w)
 	cpu.ParallelFor(len(idx), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			copy(dst[j*w:(j+1)*w], src[idx[j]*w:(idx[j]+1)*w])
-		}
+		gatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
 	})
 	return dst
 }
 
-// scatterRoIRows copies the rows of src (of width w) to rows idx of dst.
+// scatterRoIRows copies the rows of src (of width w) to rows idx of dst
+// (a copy, not scatterAddRows' sum: each box's row is written once).
 func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
 	cpu.ParallelFor(len(idx), func(lo, hi int) {
 		for j := lo; j < hi; j++ {

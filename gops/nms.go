@@ -151,36 +151,17 @@ func nms[T float32 | float64](boxes, scores []T, thr float64) []int {
 		rest := live[1:]
 		n := 0
 		for _, j := range rest {
-			// std::max(ix1, x1[j]) is (ix1 < x1[j]) ? x1[j] : ix1, and so on.
-			xx1, xx2 := ix1, ix2
-			if ix1 < x1[j] {
-				xx1 = x1[j]
+			// A side <= 0 (max(0, ·) = 0): no overlap, box j stays; the
+			// height is not computed then.
+			suppress := false
+			if w := overlapSide(ix1, ix2, x1[j], x2[j]); 0 < w {
+				if h := overlapSide(iy1, iy2, y1[j], y2[j]); 0 < h {
+					inter := T(w * h)
+					ovr := inter / T(T(ia+area[j])-inter)
+					suppress = float64(ovr) > thr
+				}
 			}
-			if x2[j] < ix2 {
-				xx2 = x2[j]
-			}
-			w := xx2 - xx1
-			if !(0 < w) { // w = max(0, ·) = 0: no overlap
-				rest[n] = j
-				n++
-				continue
-			}
-			yy1, yy2 := iy1, iy2
-			if iy1 < y1[j] {
-				yy1 = y1[j]
-			}
-			if y2[j] < iy2 {
-				yy2 = y2[j]
-			}
-			h := yy2 - yy1
-			if !(0 < h) {
-				rest[n] = j
-				n++
-				continue
-			}
-			inter := T(w * h)
-			ovr := inter / T(T(ia+area[j])-inter)
-			if !(float64(ovr) > thr) {
+			if !suppress {
 				rest[n] = j
 				n++
 			}
@@ -188,6 +169,22 @@ func nms[T float32 | float64](boxes, scores []T, thr float64) []int {
 		live = rest[:n]
 	}
 	return keep
+}
+
+// overlapSide is the side of the overlap of the intervals [lo1, hi1] (the
+// kept box) and [lo2, hi2] (a candidate) before nms_kernel's max(0, ·):
+// std::min(hi1, hi2) − std::max(lo1, lo2), with std::max(lo1, lo2) as
+// written there, (lo1 < lo2) ? lo2 : lo1, and std::min(hi1, hi2) =
+// (hi2 < hi1) ? hi2 : hi1, so that a NaN of the candidate is ignored.
+func overlapSide[T float32 | float64](lo1, hi1, lo2, hi2 T) T {
+	lo, hi := lo1, hi1
+	if lo1 < lo2 {
+		lo = lo2
+	}
+	if hi2 < hi1 {
+		hi = hi2
+	}
+	return hi - lo
 }
 
 // BatchedNMS is torchvision.ops.batched_nms(boxes, scores, idxs,

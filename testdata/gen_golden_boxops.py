@@ -34,8 +34,10 @@ JSON layout:
       "grad1": [...], "grad2": [...] | null,            # of sum(G * out)
       "v1": [...], "v2": [...] | null,
       "hvp1": [...], "hvp2": [...] | null,              # of <grad1, v1> + <grad2, v2>
-      "nan": {"output": [i...], "grad1": [...], "grad2": [...], "hvp1": [...], "hvp2": [...]}
-    }                                                   # NaN positions (written as 0); ±Inf as ±1e308
+      "nan": {"output": [i...], "grad1": [...], "grad2": [...], "hvp1": [...], "hvp2": [...]},
+                                                        # NaN positions (written as 0); ±Inf as ±1e308
+      "exact_output": [...], "exact_grad1": [...]       # only focal large-logit cases with gamma 0:
+    }                                                   # exact float64 values (exact_focal)
 
     selection ops:
     case = {"name": str, "dtype": str, "op": "nms" | "batched_nms" | "remove_small_boxes",
@@ -43,7 +45,9 @@ JSON layout:
             "iou_threshold": float, "min_size": float, "keep": [int...]}
 
 Box sets cover identical, disjoint, touching, contained, zero-area, inverted
-and large boxes; NMS cases cover ties in scores, IoU exactly at the
+and large boxes, and (degenerate cases) every pair of zero-width,
+zero-height, point and inverted zero boxes; focal cases include large
+|logits| with hard targets; NMS cases cover ties in scores, IoU exactly at the
 threshold (in float32 and float64: 0.3 is 0.30000001192... in float32,
 above the threshold 0.3), NaN scores, the two batched_nms strategies and no
 boxes.
@@ -178,6 +182,87 @@ def differentiable_cases(gen):
     return cases
 
 
+def degenerate_boxes():
+    # inverted with zero height (the reviewer's [2, 0, 0, 0]), a point at the
+    # origin, zero height, a point, zero width, inverted with zero height,
+    # inverted with zero width, and two normal boxes.
+    return torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 3.0, 2.0, 3.0], [2.0, 1.0, 2.0, 1.0],
+                         [1.0, 0.0, 1.0, 2.0], [3.0, 2.0, 1.0, 2.0], [1.0, 3.0, 1.0, 0.5], [0.0, 0.0, 1.0, 1.0],
+                         [3.0, 1.0, 4.0, 2.0]], dtype=torch.float64)
+
+
+def degenerate_cases(gen):
+    """Zero-width, zero-height and inverted zero boxes: divisions 0/0 and
+    x/0 (NaN and ±Inf), in values and derivatives. Added after the other
+    cases, with their own generator, so that those stay as they were."""
+    cases = []
+    d = degenerate_boxes()
+    k = d.shape[0]
+    # every ordered pair of boxes, for the losses (row i of boxes1 with row i of boxes2)
+    la, lb = d.repeat_interleave(k, dim=0), d.repeat(k, 1)
+    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+        for op, f in [("box_iou", lambda a, b, eps: ops.box_iou(a, b)),
+                      ("generalized_box_iou", lambda a, b, eps: ops.generalized_box_iou(a, b)),
+                      ("distance_box_iou", lambda a, b, eps: ops.distance_box_iou(a, b, eps)),
+                      ("complete_box_iou", lambda a, b, eps: ops.complete_box_iou(a, b, eps))]:
+            # all pairs (mostly NaN: a zero union), and each degenerate box
+            # with the normal ones only, so that the gradient rows are not
+            # all poisoned by the NaN pairs.
+            for bname, a, b in [("degenerate", d, d), ("degenerate-normal", d, d[7:]), ("normal-degenerate", d[7:], d)]:
+                cases.append(run(f"{bname}/eps=1e-07", op, dt, dname, lambda x, y, f=f: f(x, y, 1e-7), a, b, gen,
+                                 {"eps": 1e-7}))
+        for op, f in [("generalized_box_iou_loss", ops.generalized_box_iou_loss),
+                      ("distance_box_iou_loss", ops.distance_box_iou_loss),
+                      ("complete_box_iou_loss", ops.complete_box_iou_loss)]:
+            for red in ["none", "sum"]:
+                cases.append(run(f"degenerate/{red}/eps=1e-07", op, dt, dname,
+                                 lambda x, y, f=f, red=red: f(x, y, red, 1e-7), la, lb, gen,
+                                 {"reduction": red, "eps": 1e-7}))
+    return cases
+
+
+def exact_focal(x, t, alpha):
+    """sigmoid_focal_loss with gamma 0 in float64 without cancellation:
+    alpha_t * ((1 - t) * softplus(x) + t * softplus(-x)), softplus(z) =
+    max(z, 0) + log1p(exp(-|z|)); torch's own binary_cross_entropy_with_logits
+    computes (1 - t) * x + log(exp(-m) + exp(-x - m)), which loses the
+    small losses of confident correct logits (float32: 1 % at x = 12)."""
+    def sp(z):
+        return z.clamp_min(0) + torch.log1p(torch.exp(-z.abs()))
+    ce = (1 - t) * sp(x) + t * sp(-x)
+    if alpha >= 0:
+        ce = (alpha * t + (1 - alpha) * (1 - t)) * ce
+    return ce
+
+
+def focal_precision_cases(gen):
+    """Large |logits| with hard targets (and one soft row): besides torch's
+    values, exact_output and exact_grad1 hold the exact loss and its
+    gradient in the logits (float64, on the case's rounded inputs), which
+    the Go result must match to a few ulps of its dtype."""
+    cases = []
+    xs = [12.02, -12.02, 20.0, -20.0, 30.0, -30.0, 50.0, -50.0, 90.0, -90.0, 0.5, -3.0]
+    logits = torch.tensor([xs, xs, xs], dtype=torch.float64)
+    targets = torch.tensor([[1.0] * len(xs), [0.0] * len(xs), [0.25] * len(xs)], dtype=torch.float64)
+    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+        for alpha, gamma in [(0.25, 0.0), (-1.0, 0.0), (0.25, 2.0)]:
+            for red in ["none", "sum"]:
+                c = run(f"large-logits/alpha={alpha}/gamma={gamma}/{red}", "sigmoid_focal_loss", dt, dname,
+                        lambda x, t, alpha=alpha, gamma=gamma, red=red: ops.sigmoid_focal_loss(x, t, alpha, gamma, red),
+                        logits, targets, gen, {"alpha": alpha, "gamma": gamma, "reduction": red})
+                if gamma == 0.0:
+                    x = logits.to(dt).double().requires_grad_()
+                    t = targets.to(dt).double()
+                    loss = exact_focal(x, t, alpha)
+                    if red == "sum":
+                        loss = loss.sum()
+                    g = torch.tensor(c["grad_output"], dtype=torch.float64).reshape(loss.shape)
+                    (gx,) = torch.autograd.grad((g * loss).sum(), [x])
+                    c["exact_output"], c["exact_grad1"] = enc(loss)[0], enc(gx)[0]
+                cases.append(c)
+    return cases
+
+
 def selection_case(name, op, dname, boxes, scores=None, idxs=None, thr=0.0, min_size=0.0):
     if op == "nms":
         keep = ops.nms(boxes, scores, thr)
@@ -239,6 +324,8 @@ def selection_cases(gen):
 def main():
     gen = torch.Generator().manual_seed(14)
     cases = differentiable_cases(gen) + selection_cases(gen)
+    gen2 = torch.Generator().manual_seed(15)
+    cases += degenerate_cases(gen2) + focal_precision_cases(gen2)
     doc = {"torch": torch.__version__, "torchvision": torchvision.__version__, "cases": cases}
     with gzip.open(OUT_PATH, "wt") as f:
         json.dump(doc, f)
