@@ -1,9 +1,12 @@
 package gops
 
 import (
+	"fmt"
+
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // PSRoIAlignOpts are the parameters of PSRoIAlign, named as in
@@ -36,9 +39,20 @@ type PSRoIAlignOpts struct {
 // size clamp, SamplingRatio² samples per bin or an adaptive grid, and
 // roi_align's bilinear boundary rule.
 //
-// The result is linear in input and differentiable w.r.t. input to every
-// order (use ad.Grad). It is not differentiable w.r.t. boxes: ad.Grad
-// returns an error when a gradient would have to flow into boxes.
+// The result is linear in input and differentiable to every order w.r.t.
+// input and boxes, mixed input×box and x×y terms included (use ad.Grad;
+// torchvision gives boxes no gradient), as RoIAlign: box gradients follow
+// the sample points, which are affine in the box coordinates, through the
+// bilinear interpolation. Where the function has kinks, the conventions
+// are: the cells, the adaptive grid size (SamplingRatio <= 0), the
+// averaging count and the inside/outside decisions are piecewise constant
+// (derivative 0); a sample coordinate clamped by torchvision's y <= 0 → 0
+// rule or its last-row (last-column) rule has derivative 0 in that
+// coordinate; a sample exactly on an integer takes the derivative of the
+// cell floor() selects (the right-sided one). A bin without samples has a
+// zero gradient. The batch-index column gets a zero gradient. Box
+// gradients are computed by host kernels only (no CUDA twin yet), and only
+// when ad.Grad needs them.
 //
 // Differences from torchvision: a bin without samples (a box of zero or
 // negative size with adaptive sampling) gives 0 where torchvision gives NaN
@@ -61,8 +75,30 @@ func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Nod
 		return nil, err
 	}
 	g.SamplingRatio = opts.SamplingRatio
-	f, _ := psSpecs(g, "PSRoIAlign", false,
-		boxKernels(g, cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignForward[float64]),
-		boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]))
+	f, _ := psRoIAlignMemberSpecs(g, 0, 0, false)
 	return ad.Apply(f, input, boxes)
+}
+
+// psRoIAlignMemberSpecs are member F_ab of PSRoIAlign's box family and its
+// transpose, a linear pair in X: RoIAlign's family (roialignbox.go) with
+// PSRoIAlign's sampling and position-sensitive channels, F_ab → [K, J·C',
+// PH, PW], C' = C/(PH·PW), channel j·C' + c of bin (ph, pw) reading input
+// channel (c·PH + ph)·PW + pw (internal/cpu/roialignbox.go). F_00 is
+// PSRoIAlign.
+func psRoIAlignMemberSpecs(g *cpu.PoolGeom, a, b int, xMajor bool) (f, ft ad.OpSpec) {
+	members := func(a, b int, xMajor bool) ad.OpSpec {
+		f, _ := psRoIAlignMemberSpecs(g, a, b, xMajor)
+		return f
+	}
+	if a+b == 0 {
+		return psSpecs(g, "PSRoIAlign", false,
+			boxKernels(g, cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignForward[float64]),
+			boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]), members)
+	}
+	J, cOut := 1<<(a+b), g.C/(g.PH*g.PW)
+	return boxMemberSpecs(fmt.Sprintf("PSRoIAlignBoxDeriv%d%d", a, b), fmt.Sprintf("x_major=%t, %s", xMajor, g.Params()),
+		inputShape(g), func(k int) tensor.Shape { return tensor.Shape{k, J * cOut, g.PH, g.PW} }, a, b,
+		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDeriv[float32], cpu.PSRoIAlignBoxDeriv[float64]),
+		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDerivTranspose[float32], cpu.PSRoIAlignBoxDerivTranspose[float64]),
+		members)
 }

@@ -61,6 +61,6 @@ func PSRoIPool(input, boxes *gorgonia.Node, opts PSRoIPoolOpts) (*gorgonia.Node,
 	}
 	f, _ := psSpecs(g, "PSRoIPool", true,
 		boxKernels(g, cpu.PSRoIPoolForward[float32], cpu.PSRoIPoolForward[float64]),
-		boxKernels(g, cpu.PSRoIPoolTranspose[float32], cpu.PSRoIPoolTranspose[float64]))
+		boxKernels(g, cpu.PSRoIPoolTranspose[float32], cpu.PSRoIPoolTranspose[float64]), nil)
 	return ad.Apply(f, input, boxes)
 }

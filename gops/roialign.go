@@ -100,20 +100,25 @@ func roiAlignSpecs(g *cpu.RoIAlignGeom) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes("RoIAlign", tensor.Shape{g.N, g.C, g.H, g.W},
 		func(k int) tensor.Shape { return tensor.Shape{k, g.C, g.PH, g.PW} })
 	f = ad.OpSpec{
-		Name: "RoIAlign",
-		Params: fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
-			g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
+		Name:        "RoIAlign",
+		Params:      roiAlignParams(g),
 		InputDims:   []int{4, 2},
 		OutputDims:  4,
 		Shape:       shape,
 		Kernel:      boxKernels(g, cpu.RoIAlignForward[float32], cpu.RoIAlignForward[float64]),
-		BackwardFor: roiAlignBoxBackward(g, 0, 0, false),
+		BackwardFor: boxFamilyBackward(roiAlignMembers(g), 0, 0, false),
 	}
 	ft = f
 	ft.Name, ft.Shape = "RoIAlignTranspose", tshape
 	ft.Kernel = boxKernels(g, cpu.RoIAlignTranspose[float32], cpu.RoIAlignTranspose[float64])
-	ft.BackwardFor = roiAlignBoxBackward(g, 0, 0, true)
+	ft.BackwardFor = boxFamilyBackward(roiAlignMembers(g), 0, 0, true)
 	return ad.LinearPair(withCUDA(f, roiAlignGPU{g, false}), withCUDA(ft, roiAlignGPU{g, true}))
+}
+
+// roiAlignParams describes RoIAlign's geometry for op hashes and printouts.
+func roiAlignParams(g *cpu.RoIAlignGeom) string {
+	return fmt.Sprintf("input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
+		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned)
 }
 
 // roiAlignGPU is what the CUDA twins of RoIAlign and its transpose need

@@ -39,10 +39,25 @@ type roiBoxGoldenCase struct {
 // gradients of boxes with a sample point exactly on an integer are skipped
 // there: float32 rounding may put it in the other cell, a kink).
 func TestRoIAlignBoxGradientGolden(t *testing.T) {
-	for _, c := range loadGoldenFile[roiBoxGoldenCase](t, "roialign_boxes_golden.json.gz") {
+	checkBoxGradientGolden(t, "roialign_boxes_golden.json.gz", func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
+	})
+}
+
+// TestPSRoIAlignBoxGradientGolden: as TestRoIAlignBoxGradientGolden for
+// PSRoIAlign (testdata/gen_golden_psroialign_boxes.py).
+func TestPSRoIAlignBoxGradientGolden(t *testing.T) {
+	checkBoxGradientGolden(t, "psroialign_boxes_golden.json.gz", func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
+	})
+}
+
+// checkBoxGradientGolden compares output, input gradient and box gradient
+// of sum(op(x, boxes) ⊙ grad_output) with each case of file.
+func checkBoxGradientGolden(t *testing.T, file string, op func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error)) {
+	for _, c := range loadGoldenFile[roiBoxGoldenCase](t, file) {
 		for _, dt := range []string{"float64", "float32"} {
 			t.Run(c.Name+"/"+dt, func(t *testing.T) {
-				opts := gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned}
 				g := gorgonia.NewGraph()
 				node := func(name string, shape []int, data []float64) *gorgonia.Node {
 					v := goldenTensor(dt, shape, data)
@@ -51,7 +66,7 @@ func TestRoIAlignBoxGradientGolden(t *testing.T) {
 				x := node("x", c.InputShape, c.Input)
 				b := node("boxes", c.BoxesShape, c.Boxes)
 				gy := node("gy", c.OutputShape, c.GradOutput)
-				y, err := gops.RoIAlign(x, b, opts)
+				y, err := op(&c, x, b)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -27,53 +27,71 @@ import (
 // U = G. Order 2 in one coordinate is zero, so F_11 does not depend on the
 // boxes. The products, reshapes and the column embedding are differentiable
 // ops, so the family closes: every order comes from these kernels and
-// MatMul's. The batch-index column gets zero. Host only: no CUDA twins yet.
+// MatMul's. The batch-index column gets zero. PSRoIAlign's family
+// (psroialign.go) is the same with its sampling and position-sensitive
+// channels, and shares this code. Host only: no CUDA twins yet.
+
+// boxMembers builds member F_ab of a RoI op's box family (F_00 is the op
+// itself); xMajor orders F_11's channels x-major.
+type boxMembers = func(a, b int, xMajor bool) ad.OpSpec
 
 // roiAlignMemberSpecs are member F_ab of RoIAlign's box family and its
-// transpose, a linear pair in X; xMajor orders F_11's channels x-major.
+// transpose, a linear pair in X.
 func roiAlignMemberSpecs(g *cpu.RoIAlignGeom, a, b int, xMajor bool) (f, ft ad.OpSpec) {
 	if a+b == 0 {
 		return roiAlignSpecs(g)
 	}
 	J := 1 << (a + b)
-	name := fmt.Sprintf("RoIAlignBoxDeriv%d%d", a, b)
-	shape, tshape := roiPairShapes(name, tensor.Shape{g.N, g.C, g.H, g.W},
-		func(k int) tensor.Shape { return tensor.Shape{k, J * g.C, g.PH, g.PW} })
+	return boxMemberSpecs(fmt.Sprintf("RoIAlignBoxDeriv%d%d", a, b), fmt.Sprintf("x_major=%t, %s", xMajor, roiAlignParams(g)),
+		tensor.Shape{g.N, g.C, g.H, g.W}, func(k int) tensor.Shape { return tensor.Shape{k, J * g.C, g.PH, g.PW} }, a, b,
+		boxDerivKernels(g, a, b, xMajor, cpu.RoIAlignBoxDeriv[float32], cpu.RoIAlignBoxDeriv[float64]),
+		boxDerivKernels(g, a, b, xMajor, cpu.RoIAlignBoxDerivTranspose[float32], cpu.RoIAlignBoxDerivTranspose[float64]),
+		roiAlignMembers(g))
+}
+
+// roiAlignMembers is RoIAlign's box family.
+func roiAlignMembers(g *cpu.RoIAlignGeom) boxMembers {
+	return func(a, b int, xMajor bool) ad.OpSpec {
+		f, _ := roiAlignMemberSpecs(g, a, b, xMajor)
+		return f
+	}
+}
+
+// boxMemberSpecs are member F_ab (a + b >= 1) of a box family, named name,
+// on input shape in and with result pooled(K), and its transpose: a linear
+// pair in the first input whose box gradients are those of the family
+// members.
+func boxMemberSpecs(name, params string, in tensor.Shape, pooled func(k int) tensor.Shape, a, b int, fwd, adj ad.Kernel, members boxMembers) (f, ft ad.OpSpec) {
+	shape, tshape := roiPairShapes(name, in, pooled)
 	f = ad.OpSpec{
-		Name: name,
-		Params: fmt.Sprintf("x_major=%t, input=(%d,%d,%d,%d), output_size=(%d,%d), spatial_scale=%v, sampling_ratio=%d, aligned=%t",
-			xMajor, g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio, g.Aligned),
+		Name:       name,
+		Params:     params,
 		InputDims:  []int{4, 2},
 		OutputDims: 4,
 		// F_11 is piecewise constant in the boxes.
-		DiffWRT: []bool{true, a+b < 2},
-		Shape:   shape,
-		Kernel: ad.Floats(
-			func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-				return cpu.RoIAlignBoxDeriv(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
-			},
-			func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-				return cpu.RoIAlignBoxDeriv(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
-			}),
-		BackwardFor: roiAlignBoxBackward(g, a, b, false),
+		DiffWRT:     []bool{true, a+b < 2},
+		Shape:       shape,
+		Kernel:      fwd,
+		BackwardFor: boxFamilyBackward(members, a, b, false),
 	}
 	ft = f
-	ft.Name, ft.Shape = name+"Transpose", tshape
-	ft.Kernel = ad.Floats(
-		func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-			return cpu.RoIAlignBoxDerivTranspose(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
-		},
-		func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-			return cpu.RoIAlignBoxDerivTranspose(g, a, b, xMajor, in[0].Data, in[1].Data, out.Data)
-		})
-	ft.BackwardFor = roiAlignBoxBackward(g, a, b, true)
+	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
+	ft.BackwardFor = boxFamilyBackward(members, a, b, true)
 	return ad.LinearPair(f, ft)
 }
 
-// roiAlignBoxBackward is the box part of the Backward of F_ab (transpose
+// boxDerivKernels is the ad.Kernel of a member's CPU kernel
+// k(g, a, b, xMajor, data, boxes, out), for inputs (data, boxes).
+func boxDerivKernels[G any](g G, a, b int, xMajor bool, k32 func(G, int, int, bool, []float32, []float32, []float32) error, k64 func(G, int, int, bool, []float64, []float64, []float64) error) ad.Kernel {
+	return boxKernels(g,
+		func(g G, x, boxes, out []float32) error { return k32(g, a, b, xMajor, x, boxes, out) },
+		func(g G, x, boxes, out []float64) error { return k64(g, a, b, xMajor, x, boxes, out) })
+}
+
+// boxFamilyBackward is the box part of the Backward of F_ab (transpose
 // false: inputs X, boxes) or F_abᵀ (inputs G, boxes); LinearPair adds the
 // first input's gradient.
-func roiAlignBoxBackward(g *cpu.RoIAlignGeom, a, b int, transpose bool) func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+func boxFamilyBackward(members boxMembers, a, b int, transpose bool) func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 	return func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 		grads := make(gorgonia.Nodes, len(in))
 		if !want[1] || a+b == 2 {
@@ -84,13 +102,13 @@ func roiAlignBoxBackward(g *cpu.RoIAlignGeom, a, b int, transpose bool) func(in 
 			x, u = up, in[0]
 		}
 		var err error
-		grads[1], err = roiAlignBoxGrad(g, a, b, x, in[1], u)
+		grads[1], err = boxFamilyGrad(members, a, b, x, in[1], u)
 		return grads, err
 	}
 }
 
-// roiAlignBoxGrad is the gradient w.r.t. boxes [K, 5] of <U, F_ab(X, boxes)>.
-func roiAlignBoxGrad(g *cpu.RoIAlignGeom, a, b int, x, boxes, u *gorgonia.Node) (*gorgonia.Node, error) {
+// boxFamilyGrad is the gradient w.r.t. boxes [K, 5] of <U, F_ab(X, boxes)>.
+func boxFamilyGrad(members boxMembers, a, b int, x, boxes, u *gorgonia.Node) (*gorgonia.Node, error) {
 	k := boxes.Shape()[0]
 	r := u.Shape().TotalSize() / max(k, 1)
 	var total *gorgonia.Node
@@ -99,7 +117,7 @@ func roiAlignBoxGrad(g *cpu.RoIAlignGeom, a, b int, x, boxes, u *gorgonia.Node) 
 		if na > 1 || nb > 1 {
 			continue
 		}
-		next, _ := roiAlignMemberSpecs(g, na, nb, dir == 1)
+		next := members(na, nb, dir == 1)
 		d, err := ad.Apply(next, x, boxes) // [K, 2·J·C, PH, PW], the new coordinate outermost
 		if err != nil {
 			return nil, err
@@ -121,7 +139,7 @@ func roiAlignBoxGrad(g *cpu.RoIAlignGeom, a, b int, x, boxes, u *gorgonia.Node) 
 		if total == nil {
 			total = d
 		} else if total, err = gorgonia.Add(total, d); err != nil {
-			return nil, fmt.Errorf("gops: RoIAlign box gradient: %w", err)
+			return nil, fmt.Errorf("gops: %s box gradient: %w", next.Name, err)
 		}
 	}
 	return total, nil

@@ -104,22 +104,29 @@ def ref_roi_align(x, boxes, output_size, scale, sampling, aligned, kinks=None):
         if gh * gw == 0:
             outs.append(torch.zeros((x.shape[1], PH, PW), dtype=x.dtype) * bh)
             continue
-        ph = torch.arange(PH, dtype=x.dtype).repeat_interleave(gh)
-        iy = torch.arange(gh, dtype=x.dtype).repeat(PH)
-        pw = torch.arange(PW, dtype=x.dtype).repeat_interleave(gw)
-        ix = torch.arange(gw, dtype=x.dtype).repeat(PW)
-        ys = y1 + ph * bh + (iy + 0.5) * bh / gh  # [PH*gh]
-        xs = x1 + pw * bw + (ix + 0.5) * bw / gw  # [PW*gw]
-        if kinks is not None:
-            pts = torch.cat([ys.detach(), xs.detach()])
-            if torch.any((pts - torch.round(pts)).abs() < 1e-9):
-                kinks.append(k)
-        Y = ys[:, None].expand(PH * gh, PW * gw).reshape(-1)
-        X = xs[None, :].expand(PH * gh, PW * gw).reshape(-1)
-        v = bilinear(x[n], Y, X)  # [C, PH*gh*PW*gw]
-        v = v.reshape(x.shape[1], PH, gh, PW, gw).sum(dim=(2, 4)) / count
-        outs.append(v)
+        outs.append(bin_sums(x[n], y1, x1, bh, bw, PH, PW, gh, gw, kinks, k) / count)
     return torch.stack(outs)
+
+
+def bin_sums(plane, y1, x1, bh, bw, PH, PW, gh, gw, kinks, k):
+    """The sums of the bilinear samples of plane [C, H, W] over each bin's
+    gh x gw grid, [C, PH, PW]; appends k to kinks (when not None) if a
+    sample point lies on an integer."""
+    dt = plane.dtype
+    ph = torch.arange(PH, dtype=dt).repeat_interleave(gh)
+    iy = torch.arange(gh, dtype=dt).repeat(PH)
+    pw = torch.arange(PW, dtype=dt).repeat_interleave(gw)
+    ix = torch.arange(gw, dtype=dt).repeat(PW)
+    ys = y1 + ph * bh + (iy + 0.5) * bh / gh  # [PH*gh]
+    xs = x1 + pw * bw + (ix + 0.5) * bw / gw  # [PW*gw]
+    if kinks is not None:
+        pts = torch.cat([ys.detach(), xs.detach()])
+        if torch.any((pts - torch.round(pts)).abs() < 1e-9):
+            kinks.append(k)
+    Y = ys[:, None].expand(PH * gh, PW * gw).reshape(-1)
+    X = xs[None, :].expand(PH * gh, PW * gw).reshape(-1)
+    v = bilinear(plane, Y, X)  # [C, PH*gh*PW*gw]
+    return v.reshape(plane.shape[0], PH, gh, PW, gw).sum(dim=(2, 4))
 
 
 BOX_ROWS = [  # image coordinates at scale 1: inside, partly outside, tiny, large, integer
@@ -174,35 +181,46 @@ def main():
         assert torch.allclose(gx, xt.grad, rtol=1e-12, atol=1e-12), (idx, (gx - xt.grad).abs().max())
         assert torch.all(gb[:, 0] == 0)
 
-        def flat(t):
-            return t.detach().double().reshape(-1).tolist()
+        cases.append(golden_case(
+            "aligned=%s/sampling=%d/scale=%g/out=%dx%d" % (aligned, sampling, scale, output_size[0], output_size[1]),
+            output_size, scale, sampling, aligned, x, boxes, g, out, gx, gb, kinks))
+    write_golden(OUT_PATH, cases)
 
-        cases.append({
-            "name": "aligned=%s/sampling=%d/scale=%g/out=%dx%d" % (aligned, sampling, scale, output_size[0], output_size[1]),
-            "dtype": "float64",
-            "output_size": list(output_size),
-            "spatial_scale": float(scale),
-            "sampling_ratio": int(sampling),
-            "aligned": bool(aligned),
-            "input_shape": list(INPUT_SHAPE),
-            "input": flat(x),
-            "boxes_shape": [K, 5],
-            "boxes": flat(boxes),
-            "grad_output": flat(g),
-            "output_shape": list(out_shape),
-            "output": flat(out),
-            "grad_input": flat(gx),
-            "grad_boxes": flat(gb),
-            "kink_boxes": kinks,
-        })
 
+def golden_case(name, output_size, scale, sampling, aligned, x, boxes, g, out, gx, gb, kinks):
+    """One case of the JSON layout above, from float64 tensors."""
+    def flat(t):
+        return t.detach().double().reshape(-1).tolist()
+
+    return {
+        "name": name,
+        "dtype": "float64",
+        "output_size": list(output_size),
+        "spatial_scale": float(scale),
+        "sampling_ratio": int(sampling),
+        "aligned": bool(aligned),
+        "input_shape": list(x.shape),
+        "input": flat(x),
+        "boxes_shape": list(boxes.shape),
+        "boxes": flat(boxes),
+        "grad_output": flat(g),
+        "output_shape": list(out.shape),
+        "output": flat(out),
+        "grad_input": flat(gx),
+        "grad_boxes": flat(gb),
+        "kink_boxes": kinks,
+    }
+
+
+def write_golden(path, cases):
+    """Writes the cases as gzipped JSON with the torch versions."""
     doc = {"torchvision": torchvision.__version__, "torch": torch.__version__, "cases": cases}
     data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(OUT_PATH, "wb") as f:  # mtime=0 keeps the bytes identical between runs
+    with open(path, "wb") as f:  # mtime=0 keeps the bytes identical between runs
         with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
             gz.write(data)
     print("wrote %s: %d cases, %d bytes gz, torch %s, torchvision %s" % (
-        os.path.relpath(OUT_PATH), len(cases), os.path.getsize(OUT_PATH),
+        os.path.relpath(path), len(cases), os.path.getsize(path),
         torch.__version__, torchvision.__version__))
 
 

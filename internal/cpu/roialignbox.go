@@ -22,6 +22,11 @@ package cpu
 // channel j selects: (1, 0): j = jy (0: y1, 1: y2); (0, 1): j = jx (0: x1,
 // 1: x2); (1, 1): j = 2·jy + jx (y-major) or 2·jx + jy (x-major). F_00 is
 // RoIAlign itself (RoIAlignForward, not this file).
+//
+// PSRoIAlign's family is the same sum with PSRoIAlign's sampling (aligned,
+// no size clamp, boxes scaled in T) and its position-sensitive channels:
+// output channel c of bin (ph, pw) reads input channel (c·PH + ph)·PW + pw;
+// F_00 is PSRoIAlignForward. Both run one kernel pair (boxDerivFamily).
 
 // roiAlignBoxCoefs are the coefficients ∂y/∂y1, ∂y/∂y2 of one box's sample
 // rows (index ph·gh + iy) and ∂x/∂x1, ∂x/∂x2 of its sample columns
@@ -120,30 +125,116 @@ func boxDerivCoefs[T Float](coef []T, a, b int, xMajor bool, cy, cx [2]T) {
 	}
 }
 
+// boxDerivFamily is what the box members of RoIAlign and PSRoIAlign share:
+// the sampling geometry and grids, the geometry of the boxes' own
+// coordinates (for the coefficients) and the channel map. Output channel c
+// of bin (ph, pw) reads input channel c·cStride + bin·binStride (RoIAlign:
+// c; PSRoIAlign: (c·PH + ph)·PW + pw); cOut is the number of output
+// channels per coefficient channel, cIn the input's.
+type boxDerivFamily[T Float] struct {
+	sample, coefs      *RoIAlignGeom
+	grids              []RoIAlignBox[T]
+	cOut, cIn          int
+	cStride, binStride int
+}
+
+// roiAlignBoxFamily is RoIAlign's family: its own geometry for both.
+func roiAlignBoxFamily[T Float](g *RoIAlignGeom, boxes []T) (*boxDerivFamily[T], error) {
+	grids, err := RoIAlignGrids(g, boxes)
+	if err != nil {
+		return nil, err
+	}
+	return &boxDerivFamily[T]{sample: g, coefs: g, grids: grids, cOut: g.C, cIn: g.C, cStride: 1}, nil
+}
+
+// psRoIAlignBoxFamily is PSRoIAlign's family: PSRoIAlignGrids samples boxes
+// already scaled (scale 1), whose coordinates are the boxes' times
+// spatial_scale, aligned.
+func psRoIAlignBoxFamily[T Float](g *PoolGeom, boxes []T) (*boxDerivFamily[T], error) {
+	ag, grids, err := PSRoIAlignGrids(g, boxes)
+	if err != nil {
+		return nil, err
+	}
+	cg := *ag
+	cg.Scale = g.Scale
+	nb := g.PH * g.PW
+	return &boxDerivFamily[T]{sample: ag, coefs: &cg, grids: grids, cOut: g.C / nb, cIn: g.C, cStride: nb, binStride: 1}, nil
+}
+
 // RoIAlignBoxDeriv computes member F_ab (a + b >= 1) of RoIAlign's box
 // family: out is [K, J·C, PH, PW], J = 2^(a+b), channel j·C + c (file
 // comment); xMajor orders F_11's channels x-major. out must be zero on
 // entry (it is added to). Parallel over boxes; each output sums its
 // samples in grid order, so the result does not depend on the threads.
 func RoIAlignBoxDeriv[T Float](g *RoIAlignGeom, a, b int, xMajor bool, input, boxes, out []T) error {
-	grids, err := RoIAlignGrids(g, boxes)
+	f, err := roiAlignBoxFamily(g, boxes)
 	if err != nil {
 		return err
 	}
+	f.deriv(a, b, xMajor, input, boxes, out)
+	return nil
+}
+
+// RoIAlignBoxDerivTranspose is the adjoint of RoIAlignBoxDeriv in its
+// input: it scatters grad [K, J·C, PH, PW] onto dst [N, C, H, W] (adding to
+// what is there). Parallel over ranges of channels: each worker owns its
+// channels and visits boxes, bins and samples in order, so the sums do not
+// depend on the threads.
+func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
+	f, err := roiAlignBoxFamily(g, boxes)
+	if err != nil {
+		return err
+	}
+	f.transpose(a, b, xMajor, grad, boxes, dst)
+	return nil
+}
+
+// PSRoIAlignBoxDeriv computes member F_ab (a + b >= 1) of PSRoIAlign's box
+// family: as RoIAlignBoxDeriv with PSRoIAlign's sampling (boxes times
+// spatial_scale in T, minus 0.5, no size clamp) and its position-sensitive
+// channels: out is [K, J·C', PH, PW], C' = C/(PH·PW), channel j·C' + c of
+// bin (ph, pw) reading input channel (c·PH + ph)·PW + pw. out must be zero
+// on entry. Parallel over boxes, independent of the threads.
+func PSRoIAlignBoxDeriv[T Float](g *PoolGeom, a, b int, xMajor bool, input, boxes, out []T) error {
+	f, err := psRoIAlignBoxFamily(g, boxes)
+	if err != nil {
+		return err
+	}
+	f.deriv(a, b, xMajor, input, boxes, out)
+	return nil
+}
+
+// PSRoIAlignBoxDerivTranspose is the adjoint of PSRoIAlignBoxDeriv in its
+// input: it scatters grad [K, J·C', PH, PW] onto dst [N, C, H, W] (adding
+// to what is there). Parallel over output channels c, each owning input
+// channels (c·PH + ph)·PW + pw; independent of the threads.
+func PSRoIAlignBoxDerivTranspose[T Float](g *PoolGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
+	f, err := psRoIAlignBoxFamily(g, boxes)
+	if err != nil {
+		return err
+	}
+	f.transpose(a, b, xMajor, grad, boxes, dst)
+	return nil
+}
+
+// deriv is member F_ab of the family (see RoIAlignBoxDeriv).
+func (f *boxDerivFamily[T]) deriv(a, b int, xMajor bool, input, boxes, out []T) {
+	g := f.sample
 	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	ParallelFor(len(grids), func(lo, hi int) {
+	ParallelFor(len(f.grids), func(lo, hi int) {
 		coef := make([]T, J)
 		for k := lo; k < hi; k++ {
-			bx := &grids[k]
+			bx := &f.grids[k]
 			if bx.GH*bx.GW == 0 {
 				continue
 			}
-			cf := newRoIAlignBoxCoefs(g, boxes[5*k:5*k+5], bx)
-			x := input[int(boxes[5*k])*g.C*plane:]
-			o := out[k*J*g.C*bins : (k+1)*J*g.C*bins]
+			cf := newRoIAlignBoxCoefs(f.coefs, boxes[5*k:5*k+5], bx)
+			x := input[int(boxes[5*k])*f.cIn*plane:]
+			o := out[k*J*f.cOut*bins : (k+1)*J*f.cOut*bins]
 			for ph := 0; ph < g.PH; ph++ {
 				for pw := 0; pw < g.PW; pw++ {
 					bin := ph*g.PW + pw
+					x := x[bin*f.binStride*plane:]
 					for iy := 0; iy < bx.GH; iy++ {
 						for ix := 0; ix < bx.GW; ix++ {
 							y, xx := bx.samplePoint(ph, pw, iy, ix)
@@ -152,11 +243,11 @@ func RoIAlignBoxDeriv[T Float](g *RoIAlignGeom, a, b int, xMajor bool, input, bo
 								continue
 							}
 							boxDerivCoefs(coef, a, b, xMajor, cf.y[ph*bx.GH+iy], cf.x[pw*bx.GW+ix])
-							for c := 0; c < g.C; c++ {
-								p := x[c*plane:]
+							for c := 0; c < f.cOut; c++ {
+								p := x[c*f.cStride*plane:]
 								v := t.w[0]*p[t.pos[0]] + t.w[1]*p[t.pos[1]] + t.w[2]*p[t.pos[2]] + t.w[3]*p[t.pos[3]]
 								for j, cj := range coef {
-									o[(j*g.C+c)*bins+bin] += cj * v
+									o[(j*f.cOut+c)*bins+bin] += cj * v
 								}
 							}
 						}
@@ -168,33 +259,28 @@ func RoIAlignBoxDeriv[T Float](g *RoIAlignGeom, a, b int, xMajor bool, input, bo
 			}
 		}
 	})
-	return nil
 }
 
-// RoIAlignBoxDerivTranspose is the adjoint of RoIAlignBoxDeriv in its
-// input: it scatters grad [K, J·C, PH, PW] onto dst [N, C, H, W] (adding to
-// what is there). Parallel over ranges of channels: each worker owns its
-// channels and visits boxes, bins and samples in order, so the sums do not
-// depend on the threads.
-func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
-	grids, err := RoIAlignGrids(g, boxes)
-	if err != nil {
-		return err
-	}
+// transpose is the adjoint of deriv in its input (see
+// RoIAlignBoxDerivTranspose): parallel over output channels, each owning
+// the input channels it reads.
+func (f *boxDerivFamily[T]) transpose(a, b int, xMajor bool, grad, boxes, dst []T) {
+	g := f.sample
 	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	ParallelFor(g.C, func(lo, hi int) {
+	ParallelFor(f.cOut, func(lo, hi int) {
 		coef := make([]T, J)
-		for k := range grids {
-			bx := &grids[k]
+		for k := range f.grids {
+			bx := &f.grids[k]
 			if bx.GH*bx.GW == 0 {
 				continue
 			}
-			cf := newRoIAlignBoxCoefs(g, boxes[5*k:5*k+5], bx)
-			d := dst[int(boxes[5*k])*g.C*plane:]
-			gk := grad[k*J*g.C*bins : (k+1)*J*g.C*bins]
+			cf := newRoIAlignBoxCoefs(f.coefs, boxes[5*k:5*k+5], bx)
+			d := dst[int(boxes[5*k])*f.cIn*plane:]
+			gk := grad[k*J*f.cOut*bins : (k+1)*J*f.cOut*bins]
 			for ph := 0; ph < g.PH; ph++ {
 				for pw := 0; pw < g.PW; pw++ {
 					bin := ph*g.PW + pw
+					d := d[bin*f.binStride*plane:]
 					for iy := 0; iy < bx.GH; iy++ {
 						for ix := 0; ix < bx.GW; ix++ {
 							y, xx := bx.samplePoint(ph, pw, iy, ix)
@@ -206,10 +292,10 @@ func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, 
 							for c := lo; c < hi; c++ {
 								var v T
 								for j, cj := range coef {
-									v += cj * gk[(j*g.C+c)*bins+bin]
+									v += cj * gk[(j*f.cOut+c)*bins+bin]
 								}
 								v /= bx.Count
-								p := d[c*plane:]
+								p := d[c*f.cStride*plane:]
 								for q, pos := range t.pos {
 									p[pos] += t.w[q] * v
 								}
@@ -220,5 +306,4 @@ func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, 
 			}
 		}
 	})
-	return nil
 }

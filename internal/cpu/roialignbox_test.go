@@ -29,92 +29,143 @@ func boxDerivCase(g *RoIAlignGeom, k int, seed uint64) (x, boxes []float64) {
 	return x, boxes
 }
 
-// member evaluates F_ab (RoIAlignForward for (0, 0)).
-func member(t *testing.T, g *RoIAlignGeom, a, b int, xMajor bool, x, boxes []float64) []float64 {
+// boxFamilyFuncs evaluate a family's member F_ab (its forward for (0, 0))
+// and the transpose of a member of order >= 1.
+type boxFamilyFuncs struct {
+	member    func(a, b int, xMajor bool, x, boxes, out []float64) error
+	transpose func(a, b int, xMajor bool, grad, boxes, dst []float64) error
+	perJ      int // outputs per box and coefficient channel: C'·PH·PW
+}
+
+func (f *boxFamilyFuncs) eval(t *testing.T, a, b int, xMajor bool, x, boxes []float64) []float64 {
 	t.Helper()
-	k := len(boxes) / 5
-	out := make([]float64, k*boxDerivChannels(a, b)*g.C*g.PH*g.PW)
-	var err error
-	if a+b == 0 {
-		err = RoIAlignForward(g, x, boxes, out)
-	} else {
-		err = RoIAlignBoxDeriv(g, a, b, xMajor, x, boxes, out)
-	}
-	if err != nil {
+	out := make([]float64, len(boxes)/5*boxDerivChannels(a, b)*f.perJ)
+	if err := f.member(a, b, xMajor, x, boxes, out); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-// TestRoIAlignBoxDerivFiniteDifferences: each member's derivative w.r.t. a
-// box coordinate is the member one order up (channel of that coordinate),
-// checked by central differences, and each member's transpose is its
-// adjoint.
+func roiAlignFamilyFuncs(g *RoIAlignGeom) *boxFamilyFuncs {
+	return &boxFamilyFuncs{
+		member: func(a, b int, xMajor bool, x, boxes, out []float64) error {
+			if a+b == 0 {
+				return RoIAlignForward(g, x, boxes, out)
+			}
+			return RoIAlignBoxDeriv(g, a, b, xMajor, x, boxes, out)
+		},
+		transpose: func(a, b int, xMajor bool, grad, boxes, dst []float64) error {
+			return RoIAlignBoxDerivTranspose(g, a, b, xMajor, grad, boxes, dst)
+		},
+		perJ: g.C * g.PH * g.PW,
+	}
+}
+
+func psRoIAlignFamilyFuncs(g *PoolGeom) *boxFamilyFuncs {
+	return &boxFamilyFuncs{
+		member: func(a, b int, xMajor bool, x, boxes, out []float64) error {
+			if a+b == 0 {
+				return PSRoIAlignForward(g, x, boxes, out)
+			}
+			return PSRoIAlignBoxDeriv(g, a, b, xMajor, x, boxes, out)
+		},
+		transpose: func(a, b int, xMajor bool, grad, boxes, dst []float64) error {
+			return PSRoIAlignBoxDerivTranspose(g, a, b, xMajor, grad, boxes, dst)
+		},
+		perJ: g.C / (g.PH * g.PW) * g.PH * g.PW,
+	}
+}
+
+// checkBoxFamily: each member's derivative w.r.t. a box coordinate is the
+// member one order up (channel of that coordinate), checked by central
+// differences, and each member's transpose is its adjoint.
+func checkBoxFamily(t *testing.T, f *boxFamilyFuncs, x, boxes []float64) {
+	const eps = 1e-6
+	for _, m := range []struct {
+		a, b   int
+		xMajor bool
+	}{{0, 0, false}, {1, 0, false}, {0, 1, false}} {
+		n := boxDerivChannels(m.a, m.b) * f.perJ
+		for col := 1; col < 5; col++ {
+			isY := col%2 == 0
+			if isY && m.a == 1 || !isY && m.b == 1 {
+				continue // order 2 in one coordinate: zero
+			}
+			// The member one order up, in the layout whose outer channel
+			// index is the new coordinate.
+			up := f.eval(t, m.a+btoi(isY), m.b+btoi(!isY), !isY, x, boxes)
+			for k := 0; k < len(boxes)/5; k++ {
+				bp := append([]float64(nil), boxes...)
+				bp[5*k+col] += eps
+				plus := f.eval(t, m.a, m.b, m.xMajor, x, bp)
+				bp[5*k+col] -= 2 * eps
+				minus := f.eval(t, m.a, m.b, m.xMajor, x, bp)
+				which := (col - 1) / 2 // 0: x1/y1, 1: x2/y2
+				for i := 0; i < n; i++ {
+					num := (plus[k*n+i] - minus[k*n+i]) / (2 * eps)
+					ana := up[(k*2+which)*n+i]
+					if math.Abs(num-ana) > 1e-6+1e-6*math.Abs(ana) {
+						t.Fatalf("F_%d%d box %d col %d elem %d: analytic %g, numeric %g", m.a, m.b, k, col, i, ana, num)
+					}
+				}
+			}
+		}
+	}
+	// Adjoints.
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range [][3]int{{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 1, 1}} {
+		y := f.eval(t, m[0], m[1], m[2] == 1, x, boxes)
+		gr := make([]float64, len(y))
+		for i := range gr {
+			gr[i] = r.NormFloat64()
+		}
+		dx := make([]float64, len(x))
+		if err := f.transpose(m[0], m[1], m[2] == 1, gr, boxes, dx); err != nil {
+			t.Fatal(err)
+		}
+		var l, rr float64
+		for i := range y {
+			l += y[i] * gr[i]
+		}
+		for i := range x {
+			rr += x[i] * dx[i]
+		}
+		if math.Abs(l-rr) > 1e-10*(1+math.Abs(l)) {
+			t.Fatalf("member %v: <F x, g> = %g, <x, Fᵀ g> = %g", m, l, rr)
+		}
+	}
+}
+
+// TestRoIAlignBoxDerivFiniteDifferences checks RoIAlign's family
+// (checkBoxFamily).
 func TestRoIAlignBoxDerivFiniteDifferences(t *testing.T) {
 	geoms := map[string]RoIAlignGeom{
 		"unaligned/adaptive":  {N: 2, C: 3, H: 9, W: 11, PH: 2, PW: 3, Scale: 1},
 		"aligned/sampling=2":  {N: 2, C: 3, H: 9, W: 11, PH: 3, PW: 2, Scale: 0.5, SamplingRatio: 2, Aligned: true},
 		"unaligned/sampling3": {N: 1, C: 2, H: 8, W: 7, PH: 2, PW: 2, Scale: 0.25, SamplingRatio: 3},
 	}
-	const eps = 1e-6
 	for name, g := range geoms {
 		t.Run(name, func(t *testing.T) {
 			x, boxes := boxDerivCase(&g, 6, 7)
-			bins := g.PH * g.PW
-			for _, m := range []struct {
-				a, b   int
-				xMajor bool
-			}{{0, 0, false}, {1, 0, false}, {0, 1, false}} {
-				J := boxDerivChannels(m.a, m.b)
-				for col := 1; col < 5; col++ {
-					isY := col%2 == 0
-					if isY && m.a == 1 || !isY && m.b == 1 {
-						continue // order 2 in one coordinate: zero
-					}
-					// The member one order up, in the layout whose outer
-					// channel index is the new coordinate.
-					up := member(t, &g, m.a+btoi(isY), m.b+btoi(!isY), !isY, x, boxes)
-					for k := 0; k < len(boxes)/5; k++ {
-						bp := append([]float64(nil), boxes...)
-						bp[5*k+col] += eps
-						plus := member(t, &g, m.a, m.b, m.xMajor, x, bp)
-						bp[5*k+col] -= 2 * eps
-						minus := member(t, &g, m.a, m.b, m.xMajor, x, bp)
-						which := (col - 1) / 2 // 0: x1/y1, 1: x2/y2
-						n := J * g.C * bins
-						for i := 0; i < n; i++ {
-							num := (plus[k*n+i] - minus[k*n+i]) / (2 * eps)
-							ana := up[(k*2+which)*n+i]
-							if math.Abs(num-ana) > 1e-6+1e-6*math.Abs(ana) {
-								t.Fatalf("F_%d%d box %d col %d elem %d: analytic %g, numeric %g", m.a, m.b, k, col, i, ana, num)
-							}
-						}
-					}
-				}
-			}
-			// Adjoints.
-			r := rand.New(rand.NewPCG(3, 4))
-			for _, m := range [][3]int{{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {1, 1, 1}} {
-				y := member(t, &g, m[0], m[1], m[2] == 1, x, boxes)
-				gr := make([]float64, len(y))
-				for i := range gr {
-					gr[i] = r.NormFloat64()
-				}
-				dx := make([]float64, len(x))
-				if err := RoIAlignBoxDerivTranspose(&g, m[0], m[1], m[2] == 1, gr, boxes, dx); err != nil {
-					t.Fatal(err)
-				}
-				var l, rr float64
-				for i := range y {
-					l += y[i] * gr[i]
-				}
-				for i := range x {
-					rr += x[i] * dx[i]
-				}
-				if math.Abs(l-rr) > 1e-10*(1+math.Abs(l)) {
-					t.Fatalf("member %v: <F x, g> = %g, <x, Fᵀ g> = %g", m, l, rr)
-				}
-			}
+			checkBoxFamily(t, roiAlignFamilyFuncs(&g), x, boxes)
+		})
+	}
+}
+
+// TestPSRoIAlignBoxDerivFiniteDifferences checks PSRoIAlign's family
+// (checkBoxFamily): its sampling and position-sensitive channels.
+func TestPSRoIAlignBoxDerivFiniteDifferences(t *testing.T) {
+	geoms := map[string]PoolGeom{
+		"adaptive":         {N: 2, C: 12, H: 9, W: 11, PH: 2, PW: 3, Scale: 1},
+		"sampling=2":       {N: 2, C: 6, H: 9, W: 11, PH: 3, PW: 2, Scale: 0.5, SamplingRatio: 2},
+		"sampling3/c'=1":   {N: 1, C: 4, H: 8, W: 7, PH: 2, PW: 2, Scale: 0.25, SamplingRatio: 3},
+		"sampling1/single": {N: 1, C: 3, H: 8, W: 7, PH: 1, PW: 1, Scale: 1, SamplingRatio: 1},
+	}
+	for name, g := range geoms {
+		t.Run(name, func(t *testing.T) {
+			// boxDerivCase needs only the sizes and scale.
+			x, boxes := boxDerivCase(&RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, Scale: g.Scale}, 6, 9)
+			checkBoxFamily(t, psRoIAlignFamilyFuncs(&g), x, boxes)
 		})
 	}
 }
