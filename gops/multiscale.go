@@ -195,10 +195,15 @@ type MultiScaleRoIAlignOpts struct {
 // (RoIAlign of level l's boxes from X, the other rows zero; the levels
 // computed again from the RoIs), and M_l and M_lᵀ are a linear pair,
 // so the result is differentiable w.r.t. every feature map to every order.
-// The level choice is piecewise constant in the boxes (derivative 0), so
-// box gradients will be RoIAlign's within the chosen level once RoIAlign
-// has them; until then ad.Grad returns an error when a gradient would have
-// to flow into boxes, as it does for RoIAlign.
+//
+// The result is differentiable w.r.t. the boxes too, to every order (mixed
+// feature×box terms included): the level choice is piecewise constant in
+// the boxes (derivative 0 where it changes level), and within its level a
+// box's gradients are RoIAlign's (its doc gives the conventions at the
+// kinks). They come from RoIAlign's box family run on each level's boxes,
+// gathered and scattered as the forward does (members M_l,ab, linear pairs
+// in X), built only when ad.Grad needs a box gradient, by host kernels
+// only. BoxesToRoIs passes them on to the per-image box lists.
 //
 // Run-time errors name the box (its index in the concatenated list): a
 // non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points
@@ -450,9 +455,14 @@ func levelError[T cpu.Float](g *cpu.RoIAlignGeom, l int, rois []T, idx []int, er
 	return fmt.Errorf("gops: MultiScaleRoIAlign: level %d: %w", l, err)
 }
 
+// roiKernel is a RoIAlign-family CPU kernel k(g, data, rois, out) on one
+// level: RoIAlign, its transpose, or a box-family member or its transpose.
+type roiKernel[T cpu.Float] func(g *cpu.RoIAlignGeom, data, rois, out []T) error
+
 // pyramidForward pools every box of the levels only (all when only < 0)
-// into out [K, C, PH, PW] from maps[l], leaving the others' rows zero.
-func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only int) error {
+// into out [K, R] (R = C·PH·PW for RoIAlign, J·C·PH·PW for a box-family
+// member) from maps[l] with kernel k, leaving the others' rows zero.
+func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only int, k roiKernel[T]) error {
 	byLevel, err := assignFPNLevels(g, rois)
 	if err != nil {
 		return err
@@ -464,7 +474,7 @@ func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only
 			continue
 		}
 		if len(idx) == len(rois)/5 { // every box on this level: in place
-			if err := cpu.RoIAlignForward(g.levels[l], maps[l], rois, out); err != nil {
+			if err := k(g.levels[l], maps[l], rois, out); err != nil {
 				return levelError(g.levels[l], l, rois, idx, err)
 			}
 			continue
@@ -472,7 +482,7 @@ func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only
 		sub = gatherRoIRows(sub, rois, idx, 5)
 		buf = resizeRoIRows(buf, len(idx)*row)
 		pooled := buf
-		if err := cpu.RoIAlignForward(g.levels[l], maps[l], sub, pooled); err != nil {
+		if err := k(g.levels[l], maps[l], sub, pooled); err != nil {
 			return levelError(g.levels[l], l, rois, idx, err)
 		}
 		scatterRoIRows(out, pooled, idx, row)
@@ -488,9 +498,10 @@ func resizeRoIRows[T cpu.Float](s []T, n int) []T {
 	return s[:n]
 }
 
-// pyramidTranspose adds to dst (map l's shape) the transpose of level l's
-// RoIAlign applied to the rows of grad [K, C, PH, PW] of level l's boxes.
-func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T) error {
+// pyramidTranspose adds to dst (map l's shape) the transpose kernel k of
+// level l's RoIAlign (or box-family member) applied to the rows of grad
+// [K, R] of level l's boxes.
+func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T, k roiKernel[T]) error {
 	byLevel, err := assignFPNLevels(g, rois)
 	if err != nil {
 		return err
@@ -505,7 +516,7 @@ func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T) e
 		sub = gatherRoIRows(nil, rois, idx, 5)
 		gsub = gatherRoIRows(nil, grad, idx, row)
 	}
-	if err := cpu.RoIAlignTranspose(g.levels[l], gsub, sub, dst); err != nil {
+	if err := k(g.levels[l], gsub, sub, dst); err != nil {
 		return levelError(g.levels[l], l, rois, idx, err)
 	}
 	return nil
@@ -513,8 +524,9 @@ func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T) e
 
 // multiScaleSpec is MultiScaleRoIAlign's op: (maps..., rois) → [K, C, PH,
 // PW], linear in every map. Its gradient w.r.t. map l is M_lᵀ(G, rois)
-// (levelSpecs); the RoIs get none (an error from ad.Grad if one is
-// needed).
+// (levelSpecs); w.r.t. the RoIs, the sum over the levels of the box
+// gradient of <G, M_l(X_l, rois)> (boxFamilyGrad of level l's members). Each is built only
+// when ad.Grad wants it.
 func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 	nl := len(g.levels)
 	dims := make([]int, nl+1)
@@ -539,13 +551,27 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 			return g.pooled(in[nl][0]), nil
 		},
 		Kernel: ad.Floats(multiScaleKernel[float32](g), multiScaleKernel[float64](g)),
-		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+		BackwardFor: func(in gorgonia.Nodes, _, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			gs := make(gorgonia.Nodes, nl+1)
 			for l := range g.levels {
-				_, ft := levelSpecs(g, l)
-				var err error
-				if gs[l], err = ad.Apply(ft, grad, in[nl]); err != nil {
+				if want[l] {
+					_, ft := levelSpecs(g, l)
+					var err error
+					if gs[l], err = ad.Apply(ft, grad, in[nl]); err != nil {
+						return nil, err
+					}
+				}
+				if !want[nl] {
+					continue
+				}
+				d, err := boxFamilyGrad(levelMembers(g, l), 0, 0, in[l], in[nl], grad)
+				if err != nil {
 					return nil, err
+				}
+				if gs[nl] == nil {
+					gs[nl] = d
+				} else if gs[nl], err = gorgonia.Add(gs[nl], d); err != nil {
+					return nil, fmt.Errorf("gops: MultiScaleRoIAlign box gradient: %w", err)
 				}
 			}
 			return gs, nil
@@ -559,7 +585,7 @@ func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tenso
 		for l := range maps {
 			maps[l] = in[l].Data
 		}
-		return pyramidForward(g, maps, in[len(g.levels)].Data, out.Data, -1)
+		return pyramidForward(g, maps, in[len(g.levels)].Data, out.Data, -1, cpu.RoIAlignForward[T])
 	}
 }
 
@@ -567,32 +593,69 @@ func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tenso
 // level l from X, the other rows zero) and its transpose M_lᵀ(G, rois) →
 // map l's shape, a linear pair.
 func levelSpecs(g *pyramidGeom, l int) (f, ft ad.OpSpec) {
-	lg := g.levels[l]
-	shape, tshape := roiPairShapes("MultiScaleRoIAlignLevel", tensor.Shape{lg.N, lg.C, lg.H, lg.W}, g.pooled)
-	f = ad.OpSpec{
-		Name:       "MultiScaleRoIAlignLevel",
-		Params:     fmt.Sprintf("level %d of %s", l, g.params()),
-		InputDims:  []int{4, 2},
-		OutputDims: 4,
-		Shape:      shape,
-		Kernel:     ad.Floats(levelKernel[float32](g, l), levelKernel[float64](g, l)),
-	}
-	ft = f
-	ft.Name, ft.Shape = "MultiScaleRoIAlignLevelTranspose", tshape
-	ft.Kernel = ad.Floats(levelTransposeKernel[float32](g, l), levelTransposeKernel[float64](g, l))
-	return ad.LinearPair(f, ft)
+	return levelMemberSpecs(g, l, 0, 0, false)
 }
 
-func levelKernel[T cpu.Float](g *pyramidGeom, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// levelMemberSpecs are member M_l,ab(X, rois) → [K, J·C, PH, PW] of level
+// l's box family, RoIAlign's member F_ab (roialignbox.go) on the boxes of
+// level l, the other rows zero, and its transpose, a linear pair; M_l,00
+// is M_l. The levels are piecewise constant in the boxes, so the box
+// gradients are F_ab's on each box's own level: the family closes as
+// RoIAlign's does (boxFamilyGrad).
+func levelMemberSpecs(g *pyramidGeom, l, a, b int, xMajor bool) (f, ft ad.OpSpec) {
+	lg := g.levels[l]
+	J := 1 << (a + b)
+	name, params := "MultiScaleRoIAlignLevel", fmt.Sprintf("level %d of %s", l, g.params())
+	if a+b > 0 {
+		name = fmt.Sprintf("MultiScaleRoIAlignLevelBoxDeriv%d%d", a, b)
+		params = fmt.Sprintf("x_major=%t, %s", xMajor, params)
+	}
+	fwd := ad.Floats(levelKernel(g, l, memberKernel[float32](a, b, xMajor)), levelKernel(g, l, memberKernel[float64](a, b, xMajor)))
+	adj := ad.Floats(levelTransposeKernel(g, l, memberTransposeKernel[float32](a, b, xMajor)),
+		levelTransposeKernel(g, l, memberTransposeKernel[float64](a, b, xMajor)))
+	return boxMemberSpecs(name, params, tensor.Shape{lg.N, lg.C, lg.H, lg.W},
+		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l))
+}
+
+// levelMembers is level l's box family.
+func levelMembers(g *pyramidGeom, l int) boxMembers {
+	return func(a, b int, xMajor bool) ad.OpSpec {
+		f, _ := levelMemberSpecs(g, l, a, b, xMajor)
+		return f
+	}
+}
+
+// memberKernel is RoIAlign's box-family member F_ab as a roiKernel.
+func memberKernel[T cpu.Float](a, b int, xMajor bool) roiKernel[T] {
+	if a+b == 0 {
+		return cpu.RoIAlignForward[T]
+	}
+	return func(lg *cpu.RoIAlignGeom, x, rois, out []T) error {
+		clear(out) // RoIAlignBoxDeriv adds to out
+		return cpu.RoIAlignBoxDeriv(lg, a, b, xMajor, x, rois, out)
+	}
+}
+
+// memberTransposeKernel is F_abᵀ as a roiKernel (adding to its output).
+func memberTransposeKernel[T cpu.Float](a, b int, xMajor bool) roiKernel[T] {
+	if a+b == 0 {
+		return cpu.RoIAlignTranspose[T]
+	}
+	return func(lg *cpu.RoIAlignGeom, grad, rois, dst []T) error {
+		return cpu.RoIAlignBoxDerivTranspose(lg, a, b, xMajor, grad, rois, dst)
+	}
+}
+
+func levelKernel[T cpu.Float](g *pyramidGeom, l int, k roiKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		maps := make([][]T, len(g.levels))
 		maps[l] = in[0].Data
-		return pyramidForward(g, maps, in[1].Data, out.Data, l)
+		return pyramidForward(g, maps, in[1].Data, out.Data, l, k)
 	}
 }
 
-func levelTransposeKernel[T cpu.Float](g *pyramidGeom, l int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+func levelTransposeKernel[T cpu.Float](g *pyramidGeom, l int, k roiKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		return pyramidTranspose(g, l, in[0].Data, in[1].Data, out.Data)
+		return pyramidTranspose(g, l, in[0].Data, in[1].Data, out.Data, k)
 	}
 }

@@ -342,25 +342,135 @@ func TestMultiScaleRoIAlignLevels(t *testing.T) {
 	}
 }
 
-// TestMultiScaleRoIAlignBoxGradient: boxes get no gradient yet, as through
-// RoIAlign: ad.Grad says so with an error.
+// boxPyramid is two levels (strides 2, 4) of 12x16 images, s0 = 8, k0 = 2
+// (boxes with s < 8 pool from map 0, the others from map 1), and boxes
+// chosen for finite differences: no sample point near an integer of its
+// map, no roi side near 1 map pixel, no s near 8 (a level boundary).
+// boxPyramidLevels are the boxes' maps, in RoI order.
+var (
+	boxPyramid = pyramid{levels: 2, imageSizes: [][2]int{{12, 16}, {10, 14}},
+		opts: gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2, CanonicalScale: 8, CanonicalLevel: 2}}
+	boxPyramidLevels = []int{0, 1, 0, 1}
+)
+
+func boxPyramidInputs(c int) []*tensor.Dense {
+	return append(mapsOf(2, c, [2]int{12, 16}, 2, 4),
+		boxList([4]float64{1.13, 0.87, 5.41, 4.29}, [4]float64{2.37, 1.21, 13.19, 9.77}),
+		boxList([4]float64{0.71, 1.37, 3.93, 6.61}, [4]float64{1.63, 0.59, 12.47, 9.23}))
+}
+
+// TestMultiScaleRoIAlignBoxGradients: orders 1–3 w.r.t. the boxes alone
+// and w.r.t. features and boxes together (mixed terms), against finite
+// differences, with boxes on both levels; the two VMs agree; value and
+// gradients are bitwise the same for any GOMAXPROCS.
+func TestMultiScaleRoIAlignBoxGradients(t *testing.T) {
+	f, in := boxPyramid.smooth, boxPyramidInputs(2)
+	order := 3
+	if testing.Short() {
+		order = 2
+	}
+	if err := graphtest.Check(f, in, graphtest.Options{Order: order, Wrt: []int{2, 3}, Seed: 21}); err != nil {
+		t.Fatal("boxes:", err)
+	}
+	if err := graphtest.Check(f, in, graphtest.Options{Order: order, Wrt: []int{0, 1, 2, 3}, Seed: 22}); err != nil {
+		t.Fatal("features and boxes:", err)
+	}
+	if err := graphtest.CheckVMs(f, in, graphtest.Options{Wrt: []int{0, 1, 2, 3}}); err != nil {
+		t.Fatal("vms/float64:", err)
+	}
+	if err := graphtest.CheckVMs(f, graphtest.Float32(in), graphtest.Options{Wrt: []int{0, 1, 2, 3}, RTol: 1e-5, ATol: 1e-5}); err != nil {
+		t.Fatal("vms/float32:", err)
+	}
+	if err := graphtest.CheckDeterministic(f, graphtest.Float32(boxPyramidInputs(8)), []int{0, 1, 2, 3}, 1, 2, 3, 8); err != nil {
+		t.Fatal("deterministic:", err)
+	}
+}
+
+// TestMultiScaleRoIAlignBoxGradient: the value, the box gradient and its
+// gradient w.r.t. the features are those of RoIAlign on each box's own
+// level: Σ_l mask_l ⊙ RoIAlign(map l, rois, scale l), mask_l selecting the
+// rows of level l's boxes.
 func TestMultiScaleRoIAlignBoxGradient(t *testing.T) {
-	g, in := graphtest.Inputs(append(mapsOf(1, 2, [2]int{16, 16}, 2, 4), boxList([4]float64{1, 1, 5, 6})))
-	y, err := pyramid{levels: 2, imageSizes: [][2]int{{16, 16}}, opts: gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{2, 2}}}.build(in)
+	g, in := graphtest.Inputs(boxPyramidInputs(2))
+	y, err := boxPyramid.build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost := gorgonia.Must(gorgonia.Sum(y))
-	_, err = ad.Grad(cost, in[2])
-	t.Log(err)
-	if err == nil {
-		t.Fatal("gradient w.r.t. boxes: no error")
+	rois := gorgonia.Must(gops.BoxesToRoIs(in[2:]))
+	var ref *gorgonia.Node
+	for l, scale := range []float64{0.5, 0.25} {
+		yl := gorgonia.Must(gops.RoIAlign(in[l], rois, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: scale, SamplingRatio: 2}))
+		s := yl.Shape()
+		mask := make([]float64, s.TotalSize())
+		row := len(mask) / s[0]
+		for k, lk := range boxPyramidLevels {
+			if lk == l {
+				for i := k * row; i < (k+1)*row; i++ {
+					mask[i] = 1
+				}
+			}
+		}
+		m := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(s...), gorgonia.WithName(fmt.Sprintf("mask%d", l)),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(mask))))
+		yl = gorgonia.Must(gorgonia.HadamardProd(yl, m))
+		if ref == nil {
+			ref = yl
+		} else {
+			ref = gorgonia.Must(gorgonia.Add(ref, yl))
+		}
 	}
-	// The feature gradients alone are fine.
-	if _, err := ad.Grad(cost, in[0], in[1]); err != nil {
+	// cost = Σ y², its box gradient, and the features' gradient of that
+	// gradient's sum (a mixed second derivative).
+	grads := func(y *gorgonia.Node) gorgonia.Nodes {
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(y))))
+		gb, err := ad.Grad(cost, in[2], in[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.Sum(gb[0])), gorgonia.Must(gorgonia.Sum(gb[1]))))
+		gf, err := ad.Grad(s, in[0], in[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(gorgonia.Nodes{y}, append(gb, gf...)...)
+	}
+	got, want := grads(y), grads(ref)
+	out, err := graphtest.Eval(g, append(got, want...)...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = g
+	names := []string{"value", "boxes[0] gradient", "boxes[1] gradient", "features[0] of box gradient", "features[1] of box gradient"}
+	for i, name := range names {
+		a, b := out[i], out[i+len(names)]
+		nonzero := false
+		for j := range a {
+			if math.Abs(a[j]-b[j]) > 1e-12*(1+math.Abs(b[j])) {
+				t.Fatalf("%s[%d]: MultiScaleRoIAlign %v, per-level RoIAlign %v", name, j, a[j], b[j])
+			}
+			nonzero = nonzero || a[j] != 0
+		}
+		if !nonzero {
+			t.Errorf("%s is all zero", name)
+		}
+	}
+}
+
+// TestMultiScaleRoIAlignBoxGradientNotBuiltUnlessWanted: the features'
+// gradients alone build no box-derivative member.
+func TestMultiScaleRoIAlignBoxGradientNotBuiltUnlessWanted(t *testing.T) {
+	g, in := graphtest.Inputs(boxPyramidInputs(2))
+	y, err := boxPyramid.build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(y)))), in[0], in[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range g.AllNodes() {
+		if n.Op() != nil && strings.Contains(n.Op().String(), "BoxDeriv") {
+			t.Fatalf("node %v built for the features' gradients", n.Op())
+		}
+	}
 }
 
 // TestMultiScaleRoIAlignBadInput: each bad argument is refused with an
