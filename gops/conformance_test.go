@@ -132,7 +132,64 @@ func conformanceCases() []conformanceCase {
 	}
 	cs = append(cs, matMulRows()...)
 	cs = append(cs, boxRows()...)
+	cs = append(cs, boxGradientRows()...)
 	return cs
+}
+
+// boxGradientRows are the rows of the pooling ops differentiated w.r.t.
+// their boxes: cube(op(sin(x), BoxesToRoIs(b0, b1))) on the box sets of
+// the box-gradient tests (smoothBoxes, psSmoothBoxes, boxPyramidInputs),
+// whose sample points keep away from integers, borders and adaptive-grid
+// steps, so that finite differences see no kink; the box lists go through
+// BoxesToRoIs, so that finite differences never move a batch index. order3
+// checks the boxes alone, the more check the input (or features) and boxes
+// together (mixed terms); vms and deterministic take the gradients w.r.t.
+// all inputs. The first row of each op checks K = 0 boxes (empty lists).
+func boxGradientRows() []conformanceCase {
+	var rows []conformanceCase
+	row := func(op, name string, f graphtest.Func, in []*tensor.Dense, boxes []int, seed uint64) conformanceCase {
+		all := wrtFirst(len(in))
+		return conformanceCase{
+			op: op, name: "boxes/" + name, f: f, in: in, wrt: all,
+			check: graphtest.Options{Wrt: boxes, Seed: seed}, more: []graphtest.Options{{Wrt: all, Seed: seed + 10}},
+			tol32: 1e-5,
+		}
+	}
+	// bareOfLists is op(x, BoxesToRoIs(b0, b1)), for the empty check.
+	bareOfLists := func(op poolOp) graphtest.Func {
+		return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			rois, err := gops.BoxesToRoIs(in[1:])
+			if err != nil {
+				return nil, err
+			}
+			return op(in[0], rois)
+		}
+	}
+	emptyLists := func(x *tensor.Dense) []*tensor.Dense {
+		return []*tensor.Dense{x, tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4))}
+	}
+	for i, c := range roiAlignBoxCases {
+		r := row("RoIAlign", c.name, roiAlignOfLists(c.opts), append([]*tensor.Dense{rangeTensor(2, 2, 6, 7)}, boxLists(c.scale)...), []int{1, 2}, uint64(i+1))
+		if i == 0 {
+			r.bare, r.empty = bareOfLists(roiAlignOp(c.opts)), emptyLists(rangeTensor(2, 2, 6, 7))
+		}
+		rows = append(rows, r)
+	}
+	for i, c := range psRoIAlignBoxCases {
+		r := row("PSRoIAlign", c.name, poolOfLists(psRoIAlignOp(c.opts)), append([]*tensor.Dense{rangeTensor(2, c.c, 6, 7)}, roisToLists(psSmoothBoxes, c.scale)...), []int{1, 2}, uint64(i+31))
+		if i == 0 {
+			r.bare, r.empty = bareOfLists(psRoIAlignOp(c.opts)), emptyLists(rangeTensor(2, c.c, 6, 7))
+		}
+		rows = append(rows, r)
+	}
+	// MultiScaleRoIAlign: two levels, boxes on both (its other rows are
+	// multiScaleRows, run by TestMultiScaleRoIAlignConformance).
+	r := row("MultiScaleRoIAlign", "levels=2/out=2x2/sampling=2", boxPyramid.smooth, boxPyramidInputs(2), []int{2, 3}, 21)
+	r.det = boxPyramidInputs(8)
+	r.bare = boxPyramid.build
+	r.empty = append(mapsOf(2, 2, [2]int{12, 16}, 2, 4), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)))
+	rows = append(rows, r)
+	return rows
 }
 
 // matMulRows are MatMul's rows: (op(sin a)·op(sin b))³ for the four

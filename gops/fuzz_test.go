@@ -91,6 +91,15 @@ func fuzzInput(n, c, h, w int) *tensor.Dense { return rangeTensor(n, c, h, w) }
 // <R, op> w.r.t. the inputs wrt, runs both, and checks the invariant.
 func checkFuzzCase(t *testing.T, f *fuzzBytes, in []*tensor.Dense, wrt []int, op graphtest.Func) {
 	t.Helper()
+	checkFuzzCaseNamed(t, f, in, wrt, op, "")
+}
+
+// checkFuzzCaseNamed is checkFuzzCase; if name is not empty, an error of
+// the gradient or of the run must also name the op ("gops: " + name): the
+// op's own check of the tensor (box k, coordinate j, ...), not an error
+// of the machinery.
+func checkFuzzCaseNamed(t *testing.T, f *fuzzBytes, in []*tensor.Dense, wrt []int, op graphtest.Func, name string) {
+	t.Helper()
 	if f.intn(2) == 1 {
 		in = allFloat32(in)
 	}
@@ -127,14 +136,21 @@ func checkFuzzCase(t *testing.T, f *fuzzBytes, in []*tensor.Dense, wrt []int, op
 	for _, i := range wrt {
 		ws = append(ws, nodes[i])
 	}
+	namesOp := func(stage string, err error) {
+		t.Helper()
+		named(stage, err)
+		if name != "" && !strings.Contains(err.Error(), "gops: "+name) {
+			t.Fatalf("%s: error that does not name %s: %v", stage, name, err)
+		}
+	}
 	grads, err := ad.Grad(cost, ws...)
 	if err != nil {
-		named("gradient", err)
+		namesOp("gradient", err)
 		return
 	}
 	vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
 	if err != nil {
-		named("run", err)
+		namesOp("run", err)
 		return
 	}
 	for j, v := range vals {
@@ -162,8 +178,12 @@ var fuzzSeeds = [][]byte{
 }
 
 // fuzzRoI fuzzes one of the four RoI ops: input [N, C, H, W], boxes
-// [K, 5]; the gradient is w.r.t. the input.
-func fuzzRoI(f *testing.F, channels func(fb *fuzzBytes, size [2]int) int, op func(fb *fuzzBytes, size [2]int, scale float64) poolOp) {
+// [K, 5]; the gradient is w.r.t. the input, or, for the ops
+// differentiable w.r.t. their boxes (boxOp, their name), w.r.t. the input,
+// the boxes or both, as the fuzzer's bytes say; when the boxes' gradient
+// is asked for, an error of the gradient or the run must name the op (it
+// says which box and coordinate are wrong).
+func fuzzRoI(f *testing.F, boxOp string, channels func(fb *fuzzBytes, size [2]int) int, op func(fb *fuzzBytes, size [2]int, scale float64) poolOp) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
@@ -174,7 +194,14 @@ func fuzzRoI(f *testing.F, channels func(fb *fuzzBytes, size [2]int) int, op fun
 		c := channels(fb, size)
 		x, b := fuzzInput(n, c, h, w), fb.boxes(k, n)
 		p := op(fb, size, scale)
-		checkFuzzCase(t, fb, []*tensor.Dense{x, b}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return p(in[0], in[1]) })
+		wrt, name := []int{0}, ""
+		if boxOp != "" {
+			wrt = [][]int{{0}, {1}, {0, 1}}[fb.intn(3)]
+			if wrt[len(wrt)-1] == 1 {
+				name = boxOp
+			}
+		}
+		checkFuzzCaseNamed(t, fb, []*tensor.Dense{x, b}, wrt, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return p(in[0], in[1]) }, name)
 	})
 }
 
@@ -196,25 +223,25 @@ func (f *fuzzBytes) samplingRatio() int {
 }
 
 func FuzzRoIAlign(f *testing.F) {
-	fuzzRoI(f, anyChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
+	fuzzRoI(f, "RoIAlign", anyChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
 		return roiAlignOp(gops.RoIAlignOpts{OutputSize: size, SpatialScale: scale, SamplingRatio: fb.samplingRatio(), Aligned: fb.intn(2) == 1})
 	})
 }
 
 func FuzzRoIPool(f *testing.F) {
-	fuzzRoI(f, anyChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
+	fuzzRoI(f, "", anyChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
 		return roiPoolOp(gops.RoIPoolOpts{OutputSize: size, SpatialScale: scale})
 	})
 }
 
 func FuzzPSRoIAlign(f *testing.F) {
-	fuzzRoI(f, psChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
+	fuzzRoI(f, "PSRoIAlign", psChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
 		return psRoIAlignOp(gops.PSRoIAlignOpts{OutputSize: size, SpatialScale: scale, SamplingRatio: fb.samplingRatio()})
 	})
 }
 
 func FuzzPSRoIPool(f *testing.F) {
-	fuzzRoI(f, psChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
+	fuzzRoI(f, "", psChannels, func(fb *fuzzBytes, size [2]int, scale float64) poolOp {
 		return psRoIPoolOp(gops.PSRoIPoolOpts{OutputSize: size, SpatialScale: scale})
 	})
 }
