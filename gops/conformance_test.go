@@ -133,6 +133,7 @@ func conformanceCases() []conformanceCase {
 	cs = append(cs, matMulRows()...)
 	cs = append(cs, boxRows()...)
 	cs = append(cs, boxGradientRows()...)
+	cs = append(cs, multiScaleRows()...)
 	return cs
 }
 

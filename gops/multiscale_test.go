@@ -187,56 +187,6 @@ func multiScaleRows() []conformanceCase {
 	return rows
 }
 
-// TestMultiScaleRoIAlignConformance runs the conformance table's checks on
-// the rows of MultiScaleRoIAlign and BoxesToRoIs: orders 1–3 against
-// finite differences, TapeMachine == LispMachine, determinism across
-// GOMAXPROCS, empty inputs.
-func TestMultiScaleRoIAlignConformance(t *testing.T) {
-	for _, c := range multiScaleRows() {
-		t.Run(c.op+"/"+c.name, func(t *testing.T) {
-			o := c.check
-			o.Order, o.Wrt = 3, c.wrt
-			if testing.Short() {
-				o.Order = 2
-			}
-			t.Run(fmt.Sprintf("order%d", o.Order), func(t *testing.T) {
-				if err := graphtest.Check(c.f, c.in, o); err != nil {
-					t.Fatal(err)
-				}
-			})
-			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-				t.Run("vms/"+dt.String(), func(t *testing.T) {
-					in, o := c.in, graphtest.Options{Wrt: c.wrt, RTol: 1e-12, ATol: 1e-12}
-					if dt == tensor.Float32 {
-						in, o.RTol, o.ATol = allFloat32(c.in), c.tol32, c.tol32
-					}
-					if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-						t.Fatal(err)
-					}
-				})
-			}
-			t.Run("deterministic", func(t *testing.T) {
-				in := c.det
-				if in == nil {
-					in = c.in
-				}
-				checkDeterministic(t, c.f, allFloat32(in), c.wrt, 1, 2, 3, 8)
-			})
-			if c.empty != nil {
-				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-					t.Run("empty/"+dt.String(), func(t *testing.T) {
-						in := c.empty
-						if dt == tensor.Float32 {
-							in = allFloat32(in)
-						}
-						checkEmpty(t, c.bare, in, c.wrt)
-					})
-				}
-			}
-		})
-	}
-}
-
 // TestBoxesToRoIs checks the rows (image index first, empty images
 // skipped) and that the RoI ops accept the result as their boxes.
 func TestBoxesToRoIs(t *testing.T) {
