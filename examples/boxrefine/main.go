@@ -15,28 +15,18 @@
 package main
 
 import (
-	"bytes"
-	_ "embed" // the photograph
 	"flag"
 	"fmt"
-	"image"
-	"image/jpeg"
 	"io"
 	"math"
 	"os"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/examples/internal/photo"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// photo is a 150×103 photograph of a plush Go gopher held by two hands
-// (golang.org/x/exp, shiny/iconvg/testdata/video-005.jpeg; © The Go Authors,
-// BSD-3-Clause, https://go.dev/LICENSE).
-//
-//go:embed video-005.jpeg
-var photo []byte
 
 // object is the gopher's box (x1, y1, x2, y2) in pixels; start is it
 // jittered: shifted right and down, too narrow and too short.
@@ -153,11 +143,10 @@ type result struct {
 
 func run(steps int, lr float64, out io.Writer) (result, error) {
 	res := result{before: start}
-	img, err := jpeg.Decode(bytes.NewReader(photo))
+	x, err := photo.Gopher()
 	if err != nil {
 		return res, err
 	}
-	x := imageTensor(img)
 	t, err := crop(x, object, crops)
 	if err != nil {
 		return res, err
@@ -197,18 +186,4 @@ func iou(a, b [4]float64) float64 {
 	h := math.Max(0, math.Min(a[3], b[3])-math.Max(a[1], b[1]))
 	area := func(c [4]float64) float64 { return (c[2] - c[0]) * (c[3] - c[1]) }
 	return w * h / (area(a) + area(b) - w*h)
-}
-
-// imageTensor is img as [1, 3, H, W] with values in [0, 1].
-func imageTensor(img image.Image) *tensor.Dense {
-	r := img.Bounds()
-	h, w := r.Dy(), r.Dx()
-	data := make([]float64, 3*h*w)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			cr, cg, cb, _ := img.At(r.Min.X+x, r.Min.Y+y).RGBA()
-			data[y*w+x], data[h*w+y*w+x], data[2*h*w+y*w+x] = float64(cr)/0xffff, float64(cg)/0xffff, float64(cb)/0xffff
-		}
-	}
-	return tensor.New(tensor.WithShape(1, 3, h, w), tensor.WithBacking(data))
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"image/jpeg"
 	"io"
 	"math"
 	"testing"
 
+	"github.com/gops-dev/gops/examples/internal/photo"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
@@ -37,11 +36,10 @@ func TestRun(t *testing.T) {
 // finite differences at orders 1 and 2 on a patch of the photo, and the
 // TapeMachine with the LispMachine.
 func TestScoreDerivatives(t *testing.T) {
-	img, err := jpeg.Decode(bytes.NewReader(photo))
+	x, err := photo.Gopher()
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := imageTensor(img)
 	opts := gops.RoIAlignOpts{OutputSize: [2]int{3, 3}, SamplingRatio: 2, Aligned: true}
 	tmpl, err := crop(x, [4]float64{60, 8, 113, 31}, opts) // the goggles
 	if err != nil {

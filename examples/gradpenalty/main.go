@@ -14,28 +14,18 @@
 package main
 
 import (
-	"bytes"
-	_ "embed" // the photograph
 	"flag"
 	"fmt"
-	"image"
-	"image/jpeg"
 	"io"
 	"math"
 	"os"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/examples/internal/photo"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// photo is a 150×103 photograph of a plush Go gopher held by two hands
-// (golang.org/x/exp, shiny/iconvg/testdata/video-005.jpeg; © The Go Authors,
-// BSD-3-Clause, https://go.dev/LICENSE).
-//
-//go:embed video-005.jpeg
-var photo []byte
 
 // boxes are (batch_index, x1, y1, x2, y2) in pixels: gopher, goggles,
 // snout, left hand, right hand.
@@ -150,11 +140,11 @@ type result struct {
 
 func run(steps int, lambda, lr float64, out io.Writer) (result, error) {
 	var res result
-	img, err := jpeg.Decode(bytes.NewReader(photo))
+	img, err := photo.Gopher()
 	if err != nil {
 		return res, err
 	}
-	md, err := newModel(imageTensor(img), lambda)
+	md, err := newModel(img, lambda)
 	if err != nil {
 		return res, err
 	}
@@ -204,18 +194,4 @@ func run(steps int, lambda, lr float64, out io.Writer) (result, error) {
 		}
 	}
 	return res, nil
-}
-
-// imageTensor converts img to [1, 3, H, W] RGB planes in [0, 1].
-func imageTensor(img image.Image) *tensor.Dense {
-	r := img.Bounds()
-	h, w := r.Dy(), r.Dx()
-	data := make([]float64, 3*h*w)
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			cr, cg, cb, _ := img.At(r.Min.X+x, r.Min.Y+y).RGBA()
-			data[y*w+x], data[h*w+y*w+x], data[2*h*w+y*w+x] = float64(cr)/0xffff, float64(cg)/0xffff, float64(cb)/0xffff
-		}
-	}
-	return tensor.New(tensor.WithShape(1, 3, h, w), tensor.WithBacking(data))
 }

@@ -1,25 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"image"
-	"image/jpeg"
 	"io"
 	"testing"
 
+	"github.com/gops-dev/gops/examples/internal/photo"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-func photoTensor(t *testing.T) (image.Image, *tensor.Dense) {
+// photoTensor is the photograph as [1, 3, H, W] and its bounds.
+func photoTensor(t *testing.T) (image.Rectangle, *tensor.Dense) {
 	t.Helper()
-	img, err := jpeg.Decode(bytes.NewReader(photo))
+	x, err := photo.Gopher()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return img, imageTensor(img)
+	s := x.Shape()
+	return image.Rect(0, 0, s[3], s[2]), x
 }
 
 // The second derivative ∂P/∂W agrees with central differences (and is not
@@ -85,7 +86,7 @@ func equal(a, b []float64) bool {
 // against the LispMachine at order 1.
 func TestLossDerivatives(t *testing.T) {
 	img, full := photoTensor(t)
-	iw, ih := img.Bounds().Dx(), img.Bounds().Dy()
+	iw, ih := img.Dx(), img.Dy()
 	const h, w, y0, x0 = 8, 10, 10, 62 // a patch around the gopher's goggles
 	fd := full.Data().([]float64)
 	patch := make([]float64, 3*h*w)
@@ -116,7 +117,7 @@ func TestLossDerivatives(t *testing.T) {
 // x0 to x1 + 1 reproduces the pixels x0..x1 exactly.
 func TestCropsArePixels(t *testing.T) {
 	img, x := photoTensor(t)
-	iw, ih := img.Bounds().Dx(), img.Bounds().Dy()
+	iw, ih := img.Dx(), img.Dy()
 	g := gorgonia.NewGraph()
 	xn := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(x.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(x))
 	bn := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, 5), gorgonia.WithName("boxes"),
