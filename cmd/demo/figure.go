@@ -31,8 +31,9 @@ type Figure struct {
 // Figure draws the first query canvas of task t and, for each of its
 // boxes, the RoIAlign crop with the deformable convolution's sampling
 // points at the initial parameters p0 and at the meta-trained p, each
-// adapted to t with one inner step, and the model's feature crops.
-func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
+// adapted to t with one inner step, and the model's feature crops. If ref
+// is not nil, the canvas also shows each box jittered and refined.
+func (l *Learner) Figure(p0, p Params, t *Task, ref *Refinement) (*Figure, error) {
 	a := l.cfg.Arch
 	sc := t.Query
 	s := a.Canvas
@@ -88,6 +89,7 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	white := color.RGBA{230, 230, 230, 255}
 	grey := color.RGBA{160, 160, 160, 255}
 	green, red := color.RGBA{90, 230, 90, 255}, color.RGBA{240, 70, 70, 255}
+	jittered, refined := color.RGBA{110, 120, 255, 255}, color.RGBA{0, 235, 255, 255}
 
 	// The query canvas, its boxes and each box's prediction after
 	// meta-training.
@@ -105,6 +107,11 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 			c = red
 		}
 		drawLabel(out, r, cv, fmt.Sprint(t.Classes[pred]), c)
+		if ref != nil {
+			rb := ref.Boxes[k]
+			outline(out, boxRect(Box{X1: rb.Before[0], Y1: rb.Before[1], X2: rb.Before[2], Y2: rb.Before[3]}, cv.Min, figCanvasScale), jittered, 1)
+			outline(out, boxRect(Box{X1: rb.After[0], Y1: rb.After[1], X2: rb.After[2], Y2: rb.After[3]}, cv.Min, figCanvasScale), refined, 1)
+		}
 	}
 
 	// The support canvases the model adapts on, with their labels.
@@ -139,6 +146,11 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	drawText(out, sx+0, ly+2*textH, "PREDICTION", white)
 	drawText(out, sx+11*4*figText, ly+2*textH, "RIGHT", green)
 	drawText(out, sx+17*4*figText, ly+2*textH, "WRONG", red)
+	if ref != nil {
+		drawText(out, sx, ly+3*textH, "BOXES", white)
+		drawText(out, sx+6*4*figText, ly+3*textH, "JITTERED", jittered)
+		drawText(out, sx+15*4*figText, ly+3*textH, "REFINED", refined)
+	}
 	y += canvasW + figMargin
 
 	// Sampling points before and after.
@@ -187,6 +199,10 @@ func (l *Learner) Figure(p0, p Params, t *Task) (*Figure, error) {
 	fmt.Fprintf(&cap, "   white lines join the taps of the centre output to their places on the regular grid. Last, the\n")
 	fmt.Fprintf(&cap, "   %d channels of the %dx%d RoIAlign crop of the feature map (blue < 0 < red) that the deformable\n", a.Feat, pc, pc)
 	fmt.Fprintf(&cap, "   convolution reads.\n")
+	if ref != nil {
+		fmt.Fprintf(&cap, "   On the query canvas, thin lines: each box jittered (blue) and refined by %d gradient steps on\n", ref.Steps)
+		fmt.Fprintf(&cap, "   the classifier's confidence w.r.t. the box (cyan), as in section 5.\n")
+	}
 	return &Figure{Image: out, Caption: cap.String()}, nil
 }
 

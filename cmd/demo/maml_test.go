@@ -126,6 +126,26 @@ func TestMAMLPipeline(t *testing.T) {
 		}
 	}
 
+	// The box refinement through RoIAlign w.r.t. the boxes: the gradient
+	// steps on the classifier's log-probability must raise the confidence of
+	// most jittered boxes.
+	if res.Refine == nil || len(res.Refine.Boxes) != cfg.Ways*cfg.Queries {
+		t.Fatalf("refinement: %+v, want %d boxes", res.Refine, cfg.Ways*cfg.Queries)
+	}
+	up := 0
+	for k, b := range res.Refine.Boxes {
+		t.Logf("box %d: IoU %.3f -> %.3f, confidence %.3f -> %.3f", k+1, b.IoUBefore, b.IoUAfter, b.ConfBefore, b.ConfAfter)
+		if b.Before == b.True || b.After == b.Before {
+			t.Errorf("box %d: jittered %v, refined %v, true %v: not jittered or not moved", k+1, b.Before, b.After, b.True)
+		}
+		if b.ConfAfter > b.ConfBefore {
+			up++
+		}
+	}
+	if 2*up <= len(res.Refine.Boxes) {
+		t.Errorf("refinement raised the confidence of only %d of %d boxes", up, len(res.Refine.Boxes))
+	}
+
 	// The picture.
 	f, err := os.Open(res.PNGPath)
 	if err != nil {
@@ -139,7 +159,7 @@ func TestMAMLPipeline(t *testing.T) {
 	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 300 {
 		t.Errorf("PNG is only %dx%d", b.Dx(), b.Dy())
 	}
-	for _, want := range []string{"1. Held-out accuracy before", "2. Meta-training", "3. Held-out accuracy", "4. Finite-difference check", "5. Wrote"} {
+	for _, want := range []string{"1. Held-out accuracy before", "2. Meta-training", "3. Held-out accuracy", "4. Finite-difference check", "5. Box refinement", "6. Wrote"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
