@@ -34,13 +34,15 @@ var (
 	deformconvPTX string
 	//go:embed kernels/layout.ptx
 	layoutPTX string
+	//go:embed kernels/roialignbox.ptx
+	roialignboxPTX string
 )
 
 // gpuModules are the PTX modules, registered as gops0, gops1, ...
 var gpuModules = &cudaglue.Module{
 	Pkg:  "gops",
 	Name: "gops",
-	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX},
+	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX},
 }
 
 func init() { gpuModules.Register() }

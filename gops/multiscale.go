@@ -614,7 +614,7 @@ func levelMemberSpecs(g *pyramidGeom, l, a, b int, xMajor bool) (f, ft ad.OpSpec
 	adj := ad.Floats(levelTransposeKernel(g, l, memberTransposeKernel[float32](a, b, xMajor)),
 		levelTransposeKernel(g, l, memberTransposeKernel[float64](a, b, xMajor)))
 	return boxMemberSpecs(name, params, tensor.Shape{lg.N, lg.C, lg.H, lg.W},
-		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l))
+		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l), nil)
 }
 
 // levelMembers is level l's box family.

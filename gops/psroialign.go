@@ -100,5 +100,5 @@ func psRoIAlignMemberSpecs(g *cpu.PoolGeom, a, b int, xMajor bool) (f, ft ad.OpS
 		inputShape(g), func(k int) tensor.Shape { return tensor.Shape{k, J * cOut, g.PH, g.PW} }, a, b,
 		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDeriv[float32], cpu.PSRoIAlignBoxDeriv[float64]),
 		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDerivTranspose[float32], cpu.PSRoIAlignBoxDerivTranspose[float64]),
-		members)
+		members, &boxDerivGPU{ps: g, a: a, b: b, xMajor: xMajor})
 }

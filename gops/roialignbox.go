@@ -29,7 +29,10 @@ import (
 // ops, so the family closes: every order comes from these kernels and
 // MatMul's. The batch-index column gets zero. PSRoIAlign's family
 // (psroialign.go) is the same with its sampling and position-sensitive
-// channels, and shares this code. Host only: no CUDA twins yet.
+// channels, and shares this code. The members' CUDA twins
+// (roialignbox_cuda.go, kernels/roialignbox.cu) are attached by
+// boxMemberSpecs from a boxDerivGPU; MultiScaleRoIAlign's level members
+// have none.
 
 // boxMembers builds member F_ab of a RoI op's box family (F_00 is the op
 // itself); xMajor orders F_11's channels x-major.
@@ -46,7 +49,7 @@ func roiAlignMemberSpecs(g *cpu.RoIAlignGeom, a, b int, xMajor bool) (f, ft ad.O
 		tensor.Shape{g.N, g.C, g.H, g.W}, func(k int) tensor.Shape { return tensor.Shape{k, J * g.C, g.PH, g.PW} }, a, b,
 		boxDerivKernels(g, a, b, xMajor, cpu.RoIAlignBoxDeriv[float32], cpu.RoIAlignBoxDeriv[float64]),
 		boxDerivKernels(g, a, b, xMajor, cpu.RoIAlignBoxDerivTranspose[float32], cpu.RoIAlignBoxDerivTranspose[float64]),
-		roiAlignMembers(g))
+		roiAlignMembers(g), &boxDerivGPU{ra: g, a: a, b: b, xMajor: xMajor})
 }
 
 // roiAlignMembers is RoIAlign's box family.
@@ -57,11 +60,22 @@ func roiAlignMembers(g *cpu.RoIAlignGeom) boxMembers {
 	}
 }
 
+// boxDerivGPU is what the CUDA twins of a box member F_ab of RoIAlign (ra)
+// or PSRoIAlign (ps) and of its transpose need (roialignbox_cuda.go).
+type boxDerivGPU struct {
+	ra        *cpu.RoIAlignGeom
+	ps        *cpu.PoolGeom
+	a, b      int
+	xMajor    bool
+	transpose bool
+}
+
 // boxMemberSpecs are member F_ab (a + b >= 1) of a box family, named name,
 // on input shape in and with result pooled(K), and its transpose: a linear
 // pair in the first input whose box gradients are those of the family
-// members.
-func boxMemberSpecs(name, params string, in tensor.Shape, pooled func(k int) tensor.Shape, a, b int, fwd, adj ad.Kernel, members boxMembers) (f, ft ad.OpSpec) {
+// members. With gpu they get CUDA twins (gpu for F_ab, its transpose flag
+// set for F_abᵀ).
+func boxMemberSpecs(name, params string, in tensor.Shape, pooled func(k int) tensor.Shape, a, b int, fwd, adj ad.Kernel, members boxMembers, gpu *boxDerivGPU) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes(name, in, pooled)
 	f = ad.OpSpec{
 		Name:       name,
@@ -77,6 +91,11 @@ func boxMemberSpecs(name, params string, in tensor.Shape, pooled func(k int) ten
 	ft = f
 	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
 	ft.BackwardFor = boxFamilyBackward(members, a, b, true)
+	if gpu != nil {
+		gt := *gpu
+		gt.transpose = true
+		f, ft = withCUDA(f, *gpu), withCUDA(ft, gt)
+	}
 	return ad.LinearPair(f, ft)
 }
 

@@ -1,0 +1,105 @@
+//go:build cuda
+
+package gops
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/cudaglue"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
+
+// The CUDA twins of the box members F_ab of RoIAlign and PSRoIAlign and of
+// their transposes: kernels/roialignbox.cu. The boxes are copied to the
+// host, checked and gridded there by the CPU code (cpu.RoIAlignGrids,
+// cpu.PSRoIAlignGrids), so the GPU and CPU paths fail alike.
+
+// boxDerivPack is the number of values per box of the packed grids: the 8 of
+// packGrids, then the clamp flags of the y and x coefficients.
+const boxDerivPack = 10
+
+// boxDerivGeom is the family's geometry as the kernels take it: the
+// sampling geometry, the coefficient scale and alignment and the channel
+// map (cpu.boxDerivFamily).
+type boxDerivGeom struct {
+	n, c, h, w, ph, pw       int
+	cOut, cStride, binStride int
+	scale                    float64
+	aligned                  bool
+}
+
+func (d boxDerivGPU) geom() boxDerivGeom {
+	if d.ra != nil {
+		g := d.ra
+		return boxDerivGeom{g.N, g.C, g.H, g.W, g.PH, g.PW, g.C, 1, 0, g.Scale, g.Aligned}
+	}
+	g, nb := d.ps, d.ps.PH*d.ps.PW
+	return boxDerivGeom{g.N, g.C, g.H, g.W, g.PH, g.PW, g.C / nb, nb, 1, g.Scale, true}
+}
+
+// launch runs the member's kernel or its transpose's.
+func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	g, k := d.geom(), in[1].Shape()[0]
+	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", boxDerivPack * k}); err != nil {
+		return err
+	}
+	var bp cu.DevicePtr
+	var err error
+	if sfx == "_f32" {
+		bp, err = boxDerivGrids[float32](c, in[1], d, g)
+	} else {
+		bp, err = boxDerivGrids[float64](c, in[1], d, g)
+	}
+	if err != nil {
+		return err
+	}
+	xm := 0
+	if d.xMajor {
+		xm = 1
+	}
+	if d.transpose {
+		return c.Launch("roialignbox_transpose"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out),
+			k, g.n, g.c, g.h, g.w, g.ph, g.pw, g.cOut, g.cStride, g.binStride, d.a, d.b, xm, c.Float(g.scale))
+	}
+	return c.Launch("roialignbox_deriv"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out),
+		k, g.c, g.h, g.w, g.ph, g.pw, g.cOut, g.cStride, g.binStride, d.a, d.b, xm, c.Float(g.scale))
+}
+
+// boxDerivGrids downloads the boxes and returns their packed grids on the
+// device: packGrids' 8 values, then 1 where newRoIAlignBoxCoefs clamps the
+// roi height (width) to 1, computed with its arithmetic, else 0.
+func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
+	bx, err := download[T](c, boxes)
+	if err != nil {
+		return 0, err
+	}
+	gr, err := gridsOf(d.ra, d.ps, bx)
+	if err != nil {
+		return 0, err
+	}
+	scale := T(g.scale)
+	var off T
+	if g.aligned {
+		off = 0.5
+	}
+	flag := func(b bool) T {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	p := make([]T, 0, boxDerivPack*len(gr))
+	for k, b := range gr {
+		if b.GH > 1<<24 || b.GW > 1<<24 {
+			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
+		}
+		box := bx[5*k : 5*k+5]
+		rh := (box[4]*scale - off) - (box[2]*scale - off)
+		rw := (box[3]*scale - off) - (box[1]*scale - off)
+		p = append(p, box[0], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count,
+			flag(!g.aligned && rh < 1), flag(!g.aligned && rw < 1))
+	}
+	return cudaglue.Upload(c, p)
+}
