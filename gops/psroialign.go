@@ -51,8 +51,9 @@ type PSRoIAlignOpts struct {
 // coordinate; a sample exactly on an integer takes the derivative of the
 // cell floor() selects (the right-sided one). A bin without samples has a
 // zero gradient. The batch-index column gets a zero gradient. Box
-// gradients are computed by host kernels only (no CUDA twin yet), and only
-// when ad.Grad needs them.
+// gradients are computed only when ad.Grad needs them; their kernels have
+// CUDA twins (roialignbox_cuda.go), built and linked but not yet run on a
+// GPU.
 //
 // Differences from torchvision: a bin without samples (a box of zero or
 // negative size with adaptive sampling) gives 0 where torchvision gives NaN

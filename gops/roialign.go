@@ -46,8 +46,9 @@ type RoIAlignOpts struct {
 // (last-column) rule has derivative 0 in that coordinate; a sample exactly
 // on an integer takes the derivative of the cell floor() selects (the
 // right-sided one). The batch-index column gets a zero gradient. Box
-// gradients are computed by host kernels only (no CUDA twin yet), and only
-// when ad.Grad needs them.
+// gradients are computed only when ad.Grad needs them; their kernels have
+// CUDA twins (roialignbox_cuda.go), built and linked but not yet run on a
+// GPU.
 //
 // Semantics are torchvision's in every detail (roi size clamp when not
 // aligned, the boundary rule of the bilinear interpolation, adaptive

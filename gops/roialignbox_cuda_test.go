@@ -1,0 +1,51 @@
+//go:build cuda
+
+package gops_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/gops-dev/gops/gops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The box members' twins (kernels/roialignbox.cu): gradients of order 1 and
+// 2 w.r.t. the input and the boxes run F_10, F_01, F_11 and their
+// transposes on the GPU.
+
+func TestGPURoIAlignBoxes(t *testing.T) {
+	for _, dt := range gpuDtypes {
+		for _, o := range []gops.RoIAlignOpts{{OutputSize: [2]int{2, 3}, SamplingRatio: 2}, {OutputSize: [2]int{3, 2}, SpatialScale: 0.5, Aligned: true}, {OutputSize: [2]int{2, 2}, SpatialScale: 0.5}} {
+			t.Run(fmt.Sprintf("%v/%+v", dt, o), func(t *testing.T) {
+				gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
+					x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 3, 6, 7}))
+					b := input(g, "boxes", boxesValue(dt))
+					y, err := gops.RoIAlign(x, b, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return y, gorgonia.Nodes{x, b}
+				})
+			})
+		}
+	}
+}
+
+func TestGPUPSRoIAlignBoxes(t *testing.T) {
+	for _, dt := range gpuDtypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
+				x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 8, 6, 7}))
+				b := input(g, "boxes", boxesValue(dt))
+				y, err := gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return y, gorgonia.Nodes{x, b}
+			})
+		})
+	}
+}
