@@ -37,7 +37,11 @@ import (
 
 // Gorgonia v0.9.18 ships no PTX for its own elementwise kernels: the bundle
 // holds them, found through GOPS_GORGONIA_PTX (cudatest.RegisterGorgoniaPTX).
-func init() { cudatest.RegisterGorgoniaPTX() }
+func init() {
+	if err := cudatest.RegisterGorgoniaPTX(); err != nil {
+		panic(err) // a test binary without its kernels cannot run
+	}
+}
 
 func needGPU(t *testing.T) {
 	t.Helper()

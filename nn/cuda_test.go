@@ -26,7 +26,11 @@ import (
 
 // Gorgonia ships no PTX for its own elementwise kernels: the bundle holds
 // them, found through GOPS_GORGONIA_PTX (cudatest.RegisterGorgoniaPTX).
-func init() { cudatest.RegisterGorgoniaPTX() }
+func init() {
+	if err := cudatest.RegisterGorgoniaPTX(); err != nil {
+		panic(err) // a test binary without its kernels cannot run
+	}
+}
 
 // gpuCase builds f from the input nodes xs (their shapes are shapes) and
 // differentiates w.r.t. all of them.

@@ -18,25 +18,26 @@ import (
 // Gorgonia v0.9.18 ships no PTX for: the GPU bundle holds them (compiled by
 // gops/kernels/gen -gorgonia), found through GOPS_GORGONIA_PTX, each
 // dir/M.ptx with its entry names in dir/M.funcs. Without the variable it
-// does nothing; it panics on an unreadable file. Call it from a test
+// does nothing; an unreadable file is an error. Call it from a test
 // package's init, before any TapeMachine is made.
-func RegisterGorgoniaPTX() {
+func RegisterGorgoniaPTX() error {
 	dir := os.Getenv("GOPS_GORGONIA_PTX")
 	if dir == "" {
-		return
+		return nil
 	}
 	ptxs, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
 	for _, p := range ptxs {
 		ptx, err := os.ReadFile(p)
 		if err != nil {
-			panic(err)
+			return err
 		}
 		funcs, err := os.ReadFile(strings.TrimSuffix(p, ".ptx") + ".funcs")
 		if err != nil {
-			panic(err)
+			return err
 		}
 		gorgonia.AddToStdLib(strings.TrimSuffix(filepath.Base(p), ".ptx"), string(ptx), strings.Fields(string(funcs)))
 	}
+	return nil
 }
 
 // HostCopy copies a (device) tensor's float32, float64 or int elements
