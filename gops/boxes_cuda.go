@@ -39,15 +39,25 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	if err != nil {
 		return 0, err
 	}
+	p, err := checkPackGrids(c, gr, bx, nb)
+	if err != nil {
+		return 0, err
+	}
+	return cudaglue.Upload(c, p)
+}
+
+// checkPackGrids checks that the grids fit the kernels' int arithmetic and
+// packs them (packGrids).
+func checkPackGrids[T cpu.Float](c *gpuCall, gr []cpu.RoIAlignBox[T], bx []T, nb int) ([]T, error) {
 	for _, b := range gr {
 		if b.GH > 1<<24 || b.GW > 1<<24 {
-			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
+			return nil, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
 		}
 		if nb > 0 && int64(nb)*int64(b.GH)*int64(b.GW) > math.MaxInt32 {
-			return 0, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.Name, nb, b.GH, b.GW)
+			return nil, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.Name, nb, b.GH, b.GW)
 		}
 	}
-	return cudaglue.Upload(c, packGrids(gr, bx))
+	return packGrids(gr, bx), nil
 }
 
 // deviceGrids downloads the boxes and returns the packed sampling grids of

@@ -36,13 +36,15 @@ var (
 	layoutPTX string
 	//go:embed kernels/roialignbox.ptx
 	roialignboxPTX string
+	//go:embed kernels/multiscale.ptx
+	multiscalePTX string
 )
 
 // gpuModules are the PTX modules, registered as gops0, gops1, ...
 var gpuModules = &cudaglue.Module{
 	Pkg:  "gops",
 	Name: "gops",
-	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX},
+	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX},
 }
 
 func init() { gpuModules.Register() }

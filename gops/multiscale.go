@@ -534,7 +534,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 		dims[l] = 4
 	}
 	dims[nl] = 2
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name:       "MultiScaleRoIAlign",
 		Params:     g.params(),
 		InputDims:  dims,
@@ -576,7 +576,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 			}
 			return gs, nil
 		},
-	}
+	}, boxDerivGPU{pyr: g, level: -1})
 }
 
 func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -614,7 +614,8 @@ func levelMemberSpecs(g *pyramidGeom, l, a, b int, xMajor bool) (f, ft ad.OpSpec
 	adj := ad.Floats(levelTransposeKernel(g, l, memberTransposeKernel[float32](a, b, xMajor)),
 		levelTransposeKernel(g, l, memberTransposeKernel[float64](a, b, xMajor)))
 	return boxMemberSpecs(name, params, tensor.Shape{lg.N, lg.C, lg.H, lg.W},
-		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l), nil)
+		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l),
+		&boxDerivGPU{ra: lg, a: a, b: b, xMajor: xMajor, pyr: g, level: l})
 }
 
 // levelMembers is level l's box family.

@@ -3,6 +3,8 @@
 package gops
 
 import (
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
@@ -20,9 +22,15 @@ func (d roiAlignGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 	if err != nil {
 		return err
 	}
-	k := in[1].Shape()[0]
-	if d.transpose {
-		return c.Launch("roialign_transpose"+sfx, g.N*g.C, ptr(in[0]), bp, ptr(out), k, g.N, g.C, g.H, g.W, g.PH, g.PW)
+	return launchRoIAlignKernel(c, sfx, g, d.transpose, ptr(in[0]), bp, ptr(out), in[1].Shape()[0], out.Shape().TotalSize())
+}
+
+// launchRoIAlignKernel runs RoIAlign's forward kernel (x an input map,
+// out [k, C, PH, PW] of outSize elements) or its transpose (x a gradient
+// [k, C, PH, PW], out a map) for k boxes with packed grids bp.
+func launchRoIAlignKernel(c *gpuCall, sfx string, g *cpu.RoIAlignGeom, transpose bool, x, bp, out cu.DevicePtr, k, outSize int) error {
+	if transpose {
+		return c.Launch("roialign_transpose"+sfx, g.N*g.C, x, bp, out, k, g.N, g.C, g.H, g.W, g.PH, g.PW)
 	}
-	return c.Launch("roialign_forward"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out), k, g.C, g.H, g.W, g.PH, g.PW)
+	return c.Launch("roialign_forward"+sfx, outSize, x, bp, out, k, g.C, g.H, g.W, g.PH, g.PW)
 }

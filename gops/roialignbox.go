@@ -61,13 +61,18 @@ func roiAlignMembers(g *cpu.RoIAlignGeom) boxMembers {
 }
 
 // boxDerivGPU is what the CUDA twins of a box member F_ab of RoIAlign (ra)
-// or PSRoIAlign (ps) and of its transpose need (roialignbox_cuda.go).
+// or PSRoIAlign (ps) and of its transpose need (roialignbox_cuda.go). With
+// pyr it is MultiScaleRoIAlign's (multiscale_cuda.go): the member of level
+// level (ra = its geometry; a = b = 0 is the level's RoIAlign), or with
+// level < 0 the whole forward.
 type boxDerivGPU struct {
 	ra        *cpu.RoIAlignGeom
 	ps        *cpu.PoolGeom
 	a, b      int
 	xMajor    bool
 	transpose bool
+	pyr       *pyramidGeom
+	level     int
 }
 
 // boxMemberSpecs are member F_ab (a + b >= 1) of a box family, named name,

@@ -41,6 +41,12 @@ func (d boxDerivGPU) geom() boxDerivGeom {
 
 // launch runs the member's kernel or its transpose's.
 func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if d.pyr != nil {
+		if sfx == "_f32" {
+			return launchPyramid[float32](c, sfx, d, in, out)
+		}
+		return launchPyramid[float64](c, sfx, d, in, out)
+	}
 	g, k := d.geom(), in[1].Shape()[0]
 	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", boxDerivPack * k}); err != nil {
 		return err
@@ -55,15 +61,22 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 	if err != nil {
 		return err
 	}
+	return d.launchKernel(c, sfx, g, ptr(in[0]), bp, ptr(out), k, out.Shape().TotalSize())
+}
+
+// launchKernel runs the member's kernel (x an input map, out [k, J·cOut,
+// PH, PW] of outSize elements) or its transpose's (x [k, J·cOut, PH, PW],
+// out a map of outSize elements) for k boxes with packed grids bp.
+func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp, out cu.DevicePtr, k, outSize int) error {
 	xm := 0
 	if d.xMajor {
 		xm = 1
 	}
 	if d.transpose {
-		return c.Launch("roialignbox_transpose"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out),
+		return c.Launch("roialignbox_transpose"+sfx, outSize, x, bp, out,
 			k, g.n, g.c, g.h, g.w, g.ph, g.pw, g.cOut, g.cStride, g.binStride, d.a, d.b, xm, c.Float(g.scale))
 	}
-	return c.Launch("roialignbox_deriv"+sfx, out.Shape().TotalSize(), ptr(in[0]), bp, ptr(out),
+	return c.Launch("roialignbox_deriv"+sfx, outSize, x, bp, out,
 		k, g.c, g.h, g.w, g.ph, g.pw, g.cOut, g.cStride, g.binStride, d.a, d.b, xm, c.Float(g.scale))
 }
 
@@ -79,6 +92,16 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	if err != nil {
 		return 0, err
 	}
+	p, err := packBoxDerivGrids(c, bx, gr, g)
+	if err != nil {
+		return 0, err
+	}
+	return cudaglue.Upload(c, p)
+}
+
+// packBoxDerivGrids packs boxes bx and their grids gr as the member
+// kernels read them (boxDerivGrids).
+func packBoxDerivGrids[T cpu.Float](c *gpuCall, bx []T, gr []cpu.RoIAlignBox[T], g boxDerivGeom) ([]T, error) {
 	scale := T(g.scale)
 	var off T
 	if g.aligned {
@@ -93,7 +116,7 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	p := make([]T, 0, boxDerivPack*len(gr))
 	for k, b := range gr {
 		if b.GH > 1<<24 || b.GW > 1<<24 {
-			return 0, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
+			return nil, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
 		}
 		box := bx[5*k : 5*k+5]
 		rh := (box[4]*scale - off) - (box[2]*scale - off)
@@ -101,5 +124,5 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 		p = append(p, box[0], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count,
 			flag(!g.aligned && rh < 1), flag(!g.aligned && rw < 1))
 	}
-	return cudaglue.Upload(c, p)
+	return p, nil
 }
