@@ -347,6 +347,18 @@ EOF
   gops-only rows: kernel/forward, kernel/transpose, the CPU kernels alone.
 EOF
 		;;
+	BoxGradients) cat <<'EOF'
+- **BoxGradients** (`BenchmarkBoxGradients`, gops/roialignbox_bench_test.go):
+  gradients w.r.t. the boxes, which torchvision does not give. RoIAlign at
+  its benchmark size with the gradients w.r.t. input and boxes of
+  <G, out>; torch's side is autograd over a gather-based roi_align
+  (`gather_roi_align` in scripts/bench_torchvision.py, vectorised over
+  boxes and sample points, checked against roi_align's forward), the way to
+  get them in torch. gops-only rows: RoIAlign/second-order (also the
+  gradient of <∂L/∂boxes, V> w.r.t. input and boxes),
+  PSRoIAlign/forward+backward (at PSRoIAlign's benchmark size).
+EOF
+		;;
 	PSRoIPool) cat <<'EOF'
 - **PSRoIPool** (`BenchmarkPSRoIPool`, gops/psroipool_bench_test.go;
   `torchvision.ops.ps_roi_pool`): PSRoIAlign's data, input [2, 490, 50, 68],

@@ -168,6 +168,76 @@ def run_multiscale_forward_backward(s):
     s["pooler"](s["x"], s["boxes"], s["sizes"]).backward(s["grad"])
 
 
+# ------------------------------------------------- gradients w.r.t. boxes
+
+# torchvision gives boxes no gradient. A torch user who wants one with
+# torchvision's sampling writes roi_align over gathers and lets autograd
+# differentiate it: gather_roi_align is that, vectorised over boxes and
+# sample points (aligned, a fixed sampling ratio: the RoIAlign benchmark's
+# options; torchvision's clamps of y <= 0 and of the last row included). Its
+# forward is checked against torchvision's roi_align once per setup.
+
+
+def gather_roi_align(x, rois, output_size, spatial_scale, sampling_ratio, aligned):
+    assert aligned and sampling_ratio > 0
+    N, C, H, W = x.shape
+    PH, PW = output_size
+    g = sampling_ratio
+    K = rois.shape[0]
+    n = rois[:, 0].detach().long()
+    x1, y1 = rois[:, 1] * spatial_scale - 0.5, rois[:, 2] * spatial_scale - 0.5
+    x2, y2 = rois[:, 3] * spatial_scale - 0.5, rois[:, 4] * spatial_scale - 0.5
+    bh, bw = (y2 - y1) / PH, (x2 - x1) / PW
+    dt = x.dtype
+    fy = torch.arange(PH, dtype=dt).repeat_interleave(g) + (torch.arange(g, dtype=dt).repeat(PH) + 0.5) / g
+    fx = torch.arange(PW, dtype=dt).repeat_interleave(g) + (torch.arange(g, dtype=dt).repeat(PW) + 0.5) / g
+    Y = (y1[:, None] + fy * bh[:, None])[:, :, None].expand(K, PH * g, PW * g)
+    X = (x1[:, None] + fx * bw[:, None])[:, None, :].expand(K, PH * g, PW * g)
+    valid = ((Y >= -1) & (Y <= H) & (X >= -1) & (X <= W)).detach()
+    Y = torch.where(Y.detach() <= 0, torch.zeros_like(Y), Y)
+    X = torch.where(X.detach() <= 0, torch.zeros_like(X), X)
+    yl, xl = torch.floor(Y.detach()).long(), torch.floor(X.detach()).long()
+    ylast, xlast = yl >= H - 1, xl >= W - 1
+    Y = torch.where(ylast, torch.full_like(Y, H - 1), Y)
+    X = torch.where(xlast, torch.full_like(X, W - 1), X)
+    yl = torch.where(ylast, torch.full_like(yl, H - 1), yl).clamp(0, H - 1)
+    xl = torch.where(xlast, torch.full_like(xl, W - 1), xl).clamp(0, W - 1)
+    yh = torch.where(ylast, yl, yl + 1).clamp(0, H - 1)
+    xh = torch.where(xlast, xl, xl + 1).clamp(0, W - 1)
+    ly, lx = Y - yl.to(dt), X - xl.to(dt)
+    hy, hx = 1 - ly, 1 - lx
+    xf = x.permute(0, 2, 3, 1).reshape(N * H * W, C)  # channels last
+    base = n[:, None, None] * H
+
+    def tap(yy, xx):
+        return xf[((base + yy) * W + xx).reshape(-1)].reshape(K, PH * g, PW * g, C)
+
+    v = ((hy * hx)[..., None] * tap(yl, xl) + (hy * lx)[..., None] * tap(yl, xh) +
+         (ly * hx)[..., None] * tap(yh, xl) + (ly * lx)[..., None] * tap(yh, xh))
+    v = torch.where(valid[..., None], v, torch.zeros_like(v))
+    out = v.reshape(K, PH, g, PW, g, C).sum(dim=(2, 4)) / (g * g)
+    return out.permute(0, 3, 1, 2)
+
+
+def setup_roi_align_boxes():
+    def setup():
+        s = setup_roi_align(True)()
+        with torch.no_grad():
+            ref = gather_roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS)
+            tv = roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS)
+        err = (ref - tv).abs().max().item()
+        assert err < 1e-4, "gather_roi_align differs from roi_align by %g" % err
+        s["boxes"].requires_grad_(True)
+        return s
+    return setup
+
+
+def run_roi_align_boxes_forward_backward(s):
+    s["x"].grad = None
+    s["boxes"].grad = None
+    gather_roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS).backward(s["grad"])
+
+
 # ------------------------------------------------------------ DeformConv2d
 
 # torchvision.ops.deform_conv2d at ResNet-like sizes; "v1" = no mask,
@@ -445,6 +515,7 @@ BENCHMARKS = {
     "PSRoIPool/forward+backward": (setup_pool(PS_FEAT_SHAPE, PS_NUM_BOXES,
                                               PS_FEAT_SHAPE[1] // 49, True),
                                    run_ps_roi_pool_forward_backward),
+    "BoxGradients/RoIAlign/forward+backward": (setup_roi_align_boxes(), run_roi_align_boxes_forward_backward),
     "MultiScaleRoIAlign/forward": (setup_multiscale(False), run_multiscale_forward),
     "MultiScaleRoIAlign/forward+backward": (setup_multiscale(True), run_multiscale_forward_backward),
     "DeformConv2d/v1/forward": (setup_deform_conv("v1", False), run_deform_conv_forward),
