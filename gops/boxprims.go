@@ -24,6 +24,8 @@ import (
 //   - BoxEmpty: the result of an op on an input with no elements (Gorgonia's
 //     elementwise ops panic on empty tensors), with zero gradients.
 //
+// All but BoxEmpty have CUDA twins (boxops_cuda.go, kernels/boxops.cu).
+//
 // torch's subgradients at kinks, which these reproduce: maximum(a, b) and
 // minimum(a, b) give each input half the gradient where a == b (and all of
 // it to both where either is NaN); clamp(x, lo, hi) passes the gradient
@@ -622,6 +624,8 @@ func pairRows(a, b *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
 // of shape out (empty, or a scalar for a reduction of nothing) filled with
 // v, with zero gradients w.r.t. in. Gorgonia's elementwise ops panic on
 // empty tensors, so the box ops never build them on one.
+// It has no CUDA twin: a constant fill of nothing or of a scalar stays on
+// the host (every other op of this file has one, boxops_cuda.go).
 func emptyResult(name string, out tensor.Shape, v float64, in ...*gorgonia.Node) (*gorgonia.Node, error) {
 	out = out.Clone()
 	dims := make([]int, len(in))
