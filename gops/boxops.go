@@ -152,7 +152,7 @@ func BoxConvert(boxes *gorgonia.Node, in, out string) (*gorgonia.Node, error) {
 // linear pair.
 func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
 	mk := func(name string, transpose bool) ad.OpSpec {
-		return ad.OpSpec{
+		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%d K=%d", kind, k), InputDims: []int{2}, OutputDims: 2,
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 				if !sameShape(in[0], tensor.Shape{k, 4}) {
@@ -162,9 +162,16 @@ func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
 			},
 			Kernel:           ad.Floats(convertKernel[float32](kind, transpose), convertKernel[float64](kind, transpose)),
 			KernelOverwrites: true,
-		}
+		}, convertGPU{kind, transpose})
 	}
 	return ad.LinearPair(mk("BoxConvert", false), mk("BoxConvertTranspose", true))
+}
+
+// convertGPU is what the CUDA twins of BoxConvert and its transpose need
+// (boxops_cuda.go).
+type convertGPU struct {
+	kind      convertKind
+	transpose bool
 }
 
 // convertKernel applies one conversion (or its transpose) row by row. The
@@ -260,7 +267,15 @@ func clipSpec(k int, size [2]int, mask bool) ad.OpSpec {
 		spec.DiffWRT = []bool{false}
 		spec.Backward = func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) { return gorgonia.Nodes{nil}, nil }
 	}
-	return spec
+	return withCUDA(spec, clipGPU{bounds, mask})
+}
+
+// clipGPU is what the CUDA twins of ClipBoxes and ClipBoxesMask need
+// (boxops_cuda.go): each column's upper bound (width, height, width,
+// height; the lower one is 0).
+type clipGPU struct {
+	bounds [4]float64
+	mask   bool
 }
 
 func clipKernel[T ad.Float](out, in []T, hi [4]float64, mask bool) {

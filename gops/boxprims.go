@@ -24,25 +24,107 @@ import (
 //   - BoxEmpty: the result of an op on an input with no elements (Gorgonia's
 //     elementwise ops panic on empty tensors), with zero gradients.
 //
+// All but BoxEmpty have CUDA twins (boxops_cuda.go, kernels/boxops.cu).
+//
 // torch's subgradients at kinks, which these reproduce: maximum(a, b) and
 // minimum(a, b) give each input half the gradient where a == b (and all of
 // it to both where either is NaN); clamp(x, lo, hi) passes the gradient
 // where lo <= x <= hi, bounds included.
 
-// pointFunc is a pointwise function of one or two arguments (b is 0 for a
-// unary one), evaluated in float64 and rounded to the op's dtype.
-type pointFunc func(a, b float64) float64
+// pointFn names a pointwise function of pointSpec: the CPU kernel
+// evaluates it with eval, the CUDA twin (boxops_point in
+// kernels/boxops.cu, whose switch mirrors eval case by case) from the
+// same code and parameters, so the two cannot name different functions.
+type pointFn int
 
-// pointSpec is a pointwise op of arity 1 or 2 on tensors of shape s.
+const (
+	fnMaximum      pointFn = iota // maximum(a, b)
+	fnMinimum                     // minimum(a, b)
+	fnMaxShare                    // maxShare(a, b)
+	fnClamp                       // clamp(a, p1, p2)
+	fnClampMask                   // 1 where p1 <= a <= p2, else 0
+	fnAtan                        // math.Atan(a)
+	fnSigmoid                     // sigmoid(a)
+	fnSoftplus                    // softplus(a)
+	fnPow                         // math.Pow(a, p1)
+	fnDiv                         // a / b
+	fnCopy                        // a
+	fnMasked                      // a where b != 0, else 0
+	fnBothPositive                // 1 where a > 0 and b > 0, else 0
+)
+
+// pointOp is a pointFn with its parameters (clamp's lo and hi, pow's
+// exponent; 0 when unused).
+type pointOp struct {
+	fn     pointFn
+	p1, p2 float64
+}
+
+// eval is the function at a and b (b is 0 for a unary one), in float64;
+// the kernels round it to the op's dtype.
+func (o pointOp) eval(a, b float64) float64 {
+	switch o.fn {
+	case fnMaximum:
+		return maximum(a, b)
+	case fnMinimum:
+		return minimum(a, b)
+	case fnMaxShare:
+		return maxShare(a, b)
+	case fnClamp:
+		return clamp(a, o.p1, o.p2)
+	case fnClampMask:
+		if a >= o.p1 && a <= o.p2 {
+			return 1
+		}
+		return 0
+	case fnAtan:
+		return math.Atan(a)
+	case fnSigmoid:
+		return sigmoid(a)
+	case fnSoftplus:
+		return softplus(a)
+	case fnPow:
+		return math.Pow(a, o.p1)
+	case fnDiv:
+		return a / b
+	case fnCopy:
+		return a
+	case fnMasked:
+		if b != 0 {
+			return a
+		}
+		return 0
+	case fnBothPositive:
+		if a > 0 && b > 0 {
+			return 1
+		}
+		return 0
+	}
+	panic(fmt.Sprintf("gops: unknown pointwise function %d", o.fn))
+}
+
+// params names the op's parameters in its spec's Params (ops are merged
+// by it).
+func (o pointOp) params() string {
+	switch o.fn {
+	case fnClamp, fnClampMask:
+		return fmt.Sprintf("[%v, %v]", o.p1, o.p2)
+	case fnPow:
+		return fmt.Sprint(o.p1)
+	}
+	return ""
+}
+
+// pointSpec is the pointwise op f of arity 1 or 2 on tensors of shape s.
 // Without backward, the op is piecewise constant: no input gets a gradient.
-func pointSpec(name, params string, s tensor.Shape, arity int, f pointFunc, backward func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
+func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
 	s = s.Clone()
 	dims := make([]int, arity)
 	for i := range dims {
 		dims[i] = s.Dims()
 	}
 	spec := ad.OpSpec{
-		Name: name, Params: fmt.Sprintf("%s %v", params, s), InputDims: dims, OutputDims: s.Dims(),
+		Name: name, Params: fmt.Sprintf("%s %v", f.params(), s), InputDims: dims, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
 				if !sameShape(in[i], s) {
@@ -61,25 +143,28 @@ func pointSpec(name, params string, s tensor.Shape, arity int, f pointFunc, back
 			return make(gorgonia.Nodes, len(in)), nil
 		}
 	}
-	return spec
+	return withCUDA(spec, pointGPU{f})
 }
 
-func pointKernel[T ad.Float](f pointFunc) func(ad.Tensor[T], []ad.Tensor[T]) error {
+func pointKernel[T ad.Float](f pointOp) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		a := in[0].Data
 		if len(in) == 1 {
 			for i, v := range a {
-				out.Data[i] = T(f(float64(v), 0))
+				out.Data[i] = T(f.eval(float64(v), 0))
 			}
 			return nil
 		}
 		b := in[1].Data[:len(a)]
 		for i, v := range a {
-			out.Data[i] = T(f(float64(v), float64(b[i])))
+			out.Data[i] = T(f.eval(float64(v), float64(b[i])))
 		}
 		return nil
 	}
 }
+
+// pointGPU is what pointSpec's CUDA twin needs (boxops_cuda.go).
+type pointGPU struct{ f pointOp }
 
 // sameShape reports whether a and b are exactly the same shape (Gorgonia's
 // Shape.Eq also takes (1, C) for (C)).
@@ -134,20 +219,20 @@ func maxShare(a, b float64) float64 {
 // is 0 (shareOf).
 func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
 	s := a.Shape()
-	name, f := "BoxMinimum", minimum
+	name, f := "BoxMinimum", pointOp{fn: fnMinimum}
 	if max {
-		name, f = "BoxMaximum", maximum
+		name, f = "BoxMaximum", pointOp{fn: fnMaximum}
 	}
-	spec := pointSpec(name, "", s, 2, f, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec(name, f, s, 2, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		first, second := in[0], in[1]
 		if !max { // minimum(a, b)'s share for a is maxShare(b, a)
 			first, second = second, first
 		}
-		ma, err := ad.Apply(pointSpec("BoxMaxShare", "", s, 2, maxShare, nil), first, second)
+		ma, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{fn: fnMaxShare}, s, 2, nil), first, second)
 		if err != nil {
 			return nil, err
 		}
-		mb, err := ad.Apply(pointSpec("BoxMaxShare", "", s, 2, maxShare, nil), second, first)
+		mb, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{fn: fnMaxShare}, s, 2, nil), second, first)
 		if err != nil {
 			return nil, err
 		}
@@ -184,15 +269,9 @@ func clamp(x, lo, hi float64) float64 {
 // where).
 func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 	s := x.Shape()
-	params := fmt.Sprintf("[%v, %v]", lo, hi)
-	spec := pointSpec("BoxClamp", params, s, 1, func(v, _ float64) float64 { return clamp(v, lo, hi) },
+	spec := pointSpec("BoxClamp", pointOp{fnClamp, lo, hi}, s, 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			m, err := ad.Apply(pointSpec("BoxClampMask", params, s, 1, func(v, _ float64) float64 {
-				if v >= lo && v <= hi {
-					return 1
-				}
-				return 0
-			}, nil), in[0])
+			m, err := ad.Apply(pointSpec("BoxClampMask", pointOp{fnClampMask, lo, hi}, s, 1, nil), in[0])
 			if err != nil {
 				return nil, err
 			}
@@ -204,7 +283,7 @@ func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 
 // atanNode is torch.atan; gradient U / (1 + x²).
 func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxAtan", "", x.Shape(), 1, func(v, _ float64) float64 { return math.Atan(v) },
+	spec := pointSpec("BoxAtan", pointOp{fn: fnAtan}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			d := b.div(u, b.addConst(b.square(in[0]), 1))
@@ -214,7 +293,7 @@ func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 // sigmoid and softplus without overflow (log(1 + exp(x))).
-func sigmoid(x, _ float64) float64 {
+func sigmoid(x float64) float64 {
 	if x >= 0 {
 		return 1 / (1 + math.Exp(-x))
 	}
@@ -222,11 +301,11 @@ func sigmoid(x, _ float64) float64 {
 	return e / (1 + e)
 }
 
-func softplus(x, _ float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
 // sigmoidNode is torch.sigmoid; gradient U ⊙ s ⊙ (1 − s) from its output s.
 func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSigmoid", "", x.Shape(), 1, sigmoid, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSigmoid", pointOp{fn: fnSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		b := newBuild(out)
 		d := b.mul(u, b.mul(out, b.rsub(1, out)))
 		return gorgonia.Nodes{d}, b.err
@@ -236,7 +315,7 @@ func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // softplusNode is log(1 + exp(x)); gradient U ⊙ sigmoid(x).
 func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSoftplus", "", x.Shape(), 1, softplus, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSoftplus", pointOp{fn: fnSoftplus}, x.Shape(), 1, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		s, err := sigmoidNode(in[0])
 		if err != nil {
 			return nil, err
@@ -250,7 +329,7 @@ func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 // powNode is torch.pow(x, gamma) for a constant gamma; gradient
 // U ⊙ gamma·x^(gamma−1), 0 for gamma = 0 (torch's pow_backward).
 func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxPow", fmt.Sprint(gamma), x.Shape(), 1, func(v, _ float64) float64 { return math.Pow(v, gamma) },
+	spec := pointSpec("BoxPow", pointOp{fn: fnPow, p1: gamma}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			if gamma == 0 {
@@ -275,7 +354,7 @@ func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
 // so every order divides the same way.
 func divNode(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	s := a.Shape()
-	spec := pointSpec("BoxDiv", "", s, 2, func(x, y float64) float64 { return x / y }, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxDiv", pointOp{fn: fnDiv}, s, 2, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		ga, err := divNode(u, in[1])
 		if err != nil {
 			return nil, err
@@ -306,19 +385,14 @@ func divKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 
 // stopGradient is x, through which no gradient flows (torch.no_grad).
 func stopGradient(x *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxStopGradient", "", x.Shape(), 1, func(v, _ float64) float64 { return v }, nil), x)
+	return ad.Apply(pointSpec("BoxStopGradient", pointOp{fn: fnCopy}, x.Shape(), 1, nil), x)
 }
 
 // maskedNode is x where m != 0 and 0 elsewhere (torch's x[mask] = ...):
 // linear in x and its own transpose; m gets no gradient.
 func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 	s := x.Shape()
-	spec := pointSpec("BoxMasked", "", s, 2, func(v, mv float64) float64 {
-		if mv != 0 {
-			return v
-		}
-		return 0
-	}, nil)
+	spec := pointSpec("BoxMasked", pointOp{fn: fnMasked}, s, 2, nil)
 	spec.DiffWRT, spec.Backward = []bool{true, false}, nil
 	f, _ := ad.LinearPair(spec, spec)
 	return ad.Apply(f, x, m)
@@ -326,19 +400,14 @@ func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 
 // bothPositive is 1 where a > 0 and b > 0, else 0 (no gradient).
 func bothPositive(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxBothPositive", "", a.Shape(), 2, func(x, y float64) float64 {
-		if x > 0 && y > 0 {
-			return 1
-		}
-		return 0
-	}, nil), a, b)
+	return ad.Apply(pointSpec("BoxBothPositive", pointOp{fn: fnBothPositive}, a.Shape(), 2, nil), a, b)
 }
 
 // columnSpecs are ColumnSelect ([P, C] → its column j, [P]) and
 // ColumnEmbed ([P] → [P, C], zeros but column j): a linear pair.
 func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
-		return ad.OpSpec{
+		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("[%d, %d] column %d", p, c, j), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 				if !sameShape(in[0], from) {
@@ -348,7 +417,7 @@ func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 			},
 			Kernel:           ad.Floats(columnKernel[float32](c, j, fwd), columnKernel[float64](c, j, fwd)),
 			KernelOverwrites: fwd,
-		}
+		}, columnGPU{p, c, j, fwd})
 	}
 	return ad.LinearPair(mk("ColumnSelect", tensor.Shape{p, c}, tensor.Shape{p}, true), mk("ColumnEmbed", tensor.Shape{p}, tensor.Shape{p, c}, false))
 }
@@ -366,6 +435,13 @@ func columnKernel[T ad.Float](c, j int, fwd bool) func(ad.Tensor[T], []ad.Tensor
 		}
 		return nil
 	}
+}
+
+// columnGPU is what the CUDA twins of ColumnSelect (fwd) and ColumnEmbed
+// need (boxops_cuda.go).
+type columnGPU struct {
+	p, c, j int
+	fwd     bool
 }
 
 // columns splits x [P, C] into its C columns, each [P].
@@ -406,8 +482,11 @@ func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
 			return columns(u)
 		},
 	}
-	return ad.Apply(spec, cols...)
+	return ad.Apply(withCUDA(spec, stackGPU{}), cols...)
 }
+
+// stackGPU is StackColumns' CUDA twin (boxops_cuda.go).
+type stackGPU struct{}
 
 func stackKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	c := len(in)
@@ -475,7 +554,7 @@ func rowSelectSpecs(names [2]string, xs tensor.Shape, p int, fixed []int, key st
 			spec.InputDims = append(spec.InputDims, 1)
 			spec.InputDtypes, spec.DiffWRT = []tensor.Dtype{{}, tensor.Int}, []bool{true, false}
 		}
-		return spec
+		return withCUDA(spec, rowSelectGPU{fixed, k, n, fwd})
 	}
 	return ad.LinearPair(mk(names[0], xs, ys, true), mk(names[1], ys, xs, false))
 }
@@ -488,10 +567,8 @@ func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor
 		idx := fixed
 		if fixed == nil {
 			idx = in[1].Ints
-			for r, i := range idx {
-				if i < 0 || i >= k {
-					return fmt.Errorf("gops: IndexSelect: idx[%d] = %d is outside [0, %d)", r, i, k)
-				}
+			if err := checkRowIndices("IndexSelect", idx, k); err != nil {
+				return err
 			}
 		}
 		if fwd {
@@ -501,6 +578,26 @@ func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor
 		}
 		return nil
 	}
+}
+
+// checkRowIndices checks that every row index is in [0, k): IndexSelect's
+// check when it runs, on the CPU and, with the same error, on the GPU.
+func checkRowIndices(name string, idx []int, k int) error {
+	for r, i := range idx {
+		if i < 0 || i >= k {
+			return fmt.Errorf("gops: %s: idx[%d] = %d is outside [0, %d)", name, r, i, k)
+		}
+	}
+	return nil
+}
+
+// rowSelectGPU is what the CUDA twins of the row gathers (fwd) and their
+// scatter-adds need (boxops_cuda.go): the fixed indices (nil: the second
+// input's), x's k rows of n elements.
+type rowSelectGPU struct {
+	fixed []int
+	k, n  int
+	fwd   bool
 }
 
 // pairRows expands a [N, C] and b [M, C] to all N·M pairs: rows i·M + j
@@ -527,6 +624,8 @@ func pairRows(a, b *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
 // of shape out (empty, or a scalar for a reduction of nothing) filled with
 // v, with zero gradients w.r.t. in. Gorgonia's elementwise ops panic on
 // empty tensors, so the box ops never build them on one.
+// It has no CUDA twin: a constant fill of nothing or of a scalar stays on
+// the host (every other op of this file has one, boxops_cuda.go).
 func emptyResult(name string, out tensor.Shape, v float64, in ...*gorgonia.Node) (*gorgonia.Node, error) {
 	out = out.Clone()
 	dims := make([]int, len(in))

@@ -38,13 +38,15 @@ var (
 	roialignboxPTX string
 	//go:embed kernels/multiscale.ptx
 	multiscalePTX string
+	//go:embed kernels/boxops.ptx
+	boxopsPTX string
 )
 
 // gpuModules are the PTX modules, registered as gops0, gops1, ...
 var gpuModules = &cudaglue.Module{
 	Pkg:  "gops",
 	Name: "gops",
-	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX},
+	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX, boxopsPTX},
 }
 
 func init() { gpuModules.Register() }

@@ -58,7 +58,7 @@ func boxesToRoIsSpec(counts []int) ad.OpSpec {
 		k += c
 		dims[i] = 2
 	}
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name:       "BoxesToRoIs",
 		Params:     fmt.Sprintf("counts=%v", counts),
 		InputDims:  dims,
@@ -86,8 +86,12 @@ func boxesToRoIsSpec(counts []int) ad.OpSpec {
 			}
 			return gs, nil
 		},
-	}
+	}, roisGPU{counts})
 }
+
+// roisGPU is what BoxesToRoIs' CUDA twin needs (boxops_cuda.go): the
+// images' box counts.
+type roisGPU struct{ counts []int }
 
 func boxesToRoIsKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	r := 0
@@ -106,7 +110,7 @@ func boxesToRoIsKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 // [k, 5]), a linear pair.
 func roiRowsSpecs(k, off, n int) (embed, rows ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
-		return ad.OpSpec{
+		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("k=%d, rows [%d, %d)", k, off, off+n), InputDims: []int{2}, OutputDims: 2,
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 				if !in[0].Eq(from) {
@@ -115,10 +119,17 @@ func roiRowsSpecs(k, off, n int) (embed, rows ad.OpSpec) {
 				return to.Clone(), nil
 			},
 			Kernel: ad.Floats(roiRowsKernel[float32](off, n, fwd), roiRowsKernel[float64](off, n, fwd)),
-		}
+		}, roiRowsGPU{k, off, n, fwd})
 	}
 	return ad.LinearPair(mk("RoIRowsEmbed", tensor.Shape{n, 4}, tensor.Shape{k, 5}, true),
 		mk("RoIRows", tensor.Shape{k, 5}, tensor.Shape{n, 4}, false))
+}
+
+// roiRowsGPU is what the CUDA twins of RoIRowsEmbed (embed) and RoIRows
+// need (boxops_cuda.go).
+type roiRowsGPU struct {
+	k, off, n int
+	embed     bool
 }
 
 func roiRowsKernel[T ad.Float](off, n int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {

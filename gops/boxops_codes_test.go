@@ -1,0 +1,76 @@
+package gops_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBoxOpsKernelCodes: the function codes that the box ops send to
+// kernels/boxops.cu (pointFn, boxprims.go; convertKind, boxops.go) are
+// the .cu enums' (PointFn, ConvertKind), name for name and in order, so
+// that the GPU runs the function the CPU does.
+func TestBoxOpsKernelCodes(t *testing.T) {
+	src, err := os.ReadFile("kernels/boxops.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ goFile, goType, cuEnum string }{
+		{"boxprims.go", "pointFn", "PointFn"},
+		{"boxops.go", "convertKind", "ConvertKind"},
+	} {
+		goNames := goConstNames(t, c.goFile, c.goType)
+		m := regexp.MustCompile(`enum\s+` + c.cuEnum + `\s*\{([^}]*)\}`).FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("kernels/boxops.cu: no enum %s", c.cuEnum)
+		}
+		var cuNames []string
+		for _, line := range strings.Split(string(m[1]), "\n") {
+			if i := strings.Index(line, "//"); i >= 0 {
+				line = line[:i]
+			}
+			for _, n := range strings.Split(line, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					cuNames = append(cuNames, n)
+				}
+			}
+		}
+		if len(goNames) == 0 || !reflect.DeepEqual(goNames, cuNames) {
+			t.Errorf("%s's %s constants %v differ from kernels/boxops.cu's enum %s %v", c.goFile, c.goType, goNames, c.cuEnum, cuNames)
+		}
+	}
+}
+
+// goConstNames are the names of the iota constants of type typ declared
+// in file, in order.
+func goConstNames(t *testing.T, file, typ string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST || len(g.Specs) == 0 {
+			continue
+		}
+		first := g.Specs[0].(*ast.ValueSpec)
+		if id, ok := first.Type.(*ast.Ident); !ok || id.Name != typ {
+			continue
+		}
+		var names []string
+		for _, s := range g.Specs {
+			for _, n := range s.(*ast.ValueSpec).Names {
+				names = append(names, n.Name)
+			}
+		}
+		return names
+	}
+	t.Fatalf("%s: no const block of type %s", file, typ)
+	return nil
+}
