@@ -211,6 +211,8 @@ func TestApplyErrors(t *testing.T) {
 			s.Forward, s.Kernel = nil, ad.Floats(copyKernel[float32], copyKernel[float64])
 			s.OutputDtype = tensor.Float32
 		}), []*gorgonia.Node{v}, "a Kernel's result has the op's float dtype or tensor.Int, not OutputDtype float32"},
+		{"two graphs", with(func(s *ad.OpSpec) { s.InputDims = []int{1, 1} }), []*gorgonia.Node{v, gorgonia.NewVector(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("w"))},
+			"input 1 (w) is a node of another graph than input 0 (v)"},
 		{"mixed floats", with(func(s *ad.OpSpec) { s.InputDims = []int{1, 1} }), []*gorgonia.Node{v, v32}, "input 1 has dtype float32, unlike the op's earlier float64 inputs"},
 		{"bad Shape", with(func(s *ad.OpSpec) {
 			s.Shape = func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{3, 1}, nil }

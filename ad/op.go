@@ -180,6 +180,9 @@ func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 		if in == nil {
 			return nil, fmt.Errorf("ad: %s: input %d is nil", spec.Name, i)
 		}
+		if in.Graph() != inputs[0].Graph() {
+			return nil, fmt.Errorf("ad: %s: input %d (%s) is a node of another graph than input 0 (%s): an op's inputs must be in one gorgonia.ExprGraph", spec.Name, i, in.Name(), inputs[0].Name())
+		}
 		if d := in.Shape().Dims(); d != spec.InputDims[i] && !(spec.InputDims[i] == 0 && in.IsScalar()) {
 			return nil, fmt.Errorf("ad: %s: input %d has shape %v, want rank %d", spec.Name, i, in.Shape(), spec.InputDims[i])
 		}

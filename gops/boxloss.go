@@ -173,11 +173,13 @@ func CompleteBoxIoULoss(boxes1, boxes2 *gorgonia.Node, reduction string, eps flo
 // inputs (logits) and targets (in [0, 1]) have one shape and one float
 // dtype; torchvision's defaults are alpha 0.25, gamma 2. Differentiable to
 // every order w.r.t. both (ce = (1 − t)·softplus(x) + t·softplus(−x),
-// computed without overflow or cancellation: exact to a few ulps for
-// large |x|, where torch's own float32 loss of a confident correct logit
-// is about 1 % off). Errors: nil, scalar or non-float inputs, shapes or dtypes that
-// differ, a NaN or infinite alpha, a negative or non-finite gamma, an
-// unknown reduction.
+// computed without overflow or cancellation: the loss is exact to a few
+// ulps for large |x|, where torch's own float32 loss of a confident correct
+// logit is about 1 % off). With 0 < gamma < 1 the gradient is NaN where
+// 1 − p_t rounds to 0 (a very confident correct logit, e.g. x = 40, t = 1),
+// as torch's: (1 − p_t)^gamma has an infinite derivative there. Errors:
+// nil, scalar or non-float inputs, shapes or dtypes that differ, a NaN or
+// infinite alpha, a negative or non-finite gamma, an unknown reduction.
 func SigmoidFocalLoss(inputs, targets *gorgonia.Node, alpha, gamma float64, reduction string) (*gorgonia.Node, error) {
 	const name = "SigmoidFocalLoss"
 	if inputs == nil || targets == nil {

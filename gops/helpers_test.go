@@ -194,8 +194,8 @@ func commonBadInput(opName string) []badInputCase {
 		{"negative batch index", x4, boxesTensor([5]float64{-1, 0, 0, 1, 1}), ok, 0, false, "box 0: batch index -1"},
 		{"fractional batch index", x4, boxesTensor([5]float64{0.5, 0, 0, 1, 1}), ok, 0, false, "box 0: batch index 0.5"},
 		{"NaN batch index", x4, boxesTensor([5]float64{math.NaN(), 0, 0, 1, 1}), ok, 0, false, "box 0: batch index NaN"},
-		{"NaN coordinate", x4, boxesTensor([5]float64{0, 0, math.NaN(), 1, 1}), ok, 0, false, "box 0: coordinate 2 is NaN"},
-		{"infinite coordinate", x4, boxesTensor([5]float64{1, 0, 0, math.Inf(1), 1}), ok, 0, false, "box 0: coordinate 3 is +Inf"},
+		{"NaN coordinate", x4, boxesTensor([5]float64{0, 0, math.NaN(), 1, 1}), ok, 0, false, "box 0: coordinate 2 (y1) is NaN"},
+		{"infinite coordinate", x4, boxesTensor([5]float64{1, 0, 0, math.Inf(1), 1}), ok, 0, false, "box 0: coordinate 3 (x2) is +Inf"},
 	}
 }
 

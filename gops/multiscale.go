@@ -213,11 +213,11 @@ type MultiScaleRoIAlignOpts struct {
 // box's gradients are RoIAlign's (its doc gives the conventions at the
 // kinks). They come from RoIAlign's box family run on each level's boxes,
 // gathered and scattered as the forward does (members M_l,ab, linear pairs
-// in X), built only when ad.Grad needs a box gradient, by host kernels
-// only. BoxesToRoIs passes them on to the per-image box lists.
+// in X), built only when ad.Grad needs a box gradient (with CUDA twins:
+// multiscale_cuda.go). BoxesToRoIs passes them on to the per-image box lists.
 //
-// Run-time errors name the box (its index in the concatenated list): a
-// non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points
+// Run-time errors name the box (boxes[i] row r, and its index in the
+// concatenated list): a non-finite coordinate, or an adaptive sampling grid beyond 2²⁴ points
 // (with one feature map, RoIAlign reports them).
 //
 // Errors when the node is built, naming the argument: no feature maps, a
@@ -225,10 +225,12 @@ type MultiScaleRoIAlignOpts struct {
 // channel count or dtype differs from features[0]'s; len(boxes) or
 // len(imageSizes) not N; a box list not [L, 4] or of another dtype; an
 // image size not positive; OutputSize or SamplingRatio as RoIAlign
-// refuses them; CanonicalScale negative; Scales of the wrong length, not
-// positive and finite in float32 (the levels' dtype) and the features'
-// dtype, or not one level per map; inferred scales that
-// disagree between height and width.
+// refuses them; CanonicalScale or CanonicalLevel negative; Scales of the
+// wrong length, not positive and finite in float32 (the levels' dtype) and
+// the features' dtype, or not one level per map (each map half the scale
+// of the one before: −log2 of the scale, truncated, is the map's FPN
+// level), given or inferred; inferred scales that disagree between height
+// and width.
 func MultiScaleRoIAlign(features, boxes []*gorgonia.Node, imageSizes [][2]int, opts MultiScaleRoIAlignOpts) (*gorgonia.Node, error) {
 	const name = "MultiScaleRoIAlign"
 	if len(features) == 0 {
@@ -293,6 +295,9 @@ func MultiScaleRoIAlign(features, boxes []*gorgonia.Node, imageSizes [][2]int, o
 		return RoIAlign(features[0], rois, RoIAlignOpts{OutputSize: opts.OutputSize, SpatialScale: scales[0], SamplingRatio: opts.SamplingRatio})
 	}
 	g := &pyramidGeom{mapper: mapper}
+	for _, b := range boxes {
+		g.counts = append(g.counts, b.Shape()[0])
+	}
 	for l, s := range shapes {
 		g.levels = append(g.levels, &cpu.RoIAlignGeom{
 			N: s[0], C: s[1], H: s[2], W: s[3], PH: opts.OutputSize[0], PW: opts.OutputSize[1],
@@ -361,6 +366,9 @@ const levelEps = 1e-6
 // kMin and kMax are −log2 of the first and last scales (in float32),
 // truncated.
 func newLevelMapper(name string, scales []float64, s0, k0 int) (levelMapper, error) {
+	if k0 < 0 {
+		return levelMapper{}, fmt.Errorf("gops: %s: CanonicalLevel %d must be >= 0 (0 means 4)", name, k0)
+	}
 	if s0 < 0 {
 		return levelMapper{}, fmt.Errorf("gops: %s: CanonicalScale %d must be >= 0 (0 means 224)", name, s0)
 	}
@@ -372,6 +380,11 @@ func newLevelMapper(name string, scales []float64, s0, k0 int) (levelMapper, err
 	}
 	lvl := func(s float64) int { return int(-math.Log2(float64(float32(s)))) }
 	m := levelMapper{kMin: lvl(scales[0]), kMax: lvl(scales[len(scales)-1]), k0: k0, s0: s0}
+	for l, sc := range scales {
+		if got := lvl(sc); got != m.kMin+l && m.kMax-m.kMin+1 == len(scales) {
+			return levelMapper{}, fmt.Errorf("gops: %s: scales %v put features[%d] (scale %v) at FPN level %d, want %d: each map must have half the scale of the one before", name, scales, l, sc, got, m.kMin+l)
+		}
+	}
 	if len(scales) > 1 && m.kMax-m.kMin+1 != len(scales) {
 		return levelMapper{}, fmt.Errorf("gops: %s: scales %v give FPN levels %d to %d, not one level per each of the %d feature maps (each map must have half the scale of the one before)", name, scales, m.kMin, m.kMax, len(scales))
 	}
@@ -397,6 +410,20 @@ func fpnLevel[T cpu.Float](m levelMapper, x1, y1, x2, y2 T) int {
 type pyramidGeom struct {
 	levels []*cpu.RoIAlignGeom
 	mapper levelMapper
+	counts []int // boxes per image, to name a box in errors
+}
+
+// boxName names RoI k as the user gave it: "boxes[i] row r (box k of the
+// concatenated list)".
+func (g *pyramidGeom) boxName(k int) string {
+	r := k
+	for i, c := range g.counts {
+		if r < c {
+			return fmt.Sprintf("boxes[%d] row %d (box %d of the concatenated list)", i, r, k)
+		}
+		r -= c
+	}
+	return fmt.Sprintf("box %d", k)
 }
 
 func (g *pyramidGeom) params() string {
@@ -419,6 +446,14 @@ func (g *pyramidGeom) pooled(k int) tensor.Shape {
 // order.
 func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 	if err := cpu.CheckBoxes("MultiScaleRoIAlign", rois, g.levels[0].N); err != nil {
+		for k := 0; 5*k+5 <= len(rois); k++ { // name it in the user's terms
+			for j := 1; j < 5; j++ {
+				if c := float64(rois[5*k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
+					r := strings.Replace(g.boxName(k), " (", ": "+cpu.BoxColumns[j]+" is "+fmt.Sprint(c)+" (", 1)
+					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: %s", r)
+				}
+			}
+		}
 		return nil, err
 	}
 	byLevel := make([][]int, len(g.levels))
@@ -453,14 +488,15 @@ func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
 
 // levelError names the box of an error of RoIAlign's kernel on level l's
 // boxes idx: each is tried alone to find it.
-func levelError[T cpu.Float](g *cpu.RoIAlignGeom, l int, rois []T, idx []int, err error) error {
+func levelError[T cpu.Float](pg *pyramidGeom, l int, rois []T, idx []int, err error) error {
+	g := pg.levels[l]
 	for _, k := range idx {
 		if e := cpu.CheckBoxes("RoIAlign", rois[5*k:5*k+5], g.N); e != nil {
 			continue
 		}
 		one := append([]T{0}, rois[5*k+1:5*k+5]...)
 		if _, e := cpu.RoIAlignGrids(g, one); e != nil {
-			return fmt.Errorf("gops: MultiScaleRoIAlign: box %d (level %d): %s", k, l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
+			return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", pg.boxName(k), l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
 		}
 	}
 	return fmt.Errorf("gops: MultiScaleRoIAlign: level %d: %w", l, err)
@@ -486,7 +522,7 @@ func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only
 		}
 		if len(idx) == len(rois)/5 { // every box on this level: in place
 			if err := k(g.levels[l], maps[l], rois, out); err != nil {
-				return levelError(g.levels[l], l, rois, idx, err)
+				return levelError(g, l, rois, idx, err)
 			}
 			continue
 		}
@@ -494,7 +530,7 @@ func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only
 		buf = resizeRoIRows(buf, len(idx)*row)
 		pooled := buf
 		if err := k(g.levels[l], maps[l], sub, pooled); err != nil {
-			return levelError(g.levels[l], l, rois, idx, err)
+			return levelError(g, l, rois, idx, err)
 		}
 		scatterRoIRows(out, pooled, idx, row)
 	}
@@ -528,7 +564,7 @@ func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T, k
 		gsub = gatherRoIRows(nil, grad, idx, row)
 	}
 	if err := k(g.levels[l], gsub, sub, dst); err != nil {
-		return levelError(g.levels[l], l, rois, idx, err)
+		return levelError(g, l, rois, idx, err)
 	}
 	return nil
 }

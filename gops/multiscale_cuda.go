@@ -98,7 +98,7 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	}
 	gr, err := cpu.RoIAlignGrids(lg, sub)
 	if err != nil {
-		return levelError(lg, l, rois, idx, err)
+		return levelError(g, l, rois, idx, err)
 	}
 	member := d
 	member.ra, member.pyr = lg, nil

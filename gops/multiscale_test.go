@@ -466,6 +466,9 @@ func TestMultiScaleRoIAlignBadInput(t *testing.T) {
 		{"output size", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{0, 2}}, false, "OutputSize [0 2] must be positive"},
 		{"sampling ratio", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, SamplingRatio: 5000}, false, "SamplingRatio 5000"},
 		{"canonical scale", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, CanonicalScale: -224}, false, "CanonicalScale -224 must be >= 0"},
+		{"canonical level", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, CanonicalLevel: -3}, false, "CanonicalLevel -3 must be >= 0 (0 means 4)"},
+		{"middle scale not half", maps([]int{2, 3, 16, 16}, []int{2, 3, 8, 8}, []int{2, 3, 4, 4}), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{0.25, 0.9, 0.0625}}, false, "scales [0.25 0.9 0.0625] put features[1] (scale 0.9) at FPN level 0, want 3: each map must have half the scale of the one before"},
+		{"inferred middle scale not half", maps([]int{2, 3, 8, 8}, []int{2, 3, 8, 8}, []int{2, 3, 2, 2}), two, img, ok, false, "put features[1] (scale 0.25) at FPN level 2, want 3"},
 		{"scales length", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{0.25}}, false, "Scales has 1 entries for 2 feature maps"},
 		{"scale zero", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{0.25, 0}}, false, "Scales[1] = 0 must be positive"},
 		{"scale NaN", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{math.NaN(), 0.125}}, false, "Scales[0] = NaN must be positive"},
@@ -476,9 +479,9 @@ func TestMultiScaleRoIAlignBadInput(t *testing.T) {
 			gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{0.25, 1e-60}}, false, "Scales[1] = 1e-60 must be positive and finite in float32, the features' dtype"},
 		{"scales not one level per map", std(), two, img, gops.MultiScaleRoIAlignOpts{OutputSize: size, Scales: []float64{0.25, 0.0625}}, false, "give FPN levels 2 to 4, not one level per each of the 2 feature maps"},
 		{"oblong: height and width disagree", maps([]int{2, 3, 8, 2}, []int{2, 3, 4, 1}), two, img, ok, false, "the height gives scale 2^-2, the width 2^-4 (torchvision would use the height's); give MultiScaleRoIAlignOpts.Scales"},
-		{"NaN coordinate", std(), []*tensor.Dense{box, boxList([4]float64{1, 1, 2, 2}, [4]float64{0, math.NaN(), 3, 3})}, img, ok, true, "MultiScaleRoIAlign: box 2: coordinate 2 is NaN"},
-		{"infinite coordinate", std(), []*tensor.Dense{boxList([4]float64{1, 1, math.Inf(1), 2}), box}, img, ok, true, "MultiScaleRoIAlign: box 0: coordinate 3 is +Inf"},
-		{"huge adaptive grid", std(), []*tensor.Dense{box, boxList([4]float64{0, 0, 3e7, 3e7})}, img, ok, true, "MultiScaleRoIAlign: box 1 (level 1): "},
+		{"NaN coordinate", std(), []*tensor.Dense{box, boxList([4]float64{1, 1, 2, 2}, [4]float64{0, math.NaN(), 3, 3})}, img, ok, true, "MultiScaleRoIAlign: boxes[1] row 1: y1 is NaN (box 2 of the concatenated list)"},
+		{"infinite coordinate", std(), []*tensor.Dense{boxList([4]float64{1, 1, math.Inf(1), 2}), box}, img, ok, true, "MultiScaleRoIAlign: boxes[0] row 0: x2 is +Inf (box 0 of the concatenated list)"},
+		{"huge adaptive grid", std(), []*tensor.Dense{box, boxList([4]float64{0, 0, 3e7, 3e7})}, img, ok, true, "MultiScaleRoIAlign: boxes[1] row 0 (box 1 of the concatenated list), level 1: "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,8 +31,8 @@ import (
 // (psroialign.go) is the same with its sampling and position-sensitive
 // channels, and shares this code. The members' CUDA twins
 // (roialignbox_cuda.go, kernels/roialignbox.cu) are attached by
-// boxMemberSpecs from a boxDerivGPU; MultiScaleRoIAlign's level members
-// have none.
+// boxMemberSpecs from a boxDerivGPU, MultiScaleRoIAlign's level members'
+// too (multiscale_cuda.go).
 
 // boxMembers builds member F_ab of a RoI op's box family (F_00 is the op
 // itself); xMajor orders F_11's channels x-major.
@@ -186,8 +186,15 @@ func boxCoordSpecs(k, dir int) (embed, sel ad.OpSpec) {
 			Kernel: ad.Floats(boxCoordKernel[float32](dir, isEmbed), boxCoordKernel[float64](dir, isEmbed)),
 		}
 	}
-	return ad.LinearPair(mk("BoxCoordEmbed", tensor.Shape{k, 2, 1}, tensor.Shape{k, 5}, true),
-		mk("BoxCoordSelect", tensor.Shape{k, 5}, tensor.Shape{k, 2, 1}, false))
+	return ad.LinearPair(withCUDA(mk("BoxCoordEmbed", tensor.Shape{k, 2, 1}, tensor.Shape{k, 5}, true), boxCoordGPU{k, dir, true}),
+		withCUDA(mk("BoxCoordSelect", tensor.Shape{k, 5}, tensor.Shape{k, 2, 1}, false), boxCoordGPU{k, dir, false}))
+}
+
+// boxCoordGPU is what the CUDA twins of BoxCoordEmbed and BoxCoordSelect
+// need (roialignbox_cuda.go).
+type boxCoordGPU struct {
+	k, dir int
+	embed  bool
 }
 
 func boxCoordKernel[T ad.Float](dir int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {

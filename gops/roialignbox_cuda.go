@@ -126,3 +126,15 @@ func packBoxDerivGrids[T cpu.Float](c *gpuCall, bx []T, gr []cpu.RoIAlignBox[T],
 	}
 	return p, nil
 }
+
+// launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.
+func (d boxCoordGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if err := fitInt32(c, in, out); err != nil {
+		return err
+	}
+	embed := 0
+	if d.embed {
+		embed = 1
+	}
+	return c.Launch("roialignbox_coords"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), d.k, 2-d.dir, embed)
+}

@@ -351,10 +351,11 @@ EOF
 - **BoxGradients** (`BenchmarkBoxGradients`, gops/roialignbox_bench_test.go):
   gradients w.r.t. the boxes, which torchvision does not give. RoIAlign at
   its benchmark size with the gradients w.r.t. input and boxes of
-  <G, out>; torch's side is autograd over a gather-based roi_align
+  <G, out>; torch's side: roi_align's value and input gradient, plus the
+  box gradient from autograd over a gather-based roi_align
   (`gather_roi_align` in scripts/bench_torchvision.py, vectorised over
-  boxes and sample points, checked against roi_align's forward), the way to
-  get them in torch. gops-only rows: RoIAlign/second-order (also the
+  boxes and sample points, checked against roi_align's forward), the
+  fastest way to get them in torch. gops-only rows: RoIAlign/second-order (also the
   gradient of <∂L/∂boxes, V> w.r.t. input and boxes),
   PSRoIAlign/forward+backward (at PSRoIAlign's benchmark size).
 EOF

@@ -175,7 +175,9 @@ def run_multiscale_forward_backward(s):
 # differentiate it: gather_roi_align is that, vectorised over boxes and
 # sample points (aligned, a fixed sampling ratio: the RoIAlign benchmark's
 # options; torchvision's clamps of y <= 0 and of the last row included). Its
-# forward is checked against torchvision's roi_align once per setup.
+# forward is checked against torchvision's roi_align once per setup. The
+# timed run takes the value and the input gradient from roi_align itself and
+# only the box gradient from the gathers, the fastest way torch offers.
 
 
 def gather_roi_align(x, rois, output_size, spatial_scale, sampling_ratio, aligned):
@@ -233,9 +235,15 @@ def setup_roi_align_boxes():
 
 
 def run_roi_align_boxes_forward_backward(s):
-    s["x"].grad = None
-    s["boxes"].grad = None
-    gather_roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS).backward(s["grad"])
+    # torch at its best: the value and the input gradient from torchvision's
+    # roi_align kernels, only the box gradient from the gathers (their x
+    # detached: no index_put backward into x).
+    x, boxes = s["x"], s["boxes"]
+    x.grad = None
+    boxes.grad = None
+    ref = gather_roi_align(x.detach(), boxes, **ROI_ALIGN_ARGS)
+    out = roi_align(x, boxes.detach(), **ROI_ALIGN_ARGS) + (ref - ref.detach())
+    out.backward(s["grad"])
 
 
 # ------------------------------------------------------------ DeformConv2d

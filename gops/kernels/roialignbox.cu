@@ -193,3 +193,21 @@ DERIV(roialignbox_deriv_f32, float)
 DERIV(roialignbox_deriv_f64, double)
 DERIVT(roialignbox_transpose_f32, float)
 DERIVT(roialignbox_transpose_f64, double)
+
+// BoxCoordEmbed ([K, 2, 1] → [K, 5]: columns c0 and c0 + 2 from the two
+// values, the others zero) and BoxCoordSelect ([K, 5] → [K, 2, 1]), the
+// box gradient's column moves (boxCoordSpecs); plain copies.
+template <typename T>
+__device__ void boxCoords(const T *src, T *dst, int K, int c0, int embed) {
+	if (embed) {
+		LOOP(i, K * 5) {
+			int r = i / 5, c = i % 5;
+			dst[i] = c == c0 ? src[2 * r] : c == c0 + 2 ? src[2 * r + 1] : (T)0;
+		}
+	} else {
+		LOOP(i, K * 2) dst[i] = src[5 * (i / 2) + c0 + 2 * (i % 2)];
+	}
+}
+
+extern "C" __global__ void roialignbox_coords_f32(const float *src, float *dst, int K, int c0, int embed) { boxCoords<float>(src, dst, K, c0, embed); }
+extern "C" __global__ void roialignbox_coords_f64(const double *src, double *dst, int K, int c0, int embed) { boxCoords<double>(src, dst, K, c0, embed); }

@@ -19,6 +19,9 @@ import (
 // Float is the element type of every kernel.
 type Float interface{ ~float32 | ~float64 }
 
+// BoxColumns names the columns of a box row (batch_index, x1, y1, x2, y2).
+var BoxColumns = [5]string{"batch_index", "x1", "y1", "x2", "y2"}
+
 // CheckBoxes checks box values at run time: each row's batch index is an
 // integer in [0, n) and its coordinates are finite. The error names the
 // first bad box.
@@ -30,7 +33,7 @@ func CheckBoxes[T Float](opName string, boxes []T, n int) error {
 		}
 		for j := 1; j < 5; j++ {
 			if c := float64(boxes[k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
-				return fmt.Errorf("gops: %s: box %d: coordinate %d is %v", opName, k/5, j, c)
+				return fmt.Errorf("gops: %s: box %d: coordinate %d (%s) is %v", opName, k/5, j, BoxColumns[j], c)
 			}
 		}
 	}
