@@ -2,7 +2,7 @@
 
 // gops/kernels/deformconv.cu, compiled for the CPU (emu.h), and its entry points as
 // deformconv.ptx lists them.
-// Sources' SHA-256 (deformconv.cu and the folder's .cuh): 3051a2bfeb95147ee62eabb2861d4b8e1184835f8f34877ef9140dc7ef800ffe
+// Sources' SHA-256 (deformconv.cu and the folder's .cuh): e2385c3b03212db41ec0ce3f07b4ce03d9bed7de489528837f077103c528e8f7
 
 #include "emu.h"
 

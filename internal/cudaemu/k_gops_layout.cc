@@ -2,7 +2,7 @@
 
 // gops/kernels/layout.cu, compiled for the CPU (emu.h), and its entry points as
 // layout.ptx lists them.
-// Sources' SHA-256 (layout.cu and the folder's .cuh): 9bef44f0163db9c3cad1dccdcea8652212059352e86af123c66cb5cc82f9eabf
+// Sources' SHA-256 (layout.cu and the folder's .cuh): 95bf44f3ec4fc4e1243906fb18ed550cfde379ab6f55def1ab4a19f1da7f8df8
 
 #include "emu.h"
 

@@ -2,7 +2,7 @@
 
 // gops/kernels/psroialign.cu, compiled for the CPU (emu.h), and its entry points as
 // psroialign.ptx lists them.
-// Sources' SHA-256 (psroialign.cu and the folder's .cuh): 69a39a6a7fa266509fff24bf00d113469be761056b491d43ed39db251854b9f3
+// Sources' SHA-256 (psroialign.cu and the folder's .cuh): 3576e470cd4f6370dc0f0c5c9eefc7c21182cbae3e209b7669e35bd7c2d5a671
 
 #include "emu.h"
 

@@ -2,7 +2,7 @@
 
 // gops/kernels/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): a7ed31d0330b3ce12846b256817bd553e3abcc4fabaf5605a5fa1211a010c841
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): f253a6c9b74497f4f2e92c80bcf26898d0536255e225abb392cbd0a899d1f9d6
 
 #include "emu.h"
 

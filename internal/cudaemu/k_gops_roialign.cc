@@ -2,7 +2,7 @@
 
 // gops/kernels/roialign.cu, compiled for the CPU (emu.h), and its entry points as
 // roialign.ptx lists them.
-// Sources' SHA-256 (roialign.cu and the folder's .cuh): 542d56b070a2ace35382cf8b88ea542a46dc50b5f823e623770d2dcc3f00dac2
+// Sources' SHA-256 (roialign.cu and the folder's .cuh): a8c0f9b956b524aae19c449046d21692efd127dd343a9c2e11f90f6d415e1d50
 
 #include "emu.h"
 

@@ -2,7 +2,7 @@
 
 // gops/kernels/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): b8521f82171b0b07c27570f87902687336a20129a047c0594daba012fefd51da
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): c18a52d7b697e73ca8ca34a22b15f83a73194597303ee2d8a2b68396af0bec3d
 
 #include "emu.h"
 

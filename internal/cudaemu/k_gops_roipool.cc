@@ -2,7 +2,7 @@
 
 // gops/kernels/roipool.cu, compiled for the CPU (emu.h), and its entry points as
 // roipool.ptx lists them.
-// Sources' SHA-256 (roipool.cu and the folder's .cuh): 5dab28c2cda3b596f7b9001a1c99ff8b9271d8ab0d4695b3aa67d4792a998154
+// Sources' SHA-256 (roipool.cu and the folder's .cuh): 3272641dc62f402cc453621c4d0a873c1ad8be60343edae30bf26e3f3a8c343d
 
 #include "emu.h"
 
