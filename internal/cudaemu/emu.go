@@ -119,6 +119,7 @@ const (
 	Shuffled
 )
 
+// String is the order's name: forward, backward or shuffled.
 func (o Order) String() string {
 	switch o {
 	case Forward:
@@ -281,8 +282,10 @@ func Launch(name string, n int, cfg Config, args ...any) error {
 	return nil
 }
 
-// Region is an output of a launch: a buffer of Elem-byte elements.
+// Region is an output of a launch for CheckExclusive.
 type Region struct {
+	// B is the output's memory, of elements of Elem bytes (4 for a
+	// float, 8 for a double or a long long).
 	B    *Buffer
 	Elem int
 }
