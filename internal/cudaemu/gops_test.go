@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaemu"
 	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/golden"
 )
 
 // The emulation tests of gops' kernels (gops/kernels/*.cu): each kernel,
 // named by its PTX entry, runs with the host code's launch (gops/*_cuda.go:
 // the same work items and arguments, the boxes gridded or binned by the
-// same CPU functions) on fixed and random cases, empty ones included, in
+// same CPU functions) on fixed and random cases, empty ones included, and
+// for the RoI ops on the inputs of the torch golden files, in
 // every order and grid of emutest.Configs, and is compared with its CPU
 // twin in internal/cpu. Every gops kernel promises the CPU's results
 // (compiled with -fmad=false, the CPU's order), so every comparison is
@@ -103,6 +106,50 @@ type roiCase struct {
 	scale                 float64
 	sr                    int
 	aligned               bool
+	// x, bx, gr: a golden case's input, boxes and output gradient
+	// (testdata/*_golden.json.gz, from torch), used instead of random ones.
+	x, bx, gr []float64
+}
+
+// goldenRoI is the part of a testdata/*_golden.json.gz case the kernels'
+// tests take: the geometry and inputs, not torch's results (the CPU
+// kernels' golden tests compare those).
+type goldenRoI struct {
+	OutputSize    [2]int    `json:"output_size"`
+	SpatialScale  float64   `json:"spatial_scale"`
+	SamplingRatio int       `json:"sampling_ratio"`
+	Aligned       bool      `json:"aligned"`
+	InputShape    []int     `json:"input_shape"`
+	Input         []float64 `json:"input"`
+	Boxes         []float64 `json:"boxes"`
+	GradOutput    []float64 `json:"grad_output"`
+}
+
+// goldenCases are file's cases as roiCases; ps: C is the output channels
+// (the input's over PH·PW).
+func goldenCases(t *testing.T, file string, ps bool) []roiCase {
+	var cs []roiCase
+	for _, g := range golden.Load[goldenRoI](t, filepath.Join("..", "..", "testdata", file)) {
+		c := roiCase{N: g.InputShape[0], C: g.InputShape[1], H: g.InputShape[2], W: g.InputShape[3], PH: g.OutputSize[0], PW: g.OutputSize[1],
+			K: len(g.Boxes) / 5, scale: g.SpatialScale, sr: g.SamplingRatio, aligned: g.Aligned, x: g.Input, bx: g.Boxes, gr: g.GradOutput}
+		if ps {
+			c.C /= c.PH * c.PW
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// or is c's golden data v as T, or n random values.
+func or[T et.Float](v []float64, r *rand.Rand, n int) []T {
+	if v == nil {
+		return randF[T](r, n)
+	}
+	x := make([]T, len(v))
+	for i, f := range v {
+		x[i] = T(f)
+	}
+	return x
 }
 
 var roiCases = []roiCase{
@@ -116,6 +163,9 @@ var roiCases = []roiCase{
 // boxes draws k boxes [batch, x1, y1, x2, y2] for images of h×w pixels at
 // scale: inside, crossing the border, outside, tiny, on pixel edges.
 func boxes[T et.Float](r *rand.Rand, c roiCase) []T {
+	if c.bx != nil {
+		return or[T](c.bx, r, 0)
+	}
 	bx := make([]T, 0, 5*c.K)
 	sh, sw := float64(c.H)/c.scale, float64(c.W)/c.scale
 	for k := 0; k < c.K; k++ {
@@ -167,9 +217,9 @@ func testRoIAlign[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	gopsRan.Kernel(t, "roialign_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
-		for _, c := range psCases {
+		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
 			g := c.ra()
-			x, bx := randF[T](r, c.N*c.C*c.H*c.W), boxes[T](r, c)
+			x, bx := or[T](c.x, r, c.N*c.C*c.H*c.W), boxes[T](r, c)
 			n := c.K * c.C * c.PH * c.PW
 			want := make([]T, n)
 			if err := cpu.RoIAlignForward(&g, x, bx, want); err != nil {
@@ -186,9 +236,9 @@ func testRoIAlign[T et.Float](t *testing.T) {
 	})
 	gopsRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
-		for _, c := range psCases {
+		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
 			g := c.ra()
-			gr, bx := randF[T](r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
+			gr, bx := or[T](c.gr, r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
 			want := make([]T, c.N*c.C*c.H*c.W)
 			if err := cpu.RoIAlignTranspose(&g, gr, bx, want); err != nil {
 				t.Fatal(err)
@@ -209,9 +259,9 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	gopsRan.Kernel(t, "psroialign_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
-		for _, c := range psCases {
+		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
 			g := c.ps()
-			x, bx := randF[T](r, g.N*g.C*g.H*g.W), boxes[T](r, c)
+			x, bx := or[T](c.x, r, g.N*g.C*g.H*g.W), boxes[T](r, c)
 			n := c.K * c.C * c.PH * c.PW
 			want := make([]T, n)
 			if err := cpu.PSRoIAlignForward(&g, x, bx, want); err != nil {
@@ -228,9 +278,9 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 	})
 	gopsRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 10))
-		for _, c := range psCases {
+		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
 			g := c.ps()
-			gr, bx := randF[T](r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
+			gr, bx := or[T](c.gr, r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
 			want := make([]T, g.N*g.C*g.H*g.W)
 			if err := cpu.PSRoIAlignTranspose(&g, gr, bx, want); err != nil {
 				t.Fatal(err)
@@ -263,10 +313,10 @@ func testPSRoIPool[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	gopsRan.Kernel(t, "psroipool_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
-		for _, c := range roiCases {
+		for _, c := range append(roiCases, goldenCases(t, "psroipool_golden.json.gz", true)...) {
 			g := c.ps()
 			nb := c.PH * c.PW
-			x, bx := randF[T](r, g.N*g.C*g.H*g.W), boxes[T](r, c)
+			x, bx := or[T](c.x, r, g.N*g.C*g.H*g.W), boxes[T](r, c)
 			n := c.K * c.C * nb
 			want := make([]T, n)
 			if err := cpu.PSRoIPoolForward(&g, x, bx, want); err != nil {
@@ -279,10 +329,10 @@ func testPSRoIPool[T et.Float](t *testing.T) {
 	})
 	gopsRan.Kernel(t, "psroipool_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(13, 14))
-		for _, c := range roiCases {
+		for _, c := range append(roiCases, goldenCases(t, "psroipool_golden.json.gz", true)...) {
 			g := c.ps()
 			nb := c.PH * c.PW
-			gr, bx := randF[T](r, c.K*c.C*nb), boxes[T](r, c)
+			gr, bx := or[T](c.gr, r, c.K*c.C*nb), boxes[T](r, c)
 			want := make([]T, g.N*g.C*g.H*g.W)
 			if err := cpu.PSRoIPoolTranspose(&g, gr, bx, want); err != nil {
 				t.Fatal(err)
@@ -329,10 +379,14 @@ func testRoIPool[T et.Float](t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(15, 16))
 	var ps []prepared
-	for _, c := range roiCases {
+	for _, c := range append(roiCases, goldenCases(t, "roipool_golden.json.gz", false)...) {
 		g := c.ra()
 		pg := cpu.PoolGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}
-		p := prepared{c: c, g: pg, x: roiPoolInput[T](r, c.N*c.C*c.H*c.W), bx: boxes[T](r, c)}
+		x := roiPoolInput[T](r, c.N*c.C*c.H*c.W)
+		if c.x != nil {
+			x = or[T](c.x, r, 0)
+		}
+		p := prepared{c: c, g: pg, x: x, bx: boxes[T](r, c)}
 		p.idx = make([]int, c.K*c.C*c.PH*c.PW)
 		if err := cpu.RoIPoolArgmax(&p.g, p.x, p.bx, p.idx); err != nil {
 			t.Fatal(err)
