@@ -207,9 +207,9 @@ func TestFullGridOwnership(t *testing.T) {
 		t.Skip("-short")
 	}
 	stride := cudagrid.Block * cudagrid.GridMax
-	n := stride + stride/3 + 7
+	n := stride + stride/8 + 7
 	r := rand.New(rand.NewPCG(41, 42))
-	var threads []int64
+	threads := make([]int64, 0, stride)
 	ran := make([]bool, stride)
 	for th := 0; th < stride; th++ {
 		if r.IntN(2) == 0 {
