@@ -247,3 +247,44 @@ func TestFullGridOwnership(t *testing.T) {
 		dst.Free()
 	}
 }
+
+// TestHarnessFindsRaces: the race checks see what they are for. Two
+// launches made racy by their arguments: concat_copy with blocks that
+// overlap (two threads write one element: CheckExclusive fails), and a
+// copy onto its own source shifted by one element (a thread reads what
+// another writes: forwards and backwards give different results).
+func TestHarnessFindsRaces(t *testing.T) {
+	dst := cudaemu.Alloc(4 * 400)
+	defer dst.Free()
+	src := cudaemu.Upload(make([]float32, 600))
+	defer src.Free()
+	out := []cudaemu.Region{{B: dst, Elem: 4}}
+	if _, err := cudaemu.CheckExclusive("layout_concat_copy_f32", 600, cudaemu.Config{}, out, src.Ptr(), dst.Ptr(), 2, 300, 100, 0); err == nil {
+		t.Error("CheckExclusive missed two threads writing one element")
+	}
+	if n, err := cudaemu.CheckExclusive("layout_concat_copy_f32", 400, cudaemu.Config{}, out, src.Ptr(), dst.Ptr(), 2, 200, 200, 0); err != nil || n != 400 {
+		t.Errorf("disjoint blocks: %d elements written, %v", n, err)
+	}
+	results := map[cudaemu.Order][]float32{}
+	for _, o := range []cudaemu.Order{cudaemu.Forward, cudaemu.Backward} {
+		b := cudaemu.Alloc(4 * 1001)
+		x := cudaemu.Slice[float32](b)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		// dst = src + 1 element: thread i reads element i, which thread
+		// i−1 writes.
+		if err := cudaemu.Launch("layout_copy_f32", 1000, cudaemu.Config{Order: o}, b.Ptr(), b.Ptr()+4, 1000); err != nil {
+			t.Fatal(err)
+		}
+		results[o] = cudaemu.Download[float32](b, 1001)
+		b.Free()
+	}
+	same := true
+	for i := range results[cudaemu.Forward] {
+		same = same && results[cudaemu.Forward][i] == results[cudaemu.Backward][i]
+	}
+	if same {
+		t.Error("an order-dependent launch gave the same result forwards and backwards")
+	}
+}
