@@ -15,6 +15,9 @@
 // root, no flush to zero, which is C++'s arithmetic. CUDA's math library
 // (exp, log, log1p, erf) is replaced by the C library's, which may differ
 // in the last place: no kernel that calls one promises bitwise results.
+// (With clang only the contraction pragma applies.) A float-to-int
+// conversion of a value outside int's range saturates on the GPU, not
+// here; the kernels convert only values they have checked.
 #pragma once
 
 #include <math.h>
