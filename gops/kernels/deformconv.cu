@@ -17,8 +17,11 @@ template <typename T> struct DTap {
 	T w[4];
 };
 
-// deformTap: sample tr·L + l of the mask layout, weights of order (a, b).
-template <typename T> __device__ DTap<T> deformTap(const Geom &g, const T *offset, int tr, int l, int a, int b) {
+// deformTap: sample tr·L + l of the mask layout, weights of order (a, b),
+// times mask[tr·L + l] when mask is not null (as the CPU's deformTaps, which
+// keeps the weights of neighbours outside the image: they read zeros of
+// its padded frame; here pos is −1).
+template <typename T> __device__ DTap<T> deformTap(const Geom &g, const T *offset, const T *mask, int tr, int l, int a, int b) {
 	DTap<T> t;
 	for (int j = 0; j < 4; j++) {
 		t.pos[j] = -1;
@@ -28,7 +31,11 @@ template <typename T> __device__ DTap<T> deformTap(const Geom &g, const T *offse
 	int k = tr % K, i = k / g.kw, j = k % g.kw, ho = l / g.wo, wo = l % g.wo;
 	T y = (T)(ho * g.sh - g.ph + i * g.dh) + offset[(long long)tr * 2 * L + l];
 	T x = (T)(wo * g.sw - g.pw + j * g.dw) + offset[((long long)tr * 2 + 1) * L + l];
-	if (!(y >= -1 && y < (T)g.h && x >= -1 && x < (T)g.w)) return t;
+	if (!(y >= -1 && y < (T)g.h && x >= -1 && x < (T)g.w)) {
+		if (mask)
+			for (int j = 0; j < 4; j++) t.w[j] *= mask[(long long)tr * L + l];
+		return t;
+	}
 	int yl = (int)floor((double)y), xl = (int)floor((double)x);
 	T ly = y - (T)yl, lx = x - (T)xl;
 	T hy = 1 - ly, hx = 1 - lx;
@@ -41,33 +48,29 @@ template <typename T> __device__ DTap<T> deformTap(const Geom &g, const T *offse
 	} else {
 		t.w[0] = 1; t.w[1] = -1; t.w[2] = -1; t.w[3] = 1;
 	}
+	if (mask)
+		for (int j = 0; j < 4; j++) t.w[j] *= mask[(long long)tr * L + l];
 	int ys[4] = {yl, yl, yl + 1, yl + 1}, xs[4] = {xl, xl + 1, xl, xl + 1};
-	for (int c = 0; c < 4; c++) {
-		if (ys[c] >= 0 && ys[c] < g.h && xs[c] >= 0 && xs[c] < g.w) {
-			t.pos[c] = ys[c] * g.w + xs[c];
-		} else {
-			t.w[c] = 0;
-		}
-	}
+	for (int c = 0; c < 4; c++)
+		if (ys[c] >= 0 && ys[c] < g.h && xs[c] >= 0 && xs[c] < g.w) t.pos[c] = ys[c] * g.w + xs[c];
 	return t;
 }
 
+// dot is padTap.dot: the four products, a neighbour outside the image
+// reading 0, summed left to right from the first.
 template <typename T> __device__ T dot(const DTap<T> &t, const T *x) {
-	T v = 0;
-	for (int j = 0; j < 4; j++)
-		if (t.pos[j] >= 0) v += t.w[j] * x[t.pos[j]];
-	return v;
+	T p[4];
+	for (int j = 0; j < 4; j++) p[j] = t.w[j] * (t.pos[j] >= 0 ? x[t.pos[j]] : (T)0);
+	return ((p[0] + p[1]) + p[2]) + p[3];
 }
 
-// S_ab: cols[c, k, n, l] = mask · Σ weight · input[n, c, corner].
+// S_ab: cols[c, k, n, l] = Σ mask·weight · input[n, c, corner].
 template <typename T> __device__ void deformSample(Geom g, const T *x, const T *off, const T *mask, T *cols, int a, int b) {
 	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
 	LOOP(i, g.c * K * g.n * L) {
 		int l = i % L, n = i / L % g.n, k = i / (L * g.n) % K, c = i / (L * g.n * K);
 		int tr = (n * g.og + c / cg) * K + k;
-		T v = dot<T>(deformTap<T>(g, off, tr, l, a, b), x + ((long long)n * g.c + c) * plane);
-		if (mask) v *= mask[(long long)tr * L + l];
-		cols[i] = v;
+		cols[i] = dot<T>(deformTap<T>(g, off, mask, tr, l, a, b), x + ((long long)n * g.c + c) * plane);
 	}
 }
 
@@ -82,9 +85,8 @@ template <typename T> __device__ void deformScatter(Geom g, const T *cols, const
 			int tr = (n * g.og + c / cg) * K + k;
 			const T *col = cols + (((long long)c * K + k) * g.n + n) * L;
 			for (int l = 0; l < L; l++) {
-				DTap<T> t = deformTap<T>(g, off, tr, l, a, b);
+				DTap<T> t = deformTap<T>(g, off, mask, tr, l, a, b);
 				T v = col[l];
-				if (mask) v *= mask[(long long)tr * L + l];
 				for (int j = 0; j < 4; j++)
 					if (t.pos[j] >= 0) d[t.pos[j]] += t.w[j] * v;
 			}
@@ -97,7 +99,7 @@ template <typename T> __device__ void deformContract(Geom g, const T *x, const T
 	int K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
 	LOOP(i, g.n * g.og * K * L) {
 		int l = i % L, tr = i / L, k = tr % K, n = tr / K / g.og, grp = tr / K % g.og;
-		DTap<T> t = deformTap<T>(g, off, tr, l, a, b);
+		DTap<T> t = deformTap<T>(g, off, (const T *)0, tr, l, a, b);
 		T v = 0;
 		for (int c = grp * cg; c < (grp + 1) * cg; c++)
 			v += cols[(((long long)c * K + k) * g.n + n) * L + l] * dot<T>(t, x + ((long long)n * g.c + c) * plane);
@@ -113,8 +115,8 @@ template <typename T> __device__ void deformOffsetGrad(Geom g, const T *x, const
 		int l = i % L, tr = i / L, k = tr % K, n = tr / K / g.og, grp = tr / K % g.og;
 		bool hy = a + 1 <= 1, hx = b + 1 <= 1;
 		DTap<T> ty, tx;
-		if (hy) ty = deformTap<T>(g, off, tr, l, a + 1, b);
-		if (hx) tx = deformTap<T>(g, off, tr, l, a, b + 1);
+		if (hy) ty = deformTap<T>(g, off, (const T *)0, tr, l, a + 1, b);
+		if (hx) tx = deformTap<T>(g, off, (const T *)0, tr, l, a, b + 1);
 		T oy = 0, ox = 0;
 		for (int c = grp * cg; c < (grp + 1) * cg; c++) {
 			T col = cols[(((long long)c * K + k) * g.n + n) * L + l];

@@ -6,8 +6,6 @@
 
 #include "sampling.cuh"
 
-#define CHUNK 16384 // tapsPerChunk of internal/cpu/sampling.go
-
 // PSRoIAlign forward: out[k, co, bin] from input channel co·PH·PW + bin;
 // outside points are skipped; partial sums of CHUNK-point chunks are combined
 // as the CPU kernel combines them.

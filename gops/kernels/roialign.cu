@@ -4,33 +4,38 @@
 // The host validates the boxes and computes each box's sampling grid with the
 // CPU code (RoIAlignGrids), packed as sampling.cuh describes. The kernels
 // repeat the CPU's arithmetic in the same order (compiled with -fmad=false),
-// so they give the CPU's results. No atomics: each transpose thread owns one
+// merging the weights of a bin's taps on one pixel as the CPU does
+// (PixelSum), so they give the CPU's results. No atomics: each transpose thread owns one
 // (image, channel) plane and visits the boxes, bins and points in the CPU's
 // order, so sums are deterministic.
 
 #include "sampling.cuh"
 
 // out[k, c, ph, pw]: every point reads its four pixels (an outside point
-// pixel 0 with weight 0, as torchvision's forward and the CPU kernel).
+// pixel 0 with weight 0, as torchvision's forward and the CPU kernel); the
+// merged list restarts where the CPU's chunks of CHUNK points of the box do.
 template <typename T>
 __device__ void roiAlignForward(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW) {
 	LOOP(i, K * C * PH * PW) {
 		int pw = i % PW, ph = i / PW % PH, c = i / (PW * PH) % C, k = i / (PW * PH * C);
 		const T *b = bp + 8 * k;
-		int n = (int)b[0], gh = (int)b[5], gw = (int)b[6];
-		const T *xp = x + ((long long)n * C + c) * H * W;
-		T acc = 0;
-		for (int iy = 0; iy < gh; iy++)
-			for (int ix = 0; ix < gw; ix++) {
-				Tap<T> t = samplePoint<T>(b, ph, pw, iy, ix, H, W);
-				for (int j = 0; j < 4; j++) acc += t.w[j] * xp[t.pos[j]];
-			}
-		out[i] = acc / b[7];
+		int n = (int)b[0], gh = (int)b[5], gw = (int)b[6], per = gh * gw;
+		long long s0 = (long long)(ph * PW + pw) * per;
+		PixelSum<T> s;
+		s.init(x + ((long long)n * C + c) * H * W, 0, 0);
+		for (int q = 0; q < per; q++) {
+			if (q > 0 && (s0 + q) % CHUNK == 0) s.flush();
+			Tap<T> t = samplePoint<T>(b, ph, pw, q / gw, q % gw, H, W);
+			for (int j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
+		}
+		s.flush();
+		out[i] = s.acc / b[7];
 	}
 }
 
 // dst[n, c] plane by one thread: boxes of image n in order, bins and points
-// in order; outside points add nothing.
+// in order, merged per bin and chunk as the forward; outside points add
+// nothing.
 template <typename T>
 __device__ void roiAlignTranspose(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW) {
 	LOOP(i, N * C) {
@@ -40,16 +45,19 @@ __device__ void roiAlignTranspose(const T *g, const T *bp, T *dst, int K, int N,
 		for (int k = 0; k < K; k++) {
 			const T *b = bp + 8 * k;
 			if ((int)b[0] != n) continue;
-			int gh = (int)b[5], gw = (int)b[6];
+			int gh = (int)b[5], gw = (int)b[6], per = gh * gw;
 			for (int ph = 0; ph < PH; ph++)
 				for (int pw = 0; pw < PW; pw++) {
-					T gv = g[(((long long)k * C + c) * PH + ph) * PW + pw] / b[7];
-					for (int iy = 0; iy < gh; iy++)
-						for (int ix = 0; ix < gw; ix++) {
-							Tap<T> t = samplePoint<T>(b, ph, pw, iy, ix, H, W);
-							if (t.outside) continue;
-							for (int j = 0; j < 4; j++) d[t.pos[j]] += t.w[j] * gv;
-						}
+					long long s0 = (long long)(ph * PW + pw) * per;
+					PixelSum<T> s;
+					s.init(0, d, g[(((long long)k * C + c) * PH + ph) * PW + pw] / b[7]);
+					for (int q = 0; q < per; q++) {
+						if (q > 0 && (s0 + q) % CHUNK == 0) s.flush();
+						Tap<T> t = samplePoint<T>(b, ph, pw, q / gw, q % gw, H, W);
+						if (t.outside) continue;
+						for (int j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
+					}
+					s.flush();
 				}
 		}
 	}

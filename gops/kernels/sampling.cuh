@@ -7,6 +7,9 @@
 
 #include "common.cuh"
 
+#define CHUNK 16384      // tapsPerChunk of internal/cpu/sampling.go
+#define MERGE_WINDOW 16 // mergeWindow of internal/cpu/sampling.go
+
 // FWD and ADJ declare the float and double entry points of a forward
 // kernel (x, packed boxes → out) and of its transpose (g, packed boxes →
 // dst).
@@ -70,3 +73,61 @@ template <typename T> __device__ Tap<T> samplePoint(const T *b, int ph, int pw, 
 	T x = b[2] + (T)pw * b[4] + (T)((float)ix + 0.5f) * b[4] / (T)(int)b[6];
 	return roiAlignTap<T>(y, x, h, w);
 }
+
+// PixelSum is mergePixels of internal/cpu/sampling.go, streamed, and the sum
+// that follows it: the taps' pixels (pos, weight) come in order; a pixel
+// among the last MERGE_WINDOW distinct entries takes a new non-zero weight
+// into its own (a zero weight is never merged), older entries are final and
+// are emitted in order of first appearance: acc += w·x[pos] (forward, d
+// null) or d[pos] += w·v (transpose). flush emits the rest, as the CPU ends
+// a bin's (or a chunk's) merged list. The CPU kernels add the merged rows
+// with axpy; so the sums round as theirs.
+template <typename T> struct PixelSum {
+	const T *x;
+	T *d;
+	T v, acc;
+	int pos[MERGE_WINDOW];
+	T w[MERGE_WINDOW];
+	int head, n;
+
+	__device__ void init(const T *x_, T *d_, T v_) {
+		x = x_;
+		d = d_;
+		v = v_;
+		acc = 0;
+		head = n = 0;
+	}
+	__device__ void emit(int p, T wt) {
+		if (d) {
+			d[p] += wt * v;
+		} else {
+			acc += wt * x[p];
+		}
+	}
+	__device__ void put(int p, T wt) {
+		if (wt != 0)
+			for (int k = n - 1; k >= 0; k--) {
+				int s = (head + k) % MERGE_WINDOW;
+				if (pos[s] == p && w[s] != 0) {
+					w[s] += wt;
+					return;
+				}
+			}
+		if (n == MERGE_WINDOW) {
+			emit(pos[head], w[head]);
+			head = (head + 1) % MERGE_WINDOW;
+			n--;
+		}
+		int s = (head + n) % MERGE_WINDOW;
+		pos[s] = p;
+		w[s] = wt;
+		n++;
+	}
+	__device__ void flush() {
+		for (int k = 0; k < n; k++) {
+			int s = (head + k) % MERGE_WINDOW;
+			emit(pos[s], w[s]);
+		}
+		head = n = 0;
+	}
+};

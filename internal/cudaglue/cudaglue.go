@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cudagrid"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/gorgonia/cuda"
@@ -212,11 +213,10 @@ func (c *Call) Launch(name string, n int, args ...any) error {
 	if n == 0 {
 		return nil
 	}
-	const block, gridMax = 256, 1 << 16
 	// C int kernels' grid-stride loops step an int index by up to
-	// block·gridMax: past MaxInt32 - block·gridMax the last step overflows.
-	if !c.mod.LongLong && n > math.MaxInt32-block*gridMax {
-		return fmt.Errorf("%s: %s: %d work items exceed the CUDA kernels' int32 grid-stride range (at most %d)", c.mod.Pkg, c.Name, n, math.MaxInt32-block*gridMax)
+	// Block·GridMax: past MaxInt32 - Block·GridMax the last step overflows.
+	if !c.mod.LongLong && n > cudagrid.MaxIntItems {
+		return fmt.Errorf("%s: %s: %d work items exceed the CUDA kernels' int32 grid-stride range (at most %d)", c.mod.Pkg, c.Name, n, cudagrid.MaxIntItems)
 	}
 	fn, err := c.mod.Func(c.E, name)
 	if err != nil {
@@ -248,8 +248,7 @@ func (c *Call) Launch(name string, n int, args ...any) error {
 		}
 		params[i] = unsafe.Pointer(&x)
 	}
-	grid := min((n+block-1)/block, gridMax)
-	c.Ctx.LaunchAndSync(fn, grid, 1, 1, block, 1, 1, 0, cu.NoStream, params)
+	c.Ctx.LaunchAndSync(fn, cudagrid.Grid(n), 1, 1, cudagrid.Block, 1, 1, 0, cu.NoStream, params)
 	return c.Sync()
 }
 
