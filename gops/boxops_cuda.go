@@ -98,26 +98,6 @@ func (d rowSelectGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out go
 	return c.Launch("boxops_scatter_rows"+sfx, d.k*d.n, ptr(in[0]), sp, rp, ptr(out), d.k, d.n)
 }
 
-// inverseRows is the inverse of a row index into k rows, in CSR form: the
-// rows r with idx[r] = d are rows[start[d]:start[d+1]], in increasing
-// order (a counting sort, stable in r).
-func inverseRows(idx []int, k int) (start, rows []int32) {
-	start = make([]int32, k+1)
-	for _, d := range idx {
-		start[d+1]++
-	}
-	for d := 0; d < k; d++ {
-		start[d+1] += start[d]
-	}
-	next := append([]int32(nil), start[:k]...)
-	rows = make([]int32, len(idx))
-	for r, d := range idx {
-		rows[next[d]] = int32(r)
-		next[d]++
-	}
-	return start, rows
-}
-
 // launch runs one of BoxConvert's conversions, or its transpose.
 func (d convertGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if err := fitInt32(c, in, out); err != nil {

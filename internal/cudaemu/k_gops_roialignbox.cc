@@ -2,7 +2,7 @@
 
 // gops/kernels/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): c18a52d7b697e73ca8ca34a22b15f83a73194597303ee2d8a2b68396af0bec3d
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): b63cc609295e91ae006076fbb0191a74f7a1343e02013a0f5da4c4440a14b0a9
 
 #include "emu.h"
 
@@ -15,5 +15,7 @@ extern "C" const emu_kernel emu_gops_roialignbox[] = {
 	EMU_ENTRY(gops_roialignbox, roialignbox_deriv_f64)
 	EMU_ENTRY(gops_roialignbox, roialignbox_transpose_f32)
 	EMU_ENTRY(gops_roialignbox, roialignbox_transpose_f64)
+	EMU_ENTRY(gops_roialignbox, roialignbox_coords_f32)
+	EMU_ENTRY(gops_roialignbox, roialignbox_coords_f64)
 	{0, 0, 0},
 };

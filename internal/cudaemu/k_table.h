@@ -2,8 +2,10 @@
 
 // The tables of the k_*.cc files: emu.cc lists them.
 
+extern "C" const emu_kernel emu_gops_boxops[];
 extern "C" const emu_kernel emu_gops_deformconv[];
 extern "C" const emu_kernel emu_gops_layout[];
+extern "C" const emu_kernel emu_gops_multiscale[];
 extern "C" const emu_kernel emu_gops_psroialign[];
 extern "C" const emu_kernel emu_gops_psroipool[];
 extern "C" const emu_kernel emu_gops_roialign[];
@@ -23,8 +25,10 @@ static const struct {
 	const char *source;
 	const emu_kernel *kernels;
 } emu_sources[] = {
+	{"gops/kernels/boxops.cu", emu_gops_boxops},
 	{"gops/kernels/deformconv.cu", emu_gops_deformconv},
 	{"gops/kernels/layout.cu", emu_gops_layout},
+	{"gops/kernels/multiscale.cu", emu_gops_multiscale},
 	{"gops/kernels/psroialign.cu", emu_gops_psroialign},
 	{"gops/kernels/psroipool.cu", emu_gops_psroipool},
 	{"gops/kernels/roialign.cu", emu_gops_roialign},

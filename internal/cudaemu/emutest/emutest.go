@@ -219,12 +219,34 @@ func (r *Ran) Kernel(t *testing.T, kernel string, f func(t *testing.T)) {
 }
 
 // Check fails t for each PTX entry of dir with no subtest, and for each
-// subtest that names no entry.
-func (r *Ran) Check(t *testing.T, dir string) {
+// subtest that names no entry. Entries starting with one of except are
+// another package's (their CPU twins are there: CheckOnly).
+func (r *Ran) Check(t *testing.T, dir string, except ...string) {
+	r.check(t, dir, func(e string) bool { return !hasPrefix(e, except) })
+}
+
+// CheckOnly is Check for the entries of dir that start with one of only.
+func (r *Ran) CheckOnly(t *testing.T, dir string, only ...string) {
+	r.check(t, dir, func(e string) bool { return hasPrefix(e, only) })
+}
+
+func hasPrefix(e string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if len(e) >= len(p) && e[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Ran) check(t *testing.T, dir string, mine func(string) bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	want := map[string]bool{}
 	for _, e := range Entries(t, dir) {
+		if !mine(e) {
+			continue
+		}
 		want[e] = true
 		if !r.m[e] {
 			t.Errorf("PTX entry %s (%s) has no emulation subtest", e, dir)

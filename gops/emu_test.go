@@ -1,0 +1,324 @@
+//go:build cgo && linux && (amd64 || arm64)
+
+package gops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cudaemu"
+	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"gorgonia.org/tensor"
+)
+
+// The emulation tests (internal/cudaemu) of the gops kernels whose CPU
+// twins live in this package: the box functions' small ops
+// (kernels/boxops.cu), MultiScaleRoIAlign's row moves (kernels/multiscale.cu)
+// and the box gradient's coordinate moves (roialignbox_coords). Each runs
+// with its host code's launch (boxops_cuda.go, multiscale_cuda.go,
+// roialignbox_cuda.go: the same work items and arguments) in every order
+// and grid of emutest.Configs and is compared with the Go kernel: bitwise,
+// except boxops_point's atan, sigmoid, softplus and pow (the C library's
+// functions here, CUDA's on a GPU, Go's math on the CPU: emutest.Tol). The
+// other gops kernels are tested in internal/cudaemu.
+
+var gopsOwnRan et.Ran
+
+func TestEmulatedKernels(t *testing.T) {
+	t.Run("boxops", func(t *testing.T) { emuBoxOps[float32](t); emuBoxOps[float64](t) })
+	t.Run("multiscale", func(t *testing.T) { emuMultiScale[float32](t); emuMultiScale[float64](t) })
+	t.Run("roialignbox", func(t *testing.T) { emuBoxCoords[float32](t); emuBoxCoords[float64](t) })
+	gopsOwnRan.CheckOnly(t, "kernels", "boxops_", "multiscale_", "roialignbox_coords_")
+}
+
+// emuValues are n values with the special ones first: ±0, ±Inf, NaN,
+// ties, integers and values at clamp bounds, then normal draws.
+func emuValues[T ad.Float](r *rand.Rand, n int) []T {
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1, -1, 2, 0.5, 40, -40, 1e-300, 3.5}
+	x := make([]T, n)
+	for i := range x {
+		if i < len(special) {
+			x[i] = T(special[i])
+		} else {
+			x[i] = T(3 * r.NormFloat64())
+		}
+	}
+	return x
+}
+
+// emuRun launches kernel name (n work items, args) with out [len(want)]
+// filled by init (nil: the poison pattern), and compares out with want.
+func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out cudaemu.Ptr) []any) {
+	t.Helper()
+	b := et.Out[T](t, len(want))
+	c := et.Case{Name: name, N: n, Args: args(b.Ptr()), Outs: []cudaemu.Region{et.Region[T](b)},
+		Check: func() error { return et.Equal(cudaemu.Slice[T](b), want, tol) }}
+	if init != nil {
+		c.Init = func() { copy(cudaemu.Slice[T](b), init) }
+	}
+	et.Run(t, c)
+}
+
+func tensorOf[T ad.Float](x []T) ad.Tensor[T] { return ad.Tensor[T]{Data: x} }
+
+func emuBoxOps[T ad.Float](t *testing.T) {
+	sfx := et.Sfx[T]()
+	r := rand.New(rand.NewPCG(3, 4))
+	gopsOwnRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
+		ops := []pointOp{{fn: fnMaximum}, {fn: fnMinimum}, {fn: fnMaxShare}, {fn: fnClamp, p1: -1, p2: 2}, {fn: fnClampMask, p1: 0, p2: 0.5},
+			{fn: fnAtan}, {fn: fnSigmoid}, {fn: fnSoftplus}, {fn: fnPow, p1: 1.5}, {fn: fnPow, p1: 2}, {fn: fnDiv}, {fn: fnCopy}, {fn: fnMasked}, {fn: fnBothPositive}}
+		for _, op := range ops {
+			for _, n := range []int{0, 1, 300} {
+				a, b := emuValues[T](r, n), emuValues[T](r, n)
+				for i := 0; i < n; i += 7 { // ties
+					b[i] = a[i]
+				}
+				unary := op.fn == fnClamp || op.fn == fnClampMask || op.fn == fnAtan || op.fn == fnSigmoid || op.fn == fnSoftplus || op.fn == fnPow || op.fn == fnCopy
+				in := []ad.Tensor[T]{tensorOf(a), tensorOf(b)}
+				if unary {
+					in = in[:1]
+				}
+				want := make([]T, n)
+				k := pointKernel[T](op)
+				if op.fn == fnDiv {
+					k = divKernel[T]
+				}
+				if err := k(tensorOf(want), in); err != nil {
+					t.Fatal(err)
+				}
+				tol := 0.0
+				if op.fn == fnAtan || op.fn == fnSigmoid || op.fn == fnSoftplus || op.fn == fnPow {
+					tol = et.Tol[T]()
+				}
+				t.Run(fmt.Sprintf("fn%d/n%d", op.fn, n), func(t *testing.T) {
+					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out cudaemu.Ptr) []any {
+						bp := cudaemu.Ptr(0) // a unary function: b = 0, as the host code
+						if !unary {
+							bp = et.Up(t, b)
+						}
+						return []any{et.Up(t, a), bp, out, n, int(op.fn), op.p1, op.p2}
+					})
+				})
+			}
+		}
+	})
+	shapes := [][2]int{{0, 4}, {1, 1}, {7, 4}, {300, 5}}
+	gopsOwnRan.Kernel(t, "boxops_column_select"+sfx, func(t *testing.T) {
+		for _, s := range shapes {
+			p, c := s[0], s[1]
+			x := emuValues[T](r, p*c)
+			for j := 0; j < c; j++ {
+				want := make([]T, p)
+				columnKernel[T](c, j, true)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
+				emuRun(t, "boxops_column_select"+sfx, p, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_column_embed"+sfx, func(t *testing.T) {
+		for _, s := range shapes {
+			p, c := s[0], s[1]
+			x := emuValues[T](r, p)
+			for j := 0; j < c; j++ {
+				want := make([]T, p*c) // the CPU kernel writes into a zeroed result
+				columnKernel[T](c, j, false)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
+				emuRun(t, "boxops_column_embed"+sfx, p*c, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_column_put"+sfx, func(t *testing.T) {
+		for _, s := range shapes {
+			p, c := s[0], s[1]
+			cols := make([]ad.Tensor[T], c)
+			for j := range cols {
+				cols[j] = tensorOf(emuValues[T](r, p))
+			}
+			want := make([]T, p*c)
+			stackKernel(tensorOf(want), cols)
+			// StackColumns launches once per column: each puts its column
+			// and leaves the others as the earlier launches wrote them.
+			for j := 0; j < c; j++ {
+				before := append([]T(nil), want...)
+				for i := 0; i < p; i++ {
+					for jj := j; jj < c; jj++ {
+						before[i*c+jj] = -7 // not yet written
+					}
+				}
+				after := append([]T(nil), before...)
+				for i := 0; i < p; i++ {
+					after[i*c+j] = want[i*c+j]
+				}
+				emuRun(t, "boxops_column_put"+sfx, p, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, cols[j].Data), out, p, c, j} })
+			}
+		}
+	})
+	idxCases := []struct {
+		k   int
+		idx []int
+	}{{0, nil}, {3, nil}, {1, []int{0, 0, 0}}, {5, []int{4, 0, 4, 2, 2, 2, 1}}, {40, nil}}
+	for i := range idxCases {
+		if idxCases[i].k == 40 {
+			for j := 0; j < 97; j++ {
+				idxCases[i].idx = append(idxCases[i].idx, r.IntN(40))
+			}
+		}
+	}
+	gopsOwnRan.Kernel(t, "boxops_gather_rows"+sfx, func(t *testing.T) {
+		for _, c := range idxCases {
+			for _, n := range []int{1, 4, 5} {
+				x := emuValues[T](r, c.k*n)
+				want := make([]T, len(c.idx)*n)
+				gatherRows(want, x, c.idx, n)
+				idx32 := make([]int32, len(c.idx))
+				for i, v := range c.idx {
+					idx32[i] = int32(v)
+				}
+				p := len(c.idx)
+				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, idx32), out, p, n} })
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_scatter_rows"+sfx, func(t *testing.T) {
+		for _, c := range idxCases {
+			for _, n := range []int{1, 4, 5} {
+				g := emuValues[T](r, len(c.idx)*n)
+				want := make([]T, c.k*n)
+				scatterAddRows(want, g, c.idx, n)
+				start, rows := inverseRows(c.idx, c.k)
+				k := c.k
+				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out cudaemu.Ptr) []any {
+					return []any{et.Up(t, g), et.Up(t, start), et.Up(t, append(rows, 0)), out, k, n}
+				})
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
+		for _, k := range []int{0, 1, 37} {
+			x := emuValues[T](r, 4*k)
+			for kind := xyxyToXYWH; kind <= cxcywhToXYXY; kind++ {
+				for _, tr := range []bool{false, true} {
+					want := make([]T, 4*k)
+					if err := convertKernel[T](kind, tr)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)}); err != nil {
+						t.Fatal(err)
+					}
+					emuRun(t, "boxops_convert"+sfx, k, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, k, int(kind), tr} })
+				}
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_clip"+sfx, func(t *testing.T) {
+		for _, k := range []int{0, 1, 50} {
+			x := emuValues[T](r, 4*k)
+			for i := range x {
+				if i%5 == 0 {
+					x[i] = T(float64(i % 9)) // on the bounds
+				}
+			}
+			for _, mask := range []bool{false, true} {
+				w, h := 8.0, 3.0
+				want := make([]T, 4*k)
+				clipKernel(want, x, [4]float64{w, h, w, h}, mask)
+				n := 4 * k
+				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_rois"+sfx, func(t *testing.T) {
+		counts := []int{2, 0, 5}
+		var in []ad.Tensor[T]
+		total := 0
+		for _, c := range counts {
+			in = append(in, tensorOf(emuValues[T](r, 4*c)))
+			total += c
+		}
+		all := make([]T, 5*total)
+		if err := boxesToRoIsKernel(tensorOf(all), in); err != nil {
+			t.Fatal(err)
+		}
+		off := 0
+		for i, n := range counts { // BoxesToRoIs launches once per image
+			before := make([]T, 5*total)
+			for j := range before {
+				before[j] = -7
+			}
+			after := append([]T(nil), before...)
+			copy(after[5*off:5*(off+n)], all[5*off:5*(off+n)])
+			o := off
+			emuRun(t, "boxops_rois"+sfx, 5*n, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, in[i].Data), out, o, n, i} })
+			off += n
+		}
+	})
+	gopsOwnRan.Kernel(t, "boxops_roi_rows"+sfx, func(t *testing.T) {
+		for _, c := range [][3]int{{0, 0, 0}, {4, 0, 4}, {6, 2, 3}, {9, 8, 1}} {
+			k, off, n := c[0], c[1], c[2]
+			boxes, rois := emuValues[T](r, 4*n), emuValues[T](r, 5*k)
+			embed := make([]T, 5*k)
+			roiRowsKernel[T](off, n, true)(tensorOf(embed), []ad.Tensor[T]{tensorOf(boxes)})
+			emuRun(t, "boxops_roi_rows"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, off, n, true} })
+			rows := make([]T, 4*n)
+			roiRowsKernel[T](off, n, false)(tensorOf(rows), []ad.Tensor[T]{tensorOf(rois)})
+			emuRun(t, "boxops_roi_rows"+sfx, 4*n, rows, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, rois), out, k, off, n, false} })
+		}
+	})
+}
+
+func emuMultiScale[T ad.Float](t *testing.T) {
+	sfx := et.Sfx[T]()
+	r := rand.New(rand.NewPCG(5, 6))
+	cases := []struct {
+		k   int
+		idx []int
+	}{{0, nil}, {1, []int{0}}, {6, []int{1, 4, 5}}, {50, nil}}
+	for j := 0; j < 50; j += 3 {
+		cases[3].idx = append(cases[3].idx, j)
+	}
+	gopsOwnRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
+		for _, c := range cases {
+			for _, row := range []int{1, 5, 49} {
+				p := len(c.idx)
+				idx32 := make([]int32, p)
+				for i, v := range c.idx {
+					idx32[i] = int32(v)
+				}
+				// gather: a level's rows of the gradient (pyramidTranspose)
+				grad := emuValues[T](r, c.k*row)
+				want := gatherRoIRows(nil, grad, c.idx, row)
+				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, idx32), out, p, row, 0} })
+				// scatter: the level's pooled rows into the result (pyramidForward)
+				pooled := emuValues[T](r, p*row)
+				before := make([]T, c.k*row)
+				for i := range before {
+					before[i] = -7
+				}
+				after := append([]T(nil), before...)
+				scatterRoIRows(after, pooled, c.idx, row)
+				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, idx32), out, p, row, 1} })
+			}
+		}
+	})
+	gopsOwnRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
+		for _, n := range []int{0, 1, 1000} {
+			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out cudaemu.Ptr) []any { return []any{out, n} })
+		}
+	})
+}
+
+func emuBoxCoords[T ad.Float](t *testing.T) {
+	sfx := et.Sfx[T]()
+	r := rand.New(rand.NewPCG(7, 8))
+	gopsOwnRan.Kernel(t, "roialignbox_coords"+sfx, func(t *testing.T) {
+		for _, k := range []int{0, 1, 33} {
+			for dir := 0; dir < 2; dir++ {
+				pairs, boxes := emuValues[T](r, 2*k), emuValues[T](r, 5*k)
+				embed := make([]T, 5*k) // zeroed, as the CPU kernel's result
+				boxCoordKernel[T](dir, true)(ad.Tensor[T]{Shape: tensor.Shape{k, 5}, Data: embed}, []ad.Tensor[T]{tensorOf(pairs)})
+				emuRun(t, "roialignbox_coords"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pairs), out, k, 2 - dir, 1} })
+				sel := make([]T, 2*k)
+				boxCoordKernel[T](dir, false)(tensorOf(sel), []ad.Tensor[T]{tensorOf(boxes)})
+				emuRun(t, "roialignbox_coords"+sfx, 2*k, sel, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, 2 - dir, 0} })
+			}
+		}
+	})
+}
