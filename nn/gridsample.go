@@ -212,6 +212,8 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 			return res.Clone(), nil
 		},
 		Kernel: ad.Floats(gridKernel[float32](&f.g, kind, a, b), gridKernel[float64](&f.g, kind, a, b)),
+		// S writes every element, and so does bilinear T (plane by plane).
+		KernelOverwrites: kind == gridS || kind == gridT && !f.g.Nearest,
 		BackwardFor: func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			if kind == gridO {
 				return f.backwardO(a, b, in, up, want)

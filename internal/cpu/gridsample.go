@@ -1,6 +1,9 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"runtime"
+)
 
 // GridSample's family (torch.nn.functional.grid_sample; docs/ARCHITECTURE.md,
 // "GridSample"). A grid point (gx, gy) of output pixel p = (ho, wo) maps to
@@ -120,14 +123,16 @@ func (a *gridAxis[T]) source(g T) (x, d T, ok bool) {
 }
 
 // gridPoint is one output pixel's sample: the fractions lx, ly of its
-// coordinates in their cell, the chain factors kx, ky, the cell's
-// north-west corner i (bilinear; nearest: the pixel) in the input plane
-// and which corners lie in it: bits 1, 2, 4, 8 for nw, ne (i+1), sw (i+W)
-// and se (i+W+1); 15 all, 0 none (nothing is sampled).
+// coordinates in their cell, the chain factors kx, ky and the index i of
+// the cell's north-west corner in the zero-framed plane (padPlane: its
+// corners are i, i+1, i+W+2, i+W+3, a corner outside the image reading
+// the frame's 0, as torch's masked read); nearest: i is the pixel's index
+// in the plane itself. ok is false when nothing is sampled (a NaN
+// coordinate, or a cell or pixel wholly outside under "zeros").
 type gridPoint[T Float] struct {
 	lx, ly, kx, ky T
 	i              int32
-	m              uint8
+	ok             bool
 }
 
 // newGridPoint computes the sample of grid point (gx, gy): the bilinear
@@ -145,7 +150,7 @@ func newGridPoint[T Float](g *GridSampleGeom, ax, ay *gridAxis[T], gx, gy T) (pt
 	if g.Nearest {
 		rx, ry := math.RoundToEven(float64(x)), math.RoundToEven(float64(y))
 		if rx >= 0 && rx < W && ry >= 0 && ry < H {
-			pt.i, pt.m = int32(int(ry)*g.W+int(rx)), 1
+			pt.i, pt.ok = int32(int(ry)*g.W+int(rx)), true
 		}
 		return pt
 	}
@@ -153,44 +158,17 @@ func newGridPoint[T Float](g *GridSampleGeom, ax, ay *gridAxis[T], gx, gy T) (pt
 	if !(fx >= -1 && fx < W && fy >= -1 && fy < H) {
 		return pt
 	}
-	ix, iy := int(fx), int(fy)
 	pt.lx, pt.ly, pt.kx, pt.ky = x-T(fx), y-T(fy), kx, ky
-	pt.i = int32(iy*g.W + ix)
-	wOK, eOK := ix >= 0, ix+1 < g.W
-	nOK, sOK := iy >= 0, iy+1 < g.H
-	if nOK && wOK {
-		pt.m |= 1
-	}
-	if nOK && eOK {
-		pt.m |= 2
-	}
-	if sOK && wOK {
-		pt.m |= 4
-	}
-	if sOK && eOK {
-		pt.m |= 8
-	}
+	pt.i, pt.ok = int32((int(fy)+1)*(g.W+2)+int(fx)+1), true
 	return pt
 }
 
-// gridPoints computes every output pixel's gridPoint, [N·HO·WO].
-func gridPoints[T Float](g *GridSampleGeom, grid []T) []gridPoint[T] {
-	pts := make([]gridPoint[T], g.N*g.HO*g.WO)
-	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
-		for j := lo * g.WO; j < hi*g.WO; j++ {
-			pts[j] = newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
-		}
-	})
-	return pts
-}
-
-// gridTap is one output pixel's corners (gridPoint's i and m) and their
-// weights in member (a, b).
+// gridTap is one output pixel's corners (gridPoint's i and ok) and their
+// weights in member (a, b): nw, ne, sw, se (nearest: w[0] only).
 type gridTap[T Float] struct {
-	i int32
-	m uint8
-	w [4]T
+	i  int32
+	ok bool
+	w  [4]T
 }
 
 // tap is the pixel's tap for member (a, b) times mask: per coordinate the
@@ -198,8 +176,8 @@ type gridTap[T Float] struct {
 // weighted by their products (nw = (1 − ly)·(1 − lx), torch's s·e, ...).
 // Nearest (order 0 only) weights its one pixel by 1.
 func (pt *gridPoint[T]) tap(nearest bool, a, b int, mask T, masked bool) gridTap[T] {
-	t := gridTap[T]{i: pt.i, m: pt.m}
-	if pt.m == 0 {
+	t := gridTap[T]{i: pt.i, ok: pt.ok}
+	if !pt.ok {
 		return t
 	}
 	if nearest {
@@ -229,87 +207,73 @@ func (pt *gridPoint[T]) tap(nearest bool, a, b int, mask T, masked bool) gridTap
 // gridTaps are the taps of member (a, b) for every output pixel, times
 // mask [N·HO·WO] when not nil.
 func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T] {
-	pts := gridPoints(g, grid)
-	taps := make([]gridTap[T], len(pts))
+	taps := make([]gridTap[T], g.N*g.HO*g.WO)
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	ParallelFor(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
+			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
 			var m T
 			if mask != nil {
 				m = mask[j]
 			}
-			taps[j] = pts[j].tap(g.Nearest, a, b, m, mask != nil)
+			taps[j] = pt.tap(g.Nearest, a, b, m, mask != nil)
 		}
 	})
 	return taps
 }
 
-// sample is Σ w·plane[corner] over the valid corners, in the order nw,
-// ne, sw, se (torch's sum; a corner outside adds nothing and is not read).
-func (t *gridTap[T]) sample(plane []T, w int) T {
-	i := int(t.i)
-	switch t.m {
-	case 15:
-		return t.w[0]*plane[i] + t.w[1]*plane[i+1] + t.w[2]*plane[i+w] + t.w[3]*plane[i+w+1]
-	case 1:
-		return t.w[0] * plane[i]
-	case 0:
-		return 0
+// padPlane writes plane (h×w) into pp ((h+2)×(w+2)) inside a frame of
+// zeros.
+func padPlane[T Float](pp, plane []T, h, w int) {
+	wp := w + 2
+	clear(pp[:wp+1])
+	for y := 0; y < h; y++ {
+		copy(pp[(y+1)*wp+1:(y+1)*wp+1+w], plane[y*w:(y+1)*w])
+		clear(pp[(y+1)*wp+1+w : (y+2)*wp+1])
 	}
-	var v T
-	if t.m&1 != 0 {
-		v = t.w[0] * plane[i]
-	}
-	if t.m&2 != 0 {
-		v += t.w[1] * plane[i+1]
-	}
-	if t.m&4 != 0 {
-		v += t.w[2] * plane[i+w]
-	}
-	if t.m&8 != 0 {
-		v += t.w[3] * plane[i+w+1]
-	}
-	return v
+	clear(pp[(h+1)*wp+1:])
 }
 
-// scatter adds v·w to the valid corners of plane (sample's transpose).
-func (t *gridTap[T]) scatter(plane []T, w int, v T) {
+// value is the tap's Σ w·corner on the zero-framed plane pp (row stride
+// wp), in the order nw, ne, sw, se (torch's sum).
+func (t *gridTap[T]) value(pp []T, wp int) T {
 	i := int(t.i)
-	switch t.m {
-	case 15:
-		plane[i] += t.w[0] * v
-		plane[i+1] += t.w[1] * v
-		plane[i+w] += t.w[2] * v
-		plane[i+w+1] += t.w[3] * v
-		return
-	case 0:
-		return
-	}
-	if t.m&1 != 0 {
-		plane[i] += t.w[0] * v
-	}
-	if t.m&2 != 0 {
-		plane[i+1] += t.w[1] * v
-	}
-	if t.m&4 != 0 {
-		plane[i+w] += t.w[2] * v
-	}
-	if t.m&8 != 0 {
-		plane[i+w+1] += t.w[3] * v
-	}
+	q, r := pp[i:i+2], pp[i+wp:i+wp+2]
+	return t.w[0]*q[0] + t.w[1]*q[1] + t.w[2]*r[0] + t.w[3]*r[1]
 }
 
 // GridSampleS computes S_ab(x, grid, mask) = mask ⊙ K_ab(x) (file comment)
-// into out [N, C, HO, WO]; mask [N, HO, WO] may be nil (1). S_00 without
-// mask is grid_sample. Parallel over planes (n, c), each output written
-// once.
+// into out [N, C, HO, WO] (every element written); mask [N, HO, WO] may be
+// nil (1). S_00 without mask is grid_sample. Parallel over planes (n, c), each output written
+// once; a worker copies its plane into a zero frame, so that every corner
+// is read without a test.
 func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 	taps := gridTaps(g, a, b, grid, mask)
-	hw, p := g.H*g.W, g.HO*g.WO
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	ParallelFor(g.N*g.C, func(lo, hi int) {
+		var pp []T
+		if !g.Nearest {
+			pp = make([]T, (g.H+2)*wp)
+		}
 		for nc := lo; nc < hi; nc++ {
-			plane, o, t := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			if g.Nearest {
+				for j := range o {
+					if t := &tp[j]; t.ok {
+						o[j] = t.w[0] * plane[t.i]
+					} else {
+						o[j] = 0
+					}
+				}
+				continue
+			}
+			padPlane(pp, plane, g.H, g.W)
 			for j := range o {
-				o[j] = t[j].sample(plane, g.W)
+				if t := &tp[j]; t.ok {
+					o[j] = t.value(pp, wp)
+				} else {
+					o[j] = 0
+				}
 			}
 		}
 	})
@@ -317,33 +281,64 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 
 // GridSampleT computes T_ab(gr, grid, mask) = K_abᵀ(mask ⊙ gr), S_ab's
 // transpose in its first input: gr [N, C, HO, WO] scattered onto dst
-// [N, C, H, W], which must be zero on entry. Parallel over planes (n, c):
-// each worker owns its input planes and adds pixels in order, so the sums
-// do not depend on the threads.
+// [N, C, H, W], which must be zero on entry (bilinear overwrites it). Parallel over planes (n, c):
+// each worker owns its input planes and adds pixels in order (into a
+// zero-framed plane, whose interior it then copies out), so the sums do
+// not depend on the threads.
 func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
 	taps := gridTaps(g, a, b, grid, mask)
-	hw, p := g.H*g.W, g.HO*g.WO
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	ParallelFor(g.N*g.C, func(lo, hi int) {
+		var pp []T
+		if !g.Nearest {
+			pp = make([]T, (g.H+2)*wp)
+		}
 		for nc := lo; nc < hi; nc++ {
-			plane, src, t := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			plane, src, tp := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			if g.Nearest {
+				for j, v := range src {
+					if t := &tp[j]; t.ok {
+						plane[t.i] += t.w[0] * v
+					}
+				}
+				continue
+			}
+			clear(pp)
 			for j, v := range src {
-				t[j].scatter(plane, g.W, v)
+				t := &tp[j]
+				if !t.ok {
+					continue
+				}
+				i := int(t.i)
+				q, r := pp[i:i+2], pp[i+wp:i+wp+2]
+				q[0] += t.w[0] * v
+				q[1] += t.w[1] * v
+				r[0] += t.w[2] * v
+				r[1] += t.w[3] * v
+			}
+			for y := 0; y < g.H; y++ {
+				copy(plane[y*g.W:(y+1)*g.W], pp[(y+1)*wp+1:])
 			}
 		}
 	})
 }
 
-// gridBlock is the number of output pixels a worker of GridSampleC and
-// GridSampleO owns.
-const gridBlock = 512
-
 // GridSampleC computes C_ab(x, grid, gr) = Σ_c gr ⊙ K_ab(x), [N, HO, WO].
 // Parallel over blocks of pixels, each summing channels in order.
 func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 	taps := gridTaps(g, a, b, grid, nil)
-	gridContract(g, x, gr, func(n, j0, j1, c int, plane, gc []T) {
+	p := g.HO * g.WO
+	gridContract(g, x, gr, func(n, j0, j1 int, plane []T, wp int, gc []T) {
+		o, tp := out[n*p:], taps[n*p:]
 		for j := j0; j < j1; j++ {
-			out[n*g.HO*g.WO+j] += gc[j] * taps[n*g.HO*g.WO+j].sample(plane, g.W)
+			t := &tp[j]
+			switch {
+			case !t.ok:
+			case g.Nearest:
+				o[j] += gc[j] * (t.w[0] * plane[t.i])
+			default:
+				o[j] += gc[j] * t.value(plane, wp)
+			}
 		}
 	})
 }
@@ -352,57 +347,115 @@ func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 // mask ⊙ C_a(b+1)) interleaved into out [N, HO, WO, 2] (x first, as the
 // grid); a half whose member is of order above MaxOrder is zero; mask may
 // be nil (1). For a = b = 0 and no mask it is the gradient of
-// <gr, grid_sample(x, grid)> w.r.t. the grid.
+// <gr, grid_sample(x, grid)> w.r.t. the grid, summed as torch's: per
+// channel ((ne − nw)·s + (se − sw)·n)·g in x, ((sw − nw)·e + (se − ne)·w)·g
+// in y (s, n, e, w the weights of the other coordinate at its order),
+// times the chain factors kx^(a+1)·ky^b (resp. kx^a·ky^(b+1)) and mask
+// once the channels are summed. Parallel over blocks of pixels.
 func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []T) {
 	mo := g.MaxOrder()
-	var tx, ty []gridTap[T]
-	if a+1 <= mo && b <= mo {
-		tx = gridTaps(g, a+1, b, grid, nil)
-	}
-	if a <= mo && b+1 <= mo {
-		ty = gridTaps(g, a, b+1, grid, nil)
-	}
-	if tx == nil && ty == nil {
+	hasX, hasY := a+1 <= mo && b <= mo, a <= mo && b+1 <= mo
+	if !hasX && !hasY {
 		return
 	}
-	p := g.HO * g.WO
-	gridContract(g, x, gr, func(n, j0, j1, c int, plane, gc []T) {
-		o := out[2*n*p:]
-		if tx != nil {
-			t := tx[n*p:]
-			for j := j0; j < j1; j++ {
-				o[2*j] += gc[j] * t[j].sample(plane, g.W)
-			}
+	// Per pixel: its corner and the other coordinate's factors (fx for
+	// the y half, fy for the x half), and the halves' final scales.
+	type oTap struct {
+		i  int32
+		f  [4]T // fx0, fx1, fy0, fy1
+		ok bool
+	}
+	n := g.N * g.HO * g.WO
+	taps, scale := make([]oTap, n), make([]T, 2*n)
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
+	pow := func(k T, e int) T {
+		if e == 1 {
+			return k
 		}
-		if ty != nil {
-			t := ty[n*p:]
-			for j := j0; j < j1; j++ {
-				o[2*j+1] += gc[j] * t[j].sample(plane, g.W)
+		return 1
+	}
+	ParallelFor(g.N*g.HO, func(lo, hi int) {
+		for j := lo * g.WO; j < hi*g.WO; j++ {
+			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
+			if !pt.ok {
+				continue
+			}
+			t := oTap{i: pt.i, ok: true, f: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
+			if a == 1 {
+				t.f[0], t.f[1] = -1, 1
+			}
+			if b == 1 {
+				t.f[2], t.f[3] = -1, 1
+			}
+			taps[j] = t
+			m := T(1)
+			if mask != nil {
+				m = mask[j]
+			}
+			if hasX {
+				scale[2*j] = pt.kx * pow(pt.kx, a) * pow(pt.ky, b) * m
+			}
+			if hasY {
+				scale[2*j+1] = pt.ky * pow(pt.kx, a) * pow(pt.ky, b) * m
 			}
 		}
 	})
-	if mask != nil {
-		for j, m := range mask {
-			out[2*j] *= m
-			out[2*j+1] *= m
+	p := g.HO * g.WO
+	gridContract(g, x, gr, func(n, j0, j1 int, plane []T, wp int, gc []T) {
+		o, tp := out[2*n*p:], taps[n*p:]
+		for j := j0; j < j1; j++ {
+			t := &tp[j]
+			if !t.ok {
+				continue
+			}
+			i := int(t.i)
+			q, r := plane[i:i+2], plane[i+wp:i+wp+2]
+			nw, ne, sw, se := q[0], q[1], r[0], r[1]
+			gv := gc[j]
+			o[2*j] += ((ne-nw)*t.f[2] + (se-sw)*t.f[3]) * gv
+			o[2*j+1] += ((sw-nw)*t.f[0] + (se-ne)*t.f[1]) * gv
+		}
+	})
+	for j, s := range scale {
+		if s == 0 {
+			out[j] = 0 // a half that is zero, or a pixel that samples nothing
+		} else {
+			out[j] *= s
 		}
 	}
 }
 
-// gridContract calls body(n, j0, j1, c, plane, gc) for every block
-// [j0, j1) of image n's output pixels and every channel c in order, with
-// x's plane (n, c) and gr's; the blocks run in parallel, so each output
-// pixel is summed over channels in order by one worker.
-func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c int, plane, gc []T)) {
-	hw, p := g.H*g.W, g.HO*g.WO
-	blocks := (p + gridBlock - 1) / gridBlock
+// gridContract calls body(n, j0, j1, plane, wp, gc) for every block
+// [j0, j1) of image n's output pixels and every channel in order, with
+// x's plane (n, c) (bilinear: zero-framed, row stride wp) and gr's; the
+// blocks run in parallel, so each output pixel is summed over channels in
+// order by one worker. The framed planes are copied once, in parallel, to
+// a scratch buffer.
+func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1 int, plane []T, wp int, gc []T)) {
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W
+	planes, ps := x, hw
+	if !g.Nearest {
+		wp, ps = g.W+2, (g.H+2)*(g.W+2)
+		planes = getScratch[T](g.N * g.C * ps)
+		defer putScratch(planes)
+		ParallelFor(g.N*g.C, func(lo, hi int) {
+			for nc := lo; nc < hi; nc++ {
+				padPlane(planes[nc*ps:(nc+1)*ps], x[nc*hw:(nc+1)*hw], g.H, g.W)
+			}
+		})
+	}
+	// Every block of pixels reads all of its image's planes, so the blocks
+	// are as large as the workers allow: an image each when there are
+	// enough, otherwise a few per worker. The sums do not depend on it.
+	blocks := min(max(1, (2*runtime.GOMAXPROCS(0)+g.N-1)/g.N), max(1, p/64))
+	size := (p + blocks - 1) / blocks
 	ParallelFor(g.N*blocks, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			n, j0 := k/blocks, k%blocks*gridBlock
-			j1 := min(j0+gridBlock, p)
+			n, j0 := k/blocks, k%blocks*size
+			j1 := min(j0+size, p)
 			for c := 0; c < g.C; c++ {
 				nc := n*g.C + c
-				body(n, j0, j1, c, x[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p])
+				body(n, j0, j1, planes[nc*ps:(nc+1)*ps], wp, gr[nc*p:(nc+1)*p])
 			}
 		}
 	})
