@@ -47,10 +47,11 @@ type GridSampleOpts struct {
 //
 // Differences from torch: a NaN grid coordinate (or the reflection of an
 // infinite one) samples nothing: its outputs are 0 and its gradients zero
-// (torch reads pixel 0 under "border" and "reflection"); coordinates of
-// any size are safe (tested as floats before conversion). An input, grid
-// or result with no elements gives an empty or zero result and zero
-// gradients.
+// (torch gives NaN under "zeros" and clamps the coordinate to 0 under
+// "border" and "reflection"); coordinates of any size are safe (tested
+// as floats before any integer conversion). An input, grid or result with
+// no elements gives an empty result and zero gradients. Units: the grid
+// is normalised (−1 to 1 across the input), not in pixels.
 //
 // Errors when the node is built: a nil input or grid; input not rank 4 or
 // grid not [N, Ho, Wo, 2]; grid's batch not input's; dtypes not float32 or
