@@ -122,6 +122,14 @@ func (a *gridAxis[T]) source(g T) (x, d T, ok bool) {
 	return x, d, true
 }
 
+// framedSize is the size of a zero-framed plane (padPlane).
+func (g *GridSampleGeom) framedSize() int { return (g.H + 3) * (g.W + 2) }
+
+// zeroCell is the north-west corner, in a zero-framed plane, of a cell of
+// zeros (the bottom rows), where the taps of pixels that sample nothing
+// point with zero weights: no branch in the kernels' loops.
+func (g *GridSampleGeom) zeroCell() int32 { return int32((g.H + 1) * (g.W + 2)) }
+
 // gridPoint is one output pixel's sample: the fractions lx, ly of its
 // coordinates in their cell, the chain factors kx, ky and the index i of
 // the cell's north-west corner in the zero-framed plane (padPlane: its
@@ -178,7 +186,7 @@ type gridTap[T Float] struct {
 func (pt *gridPoint[T]) tap(nearest bool, a, b int, mask T, masked bool) gridTap[T] {
 	t := gridTap[T]{i: pt.i, ok: pt.ok}
 	if !pt.ok {
-		return t
+		return t // zero weights; gridTaps points bilinear ones at zeroCell
 	}
 	if nearest {
 		t.w[0] = 1
@@ -217,13 +225,17 @@ func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T]
 				m = mask[j]
 			}
 			taps[j] = pt.tap(g.Nearest, a, b, m, mask != nil)
+			if !pt.ok && !g.Nearest {
+				taps[j].i = g.zeroCell()
+			}
 		}
 	})
 	return taps
 }
 
-// padPlane writes plane (h×w) into pp ((h+2)×(w+2)) inside a frame of
-// zeros.
+// padPlane writes plane (h×w) into pp ((h+3)×(w+2)) inside a frame of
+// zeros, with a second zero row at the bottom: a tap at zeroCell reads
+// only zeros.
 func padPlane[T Float](pp, plane []T, h, w int) {
 	wp := w + 2
 	clear(pp[:wp+1])
@@ -253,7 +265,7 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T
 		if !g.Nearest {
-			pp = make([]T, (g.H+2)*wp)
+			pp = make([]T, g.framedSize())
 		}
 		for nc := lo; nc < hi; nc++ {
 			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
@@ -269,11 +281,7 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 			}
 			padPlane(pp, plane, g.H, g.W)
 			for j := range o {
-				if t := &tp[j]; t.ok {
-					o[j] = t.value(pp, wp)
-				} else {
-					o[j] = 0
-				}
+				o[j] = tp[j].value(pp, wp)
 			}
 		}
 	})
@@ -291,7 +299,7 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T
 		if !g.Nearest {
-			pp = make([]T, (g.H+2)*wp)
+			pp = make([]T, g.framedSize())
 		}
 		for nc := lo; nc < hi; nc++ {
 			plane, src, tp := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
@@ -306,9 +314,6 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 			clear(pp)
 			for j, v := range src {
 				t := &tp[j]
-				if !t.ok {
-					continue
-				}
 				i := int(t.i)
 				q, r := pp[i:i+2], pp[i+wp:i+wp+2]
 				q[0] += t.w[0] * v
@@ -333,11 +338,10 @@ func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 		for j := j0; j < j1; j++ {
 			t := &tp[j]
 			switch {
-			case !t.ok:
-			case g.Nearest:
-				o[j] += gc[j] * (t.w[0] * plane[t.i])
-			default:
+			case !g.Nearest:
 				o[j] += gc[j] * t.value(plane, wp)
+			case t.ok:
+				o[j] += gc[j] * (t.w[0] * plane[t.i])
 			}
 		}
 	})
@@ -361,9 +365,8 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	// Per pixel: its corner and the other coordinate's factors (fx for
 	// the y half, fy for the x half), and the halves' final scales.
 	type oTap struct {
-		i  int32
-		f  [4]T // fx0, fx1, fy0, fy1
-		ok bool
+		i int32
+		f [4]T // fx0, fx1, fy0, fy1
 	}
 	n := g.N * g.HO * g.WO
 	taps, scale := make([]oTap, n), make([]T, 2*n)
@@ -378,9 +381,10 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
 			if !pt.ok {
+				taps[j].i = g.zeroCell() // reads zeros; its scale is 0
 				continue
 			}
-			t := oTap{i: pt.i, ok: true, f: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
+			t := oTap{i: pt.i, f: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
 			if a == 1 {
 				t.f[0], t.f[1] = -1, 1
 			}
@@ -405,9 +409,6 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 		o, tp := out[2*n*p:], taps[n*p:]
 		for j := j0; j < j1; j++ {
 			t := &tp[j]
-			if !t.ok {
-				continue
-			}
 			i := int(t.i)
 			q, r := plane[i:i+2], plane[i+wp:i+wp+2]
 			nw, ne, sw, se := q[0], q[1], r[0], r[1]
@@ -435,7 +436,7 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1 int
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W
 	planes, ps := x, hw
 	if !g.Nearest {
-		wp, ps = g.W+2, (g.H+2)*(g.W+2)
+		wp, ps = g.W+2, g.framedSize()
 		planes = getScratch[T](g.N * g.C * ps)
 		defer putScratch(planes)
 		ParallelFor(g.N*g.C, func(lo, hi int) {
