@@ -333,16 +333,23 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 	taps := gridTaps(g, a, b, grid, nil)
 	p := g.HO * g.WO
-	gridContract(g, x, gr, func(n, j0, j1 int, plane []T, wp int, gc []T) {
+	gridContract(g, x, gr, func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T) {
 		o, tp := out[n*p:], taps[n*p:]
 		for j := j0; j < j1; j++ {
 			t := &tp[j]
-			switch {
-			case !g.Nearest:
-				o[j] += gc[j] * t.value(plane, wp)
-			case t.ok:
-				o[j] += gc[j] * (t.w[0] * plane[t.i])
+			if g.Nearest && !t.ok {
+				continue
 			}
+			var acc T
+			for c := c0; c < c1; c++ {
+				plane := planes[c*ps : (c+1)*ps]
+				if g.Nearest {
+					acc += grs[c*p+j] * (t.w[0] * plane[t.i])
+				} else {
+					acc += grs[c*p+j] * t.value(plane, wp)
+				}
+			}
+			o[j] += acc
 		}
 	})
 }
@@ -405,16 +412,22 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 		}
 	})
 	p := g.HO * g.WO
-	gridContract(g, x, gr, func(n, j0, j1 int, plane []T, wp int, gc []T) {
+	gridContract(g, x, gr, func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T) {
 		o, tp := out[2*n*p:], taps[n*p:]
 		for j := j0; j < j1; j++ {
 			t := &tp[j]
 			i := int(t.i)
-			q, r := plane[i:i+2], plane[i+wp:i+wp+2]
-			nw, ne, sw, se := q[0], q[1], r[0], r[1]
-			gv := gc[j]
-			o[2*j] += ((ne-nw)*t.f[2] + (se-sw)*t.f[3]) * gv
-			o[2*j+1] += ((sw-nw)*t.f[0] + (se-ne)*t.f[1]) * gv
+			var sx, sy T
+			for c := c0; c < c1; c++ {
+				plane := planes[c*ps : (c+1)*ps]
+				q, r := plane[i:i+2], plane[i+wp:i+wp+2]
+				nw, ne, sw, se := q[0], q[1], r[0], r[1]
+				gv := grs[c*p+j]
+				sx += ((ne-nw)*t.f[2] + (se-sw)*t.f[3]) * gv
+				sy += ((sw-nw)*t.f[0] + (se-ne)*t.f[1]) * gv
+			}
+			o[2*j] += sx
+			o[2*j+1] += sy
 		}
 	})
 	for j, s := range scale {
@@ -426,13 +439,14 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	}
 }
 
-// gridContract calls body(n, j0, j1, plane, wp, gc) for every block
-// [j0, j1) of image n's output pixels and every channel in order, with
-// x's plane (n, c) (bilinear: zero-framed, row stride wp) and gr's; the
-// blocks run in parallel, so each output pixel is summed over channels in
-// order by one worker. The framed planes are copied once, in parallel, to
-// a scratch buffer.
-func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1 int, plane []T, wp int, gc []T)) {
+// gridContract calls body(n, j0, j1, c0, c1, planes, ps, wp, grs) for
+// every block [j0, j1) of image n's output pixels and every chunk
+// [c0, c1) of gridChunk channels in order, with image n's planes of x
+// (bilinear: zero-framed, row stride wp; plane size ps) and of gr; the
+// blocks run in parallel, so each output pixel is summed over the channels
+// in a fixed order by one worker. The framed planes are copied once, in
+// parallel, to a scratch buffer.
+func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T)) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W
 	planes, ps := x, hw
 	if !g.Nearest {
@@ -454,13 +468,17 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1 int
 		for k := lo; k < hi; k++ {
 			n, j0 := k/blocks, k%blocks*size
 			j1 := min(j0+size, p)
-			for c := 0; c < g.C; c++ {
-				nc := n*g.C + c
-				body(n, j0, j1, planes[nc*ps:(nc+1)*ps], wp, gr[nc*p:(nc+1)*p])
+			for c0 := 0; c0 < g.C; c0 += gridChunk {
+				body(n, j0, j1, c0, min(c0+gridChunk, g.C), planes[n*g.C*ps:(n+1)*g.C*ps], ps, wp, gr[n*g.C*p:(n+1)*g.C*p])
 			}
 		}
 	})
 }
+
+// gridChunk is the number of channels GridSampleC and GridSampleO sum in
+// registers before adding to a pixel's result (a fixed grouping, so the
+// rounding does not depend on the threads).
+const gridChunk = 8
 
 // GridSplit copies half which (0: x, 1: y) of src [N, HO, WO, 2] into dst
 // [N, HO, WO]; GridEmbed is its transpose (dst zero on entry).
