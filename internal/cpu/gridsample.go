@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"runtime"
+	"sync"
+	"unsafe"
 )
 
 // GridSample's family (torch.nn.functional.grid_sample; docs/ARCHITECTURE.md,
@@ -179,21 +181,22 @@ type gridTap[T Float] struct {
 	w  [4]T
 }
 
-// tap is the pixel's tap for member (a, b) times mask: per coordinate the
+// tap sets t to the pixel's tap for member (a, b) times mask: per coordinate the
 // factors (1 − l, l) at order 0 or (−k, k) at order 1, the corners
 // weighted by their products (nw = (1 − ly)·(1 − lx), torch's s·e, ...).
 // Nearest (order 0 only) weights its one pixel by 1.
-func (pt *gridPoint[T]) tap(nearest bool, a, b int, mask T, masked bool) gridTap[T] {
-	t := gridTap[T]{i: pt.i, ok: pt.ok}
+func (pt *gridPoint[T]) tap(t *gridTap[T], nearest bool, a, b int, mask T, masked bool) {
+	t.i, t.ok = pt.i, pt.ok
 	if !pt.ok {
-		return t // zero weights; gridTaps points bilinear ones at zeroCell
+		t.w = [4]T{} // gridTaps points bilinear ones at zeroCell
+		return
 	}
 	if nearest {
-		t.w[0] = 1
+		t.w = [4]T{1, 0, 0, 0}
 		if masked {
 			t.w[0] = mask
 		}
-		return t
+		return
 	}
 	x0, x1 := 1-pt.lx, pt.lx
 	if a == 1 {
@@ -203,19 +206,18 @@ func (pt *gridPoint[T]) tap(nearest bool, a, b int, mask T, masked bool) gridTap
 	if b == 1 {
 		y0, y1 = -pt.ky, pt.ky
 	}
-	t.w = [4]T{y0 * x0, y0 * x1, y1 * x0, y1 * x1}
 	if masked {
-		for k := range t.w {
-			t.w[k] *= mask
-		}
+		t.w[0], t.w[1], t.w[2], t.w[3] = y0*x0*mask, y0*x1*mask, y1*x0*mask, y1*x1*mask
+		return
 	}
-	return t
+	t.w[0], t.w[1], t.w[2], t.w[3] = y0*x0, y0*x1, y1*x0, y1*x1
 }
 
 // gridTaps are the taps of member (a, b) for every output pixel, times
-// mask [N·HO·WO] when not nil.
+// mask [N·HO·WO] when not nil, in the kept buffer (give it back with
+// tapKeep(false).put).
 func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T] {
-	taps := make([]gridTap[T], g.N*g.HO*g.WO)
+	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	ParallelFor(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
@@ -224,13 +226,114 @@ func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T]
 			if mask != nil {
 				m = mask[j]
 			}
-			taps[j] = pt.tap(g.Nearest, a, b, m, mask != nil)
+			t := &taps[j]
+			pt.tap(t, g.Nearest, a, b, m, mask != nil)
 			if !pt.ok && !g.Nearest {
-				taps[j].i = g.zeroCell()
+				t.i = g.zeroCell()
 			}
 		}
 	})
 	return taps
+}
+
+// gridKeep holds one buffer of E between kernel calls, the largest given
+// back (at most scratchKeep bytes): the taps of an image batch are
+// hundreds of kilobytes, and a fresh allocation that size costs a page
+// fault per 4 KiB on first touch, more than computing them. A kernel
+// takes the buffer (or a new one) and gives it back when done; contents
+// are undefined.
+type gridKeep[E any] struct {
+	mu sync.Mutex
+	b  []E
+}
+
+func (k *gridKeep[E]) get(n int) []E {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if cap(k.b) >= n {
+		b := k.b[:n]
+		k.b = nil
+		return b
+	}
+	return make([]E, n)
+}
+
+func (k *gridKeep[E]) put(b []E) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if cap(b) > cap(k.b) && cap(b)*int(unsafe.Sizeof(*new(E))) <= scratchKeep {
+		k.b = b
+	}
+}
+
+var (
+	gridTaps32, gridTaps32b gridKeep[gridTap[float32]] // b: a second member's (O)
+	gridTaps64, gridTaps64b gridKeep[gridTap[float64]]
+	gridIdx                 gridKeep[int32]
+	gridW32                 gridKeep[float32]
+	gridW64                 gridKeep[float64]
+)
+
+// tapKeep is the keeper of T's taps (second: another one, for a kernel
+// that holds two tap arrays at once).
+func tapKeep[T Float](second bool) *gridKeep[gridTap[T]] {
+	var k any
+	switch any(*new(T)).(type) {
+	case float32:
+		k = &gridTaps32
+		if second {
+			k = &gridTaps32b
+		}
+	default:
+		k = &gridTaps64
+		if second {
+			k = &gridTaps64b
+		}
+	}
+	return k.(*gridKeep[gridTap[T]])
+}
+
+// floatKeep is the keeper of T's float buffers.
+func floatKeep[T Float]() *gridKeep[T] {
+	var k any = &gridW64
+	if _, ok := any(*new(T)).(float32); ok {
+		k = &gridW32
+	}
+	return k.(*gridKeep[T])
+}
+
+// gridSoA is taps laid out as arrays, the corner indices and each
+// corner's weights, for the gather kernel (gridSampleSoA32).
+type gridSoA[T Float] struct {
+	ix []int32
+	w  [4][]T
+}
+
+func newGridSoA[T Float](taps []gridTap[T]) *gridSoA[T] {
+	n := len(taps)
+	s := &gridSoA[T]{ix: gridIdx.get(n)}
+	ws := floatKeep[T]().get(4 * n)
+	for k := range s.w {
+		s.w[k] = ws[k*n : (k+1)*n]
+	}
+	for j := range taps {
+		s.ix[j] = taps[j].i
+		for k := range s.w {
+			s.w[k][j] = taps[j].w[k]
+		}
+	}
+	return s
+}
+
+// release gives the arrays back to their keepers.
+func (s *gridSoA[T]) release() {
+	gridIdx.put(s.ix)
+	floatKeep[T]().put(s.w[0][:4*len(s.ix)])
+}
+
+// part is the taps [lo, hi).
+func (s *gridSoA[T]) part(lo, hi int) gridSoA[T] {
+	return gridSoA[T]{ix: s.ix[lo:hi], w: [4][]T{s.w[0][lo:hi], s.w[1][lo:hi], s.w[2][lo:hi], s.w[3][lo:hi]}}
 }
 
 // padPlane writes plane (h×w) into pp ((h+3)×(w+2)) inside a frame of
@@ -261,7 +364,13 @@ func (t *gridTap[T]) value(pp []T, wp int) T {
 // is read without a test.
 func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 	taps := gridTaps(g, a, b, grid, mask)
+	defer tapKeep[T](false).put(taps)
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
+	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
+	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
+		soa = newGridSoA(t32)
+		defer soa.release()
+	}
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T
 		if !g.Nearest {
@@ -269,6 +378,13 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 		}
 		for nc := lo; nc < hi; nc++ {
 			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			if soa != nil {
+				padPlane(pp, plane, g.H, g.W)
+				n := nc / g.C
+				img := soa.part(n*p, (n+1)*p)
+				gridSampleSoA32(any(o).([]float32), any(pp).([]float32), &img, wp)
+				continue
+			}
 			if g.Nearest {
 				for j := range o {
 					if t := &tp[j]; t.ok {
@@ -295,6 +411,7 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 // not depend on the threads.
 func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
 	taps := gridTaps(g, a, b, grid, mask)
+	defer tapKeep[T](false).put(taps)
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T
@@ -332,6 +449,7 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 // Parallel over blocks of pixels, each summing channels in order.
 func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 	taps := gridTaps(g, a, b, grid, nil)
+	defer tapKeep[T](false).put(taps)
 	p := g.HO * g.WO
 	gridContract(g, x, gr, func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T) {
 		o, tp := out[n*p:], taps[n*p:]
@@ -371,12 +489,10 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	}
 	// Per pixel: its corner and the other coordinate's factors (fx for
 	// the y half, fy for the x half), and the halves' final scales.
-	type oTap struct {
-		i int32
-		f [4]T // fx0, fx1, fy0, fy1
-	}
 	n := g.N * g.HO * g.WO
-	taps, scale := make([]oTap, n), make([]T, 2*n)
+	taps, scale := tapKeep[T](true).get(n), floatKeep[T]().get(2*n)
+	defer tapKeep[T](true).put(taps)
+	defer floatKeep[T]().put(scale)
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	pow := func(k T, e int) T {
 		if e == 1 {
@@ -387,16 +503,18 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	ParallelFor(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
+			scale[2*j], scale[2*j+1] = 0, 0
 			if !pt.ok {
-				taps[j].i = g.zeroCell() // reads zeros; its scale is 0
+				taps[j] = gridTap[T]{i: g.zeroCell()} // reads zeros; its scale is 0
 				continue
 			}
-			t := oTap{i: pt.i, f: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
+			// w holds the factors fx0, fx1, fy0, fy1.
+			t := gridTap[T]{i: pt.i, ok: true, w: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
 			if a == 1 {
-				t.f[0], t.f[1] = -1, 1
+				t.w[0], t.w[1] = -1, 1
 			}
 			if b == 1 {
-				t.f[2], t.f[3] = -1, 1
+				t.w[2], t.w[3] = -1, 1
 			}
 			taps[j] = t
 			m := T(1)
@@ -423,8 +541,8 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 				q, r := plane[i:i+2], plane[i+wp:i+wp+2]
 				nw, ne, sw, se := q[0], q[1], r[0], r[1]
 				gv := grs[c*p+j]
-				sx += ((ne-nw)*t.f[2] + (se-sw)*t.f[3]) * gv
-				sy += ((sw-nw)*t.f[0] + (se-ne)*t.f[1]) * gv
+				sx += ((ne-nw)*t.w[2] + (se-sw)*t.w[3]) * gv
+				sy += ((sw-nw)*t.w[0] + (se-ne)*t.w[1]) * gv
 			}
 			o[2*j] += sx
 			o[2*j+1] += sy

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package cpu
+
+// gridSampleSoA32 is the AVX2 gather path of GridSampleS on amd64; here
+// there is none (false: use the Go loop).
+func gridSampleSoA32(out, pp []float32, s *gridSoA[float32], wp int) bool { return false }
+
+// gridAVX2 is false: no gather kernel.
+var gridAVX2 = false
