@@ -530,9 +530,24 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 		}
 	})
 	p := g.HO * g.WO
+	nb := p / 8 // an image's full blocks of 8 pixels, for the AVX2 gathers
+	var ob *gridOBlocks
+	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && nb > 0 {
+		ob = newGridOBlocks(t32, g.N, p)
+		defer ob.release()
+	}
 	gridContract(g, x, gr, func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T) {
 		o, tp := out[2*n*p:], taps[n*p:]
-		for j := j0; j < j1; j++ {
+		js := j0
+		if ob != nil && j0 < nb*8 {
+			// j0 is a multiple of 8 (gridContract's blocks are).
+			je := min(j1, nb*8)
+			k := n*nb + j0/8
+			gridContractO32(ob.acc[16*k:], ob.f[32*k:], ob.idx[8*k:], any(planes[c0*ps:]).([]float32),
+				any(grs[c0*p+j0:]).([]float32), (je-j0)/8, c1-c0, ps, p, wp)
+			js = je
+		}
+		for j := js; j < j1; j++ {
 			t := &tp[j]
 			i := int(t.i)
 			var sx, sy T
@@ -548,6 +563,15 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 			o[2*j+1] += sy
 		}
 	})
+	if ob != nil {
+		o := any(out).([]float32)
+		for n := 0; n < g.N; n++ {
+			for j := 0; j < nb*8; j++ {
+				a := ob.acc[16*(n*nb+j/8)+j%8:]
+				o[2*(n*p+j)], o[2*(n*p+j)+1] = a[0], a[8]
+			}
+		}
+	}
 	for j, s := range scale {
 		if s == 0 {
 			out[j] = 0 // a half that is zero, or a pixel that samples nothing
@@ -555,6 +579,40 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 			out[j] *= s
 		}
 	}
+}
+
+// gridOBlocks are GridSampleO's float32 taps in blocks of 8 pixels for
+// gridGatherO: per block, the corner indices idx[8], the factors f[32]
+// (fx0, fx1, fy0, fy1, 8 pixels each) and the sums acc[16] (x, then y),
+// for every image's full blocks (N·⌊p/8⌋).
+type gridOBlocks struct {
+	idx    []int32
+	f, acc []float32
+}
+
+var gridOIdx gridKeep[int32]
+var gridOF, gridOAcc gridKeep[float32]
+
+func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
+	nb := p / 8
+	b := &gridOBlocks{idx: gridOIdx.get(8 * n * nb), f: gridOF.get(32 * n * nb), acc: gridOAcc.get(16 * n * nb)}
+	clear(b.acc)
+	for im := 0; im < n; im++ {
+		for j := 0; j < nb*8; j++ {
+			t, k := &taps[im*p+j], im*nb+j/8
+			b.idx[8*k+j%8] = t.i
+			for q := 0; q < 4; q++ {
+				b.f[32*k+8*q+j%8] = t.w[q]
+			}
+		}
+	}
+	return b
+}
+
+func (b *gridOBlocks) release() {
+	gridOIdx.put(b.idx)
+	gridOF.put(b.f)
+	gridOAcc.put(b.acc)
 }
 
 // gridContract calls body(n, j0, j1, c0, c1, planes, ps, wp, grs) for
@@ -581,7 +639,8 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0
 	// are as large as the workers allow: an image each when there are
 	// enough, otherwise a few per worker. The sums do not depend on it.
 	blocks := min(max(1, (2*runtime.GOMAXPROCS(0)+g.N-1)/g.N), max(1, p/64))
-	size := (p + blocks - 1) / blocks
+	size := ((p+blocks-1)/blocks + 7) &^ 7 // a multiple of 8: GridSampleO's AVX2 blocks
+	blocks = (p + size - 1) / size
 	ParallelFor(g.N*blocks, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n, j0 := k/blocks, k%blocks*size

@@ -29,3 +29,15 @@ func gridSampleSoA32(out, pp []float32, s *gridSoA[float32], wp int) bool {
 	}
 	return true
 }
+
+//go:noescape
+func gridGatherO(acc, f *float32, idx *int32, planes, gr *float32, blocks, nc, ps, p, wp int)
+
+// gridContractO32 runs gridGatherO on blocks full blocks of 8 pixels
+// (blocks > 0, nc > 0 channels); see gridOBlocks for the layout.
+func gridContractO32(acc, f []float32, idx []int32, planes, gr []float32, blocks, nc, ps, p, wp int) {
+	_, _, _ = acc[16*blocks-1], f[32*blocks-1], idx[8*blocks-1]
+	_ = planes[(nc-1)*ps+ps-1]
+	_ = gr[(nc-1)*p+8*blocks-1]
+	gridGatherO(&acc[0], &f[0], &idx[0], &planes[0], &gr[0], blocks, nc, ps, p, wp)
+}

@@ -46,3 +46,84 @@ loop:
 	JLT  loop
 	VZEROUPPER
 	RET
+
+// func gridGatherO(acc, f *float32, idx *int32, planes, gr *float32, blocks, nc, ps, p, wp int)
+//
+// GridSampleO's channel sums for blocks of 8 pixels (AVX2): per block,
+// with the corner indices idx[0:8] into each zero-framed plane, the
+// factors f[0:32] (fx0, fx1, fy0, fy1, 8 pixels each) and, for nc
+// channels c (plane planes + c·ps, upstream gr + c·p),
+//   sx += ((ne − nw)·fy0 + (se − sw)·fy1)·g,  sy += ((sw − nw)·fx0 + (se − ne)·fx1)·g
+// in channel order, then acc[0:8] += sx and acc[8:16] += sy. The same
+// operations in the same order as the Go loop: bitwise its result.
+TEXT ·gridGatherO(SB), NOSPLIT, $0-80
+	MOVQ acc+0(FP), DX
+	MOVQ f+8(FP), CX
+	MOVQ idx+16(FP), BX
+	MOVQ planes+24(FP), SI
+	MOVQ gr+32(FP), DI
+	MOVQ blocks+40(FP), AX
+	MOVQ ps+56(FP), R12
+	SHLQ $2, R12
+	MOVQ p+64(FP), R13
+	SHLQ $2, R13
+
+block:
+	VMOVDQU (BX), Y0
+	VMOVUPS (CX), Y1
+	VMOVUPS 32(CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMOVUPS 96(CX), Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	MOVQ SI, R8
+	MOVQ wp+72(FP), R9
+	SHLQ $2, R9
+	ADDQ R8, R9
+	MOVQ DI, R10
+	MOVQ nc+48(FP), R11
+
+channel:
+	VPCMPEQD Y11, Y11, Y11
+	VGATHERDPS Y11, (R8)(Y0*4), Y7
+	VPCMPEQD Y11, Y11, Y11
+	VGATHERDPS Y11, 4(R8)(Y0*4), Y8
+	VPCMPEQD Y11, Y11, Y11
+	VGATHERDPS Y11, (R9)(Y0*4), Y9
+	VPCMPEQD Y11, Y11, Y11
+	VGATHERDPS Y11, 4(R9)(Y0*4), Y10
+	VMOVUPS (R10), Y12
+	VSUBPS Y7, Y8, Y13
+	VMULPS Y3, Y13, Y13
+	VSUBPS Y9, Y10, Y14
+	VMULPS Y4, Y14, Y14
+	VADDPS Y14, Y13, Y13
+	VMULPS Y12, Y13, Y13
+	VADDPS Y13, Y5, Y5
+	VSUBPS Y7, Y9, Y13
+	VMULPS Y1, Y13, Y13
+	VSUBPS Y8, Y10, Y14
+	VMULPS Y2, Y14, Y14
+	VADDPS Y14, Y13, Y13
+	VMULPS Y12, Y13, Y13
+	VADDPS Y13, Y6, Y6
+	ADDQ R12, R8
+	ADDQ R12, R9
+	ADDQ R13, R10
+	DECQ R11
+	JNZ  channel
+
+	VMOVUPS (DX), Y13
+	VADDPS Y5, Y13, Y13
+	VMOVUPS Y13, (DX)
+	VMOVUPS 32(DX), Y13
+	VADDPS Y6, Y13, Y13
+	VMOVUPS Y13, 32(DX)
+	ADDQ $32, BX
+	ADDQ $128, CX
+	ADDQ $64, DX
+	ADDQ $32, DI
+	DECQ AX
+	JNZ  block
+	VZEROUPPER
+	RET
