@@ -303,13 +303,14 @@ func floatKeep[T Float]() *gridKeep[T] {
 }
 
 // gridSoA is taps laid out as arrays, the corner indices and each
-// corner's weights, for the gather kernel (gridSampleSoA32).
+// corner's weights, for the gather kernel (gridSampleSoA32); each image's
+// full blocks of 8 indices are stored in the order 0 1 4 5 2 3 6 7.
 type gridSoA[T Float] struct {
 	ix []int32
 	w  [4][]T
 }
 
-func newGridSoA[T Float](taps []gridTap[T]) *gridSoA[T] {
+func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 	n := len(taps)
 	s := &gridSoA[T]{ix: gridIdx.get(n)}
 	ws := floatKeep[T]().get(4 * n)
@@ -320,6 +321,14 @@ func newGridSoA[T Float](taps []gridTap[T]) *gridSoA[T] {
 		s.ix[j] = taps[j].i
 		for k := range s.w {
 			s.w[k][j] = taps[j].w[k]
+		}
+	}
+	// The gather kernel reads each image's full blocks of 8 indices in the
+	// order 0 1 4 5 2 3 6 7 (gridGatherS).
+	for im := 0; im+p <= n; im += p {
+		for b := im; b+8 <= im+p; b += 8 {
+			ix := s.ix[b : b+8]
+			ix[2], ix[3], ix[4], ix[5] = taps[b+4].i, taps[b+5].i, taps[b+2].i, taps[b+3].i
 		}
 	}
 	return s
@@ -368,7 +377,7 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
 	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
-		soa = newGridSoA(t32)
+		soa = newGridSoA(t32, p)
 		defer soa.release()
 	}
 	ParallelFor(g.N*g.C, func(lo, hi int) {
@@ -582,7 +591,8 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 }
 
 // gridOBlocks are GridSampleO's float32 taps in blocks of 8 pixels for
-// gridGatherO: per block, the corner indices idx[8], the factors f[32]
+// gridGatherO: per block, the corner indices idx[8] (pixels in the order
+// 0 1 4 5 2 3 6 7), the factors f[32]
 // (fx0, fx1, fy0, fy1, 8 pixels each) and the sums acc[16] (x, then y),
 // for every image's full blocks (N·⌊p/8⌋).
 type gridOBlocks struct {
@@ -600,7 +610,7 @@ func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 	for im := 0; im < n; im++ {
 		for j := 0; j < nb*8; j++ {
 			t, k := &taps[im*p+j], im*nb+j/8
-			b.idx[8*k+j%8] = t.i
+			b.idx[8*k+[8]int{0, 1, 4, 5, 2, 3, 6, 7}[j%8]] = t.i // gridGatherO's order
 			for q := 0; q < 4; q++ {
 				b.f[32*k+8*q+j%8] = t.w[q]
 			}

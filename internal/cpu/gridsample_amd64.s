@@ -6,8 +6,9 @@
 //
 // GridSample's bilinear sample of n pixels (n a positive multiple of 8),
 // AVX2: out[j] = ((w0[j]·nw + w1[j]·ne) + w2[j]·sw) + w3[j]·se with the
-// corners plane[idx[j]], plane[idx[j]+1], plane[idx[j]+wp],
-// plane[idx[j]+wp+1] of a zero-framed plane (every index is inside it).
+// corners plane[i], plane[i+1], plane[i+wp], plane[i+wp+1] of a
+// zero-framed plane (every index is inside it), i = idx[j] with each
+// block of 8 indices stored in the order 0 1 4 5 2 3 6 7 (gridSoA).
 // Separate multiplies and adds, in the Go loop's order: the same result,
 // bitwise.
 TEXT ·gridGatherS(SB), NOSPLIT, $0-72
@@ -24,15 +25,23 @@ TEXT ·gridGatherS(SB), NOSPLIT, $0-72
 	XORQ R12, R12
 
 loop:
+	// idx holds each block's pixels in the order 0 1 4 5 2 3 6 7: one
+	// 64-bit gather reads a pixel's two horizontal corners, and the
+	// shuffles below then give the corners of pixels 0-7 in order.
 	VMOVDQU (DX)(R12*4), Y1
+	VEXTRACTI128 $1, Y1, X7
 	VPCMPEQD Y2, Y2, Y2
-	VGATHERDPS Y2, (SI)(Y1*4), Y3
+	VPGATHERDQ Y2, (SI)(X1*4), Y8
 	VPCMPEQD Y2, Y2, Y2
-	VGATHERDPS Y2, 4(SI)(Y1*4), Y4
+	VPGATHERDQ Y2, (SI)(X7*4), Y9
 	VPCMPEQD Y2, Y2, Y2
-	VGATHERDPS Y2, (BX)(Y1*4), Y5
+	VPGATHERDQ Y2, (BX)(X1*4), Y10
 	VPCMPEQD Y2, Y2, Y2
-	VGATHERDPS Y2, 4(BX)(Y1*4), Y6
+	VPGATHERDQ Y2, (BX)(X7*4), Y11
+	VSHUFPS $0x88, Y9, Y8, Y3
+	VSHUFPS $0xDD, Y9, Y8, Y4
+	VSHUFPS $0x88, Y11, Y10, Y5
+	VSHUFPS $0xDD, Y11, Y10, Y6
 	VMULPS (R8)(R12*4), Y3, Y3
 	VMULPS (R9)(R12*4), Y4, Y4
 	VADDPS Y4, Y3, Y3
@@ -50,7 +59,8 @@ loop:
 // func gridGatherO(acc, f *float32, idx *int32, planes, gr *float32, blocks, nc, ps, p, wp int)
 //
 // GridSampleO's channel sums for blocks of 8 pixels (AVX2): per block,
-// with the corner indices idx[0:8] into each zero-framed plane, the
+// with the corner indices idx[0:8] (in the order 0 1 4 5 2 3 6 7, see
+// gridGatherS) into each zero-framed plane, the
 // factors f[0:32] (fx0, fx1, fy0, fy1, 8 pixels each) and, for nc
 // channels c (plane planes + c·ps, upstream gr + c·p),
 //   sx += ((ne − nw)·fy0 + (se − sw)·fy1)·g,  sy += ((sw − nw)·fx0 + (se − ne)·fx1)·g
@@ -84,14 +94,23 @@ block:
 	MOVQ nc+48(FP), R11
 
 channel:
+	// Pairs of horizontal corners by 64-bit gathers, as gridGatherS (X12:
+	// the upper four indices, until Y12 takes the upstream values).
+	VEXTRACTI128 $1, Y0, X12
 	VPCMPEQD Y11, Y11, Y11
-	VGATHERDPS Y11, (R8)(Y0*4), Y7
+	VPGATHERDQ Y11, (R8)(X0*4), Y7
 	VPCMPEQD Y11, Y11, Y11
-	VGATHERDPS Y11, 4(R8)(Y0*4), Y8
+	VPGATHERDQ Y11, (R8)(X12*4), Y8
+	VSHUFPS $0xDD, Y8, Y7, Y13
+	VSHUFPS $0x88, Y8, Y7, Y7
+	VMOVAPS Y13, Y8
 	VPCMPEQD Y11, Y11, Y11
-	VGATHERDPS Y11, (R9)(Y0*4), Y9
+	VPGATHERDQ Y11, (R9)(X0*4), Y9
 	VPCMPEQD Y11, Y11, Y11
-	VGATHERDPS Y11, 4(R9)(Y0*4), Y10
+	VPGATHERDQ Y11, (R9)(X12*4), Y10
+	VSHUFPS $0xDD, Y10, Y9, Y14
+	VSHUFPS $0x88, Y10, Y9, Y9
+	VMOVAPS Y14, Y10
 	VMOVUPS (R10), Y12
 	VSUBPS Y7, Y8, Y13
 	VMULPS Y3, Y13, Y13
