@@ -115,14 +115,16 @@ func GridSample(input, grid *gorgonia.Node, opts GridSampleOpts) (*gorgonia.Node
 type gridKind int
 
 const (
-	gridS gridKind = iota // S_ab(X, grid[, M]) → [N, C, Ho, Wo]; S_00 is GridSample
-	gridT                 // T_ab(G, grid[, M]) → [N, C, H, W], S's transpose in X
-	gridC                 // C_ab(X, grid, G) → [N, Ho, Wo], the contraction over channels
-	gridO                 // O_ab(X, grid, G[, M]) → [N, Ho, Wo, 2], the grid gradient
+	gridS  gridKind = iota // S_ab(X, grid[, M]) → [N, C, Ho, Wo]; S_00 is GridSample
+	gridT                  // T_ab(G, grid[, M]) → [N, C, H, W], S's transpose in X
+	gridC                  // C_ab(X, grid, G) → [N, Ho, Wo], the contraction over channels
+	gridO                  // O_ab(X, grid, G[, M]) → [N, Ho, Wo, 2], the grid gradient
+	gridS2                 // S_(a+1)b(X, grid, M1) + S_a(b+1)(X, grid, M2), one pass
+	gridT2                 // T_(a+1)b(G, grid, M1) + T_a(b+1)(G, grid, M2), one pass
 )
 
 func (k gridKind) String() string {
-	return [...]string{"GridSampleS", "GridSampleT", "GridSampleC", "GridSampleO"}[k]
+	return [...]string{"GridSampleS", "GridSampleT", "GridSampleC", "GridSampleO", "GridSampleS2", "GridSampleT2"}[k]
 }
 
 // gridFamily builds the members of one GridSample's family. Member (a, b)
@@ -139,7 +141,13 @@ func (k gridKind) String() string {
 //	    dX = T_a'b'(G, grid, M')  dgrid = O_a'b'(X, grid, G, M')  dG = S_a'b'(X, grid, M')  dM = R' ⊙ C_a'b'(X, grid, G)
 //
 // so every derivative is a member again (or a Hadamard product and a sum
-// of them): the family is closed.
+// of them): the family is closed. When both (a+1, b) and (a, b+1) are
+// non-zero, O's dX and dG are computed as one member each, T2_ab(G, grid,
+// M′x, M′y) and S2_ab(X, grid, M′x, M′y) (the pair's taps summed, one
+// pass), whose own rows are those of their two terms:
+//
+//	S2_ab(X, grid, M1, M2): dX = T2_ab(U, grid, M1, M2)  dgrid = O_(a+1)b(X, grid, U, M1) + O_a(b+1)(X, grid, U, M2)  dM1 = C_(a+1)b(X, grid, U)  dM2 = C_a(b+1)(X, grid, U)
+//	T2_ab(G, grid, M1, M2): dG = S2_ab(U, grid, M1, M2)  dgrid = O_(a+1)b(U, grid, G, M1) + O_a(b+1)(U, grid, G, M2)  dM1 = C_(a+1)b(U, grid, G)  dM2 = C_a(b+1)(U, grid, G)
 type gridFamily struct {
 	g cpu.GridSampleGeom
 }
@@ -184,6 +192,10 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		ins, res = []tensor.Shape{input, grid, out}, pix
 	case gridO:
 		ins, res = []tensor.Shape{input, grid, out, pix}, grid
+	case gridS2:
+		ins, res = []tensor.Shape{input, grid, pix, pix}, out
+	case gridT2:
+		ins, res = []tensor.Shape{out, grid, pix, pix}, input
 	}
 	ins = ins[:n]
 	dims := make([]int, n)
@@ -192,7 +204,7 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		dims[i] = ins[i].Dims()
 		diff[i] = true
 	}
-	if kind == gridO {
+	if kind == gridO || kind == gridS2 || kind == gridT2 {
 		diff[1] = f.gridDiff(a+1, b) || f.gridDiff(a, b+1)
 	} else {
 		diff[1] = f.gridDiff(a, b)
@@ -214,10 +226,13 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		},
 		Kernel: ad.Floats(gridKernel[float32](&f.g, kind, a, b), gridKernel[float64](&f.g, kind, a, b)),
 		// S writes every element, and so does bilinear T (plane by plane).
-		KernelOverwrites: kind == gridS || kind == gridT && !f.g.Nearest,
+		KernelOverwrites: kind == gridS || kind == gridS2 || (kind == gridT || kind == gridT2) && !f.g.Nearest,
 		BackwardFor: func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
-			if kind == gridO {
+			switch kind {
+			case gridO:
 				return f.backwardO(a, b, in, up, want)
+			case gridS2, gridT2:
+				return f.backwardPair(kind, a, b, in, up, want)
 			}
 			return f.backward(kind, a, b, in, up, want)
 		},
@@ -235,6 +250,10 @@ func gridKernel[T ad.Float](g *cpu.GridSampleGeom, kind gridKind, a, b int) func
 			mask = in[3].Data
 		}
 		switch kind {
+		case gridS2:
+			cpu.GridSampleS2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, out.Data)
+		case gridT2:
+			cpu.GridSampleT2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, out.Data)
 		case gridS:
 			cpu.GridSampleS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
 		case gridT:
@@ -321,6 +340,8 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 		grads[i] = s
 		return nil
 	}
+	pair := f.nonzero(a+1, b) && f.nonzero(a, b+1)
+	var mrs [2]*gorgonia.Node // M ⊙ Rx, M ⊙ Ry
 	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
 		na, nb := ab[0], ab[1]
 		if !f.nonzero(na, nb) {
@@ -336,8 +357,9 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 				return nil, fmt.Errorf("nn: GridSampleO backward: %w", err)
 			}
 		}
+		mrs[which] = mr
 		terms := make(gorgonia.Nodes, len(in))
-		if want[0] {
+		if want[0] && !pair {
 			if terms[0], err = f.apply(gridT, na, nb, gr, grid, mr); err != nil {
 				return nil, err
 			}
@@ -347,7 +369,7 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 				return nil, err
 			}
 		}
-		if want[2] {
+		if want[2] && !pair {
 			if terms[2], err = f.apply(gridS, na, nb, x, grid, mr); err != nil {
 				return nil, err
 			}
@@ -366,6 +388,66 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 				if err := add(i, t); err != nil {
 					return nil, err
 				}
+			}
+		}
+	}
+	if pair {
+		// Both halves' T and S terms in one pass each.
+		var err error
+		if want[0] {
+			t, err := f.apply(gridT2, a, b, gr, grid, mrs[0], mrs[1])
+			if err != nil {
+				return nil, err
+			}
+			if err := add(0, t); err != nil {
+				return nil, err
+			}
+		}
+		if want[2] {
+			var t *gorgonia.Node
+			if t, err = f.apply(gridS2, a, b, x, grid, mrs[0], mrs[1]); err != nil {
+				return nil, err
+			}
+			if err := add(2, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return grads, nil
+}
+
+// backwardPair is the table's rows for S2_ab(X, grid, M1, M2) and
+// T2_ab(G, grid, M1, M2) (gridFamily's comment).
+func (f *gridFamily) backwardPair(kind gridKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	grid, m1, m2 := in[1], in[2], in[3]
+	x, gr := in[0], up // S2: X, with G the upstream
+	other := gridT2
+	if kind == gridT2 {
+		x, gr, other = up, in[0], gridS2
+	}
+	grads := make(gorgonia.Nodes, len(in))
+	var err error
+	if want[0] {
+		if grads[0], err = f.apply(other, a, b, up, grid, m1, m2); err != nil {
+			return nil, err
+		}
+	}
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
+		m := [2]*gorgonia.Node{m1, m2}[which]
+		if want[1] && f.gridDiff(ab[0], ab[1]) {
+			o, err := f.apply(gridO, ab[0], ab[1], x, grid, gr, m)
+			if err != nil {
+				return nil, err
+			}
+			if grads[1] == nil {
+				grads[1] = o
+			} else if grads[1], err = gorgonia.Add(grads[1], o); err != nil {
+				return nil, fmt.Errorf("nn: %v backward: %w", kind, err)
+			}
+		}
+		if want[2+which] {
+			if grads[2+which], err = f.apply(gridC, ab[0], ab[1], x, grid, gr); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -345,6 +345,29 @@ func (s *gridSoA[T]) part(lo, hi int) gridSoA[T] {
 	return gridSoA[T]{ix: s.ix[lo:hi], w: [4][]T{s.w[0][lo:hi], s.w[1][lo:hi], s.w[2][lo:hi], s.w[3][lo:hi]}}
 }
 
+// gridTaps2 are the taps of member (a+1, b) times m1 plus those of
+// member (a, b+1) times m2 (bilinear), in the kept buffer.
+func gridTaps2[T Float](g *GridSampleGeom, a, b int, grid, m1, m2 []T) []gridTap[T] {
+	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
+	ParallelFor(g.N*g.HO, func(lo, hi int) {
+		var u gridTap[T]
+		for j := lo * g.WO; j < hi*g.WO; j++ {
+			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
+			t := &taps[j]
+			pt.tap(t, false, a+1, b, m1[j], true)
+			pt.tap(&u, false, a, b+1, m2[j], true)
+			for k := range t.w {
+				t.w[k] += u.w[k]
+			}
+			if !pt.ok {
+				t.i = g.zeroCell()
+			}
+		}
+	})
+	return taps
+}
+
 // padPlane writes plane (h×w) into pp ((h+3)×(w+2)) inside a frame of
 // zeros, with a second zero row at the bottom: a tap at zeroCell reads
 // only zeros.
@@ -374,6 +397,20 @@ func (t *gridTap[T]) value(pp []T, wp int) T {
 func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 	taps := gridTaps(g, a, b, grid, mask)
 	defer tapKeep[T](false).put(taps)
+	gridSampleTaps(g, taps, x, out)
+}
+
+// GridSampleS2 computes S_(a+1)b(x, grid, m1) + S_a(b+1)(x, grid, m2), the
+// pair of members that the derivatives of O_ab sum, in one pass: its taps
+// are the sums of the two members' (m1, m2 [N, HO, WO]). Bilinear only.
+func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T) {
+	taps := gridTaps2(g, a, b, grid, m1, m2)
+	defer tapKeep[T](false).put(taps)
+	gridSampleTaps(g, taps, x, out)
+}
+
+// gridSampleTaps is S with the taps given.
+func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
 	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
@@ -421,6 +458,19 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
 	taps := gridTaps(g, a, b, grid, mask)
 	defer tapKeep[T](false).put(taps)
+	gridScatterTaps(g, taps, gr, dst)
+}
+
+// GridSampleT2 is GridSampleS2's transpose in x: T_(a+1)b(gr, grid, m1) +
+// T_a(b+1)(gr, grid, m2) in one pass (dst zero on entry). Bilinear only.
+func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []T) {
+	taps := gridTaps2(g, a, b, grid, m1, m2)
+	defer tapKeep[T](false).put(taps)
+	gridScatterTaps(g, taps, gr, dst)
+}
+
+// gridScatterTaps is T with the taps given.
+func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T

@@ -130,6 +130,9 @@ func TestGridSampleMembers(t *testing.T) {
 							checkMember(t, g, a, b, x, grid, gr, mask)
 						}
 					}
+					if !nearest {
+						checkPair(t, g, x, grid, gr, mask)
+					}
 				})
 			}
 		}
@@ -281,6 +284,35 @@ func TestAffineGridTranspose(t *testing.T) {
 			if math.Abs(got[i]-c.want[i]) > 1e-15 {
 				t.Fatalf("base(%d, %t) = %v, want %v", c.n, c.ac, got, c.want)
 			}
+		}
+	}
+}
+
+// checkPair: S2 and T2 of (a, b) = (0, 0) equal the sums of their two
+// members.
+func checkPair(t *testing.T, g *GridSampleGeom, x, grid, gr, m1 []float64) {
+	t.Helper()
+	m2 := make([]float64, len(m1))
+	for i := range m2 {
+		m2[i] = 1 - 0.5*m1[i]
+	}
+	nOut, nIn := g.N*g.C*g.HO*g.WO, len(x)
+	s2, s10, s01 := make([]float64, nOut), make([]float64, nOut), make([]float64, nOut)
+	GridSampleS2(g, 0, 0, x, grid, m1, m2, s2)
+	GridSampleS(g, 1, 0, x, grid, m1, s10)
+	GridSampleS(g, 0, 1, x, grid, m2, s01)
+	t2, t10, t01 := make([]float64, nIn), make([]float64, nIn), make([]float64, nIn)
+	GridSampleT2(g, 0, 0, gr, grid, m1, m2, t2)
+	GridSampleT(g, 1, 0, gr, grid, m1, t10)
+	GridSampleT(g, 0, 1, gr, grid, m2, t01)
+	for i := range s2 {
+		if want := s10[i] + s01[i]; math.Abs(s2[i]-want) > 1e-12*(1+math.Abs(want)) {
+			t.Fatalf("S2[%d] = %v, want %v", i, s2[i], want)
+		}
+	}
+	for i := range t2 {
+		if want := t10[i] + t01[i]; math.Abs(t2[i]-want) > 1e-12*(1+math.Abs(want)) {
+			t.Fatalf("T2[%d] = %v, want %v", i, t2[i], want)
 		}
 	}
 }
