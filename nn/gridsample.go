@@ -13,8 +13,7 @@ import (
 // torch.nn.functional.grid_sample; the zero value is torch's default
 // ("bilinear", "zeros", align_corners false).
 type GridSampleOpts struct {
-	// Mode is "bilinear" (or "", the default) or "nearest". torch's
-	// "bicubic" is not supported.
+	// Mode is "bilinear" (or "", the default), "nearest" or "bicubic".
 	Mode string
 	// PaddingMode is "zeros" (or "", the default: corners outside the
 	// input read 0), "border" (coordinates clipped to the input) or
@@ -33,8 +32,10 @@ type GridSampleOpts struct {
 // or (x + 1)·W/2 − 0.5, y likewise with H. PaddingMode then maps
 // coordinates outside the image (torch's clip_coordinates and
 // reflect_coordinates), and Mode interpolates: bilinear between the four
-// surrounding pixels (those outside the input read 0), or the nearest
-// pixel, rounding halves to even as torch.
+// surrounding pixels (those outside the input read 0), the nearest pixel
+// (rounding halves to even as torch), or bicubic over the 4×4 pixels
+// around the unpadded coordinate, each tap's position mapped by
+// PaddingMode (torch's cubic convolution, A = −0.75).
 //
 // The result is differentiable to every order w.r.t. input and grid,
 // cross terms included (use ad.Grad); "nearest" has zero gradient w.r.t.
@@ -42,11 +43,15 @@ type GridSampleOpts struct {
 // at an integer coordinate the cell floor() selects gives the derivative
 // (right-sided), and a coordinate clipped by "border" or "reflection",
 // one exactly on the border (0 or size − 1 after reflection) included, has
-// derivative 0 in the grid (torch's clip_coordinates_set_grad). Higher
-// orders follow the same conventions (docs/ARCHITECTURE.md, "GridSample").
+// derivative 0 in the grid (torch's clip_coordinates_set_grad). Bicubic
+// differentiates its coefficients (orders up to 3 per coordinate; its taps'
+// positions are piecewise constant, so the unnormalize scale is the whole
+// chain factor, as torch's backward). Higher orders follow the same
+// conventions (docs/ARCHITECTURE.md, "GridSample").
 //
 // Differences from torch: a NaN grid coordinate (or the reflection of an
-// infinite one) samples nothing: its outputs are 0 and its gradients zero
+// infinite one; under "bicubic" any infinite one) samples nothing: its
+// outputs are 0 and its gradients zero
 // (torch gives NaN under "zeros" and clamps the coordinate to 0 under
 // "border" and "reflection"); coordinates of any size are safe (tested
 // as floats before any integer conversion). An input, grid or result with
@@ -74,8 +79,10 @@ func GridSample(input, grid *gorgonia.Node, opts GridSampleOpts) (*gorgonia.Node
 	case "", "bilinear":
 	case "nearest":
 		g.Nearest = true
+	case "bicubic":
+		g.Bicubic = true
 	default:
-		return nil, fmt.Errorf("nn: %s: Mode %q, want \"bilinear\" or \"nearest\"", name, opts.Mode)
+		return nil, fmt.Errorf("nn: %s: Mode %q, want \"bilinear\", \"nearest\" or \"bicubic\"", name, opts.Mode)
 	}
 	switch opts.PaddingMode {
 	case "", "zeros":
@@ -169,7 +176,7 @@ func (f *gridFamily) shapes() (input, grid, out, pix tensor.Shape) {
 
 func (f *gridFamily) params() string {
 	g := &f.g
-	return fmt.Sprintf("N=%d C=%d H=%d W=%d Ho=%d Wo=%d nearest=%t padding=%d align_corners=%t", g.N, g.C, g.H, g.W, g.HO, g.WO, g.Nearest, g.Padding, g.AlignCorners)
+	return fmt.Sprintf("N=%d C=%d H=%d W=%d Ho=%d Wo=%d nearest=%t bicubic=%t padding=%d align_corners=%t", g.N, g.C, g.H, g.W, g.HO, g.WO, g.Nearest, g.Bicubic, g.Padding, g.AlignCorners)
 }
 
 // apply builds member kind (a, b) on in (S, T: two inputs, or three with
@@ -226,7 +233,7 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		},
 		Kernel: ad.Floats(gridKernel[float32](&f.g, kind, a, b), gridKernel[float64](&f.g, kind, a, b)),
 		// S writes every element, and so does bilinear T (plane by plane).
-		KernelOverwrites: kind == gridS || kind == gridS2 || (kind == gridT || kind == gridT2) && !f.g.Nearest,
+		KernelOverwrites: kind == gridS || kind == gridS2 || (kind == gridT || kind == gridT2) && !f.g.Nearest && !f.g.Bicubic,
 		BackwardFor: func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			switch kind {
 			case gridO:

@@ -16,7 +16,7 @@ import (
 // gridModes are every mode × padding × align_corners combination.
 func gridModes() []nn.GridSampleOpts {
 	var out []nn.GridSampleOpts
-	for _, mode := range []string{"bilinear", "nearest"} {
+	for _, mode := range []string{"bilinear", "nearest", "bicubic"} {
 		for _, pad := range []string{"zeros", "border", "reflection"} {
 			for _, ac := range []bool{false, true} {
 				out = append(out, nn.GridSampleOpts{Mode: mode, PaddingMode: pad, AlignCorners: ac})
@@ -361,7 +361,7 @@ func TestGridSampleBadInput(t *testing.T) {
 		{"dtype", gs(x, grid32, nn.GridSampleOpts{}), "grid dtype float32 differs from input dtype float64"},
 		{"int input", gs(xInt, grid, nn.GridSampleOpts{}), "input dtype int, want float32 or float64"},
 		{"empty plane", gs(xFlat, grid, nn.GridSampleOpts{}), "must have a height and width in [1,"},
-		{"mode", gs(x, grid, nn.GridSampleOpts{Mode: "bicubic"}), `Mode "bicubic", want "bilinear" or "nearest"`},
+		{"mode", gs(x, grid, nn.GridSampleOpts{Mode: "area"}), `Mode "area", want "bilinear", "nearest" or "bicubic"`},
 		{"padding", gs(x, grid, nn.GridSampleOpts{PaddingMode: "wrap"}), `PaddingMode "wrap", want "zeros", "border" or "reflection"`},
 		{"theta nil", ag(nil, [4]int{2, 1, 3, 3}), "AffineGrid: theta is nil"},
 		{"theta shape", ag(theta33, [4]int{2, 1, 3, 3}), "theta must be [N, 2, 3], got shape (2, 3, 3)"},

@@ -50,15 +50,19 @@ const (
 type GridSampleGeom struct {
 	N, C, H, W, HO, WO int
 	Nearest            bool
+	Bicubic            bool // torch's "bicubic" (gridcubic.go); Nearest false
 	Padding            GridPadding
 	AlignCorners       bool
 }
 
 // MaxOrder is the highest non-zero derivative order of the interpolation
-// weights in one coordinate: 1 (bilinear) or 0 (nearest).
+// weights in one coordinate: 1 (bilinear), 0 (nearest) or 3 (bicubic).
 func (g *GridSampleGeom) MaxOrder() int {
-	if g.Nearest {
+	switch {
+	case g.Nearest:
 		return 0
+	case g.Bicubic:
+		return 3
 	}
 	return 1
 }
@@ -395,6 +399,10 @@ func (t *gridTap[T]) value(pp []T, wp int) T {
 // once; a worker copies its plane into a zero frame, so that every corner
 // is read without a test.
 func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "S", a, b, [4][]T{x, grid, mask}, out)
+		return
+	}
 	taps := gridTaps(g, a, b, grid, mask)
 	defer tapKeep[T](false).put(taps)
 	gridSampleTaps(g, taps, x, out)
@@ -404,6 +412,10 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 // pair of members that the derivatives of O_ab sum, in one pass: its taps
 // are the sums of the two members' (m1, m2 [N, HO, WO]). Bilinear only.
 func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "S2", a, b, [4][]T{x, grid, m1, m2}, out)
+		return
+	}
 	taps := gridTaps2(g, a, b, grid, m1, m2)
 	defer tapKeep[T](false).put(taps)
 	gridSampleTaps(g, taps, x, out)
@@ -456,6 +468,10 @@ func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 // zero-framed plane, whose interior it then copies out), so the sums do
 // not depend on the threads.
 func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
+	if g.Bicubic {
+		cubicGrid(g, "T", a, b, [4][]T{gr, grid, mask}, dst)
+		return
+	}
 	taps := gridTaps(g, a, b, grid, mask)
 	defer tapKeep[T](false).put(taps)
 	gridScatterTaps(g, taps, gr, dst)
@@ -464,6 +480,10 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 // GridSampleT2 is GridSampleS2's transpose in x: T_(a+1)b(gr, grid, m1) +
 // T_a(b+1)(gr, grid, m2) in one pass (dst zero on entry). Bilinear only.
 func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []T) {
+	if g.Bicubic {
+		cubicGrid(g, "T2", a, b, [4][]T{gr, grid, m1, m2}, dst)
+		return
+	}
 	taps := gridTaps2(g, a, b, grid, m1, m2)
 	defer tapKeep[T](false).put(taps)
 	gridScatterTaps(g, taps, gr, dst)
@@ -507,6 +527,10 @@ func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T)
 // GridSampleC computes C_ab(x, grid, gr) = Σ_c gr ⊙ K_ab(x), [N, HO, WO].
 // Parallel over blocks of pixels, each summing channels in order.
 func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "C", a, b, [4][]T{x, grid, gr}, out)
+		return
+	}
 	taps := gridTaps(g, a, b, grid, nil)
 	defer tapKeep[T](false).put(taps)
 	p := g.HO * g.WO
@@ -541,6 +565,10 @@ func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 // times the chain factors kx^(a+1)·ky^b (resp. kx^a·ky^(b+1)) and mask
 // once the channels are summed. Parallel over blocks of pixels.
 func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "O", a, b, [4][]T{x, grid, gr, mask}, out)
+		return
+	}
 	mo := g.MaxOrder()
 	hasX, hasY := a+1 <= mo && b <= mo, a <= mo && b+1 <= mo
 	if !hasX && !hasY {

@@ -316,3 +316,55 @@ func checkPair(t *testing.T, g *GridSampleGeom, x, grid, gr, m1 []float64) {
 		}
 	}
 }
+
+// TestGridSampleBicubicMembers: for bicubic, every member's T is S's
+// adjoint, C and O are S's channel contractions, S2 and T2 their pairs'
+// sums, and NaN, infinite and huge coordinates give finite results.
+// (Values and first derivatives equal torch's: nn's tests.)
+func TestGridSampleBicubicMembers(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	for _, pad := range []GridPadding{GridZeros, GridBorder, GridReflection} {
+		for _, ac := range []bool{false, true} {
+			g := &GridSampleGeom{N: 2, C: 3, H: 5, W: 6, HO: 3, WO: 4, Bicubic: true, Padding: pad, AlignCorners: ac}
+			x := randSlice(r, g.N*g.C*g.H*g.W, 1)
+			grid := randSlice(r, g.N*g.HO*g.WO*2, 1.6)
+			grid[0], grid[3], grid[5] = math.NaN(), math.Inf(1), 1e30
+			gr := randSlice(r, g.N*g.C*g.HO*g.WO, 1)
+			mask := randSlice(r, g.N*g.HO*g.WO, 1)
+			p := g.HO * g.WO
+			for a := 0; a <= 3; a++ {
+				for b := 0; b <= 3; b++ {
+					s, tr := make([]float64, len(gr)), make([]float64, len(x))
+					GridSampleS(g, a, b, x, grid, mask, s)
+					GridSampleT(g, a, b, gr, grid, mask, tr)
+					var lhs, rhs float64
+					for i := range x {
+						lhs += tr[i] * x[i]
+					}
+					for i := range s {
+						rhs += gr[i] * s[i]
+					}
+					if math.IsNaN(lhs) || math.Abs(lhs-rhs) > 1e-10*(1+math.Abs(rhs)) {
+						t.Fatalf("pad %d align %t (%d, %d): <T(G), X> = %v, <G, S(X)> = %v", pad, ac, a, b, lhs, rhs)
+					}
+					// C against the unmasked S.
+					su, c := make([]float64, len(gr)), make([]float64, g.N*p)
+					GridSampleS(g, a, b, x, grid, nil, su)
+					GridSampleC(g, a, b, x, grid, gr, c)
+					for n := 0; n < g.N; n++ {
+						for j := 0; j < p; j++ {
+							var want float64
+							for ch := 0; ch < g.C; ch++ {
+								want += gr[(n*g.C+ch)*p+j] * su[(n*g.C+ch)*p+j]
+							}
+							if math.Abs(c[n*p+j]-want) > 1e-12*(1+math.Abs(want)) {
+								t.Fatalf("pad %d (%d, %d): C %v, want %v", pad, a, b, c[n*p+j], want)
+							}
+						}
+					}
+				}
+			}
+			checkPair(t, g, x, grid, gr, mask)
+		}
+	}
+}
