@@ -220,7 +220,7 @@ func poolRows() []conformanceCase {
 func gridRows() []conformanceCase {
 	var cs []conformanceCase
 	for i, opts := range []nn.GridSampleOpts{{}, {PaddingMode: "border", AlignCorners: true}, {PaddingMode: "reflection"},
-		{Mode: "nearest", PaddingMode: "reflection", AlignCorners: true}} {
+		{Mode: "nearest", PaddingMode: "reflection", AlignCorners: true}, {Mode: "bicubic", PaddingMode: "border"}} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GridSample(in[0], in[1], opts) }
 		cs = append(cs, conformanceCase{op: "GridSample", name: gridName(opts), f: cubeOf(bare), bare: bare,
 			in:  []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), kinkFreeGrid(uint64(20+i), 2, 3, 2, 4, 5, opts)},

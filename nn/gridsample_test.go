@@ -27,7 +27,14 @@ func gridModes() []nn.GridSampleOpts {
 }
 
 func gridName(o nn.GridSampleOpts) string {
-	return fmt.Sprintf("%s/%s/align=%t", o.Mode, o.PaddingMode, o.AlignCorners)
+	mode, pad := o.Mode, o.PaddingMode
+	if mode == "" {
+		mode = "bilinear"
+	}
+	if pad == "" {
+		pad = "zeros"
+	}
+	return fmt.Sprintf("%s/%s/align=%t", mode, pad, o.AlignCorners)
 }
 
 // kinkFreeGrid is a grid [n, ho, wo, 2] for an h×w input whose sample
