@@ -34,7 +34,10 @@ import (
 //	C_ab(X, grid, G) = Σ_c G ⊙ K_ab(X)                    [N, HO, WO]
 //	O_ab(X, grid, G, M) = (M ⊙ C_(a+1)b, M ⊙ C_a(b+1))    [N, HO, WO, 2]
 //
-// S_00 is GridSample, O_00 its gradient w.r.t. the grid (x first).
+// S_00 is GridSample, O_00 its gradient w.r.t. the grid (x first); S2
+// and T2 are the pairs S_(a+1)b + S_a(b+1) and T_(a+1)b + T_a(b+1) with
+// their own masks, in one pass (the derivatives of O). Bicubic, whose x is
+// not padded (its taps are), is in gridcubic.go.
 
 // GridPadding is grid_sample's padding_mode.
 type GridPadding int
