@@ -324,20 +324,22 @@ func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 	for k := range s.w {
 		s.w[k] = ws[k*n : (k+1)*n]
 	}
-	for j := range taps {
-		s.ix[j] = taps[j].i
-		for k := range s.w {
-			s.w[k][j] = taps[j].w[k]
+	ParallelFor(n/max(p, 1), func(lo, hi int) {
+		for j := lo * p; j < hi*p; j++ {
+			s.ix[j] = taps[j].i
+			for k := range s.w {
+				s.w[k][j] = taps[j].w[k]
+			}
 		}
-	}
-	// The gather kernel reads each image's full blocks of 8 indices in the
-	// order 0 1 4 5 2 3 6 7 (gridGatherS).
-	for im := 0; im+p <= n; im += p {
-		for b := im; b+8 <= im+p; b += 8 {
-			ix := s.ix[b : b+8]
-			ix[2], ix[3], ix[4], ix[5] = taps[b+4].i, taps[b+5].i, taps[b+2].i, taps[b+3].i
+		// The gather kernel reads each image's full blocks of 8 indices in
+		// the order 0 1 4 5 2 3 6 7 (gridGatherS).
+		for im := lo * p; im < hi*p; im += p {
+			for b := im; b+8 <= im+p; b += 8 {
+				ix := s.ix[b : b+8]
+				ix[2], ix[3], ix[4], ix[5] = taps[b+4].i, taps[b+5].i, taps[b+2].i, taps[b+3].i
+			}
 		}
-	}
+	})
 	return s
 }
 
@@ -653,22 +655,24 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 			o[2*j+1] += sy
 		}
 	})
-	if ob != nil {
-		o := any(out).([]float32)
-		for n := 0; n < g.N; n++ {
-			for j := 0; j < nb*8; j++ {
-				a := ob.acc[16*(n*nb+j/8)+j%8:]
-				o[2*(n*p+j)], o[2*(n*p+j)+1] = a[0], a[8]
+	ParallelFor(g.N, func(lo, hi int) {
+		if ob != nil {
+			o := any(out).([]float32)
+			for n := lo; n < hi; n++ {
+				for j := 0; j < nb*8; j++ {
+					a := ob.acc[16*(n*nb+j/8)+j%8:]
+					o[2*(n*p+j)], o[2*(n*p+j)+1] = a[0], a[8]
+				}
 			}
 		}
-	}
-	for j, s := range scale {
-		if s == 0 {
-			out[j] = 0 // a half that is zero, or a pixel that samples nothing
-		} else {
-			out[j] *= s
+		for j := 2 * lo * p; j < 2*hi*p; j++ {
+			if s := scale[j]; s == 0 {
+				out[j] = 0 // a half that is zero, or a pixel that samples nothing
+			} else {
+				out[j] *= s
+			}
 		}
-	}
+	})
 }
 
 // gridOBlocks are GridSampleO's float32 taps in blocks of 8 pixels for
@@ -687,16 +691,18 @@ var gridOF, gridOAcc gridKeep[float32]
 func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 	nb := p / 8
 	b := &gridOBlocks{idx: gridOIdx.get(8 * n * nb), f: gridOF.get(32 * n * nb), acc: gridOAcc.get(16 * n * nb)}
-	clear(b.acc)
-	for im := 0; im < n; im++ {
-		for j := 0; j < nb*8; j++ {
-			t, k := &taps[im*p+j], im*nb+j/8
-			b.idx[8*k+[8]int{0, 1, 4, 5, 2, 3, 6, 7}[j%8]] = t.i // gridGatherO's order
-			for q := 0; q < 4; q++ {
-				b.f[32*k+8*q+j%8] = t.w[q]
+	ParallelFor(n, func(lo, hi int) {
+		clear(b.acc[16*lo*nb : 16*hi*nb])
+		for im := lo; im < hi; im++ {
+			for j := 0; j < nb*8; j++ {
+				t, k := &taps[im*p+j], im*nb+j/8
+				b.idx[8*k+[8]int{0, 1, 4, 5, 2, 3, 6, 7}[j%8]] = t.i // gridGatherO's order
+				for q := 0; q < 4; q++ {
+					b.f[32*k+8*q+j%8] = t.w[q]
+				}
 			}
 		}
-	}
+	})
 	return b
 }
 
