@@ -128,10 +128,11 @@ const (
 	gridO                  // O_ab(X, grid, G[, M]) → [N, Ho, Wo, 2], the grid gradient
 	gridS2                 // S_(a+1)b(X, grid, M1) + S_a(b+1)(X, grid, M2), one pass
 	gridT2                 // T_(a+1)b(G, grid, M1) + T_a(b+1)(G, grid, M2), one pass
+	gridO2                 // O_(a+1)b(X, grid, G, M1) + O_a(b+1)(X, grid, G, M2), shared contractions
 )
 
 func (k gridKind) String() string {
-	return [...]string{"GridSampleS", "GridSampleT", "GridSampleC", "GridSampleO", "GridSampleS2", "GridSampleT2"}[k]
+	return [...]string{"GridSampleS", "GridSampleT", "GridSampleC", "GridSampleO", "GridSampleS2", "GridSampleT2", "GridSampleO2"}[k]
 }
 
 // gridFamily builds the members of one GridSample's family. Member (a, b)
@@ -151,7 +152,9 @@ func (k gridKind) String() string {
 // of them): the family is closed. When both (a+1, b) and (a, b+1) are
 // non-zero, O's dX and dG are computed as one member each, T2_ab(G, grid,
 // M′x, M′y) and S2_ab(X, grid, M′x, M′y) (the pair's taps summed, one
-// pass), whose own rows are those of their two terms:
+// pass), and its dgrid as O2_ab(X, grid, G, M′x, M′y) = O_(a+1)b(…, M′x) +
+// O_a(b+1)(…, M′y) (their shared contraction computed once), whose own rows
+// are those of their two terms (O2's: the two O rows, summed):
 //
 //	S2_ab(X, grid, M1, M2): dX = T2_ab(U, grid, M1, M2)  dgrid = O_(a+1)b(X, grid, U, M1) + O_a(b+1)(X, grid, U, M2)  dM1 = C_(a+1)b(X, grid, U)  dM2 = C_a(b+1)(X, grid, U)
 //	T2_ab(G, grid, M1, M2): dG = S2_ab(U, grid, M1, M2)  dgrid = O_(a+1)b(U, grid, G, M1) + O_a(b+1)(U, grid, G, M2)  dM1 = C_(a+1)b(U, grid, G)  dM2 = C_a(b+1)(U, grid, G)
@@ -203,6 +206,8 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		ins, res = []tensor.Shape{input, grid, pix, pix}, out
 	case gridT2:
 		ins, res = []tensor.Shape{out, grid, pix, pix}, input
+	case gridO2:
+		ins, res = []tensor.Shape{input, grid, out, pix, pix}, grid
 	}
 	ins = ins[:n]
 	dims := make([]int, n)
@@ -211,9 +216,13 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		dims[i] = ins[i].Dims()
 		diff[i] = true
 	}
-	if kind == gridO || kind == gridS2 || kind == gridT2 {
+	switch kind {
+	case gridO2:
+		diff[1] = f.nonzero(a+1, b) && (f.gridDiff(a+2, b) || f.gridDiff(a+1, b+1)) ||
+			f.nonzero(a, b+1) && (f.gridDiff(a+1, b+1) || f.gridDiff(a, b+2))
+	case gridO, gridS2, gridT2:
 		diff[1] = f.gridDiff(a+1, b) || f.gridDiff(a, b+1)
-	} else {
+	default:
 		diff[1] = f.gridDiff(a, b)
 	}
 	name := kind.String()
@@ -238,6 +247,8 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 			switch kind {
 			case gridO:
 				return f.backwardO(a, b, in, up, want)
+			case gridO2:
+				return f.backwardO2(a, b, in, up, want)
 			case gridS2, gridT2:
 				return f.backwardPair(kind, a, b, in, up, want)
 			}
@@ -261,6 +272,8 @@ func gridKernel[T ad.Float](g *cpu.GridSampleGeom, kind gridKind, a, b int) func
 			cpu.GridSampleS2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, out.Data)
 		case gridT2:
 			cpu.GridSampleT2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, out.Data)
+		case gridO2:
+			cpu.GridSampleO2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, in[4].Data, out.Data)
 		case gridS:
 			cpu.GridSampleS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
 		case gridT:
@@ -371,7 +384,7 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 				return nil, err
 			}
 		}
-		if want[1] && f.gridDiff(na, nb) {
+		if want[1] && f.gridDiff(na, nb) && !pair {
 			if terms[1], err = f.apply(gridO, na, nb, x, grid, gr, mr); err != nil {
 				return nil, err
 			}
@@ -399,8 +412,17 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 		}
 	}
 	if pair {
-		// Both halves' T and S terms in one pass each.
+		// Both halves' T, S and O terms in one pass each.
 		var err error
+		if want[1] && (f.gridDiff(a+1, b) || f.gridDiff(a, b+1)) {
+			o, err := f.apply(gridO2, a, b, x, grid, gr, mrs[0], mrs[1])
+			if err != nil {
+				return nil, err
+			}
+			if err := add(1, o); err != nil {
+				return nil, err
+			}
+		}
 		if want[0] {
 			t, err := f.apply(gridT2, a, b, gr, grid, mrs[0], mrs[1])
 			if err != nil {
@@ -439,22 +461,48 @@ func (f *gridFamily) backwardPair(kind gridKind, a, b int, in gorgonia.Nodes, up
 			return nil, err
 		}
 	}
-	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
-		m := [2]*gorgonia.Node{m1, m2}[which]
-		if want[1] && f.gridDiff(ab[0], ab[1]) {
-			o, err := f.apply(gridO, ab[0], ab[1], x, grid, gr, m)
-			if err != nil {
-				return nil, err
-			}
-			if grads[1] == nil {
-				grads[1] = o
-			} else if grads[1], err = gorgonia.Add(grads[1], o); err != nil {
-				return nil, fmt.Errorf("nn: %v backward: %w", kind, err)
-			}
+	if want[1] && (f.gridDiff(a+1, b) || f.gridDiff(a, b+1)) {
+		if grads[1], err = f.apply(gridO2, a, b, x, grid, gr, m1, m2); err != nil {
+			return nil, err
 		}
+	}
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
 		if want[2+which] {
 			if grads[2+which], err = f.apply(gridC, ab[0], ab[1], x, grid, gr); err != nil {
 				return nil, err
+			}
+		}
+	}
+	return grads, nil
+}
+
+// backwardO2 differentiates O2_ab(X, grid, G, M1, M2) = O_(a+1)b(X, grid,
+// G, M1) + O_a(b+1)(X, grid, G, M2): the two O rows, summed in X, grid and
+// G.
+func (f *gridFamily) backwardO2(a, b int, in gorgonia.Nodes, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	grads := make(gorgonia.Nodes, len(in))
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
+		if !f.nonzero(ab[0], ab[1]) || !f.gridDiff(ab[0], ab[1]) {
+			continue // O_a'b' is zero
+		}
+		w := []bool{want[0], want[1], want[2], want[3+which]}
+		gs, err := f.backwardO(ab[0], ab[1], gorgonia.Nodes{in[0], in[1], in[2], in[3+which]}, up, w)
+		if err != nil {
+			return nil, err
+		}
+		for i, gi := range gs {
+			k := i
+			if i == 3 {
+				k = 3 + which
+			}
+			switch {
+			case gi == nil:
+			case grads[k] == nil:
+				grads[k] = gi
+			default:
+				if grads[k], err = gorgonia.Add(grads[k], gi); err != nil {
+					return nil, fmt.Errorf("nn: GridSampleO2 backward: %w", err)
+				}
 			}
 		}
 	}

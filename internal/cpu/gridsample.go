@@ -840,3 +840,33 @@ func AffineGridT[T Float](n, h, w int, alignCorners bool, gr, dtheta []T) {
 		}
 	})
 }
+
+// GridSampleO2 computes O_(a+1)b(x, grid, gr, m1) + O_a(b+1)(x, grid, gr,
+// m2) into out [N, HO, WO, 2] (zero on entry), the pair of grid terms in
+// the derivatives of O_ab. Its halves are the contractions C_(a+2)b,
+// C_(a+1)(b+1), C_a(b+2): x = m1·C_(a+2)b + m2·C_(a+1)(b+1), y =
+// m1·C_(a+1)(b+1) + m2·C_a(b+2); when the outer two are zero (bilinear)
+// one pass computes the shared one.
+func GridSampleO2[T Float](g *GridSampleGeom, a, b int, x, grid, gr, m1, m2, out []T) {
+	mo := g.MaxOrder()
+	n := len(out) / 2
+	ta := make([]T, len(out)) // (C_(a+2)b, C_(a+1)(b+1))
+	GridSampleO(g, a+1, b, x, grid, gr, nil, ta)
+	tb := ta // (C_(a+1)(b+1), C_a(b+2)): only the shared member when C_a(b+2) is zero
+	outer := a+2 <= mo || b+2 <= mo
+	if outer {
+		tb = make([]T, len(out))
+		GridSampleO(g, a, b+1, x, grid, gr, nil, tb)
+	}
+	ParallelFor(g.N, func(lo, hi int) {
+		for j := lo * n / g.N; j < hi*n/g.N; j++ {
+			c2 := ta[2*j+1]
+			if outer {
+				out[2*j] = m1[j]*ta[2*j] + m2[j]*tb[2*j]
+				out[2*j+1] = m1[j]*c2 + m2[j]*tb[2*j+1]
+				continue
+			}
+			out[2*j], out[2*j+1] = m2[j]*c2, m1[j]*c2
+		}
+	})
+}

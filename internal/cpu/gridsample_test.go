@@ -315,6 +315,16 @@ func checkPair(t *testing.T, g *GridSampleGeom, x, grid, gr, m1 []float64) {
 			t.Fatalf("T2[%d] = %v, want %v", i, t2[i], want)
 		}
 	}
+	np := g.N * g.HO * g.WO
+	o2, o10, o01 := make([]float64, 2*np), make([]float64, 2*np), make([]float64, 2*np)
+	GridSampleO2(g, 0, 0, x, grid, gr, m1, m2, o2)
+	GridSampleO(g, 1, 0, x, grid, gr, m1, o10)
+	GridSampleO(g, 0, 1, x, grid, gr, m2, o01)
+	for i := range o2 {
+		if want := o10[i] + o01[i]; math.Abs(o2[i]-want) > 1e-12*(1+math.Abs(want)) {
+			t.Fatalf("O2[%d] = %v, want %v", i, o2[i], want)
+		}
+	}
 }
 
 // TestGridSampleBicubicMembers: for bicubic, every member's T is S's
