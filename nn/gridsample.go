@@ -412,32 +412,25 @@ func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, w
 		}
 	}
 	if pair {
-		// Both halves' T, S and O terms in one pass each.
-		var err error
-		if want[1] && (f.gridDiff(a+1, b) || f.gridDiff(a, b+1)) {
-			o, err := f.apply(gridO2, a, b, x, grid, gr, mrs[0], mrs[1])
+		// Both halves' T, O and S terms in one pass each.
+		for _, t := range []struct {
+			i    int
+			kind gridKind
+			in   gorgonia.Nodes
+			on   bool
+		}{
+			{0, gridT2, gorgonia.Nodes{gr, grid, mrs[0], mrs[1]}, want[0]},
+			{1, gridO2, gorgonia.Nodes{x, grid, gr, mrs[0], mrs[1]}, want[1] && (f.gridDiff(a+1, b) || f.gridDiff(a, b+1))},
+			{2, gridS2, gorgonia.Nodes{x, grid, mrs[0], mrs[1]}, want[2]},
+		} {
+			if !t.on {
+				continue
+			}
+			d, err := f.apply(t.kind, a, b, t.in...)
 			if err != nil {
 				return nil, err
 			}
-			if err := add(1, o); err != nil {
-				return nil, err
-			}
-		}
-		if want[0] {
-			t, err := f.apply(gridT2, a, b, gr, grid, mrs[0], mrs[1])
-			if err != nil {
-				return nil, err
-			}
-			if err := add(0, t); err != nil {
-				return nil, err
-			}
-		}
-		if want[2] {
-			var t *gorgonia.Node
-			if t, err = f.apply(gridS2, a, b, x, grid, mrs[0], mrs[1]); err != nil {
-				return nil, err
-			}
-			if err := add(2, t); err != nil {
+			if err := add(t.i, d); err != nil {
 				return nil, err
 			}
 		}
