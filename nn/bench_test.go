@@ -260,3 +260,65 @@ func BenchmarkConvStackSecondOrder(b *testing.B) {
 		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order)) })
 	}
 }
+
+// benchGrid is a float32 grid [n, ho, wo, 2] of uniform values in
+// [−1.1, 1.1]: sample points over the whole image and a little outside.
+func benchGrid(g *gorgonia.ExprGraph, r *rand.Rand, n, ho, wo int) *gorgonia.Node {
+	d := make([]float32, n*ho*wo*2)
+	for i := range d {
+		d[i] = float32(2.2*r.Float64() - 1.1)
+	}
+	return gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(n, ho, wo, 2), gorgonia.WithName("grid"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(n, ho, wo, 2), tensor.WithBacking(d))))
+}
+
+// BenchmarkGridSample: bilinear sampling, zeros padding, of [8, 64, 64, 64]
+// at a grid [8, 64, 64, 2] of points in [−1.1, 1.1]² (issue 16's size);
+// forward+backward: the gradients w.r.t. input and grid.
+// first-order/second-order: L = Σ G·out and ∇L w.r.t. input and grid, then
+// also the gradient w.r.t. both of the penalty Σ‖∂L/∂grid‖² (a
+// smoothness-of-flow term); issue 16 asks the second to cost at most 3×
+// the first. torch has no double backward for grid_sampler_2d, so those
+// two rows are gops' only.
+func BenchmarkGridSample(b *testing.B) {
+	inputs := func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 64, 64), benchGrid(g, r, 8, 64, 64)}
+	}
+	op := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return nn.GridSample(in[0], in[1], nn.GridSampleOpts{})
+	}
+	for _, backward := range []bool{false, true} {
+		name := "forward"
+		if backward {
+			name += "+backward"
+		}
+		b.Run(name, func(b *testing.B) { benchGraph(b, backward, inputs, []int{0, 1}, op) })
+	}
+	for _, order := range []int{1, 2} {
+		name := "first-order"
+		if order == 2 {
+			name = "second-order"
+		}
+		b.Run(name, func(b *testing.B) {
+			g := gorgonia.NewGraph()
+			r := rand.New(rand.NewPCG(1, 2))
+			in := inputs(g, r)
+			y, err := op(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			gr := benchNode(g, r, "G", 1, y.Shape()...)
+			d, err := ad.VJP(y, gr, in...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if order == 2 {
+				penalty := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d[1]))))
+				if _, err := ad.Grad(penalty, in...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchTape(b, g)
+		})
+	}
+}

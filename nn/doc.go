@@ -2,7 +2,7 @@
 // ops, as torch.nn.functional computes them, differentiable to every
 // order: Conv2d and ConvTranspose2d; MaxPool2d, AvgPool2d,
 // AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
-// bilinear); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
+// bilinear); GridSample and AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
 // and BinaryCrossEntropyWithLogits; ReLU,
 // LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
 // Concat, copies that never alias an input; BatchNorm, GroupNorm and

@@ -413,6 +413,19 @@ EOF
   w.r.t. input, weight and bias.
 EOF
 		;;
+	GridSample) cat <<'EOF'
+- **GridSample** (`BenchmarkGridSample`, nn/bench_test.go;
+  `torch.nn.functional.grid_sample`): bilinear, zeros padding,
+  align_corners=False, input [8, 64, 64, 64] sampled at a grid
+  [8, 64, 64, 2] uniform in [-1.1, 1.1] (issue 16's size);
+  forward+backward: the gradients w.r.t. input and grid. first-order /
+  second-order (gops only: torch has no double backward for
+  grid_sampler_2d): L = Σ G·out and ∇L w.r.t. input and grid, then also
+  the gradient w.r.t. both of the penalty Σ‖∂L/∂grid‖². Issue 16 asks
+  forward and forward+backward to take at most 0.5x torch's time and the
+  second-order pass at most 3x the first-order one.
+EOF
+		;;
 	ConvStackSecondOrder) cat <<'EOF'
 - **ConvStackSecondOrder** (`BenchmarkConvStackSecondOrder`,
   nn/bench_test.go; torch.nn.functional and `torch.autograd.grad`): a small

@@ -419,6 +419,15 @@ def nn_group_norm(gen):
     return [x, w, b], lambda: torch.nn.functional.group_norm(x, 32, w, b)
 
 
+def nn_grid_sample(gen):
+    """Issue 16's size: bilinear, zeros padding, align_corners=False, input
+    [8, 64, 64, 64] at a grid [8, 64, 64, 2] uniform in [-1.1, 1.1]."""
+    x = torch.randn((8, 64, 64, 64), generator=gen, dtype=torch.float32)
+    grid = torch.rand((8, 64, 64, 2), generator=gen, dtype=torch.float32) * 2.2 - 1.1
+    return [x, grid], lambda: torch.nn.functional.grid_sample(
+        x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+
+
 # ConvStackSecondOrder: nn/bench_test.go's convStackGraph, x [8, 64, 28, 28]
 # -> conv 3x3 64->64 pad 1 + bias -> relu -> the same again ->
 # adaptive_avg_pool2d(1) -> [8, 64] @ fc [64, 10] -> mean cross_entropy L.
@@ -472,6 +481,8 @@ for _name, _make in [("MaxPool2d", nn_pool(torch.nn.functional.max_pool2d)),
 for _cfg in NN_INTERPOLATE:
     NN_BENCHMARKS["Interpolate/%s/forward" % _cfg] = (setup_nn(nn_interpolate(_cfg), False), run_nn_forward)
     NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
+NN_BENCHMARKS["GridSample/forward"] = (setup_nn(nn_grid_sample, False), run_nn_forward)
+NN_BENCHMARKS["GridSample/forward+backward"] = (setup_nn(nn_grid_sample, True), run_nn_forward_backward)
 NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
 NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), run_nn_forward_backward)
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)

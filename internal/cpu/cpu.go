@@ -7,8 +7,9 @@
 // Files by family: sampling.go (RoIAlign's sampling grid and bilinear rule,
 // shared by RoIAlign and PSRoIAlign), poolbins.go (the integer bin geometry
 // of RoIPool and PSRoIPool), roialign.go, roipool.go, psroialign.go,
-// psroipool.go, deformconv.go, layout.go, and vec.go (the channels-last
-// helpers).
+// psroipool.go, deformconv.go, layout.go, gridsample.go (nn.GridSample's
+// family and AffineGrid, with AVX2 gathers in gridsample_amd64.s), and
+// vec.go (the channels-last helpers).
 package cpu
 
 import (

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package cpu
+
+// gridSampleSoA32 is the AVX2 gather path of GridSampleS on amd64; here
+// there is none (false: use the Go loop).
+func gridSampleSoA32(out, pp []float32, s *gridSoA[float32], wp int) bool { return false }
+
+// gridAVX2 is false: no gather kernel.
+var gridAVX2 = false
+
+// gridContractO32 is the AVX2 kernel of GridSampleO on amd64; never
+// called here (gridAVX2 is false).
+func gridContractO32(acc, f []float32, idx []int32, planes, gr []float32, blocks, nc, ps, p, wp int) {
+	panic("gridContractO32 without AVX2")
+}
