@@ -111,6 +111,7 @@ func conformanceCases() []conformanceCase {
 		cs = append(cs, row)
 	}
 	cs = append(cs, poolRows()...)
+	cs = append(cs, gridRows()...)
 	return append(cs, lossRows()...)
 }
 
@@ -211,6 +212,31 @@ func poolRows() []conformanceCase {
 			wrt: []int{0}, check: graphtest.Options{Seed: 6}, tol32: 1e-6, empty: []*tensor.Dense{emptyTensor(0, 2, 5, 6)}})
 	}
 	return cs
+}
+
+// gridRows are GridSample's rows, w.r.t. the input and the grid (sample
+// points away from the kinks), and AffineGrid's, w.r.t. theta through
+// GridSample.
+func gridRows() []conformanceCase {
+	var cs []conformanceCase
+	for i, opts := range []nn.GridSampleOpts{{}, {PaddingMode: "border", AlignCorners: true}, {PaddingMode: "reflection"},
+		{Mode: "nearest", PaddingMode: "reflection", AlignCorners: true}} {
+		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GridSample(in[0], in[1], opts) }
+		cs = append(cs, conformanceCase{op: "GridSample", name: gridName(opts), f: cubeOf(bare), bare: bare,
+			in:  []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), kinkFreeGrid(uint64(20+i), 2, 3, 2, 4, 5, opts)},
+			wrt: []int{0, 1}, check: graphtest.Options{Seed: 8, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5,
+			empty: []*tensor.Dense{emptyTensor(0, 2, 4, 5), emptyTensor(0, 3, 2, 2)}})
+	}
+	affine := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		grid, err := nn.AffineGrid(in[1], [4]int{2, 2, 3, 4}, false)
+		if err != nil {
+			return nil, err
+		}
+		return nn.GridSample(in[0], grid, nn.GridSampleOpts{PaddingMode: "border"})
+	}
+	theta := tensor.New(tensor.WithShape(2, 2, 3), tensor.WithBacking([]float64{0.77, -0.31, 0.113, 0.29, 0.81, -0.057, -0.93, 0.21, 0.071, -0.17, 1.13, 0.33}))
+	return append(cs, conformanceCase{op: "AffineGrid", name: "into GridSample/border", f: cubeOf(affine), in: []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), theta},
+		wrt: []int{0, 1}, check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5})
 }
 
 func TestConformance(t *testing.T) {

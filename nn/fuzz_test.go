@@ -268,3 +268,90 @@ func FuzzLayers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGridSample: GridSample (and AffineGrid into it) over shapes with
+// zero sizes, batch and last-dimension mismatches, modes and paddings
+// (sometimes unknown), align_corners, float32 or float64, and grids with
+// NaN, ±Inf, huge and ordinary values; the invariant: an error that names
+// the op, or a finite result with finite gradients w.r.t. input and grid
+// (no out-of-range read: the values are finite, and a NaN or infinite
+// coordinate samples nothing or the border). A panic fails.
+func FuzzGridSample(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {2, 3, 4, 5, 3, 3, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7},
+		{1, 1, 1, 1, 1, 1, 2, 2, 1, 0, 9, 9, 9, 9}, {255, 254, 253, 252, 251, 250, 249, 248, 247, 246}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		n, c, h, w, ho, wo := fb.intn(3), fb.intn(3), fb.intn(5), fb.intn(5), fb.intn(4), fb.intn(4)
+		gn, last := n, 2
+		switch fb.intn(10) {
+		case 0:
+			gn = n + 1
+		case 1:
+			last = 3
+		}
+		opts := nn.GridSampleOpts{Mode: []string{"", "bilinear", "nearest", "bicubic"}[fb.intn(4)],
+			PaddingMode: []string{"", "zeros", "border", "reflection", "wrap"}[fb.intn(5)], AlignCorners: fb.intn(2) == 1}
+		grid := smoothTensor(1.3, gn, ho, wo, last)
+		if grid.Shape().TotalSize() > 0 {
+			d := grid.Data().([]float64)
+			for i := range d {
+				switch fb.intn(12) {
+				case 0:
+					d[i] = math.NaN()
+				case 1:
+					d[i] = math.Inf(1)
+				case 2:
+					d[i] = math.Inf(-1)
+				case 3:
+					d[i] = 3e38 * float64(fb.intn(3)-1)
+				case 4:
+					d[i] = float64(fb.intn(5)-2) / 2 // on the lattice's kinks
+				}
+			}
+		}
+		affine := fb.intn(4) == 0
+		in := []*tensor.Dense{smoothTensor(1, n, c, h, w), grid}
+		if affine {
+			in[1] = smoothTensor(0.7, gn, 2, last+1)
+		}
+		if fb.intn(2) == 1 {
+			in = graphtest.Float32(in)
+		}
+		g, nodes := graphtest.Inputs(in)
+		gridNode := nodes[1]
+		var err error
+		if affine {
+			gridNode, err = nn.AffineGrid(nodes[1], [4]int{gn, c, ho, wo}, opts.AlignCorners)
+		}
+		var y *gorgonia.Node
+		if err == nil {
+			y, err = nn.GridSample(nodes[0], gridNode, opts)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "nn: ") {
+				t.Fatalf("error that names no op: %v", err)
+			}
+			return
+		}
+		if y.Shape().TotalSize() == 0 {
+			return // Gorgonia's Sum panics on empty tensors
+		}
+		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range vals {
+			for e, x := range v {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("value %d element %d is %v", j, e, x)
+				}
+			}
+		}
+	})
+}

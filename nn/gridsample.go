@@ -1,0 +1,468 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GridSampleOpts are GridSample's parameters, named as in
+// torch.nn.functional.grid_sample; the zero value is torch's default
+// ("bilinear", "zeros", align_corners false).
+type GridSampleOpts struct {
+	// Mode is "bilinear" (or "", the default) or "nearest". torch's
+	// "bicubic" is not supported.
+	Mode string
+	// PaddingMode is "zeros" (or "", the default: corners outside the
+	// input read 0), "border" (coordinates clipped to the input) or
+	// "reflection" (reflected at the borders, then clipped).
+	PaddingMode string
+	// AlignCorners: grid values −1 and 1 are the centres of the corner
+	// pixels; otherwise the outer edges of the corner pixels.
+	AlignCorners bool
+}
+
+// GridSample is torch.nn.functional.grid_sample for 4-D input: input
+// [N, C, H, W] sampled at grid [N, Ho, Wo, 2] gives [N, C, Ho, Wo]. Each
+// grid point holds (x, y), in that order, normalised so that −1 and 1 are
+// the input's left/top and right/bottom (pixel centres with AlignCorners,
+// pixel edges without): x maps to the pixel coordinate (x + 1)·(W − 1)/2
+// or (x + 1)·W/2 − 0.5, y likewise with H. PaddingMode then maps
+// coordinates outside the image (torch's clip_coordinates and
+// reflect_coordinates), and Mode interpolates: bilinear between the four
+// surrounding pixels (those outside the input read 0), or the nearest
+// pixel, rounding halves to even as torch.
+//
+// The result is differentiable to every order w.r.t. input and grid,
+// cross terms included (use ad.Grad); "nearest" has zero gradient w.r.t.
+// the grid. The derivatives are those of torch's backward at first order:
+// at an integer coordinate the cell floor() selects gives the derivative
+// (right-sided), and a coordinate clipped by "border" or "reflection",
+// one exactly on the border (0 or size − 1 after reflection) included, has
+// derivative 0 in the grid (torch's clip_coordinates_set_grad). Higher
+// orders follow the same conventions (docs/ARCHITECTURE.md, "GridSample").
+//
+// Differences from torch: a NaN grid coordinate (or the reflection of an
+// infinite one) samples nothing: its outputs are 0 and its gradients zero
+// (torch reads pixel 0 under "border" and "reflection"); coordinates of
+// any size are safe (tested as floats before conversion). An input, grid
+// or result with no elements gives an empty or zero result and zero
+// gradients.
+//
+// Errors when the node is built: a nil input or grid; input not rank 4 or
+// grid not [N, Ho, Wo, 2]; grid's batch not input's; dtypes not float32 or
+// float64, or different; input height or width 0; an unknown Mode or
+// PaddingMode; sizes above the package limits.
+func GridSample(input, grid *gorgonia.Node, opts GridSampleOpts) (*gorgonia.Node, error) {
+	const name = "GridSample"
+	if err := checkNodes(name, []namedNode{{input, "input", 4, false}, {grid, "grid", 4, false}}); err != nil {
+		return nil, err
+	}
+	is, gs := input.Shape(), grid.Shape()
+	if gs[3] != 2 {
+		return nil, fmt.Errorf("nn: %s: grid must be [N, Ho, Wo, 2], got shape %v", name, gs)
+	}
+	if gs[0] != is[0] {
+		return nil, fmt.Errorf("nn: %s: grid batch %d differs from input batch %d (grid %v, input %v)", name, gs[0], is[0], gs, is)
+	}
+	g := cpu.GridSampleGeom{N: is[0], C: is[1], H: is[2], W: is[3], HO: gs[1], WO: gs[2], AlignCorners: opts.AlignCorners}
+	switch opts.Mode {
+	case "", "bilinear":
+	case "nearest":
+		g.Nearest = true
+	default:
+		return nil, fmt.Errorf("nn: %s: Mode %q, want \"bilinear\" or \"nearest\"", name, opts.Mode)
+	}
+	switch opts.PaddingMode {
+	case "", "zeros":
+	case "border":
+		g.Padding = cpu.GridBorder
+	case "reflection":
+		g.Padding = cpu.GridReflection
+	default:
+		return nil, fmt.Errorf("nn: %s: PaddingMode %q, want \"zeros\", \"border\" or \"reflection\"", name, opts.PaddingMode)
+	}
+	if g.H < 1 || g.W < 1 || g.H > maxAxis || g.W > maxAxis {
+		return nil, fmt.Errorf("nn: %s: input %v must have a height and width in [1, %d]", name, is, maxAxis)
+	}
+	if g.HO > maxAxis || g.WO > maxAxis {
+		return nil, fmt.Errorf("nn: %s: grid %v: Ho and Wo must be at most %d", name, gs, maxAxis)
+	}
+	if err := checkElems(name, "the input plane", g.H, g.W); err != nil {
+		return nil, err
+	}
+	if err := checkElems(name, "the result", g.N, g.C, g.HO, g.WO); err != nil {
+		return nil, err
+	}
+	out := tensor.Shape{g.N, g.C, g.HO, g.WO}
+	if is.TotalSize() == 0 || gs.TotalSize() == 0 {
+		x, other := input, grid
+		if is.TotalSize() != 0 {
+			x, other = grid, input
+		}
+		y, _, err := whenEmpty(name, x, out, 0, other)
+		return y, err
+	}
+	f := &gridFamily{g: g}
+	return f.apply(gridS, 0, 0, input, grid)
+}
+
+// gridKind is a member kind of GridSample's family (internal/cpu/gridsample.go).
+type gridKind int
+
+const (
+	gridS gridKind = iota // S_ab(X, grid[, M]) → [N, C, Ho, Wo]; S_00 is GridSample
+	gridT                 // T_ab(G, grid[, M]) → [N, C, H, W], S's transpose in X
+	gridC                 // C_ab(X, grid, G) → [N, Ho, Wo], the contraction over channels
+	gridO                 // O_ab(X, grid, G[, M]) → [N, Ho, Wo, 2], the grid gradient
+)
+
+func (k gridKind) String() string {
+	return [...]string{"GridSampleS", "GridSampleT", "GridSampleC", "GridSampleO"}[k]
+}
+
+// gridFamily builds the members of one GridSample's family. Member (a, b)
+// has order a in x and b in y; members above the mode's MaxOrder in either
+// coordinate are zero and never built.
+//
+// With upstream U (R for C and O; Rx, Ry O's upstream halves, GridSplit),
+// the derivative table (M = 1 when absent):
+//
+//	S_ab(X, grid, M): dX = T_ab(U, grid, M)  dgrid = O_ab(X, grid, U, M)  dM = C_ab(X, grid, U)
+//	T_ab(G, grid, M): dG = S_ab(U, grid, M)  dgrid = O_ab(U, grid, G, M)  dM = C_ab(U, grid, G)
+//	C_ab(X, grid, G): dX = T_ab(G, grid, R)  dgrid = O_ab(X, grid, G, R)  dG = S_ab(X, grid, R)
+//	O_ab(X, grid, G, M): Σ over (a', b', R') ∈ {(a+1, b, Rx), (a, b+1, Ry)}, M' = M ⊙ R':
+//	    dX = T_a'b'(G, grid, M')  dgrid = O_a'b'(X, grid, G, M')  dG = S_a'b'(X, grid, M')  dM = R' ⊙ C_a'b'(X, grid, G)
+//
+// so every derivative is a member again (or a Hadamard product and a sum
+// of them): the family is closed.
+type gridFamily struct {
+	g cpu.GridSampleGeom
+}
+
+// nonzero reports whether member (a, b) is not identically zero.
+func (f *gridFamily) nonzero(a, b int) bool {
+	mo := f.g.MaxOrder()
+	return a <= mo && b <= mo
+}
+
+// gridDiff reports whether O_ab, the grid gradient of S_ab, T_ab and C_ab,
+// is not zero.
+func (f *gridFamily) gridDiff(a, b int) bool { return f.nonzero(a+1, b) || f.nonzero(a, b+1) }
+
+func (f *gridFamily) shapes() (input, grid, out, pix tensor.Shape) {
+	g := &f.g
+	return tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.HO, g.WO, 2}, tensor.Shape{g.N, g.C, g.HO, g.WO}, tensor.Shape{g.N, g.HO, g.WO}
+}
+
+func (f *gridFamily) params() string {
+	g := &f.g
+	return fmt.Sprintf("N=%d C=%d H=%d W=%d Ho=%d Wo=%d nearest=%t padding=%d align_corners=%t", g.N, g.C, g.H, g.W, g.HO, g.WO, g.Nearest, g.Padding, g.AlignCorners)
+}
+
+// apply builds member kind (a, b) on in (S, T: two inputs, or three with
+// M; C: three; O: three, or four with M).
+func (f *gridFamily) apply(kind gridKind, a, b int, in ...*gorgonia.Node) (*gorgonia.Node, error) {
+	return ad.Apply(f.spec(kind, a, b, len(in)), in...)
+}
+
+// spec is member kind (a, b) with n inputs.
+func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
+	input, grid, out, pix := f.shapes()
+	var ins []tensor.Shape
+	var res tensor.Shape
+	switch kind {
+	case gridS:
+		ins, res = []tensor.Shape{input, grid, pix}, out
+	case gridT:
+		ins, res = []tensor.Shape{out, grid, pix}, input
+	case gridC:
+		ins, res = []tensor.Shape{input, grid, out}, pix
+	case gridO:
+		ins, res = []tensor.Shape{input, grid, out, pix}, grid
+	}
+	ins = ins[:n]
+	dims := make([]int, n)
+	diff := make([]bool, n)
+	for i := range dims {
+		dims[i] = ins[i].Dims()
+		diff[i] = true
+	}
+	if kind == gridO {
+		diff[1] = f.gridDiff(a+1, b) || f.gridDiff(a, b+1)
+	} else {
+		diff[1] = f.gridDiff(a, b)
+	}
+	name := kind.String()
+	return ad.OpSpec{
+		Name:       name,
+		Params:     fmt.Sprintf("order=(%d,%d), inputs=%d, %s", a, b, n, f.params()),
+		InputDims:  dims,
+		OutputDims: res.Dims(),
+		DiffWRT:    diff,
+		Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
+			for i, s := range sh {
+				if !shapeIs(s, ins[i]) {
+					return nil, fmt.Errorf("nn: %s: input %d has shape %v, want %v", name, i, s, ins[i])
+				}
+			}
+			return res.Clone(), nil
+		},
+		Kernel: ad.Floats(gridKernel[float32](&f.g, kind, a, b), gridKernel[float64](&f.g, kind, a, b)),
+		BackwardFor: func(in gorgonia.Nodes, _, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+			if kind == gridO {
+				return f.backwardO(a, b, in, up, want)
+			}
+			return f.backward(kind, a, b, in, up, want)
+		},
+	}
+}
+
+// gridKernel is member kind (a, b) on the CPU.
+func gridKernel[T ad.Float](g *cpu.GridSampleGeom, kind gridKind, a, b int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		var mask []T
+		switch {
+		case (kind == gridS || kind == gridT) && len(in) == 3:
+			mask = in[2].Data
+		case kind == gridO && len(in) == 4:
+			mask = in[3].Data
+		}
+		switch kind {
+		case gridS:
+			cpu.GridSampleS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+		case gridT:
+			cpu.GridSampleT(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+		case gridC:
+			cpu.GridSampleC(g, a, b, in[0].Data, in[1].Data, in[2].Data, out.Data)
+		default:
+			cpu.GridSampleO(g, a, b, in[0].Data, in[1].Data, in[2].Data, mask, out.Data)
+		}
+		return nil
+	}
+}
+
+// withM appends m to ns when it is not nil.
+func withM(ns gorgonia.Nodes, m *gorgonia.Node) gorgonia.Nodes {
+	if m != nil {
+		return append(ns, m)
+	}
+	return ns
+}
+
+// backward is the table's rows for S, T and C (gridFamily's comment).
+func (f *gridFamily) backward(kind gridKind, a, b int, in gorgonia.Nodes, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	grid := in[1]
+	grads := make(gorgonia.Nodes, len(in))
+	var x, gr, m *gorgonia.Node // X, G and M of the table
+	switch kind {
+	case gridS:
+		x, gr = in[0], up
+	case gridT:
+		x, gr = up, in[0]
+	case gridC:
+		x, gr, m = in[0], in[2], up
+	}
+	if kind != gridC && len(in) == 3 {
+		m = in[2]
+	}
+	var err error
+	if want[0] {
+		switch kind {
+		case gridS:
+			grads[0], err = f.apply(gridT, a, b, withM(gorgonia.Nodes{up, grid}, m)...)
+		case gridT:
+			grads[0], err = f.apply(gridS, a, b, withM(gorgonia.Nodes{up, grid}, m)...)
+		case gridC:
+			grads[0], err = f.apply(gridT, a, b, gr, grid, up)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if want[1] && f.gridDiff(a, b) {
+		if grads[1], err = f.apply(gridO, a, b, withM(gorgonia.Nodes{x, grid, gr}, m)...); err != nil {
+			return nil, err
+		}
+	}
+	if len(in) == 3 && want[2] { // M of S and T, G of C
+		if kind == gridC {
+			grads[2], err = f.apply(gridS, a, b, x, grid, up)
+		} else {
+			grads[2], err = f.apply(gridC, a, b, x, grid, gr)
+		}
+	}
+	return grads, err
+}
+
+// backwardO is the table's row for O_ab(X, grid, G, M).
+func (f *gridFamily) backwardO(a, b int, in gorgonia.Nodes, up *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	x, grid, gr := in[0], in[1], in[2]
+	var m *gorgonia.Node
+	if len(in) == 4 {
+		m = in[3]
+	}
+	grads := make(gorgonia.Nodes, len(in))
+	add := func(i int, t *gorgonia.Node) error {
+		if grads[i] == nil {
+			grads[i] = t
+			return nil
+		}
+		s, err := gorgonia.Add(grads[i], t)
+		if err != nil {
+			return fmt.Errorf("nn: GridSampleO backward: %w", err)
+		}
+		grads[i] = s
+		return nil
+	}
+	for which, ab := range [2][2]int{{a + 1, b}, {a, b + 1}} {
+		na, nb := ab[0], ab[1]
+		if !f.nonzero(na, nb) {
+			continue
+		}
+		r, err := ad.Apply(gridSplitSpec(f, which), up)
+		if err != nil {
+			return nil, err
+		}
+		mr := r
+		if m != nil {
+			if mr, err = gorgonia.HadamardProd(m, r); err != nil {
+				return nil, fmt.Errorf("nn: GridSampleO backward: %w", err)
+			}
+		}
+		terms := make(gorgonia.Nodes, len(in))
+		if want[0] {
+			if terms[0], err = f.apply(gridT, na, nb, gr, grid, mr); err != nil {
+				return nil, err
+			}
+		}
+		if want[1] && f.gridDiff(na, nb) {
+			if terms[1], err = f.apply(gridO, na, nb, x, grid, gr, mr); err != nil {
+				return nil, err
+			}
+		}
+		if want[2] {
+			if terms[2], err = f.apply(gridS, na, nb, x, grid, mr); err != nil {
+				return nil, err
+			}
+		}
+		if m != nil && want[3] {
+			c, err := f.apply(gridC, na, nb, x, grid, gr)
+			if err != nil {
+				return nil, err
+			}
+			if terms[3], err = gorgonia.HadamardProd(r, c); err != nil {
+				return nil, fmt.Errorf("nn: GridSampleO backward: %w", err)
+			}
+		}
+		for i, t := range terms {
+			if t != nil {
+				if err := add(i, t); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return grads, nil
+}
+
+// gridSplitSpec is GridSplit: half which (0: x, 1: y) of a grid-shaped
+// tensor [N, Ho, Wo, 2] as [N, Ho, Wo]; a linear pair with GridEmbed.
+func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
+	_, grid, _, pix := f.shapes()
+	mk := func(name string, from, to tensor.Shape, split bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: name, Params: fmt.Sprintf("which=%d, %v", which, from), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
+				if !shapeIs(sh[0], from) {
+					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, sh[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel:           ad.Floats(gridLayoutKernel[float32](which, split), gridLayoutKernel[float64](which, split)),
+			KernelOverwrites: split,
+		}
+	}
+	split, _ := ad.LinearPair(mk("GridSplit", grid, pix, true), mk("GridEmbed", pix, grid, false))
+	return split
+}
+
+func gridLayoutKernel[T ad.Float](which int, split bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if split {
+			cpu.GridSplit(which, in[0].Data, out.Data)
+		} else {
+			cpu.GridEmbed(which, in[0].Data, out.Data)
+		}
+		return nil
+	}
+}
+
+// AffineGrid is torch.nn.functional.affine_grid for 2-D transforms: the
+// sampling grid [N, H, W, 2] of the affine maps theta [N, 2, 3] for an
+// output of size (N, C, H, W): grid[n, h, w] = theta[n]·(x_w, y_h, 1)ᵀ
+// with x_w, y_h torch's normalised pixel coordinates in [−1, 1] (pixel
+// centres at ±1 with alignCorners, pixel edges without; 0 for a size of
+// 1). Its result feeds GridSample with the same alignCorners. Linear in
+// theta (its transpose is its gradient), so differentiable to every
+// order, through GridSample too.
+//
+// Errors when the node is built: theta nil, not float32 or float64, or not
+// [N, 2, 3]; size[0] not N; C, H or W below 1 (torch's rule), sizes above
+// the package limits. N = 0 gives an empty grid (torch refuses it).
+func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia.Node, error) {
+	const name = "AffineGrid"
+	if err := checkNodes(name, []namedNode{{theta, "theta", 3, false}}); err != nil {
+		return nil, err
+	}
+	ts := theta.Shape()
+	if ts[1] != 2 || ts[2] != 3 {
+		return nil, fmt.Errorf("nn: %s: theta must be [N, 2, 3], got shape %v", name, ts)
+	}
+	n, h, w := size[0], size[2], size[3]
+	if n != ts[0] {
+		return nil, fmt.Errorf("nn: %s: size %v: N = %d differs from theta's batch %d", name, size, n, ts[0])
+	}
+	if size[1] < 1 || h < 1 || w < 1 || h > maxAxis || w > maxAxis {
+		return nil, fmt.Errorf("nn: %s: size %v: C, H and W must be in [1, %d]", name, size, maxAxis)
+	}
+	if err := checkElems(name, "the grid", n, h, w, 2); err != nil {
+		return nil, err
+	}
+	out := tensor.Shape{n, h, w, 2}
+	if n == 0 {
+		y, _, err := whenEmpty(name, theta, out, 0)
+		return y, err
+	}
+	in := tensor.Shape{n, 2, 3}
+	params := fmt.Sprintf("size=%v align_corners=%t", size, alignCorners)
+	mk := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
+		return ad.OpSpec{
+			Name: opName, Params: params, InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
+			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
+				if !shapeIs(sh[0], from) {
+					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
+				}
+				return to.Clone(), nil
+			},
+			Kernel:           ad.Floats(affineGridKernel[float32](n, h, w, alignCorners, forward), affineGridKernel[float64](n, h, w, alignCorners, forward)),
+			KernelOverwrites: true,
+		}
+	}
+	fwd, _ := ad.LinearPair(mk(name, in, out, true), mk(name+"Transpose", out, in, false))
+	return ad.Apply(fwd, theta)
+}
+
+func affineGridKernel[T ad.Float](n, h, w int, alignCorners, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if forward {
+			cpu.AffineGrid(n, h, w, alignCorners, in[0].Data, out.Data)
+		} else {
+			cpu.AffineGridT(n, h, w, alignCorners, in[0].Data, out.Data)
+		}
+		return nil
+	}
+}
