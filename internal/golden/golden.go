@@ -17,6 +17,20 @@ import (
 // failing the test if it cannot or if there are none.
 func Load[C any](t testing.TB, path string) []C {
 	t.Helper()
+	var doc struct {
+		Cases []C `json:"cases"`
+	}
+	Decode(t, path, &doc)
+	if len(doc.Cases) == 0 {
+		t.Fatalf("%s has no cases", path)
+	}
+	return doc.Cases
+}
+
+// Decode reads a whole .json.gz golden file into doc (a pointer), for
+// files with more than one list of cases, failing the test if it cannot.
+func Decode(t testing.TB, path string, doc any) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -26,16 +40,9 @@ func Load[C any](t testing.TB, path string) []C {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Cases []C `json:"cases"`
-	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.NewDecoder(zr).Decode(doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cases) == 0 {
-		t.Fatalf("%s has no cases", path)
-	}
-	return doc.Cases
 }
 
 // Tensor builds a tensor of the case's dtype ("float32" or "float64").
