@@ -195,7 +195,7 @@ type dropoutGPU struct {
 type fillGPU struct{ v float64 }
 
 // gridGPU is member kind (a, b) of GridSample's family with n inputs
-// (gridsample_cuda.go; its launches are gridPlan's, gridsample_gpu.go).
+// (gridsample_cuda.go; its launches are gridGPUPlan's, gridsample_gpu.go).
 type gridGPU struct {
 	g       cpu.GridSampleGeom
 	kind    gridKind
