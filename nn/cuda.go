@@ -26,6 +26,8 @@ var (
 	convPTX string
 	//go:embed kernels/dropout.ptx
 	dropoutPTX string
+	//go:embed kernels/gridsample.ptx
+	gridsamplePTX string
 	//go:embed kernels/interp.ptx
 	interpPTX string
 	//go:embed kernels/layout.ptx
@@ -45,7 +47,7 @@ var (
 var gpuModules = &cudaglue.Module{
 	Pkg:      "nn",
 	Name:     "gopsnn",
-	PTX:      []string{activationPTX, convPTX, dropoutPTX, interpPTX, layoutPTX, lossPTX, normPTX, poolPTX, softmaxPTX},
+	PTX:      []string{activationPTX, convPTX, dropoutPTX, gridsamplePTX, interpPTX, layoutPTX, lossPTX, normPTX, poolPTX, softmaxPTX},
 	LongLong: true,
 }
 

@@ -30,6 +30,7 @@ func TestEmulatedKernels(t *testing.T) {
 	t.Run("activation", func(t *testing.T) { emuActivation[float32](t); emuActivation[float64](t) })
 	t.Run("conv", func(t *testing.T) { emuConv[float32](t); emuConv[float64](t) })
 	t.Run("dropout", func(t *testing.T) { emuDropout[float32](t); emuDropout[float64](t) })
+	t.Run("gridsample", emuGridSample)
 	t.Run("interp", func(t *testing.T) { emuInterp[float32](t); emuInterp[float64](t) })
 	t.Run("layout", func(t *testing.T) { emuLayout[float32](t); emuLayout[float64](t) })
 	t.Run("loss", func(t *testing.T) { emuLoss[float32](t); emuLoss[float64](t) })

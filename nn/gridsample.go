@@ -226,7 +226,7 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		diff[1] = f.gridDiff(a, b)
 	}
 	name := kind.String()
-	return ad.OpSpec{
+	return withCUDA(ad.OpSpec{
 		Name:       name,
 		Params:     fmt.Sprintf("order=(%d,%d), inputs=%d, %s", a, b, n, f.params()),
 		InputDims:  dims,
@@ -254,7 +254,7 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 			}
 			return f.backward(kind, a, b, in, up, want)
 		},
-	}
+	}, gridGPU{f.g, kind, a, b, n})
 }
 
 // gridKernel is member kind (a, b) on the CPU.
@@ -507,7 +507,7 @@ func (f *gridFamily) backwardO2(a, b int, in gorgonia.Nodes, up *gorgonia.Node, 
 func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 	_, grid, _, pix := f.shapes()
 	mk := func(name string, from, to tensor.Shape, split bool) ad.OpSpec {
-		return ad.OpSpec{
+		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("which=%d, %v", which, from), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
 				if !shapeIs(sh[0], from) {
@@ -517,7 +517,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 			},
 			Kernel:           ad.Floats(gridLayoutKernel[float32](which, split), gridLayoutKernel[float64](which, split)),
 			KernelOverwrites: split,
-		}
+		}, gridLayoutGPU{which, split})
 	}
 	split, _ := ad.LinearPair(mk("GridSplit", grid, pix, true), mk("GridEmbed", pix, grid, false))
 	return split
@@ -573,7 +573,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 	in := tensor.Shape{n, 2, 3}
 	params := fmt.Sprintf("size=%v align_corners=%t", size, alignCorners)
 	mk := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
-		return ad.OpSpec{
+		return withCUDA(ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
 				if !shapeIs(sh[0], from) {
@@ -583,7 +583,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 			},
 			Kernel:           ad.Floats(affineGridKernel[float32](n, h, w, alignCorners, forward), affineGridKernel[float64](n, h, w, alignCorners, forward)),
 			KernelOverwrites: true,
-		}
+		}, affineGridGPU{n, h, w, alignCorners, forward})
 	}
 	fwd, _ := ad.LinearPair(mk(name, in, out, true), mk(name+"Transpose", out, in, false))
 	return ad.Apply(fwd, theta)

@@ -585,42 +585,7 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	taps, scale := tapKeep[T](true).get(n), floatKeep[T]().get(2*n)
 	defer tapKeep[T](true).put(taps)
 	defer floatKeep[T]().put(scale)
-	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
-	pow := func(k T, e int) T {
-		if e == 1 {
-			return k
-		}
-		return 1
-	}
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
-		for j := lo * g.WO; j < hi*g.WO; j++ {
-			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
-			scale[2*j], scale[2*j+1] = 0, 0
-			if !pt.ok {
-				taps[j] = gridTap[T]{i: g.zeroCell()} // reads zeros; its scale is 0
-				continue
-			}
-			// w holds the factors fx0, fx1, fy0, fy1.
-			t := gridTap[T]{i: pt.i, ok: true, w: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
-			if a == 1 {
-				t.w[0], t.w[1] = -1, 1
-			}
-			if b == 1 {
-				t.w[2], t.w[3] = -1, 1
-			}
-			taps[j] = t
-			m := T(1)
-			if mask != nil {
-				m = mask[j]
-			}
-			if hasX {
-				scale[2*j] = pt.kx * pow(pt.kx, a) * pow(pt.ky, b) * m
-			}
-			if hasY {
-				scale[2*j+1] = pt.ky * pow(pt.kx, a) * pow(pt.ky, b) * m
-			}
-		}
-	})
+	gridOTaps(g, a, b, grid, mask, taps, scale)
 	p := g.HO * g.WO
 	nb := p / 8 // an image's full blocks of 8 pixels, for the AVX2 gathers
 	var ob *gridOBlocks
@@ -670,6 +635,50 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 				out[j] = 0 // a half that is zero, or a pixel that samples nothing
 			} else {
 				out[j] *= s
+			}
+		}
+	})
+}
+
+// gridOTaps computes GridSampleO's per-pixel taps (corner, the factors
+// fx0, fx1, fy0, fy1) and the halves' final scales (2 per pixel) into taps
+// and scale (the CUDA kernels' table too, GridOTable).
+func gridOTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []gridTap[T], scale []T) {
+	mo := g.MaxOrder()
+	hasX, hasY := a+1 <= mo && b <= mo, a <= mo && b+1 <= mo
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
+	pow := func(k T, e int) T {
+		if e == 1 {
+			return k
+		}
+		return 1
+	}
+	ParallelFor(g.N*g.HO, func(lo, hi int) {
+		for j := lo * g.WO; j < hi*g.WO; j++ {
+			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
+			scale[2*j], scale[2*j+1] = 0, 0
+			if !pt.ok {
+				taps[j] = gridTap[T]{i: g.zeroCell()} // reads zeros; its scale is 0
+				continue
+			}
+			// w holds the factors fx0, fx1, fy0, fy1.
+			t := gridTap[T]{i: pt.i, ok: true, w: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
+			if a == 1 {
+				t.w[0], t.w[1] = -1, 1
+			}
+			if b == 1 {
+				t.w[2], t.w[3] = -1, 1
+			}
+			taps[j] = t
+			m := T(1)
+			if mask != nil {
+				m = mask[j]
+			}
+			if hasX {
+				scale[2*j] = pt.kx * pow(pt.kx, a) * pow(pt.ky, b) * m
+			}
+			if hasY {
+				scale[2*j+1] = pt.ky * pow(pt.kx, a) * pow(pt.ky, b) * m
 			}
 		}
 	})

@@ -14,6 +14,7 @@ extern "C" const emu_kernel emu_gops_roipool[];
 extern "C" const emu_kernel emu_nn_activation[];
 extern "C" const emu_kernel emu_nn_conv[];
 extern "C" const emu_kernel emu_nn_dropout[];
+extern "C" const emu_kernel emu_nn_gridsample[];
 extern "C" const emu_kernel emu_nn_interp[];
 extern "C" const emu_kernel emu_nn_layout[];
 extern "C" const emu_kernel emu_nn_loss[];
@@ -37,6 +38,7 @@ static const struct {
 	{"nn/kernels/activation.cu", emu_nn_activation},
 	{"nn/kernels/conv.cu", emu_nn_conv},
 	{"nn/kernels/dropout.cu", emu_nn_dropout},
+	{"nn/kernels/gridsample.cu", emu_nn_gridsample},
 	{"nn/kernels/interp.cu", emu_nn_interp},
 	{"nn/kernels/layout.cu", emu_nn_layout},
 	{"nn/kernels/loss.cu", emu_nn_loss},
