@@ -156,6 +156,27 @@ var roiCases = []roiCase{
 	{N: 2, C: 3, H: 7, W: 5, PH: 2, PW: 3, K: 5, scale: 0.5, sr: 0, aligned: true},
 	{N: 3, C: 2, H: 9, W: 11, PH: 3, PW: 3, K: 7, scale: 0.25, sr: 2},
 	{N: 1, C: 4, H: 6, W: 13, PH: 1, PW: 2, K: 4, scale: 1, sr: 3, aligned: true},
+	// Sample points exactly on the bilinear rule's clamp edges, y or x =
+	// 0 and H−1, W−1 (H = 3, W = 4): with sampling ratio 2 (points at
+	// start + bin/4, start + 3·bin/4) and 1 (the bin's centre), unaligned
+	// (a box narrower than 1 widens to 1 from its start) and aligned
+	// (coordinates − 0.5; PSRoIAlign always so).
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 4, scale: 1, sr: 2, bx: []float64{
+		0, -0.25, -0.25, 0.25, 0.25, // points 0 and 0.5
+		0, 2.25, 1.25, 2.75, 1.75, // points x 2.5, 3; y 1.5, 2
+		0, -0.25, 1.25, 2.75, 1.75,
+		0, 2.25, -0.25, 2.75, 0.25}},
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 4, scale: 1, sr: 2, aligned: true, bx: []float64{
+		0, 0.25, 0.25, 1.25, 1.25, // points 0 and 0.5
+		0, 2.75, 1.75, 3.75, 2.75, // points x 2.5, 3; y 1.5, 2
+		0, 0.25, 1.75, 3.75, 2.75,
+		0, 2.75, 0.25, 3.75, 1.25}},
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 2, scale: 1, sr: 1, bx: []float64{
+		0, -0.5, -0.5, 0.5, 0.5, // centre 0, 0
+		0, 2.5, 1.5, 3.5, 2.5}}, // centre 3, 2
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 2, scale: 1, sr: 1, aligned: true, bx: []float64{
+		0, 0, 0, 1, 1, // centre 0, 0
+		0, 3, 2, 4, 3}}, // centre 3, 2
 }
 
 // boxes draws k boxes [batch, x1, y1, x2, y2] for images of h×w pixels at
