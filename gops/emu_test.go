@@ -189,7 +189,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				start, rows := inverseRows(c.idx, c.k)
 				k := c.k
 				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out cudaemu.Ptr) []any {
-					return []any{et.Up(t, g), et.Up(t, start), et.Up(t, append(rows, 0)), out, k, n}
+					return []any{et.Up(t, g), et.Up(t, start), et.Up(t, rows), out, k, n}
 				})
 			}
 		}

@@ -224,23 +224,6 @@ func emuDropout[T ad.Float](t *testing.T) {
 	})
 }
 
-// emuInterpTable is nn's interpTable (interpolate_cuda.go).
-func emuInterpTable(a *cpu.InterpAxis, in int) []int64 {
-	out := len(a.I0)
-	t := make([]int64, 2*out+2*in)
-	lo, hi := t[2*out:2*out+in], t[2*out+in:]
-	for r := range lo {
-		lo[r] = int64(out)
-	}
-	for o := 0; o < out; o++ {
-		t[o], t[out+o] = int64(a.I0[o]), int64(a.I1[o])
-		for _, r := range []int{a.I0[o], a.I1[o]} {
-			lo[r], hi[r] = min(lo[r], int64(o)), max(hi[r], int64(o+1))
-		}
-	}
-	return t
-}
-
 func emuInterp[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(25, 26))
@@ -268,8 +251,8 @@ func emuInterp[T ad.Float](t *testing.T) {
 				want := goKernel(t, interpKernel[T](&g, fwd), outN, false, data(x)).Data
 				o, reg := emuOut[T](t, outN)
 				et.Run(t, et.Case{Name: name, N: outN, Outs: reg, Check: emuCheck(o, want, 0, 0),
-					Args: []any{et.Up(t, x), o.Ptr(), g.Planes, g.H, g.W, ho, wo, et.Up(t, emuInterpTable(&g.Rows, g.H)), et.Up(t, g.Rows.L),
-						et.Up(t, emuInterpTable(&g.Cols, g.W)), et.Up(t, g.Cols.L), g.Nearest}})
+					Args: []any{et.Up(t, x), o.Ptr(), g.Planes, g.H, g.W, ho, wo, et.Up(t, interpTable(&g.Rows, g.H)), et.Up(t, g.Rows.L),
+						et.Up(t, interpTable(&g.Cols, g.W)), et.Up(t, g.Cols.L), g.Nearest}})
 			}
 		})
 	}
@@ -572,23 +555,6 @@ func emuNorm[T ad.Float](t *testing.T) {
 	})
 }
 
-// emuPoolTable is nn's poolTable (pool_cuda.go).
-func emuPoolTable(a *cpu.PoolAxis, in int) []int64 {
-	out := a.Out()
-	t := make([]int64, 4*out+2*in)
-	lo, hi := t[4*out:4*out+in], t[4*out+in:]
-	for r := range lo {
-		lo[r] = int64(out)
-	}
-	for o := 0; o < out; o++ {
-		t[o], t[out+o], t[2*out+o], t[3*out+o] = int64(a.First[o]), int64(a.End[o]), int64(a.Full[o]), int64(a.Clip[o])
-		for r := a.First[o]; r < a.End[o]; r += a.Step {
-			lo[r], hi[r] = min(lo[r], int64(o)), max(hi[r], int64(o+1))
-		}
-	}
-	return t
-}
-
 func emuPool[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(33, 34))
@@ -604,7 +570,7 @@ func emuPool[T ad.Float](t *testing.T) {
 	}
 	geoms = append(geoms, cpu.Pool2dGeom{Planes: 2, H: 7, W: 5, Rows: cpu.NewAdaptiveAxis(7, 3), Cols: cpu.NewAdaptiveAxis(5, 4)})
 	tables := func(t *testing.T, g *cpu.Pool2dGeom) (cudaemu.Ptr, cudaemu.Ptr) {
-		return et.Up(t, emuPoolTable(&g.Rows, g.H)), et.Up(t, emuPoolTable(&g.Cols, g.W))
+		return et.Up(t, poolTable(&g.Rows, g.H)), et.Up(t, poolTable(&g.Cols, g.W))
 	}
 	argmax := func(g *cpu.Pool2dGeom, x []T) []int {
 		idx := make([]int, g.Planes*g.Rows.Out()*g.Cols.Out())

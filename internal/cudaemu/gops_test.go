@@ -12,6 +12,7 @@ import (
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaemu"
 	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cudapack"
 	"github.com/gops-dev/gops/internal/golden"
 )
 
@@ -219,15 +220,12 @@ func (c roiCase) ps() cpu.PoolGeom {
 	return cpu.PoolGeom{N: c.N, C: c.C * c.PH * c.PW, H: c.H, W: c.W, PH: c.PH, PW: c.PW, Scale: c.scale, SamplingRatio: c.sr}
 }
 
-// packGrids is gops' packGrids (boxes_cuda.go): batch index, startY,
-// startX, binH, binW, gh, gw, count per box.
-func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T) []T {
-	p := make([]T, 0, 8*len(grids))
-	for k, b := range grids {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			t.Fatalf("grid %dx%d too large for the kernels", b.GH, b.GW)
-		}
-		p = append(p, bx[5*k], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count)
+// packGrids is the host code's packing of the boxes' grids (gops'
+// boxGrids: cudapack.Grids; nb > 0 for PSRoIAlign).
+func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T, nb int) []T {
+	p, err := cudapack.Grids("test", grids, bx, nb)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -250,7 +248,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "roialign_forward" + sfx, N: n, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
@@ -265,7 +263,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			grids, _ := cpu.RoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "roialign_transpose" + sfx, N: c.N * c.C, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
@@ -292,7 +290,7 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "psroialign_forward" + sfx, N: n, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
@@ -307,23 +305,17 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			_, grids, _ := cpu.PSRoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "psroialign_transpose" + sfx, N: g.N * g.C, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
 
-// bins is gops' poolBinsOf (boxes_cuda.go): every box's bins as 4 int32.
+// bins is the host code's bins of the boxes (gops' poolBinsOf:
+// cudapack.PoolBins).
 func bins[T et.Float](t *testing.T, g *cpu.PoolGeom, bx []T, inclusive bool) []int32 {
-	if err := cpu.CheckBoxes("test", bx, g.N); err != nil {
+	p, err := cudapack.PoolBins("test", g, bx, inclusive)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var bs []cpu.PoolBin
-	for k := 0; k < len(bx)/5; k++ {
-		bs = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bs)
-	}
-	p := make([]int32, 0, 4*len(bs))
-	for _, b := range bs {
-		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
 	}
 	return p
 }
@@ -652,30 +644,12 @@ func testDeform[T et.Float](t *testing.T) {
 	}
 }
 
-// boxDerivPack is gops' boxDerivGrids (roialignbox_cuda.go): packGrids'
-// 8 values, then the y and x clamp flags.
+// boxDerivPack is the host code's packing of the box-derivative grids
+// (gops' boxDerivGrids: cudapack.BoxDerivGrids).
 func boxDerivPack[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T, scale float64, aligned bool) []T {
-	sc := T(scale)
-	var off T
-	if aligned {
-		off = 0.5
-	}
-	flag := func(b bool) T {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	p := make([]T, 0, 10*len(grids))
-	for k, b := range grids {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			t.Fatalf("grid %dx%d too large", b.GH, b.GW)
-		}
-		box := bx[5*k : 5*k+5]
-		rh := (box[4]*sc - off) - (box[2]*sc - off)
-		rw := (box[3]*sc - off) - (box[1]*sc - off)
-		p = append(p, box[0], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count,
-			flag(!aligned && rh < 1), flag(!aligned && rw < 1))
+	p, err := cudapack.BoxDerivGrids("test", bx, grids, scale, aligned)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
