@@ -1,9 +1,9 @@
 // Package cudapack packs the tables that gops' CUDA kernels read (the
 // boxes' sampling grids and pooling bins), from the CPU code's grids and
 // bins. The host code (gops/*_cuda.go, build tag cuda) uploads what these
-// functions return, and the CPU emulator's tests (internal/cudaemu,
-// gops/emu_test.go) launch the kernels on the same tables, so both run on
-// one packing. Pure Go, no build tag.
+// functions return, and the CPU emulator's tests (internal/cudaemu) launch
+// the kernels on the same tables, so both run on one packing. Pure Go, no
+// build tag.
 package cudapack
 
 import (
