@@ -50,7 +50,11 @@ func emuValues[T ad.Float](r *rand.Rand, n int) []T {
 }
 
 // emuRun launches kernel name (n work items, args) with out [len(want)]
-// filled by init (nil: the poison pattern), and compares out with want.
+// filled by init (nil: the poison pattern), and compares out with want:
+// bitwise for tol 0, else within tol relative to want with no floor
+// (Equal's floor 0: the kernels with a tolerance are elementwise, one
+// rounding of one function value, so the error is relative at any
+// magnitude).
 func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out cudaemu.Ptr) []any) {
 	t.Helper()
 	b := et.Out[T](t, len(want))

@@ -130,6 +130,9 @@ func emuActivation[T ad.Float](t *testing.T) {
 			acts = append(acts, act{"loss_smoothl1", smoothL1Kernel[T](beta, order), func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, T(beta), order, n} }, 0})
 		}
 	}
+	// Equal's floor is 0 for these (emuCheck below): one rounding of one
+	// function value, relative at any magnitude, so a tiny result (sigmoid
+	// of −40) is checked as closely as a large one.
 	acts = append(acts,
 		act{"act_sigmoid", sigmoidKernel[T], func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
 		act{"act_erf", erfKernel[T], func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
