@@ -3,11 +3,9 @@
 package gops
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cudapack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -17,19 +15,8 @@ import (
 // checked and turned into sampling grids or bins there by the CPU code, so
 // the GPU and CPU paths fail alike, and the result is uploaded.
 
-// packGrids packs each box's sampling grid as the kernels read it: batch
-// index, startY, startX, binH, binW, gh, gw, count.
-func packGrids[T cpu.Float](grids []cpu.RoIAlignBox[T], boxes []T) []T {
-	p := make([]T, 0, 8*len(grids))
-	for k, b := range grids {
-		p = append(p, boxes[5*k], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count)
-	}
-	return p
-}
-
-// boxGrids downloads the boxes and returns their packed grids on the device.
-// With nb > 0 (PSRoIAlign) a box's nb·gh·gw points must fit an int: the
-// forward kernel numbers them bin·gh·gw + s.
+// boxGrids downloads the boxes and returns their packed grids
+// (cudapack.Grids) on the device.
 func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
@@ -39,25 +26,11 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	if err != nil {
 		return 0, err
 	}
-	p, err := checkPackGrids(c, gr, bx, nb)
+	p, err := cudapack.Grids(c.Name, gr, bx, nb)
 	if err != nil {
 		return 0, err
 	}
 	return cudaglue.Upload(c, p)
-}
-
-// checkPackGrids checks that the grids fit the kernels' int arithmetic and
-// packs them (packGrids).
-func checkPackGrids[T cpu.Float](c *gpuCall, gr []cpu.RoIAlignBox[T], bx []T, nb int) ([]T, error) {
-	for _, b := range gr {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			return nil, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
-		}
-		if nb > 0 && int64(nb)*int64(b.GH)*int64(b.GW) > math.MaxInt32 {
-			return nil, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", c.Name, nb, b.GH, b.GW)
-		}
-	}
-	return packGrids(gr, bx), nil
 }
 
 // deviceGrids downloads the boxes and returns the packed sampling grids of
@@ -83,22 +56,15 @@ func gridsOf[T cpu.Float](ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom, boxes []T) ([]
 }
 
 // poolBinsOf downloads the boxes, checks them and returns every box's bins
-// as 4 int32 (hs, he, ws, we) on the device.
+// (cudapack.PoolBins) on the device.
 func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
 	}
-	if err := cpu.CheckBoxes(c.Name, bx, g.N); err != nil {
+	p, err := cudapack.PoolBins(c.Name, g, bx, inclusive)
+	if err != nil {
 		return 0, err
-	}
-	var bins []cpu.PoolBin
-	for k := 0; k < len(bx)/5; k++ {
-		bins = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bins)
-	}
-	p := make([]int32, 0, 4*len(bins))
-	for _, b := range bins {
-		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
 	}
 	return cudaglue.Upload(c, p)
 }

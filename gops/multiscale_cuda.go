@@ -7,6 +7,7 @@ import (
 
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cudapack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -29,7 +30,7 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 	g := d.pyr
 	roisV := in[len(in)-1]
 	k := roisV.Shape()[0]
-	sizes := []intSize{{"the packed box grids", boxDerivPack * k}}
+	sizes := []intSize{{"the packed box grids", cudapack.BoxDerivPack * k}}
 	for _, lg := range g.levels {
 		sizes = append(sizes, intSize{"H·W", lg.H * lg.W})
 	}
@@ -105,9 +106,9 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	geom := member.geom()
 	var packed []T
 	if d.a+d.b == 0 {
-		packed, err = checkPackGrids(c, gr, sub, 0)
+		packed, err = cudapack.Grids(c.Name, gr, sub, 0)
 	} else {
-		packed, err = packBoxDerivGrids(c, sub, gr, geom)
+		packed, err = cudapack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
 	}
 	if err != nil {
 		return err

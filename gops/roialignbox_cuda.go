@@ -3,10 +3,9 @@
 package gops
 
 import (
-	"fmt"
-
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cudapack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -15,10 +14,6 @@ import (
 // their transposes: kernels/roialignbox.cu. The boxes are copied to the
 // host, checked and gridded there by the CPU code (cpu.RoIAlignGrids,
 // cpu.PSRoIAlignGrids), so the GPU and CPU paths fail alike.
-
-// boxDerivPack is the number of values per box of the packed grids: the 8 of
-// packGrids, then the clamp flags of the y and x coefficients.
-const boxDerivPack = 10
 
 // boxDerivGeom is the family's geometry as the kernels take it: the
 // sampling geometry, the coefficient scale and alignment and the channel
@@ -48,7 +43,7 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 		return launchPyramid[float64](c, sfx, d, in, out)
 	}
 	g, k := d.geom(), in[1].Shape()[0]
-	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", boxDerivPack * k}); err != nil {
+	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", cudapack.BoxDerivPack * k}); err != nil {
 		return err
 	}
 	var bp cu.DevicePtr
@@ -81,8 +76,7 @@ func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp,
 }
 
 // boxDerivGrids downloads the boxes and returns their packed grids on the
-// device: packGrids' 8 values, then 1 where newRoIAlignBoxCoefs clamps the
-// roi height (width) to 1, computed with its arithmetic, else 0.
+// device (cudapack.BoxDerivGrids).
 func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
@@ -92,39 +86,11 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	if err != nil {
 		return 0, err
 	}
-	p, err := packBoxDerivGrids(c, bx, gr, g)
+	p, err := cudapack.BoxDerivGrids(c.Name, bx, gr, g.scale, g.aligned)
 	if err != nil {
 		return 0, err
 	}
 	return cudaglue.Upload(c, p)
-}
-
-// packBoxDerivGrids packs boxes bx and their grids gr as the member
-// kernels read them (boxDerivGrids).
-func packBoxDerivGrids[T cpu.Float](c *gpuCall, bx []T, gr []cpu.RoIAlignBox[T], g boxDerivGeom) ([]T, error) {
-	scale := T(g.scale)
-	var off T
-	if g.aligned {
-		off = 0.5
-	}
-	flag := func(b bool) T {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	p := make([]T, 0, boxDerivPack*len(gr))
-	for k, b := range gr {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			return nil, fmt.Errorf("gops: %s: sampling grid %dx%d too large for the GPU kernels", c.Name, b.GH, b.GW)
-		}
-		box := bx[5*k : 5*k+5]
-		rh := (box[4]*scale - off) - (box[2]*scale - off)
-		rw := (box[3]*scale - off) - (box[1]*scale - off)
-		p = append(p, box[0], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count,
-			flag(!g.aligned && rh < 1), flag(!g.aligned && rw < 1))
-	}
-	return p, nil
 }
 
 // launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.

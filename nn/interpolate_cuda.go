@@ -3,32 +3,13 @@
 package nn
 
 import (
-	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaglue"
 	"gorgonia.org/gorgonia"
 )
 
 // Interpolate on the GPU: kernels/interp.cu. The axes' tables
-// (cpu.InterpAxis) and their inverse are uploaded per call.
-
-// interpTable packs an axis of in input positions for the kernels: I0 and
-// I1, then Lo and Hi, the range of outputs reading each input position
-// (empty: Lo = out, Hi = 0).
-func interpTable(a *cpu.InterpAxis, in int) []int64 {
-	out := len(a.I0)
-	t := make([]int64, 2*out+2*in)
-	lo, hi := t[2*out:2*out+in], t[2*out+in:]
-	for r := range lo {
-		lo[r] = int64(out)
-	}
-	for o := 0; o < out; o++ {
-		t[o], t[out+o] = int64(a.I0[o]), int64(a.I1[o])
-		for _, r := range []int{a.I0[o], a.I1[o]} {
-			lo[r], hi[r] = min(lo[r], int64(o)), max(hi[r], int64(o+1))
-		}
-	}
-	return t
-}
+// (cpu.InterpAxis) and their inverse (interpTable, cudatables.go) are
+// uploaded per call.
 
 // launch runs Interpolate or its transpose.
 func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {

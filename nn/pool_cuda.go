@@ -9,26 +9,8 @@ import (
 )
 
 // The poolings on the GPU: kernels/pool.cu. The windows' tables
-// (cpu.PoolAxis) and their inverse are uploaded per call.
-
-// poolTable packs an axis of in input positions for the kernels: First,
-// End, Full and Clip, then Lo and Hi, the range of outputs whose windows
-// hold each input position (empty: Lo = out, Hi = 0).
-func poolTable(a *cpu.PoolAxis, in int) []int64 {
-	out := a.Out()
-	t := make([]int64, 4*out+2*in)
-	lo, hi := t[4*out:4*out+in], t[4*out+in:]
-	for r := range lo {
-		lo[r] = int64(out)
-	}
-	for o := 0; o < out; o++ {
-		t[o], t[out+o], t[2*out+o], t[3*out+o] = int64(a.First[o]), int64(a.End[o]), int64(a.Full[o]), int64(a.Clip[o])
-		for r := a.First[o]; r < a.End[o]; r += a.Step {
-			lo[r], hi[r] = min(lo[r], int64(o)), max(hi[r], int64(o+1))
-		}
-	}
-	return t
-}
+// (cpu.PoolAxis) and their inverse (poolTable, cudatables.go) are
+// uploaded per call.
 
 // poolTables uploads g's row and column tables.
 func poolTables(c *gpuCall, g *cpu.Pool2dGeom) (rows, cols any, err error) {

@@ -1,4 +1,4 @@
-//go:build cgo && linux && (amd64 || arm64)
+//go:build cgo && linux && amd64
 
 package cudaemu_test
 
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cudaemu"
+	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
 	"github.com/gops-dev/gops/internal/cudagrid"
 )
 
@@ -286,5 +287,21 @@ func TestHarnessFindsRaces(t *testing.T) {
 	}
 	if same {
 		t.Error("an order-dependent launch gave the same result forwards and backwards")
+	}
+}
+
+// TestKernelTable: the emulator has one kernel per PTX entry of gops' and
+// nn's folders, by name; a duplicate name would shadow another entry (gen
+// refuses one: gen.TestDuplicateEntry).
+func TestKernelTable(t *testing.T) {
+	entries := append(et.Entries(t, "../../gops/kernels"), et.Entries(t, "../../nn/kernels")...)
+	ks := cudaemu.Kernels()
+	if len(ks) != len(entries) {
+		t.Errorf("%d emulated kernels for %d PTX entries", len(ks), len(entries))
+	}
+	for _, e := range entries {
+		if _, ok := ks[e]; !ok {
+			t.Errorf("PTX entry %s is not emulated", e)
+		}
 	}
 }

@@ -17,9 +17,13 @@
 // Launch takes a kernel's PTX entry name and the host code's argument list
 // (Ptr for device pointers, into memory from Alloc or Upload), as
 // internal/cudaglue's Call.Launch does. The package needs cgo and a C++17
-// compiler, on linux/amd64 or linux/arm64 (little-endian, as cudaglue's
-// 8-byte argument slots assume); elsewhere it is empty. gen writes the
-// k_*.cc tables from the committed PTX (go generate).
+// compiler, on linux/amd64 only; elsewhere it is empty. The tests compare
+// the emulated kernels bitwise with Go kernels, and only on amd64 does the
+// Go compiler never fuse a*b+c into one rounding: on arm64 (also ppc64,
+// s390x, riscv64) it emits fused multiply-adds, so the Go side would differ
+// from the unfused C++ (and from the PTX, built with -fmad=false) in the
+// last place. gen writes the k_*.cc tables from the committed PTX (go
+// generate).
 //
 // What emulation does not prove: the launch through Gorgonia's CUDA VM,
 // device memory handling, and the GPU's own math library (exp, log, erf

@@ -1,3 +1,5 @@
+//go:build cgo && linux && amd64
+
 // The emulator's C entry points for emu.go: the kernels of every k_*.cc,
 // numbered in k_table.h's order, and a launch of one of them.
 

@@ -1,4 +1,4 @@
-//go:build cgo && linux && (amd64 || arm64)
+//go:build cgo && linux && amd64
 
 package cudaemu
 
@@ -28,14 +28,17 @@ type Ptr uintptr
 // write and Go code sees through Slice.
 type Buffer struct {
 	p    unsafe.Pointer
-	size int
+	size int // the bytes asked for; at least 8 are allocated
 }
 
-// Alloc returns size zeroed bytes (at least 8, as cudaglue's Temp). Free
-// gives them back.
+// Alloc returns size zeroed bytes (at least 8 are allocated, as
+// cudaglue's Temp, so that even an empty buffer has a non-null address;
+// Bytes and Slice see size). Free gives them back.
 func Alloc(size int) *Buffer {
-	size = max(size, 8)
-	return &Buffer{C.calloc(C.size_t(size), 1), size}
+	if size < 0 {
+		panic(fmt.Sprintf("cudaemu: Alloc(%d)", size))
+	}
+	return &Buffer{C.calloc(C.size_t(max(size, 8)), 1), size}
 }
 
 // Free gives the buffer's memory back; the buffer is unusable after.
@@ -58,7 +61,8 @@ func Slice[E any](b *Buffer) []E {
 	return unsafe.Slice((*E)(b.p), b.size/int(unsafe.Sizeof(z)))
 }
 
-// Upload copies host into a new buffer (cudaglue.Upload's twin).
+// Upload copies host into a new buffer (cudaglue.Upload's twin); an empty
+// host gives an empty buffer with a valid address.
 func Upload[E any](host []E) *Buffer {
 	var z E
 	b := Alloc(len(host) * int(unsafe.Sizeof(z)))
@@ -290,17 +294,32 @@ type Region struct {
 	Elem int
 }
 
-// poison fills an output before each thread of CheckExclusive; an element
-// that is not poison afterwards was written by that thread.
-const poison = 0xa5
+// Poison is the byte that fills an output before a launch (emutest.Run)
+// and before each thread of CheckExclusive; an element that is not poison
+// afterwards was written. 0x7f repeated is a huge finite number in every
+// element type the kernels write: 3.4e38 as a float32, 1.4e306 as a
+// float64, 2139062143 as an int32, 9.2e18 as an int64. So an element left
+// unwritten fails any comparison with a CPU kernel's result, tolerant or
+// not (a small pattern such as 0xa5, −2.9e-16 as a float32, passes a
+// tolerance check against a small value).
+const Poison = 0x7f
+
+// Fill sets every byte of b to Poison.
+func (b *Buffer) Fill() {
+	if b.size > 0 {
+		C.memset(b.p, Poison, C.size_t(b.size))
+	}
+}
 
 // CheckExclusive runs the launch (as Launch, in cfg's order) one thread at
 // a time and checks that no element of outs is written by two threads: a
 // write-write race on the GPU. Before each thread the outputs are filled
-// with a poison byte pattern; an element differing from it afterwards was
-// written (a write of the pattern itself goes unseen). The outputs hold
-// garbage afterwards. It returns the number of elements written and the
-// first conflict as an error. The outputs must not be inputs too.
+// with Poison; an element differing from it afterwards was written (a
+// write of the pattern itself goes unseen). The outputs hold garbage
+// afterwards. It returns the number of elements written (by exactly one
+// thread each) and the first conflict as an error. The outputs must not be
+// inputs too. The threads run one at a time, so this finds two threads
+// writing one element, not a thread reading what another writes.
 func CheckExclusive(name string, n int, cfg Config, outs []Region, args ...any) (int, error) {
 	k, err := lookup(name, n)
 	if err != nil {
@@ -328,7 +347,7 @@ func CheckExclusive(name string, n int, cfg Config, outs []Region, args ...any) 
 	written := 0
 	for _, id := range ids {
 		for _, o := range outs {
-			C.memset(o.B.p, poison, C.size_t(o.B.size))
+			o.B.Fill()
 		}
 		run(k, slots, grid, []int64{id}, false)
 		for r, o := range outs {
@@ -337,7 +356,7 @@ func CheckExclusive(name string, n int, cfg Config, outs []Region, args ...any) 
 				el := b[e*o.Elem : (e+1)*o.Elem]
 				touched := false
 				for _, x := range el {
-					if x != poison {
+					if x != Poison {
 						touched = true
 						break
 					}

@@ -9,10 +9,13 @@
 // order of the pairs is the caller's.
 //
 // The kernels are compiled as with -ffp-contract=off (NVRTC's
-// --fmad=false: no fused multiply-add), -fwrapv (CUDA's int arithmetic
-// wraps) and -fno-math-errno, set by the pragmas below (cgo accepts none of
-// these flags in #cgo CXXFLAGS); NVRTC's other defaults are IEEE division and square
-// root, no flush to zero, which is C++'s arithmetic. CUDA's math library
+// --fmad=false: no fused multiply-add), -fwrapv and -fno-math-errno, set
+// by the pragmas below. Signed int overflow is undefined behaviour under
+// NVRTC as in C++; no kernel is meant to overflow, and -fwrapv only makes
+// the emulator deterministic if one does (not "as on the GPU"). Pragmas,
+// because cgo accepts none of these flags in #cgo CXXFLAGS. NVRTC's other
+// defaults are IEEE division and square root, no flush to zero, which is
+// C++'s arithmetic. CUDA's math library
 // (exp, log, log1p, erf) is replaced by the C library's, which may differ
 // in the last place: no kernel that calls one promises bitwise results.
 // (With clang only the contraction pragma applies.) A float-to-int

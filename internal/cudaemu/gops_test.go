@@ -1,4 +1,4 @@
-//go:build cgo && linux && (amd64 || arm64)
+//go:build cgo && linux && amd64
 
 package cudaemu_test
 
@@ -12,6 +12,7 @@ import (
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cudaemu"
 	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cudapack"
 	"github.com/gops-dev/gops/internal/golden"
 )
 
@@ -57,15 +58,8 @@ func out[E any](t *testing.T, n int) (*cudaemu.Buffer, cudaemu.Region) {
 	return b, et.Region[E](b)
 }
 
-// poison fills b as emutest.Run does before a launch.
-func poison(b *cudaemu.Buffer) {
-	for i, x := 0, b.Bytes(); i < len(x); i++ {
-		x[i] = 0xa5
-	}
-}
-
 func check[T et.Float](b *cudaemu.Buffer, want []T) func() error {
-	return func() error { return et.Equal(cudaemu.Slice[T](b), want, 0) }
+	return func() error { return et.Equal(cudaemu.Slice[T](b), want, 0, 0) }
 }
 
 func testLayout[T et.Float](t *testing.T) {
@@ -163,6 +157,27 @@ var roiCases = []roiCase{
 	{N: 2, C: 3, H: 7, W: 5, PH: 2, PW: 3, K: 5, scale: 0.5, sr: 0, aligned: true},
 	{N: 3, C: 2, H: 9, W: 11, PH: 3, PW: 3, K: 7, scale: 0.25, sr: 2},
 	{N: 1, C: 4, H: 6, W: 13, PH: 1, PW: 2, K: 4, scale: 1, sr: 3, aligned: true},
+	// Sample points exactly on the bilinear rule's clamp edges, y or x =
+	// 0 and H−1, W−1 (H = 3, W = 4): with sampling ratio 2 (points at
+	// start + bin/4, start + 3·bin/4) and 1 (the bin's centre), unaligned
+	// (a box narrower than 1 widens to 1 from its start) and aligned
+	// (coordinates − 0.5; PSRoIAlign always so).
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 4, scale: 1, sr: 2, bx: []float64{
+		0, -0.25, -0.25, 0.25, 0.25, // points 0 and 0.5
+		0, 2.25, 1.25, 2.75, 1.75, // points x 2.5, 3; y 1.5, 2
+		0, -0.25, 1.25, 2.75, 1.75,
+		0, 2.25, -0.25, 2.75, 0.25}},
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 4, scale: 1, sr: 2, aligned: true, bx: []float64{
+		0, 0.25, 0.25, 1.25, 1.25, // points 0 and 0.5
+		0, 2.75, 1.75, 3.75, 2.75, // points x 2.5, 3; y 1.5, 2
+		0, 0.25, 1.75, 3.75, 2.75,
+		0, 2.75, 0.25, 3.75, 1.25}},
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 2, scale: 1, sr: 1, bx: []float64{
+		0, -0.5, -0.5, 0.5, 0.5, // centre 0, 0
+		0, 2.5, 1.5, 3.5, 2.5}}, // centre 3, 2
+	{N: 1, C: 2, H: 3, W: 4, PH: 1, PW: 1, K: 2, scale: 1, sr: 1, aligned: true, bx: []float64{
+		0, 0, 0, 1, 1, // centre 0, 0
+		0, 3, 2, 4, 3}}, // centre 3, 2
 }
 
 // boxes draws k boxes [batch, x1, y1, x2, y2] for images of h×w pixels at
@@ -205,15 +220,12 @@ func (c roiCase) ps() cpu.PoolGeom {
 	return cpu.PoolGeom{N: c.N, C: c.C * c.PH * c.PW, H: c.H, W: c.W, PH: c.PH, PW: c.PW, Scale: c.scale, SamplingRatio: c.sr}
 }
 
-// packGrids is gops' packGrids (boxes_cuda.go): batch index, startY,
-// startX, binH, binW, gh, gw, count per box.
-func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T) []T {
-	p := make([]T, 0, 8*len(grids))
-	for k, b := range grids {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			t.Fatalf("grid %dx%d too large for the kernels", b.GH, b.GW)
-		}
-		p = append(p, bx[5*k], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count)
+// packGrids is the host code's packing of the boxes' grids (gops'
+// boxGrids: cudapack.Grids; nb > 0 for PSRoIAlign).
+func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T, nb int) []T {
+	p, err := cudapack.Grids("test", grids, bx, nb)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -236,7 +248,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "roialign_forward" + sfx, N: n, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
@@ -251,7 +263,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			grids, _ := cpu.RoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "roialign_transpose" + sfx, N: c.N * c.C, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
@@ -278,7 +290,7 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "psroialign_forward" + sfx, N: n, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
@@ -293,23 +305,17 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			_, grids, _ := cpu.PSRoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "psroialign_transpose" + sfx, N: g.N * g.C, Outs: []cudaemu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
 
-// bins is gops' poolBinsOf (boxes_cuda.go): every box's bins as 4 int32.
+// bins is the host code's bins of the boxes (gops' poolBinsOf:
+// cudapack.PoolBins).
 func bins[T et.Float](t *testing.T, g *cpu.PoolGeom, bx []T, inclusive bool) []int32 {
-	if err := cpu.CheckBoxes("test", bx, g.N); err != nil {
+	p, err := cudapack.PoolBins("test", g, bx, inclusive)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var bs []cpu.PoolBin
-	for k := 0; k < len(bx)/5; k++ {
-		bs = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bs)
-	}
-	p := make([]int32, 0, 4*len(bs))
-	for _, b := range bs {
-		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
 	}
 	return p
 }
@@ -449,13 +455,13 @@ func testRoIPool[T et.Float](t *testing.T) {
 				et.Run(t, et.Case{Name: "roipool_gather" + sfx, N: n, Outs: []cudaemu.Region{reg},
 					Init: func() {
 						cudaemu.Slice[int32](slot)[0] = math.MaxInt32
-						poison(o)
+						o.Fill()
 					},
 					Check: func() error {
 						if err := slotOK(); err != nil || cpuErr != nil {
 							return err // the host reports the error; the output is not used
 						}
-						return et.Equal(cudaemu.Slice[T](o), want, 0)
+						return et.Equal(cudaemu.Slice[T](o), want, 0, 0)
 					},
 					Args: []any{et.Up(t, p.x), et.Up(t, idx), o.Ptr(), n, int64(len(p.x)), slot.Ptr()}})
 			}
@@ -479,13 +485,13 @@ func testRoIPool[T et.Float](t *testing.T) {
 				et.Run(t, et.Case{Name: "roipool_scatteradd" + sfx, N: p.c.N * p.c.C, Outs: []cudaemu.Region{reg},
 					Init: func() {
 						cudaemu.Slice[int32](slot)[0] = math.MaxInt32
-						poison(o)
+						o.Fill()
 					},
 					Check: func() error {
 						if err := slotOK(); err != nil || cpuErr != nil {
 							return err
 						}
-						return et.Equal(cudaemu.Slice[T](o), want, 0)
+						return et.Equal(cudaemu.Slice[T](o), want, 0, 0)
 					},
 					Args: []any{et.Up(t, gr), et.Up(t, idx), o.Ptr(), p.c.K, p.c.N, p.c.C, p.c.H, p.c.W, nb, slot.Ptr()}})
 			}
@@ -638,30 +644,12 @@ func testDeform[T et.Float](t *testing.T) {
 	}
 }
 
-// boxDerivPack is gops' boxDerivGrids (roialignbox_cuda.go): packGrids'
-// 8 values, then the y and x clamp flags.
+// boxDerivPack is the host code's packing of the box-derivative grids
+// (gops' boxDerivGrids: cudapack.BoxDerivGrids).
 func boxDerivPack[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T, scale float64, aligned bool) []T {
-	sc := T(scale)
-	var off T
-	if aligned {
-		off = 0.5
-	}
-	flag := func(b bool) T {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	p := make([]T, 0, 10*len(grids))
-	for k, b := range grids {
-		if b.GH > 1<<24 || b.GW > 1<<24 {
-			t.Fatalf("grid %dx%d too large", b.GH, b.GW)
-		}
-		box := bx[5*k : 5*k+5]
-		rh := (box[4]*sc - off) - (box[2]*sc - off)
-		rw := (box[3]*sc - off) - (box[1]*sc - off)
-		p = append(p, box[0], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count,
-			flag(!aligned && rh < 1), flag(!aligned && rw < 1))
+	p, err := cudapack.BoxDerivGrids("test", bx, grids, scale, aligned)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }

@@ -3,5 +3,5 @@
 // launched in several thread orders and grid sizes, its outputs compared
 // with the CPU kernel's each time, its writes checked for races, and every
 // PTX entry of a folder checked to have run. It needs cudaemu, so it is
-// empty without cgo.
+// empty without cgo and off linux/amd64.
 package emutest

@@ -27,3 +27,25 @@ func TestGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateEntry: gen refuses two PTX entries of one name (the
+// emulator's table is by name; one would shadow the other).
+func TestDuplicateEntry(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []struct{ dir, base string }{{"gops/kernels", "a"}, {"nn/kernels", "b"}} {
+		dir := filepath.Join(root, f.dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{f.base + ".cu": "", f.base + ".ptx": ".visible .entry same_name(\n"} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := Files(root); err == nil {
+		t.Fatal("gen accepted the entry same_name in two folders")
+	} else {
+		t.Log(err)
+	}
+}
