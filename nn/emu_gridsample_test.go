@@ -1,4 +1,4 @@
-//go:build cgo && linux && (amd64 || arm64)
+//go:build cgo && linux && amd64
 
 package nn
 
@@ -130,7 +130,7 @@ func emuGrid[T ad.Float](t *testing.T) {
 			want := make([]T, 37)
 			cpu.GridSplit(which, src, want)
 			o, reg := emuOut[T](t, 37)
-			et.Run(t, et.Case{Name: "gridsample_split" + sfx, N: 37, Outs: reg, Check: emuCheck(o, want, 0), Args: []any{et.Up(t, src), o.Ptr(), 37, which}})
+			et.Run(t, et.Case{Name: "gridsample_split" + sfx, N: 37, Outs: reg, Check: emuCheck(o, want, 0, 0), Args: []any{et.Up(t, src), o.Ptr(), 37, which}})
 		}
 	})
 	nnRan.Kernel(t, "gridsample_embed"+sfx, func(t *testing.T) {
@@ -139,7 +139,7 @@ func emuGrid[T ad.Float](t *testing.T) {
 			want := make([]T, 2*37)
 			cpu.GridEmbed(which, src, want)
 			o, reg := emuOut[T](t, 2*37)
-			et.Run(t, et.Case{Name: "gridsample_embed" + sfx, N: 2 * 37, Outs: reg, Check: emuCheck(o, want, 0), Args: []any{et.Up(t, src), o.Ptr(), 37, which}})
+			et.Run(t, et.Case{Name: "gridsample_embed" + sfx, N: 2 * 37, Outs: reg, Check: emuCheck(o, want, 0, 0), Args: []any{et.Up(t, src), o.Ptr(), 37, which}})
 		}
 	})
 	for _, fwd := range []bool{true, false} {
@@ -158,7 +158,7 @@ func emuGrid[T ad.Float](t *testing.T) {
 					src := emuIn[T](r, inN, true)
 					want := goKernel(t, affineGridKernel[T](n, h, w, align, fwd), outN, false, data(src)).Data
 					o, reg := emuOut[T](t, outN)
-					et.Run(t, et.Case{Name: name, N: outN, Outs: reg, Check: emuCheck(o, want, 0),
+					et.Run(t, et.Case{Name: name, N: outN, Outs: reg, Check: emuCheck(o, want, 0, 0),
 						Args: []any{et.Up(t, src), o.Ptr(), n, h, w, et.Up(t, cpu.AffineGridBase[T](w, align)), et.Up(t, cpu.AffineGridBase[T](h, align))}})
 				}
 			}
@@ -200,5 +200,5 @@ func emuGridRun[T ad.Float](t *testing.T, sfx string, c emuGridCase[T]) {
 		}
 	}
 	st := c.pl.steps[last]
-	et.Run(t, et.Case{Name: st.name + sfx, N: st.n, Outs: reg, Check: emuCheck(o, c.want, 0), Args: args(st)})
+	et.Run(t, et.Case{Name: st.name + sfx, N: st.n, Outs: reg, Check: emuCheck(o, c.want, 0, 0), Args: args(st)})
 }
