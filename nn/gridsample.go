@@ -51,9 +51,10 @@ type GridSampleOpts struct {
 //
 // Differences from torch: a NaN grid coordinate (or the reflection of an
 // infinite one; under "bicubic" any infinite one) samples nothing: its
-// outputs are 0 and its gradients zero
-// (torch gives NaN under "zeros" and clamps the coordinate to 0 under
-// "border" and "reflection"); coordinates of any size are safe (tested
+// outputs are 0 and its gradients zero (torch 1.13: bilinear gives NaN
+// under "zeros" and clamps the coordinate to 0 under "border" and
+// "reflection"; nearest gives 0 under "zeros" and clamps under the
+// others; bicubic gives NaN under every padding); coordinates of any size are safe (tested
 // as floats before any integer conversion). An input, grid or result with
 // no elements gives an empty result and zero gradients. Units: the grid
 // is normalised (−1 to 1 across the input), not in pixels.
