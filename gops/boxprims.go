@@ -61,7 +61,8 @@ type pointOp struct {
 }
 
 // eval is the function at a and b (b is 0 for a unary one), in float64;
-// the kernels round it to the op's dtype.
+// the kernels round it to the op's dtype. A code that is not a pointFn
+// gives NaN.
 func (o pointOp) eval(a, b float64) float64 {
 	switch o.fn {
 	case fnMaximum:
@@ -100,7 +101,7 @@ func (o pointOp) eval(a, b float64) float64 {
 		}
 		return 0
 	}
-	panic(fmt.Sprintf("gops: unknown pointwise function %d", o.fn))
+	return math.NaN() // not a pointFn: no caller builds one
 }
 
 // params names the op's parameters in its spec's Params (ops are merged

@@ -35,8 +35,8 @@ type Buffer struct {
 // cudaglue's Temp, so that even an empty buffer has a non-null address;
 // Bytes and Slice see size). Free gives them back.
 func Alloc(size int) *Buffer {
-	if size < 0 {
-		panic(fmt.Sprintf("cudaemu: Alloc(%d)", size))
+	if size < 0 { // as an empty buffer
+		size = 0
 	}
 	return &Buffer{C.calloc(C.size_t(max(size, 8)), 1), size}
 }
