@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/internal/cudatest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -19,18 +20,6 @@ import (
 // are Gorgonia's own ops and are left out (gpuCheck weights the result
 // elementwise); the empty inputs' BoxEmpty stays on the host.
 
-// gpuTensor is d as a tensor of dtype dt and the given shape.
-func gpuTensor(dt tensor.Dtype, shape tensor.Shape, d []float64) tensor.Tensor {
-	if dt == tensor.Float32 {
-		f := make([]float32, len(d))
-		for i, v := range d {
-			f[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
-}
-
 // gpuBoxes is k random boxes [k, 4] (x1, y1, x2, y2), corners at shift +
 // [0, 5], sides in [1, 7]: overlapping often, no two coordinates equal (no
 // kinks, where a subgradient rule would decide).
@@ -40,7 +29,7 @@ func gpuBoxes(rng *rand.Rand, dt tensor.Dtype, k int, shift float64) tensor.Tens
 		x, y := shift+5*rng.Float64(), shift+5*rng.Float64()
 		d[4*i], d[4*i+1], d[4*i+2], d[4*i+3] = x, y, x+1+6*rng.Float64(), y+1+6*rng.Float64()
 	}
-	return gpuTensor(dt, tensor.Shape{k, 4}, d)
+	return cudatest.Tensor(dt, tensor.Shape{k, 4}, d)
 }
 
 // gpuBoxCase builds one box function's graph: f and the inputs to
@@ -129,7 +118,7 @@ func gpuBoxCases() []gpuBoxCase {
 			for i := range tv {
 				tv[i] = rng.Float64()
 			}
-			tn := input(g, "targets", gpuTensor(dt, tensor.Shape{3, 4}, tv))
+			tn := input(g, "targets", cudatest.Tensor(dt, tensor.Shape{3, 4}, tv))
 			y, err := gops.SigmoidFocalLoss(x, tn, fc.alpha, fc.gamma, "none")
 			return y, gorgonia.Nodes{x, tn}, err
 		}})

@@ -68,6 +68,12 @@ func Random(rng *rand.Rand, dt tensor.Dtype, shape tensor.Shape) tensor.Tensor {
 	for i := range d {
 		d[i] = rng.NormFloat64()
 	}
+	return Tensor(dt, shape, d)
+}
+
+// Tensor is d as a host tensor of dtype dt (Float32: rounded) and the
+// given shape.
+func Tensor(dt tensor.Dtype, shape tensor.Shape, d []float64) tensor.Tensor {
 	if dt == tensor.Float32 {
 		f := make([]float32, len(d))
 		for i, v := range d {
