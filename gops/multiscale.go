@@ -413,17 +413,17 @@ type pyramidGeom struct {
 	counts []int // boxes per image, to name a box in errors
 }
 
-// boxName names RoI k as the user gave it: "boxes[i] row r (box k of the
-// concatenated list)".
-func (g *pyramidGeom) boxName(k int) string {
+// boxName names RoI k as the user gave it, "boxes[i] row r", with what
+// (if not empty) after it, then "(box k of the concatenated list)".
+func (g *pyramidGeom) boxName(k int, what string) string {
 	r := k
 	for i, c := range g.counts {
 		if r < c {
-			return fmt.Sprintf("boxes[%d] row %d (box %d of the concatenated list)", i, r, k)
+			return fmt.Sprintf("boxes[%d] row %d%s (box %d of the concatenated list)", i, r, what, k)
 		}
 		r -= c
 	}
-	return fmt.Sprintf("box %d", k)
+	return fmt.Sprintf("box %d%s", k, what)
 }
 
 func (g *pyramidGeom) params() string {
@@ -449,8 +449,7 @@ func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 		for k := 0; 5*k+5 <= len(rois); k++ { // name it in the user's terms
 			for j := 1; j < 5; j++ {
 				if c := float64(rois[5*k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
-					r := strings.Replace(g.boxName(k), " (", ": "+cpu.BoxColumns[j]+" is "+fmt.Sprint(c)+" (", 1)
-					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: %s", r)
+					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: %s", g.boxName(k, fmt.Sprintf(": %s is %v", cpu.BoxColumns[j], c)))
 				}
 			}
 		}
@@ -496,7 +495,7 @@ func levelError[T cpu.Float](pg *pyramidGeom, l int, rois []T, idx []int, err er
 		}
 		one := append([]T{0}, rois[5*k+1:5*k+5]...)
 		if _, e := cpu.RoIAlignGrids(g, one); e != nil {
-			return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", pg.boxName(k), l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
+			return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", pg.boxName(k, ""), l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
 		}
 	}
 	return fmt.Errorf("gops: MultiScaleRoIAlign: level %d: %w", l, err)
