@@ -45,7 +45,8 @@ func Floats(f32 func(out Tensor[float32], in []Tensor[float32]) error, f64 func(
 func (k Kernel) empty() bool { return k.f32 == nil || k.f64 == nil }
 
 // run evaluates the kernel on the values in, with a result of shape.
-func (k Kernel) run(spec *OpSpec, in []gorgonia.Value, shape tensor.Shape) (gorgonia.Value, error) {
+func (k Kernel) run(o *op, in []gorgonia.Value, shape tensor.Shape) (gorgonia.Value, error) {
+	spec := &o.spec
 	var dt tensor.Dtype
 	for i, v := range in {
 		if spec.inputDtype(i).Type == nil {
@@ -55,14 +56,15 @@ func (k Kernel) run(spec *OpSpec, in []gorgonia.Value, shape tensor.Shape) (gorg
 	}
 	switch dt {
 	case tensor.Float32:
-		return runKernel(k.f32, spec, in, shape)
+		return runKernel(k.f32, o, in, shape)
 	case tensor.Float64:
-		return runKernel(k.f64, spec, in, shape)
+		return runKernel(k.f64, o, in, shape)
 	}
 	return nil, fmt.Errorf("ad: %s: a Kernel needs a float32 or float64 input, got dtype %v", spec.Name, dt)
 }
 
-func runKernel[T Float](f func(out Tensor[T], in []Tensor[T]) error, spec *OpSpec, in []gorgonia.Value, shape tensor.Shape) (gorgonia.Value, error) {
+func runKernel[T Float](f func(out Tensor[T], in []Tensor[T]) error, o *op, in []gorgonia.Value, shape tensor.Shape) (gorgonia.Value, error) {
+	spec := &o.spec
 	args := make([]Tensor[T], len(in))
 	for i, v := range in {
 		var err error
@@ -88,14 +90,15 @@ func runKernel[T Float](f func(out Tensor[T], in []Tensor[T]) error, spec *OpSpe
 		shape, size = tensor.ScalarShape(), 1
 	}
 	out.Shape = shape
+	reuse := reusing(o.graph)
 	switch {
 	case spec.OutputDtype == tensor.Int:
-		out.Ints = newBuffer[int](size, spec.KernelOverwrites)
+		out.Ints = resultBuffer[int](o, reuse, size, args)
 		result = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out.Ints))
 	case spec.OutputDtype.Type != nil:
 		return nil, fmt.Errorf("ad: %s: a Kernel's OutputDtype is the float dtype or tensor.Int, not %v", spec.Name, spec.OutputDtype)
 	default:
-		out.Data = newBuffer[T](size, spec.KernelOverwrites)
+		out.Data = resultBuffer[T](o, reuse, size, args)
 		result = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out.Data))
 	}
 	if err := f(out, args); err != nil {

@@ -83,8 +83,10 @@ type OpSpec struct {
 // LispMachine's automatic differentiation); in the cuda build, an op whose
 // spec has CUDA is wrapped to implement gorgonia.CUDADoer too.
 type op struct {
-	spec OpSpec
-	typ  hm.Type
+	spec  OpSpec
+	typ   hm.Type
+	graph *gorgonia.ExprGraph // the graph Apply put the op in (ReuseResults)
+	keep  reuseSlot           // the previous result's memory, under ReuseResults
 }
 
 // newOp checks spec and returns the op.
@@ -198,6 +200,7 @@ func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 			floatDt = dt
 		}
 	}
+	o.graph = inputs[0].Graph()
 	n, err := gorgonia.ApplyOp(gorgoniaOp(o), inputs...)
 	if err != nil {
 		return nil, fmt.Errorf("ad: %s: %w", spec.Name, err)
@@ -256,7 +259,7 @@ func (o *op) Do(in ...gorgonia.Value) (v gorgonia.Value, err error) {
 		return nil, fmt.Errorf("ad: %s: Shape returned %v for OutputDims %d", o.spec.Name, want, o.spec.OutputDims)
 	}
 	if !o.spec.Kernel.empty() {
-		return o.spec.Kernel.run(&o.spec, in, want)
+		return o.spec.Kernel.run(o, in, want)
 	}
 	if v, err = o.spec.Forward(in); err != nil {
 		return nil, err

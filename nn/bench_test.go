@@ -28,8 +28,8 @@ func benchNode(g *gorgonia.ExprGraph, r *rand.Rand, name string, scale float64, 
 
 // benchGraph times op on the inputs made by inputs, forward or forward and
 // the vector-Jacobian product with a random G w.r.t. wrt (the indices of
-// the inputs to differentiate).
-func benchGraph(b *testing.B, backward bool, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
+// the inputs to differentiate); reuse: under ad.ReuseResults.
+func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
 	op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
 	g := gorgonia.NewGraph()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -53,11 +53,20 @@ func benchGraph(b *testing.B, backward bool, inputs func(g *gorgonia.ExprGraph, 
 			b.Fatal(err)
 		}
 	}
-	benchTape(b, g)
+	benchTape(b, g, reuse)
 }
 
-// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine.
-func benchTape(b *testing.B, g *gorgonia.ExprGraph) {
+// benchBoth runs fn as name, Gorgonia's way (every run allocates every
+// result), and as reuse/name, with ad.ReuseResults on.
+func benchBoth(b *testing.B, name string, fn func(b *testing.B, reuse bool)) {
+	b.Run(name, func(b *testing.B) { fn(b, false) })
+	b.Run("reuse/"+name, func(b *testing.B) { fn(b, true) })
+}
+
+// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine, with
+// ad.ReuseResults(g, reuse).
+func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool) {
+	ad.ReuseResults(g, reuse)
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	b.ReportAllocs()
@@ -85,7 +94,7 @@ func BenchmarkConv2d(b *testing.B) {
 				name += "+backward"
 			}
 			b.Run(name, func(b *testing.B) {
-				benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+				benchGraph(b, false, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.cin, c.h, c.h), benchNode(g, r, "w", 0.05, c.cout, c.cin, c.k, c.k),
 						benchNode(g, r, "b", 1, c.cout)}
 				}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
@@ -116,8 +125,8 @@ func benchPool(b *testing.B, op func(x *gorgonia.Node) (*gorgonia.Node, error)) 
 		if backward {
 			name += "+backward"
 		}
-		b.Run(name, func(b *testing.B) {
-			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		benchBoth(b, name, func(b *testing.B, reuse bool) {
+			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 112, 112)}
 			}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0]) })
 		})
@@ -148,8 +157,8 @@ func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error
 		if backward {
 			name += "+backward"
 		}
-		b.Run(name, func(b *testing.B) {
-			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		benchBoth(b, name, func(b *testing.B, reuse bool) {
+			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 				return gorgonia.Nodes{benchNode(g, r, "x", 2, 256, 1000)}
 			}, []int{0}, op)
 		})
@@ -170,8 +179,8 @@ func BenchmarkInterpolate(b *testing.B) {
 			if backward {
 				name += "+backward"
 			}
-			b.Run(name, func(b *testing.B) {
-				benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+			benchBoth(b, name, func(b *testing.B, reuse bool) {
+				benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.ch, c.h, c.w)}
 				}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 					return nn.Interpolate(in[0], nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: c.mode})
@@ -190,8 +199,8 @@ func BenchmarkGroupNorm(b *testing.B) {
 		if backward {
 			name += "+backward"
 		}
-		b.Run(name, func(b *testing.B) {
-			benchGraph(b, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		benchBoth(b, name, func(b *testing.B, reuse bool) {
+			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 256, 50, 68), benchNode(g, r, "w", 1, 256), benchNode(g, r, "b", 1, 256)}
 			}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 				return nn.GroupNorm(in[0], 32, in[1], in[2], 0)
@@ -257,7 +266,7 @@ func BenchmarkConvStackSecondOrder(b *testing.B) {
 		if order == 2 {
 			name = "second-order"
 		}
-		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order)) })
+		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order), false) })
 	}
 }
 
@@ -292,7 +301,7 @@ func BenchmarkGridSample(b *testing.B) {
 		if backward {
 			name += "+backward"
 		}
-		b.Run(name, func(b *testing.B) { benchGraph(b, backward, inputs, []int{0, 1}, op) })
+		benchBoth(b, name, func(b *testing.B, reuse bool) { benchGraph(b, reuse, backward, inputs, []int{0, 1}, op) })
 	}
 	for _, order := range []int{1, 2} {
 		name := "first-order"
@@ -318,7 +327,7 @@ func BenchmarkGridSample(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			benchTape(b, g)
+			benchTape(b, g, false)
 		})
 	}
 }

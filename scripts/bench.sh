@@ -493,6 +493,12 @@ for the torchvision columns, a python that imports torch and torchvision
   gops ms is the median of the $count runs, each the mean over
   $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
   whose graph was built once.
+- Rows FAMILY/reuse/...: the same graph with \`ad.ReuseResults(g, true)\`:
+  each run writes every gops result into the memory of the previous run's
+  (the Go runtime then zeroes and faults in no fresh result array, as
+  torch's caching allocator hands a freed block to the next tensor); the
+  values are bitwise the same. The torch side of these rows is the same
+  torch work, timed again.
 ${second_note}- torchvision: scripts/bench_torchvision.py, one python process per
   benchmark (\`--only NAME --repeats $tv_repeats --warmup $tv_warmup\`);
   torchvision ms is the median of the $tv_repeats timed runs.

@@ -1,0 +1,105 @@
+package ad
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+	"weak"
+
+	"gorgonia.org/gorgonia"
+)
+
+// ReuseResults says whether the ops that Apply puts in g (before or after
+// this call) write each run's result into the memory of their previous
+// run's result, instead of a new array: on for on = true, off (Gorgonia's
+// and the default behaviour: every run allocates every result) for false.
+//
+// A run then allocates next to nothing: no fresh multi-megabyte array to be
+// zeroed and faulted in, and no garbage for Go's collector, which is most of
+// the time of memory-bound ops (pooling, normalisation, interpolation, grid
+// sampling) on large tensors, much as torch's caching allocator hands a
+// freed block to the next tensor. The price is the contract of an
+// inference engine's bound buffers: a result read from a node (Value,
+// gorgonia.Read) is valid until the next run of the graph, which
+// overwrites it; copy it (tensor.Clone) to keep it longer. A result fed
+// back into the graph as an input (gorgonia.Let) is noticed and not
+// overwritten: that run allocates afresh. Only one machine may run g at a
+// time (as Gorgonia's nodes, which hold their values, already require).
+// Ops with a Forward instead of a Kernel, and Gorgonia's own ops, allocate
+// as before. Nothing else changes: the same values, bit for bit.
+func ReuseResults(g *gorgonia.ExprGraph, on bool) {
+	if g == nil {
+		return
+	}
+	w := weak.Make(g)
+	if !on {
+		reuseGraphs.Delete(w)
+		return
+	}
+	if _, loaded := reuseGraphs.LoadOrStore(w, struct{}{}); !loaded {
+		runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { reuseGraphs.Delete(w) }, w)
+	}
+}
+
+// reuseGraphs holds the graphs that ReuseResults switched on, weakly: an
+// entry leaves with its graph.
+var reuseGraphs sync.Map // weak.Pointer[gorgonia.ExprGraph] → struct{}
+
+// reusing reports whether ReuseResults is on for g.
+func reusing(g *gorgonia.ExprGraph) bool {
+	if g == nil {
+		return false
+	}
+	_, ok := reuseGraphs.Load(weak.Make(g))
+	return ok
+}
+
+// reuseSlot is an op's previous result, kept for ReuseResults.
+type reuseSlot struct {
+	mu  sync.Mutex
+	buf any // []float32, []float64 or []int
+}
+
+// resultBuffer returns the memory for o's Kernel result of n elements:
+// without reuse a new buffer (newBuffer); with reuse the previous result's
+// memory when it has n elements and shares none with the inputs in,
+// cleared unless the Kernel overwrites every element, else a new one that
+// the next run will reuse.
+func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, reuse bool, n int, in []Tensor[T]) []E {
+	overwrite := o.spec.KernelOverwrites
+	if !reuse {
+		return newBuffer[E](n, overwrite)
+	}
+	o.keep.mu.Lock()
+	defer o.keep.mu.Unlock()
+	if b, ok := o.keep.buf.([]E); ok && len(b) == n && !overlapsAny(b, in) {
+		if !overwrite {
+			clear(b)
+		}
+		return b
+	}
+	b := make([]E, n)
+	o.keep.buf = b
+	return b
+}
+
+// overlapsAny reports whether b shares memory with an input's elements.
+func overlapsAny[E ~float32 | ~float64 | ~int, T Float](b []E, in []Tensor[T]) bool {
+	for _, t := range in {
+		if overlaps(b, t.Data) || overlaps(b, t.Ints) {
+			return true
+		}
+	}
+	return false
+}
+
+// overlaps reports whether the arrays of a and b share a byte.
+func overlaps[A, B any](a []A, b []B) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	a1 := a0 + uintptr(len(a))*unsafe.Sizeof(a[0])
+	b1 := b0 + uintptr(len(b))*unsafe.Sizeof(b[0])
+	return a0 < b1 && b0 < a1
+}
