@@ -1,6 +1,7 @@
 package ad_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
@@ -177,4 +178,35 @@ func TestReuseResultsFedBack(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A training-style loop under ReuseResults: every run writes y = x² into
+// the memory of the previous run's y; the values read with gorgonia.Read
+// are copies, valid after later runs.
+func ExampleReuseResults() {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2}))))
+	y, err := ad.Apply(squareSpec(), x)
+	if err != nil {
+		panic(err)
+	}
+	var yv gorgonia.Value
+	gorgonia.Read(y, &yv)
+	ad.ReuseResults(g, true)
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	var kept []gorgonia.Value
+	for step := range 3 {
+		if err := gorgonia.Let(x, tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{float64(step), float64(step + 1)}))); err != nil {
+			panic(err)
+		}
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			panic(err)
+		}
+		kept = append(kept, yv.(tensor.Tensor).Clone().(gorgonia.Value)) // Read's value is refreshed by every run: clone to keep it
+	}
+	fmt.Println(kept)
+	// Output: [[0  1] [1  4] [4  9]]
 }
