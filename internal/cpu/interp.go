@@ -78,14 +78,65 @@ type InterpGeom struct {
 	Nearest      bool
 }
 
+// interpWeights is a bilinear axis' weights rounded to T: w0[o] = 1 − L[o]
+// (computed in T, as torch) and w1[o] = L[o].
+func interpWeights[T Float](a *InterpAxis) (w0, w1 []T) {
+	w0, w1 = make([]T, len(a.L)), make([]T, len(a.L))
+	for o, l := range a.L {
+		w1[o] = T(l)
+		w0[o] = 1 - w1[o]
+	}
+	return w0, w1
+}
+
+// interpPairs is a run of a bilinear axis that repeats with period 2 (a
+// ×2 scale away from the borders): the outputs Lo+2m and Lo+2m+1, m in
+// [0, Count), read the inputs First+m and First+m+1, with the weights of
+// Lo and Lo+1. Count is 0 when the axis has none.
+type interpPairs struct {
+	Lo, First, Count int
+}
+
+// findPairs is a's longest interpPairs starting at output 0, 1 or 2.
+func findPairs(a *InterpAxis) interpPairs {
+	var best interpPairs
+	n := len(a.I0)
+	for lo := 0; lo < 3 && lo+1 < n; lo++ {
+		p := interpPairs{Lo: lo, First: a.I0[lo]}
+		for {
+			o := lo + 2*p.Count
+			if o+1 >= n {
+				break
+			}
+			i := p.First + p.Count
+			if a.I0[o] != i || a.I0[o+1] != i || a.I1[o] != i+1 || a.I1[o+1] != i+1 ||
+				a.L[o] != a.L[lo] || a.L[o+1] != a.L[lo+1] {
+				break
+			}
+			p.Count++
+		}
+		if p.Count > best.Count {
+			best = p
+		}
+	}
+	return best
+}
+
 // Interp writes out[p, oh, ow] = Σ of the four (or one) weighted source
 // values, rows outer: (1−ly)·((1−lx)·x00 + lx·x01) + ly·((1−lx)·x10 + lx·x11).
 // Bilinear: each source row's horizontal interpolation (the inner
 // brackets) is computed once per plane and kept while output rows use it
-// (two rows at a time), and an output row is (1−ly)·top, then + ly·bot with
-// a vector axpy: the same products and sum, rounded the same way.
+// (two rows at a time), and an output row is (1−ly)·top + ly·bot, a
+// vector operation: the same products and sums, rounded the same way (a
+// ×2 run of columns and the rows with AVX2 for float32 on amd64).
 func Interp[T Float](g *InterpGeom, x, out []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+	var w0, w1 []T
+	var pairs interpPairs
+	if !g.Nearest {
+		w0, w1 = interpWeights[T](&g.Cols)
+		pairs = findPairs(&g.Cols)
+	}
 	ParallelFor(g.Planes, func(lo, hi int) {
 		var cache [2][]T // horizontal interpolations of two source rows
 		var cached [2]int
@@ -106,10 +157,7 @@ func Interp[T Float](g *InterpGeom, x, out []T) {
 				i = 1
 			}
 			row, h := plane[r*g.W:][:g.W], cache[i]
-			for ow := range h {
-				c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
-				h[ow] = (1-lx)*row[c0] + lx*row[c1]
-			}
+			interpRow(h, row, &g.Cols, w0, w1, pairs)
 			cached[i] = r
 			return h
 		}
@@ -128,20 +176,119 @@ func Interp[T Float](g *InterpGeom, x, out []T) {
 				}
 				ly := T(g.Rows.L[oh])
 				top := horiz(plane, g.Rows.I0[oh])
-				for ow, v := range top {
-					d[ow] = (1 - ly) * v
-				}
 				bot := horiz(plane, g.Rows.I1[oh])
-				axpy(ly, bot, d)
+				top, bot = top[:len(d)], bot[:len(d)]
+				for i := lerpRows(d, top, bot, 1-ly, ly); i < len(d); i++ {
+					d[i] = T((1-ly)*top[i]) + T(ly*bot[i])
+				}
 			}
 		}
 	})
 }
 
+// interpRow sets h[o] = w0[o]·row[I0[o]] + w1[o]·row[I1[o]] along the
+// axis a, whose ×2 run is pairs.
+func interpRow[T Float](h, row []T, a *InterpAxis, w0, w1 []T, pairs interpPairs) {
+	o0, o1 := 0, 0
+	if pairs.Count > 0 {
+		lo := pairs.Lo
+		o0, o1 = lo, lo+2*pairs.Count
+		w0a, w1a, w0b, w1b := w0[lo], w1[lo], w0[lo+1], w1[lo+1]
+		dst, src := h[o0:o1], row[pairs.First:][:pairs.Count+1]
+		for m := interp2x(dst, src, w0a, w1a, w0b, w1b); m < pairs.Count; m++ {
+			a, b := src[m], src[m+1]
+			dst[2*m] = T(w0a*a) + T(w1a*b)
+			dst[2*m+1] = T(w0b*a) + T(w1b*b)
+		}
+	}
+	i0, i1 := a.I0[:len(h)], a.I1[:len(h)]
+	w0, w1 = w0[:len(h)], w1[:len(h)]
+	for o := 0; o < o0; o++ {
+		h[o] = T(w0[o]*row[i0[o]]) + T(w1[o]*row[i1[o]])
+	}
+	for o := o1; o < len(h); o++ {
+		h[o] = T(w0[o]*row[i0[o]]) + T(w1[o]*row[i1[o]])
+	}
+}
+
+// interpShare is one output's share of an input position along an axis:
+// the output o and the weight w of its corner there.
+type interpShare[T Float] struct {
+	o int
+	w T
+}
+
+// interpShares lists, for each of the n input positions of a bilinear
+// axis, its shares in the order InterpT adds them: by output, then
+// corner 0 before corner 1. off[i]:off[i+1] are input i's.
+func interpShares[T Float](a *InterpAxis, n int, w0, w1 []T) (off []int, sh []interpShare[T]) {
+	off = make([]int, n+1)
+	for o := range a.I0 {
+		off[a.I0[o]+1]++
+		off[a.I1[o]+1]++
+	}
+	for i := 0; i < n; i++ {
+		off[i+1] += off[i]
+	}
+	sh = make([]interpShare[T], off[n])
+	next := append([]int(nil), off[:n]...)
+	for o := range a.I0 {
+		sh[next[a.I0[o]]] = interpShare[T]{o, w0[o]}
+		next[a.I0[o]]++
+		sh[next[a.I1[o]]] = interpShare[T]{o, w1[o]}
+		next[a.I1[o]]++
+	}
+	return off, sh
+}
+
+// pairsScatter is the part of a ×2 run of columns whose inputs receive
+// exactly the four shares of the pairs m−1 and m, input First+m for m
+// in [M0, M1): corner 1 of outputs Lo+2m−2, Lo+2m−1, then corner 0 of
+// Lo+2m, Lo+2m+1.
+type pairsScatter struct {
+	interpPairs
+	M0, M1 int
+}
+
+// findPairsScatter is the pairsScatter of pairs, with the shares off, sh.
+func findPairsScatter[T Float](pairs interpPairs, off []int, sh []interpShare[T]) pairsScatter {
+	ps := pairsScatter{interpPairs: pairs}
+	ok := func(m int) bool {
+		i := pairs.First + m
+		if i+1 >= len(off) || off[i+1]-off[i] != 4 {
+			return false
+		}
+		s, o := sh[off[i]:off[i+1]], pairs.Lo+2*m
+		return s[0].o == o-2 && s[1].o == o-1 && s[2].o == o && s[3].o == o+1
+	}
+	m := 1
+	for m < pairs.Count && !ok(m) {
+		m++
+	}
+	ps.M0, ps.M1 = m, m
+	for ps.M1 < pairs.Count && ok(ps.M1) {
+		ps.M1++
+	}
+	return ps
+}
+
 // InterpT adds each gr[p, oh, ow] into its source positions with the same
-// weights (Interp's transpose), in output order within each plane.
+// weights (Interp's transpose), in output order within each plane. An
+// output row whose two source rows differ updates each: every input
+// position gathers its shares of the row in output order (a ×2 run of
+// columns with AVX2 for float32 on amd64), which is the order of the
+// scatter; rows reading one source row twice keep the scatter.
 func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+	var w0, w1 []T
+	var off []int
+	var sh []interpShare[T]
+	var ps pairsScatter
+	if !g.Nearest {
+		w0, w1 = interpWeights[T](&g.Cols)
+		off, sh = interpShares(&g.Cols, g.W, w0, w1)
+		ps = findPairsScatter(findPairs(&g.Cols), off, sh)
+	}
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
@@ -149,22 +296,59 @@ func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 			for oh := 0; oh < ho; oh++ {
 				r0, r1 := plane[g.Rows.I0[oh]*g.W:][:g.W], plane[g.Rows.I1[oh]*g.W:][:g.W]
 				ly := T(g.Rows.L[oh])
+				v := src[oh*wo : (oh+1)*wo]
 				if g.Nearest {
 					for ow := 0; ow < wo; ow++ {
-						r0[g.Cols.I0[ow]] += src[oh*wo+ow]
+						r0[g.Cols.I0[ow]] += v[ow]
 					}
 					continue
 				}
+				if g.Rows.I0[oh] != g.Rows.I1[oh] {
+					gatherShares(r0, v, 1-ly, off, sh, ps)
+					gatherShares(r1, v, ly, off, sh, ps)
+					continue
+				}
 				for ow := 0; ow < wo; ow++ {
-					c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
-					v := src[oh*wo+ow]
-					top, bot := (1-ly)*v, ly*v
-					r0[c0] += (1 - lx) * top
-					r0[c1] += lx * top
-					r1[c0] += (1 - lx) * bot
-					r1[c1] += lx * bot
+					c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
+					top, bot := (1-ly)*v[ow], ly*v[ow]
+					r0[c0] += w0[ow] * top
+					r0[c1] += w1[ow] * top
+					r1[c0] += w0[ow] * bot
+					r1[c1] += w1[ow] * bot
 				}
 			}
 		}
 	})
+}
+
+// gatherShares adds into each row[c] its shares w·(wy·v[o]) of the
+// output row v, in the order of sh (off, sh from interpShares), ps being
+// the ×2 run.
+func gatherShares[T Float](row, v []T, wy T, off []int, sh []interpShare[T], ps pairsScatter) {
+	c0, c1 := 0, 0
+	if ps.M1 > ps.M0 {
+		c0, c1 = ps.First+ps.M0, ps.First+ps.M1
+		s := sh[off[c0]:][:4]
+		w1a, w1b, w0a, w0b := s[0].w, s[1].w, s[2].w, s[3].w
+		vp := v[ps.Lo+2*(ps.M0-1):]
+		dst := row[c0:c1]
+		for m := interpT2x(dst, vp, wy, w1a, w1b, w0a, w0b); m < len(dst); m++ {
+			p := vp[2*m:][:4]
+			dst[m] = dst[m] + T(w1a*T(wy*p[0])) + T(w1b*T(wy*p[1])) + T(w0a*T(wy*p[2])) + T(w0b*T(wy*p[3]))
+		}
+	}
+	for c := 0; c < c0; c++ {
+		s := row[c]
+		for _, e := range sh[off[c]:off[c+1]] {
+			s += T(e.w * T(wy*v[e.o]))
+		}
+		row[c] = s
+	}
+	for c := c1; c < len(row); c++ {
+		s := row[c]
+		for _, e := range sh[off[c]:off[c+1]] {
+			s += T(e.w * T(wy*v[e.o]))
+		}
+		row[c] = s
+	}
 }
