@@ -200,25 +200,34 @@ block:
 	VZEROUPPER
 	RET
 
-// func interpPairsT2(dx, v *float32, blocks int, w *[5]float32)
+// func interpPairsT2(dx, v *float32, blocks, n, stride int, wy *float32, w *[4]float32)
 //
-// For m < 8·blocks, wy = w[0]: dx[m] = (((dx[m] + w[1]·(wy·v[2m])) +
-// w[2]·(wy·v[2m+1])) + w[3]·(wy·v[2m+2])) + w[4]·(wy·v[2m+3]).
-TEXT ·interpPairsT2(SB), NOSPLIT, $0-32
+// For m < 8·blocks: dx[m] += for each row j < n in turn, q = v + j·stride
+// bytes, y = wy[j]: w[0]·(y·q[2m]), w[1]·(y·q[2m+1]), w[2]·(y·q[2m+2]),
+// w[3]·(y·q[2m+3]), added one by one.
+TEXT ·interpPairsT2(SB), NOSPLIT, $0-56
 	MOVQ dx+0(FP), DI
 	MOVQ v+8(FP), SI
 	MOVQ blocks+16(FP), CX
-	MOVQ w+24(FP), AX
-	VBROADCASTSS 0(AX), Y8
-	VBROADCASTSS 4(AX), Y9
-	VBROADCASTSS 8(AX), Y10
-	VBROADCASTSS 12(AX), Y11
-	VBROADCASTSS 16(AX), Y12
+	MOVQ n+24(FP), DX
+	MOVQ stride+32(FP), BX
+	MOVQ wy+40(FP), R10
+	MOVQ w+48(FP), AX
+	VBROADCASTSS 0(AX), Y9
+	VBROADCASTSS 4(AX), Y10
+	VBROADCASTSS 8(AX), Y11
+	VBROADCASTSS 12(AX), Y12
 
 block:
-	EVENODD(0, 32, SI, Y0, Y1)
-	EVENODD(8, 40, SI, Y2, Y3)
 	VMOVUPS (DI), Y4
+	MOVQ SI, R8
+	MOVQ R10, R11
+	MOVQ DX, R9
+
+row:
+	VBROADCASTSS (R11), Y8
+	EVENODD(0, 32, R8, Y0, Y1)
+	EVENODD(8, 40, R8, Y2, Y3)
 	VMULPS Y0, Y8, Y0
 	VMULPS Y0, Y9, Y0
 	VADDPS Y0, Y4, Y4
@@ -231,6 +240,11 @@ block:
 	VMULPS Y3, Y8, Y3
 	VMULPS Y3, Y12, Y3
 	VADDPS Y3, Y4, Y4
+	ADDQ BX, R8
+	ADDQ $4, R11
+	DECQ R9
+	JNZ row
+
 	VMOVUPS Y4, (DI)
 	ADDQ $32, DI
 	ADDQ $64, SI

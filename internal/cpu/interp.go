@@ -273,82 +273,144 @@ func findPairsScatter[T Float](pairs interpPairs, off []int, sh []interpShare[T]
 }
 
 // InterpT adds each gr[p, oh, ow] into its source positions with the same
-// weights (Interp's transpose), in output order within each plane. An
-// output row whose two source rows differ updates each: every input
-// position gathers its shares of the row in output order (a ×2 run of
-// columns with AVX2 for float32 on amd64), which is the order of the
-// scatter; rows reading one source row twice keep the scatter.
+// weights (Interp's transpose), in output order within each plane: the
+// order of the scatter of each output row's four shares. Bilinear, each
+// input position gathers instead: its shares of the output rows that
+// read its row, in order, and of each of those its shares along the
+// columns, in order (a ×2 run of columns with AVX2 for float32 on
+// amd64), the scatter's additions in the scatter's order. An output row
+// reading one source row twice keeps the scatter, whose order then
+// interleaves its two shares.
 func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
-	var w0, w1 []T
-	var off []int
-	var sh []interpShare[T]
-	var ps pairsScatter
-	if !g.Nearest {
-		w0, w1 = interpWeights[T](&g.Cols)
-		off, sh = interpShares(&g.Cols, g.W, w0, w1)
-		ps = findPairsScatter(findPairs(&g.Cols), off, sh)
+	if g.Nearest {
+		ParallelFor(g.Planes, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				plane := dx[p*hw : (p+1)*hw]
+				src := gr[p*ho*wo : (p+1)*ho*wo]
+				for oh := 0; oh < ho; oh++ {
+					r0 := plane[g.Rows.I0[oh]*g.W:][:g.W]
+					for ow, v := range src[oh*wo : (oh+1)*wo] {
+						r0[g.Cols.I0[ow]] += v
+					}
+				}
+			}
+		})
+		return
+	}
+	w0, w1 := interpWeights[T](&g.Cols)
+	cols := newShareTable(&g.Cols, g.W, w0, w1)
+	ps := findPairsScatter(findPairs(&g.Cols), cols.off, cols.sh)
+	y0, y1 := interpWeights[T](&g.Rows)
+	rows := newShareTable(&g.Rows, g.H, y0, y1)
+	wy := make([]T, len(rows.sh))
+	for i, e := range rows.sh {
+		wy[i] = e.w
+	}
+	// consecutive[r]: input row r's shares are of distinct consecutive
+	// output rows, gathered in one pass.
+	consecutive := make([]bool, g.H)
+	for r := range consecutive {
+		s := rows.of(r)
+		consecutive[r] = true
+		for i := 1; i < len(s); i++ {
+			if s[i].o != s[i-1].o+1 {
+				consecutive[r] = false
+			}
+		}
 	}
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
 			src := gr[p*ho*wo : (p+1)*ho*wo]
-			for oh := 0; oh < ho; oh++ {
-				r0, r1 := plane[g.Rows.I0[oh]*g.W:][:g.W], plane[g.Rows.I1[oh]*g.W:][:g.W]
-				ly := T(g.Rows.L[oh])
-				v := src[oh*wo : (oh+1)*wo]
-				if g.Nearest {
-					for ow := 0; ow < wo; ow++ {
-						r0[g.Cols.I0[ow]] += v[ow]
+			for r := 0; r < g.H; r++ {
+				s, ws := rows.of(r), wy[rows.off[r]:rows.off[r+1]]
+				if len(s) == 0 {
+					continue
+				}
+				row := plane[r*g.W : (r+1)*g.W]
+				if consecutive[r] {
+					gatherShares(row, src[s[0].o*wo:], len(s), wo, ws, &cols, ps)
+					continue
+				}
+				for i := 0; i < len(s); i++ {
+					oh := s[i].o
+					v := src[oh*wo : (oh+1)*wo]
+					if i+1 == len(s) || s[i+1].o != oh {
+						gatherShares(row, v, 1, wo, ws[i:], &cols, ps)
+						continue
 					}
-					continue
-				}
-				if g.Rows.I0[oh] != g.Rows.I1[oh] {
-					gatherShares(r0, v, 1-ly, off, sh, ps)
-					gatherShares(r1, v, ly, off, sh, ps)
-					continue
-				}
-				for ow := 0; ow < wo; ow++ {
-					c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
-					top, bot := (1-ly)*v[ow], ly*v[ow]
-					r0[c0] += w0[ow] * top
-					r0[c1] += w1[ow] * top
-					r1[c0] += w0[ow] * bot
-					r1[c1] += w1[ow] * bot
+					// oh reads row r twice (I0 = I1): the scatter
+					top, bot := ws[i], ws[i+1]
+					for ow, x := range v {
+						c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
+						t, b := top*x, bot*x
+						row[c0] += T(w0[ow] * t)
+						row[c1] += T(w1[ow] * t)
+						row[c0] += T(w0[ow] * b)
+						row[c1] += T(w1[ow] * b)
+					}
+					i++
 				}
 			}
 		}
 	})
 }
 
-// gatherShares adds into each row[c] its shares w·(wy·v[o]) of the
-// output row v, in the order of sh (off, sh from interpShares), ps being
-// the ×2 run.
-func gatherShares[T Float](row, v []T, wy T, off []int, sh []interpShare[T], ps pairsScatter) {
+// shareTable lists, for each input position of a bilinear axis, its
+// shares in the order the scatter adds them: by output, then corner 0
+// before corner 1; sh[off[i]:off[i+1]] are input i's.
+type shareTable[T Float] struct {
+	off []int
+	sh  []interpShare[T]
+}
+
+// newShareTable is the shareTable of a's n input positions with the
+// weights w0, w1 of its corners.
+func newShareTable[T Float](a *InterpAxis, n int, w0, w1 []T) shareTable[T] {
+	off, sh := interpShares(a, n, w0, w1)
+	return shareTable[T]{off, sh}
+}
+
+// of is input i's shares.
+func (t *shareTable[T]) of(i int) []interpShare[T] { return t.sh[t.off[i]:t.off[i+1]] }
+
+// gatherShares adds into each row[c] its shares w·(wy[j]·v[j·wo + o]) of
+// the n output rows v[j·wo:], j < n (row-major, then in the order of the
+// column shares), ps being the columns' ×2 run.
+func gatherShares[T Float](row, v []T, n, wo int, wy []T, cols *shareTable[T], ps pairsScatter) {
+	wy = wy[:n]
 	c0, c1 := 0, 0
 	if ps.M1 > ps.M0 {
 		c0, c1 = ps.First+ps.M0, ps.First+ps.M1
-		s := sh[off[c0]:][:4]
+		s := cols.of(c0)[:4]
 		w1a, w1b, w0a, w0b := s[0].w, s[1].w, s[2].w, s[3].w
-		vp := v[ps.Lo+2*(ps.M0-1):]
+		base := ps.Lo + 2*(ps.M0-1)
 		dst := row[c0:c1]
-		for m := interpT2x(dst, vp, wy, w1a, w1b, w0a, w0b); m < len(dst); m++ {
-			p := vp[2*m:][:4]
-			dst[m] = dst[m] + T(w1a*T(wy*p[0])) + T(w1b*T(wy*p[1])) + T(w0a*T(wy*p[2])) + T(w0b*T(wy*p[3]))
+		for m := interpT2x(dst, v[base:], n, wo, wy, w1a, w1b, w0a, w0b); m < len(dst); m++ {
+			acc := dst[m]
+			for j, y := range wy {
+				q := v[j*wo+base+2*m:][:4]
+				acc = acc + T(w1a*T(y*q[0])) + T(w1b*T(y*q[1])) + T(w0a*T(y*q[2])) + T(w0b*T(y*q[3]))
+			}
+			dst[m] = acc
 		}
+	}
+	gather := func(c int) {
+		acc := row[c]
+		sh := cols.of(c)
+		for j, y := range wy {
+			vj := v[j*wo : (j+1)*wo]
+			for _, e := range sh {
+				acc += T(e.w * T(y*vj[e.o]))
+			}
+		}
+		row[c] = acc
 	}
 	for c := 0; c < c0; c++ {
-		s := row[c]
-		for _, e := range sh[off[c]:off[c+1]] {
-			s += T(e.w * T(wy*v[e.o]))
-		}
-		row[c] = s
+		gather(c)
 	}
 	for c := c1; c < len(row); c++ {
-		s := row[c]
-		for _, e := range sh[off[c]:off[c+1]] {
-			s += T(e.w * T(wy*v[e.o]))
-		}
-		row[c] = s
+		gather(c)
 	}
 }
