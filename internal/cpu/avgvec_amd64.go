@@ -68,12 +68,12 @@ func sumRows32[T Float](dst, src []T, n, stride int, div []T) int {
 	}
 	sp := p32(dst, 0) // not read when n is 0
 	if n > 0 {
-		_ = src[(n-1)*stride+8*blocks-1]
+		_ = src[(n-1)*stride+len(dst)-1]
 		sp = p32(src, 0)
 	}
 	var dp *float32
 	if div != nil {
-		_ = div[8*blocks-1]
+		_ = div[len(dst)-1]
 		dp = p32(div, 0)
 	}
 	avgSumRows(p32(dst, 0), sp, blocks, n, 4*stride, dp)

@@ -34,6 +34,9 @@ func avgGeoms() []Pool2dGeom {
 	for _, s := range [][4]int{{5, 6, 3, 4}, {112, 112, 7, 7}, {9, 40, 4, 17}, {3, 3, 7, 7}} {
 		gs = append(gs, Pool2dGeom{Planes: 2, H: s[0], W: s[1], Rows: NewAdaptiveAxis(s[0], s[2]), Cols: NewAdaptiveAxis(s[1], s[3])})
 	}
+	// no planes, one output column
+	gs = append(gs, Pool2dGeom{Planes: 0, H: 5, W: 5, Rows: NewPoolAxis(5, 3, 3, 2, 1, 1), Cols: NewPoolAxis(5, 3, 3, 2, 1, 1)},
+		Pool2dGeom{Planes: 2, H: 40, W: 3, Rows: NewPoolAxis(40, 20, 3, 2, 1, 1), Cols: NewPoolAxis(3, 1, 3, 2, 0, 1)})
 	// dilated windows (not average pooling's, but AvgPoolT takes any axes)
 	gs = append(gs, Pool2dGeom{Planes: 2, H: 9, W: 11, Rows: NewPoolAxis(9, 4, 3, 2, 1, 2), Cols: NewPoolAxis(11, 5, 3, 2, 2, 2)})
 	return gs
@@ -133,7 +136,10 @@ func interpGeoms() []InterpGeom {
 		}
 	}
 	gs = append(gs, InterpGeom{Planes: 3, H: 30, W: 41, Rows: LinearAxis(30, 45, 1.5, false), Cols: LinearAxis(41, 61, 1.5, false)},
-		InterpGeom{Planes: 1, H: 50, W: 50, Rows: IdentityAxis(50), Cols: LinearAxis(50, 100, 0, true)})
+		InterpGeom{Planes: 1, H: 50, W: 50, Rows: IdentityAxis(50), Cols: LinearAxis(50, 100, 0, true)},
+		InterpGeom{Planes: 0, H: 4, W: 4, Rows: LinearAxis(4, 8, 0, false), Cols: LinearAxis(4, 8, 0, false)},
+		InterpGeom{Planes: 2, H: 30, W: 30, Rows: LinearAxis(30, 61, 0, false), Cols: LinearAxis(30, 59, 0, false)},
+		InterpGeom{Planes: 2, H: 6, W: 40, Rows: LinearAxis(6, 3, 0, false), Cols: LinearAxis(40, 81, 2.0001, false)})
 	return gs
 }
 
