@@ -396,7 +396,39 @@ func gatherShares[T Float](row, v []T, n, wo int, wy []T, cols *shareTable[T], p
 			dst[m] = acc
 		}
 	}
-	gather := func(c int) {
+	if nb := c0 + len(row) - c1; nb <= 8 {
+		// A few columns around a ×2 run: output row by output row, the
+		// columns' independent sums interleaved.
+		var cs [8]int
+		var acc [8]T
+		for b := range nb {
+			cs[b] = b
+			if b >= c0 {
+				cs[b] = c1 + b - c0
+			}
+			acc[b] = row[cs[b]]
+		}
+		for j, y := range wy {
+			vj := v[j*wo : (j+1)*wo]
+			for b, c := range cs[:nb] {
+				a := acc[b]
+				for _, e := range cols.of(c) {
+					a += T(e.w * T(y*vj[e.o]))
+				}
+				acc[b] = a
+			}
+		}
+		for b, c := range cs[:nb] {
+			row[c] = acc[b]
+		}
+		return
+	}
+	for c := 0; c < len(row); c++ {
+		if c == c0 {
+			if c = c1; c == len(row) {
+				break
+			}
+		}
 		acc := row[c]
 		sh := cols.of(c)
 		for j, y := range wy {
@@ -406,11 +438,5 @@ func gatherShares[T Float](row, v []T, n, wo int, wy []T, cols *shareTable[T], p
 			}
 		}
 		row[c] = acc
-	}
-	for c := 0; c < c0; c++ {
-		gather(c)
-	}
-	for c := c1; c < len(row); c++ {
-		gather(c)
 	}
 }
