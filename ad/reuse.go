@@ -10,23 +10,25 @@ import (
 )
 
 // ReuseResults says whether the ops that Apply puts in g (before or after
-// this call) write each run's result into the memory of their previous
-// run's result, instead of a new array: on for on = true, off (Gorgonia's
-// and the default behaviour: every run allocates every result) for false.
+// this call) write their results into memory they used two runs earlier,
+// instead of new arrays: on for on = true, off (Gorgonia's and the default
+// behaviour: every run allocates every result) for false.
 //
 // A run then allocates next to nothing: no fresh multi-megabyte array to be
 // zeroed and faulted in, and no garbage for Go's collector, which is most of
 // the time of memory-bound ops (pooling, normalisation, interpolation, grid
 // sampling) on large tensors, much as torch's caching allocator hands a
-// freed block to the next tensor. The price is the contract of an
-// inference engine's bound buffers: a result read from a node (Value,
-// gorgonia.Read) is valid until the next run of the graph, which
-// overwrites it; copy it (tensor.Clone) to keep it longer. A result fed
-// back into the graph as an input (gorgonia.Let) is noticed and not
-// overwritten: that run allocates afresh. Only one machine may run g at a
-// time (as Gorgonia's nodes, which hold their values, already require).
-// Ops with a Forward instead of a Kernel, and Gorgonia's own ops, allocate
-// as before. Nothing else changes: the same values, bit for bit.
+// freed block to the next tensor. Each op keeps two arrays and alternates:
+// run k writes where run k−2 wrote, so the previous run's results stay
+// intact through a run, and a result fed back as the next run's input
+// (gorgonia.Let of a recurrent state, read by any op) is safe. What a run
+// overwrites are the values of two runs before: a node's Value() from an
+// older run, and, on the LispMachine, whose gorgonia.Read hands out the
+// node's value itself, such a read value (the TapeMachine's Read copies).
+// Clone a value (tensor.Clone) to keep it longer. Only one machine may run g
+// at a time (as Gorgonia's nodes, which hold their values, already
+// require). Ops with a Forward instead of a Kernel, and Gorgonia's own ops,
+// allocate as before. Nothing else changes: the same values, bit for bit.
 func ReuseResults(g *gorgonia.ExprGraph, on bool) {
 	if g == nil {
 		return
@@ -54,32 +56,37 @@ func reusing(g *gorgonia.ExprGraph) bool {
 	return ok
 }
 
-// reuseSlot is an op's previous result, kept for ReuseResults.
+// reuseSlot is an op's last two results' memory, kept for ReuseResults.
 type reuseSlot struct {
-	mu  sync.Mutex
-	buf any // []float32, []float64 or []int
+	mu   sync.Mutex
+	buf  [2]any // []float32, []float64 or []int
+	next int    // the one the next run writes
 }
 
 // resultBuffer returns the memory for o's Kernel result of n elements:
-// without reuse a new buffer (newBuffer); with reuse the previous result's
-// memory when it has n elements and shares none with the inputs in,
-// cleared unless the Kernel overwrites every element, else a new one that
-// the next run will reuse.
+// without reuse a new buffer (newBuffer); with reuse the memory of the
+// result two runs back when it has n elements and shares none with the
+// inputs in (a value older than the last run, fed back), cleared unless
+// the Kernel overwrites every element, else a new one, kept for the run
+// after next.
 func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, reuse bool, n int, in []Tensor[T]) []E {
 	overwrite := o.spec.KernelOverwrites
 	if !reuse {
 		return newBuffer[E](n, overwrite)
 	}
-	o.keep.mu.Lock()
-	defer o.keep.mu.Unlock()
-	if b, ok := o.keep.buf.([]E); ok && len(b) == n && !overlapsAny(b, in) {
+	k := &o.keep
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	slot := &k.buf[k.next]
+	k.next ^= 1
+	if b, ok := (*slot).([]E); ok && len(b) == n && !overlapsAny(b, in) {
 		if !overwrite {
 			clear(b)
 		}
 		return b
 	}
 	b := make([]E, n)
-	o.keep.buf = b
+	*slot = b
 	return b
 }
 

@@ -2,6 +2,7 @@ package ad_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
@@ -34,9 +35,10 @@ func first(t *testing.T, v gorgonia.Value) *float64 {
 }
 
 // TestReuseResults runs y = x², z = y², the gradient of Σz and its
-// gradient again, three times with new x: under ReuseResults every run's
-// values are right and y and z keep their memory; switched off, each run
-// allocates anew. Both VMs.
+// gradient again, four times with new x: under ReuseResults every run's
+// values are right and y and z alternate between two arrays (run 2 writes
+// where run 0 did, run 1 elsewhere); switched off, the run allocates anew.
+// Both VMs.
 func TestReuseResults(t *testing.T) {
 	for _, lisp := range []bool{false, true} {
 		g := gorgonia.NewGraph()
@@ -87,9 +89,9 @@ func TestReuseResults(t *testing.T) {
 			defer tm.Close()
 			tape = tm
 		}
-		var py, pz *float64
-		for run, x0 := range [][]float64{{1, 2, 3}, {-1, 0.5, 4}, {2, -3, 0.25}} {
-			if run == 2 {
+		var ptrs [][2]*float64
+		for run, x0 := range [][]float64{{1, 2, 3}, {-1, 0.5, 4}, {2, -3, 0.25}, {0.5, 1.5, -2}} {
+			if run == 3 {
 				ad.ReuseResults(g, false)
 			}
 			if lisp { // the LispMachine wants its own binding of x: change x's values in place
@@ -128,17 +130,21 @@ func TestReuseResults(t *testing.T) {
 				}
 			}
 			ny, nz := first(t, y.Value()), first(t, z.Value()) // the memory the ops wrote
+			ptrs = append(ptrs, [2]*float64{ny, nz})
 			switch run {
 			case 1:
-				if ny != py || nz != pz {
-					t.Errorf("lisp %v: under ReuseResults the second run moved y or z to new memory", lisp)
+				if ptrs[1] == ptrs[0] {
+					t.Errorf("lisp %v: the second run wrote y and z where the first did", lisp)
 				}
 			case 2:
-				if ny == py || nz == pz {
-					t.Errorf("lisp %v: with ReuseResults off the third run kept y's or z's memory", lisp)
+				if ptrs[2] != ptrs[0] {
+					t.Errorf("lisp %v: under ReuseResults the third run did not write y and z where the first did", lisp)
+				}
+			case 3:
+				if ptrs[3][0] == ptrs[1][0] || ptrs[3][0] == ptrs[2][0] || ptrs[3][1] == ptrs[1][1] || ptrs[3][1] == ptrs[2][1] {
+					t.Errorf("lisp %v: with ReuseResults off the fourth run reused y's or z's memory", lisp)
 				}
 			}
-			py, pz = ny, nz
 		}
 	}
 }
@@ -209,4 +215,132 @@ func ExampleReuseResults() {
 	}
 	fmt.Println(kept)
 	// Output: [[0  1] [1  4] [4  9]]
+}
+
+// close says whether a and b agree to 1e-13 relative (the reference
+// rounds differently from the ops).
+func close(a, b float64) bool { return math.Abs(a-b) <= 1e-13*math.Abs(b) }
+
+// vec is a float64 vector value.
+func vec(v ...float64) *tensor.Dense {
+	return tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]float64(nil), v...)))
+}
+
+// TestReuseResultsStateFedBack: recurrent states fed back with Let and
+// read by ops other than the one that made them (found by a review of the
+// first, single-array ReuseResults, which overwrote them): out = x − w²
+// with x := the last run's w², and a recurrence h = (x²)², x := h, with
+// the gradient of Σ(h + x), which reads x after h is computed. Several
+// runs, reuse off and on, both right.
+func TestReuseResultsStateFedBack(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithValue(vec(0, 0)))
+		w := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("w"), gorgonia.WithValue(vec(2, 3)))
+		h, err := ad.Apply(squareSpec(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := gorgonia.Must(gorgonia.Sub(x, h))
+		var ov gorgonia.Value
+		gorgonia.Read(out, &ov)
+		ad.ReuseResults(g, reuse)
+		m := gorgonia.NewTapeMachine(g)
+		prev := []float64{0, 0}
+		for run, wv := range [][]float64{{2, 3}, {1, 1}, {0.5, 4}, {3, -1}} {
+			if run > 0 {
+				gorgonia.Let(x, h.Value()) // the state fed back
+			}
+			gorgonia.Let(w, vec(wv...))
+			m.Reset()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			got := ov.Data().([]float64)
+			for i := range got {
+				if want := prev[i] - wv[i]*wv[i]; got[i] != want {
+					t.Errorf("reuse %v run %d: out[%d] = x − w² = %v, want %v", reuse, run, i, got[i], want)
+				}
+			}
+			prev = []float64{wv[0] * wv[0], wv[1] * wv[1]}
+		}
+		m.Close()
+	}
+	for _, reuse := range []bool{false, true} {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithValue(vec(1.1, 0.9)))
+		a, err := ad.Apply(squareSpec(), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := ad.Apply(squareSpec(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.Sum(h)), gorgonia.Must(gorgonia.Sum(x))))
+		dx, err := ad.Grad(s, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sv, dv gorgonia.Value
+		gorgonia.Read(s, &sv)
+		gorgonia.Read(dx[0], &dv)
+		ad.ReuseResults(g, reuse)
+		m := gorgonia.NewTapeMachine(g)
+		xs := []float64{1.1, 0.9}
+		for run := range 3 {
+			if run > 0 {
+				gorgonia.Let(x, h.Value()) // x := x⁴
+				for i, v := range xs {
+					xs[i] = (v * v) * (v * v)
+				}
+			}
+			m.Reset()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			var want float64
+			for _, v := range xs {
+				want += v*v*v*v + v
+			}
+			if got := sv.Data().(float64); !close(got, want) {
+				t.Errorf("reuse %v run %d: Σ(x⁴ + x) = %v, want %v", reuse, run, got, want)
+			}
+			for i, v := range xs {
+				if got, w := dv.Data().([]float64)[i], 4*v*v*v+1; !close(got, w) {
+					t.Errorf("reuse %v run %d: d/dx[%d] = %v, want %v", reuse, run, i, got, w)
+				}
+			}
+		}
+		m.Close()
+	}
+}
+
+// TestReuseResultsLispRead: the LispMachine's gorgonia.Read hands out the
+// node's value itself (no copy); under ReuseResults a value read in one
+// run survives the next run, which writes elsewhere.
+func TestReuseResultsLispRead(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"), gorgonia.WithValue(vec(2, 3)))
+	y, err := ad.Apply(squareSpec(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yv gorgonia.Value
+	gorgonia.Read(y, &yv)
+	ad.ReuseResults(g, true)
+	if err := gorgonia.NewLispMachine(g, gorgonia.ExecuteFwdOnly()).RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	kept := yv
+	copy(x.Value().Data().([]float64), []float64{5, 7})
+	if err := gorgonia.NewLispMachine(g, gorgonia.ExecuteFwdOnly()).RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if d := kept.Data().([]float64); d[0] != 4 || d[1] != 9 {
+		t.Errorf("the value read in run 1 is now %v, want [4 9]", d)
+	}
+	if d := yv.Data().([]float64); d[0] != 25 || d[1] != 49 {
+		t.Errorf("run 2 read %v, want [25 49]", d)
+	}
 }
