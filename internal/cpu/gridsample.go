@@ -428,6 +428,12 @@ func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T
 
 // gridSampleTaps is S with the taps given.
 func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
+	if t32, ok := any(taps).([]gridTap[float32]); ok {
+		if cw := gridCLWidth(g); cw > 0 {
+			gridSampleCL32(g, t32, any(x).([]float32), any(out).([]float32), cw)
+			return
+		}
+	}
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
 	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
@@ -496,6 +502,12 @@ func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []
 
 // gridScatterTaps is T with the taps given.
 func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T) {
+	if t32, ok := any(taps).([]gridTap[float32]); ok {
+		if cw := gridCLWidth(g); cw > 0 {
+			gridScatterCL32(g, t32, any(gr).([]float32), any(dst).([]float32), cw)
+			return
+		}
+	}
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	ParallelFor(g.N*g.C, func(lo, hi int) {
 		var pp []T
