@@ -225,6 +225,10 @@ func (pt *gridPoint[T]) tap(t *gridTap[T], nearest bool, a, b int, mask T, maske
 // tapKeep(false).put).
 func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T] {
 	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
+	if !g.Nearest && g.Padding == GridZeros {
+		gridTapsZeros(g, a, b, grid, mask, taps)
+		return taps
+	}
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	ParallelFor(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
@@ -241,6 +245,48 @@ func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T]
 		}
 	})
 	return taps
+}
+
+// gridTapsZeros is gridTaps for bilinear "zeros" padding (the default),
+// newGridPoint and tap written out in one loop: the same operations in
+// the same order, so the same taps, bitwise, at a fraction of the cost
+// of the calls.
+func gridTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []gridTap[T]) {
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
+	sx, sy, aligned := ax.scale, ay.scale, g.AlignCorners
+	W, H, wp, zero := float64(g.W), float64(g.H), g.W+2, g.zeroCell()
+	ParallelFor(g.N*g.HO, func(lo, hi int) {
+		for j := lo * g.WO; j < hi*g.WO; j++ {
+			t := &taps[j]
+			x, y := T(grid[2*j]+1)*sx, T(grid[2*j+1]+1)*sy
+			if !aligned {
+				x -= 0.5
+				y -= 0.5
+			}
+			// A NaN coordinate fails the test as well (source's ok).
+			fx, fy := math.Floor(float64(x)), math.Floor(float64(y))
+			if !(fx >= -1 && fx < W && fy >= -1 && fy < H) {
+				*t = gridTap[T]{i: zero}
+				continue
+			}
+			lx, ly := x-T(fx), y-T(fy)
+			x0, x1 := 1-lx, lx
+			if a == 1 {
+				x0, x1 = -sx, sx
+			}
+			y0, y1 := 1-ly, ly
+			if b == 1 {
+				y0, y1 = -sy, sy
+			}
+			t.i, t.ok = int32((int(fy)+1)*wp+int(fx)+1), true
+			if mask != nil {
+				m := mask[j]
+				t.w[0], t.w[1], t.w[2], t.w[3] = y0*x0*m, y0*x1*m, y1*x0*m, y1*x1*m
+				continue
+			}
+			t.w[0], t.w[1], t.w[2], t.w[3] = y0*x0, y0*x1, y1*x0, y1*x1
+		}
+	})
 }
 
 // gridKeep holds one buffer of E between kernel calls, the largest given
