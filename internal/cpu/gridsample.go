@@ -644,6 +644,10 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	defer tapKeep[T](true).put(taps)
 	defer floatKeep[T]().put(scale)
 	gridOTaps(g, a, b, grid, mask, taps, scale)
+	if t32, ok := any(taps).([]gridTap[float32]); ok && gridCLWidth(g) == 8 {
+		gridContractOCL32(g, t32, any(x).([]float32), any(gr).([]float32), any(scale).([]float32), any(out).([]float32))
+		return
+	}
 	p := g.HO * g.WO
 	nb := p / 8 // an image's full blocks of 8 pixels, for the AVX2 gathers
 	var ob *gridOBlocks

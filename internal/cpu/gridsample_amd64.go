@@ -75,3 +75,14 @@ func gridScatterCLBlocks(plane, gr []float32, taps []gridTap[float32], nb, cw, p
 	_, _ = taps[8*nb-1], gr[(cw-1)*p+8*nb-1]
 	gridScatterCL(&plane[0], &gr[0], &taps[0], nb, cw/8, 4*cw, 4*p, 4*wp*cw)
 }
+
+//go:noescape
+func gridContractOCL(acc, plane, gr *float32, taps *gridTap[float32], nb, cs, p, ws int)
+
+// gridContractOCLBlocks runs gridContractOCL on nb > 0 blocks of 8 pixels
+// of one chunk of 8 channels: acc holds the x sums at 0 and the y sums at
+// p, gr 8 rows of p.
+func gridContractOCLBlocks(acc, plane, gr []float32, taps []gridTap[float32], nb, p, wp int) {
+	_, _, _ = taps[8*nb-1], gr[7*p+8*nb-1], acc[p+8*nb-1]
+	gridContractOCL(&acc[0], &plane[0], &gr[0], &taps[0], nb, 32, 4*p, 32*wp)
+}

@@ -409,3 +409,106 @@ tschunk:
 	JNZ  tsblock
 	VZEROUPPER
 	RET
+
+// CLODIFF computes, into Yq, pixel q's (b − a)·f + (d − c)·f′ for 8
+// channels of a channels-last plane: tap q at off(DX) (its corner i at 0),
+// plane SI, cell stride R8, row stride R9; a, b, c, d are the corners at
+// offsets oa, ob, oc, od from the north-west corner's row pointer
+// (R12: the north row, R13: the south row, as "(R12)" or "(R13)(R8*1)"),
+// f, f′ the tap's factors at fo, fo′. GridSampleO's per-channel terms.
+#define CLODIFF(off, ma, mb, fo, mc, md, fo2, Yq) \
+	MOVLQSX off(DX), R12 \
+	IMULQ R8, R12 \
+	ADDQ SI, R12 \
+	LEAQ (R12)(R9*1), R13 \
+	VMOVUPS ma, Y8 \
+	VMOVUPS mb, Y9 \
+	VSUBPS Y8, Y9, Y9 \
+	VBROADCASTSS off+fo(DX), Y10 \
+	VMULPS Y10, Y9, Yq \
+	VMOVUPS mc, Y8 \
+	VMOVUPS md, Y9 \
+	VSUBPS Y8, Y9, Y9 \
+	VBROADCASTSS off+fo2(DX), Y10 \
+	VMULPS Y10, Y9, Y9 \
+	VADDPS Y9, Yq, Yq
+
+// CLOSUM transposes Y0-Y7 (pixels' channel vectors) and adds
+// Σ_c row_c·gr_c, summed from 0 in channel order (gr_c at R11 + c·R14),
+// to the 8 floats at acc.
+#define CLOSUM(acc) \
+	TRANSPOSE8 \
+	MOVQ R11, R13 \
+	VXORPS Y0, Y0, Y0 \
+	VMULPS (R13), Y8, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y9, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y10, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y11, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y12, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y13, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y14, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ R14, R13 \
+	VMULPS (R13), Y15, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS acc, Y0, Y0 \
+	VMOVUPS Y0, acc
+
+// func gridContractOCL(acc, plane, gr *float32, taps *gridTap[float32], nb, cs, p, ws int)
+//
+// GridSampleO's sums over one chunk of 8 channels for nb > 0 blocks of 8
+// pixels (AVX2), from a channels-last plane of those channels (cell
+// stride cs, row stride ws, in bytes; every tap's corners inside it): for
+// pixel j (tap j at taps + 24j, factors fx0, fx1, fy0, fy1 at 8…20) and
+// channel c (upstream gr + c·p + 4j, p in bytes)
+//   sx = Σ_c ((ne − nw)·fy0 + (se − sw)·fy1)·g,  sy = Σ_c ((sw − nw)·fx0 + (se − ne)·fx1)·g
+// summed from 0 in channel order, then acc[j] += sx, acc[j + p/4] += sy:
+// the Go loop's operations in its order, bitwise its result.
+TEXT ·gridContractOCL(SB), NOSPLIT, $0-64
+	MOVQ acc+0(FP), DI
+	MOVQ plane+8(FP), SI
+	MOVQ gr+16(FP), R11
+	MOVQ taps+24(FP), DX
+	MOVQ nb+32(FP), CX
+	MOVQ cs+40(FP), R8
+	MOVQ p+48(FP), R14
+	MOVQ ws+56(FP), R9
+
+oblock:
+	CLODIFF(0, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y0)
+	CLODIFF(24, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y1)
+	CLODIFF(48, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y2)
+	CLODIFF(72, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y3)
+	CLODIFF(96, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y4)
+	CLODIFF(120, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y5)
+	CLODIFF(144, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y6)
+	CLODIFF(168, (R12), (R12)(R8*1), 16, (R13), (R13)(R8*1), 20, Y7)
+	CLOSUM((DI))
+	CLODIFF(0, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y0)
+	CLODIFF(24, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y1)
+	CLODIFF(48, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y2)
+	CLODIFF(72, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y3)
+	CLODIFF(96, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y4)
+	CLODIFF(120, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y5)
+	CLODIFF(144, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y6)
+	CLODIFF(168, (R12), (R13), 8, (R12)(R8*1), (R13)(R8*1), 12, Y7)
+	CLOSUM((DI)(R14*1))
+	ADDQ $192, DX
+	ADDQ $32, DI
+	ADDQ $32, R11
+	DECQ CX
+	JNZ  oblock
+	VZEROUPPER
+	RET

@@ -137,8 +137,8 @@ func gridSameBits(got, want []float32) (int, bool) {
 	return 0, true
 }
 
-// TestGridSampleChannelsLast: the channels-last AVX2 kernels of S, S2, T
-// and T2 (gridCLWidth > 0: C a multiple of 8) equal the Go loops bitwise,
+// TestGridSampleChannelsLast: the channels-last AVX2 kernels of S, S2, T,
+// T2 and O (gridCLWidth > 0: C a multiple of 8) equal the Go loops bitwise,
 // over odd sizes (rows and pixel counts with and without tails of fewer
 // than 8), channel counts of 1 to 8 units, batches, points outside,
 // on borders, NaN and infinite, masks, every padding and align_corners,
@@ -152,7 +152,8 @@ func TestGridSampleChannelsLast(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 13))
 	type size struct{ n, c, h, w, ho, wo int }
 	sizes := []size{{1, 8, 5, 7, 3, 5}, {2, 16, 9, 16, 8, 8}, {3, 24, 8, 13, 7, 9}, {1, 40, 17, 9, 4, 6},
-		{2, 64, 11, 24, 9, 11}, {1, 32, 1, 1, 2, 4}, {2, 12, 6, 10, 5, 7}, {1, 3, 4, 9, 8, 8}}
+		{2, 64, 11, 24, 9, 11}, {1, 32, 1, 1, 2, 4}, {2, 12, 6, 10, 5, 7}, {1, 3, 4, 9, 8, 8},
+		{1, 16, 20, 20, 40, 41}}
 	for _, sz := range sizes {
 		for _, pad := range []GridPadding{GridZeros, GridBorder, GridReflection} {
 			for _, ac := range []bool{false, true} {
@@ -182,6 +183,8 @@ func TestGridSampleChannelsLast(t *testing.T) {
 					{"T", len(x), func(a, b int, out []float32) { GridSampleT(g, a, b, gr, grid, nil, out) }},
 					{"T masked", len(x), func(a, b int, out []float32) { GridSampleT(g, a, b, gr, grid, m1, out) }},
 					{"T2", len(x), func(a, b int, out []float32) { GridSampleT2(g, a, b, gr, grid, m1, m2, out) }},
+					{"O", len(grid), func(a, b int, out []float32) { GridSampleO(g, a, b, x, grid, gr, nil, out) }},
+					{"O masked", len(grid), func(a, b int, out []float32) { GridSampleO(g, a, b, x, grid, gr, m1, out) }},
 				}
 				for _, k := range kernels {
 					for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
@@ -194,7 +197,7 @@ func TestGridSampleChannelsLast(t *testing.T) {
 						ref := make([]float32, k.n)
 						k.run(ab[0], ab[1], ref)
 						gridAVX2 = true
-						for _, procs := range []int{1, 3} {
+						for _, procs := range []int{1, 3, 8} {
 							got := make([]float32, k.n)
 							func() {
 								defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

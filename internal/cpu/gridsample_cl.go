@@ -66,16 +66,7 @@ func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	nb := p / 8
 	gridCLUnits(g, cw, func(n, c0 int, plane []float32) {
-		src := x[(n*g.C+c0)*hw : (n*g.C+c0+cw)*hw]
-		// The frame: row 0, the first and last cells of rows 1…H, rows H+1
-		// and H+2 (zeroCell's), as padPlane.
-		clear(plane[:(wp+1)*cw])
-		for y := 0; y < g.H; y++ {
-			row := plane[((y+1)*wp+1)*cw:]
-			gridPackRow(row, src[y*g.W:], g.W, cw, hw)
-			clear(plane[((y+1)*wp+1+g.W)*cw : ((y+2)*wp+1)*cw])
-		}
-		clear(plane[((g.H+1)*wp+1)*cw:])
+		gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
 		o, tp := out[(n*g.C+c0)*p:(n*g.C+c0+cw)*p], taps[n*p:(n+1)*p]
 		if nb > 0 {
 			gridSampleCLBlocks(o, plane, tp, nb, cw, p, wp)
@@ -89,6 +80,20 @@ func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32
 			}
 		}
 	})
+}
+
+// gridPackPlane writes cw planes src (H×W each) channels-last into the
+// zero-framed plane ((H+3)·(W+2) cells of cw): the frame (row 0, the
+// first and last cells of rows 1…H, rows H+1 and H+2, zeroCell's) zeros,
+// as padPlane.
+func gridPackPlane(g *GridSampleGeom, plane, src []float32, cw int) {
+	hw, wp := g.H*g.W, g.W+2
+	clear(plane[:(wp+1)*cw])
+	for y := 0; y < g.H; y++ {
+		gridPackRow(plane[((y+1)*wp+1)*cw:], src[y*g.W:], g.W, cw, hw)
+		clear(plane[((y+1)*wp+1+g.W)*cw : ((y+2)*wp+1)*cw])
+	}
+	clear(plane[((g.H+1)*wp+1)*cw:])
 }
 
 // gridPackRow writes the w pixels of cw planes' rows (src, plane stride
@@ -140,6 +145,82 @@ func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float
 			for x := 8 * wb; x < g.W; x++ {
 				for c := 0; c < cw; c++ {
 					d[c*hw+y*g.W+x] = row[x*cw+c]
+				}
+			}
+		}
+	})
+}
+
+// gridContractOCL32 is GridSampleO's channel sums for float32 bilinear
+// taps (gridOTaps: corner and factors fx0, fx1, fy0, fy1) when
+// gridCLWidth is 8: per pixel, each chunk of 8 channels summed from 0 in
+// channel order and the chunks' sums added in order to a per-pixel
+// accumulator (gridContract's grouping), then out[2j+h] = acc·scale
+// (0 where scale is 0), x half first; out [N, HO, WO, 2] is overwritten.
+// Units are an image's blocks of pixels, each running through the
+// image's chunks in order (the chunk's plane packed per unit), in
+// parallel: the results do not depend on the split.
+func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale, out []float32) {
+	const cw = 8
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
+	// Split images into pixel ranges (multiples of 8) when there are fewer
+	// images than workers.
+	workers := runtime.GOMAXPROCS(0)
+	parts := min(max(1, (workers+g.N-1)/g.N), max(1, p/256))
+	size := ((p+parts-1)/parts + 7) &^ 7
+	parts = (p + size - 1) / size
+	units := g.N * parts
+	ps := g.framedSize() * cw
+	slots := max(1, min(workers, units))
+	buf := gridCLPlanes.get(slots * ps)
+	defer gridCLPlanes.put(buf)
+	acc := gridOAcc.get(2 * g.N * p)
+	defer gridOAcc.put(acc)
+	var next atomic.Int32
+	ParallelFor(units, func(lo, hi int) {
+		var plane []float32
+		if s := int(next.Add(1) - 1); s < slots {
+			plane = buf[s*ps : (s+1)*ps]
+		} else {
+			plane = make([]float32, ps)
+		}
+		for u := lo; u < hi; u++ {
+			n, j0 := u/parts, u%parts*size
+			j1 := min(j0+size, p)
+			a := acc[2*n*p : 2*(n+1)*p]
+			clear(a[j0:j1])
+			clear(a[p+j0 : p+j1])
+			tp := taps[n*p : (n+1)*p]
+			nb := (j1 - j0) / 8
+			for c0 := 0; c0 < g.C; c0 += cw {
+				gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
+				grc := gr[(n*g.C+c0)*p : (n*g.C+c0+cw)*p]
+				if nb > 0 {
+					gridContractOCLBlocks(a[j0:], plane, grc[j0:], tp[j0:], nb, p, wp)
+				}
+				for j := j0 + 8*nb; j < j1; j++ {
+					t := &tp[j]
+					i := int(t.i) * cw
+					q, r := plane[i:i+2*cw], plane[i+wp*cw:i+(wp+2)*cw]
+					var sx, sy float32
+					for c := 0; c < cw; c++ {
+						nw, ne, sw, se := q[c], q[cw+c], r[c], r[cw+c]
+						gv := grc[c*p+j]
+						sx += ((ne-nw)*t.w[2] + (se-sw)*t.w[3]) * gv
+						sy += ((sw-nw)*t.w[0] + (se-ne)*t.w[1]) * gv
+					}
+					a[j] += sx
+					a[p+j] += sy
+				}
+			}
+			for j := j0; j < j1; j++ {
+				for h := 0; h < 2; h++ {
+					k := 2*(n*p+j) + h
+					if s := scale[k]; s == 0 {
+						out[k] = 0 // a half that is zero, or a pixel that samples nothing
+					} else {
+						out[k] = a[h*p+j] * s
+					}
 				}
 			}
 		}

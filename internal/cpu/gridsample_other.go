@@ -14,7 +14,8 @@ var gridAVX2 = false
 func gridContractO32(acc, f []float32, idx []int32, planes, gr []float32, blocks, nc, ps, p, wp int) {
 }
 
-// gridTransposeBlocks, gridSampleCLBlocks and gridScatterCLBlocks are the
+// gridTransposeBlocks, gridSampleCLBlocks, gridScatterCLBlocks and
+// gridContractOCLBlocks are the
 // AVX2 channels-last kernels on amd64; never called here (gridCLWidth is
 // 0 without AVX2), so they do nothing.
 func gridTransposeBlocks(dst, src []float32, nb, nk, sr, sb, sk, dr, db, dk int) {}
@@ -22,3 +23,5 @@ func gridTransposeBlocks(dst, src []float32, nb, nk, sr, sb, sk, dr, db, dk int)
 func gridSampleCLBlocks(out, plane []float32, taps []gridTap[float32], nb, cw, p, wp int) {}
 
 func gridScatterCLBlocks(plane, gr []float32, taps []gridTap[float32], nb, cw, p, wp int) {}
+
+func gridContractOCLBlocks(acc, plane, gr []float32, taps []gridTap[float32], nb, p, wp int) {}
