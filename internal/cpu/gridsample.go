@@ -706,6 +706,68 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 // fx0, fx1, fy0, fy1) and the halves' final scales (2 per pixel) into taps
 // and scale (the CUDA kernels' table too, GridOTable).
 func gridOTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []gridTap[T], scale []T) {
+	if !g.Nearest && !g.Bicubic && g.Padding == GridZeros {
+		gridOTapsZeros(g, a, b, grid, mask, taps, scale)
+		return
+	}
+	gridOTapsPoints(g, a, b, grid, mask, taps, scale)
+}
+
+// gridOTapsZeros is gridOTaps for bilinear "zeros" padding, the point
+// computed inline as gridTapsZeros: the same taps and scales, bitwise, as
+// gridOTapsPoints.
+func gridOTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []gridTap[T], scale []T) {
+	hasX, hasY := a == 0 && b <= 1, a <= 1 && b == 0
+	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
+	sx, sy, aligned := ax.scale, ay.scale, g.AlignCorners
+	// kx^a·ky^b (kx = sx, ky = sy under "zeros"), as pow's factors.
+	pa, pb := T(1), T(1)
+	if a == 1 {
+		pa = sx
+	}
+	if b == 1 {
+		pb = sy
+	}
+	W, H, wp, zero := float64(g.W), float64(g.H), g.W+2, g.zeroCell()
+	ParallelFor(g.N*g.HO, func(lo, hi int) {
+		for j := lo * g.WO; j < hi*g.WO; j++ {
+			x, y := T(grid[2*j]+1)*sx, T(grid[2*j+1]+1)*sy
+			if !aligned {
+				x -= 0.5
+				y -= 0.5
+			}
+			scale[2*j], scale[2*j+1] = 0, 0
+			fx, fy := math.Floor(float64(x)), math.Floor(float64(y))
+			if !(fx >= -1 && fx < W && fy >= -1 && fy < H) {
+				taps[j] = gridTap[T]{i: zero} // reads zeros; its scale is 0
+				continue
+			}
+			lx, ly := x-T(fx), y-T(fy)
+			t := gridTap[T]{i: int32((int(fy)+1)*wp + int(fx) + 1), ok: true, w: [4]T{1 - lx, lx, 1 - ly, ly}}
+			if a == 1 {
+				t.w[0], t.w[1] = -1, 1
+			}
+			if b == 1 {
+				t.w[2], t.w[3] = -1, 1
+			}
+			taps[j] = t
+			m := T(1)
+			if mask != nil {
+				m = mask[j]
+			}
+			if hasX {
+				scale[2*j] = sx * pa * pb * m
+			}
+			if hasY {
+				scale[2*j+1] = sy * pa * pb * m
+			}
+		}
+	})
+}
+
+// gridOTapsPoints is gridOTaps through newGridPoint, for every mode and
+// padding.
+func gridOTapsPoints[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []gridTap[T], scale []T) {
 	mo := g.MaxOrder()
 	hasX, hasY := a+1 <= mo && b <= mo, a <= mo && b+1 <= mo
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)

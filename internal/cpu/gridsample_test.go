@@ -380,7 +380,8 @@ func TestGridSampleBicubicMembers(t *testing.T) {
 }
 
 // TestGridTapsZeros: gridTapsZeros (bilinear "zeros") makes the same taps
-// as newGridPoint and tap, bitwise, for every bilinear member, with and
+// as newGridPoint and tap, and gridOTapsZeros the same O taps and scales
+// as gridOTapsPoints, bitwise, for every bilinear member, with and
 // without a mask, both align_corners, points inside, outside, on
 // borders and cell edges, NaN and infinite, in float32 and float64.
 func TestGridTapsZeros(t *testing.T) {
@@ -408,7 +409,7 @@ func testGridTapsZeros[T Float](t *testing.T) {
 			}
 			ax, ay := newGridAxis[T](g.W, g.Padding, ac), newGridAxis[T](g.H, g.Padding, ac)
 			for _, m := range [][]T{nil, mask} {
-				for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+				for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}} {
 					got := make([]gridTap[T], n)
 					gridTapsZeros(g, ab[0], ab[1], grid, m, got)
 					for j := range got {
@@ -429,6 +430,23 @@ func testGridTapsZeros[T Float](t *testing.T) {
 						if !same {
 							t.Fatalf("%T size %v align %t member %v mask %t: point %d (%v, %v): %+v, want %+v",
 								*new(T), sz, ac, ab, m != nil, j, grid[2*j], grid[2*j+1], got[j], want)
+						}
+					}
+					// GridSampleO's taps and scales.
+					gotS, want, wantS := make([]T, 2*n), make([]gridTap[T], n), make([]T, 2*n)
+					gridOTapsZeros(g, ab[0], ab[1], grid, m, got, gotS)
+					gridOTapsPoints(g, ab[0], ab[1], grid, m, want, wantS)
+					for j := range got {
+						same := got[j].i == want[j].i && got[j].ok == want[j].ok
+						for k := range want[j].w {
+							same = same && math.Float64bits(float64(got[j].w[k])) == math.Float64bits(float64(want[j].w[k]))
+						}
+						for h := 0; h < 2; h++ {
+							same = same && math.Float64bits(float64(gotS[2*j+h])) == math.Float64bits(float64(wantS[2*j+h]))
+						}
+						if !same {
+							t.Fatalf("%T size %v align %t O member %v mask %t: point %d (%v, %v): %+v %v, want %+v %v", *new(T), sz, ac, ab,
+								m != nil, j, grid[2*j], grid[2*j+1], got[j], gotS[2*j:2*j+2], want[j], wantS[2*j:2*j+2])
 						}
 					}
 				}
