@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// GridSample's float32 bilinear S and T channels-last (AVX2, C a multiple
+// GridSample's float32 bilinear S, T and O channels-last (AVX2, C a multiple
 // of 8). A pixel's taps are shared by all the channels of its image, so
 // instead of gathering each plane's corners pixel by pixel, a unit of cw
 // channels of one image is copied into a zero-framed channels-last plane
@@ -14,10 +14,13 @@ import (
 // (gridSampleCL) computes 8 pixels × 8 channels per step and transposes
 // the block back to the planes' layout; T (gridScatterCL) transposes the
 // upstream block to pixels' channel vectors, adds them to the corners in
-// pixel order, and the unit's plane is then copied out. Every element
-// takes the same operations in the same order as the Go loops
-// (gridTap.value, gridScatterTaps), so the results are bitwise theirs.
-// Units run in parallel, each in a worker's slot of one kept buffer.
+// pixel order, and the unit's plane is then copied out; bilinear O
+// (gridContractOCL) computes each pixel's per-channel corner terms,
+// transposes them to pixel lanes and sums the chunk's channels in order.
+// Every element takes the same operations in the same order as the Go
+// loops (gridTap.value, gridScatterTaps, GridSampleO's), so the results
+// are bitwise theirs. Units run in parallel, each in a worker's slot of
+// one kept buffer.
 
 // gridCLWidth is the number of channels per unit of the channels-last
 // kernels for g, or 0 when they do not apply (no AVX2, nearest, C not a
