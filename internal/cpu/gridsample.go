@@ -854,6 +854,9 @@ func (b *gridOBlocks) release() {
 // parallel, to a scratch buffer.
 func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T)) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W
+	if p == 0 || g.N == 0 {
+		return // no pixels (the block sizes below divide by both)
+	}
 	planes, ps := x, hw
 	if !g.Nearest {
 		wp, ps = g.W+2, g.framedSize()

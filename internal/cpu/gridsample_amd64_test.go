@@ -153,7 +153,7 @@ func TestGridSampleChannelsLast(t *testing.T) {
 	type size struct{ n, c, h, w, ho, wo int }
 	sizes := []size{{1, 8, 5, 7, 3, 5}, {2, 16, 9, 16, 8, 8}, {3, 24, 8, 13, 7, 9}, {1, 40, 17, 9, 4, 6},
 		{2, 64, 11, 24, 9, 11}, {1, 32, 1, 1, 2, 4}, {2, 12, 6, 10, 5, 7}, {1, 3, 4, 9, 8, 8},
-		{1, 16, 20, 20, 40, 41}}
+		{1, 16, 20, 20, 40, 41}, {1, 8, 3, 4, 0, 5}, {0, 8, 3, 4, 2, 5}, {1, 0, 3, 4, 2, 5}}
 	for _, sz := range sizes {
 		for _, pad := range []GridPadding{GridZeros, GridBorder, GridReflection} {
 			for _, ac := range []bool{false, true} {

@@ -166,6 +166,9 @@ func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float
 func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale, out []float32) {
 	const cw = 8
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
+	if p == 0 || g.N == 0 {
+		return
+	}
 	// Split images into pixel ranges (multiples of 8) when there are fewer
 	// images than workers.
 	workers := runtime.GOMAXPROCS(0)
