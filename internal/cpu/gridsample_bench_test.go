@@ -8,7 +8,9 @@ import (
 // BenchmarkGridSampleKernel: the float32 bilinear kernels at issue 16's
 // size, input [8, 64, 64, 64], grid [8, 64, 64, 2] uniform in
 // [−1.1, 1.1], zeros padding: S (GridSample), T (its input gradient) and
-// O (its grid gradient), results preallocated.
+// O (its grid gradient), results preallocated, and the taps alone; with
+// the process's CPU time per call (cpu-ns/op, where measured): on a
+// shared machine the wall time varies with the load, the CPU time less.
 func BenchmarkGridSampleKernel(b *testing.B) {
 	g := &GridSampleGeom{N: 8, C: 64, H: 64, W: 64, HO: 64, WO: 64}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -27,26 +29,24 @@ func BenchmarkGridSampleKernel(b *testing.B) {
 	out := make([]float32, len(gr))
 	dx := make([]float32, len(x))
 	dg := make([]float32, len(grid))
-	b.Run("S", func(b *testing.B) {
-		for b.Loop() {
-			GridSampleS(g, 0, 0, x, grid, nil, out)
-		}
-	})
-	b.Run("T", func(b *testing.B) {
-		for b.Loop() {
-			clear(dx)
-			GridSampleT(g, 0, 0, gr, grid, nil, dx)
-		}
-	})
-	b.Run("O", func(b *testing.B) {
-		for b.Loop() {
-			clear(dg)
-			GridSampleO(g, 0, 0, x, grid, gr, nil, dg)
-		}
-	})
-	b.Run("taps", func(b *testing.B) {
-		for b.Loop() {
-			tapKeep[float32](false).put(gridTaps(g, 0, 0, grid, nil))
-		}
-	})
+	kernels := []struct {
+		name string
+		run  func()
+	}{
+		{"S", func() { GridSampleS(g, 0, 0, x, grid, nil, out) }},
+		{"T", func() { clear(dx); GridSampleT(g, 0, 0, gr, grid, nil, dx) }},
+		{"O", func() { clear(dg); GridSampleO(g, 0, 0, x, grid, gr, nil, dg) }},
+		{"taps", func() { tapKeep[float32](false).put(gridTaps(g, 0, 0, grid, nil)) }},
+	}
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			t0, ok := processCPU()
+			for b.Loop() {
+				k.run()
+			}
+			if t1, ok1 := processCPU(); ok && ok1 {
+				b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
 }
