@@ -475,8 +475,8 @@ func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T
 // gridSampleTaps is S with the taps given.
 func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 	if t32, ok := any(taps).([]gridTap[float32]); ok {
-		if cw := gridCLWidth(g); cw > 0 {
-			gridSampleCL32(g, t32, any(x).([]float32), any(out).([]float32), cw)
+		if gridChannelsLast(g) {
+			gridSampleCL32(g, t32, any(x).([]float32), any(out).([]float32))
 			return
 		}
 	}
@@ -549,8 +549,8 @@ func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []
 // gridScatterTaps is T with the taps given.
 func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T) {
 	if t32, ok := any(taps).([]gridTap[float32]); ok {
-		if cw := gridCLWidth(g); cw > 0 {
-			gridScatterCL32(g, t32, any(gr).([]float32), any(dst).([]float32), cw)
+		if gridChannelsLast(g) {
+			gridScatterCL32(g, t32, any(gr).([]float32), any(dst).([]float32))
 			return
 		}
 	}
@@ -644,7 +644,7 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	defer tapKeep[T](true).put(taps)
 	defer floatKeep[T]().put(scale)
 	gridOTaps(g, a, b, grid, mask, taps, scale)
-	if t32, ok := any(taps).([]gridTap[float32]); ok && gridCLWidth(g) == 8 {
+	if t32, ok := any(taps).([]gridTap[float32]); ok && gridChannelsLast(g) {
 		gridContractOCL32(g, t32, any(x).([]float32), any(gr).([]float32), any(scale).([]float32), any(out).([]float32))
 		return
 	}

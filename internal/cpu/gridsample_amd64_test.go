@@ -138,7 +138,7 @@ func gridSameBits(got, want []float32) (int, bool) {
 }
 
 // TestGridSampleChannelsLast: the channels-last AVX2 kernels of S, S2, T,
-// T2 and O (gridCLWidth > 0: C a multiple of 8) equal the Go loops bitwise,
+// T2 and O (gridChannelsLast: C a multiple of 8) equal the Go loops bitwise,
 // over odd sizes (rows and pixel counts with and without tails of fewer
 // than 8), channel counts of 1 to 8 units, batches, points outside,
 // on borders, NaN and infinite, masks, every padding and align_corners,

@@ -22,29 +22,29 @@ import (
 // are bitwise theirs. Units run in parallel, each in a worker's slot of
 // one kept buffer.
 
-// gridCLWidth is the number of channels per unit of the channels-last
-// kernels for g, or 0 when they do not apply (no AVX2, nearest, C not a
-// multiple of 8). Units of 8 channels measured fastest (issue 16's size,
-// one thread: S 1.5 ms with 8, 2.0 with 16, 2.5–4 with 32 or 64): a
-// unit's plane, 141 KiB at 64×64, stays in L2, and the 8 output rows
-// written at once do not overflow an L1 set (rows of 16 KiB alias).
-func gridCLWidth(g *GridSampleGeom) int {
-	if !gridAVX2 || g.Nearest || g.C%8 != 0 {
-		return 0
-	}
-	return 8
+// gridCLChannels is the number of channels of a channels-last unit.
+// Units of 8 channels measured fastest (issue 16's size, one thread: S
+// 1.5 ms with 8, 2.0 with 16, 2.5–4 with 32 or 64): a unit's plane,
+// 141 KiB at 64×64, stays in L2, and the 8 output rows written at once do
+// not overflow an L1 set (rows of 16 KiB alias).
+const gridCLChannels = 8
+
+// gridChannelsLast reports whether the channels-last kernels apply to g:
+// AVX2, bilinear, C a multiple of gridCLChannels.
+func gridChannelsLast(g *GridSampleGeom) bool {
+	return gridAVX2 && !g.Nearest && g.C%gridCLChannels == 0
 }
 
 // gridCLPlanes keeps the channels-last planes between calls.
 var gridCLPlanes gridKeep[float32]
 
-// gridCLUnits calls body(n, c0, plane) for every unit (image n, channels
-// [c0, c0+cw)) in parallel, plane a worker's own buffer of
-// framedSize()·cw elements, contents undefined.
-func gridCLUnits(g *GridSampleGeom, cw int, body func(n, c0 int, plane []float32)) {
-	units := g.N * (g.C / cw)
+// gridCLUnits calls body(u, plane) for u in [0, units) in parallel,
+// plane a worker's own channels-last plane of framedSize()·gridCLChannels
+// elements
+// (contents undefined): the workers' slots of one kept buffer.
+func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), units))
-	ps := g.framedSize() * cw
+	ps := g.framedSize() * gridCLChannels
 	buf := gridCLPlanes.get(workers * ps)
 	defer gridCLPlanes.put(buf)
 	var next atomic.Int32
@@ -58,17 +58,19 @@ func gridCLUnits(g *GridSampleGeom, cw int, body func(n, c0 int, plane []float32
 			plane = make([]float32, ps)
 		}
 		for u := lo; u < hi; u++ {
-			body(u/(g.C/cw), u%(g.C/cw)*cw, plane)
+			body(u, plane)
 		}
 	})
 }
 
 // gridSampleCL32 is gridSampleTaps for float32 bilinear taps when
-// gridCLWidth is cw > 0.
-func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32, cw int) {
+// gridChannelsLast.
+func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32) {
+	const cw = gridCLChannels
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	nb := p / 8
-	gridCLUnits(g, cw, func(n, c0 int, plane []float32) {
+	gridCLUnits(g, g.N*g.C/cw, func(u int, plane []float32) {
+		n, c0 := u/(g.C/cw), u%(g.C/cw)*cw
 		gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
 		o, tp := out[(n*g.C+c0)*p:(n*g.C+c0+cw)*p], taps[n*p:(n+1)*p]
 		if nb > 0 {
@@ -114,11 +116,13 @@ func gridPackRow(row, src []float32, w, cw, hw int) {
 }
 
 // gridScatterCL32 is gridScatterTaps for float32 bilinear taps when
-// gridCLWidth is cw > 0.
-func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float32, cw int) {
+// gridChannelsLast.
+func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float32) {
+	const cw = gridCLChannels
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	nb := p / 8
-	gridCLUnits(g, cw, func(n, c0 int, plane []float32) {
+	gridCLUnits(g, g.N*g.C/cw, func(u int, plane []float32) {
+		n, c0 := u/(g.C/cw), u%(g.C/cw)*cw
 		clear(plane)
 		src, tp := gr[(n*g.C+c0)*p:(n*g.C+c0+cw)*p], taps[n*p:(n+1)*p]
 		if nb > 0 {
@@ -156,7 +160,7 @@ func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float
 
 // gridContractOCL32 is GridSampleO's channel sums for float32 bilinear
 // taps (gridOTaps: corner and factors fx0, fx1, fy0, fy1) when
-// gridCLWidth is 8: per pixel, each chunk of 8 channels summed from 0 in
+// gridChannelsLast: per pixel, each chunk of 8 channels summed from 0 in
 // channel order and the chunks' sums added in order to a per-pixel
 // accumulator (gridContract's grouping), then out[2j+h] = acc·scale
 // (0 where scale is 0), x half first; out [N, HO, WO, 2] is overwritten.
@@ -164,7 +168,7 @@ func gridScatterCL32(g *GridSampleGeom, taps []gridTap[float32], gr, dst []float
 // image's chunks in order (the chunk's plane packed per unit), in
 // parallel: the results do not depend on the split.
 func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale, out []float32) {
-	const cw = 8
+	const cw = gridCLChannels
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	if p == 0 || g.N == 0 {
 		return
@@ -175,58 +179,44 @@ func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale,
 	parts := min(max(1, (workers+g.N-1)/g.N), max(1, p/256))
 	size := ((p+parts-1)/parts + 7) &^ 7
 	parts = (p + size - 1) / size
-	units := g.N * parts
-	ps := g.framedSize() * cw
-	slots := max(1, min(workers, units))
-	buf := gridCLPlanes.get(slots * ps)
-	defer gridCLPlanes.put(buf)
 	acc := gridOAcc.get(2 * g.N * p)
 	defer gridOAcc.put(acc)
-	var next atomic.Int32
-	ParallelFor(units, func(lo, hi int) {
-		var plane []float32
-		if s := int(next.Add(1) - 1); s < slots {
-			plane = buf[s*ps : (s+1)*ps]
-		} else {
-			plane = make([]float32, ps)
-		}
-		for u := lo; u < hi; u++ {
-			n, j0 := u/parts, u%parts*size
-			j1 := min(j0+size, p)
-			a := acc[2*n*p : 2*(n+1)*p]
-			clear(a[j0:j1])
-			clear(a[p+j0 : p+j1])
-			tp := taps[n*p : (n+1)*p]
-			nb := (j1 - j0) / 8
-			for c0 := 0; c0 < g.C; c0 += cw {
-				gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
-				grc := gr[(n*g.C+c0)*p : (n*g.C+c0+cw)*p]
-				if nb > 0 {
-					gridContractOCLBlocks(a[j0:], plane, grc[j0:], tp[j0:], nb, p, wp)
-				}
-				for j := j0 + 8*nb; j < j1; j++ {
-					t := &tp[j]
-					i := int(t.i) * cw
-					q, r := plane[i:i+2*cw], plane[i+wp*cw:i+(wp+2)*cw]
-					var sx, sy float32
-					for c := 0; c < cw; c++ {
-						nw, ne, sw, se := q[c], q[cw+c], r[c], r[cw+c]
-						gv := grc[c*p+j]
-						sx += ((ne-nw)*t.w[2] + (se-sw)*t.w[3]) * gv
-						sy += ((sw-nw)*t.w[0] + (se-ne)*t.w[1]) * gv
-					}
-					a[j] += sx
-					a[p+j] += sy
-				}
+	gridCLUnits(g, g.N*parts, func(u int, plane []float32) {
+		n, j0 := u/parts, u%parts*size
+		j1 := min(j0+size, p)
+		a := acc[2*n*p : 2*(n+1)*p]
+		clear(a[j0:j1])
+		clear(a[p+j0 : p+j1])
+		tp := taps[n*p : (n+1)*p]
+		nb := (j1 - j0) / 8
+		for c0 := 0; c0 < g.C; c0 += cw {
+			gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
+			grc := gr[(n*g.C+c0)*p : (n*g.C+c0+cw)*p]
+			if nb > 0 {
+				gridContractOCLBlocks(a[j0:], plane, grc[j0:], tp[j0:], nb, p, wp)
 			}
-			for j := j0; j < j1; j++ {
-				for h := 0; h < 2; h++ {
-					k := 2*(n*p+j) + h
-					if s := scale[k]; s == 0 {
-						out[k] = 0 // a half that is zero, or a pixel that samples nothing
-					} else {
-						out[k] = a[h*p+j] * s
-					}
+			for j := j0 + 8*nb; j < j1; j++ {
+				t := &tp[j]
+				i := int(t.i) * cw
+				q, r := plane[i:i+2*cw], plane[i+wp*cw:i+(wp+2)*cw]
+				var sx, sy float32
+				for c := 0; c < cw; c++ {
+					nw, ne, sw, se := q[c], q[cw+c], r[c], r[cw+c]
+					gv := grc[c*p+j]
+					sx += ((ne-nw)*t.w[2] + (se-sw)*t.w[3]) * gv
+					sy += ((sw-nw)*t.w[0] + (se-ne)*t.w[1]) * gv
+				}
+				a[j] += sx
+				a[p+j] += sy
+			}
+		}
+		for j := j0; j < j1; j++ {
+			for h := 0; h < 2; h++ {
+				k := 2*(n*p+j) + h
+				if s := scale[k]; s == 0 {
+					out[k] = 0 // a half that is zero, or a pixel that samples nothing
+				} else {
+					out[k] = a[h*p+j] * s
 				}
 			}
 		}

@@ -15,9 +15,9 @@ func gridContractO32(acc, f []float32, idx []int32, planes, gr []float32, blocks
 }
 
 // gridTransposeBlocks, gridSampleCLBlocks, gridScatterCLBlocks and
-// gridContractOCLBlocks are the
-// AVX2 channels-last kernels on amd64; never called here (gridCLWidth is
-// 0 without AVX2), so they do nothing.
+// gridContractOCLBlocks are the AVX2 channels-last kernels on amd64; never
+// called here (gridChannelsLast is false without AVX2), so they do
+// nothing.
 func gridTransposeBlocks(dst, src []float32, nb, nk, sr, sb, sk, dr, db, dk int) {}
 
 func gridSampleCLBlocks(out, plane []float32, taps []gridTap[float32], nb, cw, p, wp int) {}
