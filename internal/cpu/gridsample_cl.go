@@ -68,15 +68,22 @@ func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)
 func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32) {
 	const cw = gridCLChannels
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
-	nb := p / 8
-	gridCLUnits(g, g.N*g.C/cw, func(u int, plane []float32) {
-		n, c0 := u/(g.C/cw), u%(g.C/cw)*cw
+	chunks := g.N * g.C / cw
+	if p == 0 || chunks == 0 {
+		return
+	}
+	parts, size := gridCLParts(chunks, p)
+	gridCLUnits(g, chunks*parts, func(u int, plane []float32) {
+		k, j0 := u/parts, u%parts*size
+		j1 := min(j0+size, p)
+		n, c0 := k/(g.C/cw), k%(g.C/cw)*cw
 		gridPackPlane(g, plane, x[(n*g.C+c0)*hw:(n*g.C+c0+cw)*hw], cw)
 		o, tp := out[(n*g.C+c0)*p:(n*g.C+c0+cw)*p], taps[n*p:(n+1)*p]
+		nb := (j1 - j0) / 8
 		if nb > 0 {
-			gridSampleCLBlocks(o, plane, tp, nb, cw, p, wp)
+			gridSampleCLBlocks(o[j0:], plane, tp[j0:], nb, cw, p, wp)
 		}
-		for j := 8 * nb; j < p; j++ {
+		for j := j0 + 8*nb; j < j1; j++ {
 			t := &tp[j]
 			i := int(t.i) * cw
 			q, r := plane[i:i+2*cw], plane[i+wp*cw:i+(wp+2)*cw]
@@ -85,6 +92,17 @@ func gridSampleCL32(g *GridSampleGeom, taps []gridTap[float32], x, out []float32
 			}
 		}
 	})
+}
+
+// gridCLParts splits each of units' p pixels into parts ranges of size
+// pixels (a multiple of 8; the last range shorter) when there are fewer
+// units than workers, so that all work (each range packs its plane
+// again); at least 256 pixels a range. p > 0.
+func gridCLParts(units, p int) (parts, size int) {
+	workers := runtime.GOMAXPROCS(0)
+	parts = min(max(1, (workers+units-1)/units), max(1, p/256))
+	size = ((p+parts-1)/parts + 7) &^ 7
+	return (p + size - 1) / size, size
 }
 
 // gridPackPlane writes cw planes src (H×W each) channels-last into the
@@ -173,12 +191,7 @@ func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale,
 	if p == 0 || g.N == 0 {
 		return
 	}
-	// Split images into pixel ranges (multiples of 8) when there are fewer
-	// images than workers.
-	workers := runtime.GOMAXPROCS(0)
-	parts := min(max(1, (workers+g.N-1)/g.N), max(1, p/256))
-	size := ((p+parts-1)/parts + 7) &^ 7
-	parts = (p + size - 1) / size
+	parts, size := gridCLParts(g.N, p)
 	acc := gridOAcc.get(2 * g.N * p)
 	defer gridOAcc.put(acc)
 	gridCLUnits(g, g.N*parts, func(u int, plane []float32) {
