@@ -58,7 +58,7 @@ func emuGrid[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(61, 62))
 	byEntry := map[string][]emuGridCase[T]{}
-	for _, s := range [][6]int{{1, 1, 1, 1, 1, 1}, {2, 3, 4, 5, 3, 4}, {1, 10, 3, 3, 2, 5}, {2, 2, 1, 6, 4, 3}} {
+	for _, s := range [][6]int{{1, 1, 1, 1, 1, 1}, {2, 3, 4, 5, 3, 4}, {1, 10, 3, 3, 2, 5}, {2, 2, 1, 6, 4, 3}, {1, 8, 3, 9, 2, 9}} {
 		for mode := 0; mode < 3; mode++ {
 			for pad := cpu.GridZeros; pad <= cpu.GridReflection; pad++ {
 				for _, align := range []bool{false, true} {

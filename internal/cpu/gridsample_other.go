@@ -13,3 +13,15 @@ var gridAVX2 = false
 // called here (gridAVX2 is false), so it does nothing.
 func gridContractO32(acc, f []float32, idx []int32, planes, gr []float32, blocks, nc, ps, p, wp int) {
 }
+
+// gridTransposeBlocks, gridSampleCLBlocks, gridScatterCLBlocks and
+// gridContractOCLBlocks are the AVX2 channels-last kernels on amd64; never
+// called here (gridChannelsLast is false without AVX2), so they do
+// nothing.
+func gridTransposeBlocks(dst, src []float32, nb, nk, sr, sb, sk, dr, db, dk int) {}
+
+func gridSampleCLBlocks(out, plane []float32, taps []gridTap[float32], nb, cw, p, wp int) {}
+
+func gridScatterCLBlocks(plane, gr []float32, taps []gridTap[float32], nb, cw, p, wp int) {}
+
+func gridContractOCLBlocks(acc, plane, gr []float32, taps []gridTap[float32], nb, p, wp int) {}

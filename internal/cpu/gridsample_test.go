@@ -378,3 +378,79 @@ func TestGridSampleBicubicMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestGridTapsZeros: gridTapsZeros (bilinear "zeros") makes the same taps
+// as newGridPoint and tap, and gridOTapsZeros the same O taps and scales
+// as gridOTapsPoints, bitwise, for every bilinear member, with and
+// without a mask, both align_corners, points inside, outside, on
+// borders and cell edges, NaN and infinite, in float32 and float64.
+func TestGridTapsZeros(t *testing.T) {
+	testGridTapsZeros[float32](t)
+	testGridTapsZeros[float64](t)
+}
+
+func testGridTapsZeros[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	for _, sz := range [][2]int{{5, 7}, {1, 1}, {1, 6}, {64, 64}} {
+		for _, ac := range []bool{false, true} {
+			g := &GridSampleGeom{N: 2, C: 1, H: sz[0], W: sz[1], HO: 9, WO: 13, AlignCorners: ac}
+			n := g.N * g.HO * g.WO
+			special := []T{-1, 1, 0, -1 - 1/T(g.W), 1 + 1/T(g.W), 2 / T(g.W), 1 - 1/T(g.H), T(math.NaN()),
+				T(math.Inf(1)), T(math.Inf(-1)), 1e30, -1e30, -3, T(math.Nextafter(-1, -2))}
+			grid, mask := make([]T, 2*n), make([]T, n)
+			for i := range grid {
+				grid[i] = T(2.6*r.Float64() - 1.3)
+				if r.IntN(4) == 0 {
+					grid[i] = special[r.IntN(len(special))]
+				}
+			}
+			for i := range mask {
+				mask[i] = T(r.NormFloat64())
+			}
+			ax, ay := newGridAxis[T](g.W, g.Padding, ac), newGridAxis[T](g.H, g.Padding, ac)
+			for _, m := range [][]T{nil, mask} {
+				for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}} {
+					got := make([]gridTap[T], n)
+					gridTapsZeros(g, ab[0], ab[1], grid, m, got)
+					for j := range got {
+						pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
+						var want gridTap[T]
+						var mj T
+						if m != nil {
+							mj = m[j]
+						}
+						pt.tap(&want, false, ab[0], ab[1], mj, m != nil)
+						if !pt.ok {
+							want.i = g.zeroCell()
+						}
+						same := got[j].i == want.i && got[j].ok == want.ok
+						for k := range want.w {
+							same = same && math.Float64bits(float64(got[j].w[k])) == math.Float64bits(float64(want.w[k]))
+						}
+						if !same {
+							t.Fatalf("%T size %v align %t member %v mask %t: point %d (%v, %v): %+v, want %+v",
+								*new(T), sz, ac, ab, m != nil, j, grid[2*j], grid[2*j+1], got[j], want)
+						}
+					}
+					// GridSampleO's taps and scales.
+					gotS, want, wantS := make([]T, 2*n), make([]gridTap[T], n), make([]T, 2*n)
+					gridOTapsZeros(g, ab[0], ab[1], grid, m, got, gotS)
+					gridOTapsPoints(g, ab[0], ab[1], grid, m, want, wantS)
+					for j := range got {
+						same := got[j].i == want[j].i && got[j].ok == want[j].ok
+						for k := range want[j].w {
+							same = same && math.Float64bits(float64(got[j].w[k])) == math.Float64bits(float64(want[j].w[k]))
+						}
+						for h := 0; h < 2; h++ {
+							same = same && math.Float64bits(float64(gotS[2*j+h])) == math.Float64bits(float64(wantS[2*j+h]))
+						}
+						if !same {
+							t.Fatalf("%T size %v align %t O member %v mask %t: point %d (%v, %v): %+v %v, want %+v %v", *new(T), sz, ac, ab,
+								m != nil, j, grid[2*j], grid[2*j+1], got[j], gotS[2*j:2*j+2], want[j], wantS[2*j:2*j+2])
+						}
+					}
+				}
+			}
+		}
+	}
+}
