@@ -48,3 +48,14 @@ func (o cudaOp) CUDADo(extern gorgonia.External, dev gorgonia.Device, prealloc g
 	}()
 	return o.spec.CUDA(extern, dev, prealloc, inputs...)
 }
+
+// unwrap is the op of o if Apply made it, else nil.
+func unwrap(o gorgonia.Op) *op {
+	switch v := o.(type) {
+	case *op:
+		return v
+	case cudaOp:
+		return v.op
+	}
+	return nil
+}

@@ -35,9 +35,10 @@ type Kernel struct {
 //
 // The op runs the instantiation of its inputs' float dtype. k reads the
 // inputs (views and non-contiguous tensors arrive copied to row-major
-// order) and writes every element of out, which arrives zeroed with the
-// shape from OpSpec.Shape and the dtype OutputDtype; it must not keep or
-// modify the inputs. Both functions must be given.
+// order) and writes out, which arrives with the shape from OpSpec.Shape
+// and the dtype OutputDtype, zeroed unless the spec sets KernelOverwrites
+// (then it may hold old values, and k must write every element); k must
+// not keep or modify the inputs. Both functions must be given.
 func Floats(f32 func(out Tensor[float32], in []Tensor[float32]) error, f64 func(out Tensor[float64], in []Tensor[float64]) error) Kernel {
 	return Kernel{f32: f32, f64: f64}
 }

@@ -54,7 +54,8 @@ type OpSpec struct {
 	Kernel Kernel
 	// KernelOverwrites says that Kernel writes every element of its result
 	// (none is left at, or added to, its zero): the result may then come
-	// uncleared from ad's pool of recycled arrays.
+	// uncleared, holding old values, from ad's pool of recycled arrays or,
+	// under ReuseResults, from the op's own result of two runs before.
 	KernelOverwrites bool
 	// Backward returns, for each input, the gradient of <grad, output> with
 	// respect to it, as nodes built from in, output and grad. Return nil for

@@ -25,35 +25,52 @@ import (
 // overwrites are the values of two runs before: a node's Value() from an
 // older run, and, on the LispMachine, whose gorgonia.Read hands out the
 // node's value itself, such a read value (the TapeMachine's Read copies).
-// Clone a value (tensor.Clone) to keep it longer. Only one machine may run g
-// at a time (as Gorgonia's nodes, which hold their values, already
-// require). Ops with a Forward instead of a Kernel, and Gorgonia's own ops,
-// allocate as before. Nothing else changes: the same values, bit for bit.
+// Clone a value (tensor.Clone) to keep it longer; ad.Constant of a value
+// likewise. The two arrays alternate per call of the op: every run of a
+// machine over g or over a subgraph holding the op counts, a failed one
+// too, so a state fed back from one machine's run may be overwritten if
+// another machine runs the op in between. Only one machine may run g at a
+// time (as Gorgonia's nodes, which hold their values, already require),
+// and g's clones (ExprGraph.Clone) share g's ops, hence their arrays and
+// this setting (the graph an op was built in decides): never run a graph
+// and its clone at the same time with reuse on. Switching it off drops the
+// kept arrays. Ops with a Forward instead of a Kernel, Gorgonia's own ops,
+// and, in the cuda build, ops running on the GPU allocate as before.
+// Nothing else changes: the same values, bit for bit.
 func ReuseResults(g *gorgonia.ExprGraph, on bool) {
 	if g == nil {
 		return
 	}
 	w := weak.Make(g)
 	if !on {
-		reuseGraphs.Delete(w)
+		if _, marked := reuseGraphs.Load(w); marked {
+			reuseGraphs.Store(w, false)
+		}
+		for _, n := range g.AllNodes() {
+			if o := unwrap(n.Op()); o != nil {
+				o.keep.release()
+			}
+		}
 		return
 	}
-	if _, loaded := reuseGraphs.LoadOrStore(w, struct{}{}); !loaded {
-		runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { reuseGraphs.Delete(w) }, w)
+	if _, loaded := reuseGraphs.LoadOrStore(w, true); loaded {
+		reuseGraphs.Store(w, true)
+		return
 	}
+	runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { reuseGraphs.Delete(w) }, w)
 }
 
 // reuseGraphs holds the graphs that ReuseResults switched on, weakly: an
 // entry leaves with its graph.
-var reuseGraphs sync.Map // weak.Pointer[gorgonia.ExprGraph] → struct{}
+var reuseGraphs sync.Map // weak.Pointer[gorgonia.ExprGraph] → bool (on)
 
 // reusing reports whether ReuseResults is on for g.
 func reusing(g *gorgonia.ExprGraph) bool {
 	if g == nil {
 		return false
 	}
-	_, ok := reuseGraphs.Load(weak.Make(g))
-	return ok
+	on, _ := reuseGraphs.Load(weak.Make(g))
+	return on == true
 }
 
 // reuseSlot is an op's last two results' memory, kept for ReuseResults.
@@ -61,6 +78,13 @@ type reuseSlot struct {
 	mu   sync.Mutex
 	buf  [2]any // []float32, []float64 or []int
 	next int    // the one the next run writes
+}
+
+// release drops the kept arrays (ReuseResults switched off).
+func (k *reuseSlot) release() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.buf, k.next = [2]any{}, 0
 }
 
 // resultBuffer returns the memory for o's Kernel result of n elements:

@@ -149,7 +149,7 @@ func interpRef[T Float](g *InterpGeom, x, out []T) {
 			row, h := plane[r*g.W:][:g.W], cache[i]
 			for ow := range h {
 				c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
-				h[ow] = (1-lx)*row[c0] + lx*row[c1]
+				h[ow] = T((1-lx)*row[c0]) + T(lx*row[c1]) // T(): no fused multiply-add under GOAMD64=v3
 			}
 			cached[i] = r
 			return h
@@ -200,10 +200,10 @@ func interpTRef[T Float](g *InterpGeom, gr, dx []T) {
 					c0, c1, lx := g.Cols.I0[ow], g.Cols.I1[ow], T(g.Cols.L[ow])
 					v := src[oh*wo+ow]
 					top, bot := (1-ly)*v, ly*v
-					r0[c0] += (1 - lx) * top
-					r0[c1] += lx * top
-					r1[c0] += (1 - lx) * bot
-					r1[c1] += lx * bot
+					r0[c0] += T((1 - lx) * top)
+					r0[c1] += T(lx * top)
+					r1[c0] += T((1 - lx) * bot)
+					r1[c1] += T(lx * bot)
 				}
 			}
 		}
