@@ -100,7 +100,12 @@ type Pool2dGeom struct {
 // position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 	if x32, ok := any(x).([]float32); ok && int64(g.H)*int64(g.W) < 1<<31-1 {
-		maxPoolArgmax32(g, x32, idx) // its keys hold a plane index below 2³¹
+		// Both float32 paths hold a plane index in 32 bits.
+		if t, ok := regularAxis(&g.Cols, g.W); ok {
+			maxPoolFast32(g, newMaxPoolLayout(g, t), x32, idx)
+		} else {
+			maxPoolArgmax32(g, x32, idx)
+		}
 		return
 	}
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
@@ -148,49 +153,55 @@ func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 // then every row's maximum over each output column's window, then over
 // each output row's window of rows.
 func maxPoolArgmax32(g *Pool2dGeom, x []float32, idx []int) {
-	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
-	rows, cols := &g.Rows, &g.Cols
+	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
 	ParallelFor(g.Planes, func(lo, hi int) {
 		keys := make([]int64, hw)
 		rowBest := make([]int64, g.H*wo)
 		for p := lo; p < hi; p++ {
-			for i, v := range x[p*hw : (p+1)*hw] {
-				keys[i] = argmaxKey(v, i)
-			}
-			for r := 0; r < g.H; r++ {
-				row, best := keys[r*w:(r+1)*w], rowBest[r*wo:(r+1)*wo]
-				for ow := range best {
-					b := int64(math.MinInt64)
-					for c := cols.First[ow]; c < cols.End[ow]; c += cols.Step {
-						b = max(b, row[c])
-					}
-					best[ow] = b
-				}
-			}
-			out := idx[p*ho*wo : (p+1)*ho*wo]
-			for oh := 0; oh < ho; oh++ {
-				dst := out[oh*wo : (oh+1)*wo]
-				r0, r1 := rows.First[oh], rows.End[oh]
-				if r0 >= r1 {
-					for ow := range dst {
-						dst[ow] = -1 // an empty window: no input position
-					}
-					continue
-				}
-				for ow := range dst {
-					if cols.First[ow] >= cols.End[ow] {
-						dst[ow] = -1
-						continue
-					}
-					b := int64(math.MinInt64)
-					for r := r0; r < r1; r += rows.Step {
-						b = max(b, rowBest[r*wo+ow])
-					}
-					dst[ow] = argmaxPos(b)
-				}
-			}
+			maxPoolPlaneKeys64(g, x[p*hw:(p+1)*hw], idx[p*ho*wo:(p+1)*ho*wo], keys, rowBest)
 		}
 	})
+}
+
+// maxPoolPlaneKeys64 is maxPoolArgmax32 on one plane, with scratch keys
+// of H·W and rowBest of H·WO elements.
+func maxPoolPlaneKeys64(g *Pool2dGeom, plane []float32, out []int, keys, rowBest []int64) {
+	wo, w := g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	for i, v := range plane {
+		keys[i] = argmaxKey(v, i)
+	}
+	for r := 0; r < g.H; r++ {
+		row, best := keys[r*w:(r+1)*w], rowBest[r*wo:(r+1)*wo]
+		for ow := range best {
+			b := int64(math.MinInt64)
+			for c := cols.First[ow]; c < cols.End[ow]; c += cols.Step {
+				b = max(b, row[c])
+			}
+			best[ow] = b
+		}
+	}
+	for oh := 0; oh < rows.Out(); oh++ {
+		dst := out[oh*wo : (oh+1)*wo]
+		r0, r1 := rows.First[oh], rows.End[oh]
+		if r0 >= r1 {
+			for ow := range dst {
+				dst[ow] = -1 // an empty window: no input position
+			}
+			continue
+		}
+		for ow := range dst {
+			if cols.First[ow] >= cols.End[ow] {
+				dst[ow] = -1
+				continue
+			}
+			b := int64(math.MinInt64)
+			for r := r0; r < r1; r += rows.Step {
+				b = max(b, rowBest[r*wo+ow])
+			}
+			dst[ow] = argmaxPos(b)
+		}
+	}
 }
 
 // argmaxKey is v's key for maxPoolArgmax32 at plane index i (< 2^31).

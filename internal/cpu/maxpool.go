@@ -1,0 +1,272 @@
+package cpu
+
+import (
+	"math"
+	"sync"
+)
+
+// The fast path of MaxPoolArgmax for float32: a plane's windows reduced
+// separably, with 32-bit order keys and the plane index of each running
+// maximum carried along (no 64-bit tie-break keys, which were most of the
+// time of maxPoolArgmax32).
+//
+// Each input row r is first turned into keys (maxKey32), split by column
+// phase (column c goes to phase c mod s, slot c/s; s the column stride)
+// so that tap j of every output column is a contiguous run of one phase;
+// then the row pass keeps, for each output column, the largest key over
+// its window's taps in column order and the plane index of the first
+// one (a strictly larger key replaces it), and the column pass does the
+// same over each output row's window of rows, in row order. The first
+// maximum of the first row that holds the window's maximum is torch's
+// row-major first maximum. Positions outside the input hold
+// maxPoolSentinel, below every key, so that every output column has the
+// same k taps. −0 and +0 have the same key; a plane with a NaN (which
+// wins, the last one) is left to maxPoolPlaneKeys64.
+
+// maxPoolSentinel is the key of a column outside the input: below the
+// key of −Inf, so it never replaces a key, and any key replaces it.
+const maxPoolSentinel = math.MinInt32
+
+// maxPoolMaxStride is the largest column stride of the fast path (its
+// phase buffer holds stride phases of a row).
+const maxPoolMaxStride = 16
+
+// maxKey32 is v's order key, v not NaN: the float's order as an int32
+// with −0 and +0 both 0 (−|v|'s bits as a magnitude, negated).
+func maxKey32(v float32) int32 {
+	b := int32(math.Float32bits(v))
+	a := b & math.MaxInt32
+	if b < 0 {
+		return -a
+	}
+	return a
+}
+
+// regularTaps is a column axis whose output o reads the columns
+// o·S + Q0 + j·Dil for j < K that lie in [0, in): a max_pool2d axis
+// (Q0 = −padding) or an adaptive one that happens to be regular.
+type regularTaps struct {
+	S, Q0, K, Dil int
+}
+
+// regularAxis finds the taps of axis a over in positions, if its windows
+// are regular with a stride of at most maxPoolMaxStride: the stride from
+// the starts or the ends of the last two windows (one of them may be
+// clipped), checked against every window exactly.
+func regularAxis(a *PoolAxis, in int) (regularTaps, bool) {
+	n := a.Out()
+	if n == 0 || a.Step < 1 || a.First[n-1] >= a.End[n-1] {
+		return regularTaps{}, false
+	}
+	if n == 1 {
+		return a.regularTaps(in, 1)
+	}
+	if t, ok := a.regularTaps(in, a.First[n-1]-a.First[n-2]); ok {
+		return t, true
+	}
+	return a.regularTaps(in, a.End[n-1]-a.End[n-2])
+}
+
+// regularTaps is regularAxis for stride s.
+func (a *PoolAxis) regularTaps(in, s int) (regularTaps, bool) {
+	n, dil := a.Out(), a.Step
+	if s < 1 || s > maxPoolMaxStride {
+		return regularTaps{}, false
+	}
+	// The start of the last window, which may be clipped at 0 only if
+	// all are.
+	t := regularTaps{S: s, Dil: dil, Q0: a.First[n-1] - (n-1)*s, K: 1}
+	// K: enough taps from each window's start to its last position.
+	for o := 0; o < n; o++ {
+		if a.First[o] < a.End[o] {
+			last := a.First[o] + (a.End[o]-1-a.First[o])/dil*dil
+			t.K = max(t.K, (last-(o*s+t.Q0))/dil+1)
+		}
+	}
+	for o := 0; o < n; o++ {
+		// The taps inside [0, in): j from jlo to jhi.
+		start := o*s + t.Q0
+		jlo := 0
+		if start < 0 {
+			jlo = (-start + dil - 1) / dil
+		}
+		jhi := t.K - 1
+		if end := start + jhi*dil; end >= in {
+			jhi -= (end - in + dil) / dil
+		}
+		if a.First[o] >= a.End[o] {
+			if jlo <= jhi {
+				return regularTaps{}, false
+			}
+			continue
+		}
+		last := a.First[o] + (a.End[o]-1-a.First[o])/dil*dil
+		if jlo > jhi || start+jlo*dil != a.First[o] || start+jhi*dil != last {
+			return regularTaps{}, false
+		}
+	}
+	return t, true
+}
+
+// maxPoolLayout is the scratch layout of the fast path for one geometry:
+// the phase buffer of one row (S phases of PL keys, slot t of phase ph at
+// ph·PL + M + t) and the row pass's results, H rows of WOP (the output
+// width rounded up to 8) keys and plane indices.
+type maxPoolLayout struct {
+	taps      regularTaps
+	M, PL     int
+	WO, WOP   int
+	tapOff    []int32 // tap j of output column o reads phase buffer [tapOff[j] + o]
+	tapCol    []int32 // and is column o·S + tapCol[j]
+	tapPairs  []int32 // tapOff[j], tapCol[j] for each j (the AVX2 loop's table)
+	emptyCols []int   // output columns whose window holds no column
+}
+
+// newMaxPoolLayout is the layout of geometry g with column taps t.
+func newMaxPoolLayout(g *Pool2dGeom, t regularTaps) *maxPoolLayout {
+	wo := g.Cols.Out()
+	l := &maxPoolLayout{taps: t, WO: wo, WOP: (wo + 7) &^ 7}
+	dmin := floorDiv(t.Q0, t.S)
+	dmax := floorDiv(t.Q0+(t.K-1)*t.Dil, t.S)
+	l.M = max(0, -dmin)
+	l.PL = (l.M + max(l.WOP+max(dmax, 0), (g.W+t.S-1)/t.S) + 8) &^ 7
+	for j := 0; j < t.K; j++ {
+		q := t.Q0 + j*t.Dil
+		ph, d := q-floorDiv(q, t.S)*t.S, floorDiv(q, t.S)
+		l.tapOff = append(l.tapOff, int32(ph*l.PL+l.M+d))
+		l.tapCol = append(l.tapCol, int32(q))
+		l.tapPairs = append(l.tapPairs, int32(ph*l.PL+l.M+d), int32(q))
+	}
+	for o := 0; o < wo; o++ {
+		if g.Cols.First[o] >= g.Cols.End[o] {
+			l.emptyCols = append(l.emptyCols, o)
+		}
+	}
+	return l
+}
+
+// maxPoolScratch is one worker's buffers: the phase buffer (sentinels
+// outside the row's slots, which every row overwrites), the row pass's
+// keys and plane indices, and the 64-bit keys of the NaN path.
+type maxPoolScratch struct {
+	phase, rowKey, rowPos []int32
+	keys, rowBest         []int64
+}
+
+var maxPoolScratchPool sync.Pool
+
+// getMaxPoolScratch returns a worker's buffers sized for l and g.
+func getMaxPoolScratch(l *maxPoolLayout, g *Pool2dGeom) *maxPoolScratch {
+	s, _ := maxPoolScratchPool.Get().(*maxPoolScratch)
+	if s == nil {
+		s = new(maxPoolScratch)
+	}
+	s.phase = grow(s.phase, l.taps.S*l.PL)
+	for i := range s.phase {
+		s.phase[i] = maxPoolSentinel
+	}
+	s.rowKey = grow(s.rowKey, g.H*l.WOP)
+	s.rowPos = grow(s.rowPos, g.H*l.WOP)
+	return s
+}
+
+// grow returns b with length n, reallocated if too small.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// maxPoolFast32 is MaxPoolArgmax for float32 planes of fewer than 2³¹
+// elements whose column axis is regular (layout l).
+func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), l.WO, g.W
+	rows := &g.Rows
+	ParallelFor(g.Planes, func(lo, hi int) {
+		s := getMaxPoolScratch(l, g)
+		defer maxPoolScratchPool.Put(s)
+		for p := lo; p < hi; p++ {
+			plane := x[p*hw : (p+1)*hw]
+			out := idx[p*ho*wo : (p+1)*ho*wo]
+			nan := false
+			for r := 0; r < g.H; r++ {
+				nan = maxPoolPhases(s.phase, plane[r*w:(r+1)*w], l) || nan
+				maxPoolRowPass(s.rowKey[r*l.WOP:(r+1)*l.WOP], s.rowPos[r*l.WOP:(r+1)*l.WOP], s.phase, l, int32(r*w))
+			}
+			if nan {
+				s.keys = grow(s.keys, hw)
+				s.rowBest = grow(s.rowBest, g.H*wo)
+				maxPoolPlaneKeys64(g, plane, out, s.keys, s.rowBest)
+				continue
+			}
+			for oh := 0; oh < ho; oh++ {
+				dst := out[oh*wo : (oh+1)*wo]
+				r0, r1 := rows.First[oh], rows.End[oh]
+				if r0 >= r1 {
+					for ow := range dst {
+						dst[ow] = -1 // an empty window: no input position
+					}
+					continue
+				}
+				maxPoolColPass(dst, s.rowKey, s.rowPos, l.WOP, r0, r1, rows.Step)
+				for _, ow := range l.emptyCols {
+					dst[ow] = -1
+				}
+			}
+		}
+	})
+}
+
+// maxPoolPhases writes the keys of row into the phase buffer and reports
+// whether it holds a NaN.
+func maxPoolPhases(phase []int32, row []float32, l *maxPoolLayout) bool {
+	c, nan := maxPoolPhasesAsm(phase, row, l)
+	s := l.taps.S
+	for ; c < len(row); c++ {
+		v := row[c]
+		nan = nan || v != v
+		phase[c%s*l.PL+l.M+c/s] = maxKey32(v)
+	}
+	return nan
+}
+
+// maxPoolRowPass is the row pass of one input row starting at plane index
+// base: for each output column (and up to WOP), the largest key over its
+// taps in order, the first one kept among equals, and its plane index.
+func maxPoolRowPass(key, pos, phase []int32, l *maxPoolLayout, base int32) {
+	if maxPoolRowPassAsm(key, pos, phase, l, base) {
+		return
+	}
+	s := int32(l.taps.S)
+	offs, cols := l.tapOff, l.tapCol
+	for o := range key {
+		// Locals and a plain if: compiled to conditional moves, no
+		// branch on the data.
+		best, at := phase[int(offs[0])+o], cols[0]
+		for j, off := range offs[1:] {
+			k, c := phase[int(off)+o], cols[j+1]
+			if k > best {
+				best, at = k, c
+			}
+		}
+		key[o], pos[o] = best, base+int32(o)*s+at
+	}
+}
+
+// maxPoolColPass is the column pass of one output row whose window is
+// rows r0, r0+step, ... below r1 (at least one): dst[o] is the plane
+// index of the first largest key of rows' row-pass results.
+func maxPoolColPass(dst []int, rowKey, rowPos []int32, wop, r0, r1, step int) {
+	n := maxPoolColPassAsm(dst, rowKey, rowPos, wop, r0, r1, step)
+	for o := n; o < len(dst); o++ {
+		best, pos := rowKey[r0*wop+o], rowPos[r0*wop+o]
+		for r := r0 + step; r < r1; r += step {
+			k, at := rowKey[r*wop+o], rowPos[r*wop+o]
+			if k > best {
+				best, pos = k, at
+			}
+		}
+		dst[o] = int(pos)
+	}
+}
