@@ -116,10 +116,12 @@ type maxPoolLayout struct {
 	taps      regularTaps
 	M, PL     int
 	WO, WOP   int
-	tapOff    []int32 // tap j of output column o reads phase buffer [tapOff[j] + o]
-	tapCol    []int32 // and is column o·S + tapCol[j]
-	tapPairs  []int32 // tapOff[j], tapCol[j] for each j (the AVX2 loop's table)
-	emptyCols []int   // output columns whose window holds no column
+	tapOff    []int32  // tap j of output column o reads phase buffer [tapOff[j] + o]
+	tapCol    []int32  // and is column o·S + tapCol[j]
+	tapPairs  []int32  // tapOff[j], tapCol[j] for each j (the AVX2 loop's table)
+	colBase   [9]int32 // S·i for i < 8, and 8·S (the AVX2 loop's)
+	windows   []int32  // for each output row, (first row · WOP, rows) or (0, 0) if empty
+	emptyCols []int    // output columns whose window holds no column
 }
 
 // newMaxPoolLayout is the layout of geometry g with column taps t.
@@ -129,13 +131,27 @@ func newMaxPoolLayout(g *Pool2dGeom, t regularTaps) *maxPoolLayout {
 	dmin := floorDiv(t.Q0, t.S)
 	dmax := floorDiv(t.Q0+(t.K-1)*t.Dil, t.S)
 	l.M = max(0, -dmin)
-	l.PL = (l.M + max(l.WOP+max(dmax, 0), (g.W+t.S-1)/t.S) + 8) &^ 7
+	// Room for the reads of the taps, and for the keys of a row with 8
+	// slots to spare (the AVX2 loop's last block and sentinel stores).
+	l.PL = (l.M + max(l.WOP+max(dmax, 0), (g.W+t.S-1)/t.S) + 8 + 7) &^ 7
 	for j := 0; j < t.K; j++ {
 		q := t.Q0 + j*t.Dil
 		ph, d := q-floorDiv(q, t.S)*t.S, floorDiv(q, t.S)
 		l.tapOff = append(l.tapOff, int32(ph*l.PL+l.M+d))
 		l.tapCol = append(l.tapCol, int32(q))
 		l.tapPairs = append(l.tapPairs, int32(ph*l.PL+l.M+d), int32(q))
+	}
+	for i := range 8 {
+		l.colBase[i] = int32(t.S * i)
+	}
+	l.colBase[8] = int32(8 * t.S)
+	rows := &g.Rows
+	for oh := 0; oh < rows.Out(); oh++ {
+		if r0, r1 := rows.First[oh], rows.End[oh]; r0 < r1 {
+			l.windows = append(l.windows, int32(r0*l.WOP), int32((r1-r0+rows.Step-1)/rows.Step))
+		} else {
+			l.windows = append(l.windows, 0, 0)
+		}
 	}
 	for o := 0; o < wo; o++ {
 		if g.Cols.First[o] >= g.Cols.End[o] {
@@ -189,10 +205,14 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			out := idx[p*ho*wo : (p+1)*ho*wo]
-			nan := false
-			for r := 0; r < g.H; r++ {
-				nan = maxPoolPhases(s.phase, plane[r*w:(r+1)*w], l) || nan
-				maxPoolRowPass(s.rowKey[r*l.WOP:(r+1)*l.WOP], s.rowPos[r*l.WOP:(r+1)*l.WOP], s.phase, l, int32(r*w))
+			done, nan := maxPoolPlaneAsm(s, l, x, p*hw, g.H, w)
+			if !done {
+				for r := 0; r < g.H; r++ {
+					nan = maxPoolPhases(s.phase, plane[r*w:(r+1)*w], l) || nan
+					maxPoolRowPass(s.rowKey[r*l.WOP:(r+1)*l.WOP], s.rowPos[r*l.WOP:(r+1)*l.WOP], s.phase, l, int32(r*w))
+				}
+			} else if nan {
+				nan = hasNaN(plane) // it may have read a NaN past the plane
 			}
 			if nan {
 				s.keys = grow(s.keys, hw)
@@ -200,6 +220,7 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 				maxPoolPlaneKeys64(g, plane, out, s.keys, s.rowBest)
 				continue
 			}
+			n := maxPoolColsAsm(out, s.rowKey, s.rowPos, l.windows, wo, l.WOP, rows.Step)
 			for oh := 0; oh < ho; oh++ {
 				dst := out[oh*wo : (oh+1)*wo]
 				r0, r1 := rows.First[oh], rows.End[oh]
@@ -209,13 +230,23 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 					}
 					continue
 				}
-				maxPoolColPass(dst, s.rowKey, s.rowPos, l.WOP, r0, r1, rows.Step)
+				maxPoolColPass(dst, s.rowKey, s.rowPos, l.WOP, r0, r1, rows.Step, n)
 				for _, ow := range l.emptyCols {
 					dst[ow] = -1
 				}
 			}
 		}
 	})
+}
+
+// hasNaN reports whether x holds a NaN.
+func hasNaN(x []float32) bool {
+	for _, v := range x {
+		if v != v {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPoolPhases writes the keys of row into the phase buffer and reports
@@ -255,11 +286,11 @@ func maxPoolRowPass(key, pos, phase []int32, l *maxPoolLayout, base int32) {
 }
 
 // maxPoolColPass is the column pass of one output row whose window is
-// rows r0, r0+step, ... below r1 (at least one): dst[o] is the plane
-// index of the first largest key of rows' row-pass results.
-func maxPoolColPass(dst []int, rowKey, rowPos []int32, wop, r0, r1, step int) {
-	n := maxPoolColPassAsm(dst, rowKey, rowPos, wop, r0, r1, step)
-	for o := n; o < len(dst); o++ {
+// rows r0, r0+step, ... below r1 (at least one), for output columns from
+// on: dst[o] is the plane index of the first largest key of the rows'
+// row-pass results.
+func maxPoolColPass(dst []int, rowKey, rowPos []int32, wop, r0, r1, step, from int) {
+	for o := from; o < len(dst); o++ {
 		best, pos := rowKey[r0*wop+o], rowPos[r0*wop+o]
 		for r := r0 + step; r < r1; r += step {
 			k, at := rowKey[r*wop+o], rowPos[r*wop+o]

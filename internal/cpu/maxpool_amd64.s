@@ -137,31 +137,180 @@ rowsStore:
 	VZEROUPPER
 	RET
 
-// func maxPoolCols8(dst *int, rowKey, rowPos *int32, n, rows, stride int)
-//
-// The column pass of one output row over n output columns (n a positive
-// multiple of 8): dst[o] is the rowPos of the first largest rowKey at o
-// over rows rows stride elements apart.
-TEXT ·maxPoolCols8(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ rowKey+8(FP), SI
-	MOVQ rowPos+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ rows+32(FP), R9
-	MOVQ stride+40(FP), R8
-	SHLQ $2, R8
-	XORQ BX, BX
+// maxPoolPlaneGeom's fields (maxpool_amd64.go), as offsets.
+#define G_ROWS 0
+#define G_W 8
+#define G_BLOCKS 16
+#define G_S 24
+#define G_PL 32
+#define G_M 40
+#define G_SENTE 48
+#define G_SENTO 56
+#define G_K 64
+#define G_WOP 72
 
-colsBlock:
+// func maxPoolRowsPlane(x *float32, phase, rowKey, rowPos, taps, colBase *int32, geom *maxPoolPlaneGeom) uint32
+//
+// maxPoolPhases and maxPoolRowPass for g.rows rows of g.w floats from x
+// (row r at plane index r·g.w, its row-pass results at rowKey, rowPos +
+// r·g.wop), column stride g.s of 1 or 2: the keys of g.blocks blocks of
+// 8·s columns each, which may read past the row's end (into memory that
+// the caller knows is there); the slots that those columns fill are set
+// back to the sentinel (8 from g.sentE, and for s = 2 from g.sentO), so
+// the phase buffer holds exactly the row's keys. Nonzero if a NaN was
+// read (possibly past the row: then the caller checks again).
+TEXT ·maxPoolRowsPlane(SB), NOSPLIT, $0-60
+	MOVQ x+0(FP), SI
+	MOVQ phase+8(FP), DI
+	MOVQ rowKey+16(FP), R8
+	MOVQ rowPos+24(FP), R9
+	MOVQ taps+32(FP), R10
+	MOVQ colBase+40(FP), AX
+	MOVQ geom+48(FP), R13
+	VMOVDQU      (AX), Y10
+	VPBROADCASTD 32(AX), Y11
+	CONSTS
+	MOVL         $0x80000000, AX
+	MOVQ         AX, X12
+	VPBROADCASTD X12, Y12
+	XORQ         R11, R11 // row
+	XORQ         R12, R12 // row·w
+
+planeRow:
+	CMPQ R11, G_ROWS(R13)
+	JGE  planeDone
+	MOVQ G_M(R13), AX
+	LEAQ (DI)(AX*4), AX
+	MOVQ G_BLOCKS(R13), CX
+	SHLQ $3, CX
+	XORQ DX, DX
+	CMPQ G_S(R13), $2
+	JEQ  planeKeys2
+
+planeKeys1:
+	VMOVDQU (SI)(DX*4), Y0
+	KEYS8
+	VMOVDQU Y0, (AX)(DX*4)
+	ADDQ    $8, DX
+	CMPQ    DX, CX
+	JLT     planeKeys1
+	JMP     planeSentinel
+
+planeKeys2:
+	MOVQ G_PL(R13), BX
+	LEAQ (AX)(BX*4), BX
+
+planeKeys2Loop:
+	VMOVDQU (SI)(DX*8), Y0
+	KEYS8
+	VMOVDQA Y0, Y2
+	VMOVDQU 32(SI)(DX*8), Y0
+	KEYS8
+	VSHUFPS $0x88, Y0, Y2, Y3
+	VSHUFPS $0xDD, Y0, Y2, Y4
+	VPERMQ  $0xD8, Y3, Y3
+	VPERMQ  $0xD8, Y4, Y4
+	VMOVDQU Y3, (AX)(DX*4)
+	VMOVDQU Y4, (BX)(DX*4)
+	ADDQ    $8, DX
+	CMPQ    DX, CX
+	JLT     planeKeys2Loop
+	MOVQ    G_SENTO(R13), BX
+	VMOVDQU Y12, (DI)(BX*4)
+
+planeSentinel:
+	MOVQ    G_SENTE(R13), BX
+	VMOVDQU Y12, (DI)(BX*4)
+
+	// The row pass: Y13 is the plane index of tap column 0 of the block.
+	MOVQ         R12, X13
+	VPBROADCASTD X13, Y13
+	VPADDD       Y10, Y13, Y13
+	MOVQ         G_K(R13), R14
+	MOVQ         G_WOP(R13), CX
+	XORQ         BX, BX
+
+planeBlock:
+	MOVLQSX      (R10), AX
+	ADDQ         BX, AX
+	VMOVDQU      (DI)(AX*4), Y0
+	VPBROADCASTD 4(R10), Y1
+	VPADDD       Y13, Y1, Y1
+	MOVQ         $1, DX
+	LEAQ         8(R10), R15
+
+planeTap:
+	CMPQ         DX, R14
+	JGE          planeStore
+	MOVLQSX      (R15), AX
+	ADDQ         BX, AX
+	VMOVDQU      (DI)(AX*4), Y2
+	VPBROADCASTD 4(R15), Y3
+	VPADDD       Y13, Y3, Y3
+	VPCMPGTD     Y0, Y2, Y4
+	VPMAXSD      Y2, Y0, Y0
+	VPBLENDVB    Y4, Y3, Y1, Y1
+	INCQ         DX
+	ADDQ         $8, R15
+	JMP          planeTap
+
+planeStore:
+	VMOVDQU Y0, (R8)(BX*4)
+	VMOVDQU Y1, (R9)(BX*4)
+	VPADDD  Y11, Y13, Y13
+	ADDQ    $8, BX
+	CMPQ    BX, CX
+	JLT     planeBlock
+
+	MOVQ G_W(R13), AX
+	LEAQ (SI)(AX*4), SI
+	ADDQ AX, R12
+	LEAQ (R8)(CX*4), R8
+	LEAQ (R9)(CX*4), R9
+	INCQ R11
+	JMP  planeRow
+
+planeDone:
+	VMOVMSKPS Y7, AX
+	MOVL      AX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxPoolColsPlane(dst *int, rowKey, rowPos, windows *int32, ho, wo, n, stride int)
+//
+// The column pass (maxPoolColPass) for each of ho output rows (dst rows of wo): output row oh
+// reads windows[2·oh+1] rows from rowKey, rowPos + windows[2·oh] (none:
+// the row is left alone), stride elements apart, for its first n output
+// columns (a positive multiple of 8).
+TEXT ·maxPoolColsPlane(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ windows+24(FP), R13
+	MOVQ ho+32(FP), R14
+	MOVQ n+48(FP), CX
+	MOVQ stride+56(FP), R8
+	SHLQ $2, R8
+
+colsPlaneRow:
+	MOVLQSX 4(R13), R9
+	TESTQ   R9, R9
+	JEQ     colsPlaneNext
+	MOVLQSX (R13), AX
+	MOVQ    rowKey+8(FP), SI
+	MOVQ    rowPos+16(FP), DX
+	LEAQ    (SI)(AX*4), SI
+	LEAQ    (DX)(AX*4), DX
+	XORQ    BX, BX
+
+colsPlaneBlock:
 	VMOVDQU (SI)(BX*4), Y0
 	VMOVDQU (DX)(BX*4), Y1
 	LEAQ    (SI)(BX*4), R10
 	LEAQ    (DX)(BX*4), R11
 	MOVQ    $1, R12
 
-colsRow:
+colsPlaneTap:
 	CMPQ      R12, R9
-	JGE       colsStore
+	JGE       colsPlaneStore
 	ADDQ      R8, R10
 	ADDQ      R8, R11
 	VMOVDQU   (R10), Y2
@@ -169,9 +318,9 @@ colsRow:
 	VPMAXSD   Y2, Y0, Y0
 	VPBLENDVB Y4, (R11), Y1, Y1
 	INCQ      R12
-	JMP       colsRow
+	JMP       colsPlaneTap
 
-colsStore:
+colsPlaneStore:
 	VPMOVSXDQ    X1, Y2
 	VEXTRACTI128 $1, Y1, X3
 	VPMOVSXDQ    X3, Y3
@@ -179,6 +328,13 @@ colsStore:
 	VMOVDQU      Y3, 32(DI)(BX*8)
 	ADDQ         $8, BX
 	CMPQ         BX, CX
-	JLT          colsBlock
+	JLT          colsPlaneBlock
+
+colsPlaneNext:
+	MOVQ wo+40(FP), AX
+	LEAQ (DI)(AX*8), DI
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  colsPlaneRow
 	VZEROUPPER
 	RET

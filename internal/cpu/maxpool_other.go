@@ -10,9 +10,16 @@ func maxPoolPhasesAsm(phase []int32, row []float32, l *maxPoolLayout) (int, bool
 // (false: use the Go loop).
 func maxPoolRowPassAsm(key, pos, phase []int32, l *maxPoolLayout, base int32) bool { return false }
 
-// maxPoolColPassAsm is the AVX2 column pass on amd64; here there is none:
-// no output column done.
-func maxPoolColPassAsm(dst []int, rowKey, rowPos []int32, wop, r0, r1, step int) int { return 0 }
-
 // maxPoolAVX2 is false: no AVX2 loops.
 var maxPoolAVX2 = false
+
+// maxPoolPlaneAsm is the AVX2 plane loop on amd64; here there is none.
+func maxPoolPlaneAsm(s *maxPoolScratch, l *maxPoolLayout, x []float32, at, h, w int) (ok, nan bool) {
+	return false, false
+}
+
+// maxPoolColsAsm is the AVX2 plane column pass on amd64; here there is
+// none: no output column done.
+func maxPoolColsAsm(dst []int, rowKey, rowPos []int32, windows []int32, wo, wop, step int) int {
+	return 0
+}

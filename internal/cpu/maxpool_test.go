@@ -118,7 +118,7 @@ func testMaxPoolArgmax(t *testing.T) {
 		geoms[fmt.Sprint("adaptive", io)] = &Pool2dGeom{Planes: 2, H: io[0], W: io[1], Rows: NewAdaptiveAxis(io[0], io[2]), Cols: NewAdaptiveAxis(io[1], io[3])}
 	}
 	for name, g := range geoms {
-		for _, kind := range []string{"ties", "nan", "random", "-inf", "nan-plane"} {
+		for _, kind := range []string{"ties", "nan", "random", "-inf", "nan-plane", "nan-next"} {
 			x := make([]float32, g.Planes*g.H*g.W)
 			switch kind {
 			case "ties", "nan":
@@ -134,6 +134,11 @@ func testMaxPoolArgmax(t *testing.T) {
 			case "nan-plane":
 				maxPoolData(r, x, false)
 				x[r.IntN(g.H*g.W)] = float32(math.NaN()) // in the first plane only
+			case "nan-next":
+				maxPoolData(r, x, false)
+				if g.Planes > 1 {
+					x[g.H*g.W] = float32(math.NaN()) // just past the first plane
+				}
 			}
 			want := maxPoolScan(g, x)
 			got := make([]int, len(want))
