@@ -35,11 +35,8 @@ const maxPoolMaxStride = 16
 // with −0 and +0 both 0 (−|v|'s bits as a magnitude, negated).
 func maxKey32(v float32) int32 {
 	b := int32(math.Float32bits(v))
-	a := b & math.MaxInt32
-	if b < 0 {
-		return -a
-	}
-	return a
+	s := b >> 31
+	return (b&math.MaxInt32 ^ s) - s
 }
 
 // regularTaps is a column axis whose output o reads the columns
@@ -252,12 +249,18 @@ func hasNaN(x []float32) bool {
 // maxPoolPhases writes the keys of row into the phase buffer and reports
 // whether it holds a NaN.
 func maxPoolPhases(phase []int32, row []float32, l *maxPoolLayout) bool {
-	c, nan := maxPoolPhasesAsm(phase, row, l)
+	c0, nan := maxPoolPhasesAsm(phase, row, l)
 	s := l.taps.S
-	for ; c < len(row); c++ {
-		v := row[c]
-		nan = nan || v != v
-		phase[c%s*l.PL+l.M+c/s] = maxKey32(v)
+	for ph := range s {
+		// Column c = t·s + ph of phase ph, from the first not done.
+		t := (c0 - ph + s - 1) / s
+		dst := phase[ph*l.PL+l.M:]
+		for c := t*s + ph; c < len(row); c += s {
+			v := row[c]
+			nan = nan || v != v
+			dst[t] = maxKey32(v)
+			t++
+		}
 	}
 	return nan
 }

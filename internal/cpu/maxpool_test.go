@@ -219,4 +219,11 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 			PlaneGather(x, idx, out, g.Planes, g.H*g.W, l)
 		}
 	})
+	// As nn runs them: the argmax, then the gather.
+	b.Run("argmax+gather", func(b *testing.B) {
+		for b.Loop() {
+			MaxPoolArgmax(g, x, idx)
+			PlaneGather(x, idx, out, g.Planes, g.H*g.W, l)
+		}
+	})
 }

@@ -230,7 +230,10 @@ func argmaxPos(key int64) int {
 // planes of hw input and l output elements.
 func PlaneGather[T Float](x []T, idx []int, out []T, planes, hw, l int) {
 	ParallelFor(planes, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
+		// Last plane first: MaxPoolArgmax, run just before on the same
+		// chunks in plane order, leaves the last planes' x and idx in
+		// cache.
+		for p := hi - 1; p >= lo; p-- {
 			plane := x[p*hw : (p+1)*hw]
 			for o, i := range idx[p*l : (p+1)*l] {
 				if i >= 0 {
