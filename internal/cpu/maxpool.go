@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The fast path of MaxPoolArgmax for float32: a plane's windows reduced
@@ -22,10 +23,6 @@ import (
 // maxPoolSentinel, below every key, so that every output column has the
 // same k taps. −0 and +0 have the same key; a plane with a NaN (which
 // wins, the last one) is left to maxPoolPlaneKeys64.
-
-// maxPoolSentinel is the key of a column outside the input: below the
-// key of −Inf, so it never replaces a key, and any key replaces it.
-const maxPoolSentinel = math.MinInt32
 
 // maxPoolMaxStride is the largest column stride of the fast path (its
 // phase buffer holds stride phases of a row).
@@ -158,28 +155,48 @@ func newMaxPoolLayout(g *Pool2dGeom, t regularTaps) *maxPoolLayout {
 	return l
 }
 
+// orderKey is the integer type of a float's order keys: int32 for
+// float32, int64 for float64.
+type orderKey interface{ ~int32 | ~int64 }
+
+// sentinelKey is the key of a column outside the input: the smallest K,
+// below the key of −Inf, so it never replaces a key and any key replaces
+// it.
+func sentinelKey[K orderKey]() K {
+	k := K(-1)
+	return k << (8*unsafe.Sizeof(k) - 1)
+}
+
 // maxPoolScratch is one worker's buffers: the phase buffer (sentinels
 // outside the row's slots, which every row overwrites), the row pass's
-// keys and plane indices, and the 64-bit keys of the NaN path.
-type maxPoolScratch struct {
-	phase, rowKey, rowPos []int32
+// keys and plane indices, the column pass's running maxima, and the
+// 64-bit keys of float32's NaN path.
+type maxPoolScratch[K orderKey] struct {
+	phase, rowKey, colKey []K
+	rowPos, colPos        []int32
 	keys, rowBest         []int64
 }
 
-var maxPoolScratchPool sync.Pool
+// maxPoolScratchPools keeps the workers' buffers between calls, one pool
+// per key size (int32, int64).
+var maxPoolScratchPools [2]sync.Pool
 
 // getMaxPoolScratch returns a worker's buffers sized for l and g.
-func getMaxPoolScratch(l *maxPoolLayout, g *Pool2dGeom) *maxPoolScratch {
-	s, _ := maxPoolScratchPool.Get().(*maxPoolScratch)
+func getMaxPoolScratch[K orderKey](l *maxPoolLayout, g *Pool2dGeom) *maxPoolScratch[K] {
+	pool := &maxPoolScratchPools[unsafe.Sizeof(K(0))/8]
+	s, _ := pool.Get().(*maxPoolScratch[K])
 	if s == nil {
-		s = new(maxPoolScratch)
+		s = new(maxPoolScratch[K])
 	}
 	s.phase = grow(s.phase, l.taps.S*l.PL)
+	sentinel := sentinelKey[K]()
 	for i := range s.phase {
-		s.phase[i] = maxPoolSentinel
+		s.phase[i] = sentinel
 	}
 	s.rowKey = grow(s.rowKey, g.H*l.WOP)
 	s.rowPos = grow(s.rowPos, g.H*l.WOP)
+	s.colKey = grow(s.colKey, l.WOP)
+	s.colPos = grow(s.colPos, l.WOP)
 	return s
 }
 
@@ -191,18 +208,23 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// maxPoolFast32 is MaxPoolArgmax for float32 planes of fewer than 2³¹
-// elements whose column axis is regular (layout l).
-func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
+// maxPoolFast is MaxPoolArgmax for planes of fewer than 2³¹ elements
+// whose column axis is regular (layout l), with keys K of T's size.
+func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, idx []int) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), l.WO, g.W
 	rows := &g.Rows
+	x32, _ := any(x).([]float32)
 	ParallelFor(g.Planes, func(lo, hi int) {
-		s := getMaxPoolScratch(l, g)
-		defer maxPoolScratchPool.Put(s)
+		s := getMaxPoolScratch[K](l, g)
+		defer maxPoolScratchPools[unsafe.Sizeof(K(0))/8].Put(s)
+		s32, _ := any(s).(*maxPoolScratch[int32])
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			out := idx[p*ho*wo : (p+1)*ho*wo]
-			done, nan := maxPoolPlaneAsm(s, l, x, p*hw, g.H, w)
+			done, nan := false, false
+			if x32 != nil && s32 != nil {
+				done, nan = maxPoolPlaneAsm(s32.phase, s32.rowKey, s32.rowPos, l, x32, p*hw, g.H, w)
+			}
 			if !done {
 				for r := 0; r < g.H; r++ {
 					nan = maxPoolPhases(s.phase, plane[r*w:(r+1)*w], l) || nan
@@ -212,12 +234,19 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 				nan = hasNaN(plane) // it may have read a NaN past the plane
 			}
 			if nan {
-				s.keys = grow(s.keys, hw)
-				s.rowBest = grow(s.rowBest, g.H*wo)
-				maxPoolPlaneKeys64(g, plane, out, s.keys, s.rowBest)
+				if x32 != nil {
+					s.keys = grow(s.keys, hw)
+					s.rowBest = grow(s.rowBest, g.H*wo)
+					maxPoolPlaneKeys64(g, x32[p*hw:(p+1)*hw], out, s.keys, s.rowBest)
+				} else {
+					maxPoolPlaneScan(g, plane, out)
+				}
 				continue
 			}
-			n := maxPoolColsAsm(out, s.rowKey, s.rowPos, l.windows, wo, l.WOP, rows.Step)
+			n := 0
+			if s32 != nil {
+				n = maxPoolColsAsm(out, s32.rowKey, s32.rowPos, l.windows, wo, l.WOP, rows.Step)
+			}
 			for oh := 0; oh < ho; oh++ {
 				dst := out[oh*wo : (oh+1)*wo]
 				r0, r1 := rows.First[oh], rows.End[oh]
@@ -227,7 +256,9 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 					}
 					continue
 				}
-				maxPoolColPass(dst, s.rowKey, s.rowPos, l.WOP, r0, r1, rows.Step, n)
+				if n < wo {
+					maxPoolColPass(dst, s, l.WOP, r0, r1, rows.Step, n)
+				}
 				for _, ow := range l.emptyCols {
 					dst[ow] = -1
 				}
@@ -237,7 +268,7 @@ func maxPoolFast32(g *Pool2dGeom, l *maxPoolLayout, x []float32, idx []int) {
 }
 
 // hasNaN reports whether x holds a NaN.
-func hasNaN(x []float32) bool {
+func hasNaN[T Float](x []T) bool {
 	for _, v := range x {
 		if v != v {
 			return true
@@ -248,7 +279,18 @@ func hasNaN(x []float32) bool {
 
 // maxPoolPhases writes the keys of row into the phase buffer and reports
 // whether it holds a NaN.
-func maxPoolPhases(phase []int32, row []float32, l *maxPoolLayout) bool {
+func maxPoolPhases[T Float, K orderKey](phase []K, row []T, l *maxPoolLayout) bool {
+	switch r := any(row).(type) {
+	case []float32:
+		return maxPoolPhases32(any(phase).([]int32), r, l)
+	case []float64:
+		return maxPoolPhases64(any(phase).([]int64), r, l)
+	}
+	return false
+}
+
+// maxPoolPhases32 is maxPoolPhases for float32.
+func maxPoolPhases32(phase []int32, row []float32, l *maxPoolLayout) bool {
 	c0, nan := maxPoolPhasesAsm(phase, row, l)
 	s := l.taps.S
 	for ph := range s {
@@ -265,26 +307,58 @@ func maxPoolPhases(phase []int32, row []float32, l *maxPoolLayout) bool {
 	return nan
 }
 
+// maxPoolPhases64 is maxPoolPhases for float64.
+func maxPoolPhases64(phase []int64, row []float64, l *maxPoolLayout) bool {
+	nan := false
+	s := l.taps.S
+	for ph := range s {
+		dst := phase[ph*l.PL+l.M:]
+		t := 0
+		for c := ph; c < len(row); c += s {
+			v := row[c]
+			nan = nan || v != v
+			dst[t] = maxKey64(v)
+			t++
+		}
+	}
+	return nan
+}
+
+// maxKey64 is maxKey32 for float64.
+func maxKey64(v float64) int64 {
+	b := int64(math.Float64bits(v))
+	s := b >> 63
+	return (b&math.MaxInt64 ^ s) - s
+}
+
 // maxPoolRowPass is the row pass of one input row starting at plane index
 // base: for each output column (and up to WOP), the largest key over its
 // taps in order, the first one kept among equals, and its plane index.
-func maxPoolRowPass(key, pos, phase []int32, l *maxPoolLayout, base int32) {
-	if maxPoolRowPassAsm(key, pos, phase, l, base) {
+func maxPoolRowPass[K orderKey](key []K, pos []int32, phase []K, l *maxPoolLayout, base int32) {
+	if k32, ok := any(key).([]int32); ok && maxPoolRowPassAsm(k32, pos, any(phase).([]int32), l, base) {
 		return
 	}
 	s := int32(l.taps.S)
-	offs, cols := l.tapOff, l.tapCol
-	for o := range key {
-		// Locals and a plain if: compiled to conditional moves, no
-		// branch on the data.
-		best, at := phase[int(offs[0])+o], cols[0]
-		for j, off := range offs[1:] {
-			k, c := phase[int(off)+o], cols[j+1]
-			if k > best {
-				best, at = k, c
+	off := int(l.tapOff[0])
+	copy(key, phase[off:off+len(key)])
+	for o, c := 0, base+l.tapCol[0]; o < len(pos); o, c = o+1, c+s {
+		pos[o] = c
+	}
+	pos = pos[:len(key)]
+	for j := 1; j < len(l.tapOff); j++ {
+		off := int(l.tapOff[j])
+		taps := phase[off : off+len(key)]
+		c := base + l.tapCol[j]
+		for o, k := range taps {
+			// Locals and a plain if: conditional moves, no branch on the
+			// data.
+			b, p := key[o], pos[o]
+			if k > b {
+				b, p = k, c
 			}
+			key[o], pos[o] = b, p
+			c += s
 		}
-		key[o], pos[o] = best, base+int32(o)*s+at
 	}
 }
 
@@ -292,15 +366,22 @@ func maxPoolRowPass(key, pos, phase []int32, l *maxPoolLayout, base int32) {
 // rows r0, r0+step, ... below r1 (at least one), for output columns from
 // on: dst[o] is the plane index of the first largest key of the rows'
 // row-pass results.
-func maxPoolColPass(dst []int, rowKey, rowPos []int32, wop, r0, r1, step, from int) {
-	for o := from; o < len(dst); o++ {
-		best, pos := rowKey[r0*wop+o], rowPos[r0*wop+o]
-		for r := r0 + step; r < r1; r += step {
-			k, at := rowKey[r*wop+o], rowPos[r*wop+o]
-			if k > best {
-				best, pos = k, at
+func maxPoolColPass[K orderKey](dst []int, s *maxPoolScratch[K], wop, r0, r1, step, from int) {
+	n := len(dst) - from
+	best, at := s.colKey[:n], s.colPos[:n]
+	copy(best, s.rowKey[r0*wop+from:])
+	copy(at, s.rowPos[r0*wop+from:])
+	for r := r0 + step; r < r1; r += step {
+		keys, pos := s.rowKey[r*wop+from:][:n], s.rowPos[r*wop+from:][:n]
+		for o, k := range keys {
+			b, p, q := best[o], at[o], pos[o]
+			if k > b {
+				b, p = k, q
 			}
+			best[o], at[o] = b, p
 		}
-		dst[o] = int(pos)
+	}
+	for o, p := range at {
+		dst[from+o] = int(p)
 	}
 }

@@ -75,7 +75,7 @@ func maxPoolColsPlane(dst *int, rowKey, rowPos, windows *int32, ho, wo, n, strid
 // H rows of W) in one call, for column strides 1 and 2: false where it
 // does not apply (no AVX2, another stride, or the last plane's last row
 // would read past x: then each row is done on its own).
-func maxPoolPlaneAsm(s *maxPoolScratch, l *maxPoolLayout, x []float32, at, h, w int) (ok, nan bool) {
+func maxPoolPlaneAsm(phase, rowKey, rowPos []int32, l *maxPoolLayout, x []float32, at, h, w int) (ok, nan bool) {
 	st := l.taps.S
 	if !maxPoolAVX2 || st > 2 || l.WOP == 0 || h == 0 {
 		return false, false
@@ -92,10 +92,10 @@ func maxPoolPlaneAsm(s *maxPoolScratch, l *maxPoolLayout, x []float32, at, h, w 
 	}
 	// The sentinel stores and the conversion's last block stay in the
 	// phase buffer, the row pass's reads too (the layout's sizes).
-	_ = s.phase[g.sentO+7]
-	_ = s.phase[g.sentE+7]
-	_, _ = s.rowKey[h*l.WOP-1], s.rowPos[h*l.WOP-1]
-	return true, maxPoolRowsPlane(&x[at], &s.phase[0], &s.rowKey[0], &s.rowPos[0], &l.tapPairs[0], &l.colBase[0], &g) != 0
+	_ = phase[g.sentO+7]
+	_ = phase[g.sentE+7]
+	_, _ = rowKey[h*l.WOP-1], rowPos[h*l.WOP-1]
+	return true, maxPoolRowsPlane(&x[at], &phase[0], &rowKey[0], &rowPos[0], &l.tapPairs[0], &l.colBase[0], &g) != 0
 }
 
 // maxPoolColsAsm is the column pass of a whole plane's first n output

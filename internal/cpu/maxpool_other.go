@@ -14,7 +14,7 @@ func maxPoolRowPassAsm(key, pos, phase []int32, l *maxPoolLayout, base int32) bo
 var maxPoolAVX2 = false
 
 // maxPoolPlaneAsm is the AVX2 plane loop on amd64; here there is none.
-func maxPoolPlaneAsm(s *maxPoolScratch, l *maxPoolLayout, x []float32, at, h, w int) (ok, nan bool) {
+func maxPoolPlaneAsm(phase, rowKey, rowPos []int32, l *maxPoolLayout, x []float32, at, h, w int) (ok, nan bool) {
 	return false, false
 }
 

@@ -143,15 +143,21 @@ func testMaxPoolArgmax(t *testing.T) {
 			want := maxPoolScan(g, x)
 			got := make([]int, len(want))
 			MaxPoolArgmax(g, x, got)
+			// float64: the same values, and for random ones a difference
+			// that float32 would not hold.
 			x64 := make([]float64, len(x))
 			for i, v := range x {
 				x64[i] = float64(v)
+				if kind == "random" {
+					x64[i] += 1e-12 * r.NormFloat64()
+				}
 			}
+			want64 := maxPoolScan(g, x64)
 			got64 := make([]int, len(want))
 			MaxPoolArgmax(g, x64, got64)
 			for i := range want {
-				if got[i] != want[i] || got64[i] != want[i] {
-					t.Fatalf("%s %s: output %d: float32 %d, float64 %d, want %d", name, kind, i, got[i], got64[i], want[i])
+				if got[i] != want[i] || got64[i] != want64[i] {
+					t.Fatalf("%s %s: output %d: float32 %d, want %d; float64 %d, want %d", name, kind, i, got[i], want[i], got64[i], want64[i])
 				}
 			}
 		}

@@ -99,47 +99,59 @@ type Pool2dGeom struct {
 // first of equal maxima, a NaN over any number (the last NaN), the first
 // position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
-	if x32, ok := any(x).([]float32); ok && int64(g.H)*int64(g.W) < 1<<31-1 {
-		// Both float32 paths hold a plane index in 32 bits.
+	if int64(g.H)*int64(g.W) < 1<<31-1 {
+		// The fast path and the 64-bit keys hold a plane index in 32 bits.
 		if t, ok := regularAxis(&g.Cols, g.W); ok {
-			maxPoolFast32(g, newMaxPoolLayout(g, t), x32, idx)
-		} else {
-			maxPoolArgmax32(g, x32, idx)
+			switch x := any(x).(type) {
+			case []float32:
+				maxPoolFast[float32, int32](g, newMaxPoolLayout(g, t), x, idx)
+			case []float64:
+				maxPoolFast[float64, int64](g, newMaxPoolLayout(g, t), x, idx)
+			}
+			return
 		}
-		return
+		if x32, ok := any(x).([]float32); ok {
+			maxPoolArgmax32(g, x32, idx)
+			return
+		}
 	}
-	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
-	rows, cols := &g.Rows, &g.Cols
+	hw, l := g.H*g.W, g.Rows.Out()*g.Cols.Out()
 	ParallelFor(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			plane := x[p*hw : (p+1)*hw]
-			out := idx[p*ho*wo : (p+1)*ho*wo]
-			for oh := 0; oh < ho; oh++ {
-				r0, r1, rs := rows.First[oh], rows.End[oh], rows.Step
-				for ow := 0; ow < wo; ow++ {
-					c0, c1, cs := cols.First[ow], cols.End[ow], cols.Step
-					if r0 >= r1 || c0 >= c1 {
-						out[oh*wo+ow] = -1 // an empty window: no input position
-						continue
-					}
-					// torch's rule: a later value replaces the maximum if
-					// it is larger or NaN, so the first of equal maxima (and
-					// of a window of −Inf) and the last NaN win.
-					best := r0*w + c0
-					m := plane[best]
-					for r := r0; r < r1; r += rs {
-						row := plane[r*w : r*w+c1]
-						for c := c0; c < c1; c += cs {
-							if v := row[c]; v > m || v != v {
-								m, best = v, r*w+c
-							}
-						}
-					}
-					out[oh*wo+ow] = best
-				}
-			}
+			maxPoolPlaneScan(g, x[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
 		}
 	})
+}
+
+// maxPoolPlaneScan is MaxPoolArgmax on one plane by torch's sequential
+// scan of each window.
+func maxPoolPlaneScan[T Float](g *Pool2dGeom, plane []T, out []int) {
+	ho, wo, w := g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	for oh := 0; oh < ho; oh++ {
+		r0, r1, rs := rows.First[oh], rows.End[oh], rows.Step
+		for ow := 0; ow < wo; ow++ {
+			c0, c1, cs := cols.First[ow], cols.End[ow], cols.Step
+			if r0 >= r1 || c0 >= c1 {
+				out[oh*wo+ow] = -1 // an empty window: no input position
+				continue
+			}
+			// torch's rule: a later value replaces the maximum if it is
+			// larger or NaN, so the first of equal maxima (and of a
+			// window of −Inf) and the last NaN win.
+			best := r0*w + c0
+			m := plane[best]
+			for r := r0; r < r1; r += rs {
+				row := plane[r*w : r*w+c1]
+				for c := c0; c < c1; c += cs {
+					if v := row[c]; v > m || v != v {
+						m, best = v, r*w+c
+					}
+				}
+			}
+			out[oh*wo+ow] = best
+		}
+	}
 }
 
 // maxPoolArgmax32 is MaxPoolArgmax for float32 without branches on the
