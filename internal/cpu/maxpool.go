@@ -6,30 +6,31 @@ import (
 	"unsafe"
 )
 
-// The fast path of MaxPoolArgmax for float32: a plane's windows reduced
-// separably, with 32-bit order keys and the plane index of each running
-// maximum carried along (no 64-bit tie-break keys, which were most of the
-// time of maxPoolArgmax32).
+// The fast path of MaxPoolArgmax: a plane's windows reduced separably,
+// with order keys of the value's size (int32 for float32, int64 for
+// float64) and the plane index of each running maximum carried along (no
+// tie-break in the keys, as maxPoolArgmax32's 64-bit ones have).
 //
-// Each input row r is first turned into keys (maxKey32), split by column
-// phase (column c goes to phase c mod s, slot c/s; s the column stride)
-// so that tap j of every output column is a contiguous run of one phase;
-// then the row pass keeps, for each output column, the largest key over
-// its window's taps in column order and the plane index of the first
-// one (a strictly larger key replaces it), and the column pass does the
-// same over each output row's window of rows, in row order. The first
-// maximum of the first row that holds the window's maximum is torch's
-// row-major first maximum. Positions outside the input hold
-// maxPoolSentinel, below every key, so that every output column has the
-// same k taps. −0 and +0 have the same key; a plane with a NaN (which
-// wins, the last one) is left to maxPoolPlaneKeys64.
+// Each input row r is first turned into keys (maxKey32, maxKey64), split
+// by column phase (column c goes to phase c mod s, slot c/s; s the column
+// stride) so that tap j of every output column is a contiguous run of one
+// phase; then the row pass keeps, for each output column, the largest key
+// over its window's taps in column order and the plane index of the
+// first one (only a strictly larger key replaces it), and the column pass
+// does the same over each output row's window of rows, in row order. The
+// first maximum of the first row that holds the window's maximum is
+// torch's row-major first maximum. Positions outside the input hold
+// sentinelKey, below every key, so that every output column has the same
+// taps. −0 and +0 have the same key. A plane with a NaN (which wins, the
+// last one) is left to maxPoolPlaneKeys64 (float32) or maxPoolPlaneScan.
+// float32 runs AVX2 loops where the CPU has them (maxpool_amd64.s).
 
 // maxPoolMaxStride is the largest column stride of the fast path (its
 // phase buffer holds stride phases of a row).
 const maxPoolMaxStride = 16
 
 // maxKey32 is v's order key, v not NaN: the float's order as an int32
-// with −0 and +0 both 0 (−|v|'s bits as a magnitude, negated).
+// with −0 and +0 both 0 (|v|'s bits, negated for a negative sign).
 func maxKey32(v float32) int32 {
 	b := int32(math.Float32bits(v))
 	s := b >> 31

@@ -100,8 +100,10 @@ type Pool2dGeom struct {
 // position of a window of −Inf; −1 for a window with no input position.
 func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 	if int64(g.H)*int64(g.W) < 1<<31-1 {
-		// The fast path and the 64-bit keys hold a plane index in 32 bits.
-		if t, ok := regularAxis(&g.Cols, g.W); ok {
+		// The fast path and the 64-bit keys hold a plane index in 32 bits,
+		// the fast path also the index of a row-pass result (H·WO, WO
+		// rounded up to 8).
+		if t, ok := regularAxis(&g.Cols, g.W); ok && int64(g.H)*int64(g.Cols.Out()+8) < 1<<31-1 {
 			switch x := any(x).(type) {
 			case []float32:
 				maxPoolFast[float32, int32](g, newMaxPoolLayout(g, t), x, idx)
