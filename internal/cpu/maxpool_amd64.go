@@ -2,11 +2,21 @@
 
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // maxPoolAVX2 picks the AVX2 loops of the float32 fast path (tests switch
 // it off to cover the Go loops).
 var maxPoolAVX2 = cpu.X86.HasAVX2
+
+// prefetchLines asks for the cache lines of the n > 0 bytes from p
+// (PREFETCHT0): a hint, no memory is read.
+//
+//go:noescape
+func prefetchLines(p unsafe.Pointer, n int)
 
 //go:noescape
 func maxPoolKeys1(phase *int32, row *float32, n int) uint32

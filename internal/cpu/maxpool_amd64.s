@@ -338,3 +338,18 @@ colsPlaneNext:
 	JNZ  colsPlaneRow
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p unsafe.Pointer, n int)
+//
+// PREFETCHT0 of each 64-byte line of the n > 0 bytes from p.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	XORQ DX, DX
+
+prefetchLine:
+	PREFETCHT0 (SI)(DX*1)
+	ADDQ       $64, DX
+	CMPQ       DX, CX
+	JLT        prefetchLine
+	RET

@@ -2,6 +2,11 @@
 
 package cpu
 
+import "unsafe"
+
+// prefetchLines is a cache prefetch hint on amd64; nothing here.
+func prefetchLines(p unsafe.Pointer, n int) {}
+
 // maxPoolPhasesAsm is the AVX2 key conversion of maxPoolPhases on amd64;
 // here there is none: no column done.
 func maxPoolPhasesAsm(phase []int32, row []float32, l *maxPoolLayout) (int, bool) { return 0, false }
