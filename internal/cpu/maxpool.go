@@ -223,6 +223,10 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 			plane := x[p*hw : (p+1)*hw]
 			out := idx[p*ho*wo : (p+1)*ho*wo]
 			done, nan := false, false
+			if p+1 < hi {
+				// The next plane streams in while this one is reduced.
+				prefetchLines(unsafe.Pointer(&x[(p+1)*hw]), hw*int(unsafe.Sizeof(x[0])))
+			}
 			if x32 != nil && s32 != nil {
 				done, nan = maxPoolPlaneAsm(s32.phase, s32.rowKey, s32.rowPos, l, x32, p*hw, g.H, w)
 			}
