@@ -189,8 +189,9 @@ func TestRegularAxis(t *testing.T) {
 
 // BenchmarkMaxPoolKernel: MaxPoolArgmax (float32, float64) and
 // PlaneGather at nn's BenchmarkMaxPool2d size, the ResNet stem's 3×3,
-// stride 2, padding 1 pooling of [8, 64, 112, 112]; keys64 is the 64-bit
-// key path the fast path replaced (still used for irregular axes).
+// stride 2, padding 1 pooling of [8, 64, 112, 112]; keys64 and scan64 are
+// the float32 and float64 paths the fast path replaced (still used for
+// irregular axes and NaN planes).
 func BenchmarkMaxPoolKernel(b *testing.B) {
 	g := maxPoolCase{8 * 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false}.geom()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -217,6 +218,16 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 	b.Run("float64", func(b *testing.B) {
 		for b.Loop() {
 			MaxPoolArgmax(g, x64, idx)
+		}
+	})
+	b.Run("scan64", func(b *testing.B) { // float64's path before the fast one
+		for b.Loop() {
+			hw := g.H * g.W
+			ParallelFor(g.Planes, func(lo, hi int) {
+				for p := lo; p < hi; p++ {
+					maxPoolPlaneScan(g, x64[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
+				}
+			})
 		}
 	})
 	out := make([]float32, len(idx))
