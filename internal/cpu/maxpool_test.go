@@ -191,7 +191,9 @@ func TestRegularAxis(t *testing.T) {
 // PlaneGather at nn's BenchmarkMaxPool2d size, the ResNet stem's 3×3,
 // stride 2, padding 1 pooling of [8, 64, 112, 112]; keys64 and scan64 are
 // the float32 and float64 paths the fast path replaced (still used for
-// irregular axes and NaN planes).
+// irregular axes and NaN planes). Each also reports the process's CPU
+// time per call (cpu-ns/op, where measured): on a shared machine the wall
+// times include the time other processes hold the cores.
 func BenchmarkMaxPoolKernel(b *testing.B) {
 	g := maxPoolCase{8 * 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false}.geom()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -203,44 +205,36 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 	for i, v := range x {
 		x64[i] = float64(v)
 	}
-	l := g.Rows.Out() * g.Cols.Out()
+	hw, l := g.H*g.W, g.Rows.Out()*g.Cols.Out()
 	idx := make([]int, g.Planes*l)
-	b.Run("float32", func(b *testing.B) {
-		for b.Loop() {
-			MaxPoolArgmax(g, x, idx)
-		}
-	})
-	b.Run("keys64", func(b *testing.B) {
-		for b.Loop() {
-			maxPoolArgmax32(g, x, idx)
-		}
-	})
-	b.Run("float64", func(b *testing.B) {
-		for b.Loop() {
-			MaxPoolArgmax(g, x64, idx)
-		}
-	})
-	b.Run("scan64", func(b *testing.B) { // float64's path before the fast one
-		for b.Loop() {
-			hw := g.H * g.W
+	out := make([]float32, len(idx))
+	kernels := []struct {
+		name string
+		run  func()
+	}{
+		{"float32", func() { MaxPoolArgmax(g, x, idx) }},
+		{"keys64", func() { maxPoolArgmax32(g, x, idx) }},
+		{"float64", func() { MaxPoolArgmax(g, x64, idx) }},
+		{"scan64", func() {
 			ParallelFor(g.Planes, func(lo, hi int) {
 				for p := lo; p < hi; p++ {
 					maxPoolPlaneScan(g, x64[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
 				}
 			})
-		}
-	})
-	out := make([]float32, len(idx))
-	b.Run("gather", func(b *testing.B) {
-		for b.Loop() {
-			PlaneGather(x, idx, out, g.Planes, g.H*g.W, l)
-		}
-	})
-	// As nn runs them: the argmax, then the gather.
-	b.Run("argmax+gather", func(b *testing.B) {
-		for b.Loop() {
-			MaxPoolArgmax(g, x, idx)
-			PlaneGather(x, idx, out, g.Planes, g.H*g.W, l)
-		}
-	})
+		}},
+		{"gather", func() { PlaneGather(x, idx, out, g.Planes, hw, l) }},
+		// As nn runs them: the argmax, then the gather.
+		{"argmax+gather", func() { MaxPoolArgmax(g, x, idx); PlaneGather(x, idx, out, g.Planes, hw, l) }},
+	}
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			t0, ok := processCPU()
+			for b.Loop() {
+				k.run()
+			}
+			if t1, ok1 := processCPU(); ok && ok1 {
+				b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
 }
