@@ -201,7 +201,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 	hw, l := g.H*g.W, g.Rows.Out()*g.Cols.Out()
 	argmax := ad.OpSpec{
 		Name: name + "Argmax", Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
-		OutputDtype: tensor.Int, DiffWRT: []bool{false},
+		OutputDtype: tensor.Int, DiffWRT: []bool{false}, KernelOverwrites: true, // −1 for an empty window
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
 			if !shapeIs(s[0], in) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, s[0], in)
@@ -227,8 +227,10 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 			Kernel: k,
 		}
 	}
+	gatherSpec := pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true)))
+	gatherSpec.KernelOverwrites = true // 0 for an empty window
 	gather, _ := ad.LinearPair(
-		withCUDA(pair(name+"Gather", in, out, ad.Floats(gatherKernel[float32](g.Planes, hw, l, true), gatherKernel[float64](g.Planes, hw, l, true))), maxPoolGPU{&g, poolGather}),
+		withCUDA(gatherSpec, maxPoolGPU{&g, poolGather}),
 		withCUDA(pair(name+"ScatterAdd", out, in, ad.Floats(gatherKernel[float32](g.Planes, hw, l, false), gatherKernel[float64](g.Planes, hw, l, false))), maxPoolGPU{&g, poolScatterAdd}))
 	y, err := ad.Apply(gather, input, idx)
 	if err != nil || !g.Rows.Empty() && !g.Cols.Empty() || g.Planes == 0 {
