@@ -183,6 +183,14 @@ func rowStats[T ad.Float](d, x []T, eps float64) (r float64) {
 	return 1 / math.Sqrt(vmath.Dot(d, d)/n+eps)
 }
 
+// rowMoments returns rowStats's μ (rounded to T) and r without storing
+// x − μ: the same sums (vmath.SubSqSum is Dot of vmath.Axpb's x − μ).
+func rowMoments[T ad.Float](x []T, eps float64) (mu T, r float64) {
+	n := float64(len(x))
+	mu = T(vmath.Sum(x) / n)
+	return mu, 1 / math.Sqrt(vmath.SubSqSum(x, mu)/n+eps)
+}
+
 // eachRow runs f on rows [lo, hi) of g, spread over goroutines when the
 // tensor is large; a row's arithmetic does not depend on the split.
 func eachRow(g rowGeom, f func(lo, hi int)) {
