@@ -15,6 +15,29 @@ import (
 // vmath.Axpb over the row and over each plane, per-call scratch rows):
 // the fused kernels must give the same bits.
 
+// refRowNormKernel is the unfused rowNormKernel.
+func refRowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		for i := 0; i < g.rows; i++ {
+			y := out.Data[i*g.n:][:g.n]
+			r := rowStats(y, in[0].Data[i*g.n:][:g.n], g.eps)
+			vmath.Axpb(y, y, T(r), 0)
+		}
+		return nil
+	}
+}
+
+// refRowInvStdKernel is the unfused rowInvStdKernel.
+func refRowInvStdKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		d := make([]T, g.n)
+		for i := 0; i < g.rows; i++ {
+			out.Data[i] = T(rowStats(d, in[0].Data[i*g.n:][:g.n], g.eps))
+		}
+		return nil
+	}
+}
+
 // refGroupNormAffineKernel is the unfused groupNormAffineKernel.
 func refGroupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
@@ -163,6 +186,8 @@ func testGroupNormFused[T ad.Float](t *testing.T) {
 			}
 			sameBits(t, "GroupNormGradX", run(groupNormGradXKernel[T](rg, cg), len(x.Data), x, u, w),
 				run(refGroupNormGradXKernel[T](rg, cg), len(x.Data), x, u, w))
+			sameBits(t, "RowNorm", run(rowNormKernel[T](rg), len(x.Data), x), run(refRowNormKernel[T](rg), len(x.Data), x))
+			sameBits(t, "RowInvStd", run(rowInvStdKernel[T](rg), rows, x), run(refRowInvStdKernel[T](rg), rows, x))
 			sameBits(t, "GroupNormGradW", run(groupNormGradWKernel[T](rg, cg), c, u, x),
 				run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
 		})
