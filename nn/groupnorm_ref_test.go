@@ -38,6 +38,55 @@ func refRowInvStdKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]
 	}
 }
 
+// refChannelReduceKernel is channelReduceKernel before it read sample
+// by sample.
+func refChannelReduceKernel[T ad.Float](g chanGeom, dot bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		u := in[0].Data
+		var y []T
+		if dot {
+			y = in[1].Data
+		}
+		if g.inner > 1 {
+			parallelIf(g.c, len(u), func(lo, hi int) {
+				for ci := lo; ci < hi; ci++ {
+					var acc float64
+					for o := 0; o < g.outer; o++ {
+						at := (o*g.c + ci) * g.inner
+						if dot {
+							acc += vmath.Dot(u[at:at+g.inner], y[at:at+g.inner])
+						} else {
+							acc += vmath.Sum(u[at : at+g.inner])
+						}
+					}
+					out.Data[ci] = T(acc)
+				}
+			})
+			return nil
+		}
+		parallelIf(g.c, len(u), func(lo, hi int) {
+			acc := make([]float64, hi-lo)
+			for o := 0; o < g.outer; o++ {
+				row := u[o*g.c+lo : o*g.c+hi]
+				if dot {
+					yr := y[o*g.c+lo : o*g.c+hi]
+					for k, v := range row {
+						acc[k] += float64(v) * float64(yr[k])
+					}
+					continue
+				}
+				for k, v := range row {
+					acc[k] += float64(v)
+				}
+			}
+			for k, v := range acc {
+				out.Data[lo+k] = T(v)
+			}
+		})
+		return nil
+	}
+}
+
 // refGroupNormAffineKernel is the unfused groupNormAffineKernel.
 func refGroupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
@@ -188,6 +237,8 @@ func testGroupNormFused[T ad.Float](t *testing.T) {
 				run(refGroupNormGradXKernel[T](rg, cg), len(x.Data), x, u, w))
 			sameBits(t, "RowNorm", run(rowNormKernel[T](rg), len(x.Data), x), run(refRowNormKernel[T](rg), len(x.Data), x))
 			sameBits(t, "RowInvStd", run(rowInvStdKernel[T](rg), rows, x), run(refRowInvStdKernel[T](rg), rows, x))
+			sameBits(t, "ChannelDot", run(channelReduceKernel[T](cg, true), c, u, x), run(refChannelReduceKernel[T](cg, true), c, u, x))
+			sameBits(t, "ChannelTotal", run(channelReduceKernel[T](cg, false), c, u), run(refChannelReduceKernel[T](cg, false), c, u))
 			sameBits(t, "GroupNormGradW", run(groupNormGradWKernel[T](rg, cg), c, u, x),
 				run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
 		})
@@ -251,5 +302,29 @@ func BenchmarkGroupNormKernels(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkChannelTotal times ChannelTotal's kernel on [8, 256, 50, 68],
+// float32, sample by sample and channel by channel (the reference).
+func BenchmarkChannelTotal(b *testing.B) {
+	cg := chanGeom{8, 256, 50 * 68}
+	u := make([]float32, 8*256*50*68)
+	for i := range u {
+		u[i] = float32(i%7) - 3
+	}
+	out := ad.Tensor[float32]{Data: make([]float32, 256)}
+	in := []ad.Tensor[float32]{{Data: u}}
+	for _, v := range []struct {
+		name string
+		k    func(ad.Tensor[float32], []ad.Tensor[float32]) error
+	}{{"samples", channelReduceKernel[float32](cg, false)}, {"ref", refChannelReduceKernel[float32](cg, false)}} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := v.k(out, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
