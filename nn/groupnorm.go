@@ -36,7 +36,8 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormAffine", Params: fmt.Sprintf("%s groups %d as %v weight %v bias %v", rg.params(), groups, cg, hasW, hasB),
 		InputDims: affineDims(s, hasW, hasB), OutputDims: s.Dims(), Shape: affineShape("GroupNorm", s, cg.c),
-		Kernel: ad.Floats(groupNormAffineKernel[float32](rg, cg, hasW, hasB), groupNormAffineKernel[float64](rg, cg, hasW, hasB)),
+		Kernel:           ad.Floats(groupNormAffineKernel[float32](rg, cg, hasW, hasB), groupNormAffineKernel[float64](rg, cg, hasW, hasB)),
+		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			x := in[0]
 			var grads gorgonia.Nodes
@@ -72,17 +73,29 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 
 // groupNormAffineKernel is rowNormKernel then channelAffineKernel, one row
 // (a group: C/groups planes of cg.inner) at a time, with the same
-// arithmetic as the two.
+// arithmetic as the two. Where the vector loops split every plane as they
+// split the row (vmath.VectorWhole), each row takes three passes, two
+// sums and NormAffine, none storing an intermediate; otherwise the
+// unfused chain.
 func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		w, b := affineParams(cg.c, in, hasW, hasB)
 		perRow := rg.n / cg.inner // channels in a row
+		fused := cg.inner > 1 && vmath.VectorWhole[T](cg.inner)
 		eachRow(rg, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				y := out.Data[i*rg.n:][:rg.n]
-				r := rowStats(y, in[0].Data[i*rg.n:][:rg.n], rg.eps)
-				vmath.Axpb(y, y, T(r), 0)
+				y, x := out.Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
 				c0 := (i * perRow) % cg.c
+				if fused {
+					mu, r := rowMoments(x, rg.eps)
+					for j := 0; j < perRow; j++ {
+						at := j * cg.inner
+						vmath.NormAffine(y[at:at+cg.inner], x[at:at+cg.inner], mu, T(r), w[c0+j], b[c0+j])
+					}
+					continue
+				}
+				r := rowStats(y, x, rg.eps)
+				vmath.Axpb(y, y, T(r), 0)
 				for j := 0; j < perRow; j++ {
 					ci := c0 + j
 					p := y[j*cg.inner:][:cg.inner]
@@ -174,17 +187,36 @@ func gorgoniaNodes(build func(m func(*gorgonia.Node, error) *gorgonia.Node) gorg
 
 // groupNormGradXKernel writes r·(uw − mean uw − y·mean(uw·y)) per row,
 // uw = u·w[c] never stored: its means come from per-plane sums, and the
-// row is −r·(y·mean(uw·y) + mean uw) + (r·w[c])·u, plane by plane.
+// row is −r·(y·mean(uw·y) + mean uw) + (r·w[c])·u, plane by plane. Where
+// vmath.VectorWhole allows, a row takes four passes (two sums for the
+// statistics, one for the per-plane sums, vmath.NormGrad) and y is never
+// stored; otherwise the unfused chain, with the same arithmetic.
 func groupNormGradXKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		perRow, n, w := rg.n/cg.inner, float64(rg.n), in[2].Data
+		fused := vmath.VectorWhole[T](cg.inner)
 		eachRow(rg, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				gr, u := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n]
-				r := rowStats(gr, in[0].Data[i*rg.n:][:rg.n], rg.eps)
-				vmath.Axpb(gr, gr, T(r), 0) // y
+				gr, u, x := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
 				c0 := (i * perRow) % cg.c
 				var su, suy float64
+				if fused {
+					mu, r := rowMoments(x, rg.eps)
+					for j := 0; j < perRow; j++ {
+						at := j * cg.inner
+						s, sy := vmath.SumDotNorm(u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r))
+						su += float64(w[c0+j]) * s
+						suy += float64(w[c0+j]) * sy
+					}
+					for j := 0; j < perRow; j++ {
+						at := j * cg.inner
+						vmath.NormGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
+							T(suy/n), T(su/n), T(-r), T(-r*float64(w[c0+j])))
+					}
+					continue
+				}
+				r := rowStats(gr, x, rg.eps)
+				vmath.Axpb(gr, gr, T(r), 0) // y
 				for j := 0; j < perRow; j++ {
 					up, yp := u[j*cg.inner:][:cg.inner], gr[j*cg.inner:][:cg.inner]
 					su += float64(w[c0+j]) * vmath.Sum(up)
@@ -203,34 +235,30 @@ func groupNormGradXKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T]
 }
 
 // groupNormGradWKernel writes Σ over samples (in order) of
-// r·Σ u·(x − μ) for each channel's plane, the statistics (μ, r) of every
-// row first, as RowNorm computes them.
+// r·Σ u·(x − μ) for each channel's plane, (μ, r) as RowNorm computes
+// them. Row by row (each row's planes read while it is in cache), the
+// terms kept per sample and channel, then added in sample order.
 func groupNormGradWKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		u, x := in[0].Data, in[1].Data
-		mu, r := make([]T, rg.rows), make([]float64, rg.rows)
-		eachRow(rg, func(lo, hi int) {
-			d := make([]T, rg.n)
-			for i := lo; i < hi; i++ {
-				row := x[i*rg.n:][:rg.n]
-				mu[i] = T(vmath.Sum(row) / float64(rg.n)) // as rowStats
-				r[i] = rowStats(d, row, rg.eps)
-			}
-		})
 		perRow := rg.n / cg.inner
-		parallelIf(cg.c, len(u), func(lo, hi int) {
-			d := make([]T, cg.inner)
-			for ci := lo; ci < hi; ci++ {
-				var acc float64
-				for o := 0; o < cg.outer; o++ {
-					i := o*(cg.c/perRow) + ci/perRow // the row (sample o, group of ci)
-					at := (o*cg.c + ci) * cg.inner
-					vmath.Axpb(d, x[at:at+cg.inner], 1, -mu[i])
-					acc += r[i] * vmath.Dot(u[at:at+cg.inner], d)
+		terms := make([]float64, cg.outer*cg.c) // [outer, C]: r·Σ u·(x − μ)
+		eachRow(rg, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				mu, r := rowMoments(x[i*rg.n:][:rg.n], rg.eps)
+				for j := 0; j < perRow; j++ {
+					at := i*rg.n + j*cg.inner
+					terms[i*perRow+j] = r * vmath.SubDot(u[at:at+cg.inner], x[at:at+cg.inner], mu)
 				}
-				out.Data[ci] = T(acc)
 			}
 		})
+		for ci := range cg.c {
+			var acc float64
+			for o := 0; o < cg.outer; o++ {
+				acc += terms[o*cg.c+ci]
+			}
+			out.Data[ci] = T(acc)
+		}
 		return nil
 	}
 }

@@ -236,18 +236,23 @@ func channelReduceKernel[T ad.Float](g chanGeom, dot bool) func(ad.Tensor[T], []
 			y = in[1].Data
 		}
 		if g.inner > 1 {
+			// Sample by sample, so that a worker reads its channels' planes
+			// as one contiguous run per sample; each channel still adds its
+			// planes' sums in sample order.
 			parallelIf(g.c, len(u), func(lo, hi int) {
-				for ci := lo; ci < hi; ci++ {
-					var acc float64
-					for o := 0; o < g.outer; o++ {
+				acc := make([]float64, hi-lo)
+				for o := 0; o < g.outer; o++ {
+					for ci := lo; ci < hi; ci++ {
 						at := (o*g.c + ci) * g.inner
 						if dot {
-							acc += vmath.Dot(u[at:at+g.inner], y[at:at+g.inner])
+							acc[ci-lo] += vmath.Dot(u[at:at+g.inner], y[at:at+g.inner])
 						} else {
-							acc += vmath.Sum(u[at : at+g.inner])
+							acc[ci-lo] += vmath.Sum(u[at : at+g.inner])
 						}
 					}
-					out.Data[ci] = T(acc)
+				}
+				for k, a := range acc {
+					out.Data[lo+k] = T(a)
 				}
 			})
 			return nil

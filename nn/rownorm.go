@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -183,19 +184,34 @@ func rowStats[T ad.Float](d, x []T, eps float64) (r float64) {
 	return 1 / math.Sqrt(vmath.Dot(d, d)/n+eps)
 }
 
+// rowMoments returns rowStats's μ (rounded to T) and r without storing
+// x − μ: the same sums (vmath.SubSqSum is Dot of vmath.Axpb's x − μ).
+func rowMoments[T ad.Float](x []T, eps float64) (mu T, r float64) {
+	n := float64(len(x))
+	mu = T(vmath.Sum(x) / n)
+	return mu, 1 / math.Sqrt(vmath.SubSqSum(x, mu)/n+eps)
+}
+
 // eachRow runs f on rows [lo, hi) of g, spread over goroutines when the
-// tensor is large; a row's arithmetic does not depend on the split.
+// tensor is large, in grains of about chanGrain elements handed out as
+// workers finish (a descheduled worker does not hold the others up); a
+// row's arithmetic does not depend on the split.
 func eachRow(g rowGeom, f func(lo, hi int)) {
-	parallelIf(g.rows, g.rows*g.n, f)
+	if g.rows*g.n < chanGrain {
+		f(0, g.rows)
+		return
+	}
+	cpu.ParallelForGrains(g.rows, (chanGrain+g.n-1)/g.n, f)
 }
 
 func rowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		eachRow(g, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				y := out.Data[i*g.n:][:g.n]
-				r := rowStats(y, in[0].Data[i*g.n:][:g.n], g.eps)
-				vmath.Axpb(y, y, T(r), 0)
+				// fma(1, y, 0) is y: y = fma(r, x − μ, 0) is never −0.
+				x := in[0].Data[i*g.n:][:g.n]
+				mu, r := rowMoments(x, g.eps)
+				vmath.NormAffine(out.Data[i*g.n:][:g.n], x, mu, T(r), 1, 0)
 			}
 		})
 		return nil
@@ -225,9 +241,8 @@ func rowNormGradKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T])
 func rowInvStdKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		eachRow(g, func(lo, hi int) {
-			d := make([]T, g.n)
 			for i := lo; i < hi; i++ {
-				r := rowStats(d, in[0].Data[i*g.n:][:g.n], g.eps)
+				_, r := rowMoments(in[0].Data[i*g.n:][:g.n], g.eps)
 				out.Data[i] = T(r)
 			}
 		})

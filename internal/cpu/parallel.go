@@ -3,6 +3,7 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // ParallelFor runs body over [0, n) split into contiguous chunks, one
@@ -40,6 +41,53 @@ func ParallelFor(n int, body func(lo, hi int)) {
 				}
 			}()
 			body(lo, hi)
+		}()
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked) // on the caller's goroutine, where it can be recovered
+	}
+}
+
+// ParallelForGrains is ParallelFor with [0, n) handed out in grains of
+// grain iterations (the last may be shorter), each worker taking the next
+// grain when it is done with one (with one worker, body runs once on
+// [0, n)): for iterations that are cheap to split,
+// on machines where a worker may be descheduled for a while. The same
+// contract as ParallelFor (disjoint writes, a fixed order inside an
+// iteration), so results do not depend on which worker ran what.
+func ParallelForGrains(n, grain int, body func(lo, hi int)) {
+	grain = max(grain, 1)
+	grains := (n + grain - 1) / grain
+	workers := min(runtime.GOMAXPROCS(0), grains)
+	if workers <= 1 {
+		if n > 0 {
+			body(0, n)
+		}
+		return
+	}
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		panicked any
+		next     atomic.Int64
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { panicked = r })
+				}
+			}()
+			for {
+				lo := int(next.Add(int64(grain))) - grain
+				if lo >= n {
+					return
+				}
+				body(lo, min(lo+grain, n))
+			}
 		}()
 	}
 	wg.Wait()

@@ -77,3 +77,42 @@ func expectClose[T Float](t *testing.T, what string, got []T, want []float64, to
 		}
 	}
 }
+
+// TestParallelForGrains checks that ParallelForGrains covers [0, n) once,
+// in ranges of at most grain (or all of it at GOMAXPROCS 1), at several
+// GOMAXPROCS, and passes a panic on.
+func TestParallelForGrains(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, tc := range []struct{ n, grain int }{{0, 4}, {1, 4}, {7, 1}, {10, 3}, {256, 8}, {5, 0}} {
+			seen := make([]int, tc.n)
+			ParallelForGrains(tc.n, tc.grain, func(lo, hi int) {
+				if procs > 1 && hi-lo > max(tc.grain, 1) || lo >= hi {
+					t.Errorf("n %d grain %d: range [%d, %d)", tc.n, tc.grain, lo, hi)
+				}
+				for i := lo; i < hi; i++ {
+					seen[i]++ // disjoint ranges: no race
+				}
+			})
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("GOMAXPROCS %d n %d grain %d: iteration %d ran %d times", procs, tc.n, tc.grain, i, c)
+				}
+			}
+		}
+	}
+	runtime.GOMAXPROCS(4)
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		ParallelForGrains(8, 2, func(lo, hi int) {
+			if lo <= 5 && 5 < hi {
+				panic("grain with 5")
+			}
+		})
+		return nil
+	}()
+	if got != "grain with 5" {
+		t.Fatalf("recovered %v, want the grain's panic", got)
+	}
+}

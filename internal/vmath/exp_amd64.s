@@ -625,3 +625,266 @@ loopD512:
 	VMOVUPD Z8, (DX)
 	VZEROUPPER
 	RET
+
+// The row-normalisation kernels: each is a composition of the kernels
+// above on the same elements, with the same roundings in the same order
+// (d = x + (−m) is fma(1, x, −m), y = fma(r, d, 0)), so that one pass does
+// what several did.
+
+// SUBSQSTEPS, SUBSQSTEPD: acc += d·d, d = x + (−m) (−m in Y14).
+#define SUBSQSTEPS(off, acc) VADDPS off(SI), Y14, Y1; VFMADD231PS Y1, Y1, acc
+#define SUBSQSTEPD(off, acc) VADDPD off(SI), Y14, Y1; VFMADD231PD Y1, Y1, acc
+
+// func subSqS(x *float32, n int, negm float32) float64
+// dotS(d, d) for d[i] = x[i] + negm, d not stored.
+TEXT ·subSqS(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS negm+16(FP), Y14
+	MOVQ SI, DI
+	REDBODY(SUBSQSTEPS, 8, fourSubSqS, oneSubSqS, doneSubSqS)
+	FOLDS
+	WIDEN8
+	LANES8
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func subSqD(x *float64, n int, negm float64) float64
+TEXT ·subSqD(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD negm+16(FP), Y14
+	MOVQ SI, DI
+	REDBODY(SUBSQSTEPD, 4, fourSubSqD, oneSubSqD, doneSubSqD)
+	FOLDD
+	VMOVAPD Y0, Y6
+	LANES4
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// SUBDOTSTEPS, SUBDOTSTEPD: acc += u·d, u at SI, d = x + (−m), x at DI.
+#define SUBDOTSTEPS(off, acc) VADDPS off(DI), Y14, Y1; VFMADD231PS off(SI), Y1, acc
+#define SUBDOTSTEPD(off, acc) VADDPD off(DI), Y14, Y1; VFMADD231PD off(SI), Y1, acc
+
+// func subDotS(u, x *float32, n int, negm float32) float64
+// dotS(u, d) for d[i] = x[i] + negm, d not stored.
+TEXT ·subDotS(SB), NOSPLIT, $0-40
+	MOVQ u+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS negm+24(FP), Y14
+	REDBODY(SUBDOTSTEPS, 8, fourSubDotS, oneSubDotS, doneSubDotS)
+	FOLDS
+	WIDEN8
+	LANES8
+	VZEROUPPER
+	MOVSD X0, ret+32(FP)
+	RET
+
+// func subDotD(u, x *float64, n int, negm float64) float64
+TEXT ·subDotD(SB), NOSPLIT, $0-40
+	MOVQ u+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD negm+24(FP), Y14
+	REDBODY(SUBDOTSTEPD, 4, fourSubDotD, oneSubDotD, doneSubDotD)
+	FOLDD
+	VMOVAPD Y0, Y6
+	LANES4
+	VZEROUPPER
+	MOVSD X0, ret+32(FP)
+	RET
+
+// SUMDOTBODY is REDBODY with two sets of accumulators: Σ u (Y0, Y3, Y4,
+// Y5, as sumS) and Σ u·y (Y8, Y9, Y10, Y11, as dotS), u at SI, x at DI,
+// y = fma(r, x + (−m), 0) (−m in Y14, r in Y15, 0 in Y13). STEP(off,
+// sacc, dacc) accumulates one vector.
+#define SUMDOTBODY(STEP, W, L4, L1, DONE) \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VXORPS Y13, Y13, Y13; \
+L4:; \
+	CMPQ CX, $(4*W); \
+	JLT L1; \
+	STEP(0, Y0, Y8); \
+	STEP(32, Y3, Y9); \
+	STEP(64, Y4, Y10); \
+	STEP(96, Y5, Y11); \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	SUBQ $(4*W), CX; \
+	JMP L4; \
+L1:; \
+	TESTQ CX, CX; \
+	JZ DONE; \
+	STEP(0, Y0, Y8); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	SUBQ $W, CX; \
+	JMP L1; \
+DONE:
+
+#define SUMDOTSTEPS(off, sacc, dacc) VADDPS off(SI), sacc, sacc; VADDPS off(DI), Y14, Y1; VFMADD213PS Y13, Y15, Y1; VFMADD231PS off(SI), Y1, dacc
+#define SUMDOTSTEPD(off, sacc, dacc) VADDPD off(SI), sacc, sacc; VADDPD off(DI), Y14, Y1; VFMADD213PD Y13, Y15, Y1; VFMADD231PD off(SI), Y1, dacc
+
+// func sumDotNormS(u, x *float32, n int, negm, r float32, out *[2]float64)
+// out = sumS(u), dotS(u, y) for y[i] = fma(r, x[i] + negm, 0), y not
+// stored.
+TEXT ·sumDotNormS(SB), NOSPLIT, $0-40
+	MOVQ u+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS negm+24(FP), Y14
+	VBROADCASTSS r+28(FP), Y15
+	MOVQ out+32(FP), DX
+	SUMDOTBODY(SUMDOTSTEPS, 8, fourSumDotS, oneSumDotS, doneSumDotS)
+	FOLDS
+	WIDEN8
+	LANES8
+	MOVSD X0, (DX)
+	VADDPS Y9, Y8, Y8
+	VADDPS Y10, Y8, Y8
+	VADDPS Y11, Y8, Y0
+	WIDEN8
+	LANES8
+	MOVSD X0, 8(DX)
+	VZEROUPPER
+	RET
+
+// func sumDotNormD(u, x *float64, n int, negm, r float64, out *[2]float64)
+TEXT ·sumDotNormD(SB), NOSPLIT, $0-48
+	MOVQ u+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD negm+24(FP), Y14
+	VBROADCASTSD r+32(FP), Y15
+	MOVQ out+40(FP), DX
+	SUMDOTBODY(SUMDOTSTEPD, 4, fourSumDotD, oneSumDotD, doneSumDotD)
+	FOLDD
+	VMOVAPD Y0, Y6
+	LANES4
+	MOVSD X0, (DX)
+	VADDPD Y9, Y8, Y8
+	VADDPD Y10, Y8, Y8
+	VADDPD Y11, Y8, Y6
+	LANES4
+	MOVSD X0, 8(DX)
+	VZEROUPPER
+	RET
+
+// func normAffineS(dst, x *float32, n int, negm, r, w, b float32)
+// dst[i] = fma(w, fma(r, x[i] + negm, 0), b).
+TEXT ·normAffineS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS negm+24(FP), Y12
+	VBROADCASTSS r+28(FP), Y13
+	VBROADCASTSS w+32(FP), Y14
+	VBROADCASTSS b+36(FP), Y15
+	VXORPS Y11, Y11, Y11
+
+loopNormAffineS:
+	VADDPS (SI), Y12, Y0
+	VFMADD213PS Y11, Y13, Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopNormAffineS
+	VZEROUPPER
+	RET
+
+// func normAffineD(dst, x *float64, n int, negm, r, w, b float64)
+TEXT ·normAffineD(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD negm+24(FP), Y12
+	VBROADCASTSD r+32(FP), Y13
+	VBROADCASTSD w+40(FP), Y14
+	VBROADCASTSD b+48(FP), Y15
+	VXORPD Y11, Y11, Y11
+
+loopNormAffineD:
+	VADDPD (SI), Y12, Y0
+	VFMADD213PD Y11, Y13, Y0
+	VFMADD213PD Y15, Y14, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopNormAffineD
+	VZEROUPPER
+	RET
+
+// func normGradS(dst, u, x *float32, n int, k *[6]float32)
+// k = (negm, r, a, b, nr, c): y = fma(r, x[i] + negm, 0),
+// t = fma(nr, fma(a, y, b), 0), dst[i] = t − c·u[i] (fused).
+TEXT ·normGradS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ u+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), AX
+	VBROADCASTSS 0(AX), Y9
+	VBROADCASTSS 4(AX), Y10
+	VBROADCASTSS 8(AX), Y11
+	VBROADCASTSS 12(AX), Y12
+	VBROADCASTSS 16(AX), Y13
+	VBROADCASTSS 20(AX), Y14
+	VXORPS Y15, Y15, Y15
+
+loopNormGradS:
+	VADDPS (SI), Y9, Y0
+	VFMADD213PS Y15, Y10, Y0
+	VFMADD213PS Y12, Y11, Y0
+	VFMADD213PS Y15, Y13, Y0
+	VFNMADD231PS (DX), Y14, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopNormGradS
+	VZEROUPPER
+	RET
+
+// func normGradD(dst, u, x *float64, n int, k *[6]float64)
+TEXT ·normGradD(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ u+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), AX
+	VBROADCASTSD 0(AX), Y9
+	VBROADCASTSD 8(AX), Y10
+	VBROADCASTSD 16(AX), Y11
+	VBROADCASTSD 24(AX), Y12
+	VBROADCASTSD 32(AX), Y13
+	VBROADCASTSD 40(AX), Y14
+	VXORPD Y15, Y15, Y15
+
+loopNormGradD:
+	VADDPD (SI), Y9, Y0
+	VFMADD213PD Y15, Y10, Y0
+	VFMADD213PD Y12, Y11, Y0
+	VFMADD213PD Y15, Y13, Y0
+	VFNMADD231PD (DX), Y14, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopNormGradD
+	VZEROUPPER
+	RET

@@ -175,3 +175,135 @@ func subMulGo[T Float](dst, u, e []T, c T) {
 		dst[i] = T(math.FMA(-float64(c), float64(e[i]), float64(v)))
 	}
 }
+
+// The row-normalisation kernels below each fuse a chain of the kernels
+// above over the same elements into one pass, with the same roundings in
+// the same order (bitwise the chain): with d = Axpb(x, 1, −m) (x − m
+// rounded once) and y = Axpb(d, r, 0), never stored.
+
+// SubSqSum returns Dot(d, d), the sum of squared deviations from m.
+func SubSqSum[T Float](x []T, m T) float64 {
+	switch xs := any(x).(type) {
+	case []float32:
+		return subSq32(xs, float32(m))
+	case []float64:
+		return subSq64(xs, float64(m))
+	}
+	return subSqGo(x, m)
+}
+
+// SubDot returns Dot(u, d), d from x (at least as long as u).
+func SubDot[T Float](u, x []T, m T) float64 {
+	x = x[:len(u)]
+	switch us := any(u).(type) {
+	case []float32:
+		return subDot32(us, any(x).([]float32), float32(m))
+	case []float64:
+		return subDot64(us, any(x).([]float64), float64(m))
+	}
+	return subDotGo(u, x, m)
+}
+
+// SumDotNorm returns Sum(u) and Dot(u, y), y from x (at least as long as
+// u) normalised by m and r.
+func SumDotNorm[T Float](u, x []T, m, r T) (su, suy float64) {
+	x = x[:len(u)]
+	switch us := any(u).(type) {
+	case []float32:
+		return sumDotNorm32(us, any(x).([]float32), float32(m), float32(r))
+	case []float64:
+		return sumDotNorm64(us, any(x).([]float64), float64(m), float64(r))
+	}
+	return sumDotNormGo(u, x, m, r)
+}
+
+// NormAffine sets dst = Axpb(y, w, b), y from x normalised by m and r; dst
+// may be x.
+func NormAffine[T Float](dst, x []T, m, r, w, b T) {
+	dst = dst[:len(x)]
+	switch xs := any(x).(type) {
+	case []float32:
+		normAffine32(any(dst).([]float32), xs, float32(m), float32(r), float32(w), float32(b))
+		return
+	case []float64:
+		normAffine64(any(dst).([]float64), xs, float64(m), float64(r), float64(w), float64(b))
+		return
+	}
+	normAffineGo(dst, x, m, r, w, b)
+}
+
+// NormGrad sets dst = SubMul(Axpb(Axpb(y, a, b), nr, 0), u, c), y from x
+// normalised by m and r (u and x at least as long as dst): a row
+// normalisation's gradient, −r·(y·mean(u·y) + mean u) + r·u, with its
+// constants rounded by the caller. dst may be u or x.
+func NormGrad[T Float](dst, u, x []T, m, r, a, b, nr, c T) {
+	u, x = u[:len(dst)], x[:len(dst)]
+	k := [6]T{-m, r, a, b, nr, c}
+	switch ds := any(dst).(type) {
+	case []float32:
+		normGrad32(ds, any(u).([]float32), any(x).([]float32), any(&k).(*[6]float32))
+		return
+	case []float64:
+		normGrad64(ds, any(u).([]float64), any(x).([]float64), any(&k).(*[6]float64))
+		return
+	}
+	normGradGo(dst, u, x, &k)
+}
+
+// VectorWhole reports whether the assembly loops take all n elements of a
+// slice of T or none (n a multiple of the vector width, or no vector
+// loops): then elementwise kernels on consecutive parts of such lengths
+// round every element as one call on the whole does.
+func VectorWhole[T Float](n int) bool {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return vectorWhole(n, 8)
+	}
+	return vectorWhole(n, 4)
+}
+
+// dev is Axpb(x, 1, −m)'s element in Go.
+func dev[T Float](v, m T) T { return T(math.FMA(1, float64(v), -float64(m))) }
+
+// scale0 is Axpb(v, r, 0)'s element in Go.
+func scale0[T Float](v, r T) T { return T(math.FMA(float64(r), float64(v), 0)) }
+
+func subSqGo[T Float](x []T, m T) float64 {
+	var s float64
+	for _, v := range x {
+		d := dev(v, m)
+		s += float64(d * d)
+	}
+	return s
+}
+
+func subDotGo[T Float](u, x []T, m T) float64 {
+	var s float64
+	for i, v := range u {
+		s += float64(v * dev(x[i], m))
+	}
+	return s
+}
+
+func sumDotNormGo[T Float](u, x []T, m, r T) (su, suy float64) {
+	for i, v := range u {
+		su += float64(v)
+		suy += float64(v * scale0(dev(x[i], m), r))
+	}
+	return su, suy
+}
+
+func normAffineGo[T Float](dst, x []T, m, r, w, b T) {
+	for i, v := range x {
+		dst[i] = T(math.FMA(float64(w), float64(scale0(dev(v, m), r)), float64(b)))
+	}
+}
+
+// normGradGo is NormGrad in Go, k = (−m, r, a, b, nr, c).
+func normGradGo[T Float](dst, u, x []T, k *[6]T) {
+	for i, v := range x {
+		t := T(math.FMA(float64(k[2]), float64(scale0(dev(v, -k[0]), k[1])), float64(k[3])))
+		t = scale0(t, k[4])
+		dst[i] = T(math.FMA(-float64(k[5]), float64(u[i]), float64(t)))
+	}
+}

@@ -255,3 +255,123 @@ func sumLanes(l []float64) float64 {
 	}
 	return s
 }
+
+//go:noescape
+func subSqS(x *float32, n int, negm float32) float64
+
+//go:noescape
+func subSqD(x *float64, n int, negm float64) float64
+
+//go:noescape
+func subDotS(u, x *float32, n int, negm float32) float64
+
+//go:noescape
+func subDotD(u, x *float64, n int, negm float64) float64
+
+//go:noescape
+func sumDotNormS(u, x *float32, n int, negm, r float32, out *[2]float64)
+
+//go:noescape
+func sumDotNormD(u, x *float64, n int, negm, r float64, out *[2]float64)
+
+//go:noescape
+func normAffineS(dst, x *float32, n int, negm, r, w, b float32)
+
+//go:noescape
+func normAffineD(dst, x *float64, n int, negm, r, w, b float64)
+
+//go:noescape
+func normGradS(dst, u, x *float32, n int, k *[6]float32)
+
+//go:noescape
+func normGradD(dst, u, x *float64, n int, k *[6]float64)
+
+func vectorWhole(n, w int) bool { return !hasAVX2 || n%w == 0 }
+
+func subSq32(x []float32, m float32) float64 {
+	var s float64
+	if n := vecLen(len(x), 8); n > 0 {
+		s = subSqS(&x[0], n, -m)
+		x = x[n:]
+	}
+	return s + subSqGo(x, m)
+}
+
+func subSq64(x []float64, m float64) float64 {
+	var s float64
+	if n := vecLen(len(x), 4); n > 0 {
+		s = subSqD(&x[0], n, -m)
+		x = x[n:]
+	}
+	return s + subSqGo(x, m)
+}
+
+func subDot32(u, x []float32, m float32) float64 {
+	var s float64
+	if n := vecLen(len(u), 8); n > 0 {
+		s = subDotS(&u[0], &x[0], n, -m)
+		u, x = u[n:], x[n:]
+	}
+	return s + subDotGo(u, x, m)
+}
+
+func subDot64(u, x []float64, m float64) float64 {
+	var s float64
+	if n := vecLen(len(u), 4); n > 0 {
+		s = subDotD(&u[0], &x[0], n, -m)
+		u, x = u[n:], x[n:]
+	}
+	return s + subDotGo(u, x, m)
+}
+
+func sumDotNorm32(u, x []float32, m, r float32) (su, suy float64) {
+	var s [2]float64
+	if n := vecLen(len(u), 8); n > 0 {
+		sumDotNormS(&u[0], &x[0], n, -m, r, &s)
+		u, x = u[n:], x[n:]
+	}
+	tu, tuy := sumDotNormGo(u, x, m, r)
+	return s[0] + tu, s[1] + tuy
+}
+
+func sumDotNorm64(u, x []float64, m, r float64) (su, suy float64) {
+	var s [2]float64
+	if n := vecLen(len(u), 4); n > 0 {
+		sumDotNormD(&u[0], &x[0], n, -m, r, &s)
+		u, x = u[n:], x[n:]
+	}
+	tu, tuy := sumDotNormGo(u, x, m, r)
+	return s[0] + tu, s[1] + tuy
+}
+
+func normAffine32(dst, x []float32, m, r, w, b float32) {
+	if n := vecLen(len(x), 8); n > 0 {
+		normAffineS(&dst[0], &x[0], n, -m, r, w, b)
+		dst, x = dst[n:], x[n:]
+	}
+	normAffineGo(dst, x, m, r, w, b)
+}
+
+func normAffine64(dst, x []float64, m, r, w, b float64) {
+	if n := vecLen(len(x), 4); n > 0 {
+		normAffineD(&dst[0], &x[0], n, -m, r, w, b)
+		dst, x = dst[n:], x[n:]
+	}
+	normAffineGo(dst, x, m, r, w, b)
+}
+
+func normGrad32(dst, u, x []float32, k *[6]float32) {
+	if n := vecLen(len(dst), 8); n > 0 {
+		normGradS(&dst[0], &u[0], &x[0], n, k)
+		dst, u, x = dst[n:], u[n:], x[n:]
+	}
+	normGradGo(dst, u, x, k)
+}
+
+func normGrad64(dst, u, x []float64, k *[6]float64) {
+	if n := vecLen(len(dst), 4); n > 0 {
+		normGradD(&dst[0], &u[0], &x[0], n, k)
+		dst, u, x = dst[n:], u[n:], x[n:]
+	}
+	normGradGo(dst, u, x, k)
+}

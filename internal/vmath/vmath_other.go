@@ -23,3 +23,15 @@ func mulSub32(dst, s, u []float32, d float32) { mulSubGo(dst, s, u, d) }
 func mulSub64(dst, s, u []float64, d float64) { mulSubGo(dst, s, u, d) }
 func subMul32(dst, u, e []float32, c float32) { subMulGo(dst, u, e, c) }
 func subMul64(dst, u, e []float64, c float64) { subMulGo(dst, u, e, c) }
+
+func subSq32(x []float32, m float32) float64                   { return subSqGo(x, m) }
+func subSq64(x []float64, m float64) float64                   { return subSqGo(x, m) }
+func subDot32(u, x []float32, m float32) float64               { return subDotGo(u, x, m) }
+func subDot64(u, x []float64, m float64) float64               { return subDotGo(u, x, m) }
+func sumDotNorm32(u, x []float32, m, r float32) (a, b float64) { return sumDotNormGo(u, x, m, r) }
+func sumDotNorm64(u, x []float64, m, r float64) (a, b float64) { return sumDotNormGo(u, x, m, r) }
+func normAffine32(dst, x []float32, m, r, w, b float32)        { normAffineGo(dst, x, m, r, w, b) }
+func normAffine64(dst, x []float64, m, r, w, b float64)        { normAffineGo(dst, x, m, r, w, b) }
+func normGrad32(dst, u, x []float32, k *[6]float32)            { normGradGo(dst, u, x, k) }
+func normGrad64(dst, u, x []float64, k *[6]float64)            { normGradGo(dst, u, x, k) }
+func vectorWhole(n, w int) bool                                { return true }
