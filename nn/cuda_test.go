@@ -207,26 +207,8 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 	}
 }
 
-func gpuFloats(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float32:
-		f := make([]float64, len(d))
-		for i, x := range d {
-			f[i] = float64(x)
-		}
-		return f
-	case []float64:
-		return d
-	case float32:
-		return []float64{float64(d)}
-	case float64:
-		return []float64{d}
-	}
-	return nil
-}
-
 // gpuClose compares a GPU result with the CPU's within cudatest.Close's
 // tolerance.
 func gpuClose(got, want gorgonia.Value, dt tensor.Dtype) error {
-	return cudatest.Close(gpuFloats(got), gpuFloats(want), dt)
+	return cudatest.Close(valueFloats(got), valueFloats(want), dt)
 }

@@ -80,3 +80,23 @@ func runErrCases(t *testing.T, cases []errCase) {
 		})
 	}
 }
+
+// valueFloats is the elements of v (a float32 or float64 tensor or
+// scalar) as float64s; nil for other data.
+func valueFloats(v gorgonia.Value) []float64 {
+	switch d := v.Data().(type) {
+	case []float32:
+		f := make([]float64, len(d))
+		for i, x := range d {
+			f[i] = float64(x)
+		}
+		return f
+	case []float64:
+		return d
+	case float32:
+		return []float64{float64(d)}
+	case float64:
+		return []float64{d}
+	}
+	return nil
+}

@@ -1,7 +1,6 @@
 package nn_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -85,25 +84,6 @@ func newReuseNet(t *testing.T, dt tensor.Dtype) *reuseNet {
 	return n
 }
 
-// reuseFloats is v's elements as float64s.
-func reuseFloats(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float32:
-		f := make([]float64, len(d))
-		for i, e := range d {
-			f[i] = float64(e)
-		}
-		return f
-	case []float64:
-		return d
-	case float32:
-		return []float64{float64(d)}
-	case float64:
-		return []float64{d}
-	}
-	panic(fmt.Sprintf("unexpected data %T", v.Data()))
-}
-
 // TestReuseResults: the network of reuseNet, its gradient and the
 // gradient of a gradient penalty give bitwise the same values with
 // ad.ReuseResults on as with it off, over runs on new inputs, float32 and
@@ -141,7 +121,7 @@ func TestReuseResults(t *testing.T) {
 			}
 			var now [][]float64
 			for i := range plain.vals {
-				a, b := reuseFloats(*plain.vals[i]), reuseFloats(*reused.vals[i])
+				a, b := valueFloats(*plain.vals[i]), valueFloats(*reused.vals[i])
 				if len(a) != len(b) {
 					t.Fatalf("%v run %d value %d: %d vs %d elements", dt, run, i, len(a), len(b))
 				}
