@@ -223,7 +223,7 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 			plane := x[p*hw : (p+1)*hw]
 			out := idx[p*ho*wo : (p+1)*ho*wo]
 			done, nan := false, false
-			if p+1 < hi {
+			if p+1 < hi && hw > 0 {
 				// The next plane streams in while this one is reduced.
 				prefetchLines(unsafe.Pointer(&x[(p+1)*hw]), hw*int(unsafe.Sizeof(x[0])))
 			}
