@@ -104,7 +104,8 @@ func FuzzConv2d(f *testing.F) {
 	})
 }
 
-// FuzzPool2d: the four poolings and Interpolate over shapes, kernels, strides, paddings
+// FuzzPool2d: the four poolings and Interpolate over shapes (rows up to 39
+// wide, so that float32 inputs reach the AVX2 fast paths), kernels, strides, paddings
 // (sometimes too large or negative), dilation, ceil mode, padding counted
 // or not, divisor override, adaptive sizes, and values with NaN and ±Inf;
 // the invariant: an error that names the op, or a result and a gradient
@@ -119,6 +120,9 @@ func FuzzPool2d(f *testing.F) {
 		fb := &fuzzBytes{b: data}
 		pair := func(lo, n int) [2]int { return [2]int{lo + fb.intn(n), lo + fb.intn(n)} }
 		n, c, h, w := fb.intn(3), 1+fb.intn(3), 1+fb.intn(7), 1+fb.intn(7)
+		if fb.intn(3) == 0 { // wide rows: runs of 8 or more outputs reach the float32 AVX2 kernels
+			w += 8 * (1 + fb.intn(4))
+		}
 		x := smoothTensor(1, n, c, h, w)
 		if x.Shape().TotalSize() > 0 {
 			d := x.Data().([]float64)
