@@ -24,14 +24,20 @@ func ParallelFor(n int, body func(lo, hi int)) {
 		}
 		return
 	}
+	chunk := (n + workers - 1) / workers
+	runWorkers((n+chunk-1)/chunk, func(w int) { body(w*chunk, min((w+1)*chunk, n)) })
+}
+
+// runWorkers runs work(0), ..., work(k−1) on k goroutines and waits for
+// them; a panic in one is raised again on the caller's goroutine once all
+// are done, where package ad turns it into an error naming the op.
+func runWorkers(k int, work func(w int)) {
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
 		panicked any
 	)
-	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
+	for w := range k {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -40,7 +46,7 @@ func ParallelFor(n int, body func(lo, hi int)) {
 					once.Do(func() { panicked = r })
 				}
 			}()
-			body(lo, hi)
+			work(w)
 		}()
 	}
 	wg.Wait()
@@ -66,32 +72,14 @@ func ParallelForGrains(n, grain int, body func(lo, hi int)) {
 		}
 		return
 	}
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		panicked any
-		next     atomic.Int64
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { panicked = r })
-				}
-			}()
-			for {
-				lo := int(next.Add(int64(grain))) - grain
-				if lo >= n {
-					return
-				}
-				body(lo, min(lo+grain, n))
+	var next atomic.Int64
+	runWorkers(workers, func(int) {
+		for {
+			lo := int(next.Add(int64(grain))) - grain
+			if lo >= n {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked) // on the caller's goroutine, where it can be recovered
-	}
+			body(lo, min(lo+grain, n))
+		}
+	})
 }
