@@ -80,12 +80,18 @@ func max64(x []float64) float64 {
 	return m
 }
 
+// expChunk32 is the most elements one expSumS512 call takes: it adds
+// them in float32 lanes (32 of them, each at most 32 values) before
+// widening into the float64 lanes, which bounds the float32 rounding of
+// the sum whatever the length.
+const expChunk32 = 1024
+
 func expSum32(dst, src []float32, shift float32) float64 {
 	if hasAVX512 {
 		var lanes [16]float64
 		n := len(src) &^ 15
-		if n > 0 {
-			expSumS512(&dst[0], &src[0], n, shift, &lanes)
+		for i := 0; i < n; i += expChunk32 {
+			expSumS512(&dst[i], &src[i], min(expChunk32, n-i), shift, &lanes)
 		}
 		if t := len(src) - n; t > 0 {
 			var pad [16]float32

@@ -62,7 +62,7 @@ func TestExpSumLimits(t *testing.T) { eachKernel(t, testExpSumLimits) }
 
 func testExpSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 1000, 1003} {
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 48, 1000, 1003, 5000} {
 		x := expInputs(r, n, -87)
 		x32 := make([]float32, n)
 		for i, v := range x {
