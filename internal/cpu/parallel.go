@@ -28,10 +28,21 @@ func ParallelFor(n int, body func(lo, hi int)) {
 	runWorkers((n+chunk-1)/chunk, func(w int) { body(w*chunk, min((w+1)*chunk, n)) })
 }
 
-// runWorkers runs work(0), ..., work(k−1) on k goroutines and waits for
-// them; a panic in one is raised again on the caller's goroutine once all
-// are done, where package ad turns it into an error naming the op.
+// runWorkers runs work(0), ..., work(k−1), each once, and waits for them;
+// a panic in one is raised again on the caller's goroutine once all are
+// done, where package ad turns it into an error naming the op. The calls
+// go to the worker team (team.go): the caller's goroutine runs them too,
+// taking the next unclaimed one as the team's workers do, so a worker that
+// is slow to start costs at most the time the caller would have taken
+// alone. When the team is busy (a nested or concurrent call) each call
+// gets a goroutine of its own, as before the team.
 func runWorkers(k int, work func(w int)) {
+	if k <= 0 {
+		return
+	}
+	if teamRun(k, work) {
+		return
+	}
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once

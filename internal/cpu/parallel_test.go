@@ -4,7 +4,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestParallelForPanic checks that a panic in one chunk of ParallelFor
@@ -114,5 +117,58 @@ func TestParallelForGrains(t *testing.T) {
 	}()
 	if got != "grain with 5" {
 		t.Fatalf("recovered %v, want the grain's panic", got)
+	}
+}
+
+// TestParallelForTeam checks the worker team under load: callers on
+// several goroutines at once (one gets the team, the others fall back to
+// goroutines of their own), bodies that call ParallelFor again (nested:
+// the team is busy), parked workers woken after an idle pause, and a panic
+// in a call that a worker may have run; every iteration runs exactly once.
+func TestParallelForTeam(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range 150 {
+				n := 1 + (it*7+c)%37
+				seen := make([]atomic.Int32, n*3)
+				ParallelFor(n, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						ParallelFor(3, func(a, b int) {
+							for k := a; k < b; k++ {
+								seen[i*3+k].Add(1)
+							}
+						})
+					}
+				})
+				for i := range seen {
+					if v := seen[i].Load(); v != 1 {
+						t.Errorf("caller %d run %d n %d: iteration %d ran %d times", c, it, n, i, v)
+						return
+					}
+				}
+				if it%50 == 49 {
+					time.Sleep(2 * teamSpin) // the workers park
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for range 20 {
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			ParallelFor(4, func(lo, hi int) {
+				if lo == 3 {
+					panic("last chunk")
+				}
+			})
+			return nil
+		}()
+		if got != "last chunk" {
+			t.Fatalf("recovered %v, want the last chunk's panic", got)
+		}
 	}
 }

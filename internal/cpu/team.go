@@ -1,0 +1,153 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The worker team behind runWorkers (ParallelFor, ParallelForGrains).
+//
+// Starting a goroutine per chunk, as runWorkers did, makes the Go runtime
+// wake a parked OS thread for it, which on a virtual machine takes tens of
+// microseconds (measured: 13–25 µs per wake on the 2-core VM of
+// BENCHMARKS.md), as long as a whole softmax over [256, 1000]. Like
+// OpenMP's threads under torch, the team's workers instead stay awake for
+// a while after each parallel region (teamSpin), polling for the next one,
+// and only then park. The caller runs chunks too, claiming them from the
+// same counter as the workers, so results never wait on a worker that has
+// not started yet. Which goroutine runs which chunk does not change the
+// results: the kernels' chunks write disjoint memory.
+
+// teamSpin is how long an idle worker polls for new work before it parks:
+// long enough to cover the gap between two kernels of one graph run and
+// Gorgonia's per-run overhead (about 40 µs on that VM), short enough that
+// an idle process soon stops using CPU.
+const teamSpin = 200 * time.Microsecond
+
+// teamJob is one runWorkers call on the team.
+type teamJob struct {
+	k    int
+	work func(w int)
+	next atomic.Int64 // the next unclaimed call
+	// active counts the goroutines inside the job: the caller, from the
+	// start, and each worker that joined (only while active > 0, so none
+	// joins a finished job); whoever brings it to 0 closes done.
+	active   atomic.Int64
+	done     chan struct{}
+	once     sync.Once
+	panicked any
+}
+
+// run claims and runs calls until none is left.
+func (j *teamJob) run() {
+	for {
+		w := int(j.next.Add(1)) - 1
+		if w >= j.k {
+			return
+		}
+		j.call(w)
+	}
+}
+
+// call runs work(w), keeping the first panic for the caller.
+func (j *teamJob) call(w int) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.once.Do(func() { j.panicked = r })
+		}
+	}()
+	j.work(w)
+}
+
+// leave drops one goroutine from the job and reports whether it was the
+// last.
+func (j *teamJob) leave() bool {
+	if j.active.Add(-1) == 0 {
+		close(j.done)
+		return true
+	}
+	return false
+}
+
+var team struct {
+	busy    sync.Mutex // held by the caller of the job in progress
+	workers int        // started so far, under busy
+	gen     atomic.Uint64
+	job     atomic.Pointer[teamJob]
+	// parked workers wait on wake; parked counts them (under mu when it
+	// grows) so that a caller signals only when someone sleeps.
+	mu     sync.Mutex
+	wake   *sync.Cond
+	parked atomic.Int64
+}
+
+func init() { team.wake = sync.NewCond(&team.mu) }
+
+// teamRun runs k calls of work on the team and the caller's goroutine, and
+// reports false, having run nothing, when the team is busy.
+func teamRun(k int, work func(w int)) bool {
+	if !team.busy.TryLock() {
+		return false
+	}
+	defer team.busy.Unlock()
+	for want := min(runtime.GOMAXPROCS(0), k) - 1; team.workers < want; team.workers++ {
+		go teamWorker(team.gen.Load())
+	}
+	j := &teamJob{k: k, work: work, done: make(chan struct{})}
+	j.active.Store(1)
+	team.job.Store(j)
+	team.gen.Add(1)
+	if team.parked.Load() > 0 {
+		team.mu.Lock()
+		team.wake.Broadcast()
+		team.mu.Unlock()
+	}
+	j.run()
+	if !j.leave() {
+		// The workers still inside are running their last call.
+		<-j.done
+	}
+	if j.panicked != nil {
+		panic(j.panicked) // on the caller's goroutine, where it can be recovered
+	}
+	return true
+}
+
+// teamWorker joins each new job it sees, polling for teamSpin after its
+// last one before it parks.
+func teamWorker(seen uint64) {
+	for {
+		deadline := time.Now().Add(teamSpin)
+		for spins := 0; team.gen.Load() == seen; spins++ {
+			if spins%64 != 63 {
+				continue
+			}
+			if time.Now().After(deadline) {
+				team.mu.Lock()
+				team.parked.Add(1)
+				for team.gen.Load() == seen {
+					team.wake.Wait()
+				}
+				team.parked.Add(-1)
+				team.mu.Unlock()
+				break
+			}
+			runtime.Gosched() // let goroutines queued on this P run
+		}
+		seen = team.gen.Load()
+		j := team.job.Load()
+		for {
+			a := j.active.Load()
+			if a == 0 {
+				break // finished before this worker saw it
+			}
+			if j.active.CompareAndSwap(a, a+1) {
+				j.run()
+				j.leave()
+				break
+			}
+		}
+	}
+}
