@@ -120,11 +120,13 @@ func teamRun(k int, work func(w int)) bool {
 func teamWorker(seen uint64) {
 	for {
 		deadline := time.Now().Add(teamSpin)
-		for spins := 0; team.gen.Load() == seen; spins++ {
-			if spins%64 != 63 {
-				continue
-			}
-			if time.Now().After(deadline) {
+		// The poll is a bare loop: it looks at the clock every 1024 loads
+		// (about a microsecond) and never yields (runtime.Gosched took the
+		// scheduler's global lock that the caller's goroutine needs too);
+		// the runtime can still preempt it, and other Ps steal what is
+		// queued on this one.
+		for spins := 1; team.gen.Load() == seen; spins++ {
+			if spins%1024 == 0 && time.Now().After(deadline) {
 				team.mu.Lock()
 				team.parked.Add(1)
 				for team.gen.Load() == seen {
@@ -134,7 +136,6 @@ func teamWorker(seen uint64) {
 				team.mu.Unlock()
 				break
 			}
-			runtime.Gosched() // let goroutines queued on this P run
 		}
 		seen = team.gen.Load()
 		j := team.job.Load()
