@@ -126,6 +126,20 @@ func TestParallelForGrains(t *testing.T) {
 // the team is busy), parked workers woken after an idle pause, and a panic
 // in a call that a worker may have run; every iteration runs exactly once.
 func TestParallelForTeam(t *testing.T) {
+	for _, policy := range []string{"", "PASSIVE"} {
+		t.Run("policy="+policy, func(t *testing.T) {
+			defer teamSpin.Store(teamSpin.Load())
+			spin := waitPolicy(policy)
+			if (spin == 0) != (policy != "") {
+				t.Fatalf("GOPS_WAIT_POLICY %q: spin %v", policy, spin)
+			}
+			teamSpin.Store(int64(spin))
+			testTeam(t)
+		})
+	}
+}
+
+func testTeam(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	var wg sync.WaitGroup
 	for c := range 4 {
@@ -151,7 +165,7 @@ func TestParallelForTeam(t *testing.T) {
 					}
 				}
 				if it%50 == 49 {
-					time.Sleep(2 * teamSpin) // the workers park
+					time.Sleep(400 * time.Microsecond) // the workers park
 				}
 			}
 		}()

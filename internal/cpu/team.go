@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +25,23 @@ import (
 // teamSpin is how long an idle worker polls for new work before it parks:
 // long enough to cover the gap between two kernels of one graph run and
 // Gorgonia's per-run overhead (about 40 µs on that VM), short enough that
-// an idle process soon stops using CPU.
-const teamSpin = 200 * time.Microsecond
+// an idle process soon stops using CPU. GOPS_WAIT_POLICY=passive in the
+// environment makes it 0 (workers park at once), for machines shared with
+// other busy processes, where polling takes a core from them: OpenMP's
+// OMP_WAIT_POLICY=passive.
+// An atomic so that tests can change it while workers poll.
+var teamSpin atomic.Int64 // time.Duration
+
+func init() { teamSpin.Store(int64(waitPolicy(os.Getenv("GOPS_WAIT_POLICY")))) }
+
+// waitPolicy is teamSpin for a GOPS_WAIT_POLICY value: "passive" 0,
+// anything else 200 µs.
+func waitPolicy(v string) time.Duration {
+	if strings.EqualFold(v, "passive") {
+		return 0
+	}
+	return 200 * time.Microsecond
+}
 
 // teamJob is one runWorkers call on the team.
 type teamJob struct {
@@ -119,14 +136,15 @@ func teamRun(k int, work func(w int)) bool {
 // last one before it parks.
 func teamWorker(seen uint64) {
 	for {
-		deadline := time.Now().Add(teamSpin)
+		spin := time.Duration(teamSpin.Load())
+		deadline := time.Now().Add(spin)
 		// The poll is a bare loop: it looks at the clock every 1024 loads
 		// (about a microsecond) and never yields (runtime.Gosched took the
 		// scheduler's global lock that the caller's goroutine needs too);
 		// the runtime can still preempt it, and other Ps steal what is
 		// queued on this one.
 		for spins := 1; team.gen.Load() == seen; spins++ {
-			if spins%1024 == 0 && time.Now().After(deadline) {
+			if (spin == 0 || spins%1024 == 0) && time.Now().After(deadline) {
 				team.mu.Lock()
 				team.parked.Add(1)
 				for team.gen.Load() == seen {
