@@ -165,6 +165,20 @@ func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error
 	}
 }
 
+// BenchmarkRunAll: the fixed cost of one m.Reset(); m.RunAll() on a
+// TapeMachine, a graph of one Softmax of [2, 8] under ad.ReuseResults
+// (gops only): what every row above pays once per run besides its
+// kernels. Gorgonia's RunAll locks its OS thread and runs the program on a
+// goroutine of its own, so each run hands the processor to another thread
+// and back.
+func BenchmarkRunAll(b *testing.B) {
+	b.Run("softmax-2x8", func(b *testing.B) {
+		benchGraph(b, true, false, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+			return gorgonia.Nodes{benchNode(g, r, "x", 1, 2, 8)}
+		}, nil, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 1) })
+	})
+}
+
 // BenchmarkInterpolate: nearest-fpn, FPN's top-down ×2 upsampling of
 // [8, 256, 50, 68] (scale factor 2, "nearest"); bilinear, ×2 of
 // [8, 64, 56, 56], AlignCorners false.

@@ -389,6 +389,14 @@ EOF
   forward+backward: the gradient w.r.t. the logits.
 EOF
 		;;
+	RunAll) cat <<'EOF'
+- **RunAll** (`BenchmarkRunAll`, nn/bench_test.go; gops only): softmax-2x8,
+  one `m.Reset(); m.RunAll()` of a TapeMachine whose graph is one Softmax
+  of [2, 8] under `ad.ReuseResults`: the fixed cost of a run that every
+  gops row pays once besides its kernels (Gorgonia's RunAll locks its OS
+  thread and runs the program on another goroutine: two thread handoffs).
+EOF
+		;;
 	SecondOrder) cat <<'EOF'
 - **SecondOrder** (`BenchmarkSecondOrder`, gops/secondorder_bench_test.go;
   gops only): x [2, 16, 32, 32] → DeformConv2d v2 3x3 (weight
