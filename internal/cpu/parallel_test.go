@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -185,4 +186,87 @@ func testTeam(t *testing.T) {
 			t.Fatalf("recovered %v, want the last chunk's panic", got)
 		}
 	}
+}
+
+// goid is the calling goroutine's id, from its stack trace's header.
+func goid() string {
+	var b [64]byte
+	s := string(b[:runtime.Stack(b[:], false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	return s[:strings.IndexByte(s, ' ')]
+}
+
+// TestParallelForGoexit checks runtime.Goexit (t.FailNow, t.SkipNow) in a
+// chunk, which before the team ended the chunk's own goroutine only. On a
+// team worker it must not leave the caller waiting for that worker
+// forever, and the team must replace the worker; on the caller's
+// goroutine, the goroutine ends, but only once the other chunks are done
+// (none of them runs on after ParallelFor's caller is gone).
+func TestParallelForGoexit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const k = 4
+	// waitWorker, in the caller's chunk, gives the workers a second to
+	// take a chunk; it reports whether one did.
+	waitWorker := func(onWorker *atomic.Bool) bool {
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Microsecond) {
+			if onWorker.Load() {
+				return true
+			}
+		}
+		return false
+	}
+	for it := range 10 {
+		// A worker's chunk calls Goexit.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			caller := goid()
+			var onWorker atomic.Bool
+			ParallelFor(k, func(lo, hi int) {
+				if goid() != caller {
+					if onWorker.CompareAndSwap(false, true) {
+						runtime.Goexit()
+					}
+					return
+				}
+				waitWorker(&onWorker)
+			})
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d: ParallelFor never returned after a Goexit in a worker's chunk", it)
+		}
+		// The caller's own chunk calls Goexit.
+		var finished, exited atomic.Int32
+		var atExit int32
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { atExit = finished.Load() + exited.Load() }()
+			caller := goid()
+			ParallelFor(k, func(lo, hi int) {
+				if goid() == caller {
+					exited.Add(1)
+					runtime.Goexit()
+				}
+				time.Sleep(time.Millisecond)
+				finished.Add(1)
+			})
+		}()
+		<-done
+		if atExit != k {
+			t.Fatalf("run %d: the caller's goroutine ended with %d of %d chunks done", it, atExit, k)
+		}
+	}
+	// The team still has workers: one of them takes a chunk.
+	caller := goid()
+	var onWorker atomic.Bool
+	ParallelFor(k, func(lo, hi int) {
+		if goid() != caller {
+			onWorker.Store(true)
+		} else if !waitWorker(&onWorker) {
+			t.Errorf("no worker took a chunk: the team lost its workers")
+		}
+	})
 }

@@ -89,8 +89,10 @@ func (j *teamJob) leave() bool {
 }
 
 var team struct {
-	busy    sync.Mutex // held by the caller of the job in progress
-	workers int        // started so far, under busy
+	busy sync.Mutex // held by the caller of the job in progress
+	// workers counts the workers alive: teamRun adds them, under busy; a
+	// worker whose call ended in runtime.Goexit takes itself off.
+	workers atomic.Int64
 	gen     atomic.Uint64
 	job     atomic.Pointer[teamJob]
 	// parked workers wait on wake; parked counts them (under mu when it
@@ -109,11 +111,35 @@ func teamRun(k int, work func(w int)) bool {
 		return false
 	}
 	defer team.busy.Unlock()
-	for want := min(runtime.GOMAXPROCS(0), k) - 1; team.workers < want; team.workers++ {
+	for want := int64(min(runtime.GOMAXPROCS(0), k) - 1); team.workers.Load() < want; team.workers.Add(1) {
 		go teamWorker(team.gen.Load())
 	}
 	j := &teamJob{k: k, work: work, done: make(chan struct{})}
 	j.active.Store(1)
+	// A runtime.Goexit in one of the caller's calls (t.FailNow) ends the
+	// caller's goroutine, but only once the other calls are done: the
+	// caller, in its deferred call, still claims the rest, each run on a
+	// goroutine of its own (where a Goexit ends only that one, as before
+	// the team), and waits for them and the workers' (the team staying
+	// busy until then).
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		var wg sync.WaitGroup
+		for w := int(j.next.Add(1)) - 1; w < j.k; w = int(j.next.Add(1)) - 1 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				j.call(w)
+			}()
+		}
+		wg.Wait()
+		if !j.leave() {
+			<-j.done
+		}
+	}()
 	team.job.Store(j)
 	team.gen.Add(1)
 	if team.parked.Load() > 0 {
@@ -122,6 +148,7 @@ func teamRun(k int, work func(w int)) bool {
 		team.mu.Unlock()
 	}
 	j.run()
+	returned = true
 	if !j.leave() {
 		// The workers still inside are running their last call.
 		<-j.done
@@ -163,10 +190,26 @@ func teamWorker(seen uint64) {
 				break // finished before this worker saw it
 			}
 			if j.active.CompareAndSwap(a, a+1) {
-				j.run()
-				j.leave()
+				j.join()
 				break
 			}
 		}
 	}
+}
+
+// join runs the job's calls on a worker that has joined it, and leaves
+// it. A runtime.Goexit in a call (t.FailNow) ends the worker's goroutine,
+// as it ended a chunk's own goroutine before the team; the worker still
+// leaves the job, so that its caller does not wait for it forever, and
+// takes itself off the team, so that the next job starts a new one.
+func (j *teamJob) join() {
+	returned := false
+	defer func() {
+		if !returned {
+			team.workers.Add(-1)
+		}
+		j.leave()
+	}()
+	j.run()
+	returned = true
 }
