@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -269,4 +271,78 @@ func TestParallelForGoexit(t *testing.T) {
 			t.Errorf("no worker took a chunk: the team lost its workers")
 		}
 	})
+}
+
+// TestParallelForStress runs ParallelFor from three goroutines at once,
+// nested two or three deep, some runs with a panic at one iteration of
+// some level, while GOMAXPROCS flips between 1 and 8 and the wait policy
+// between active and passive: every run must do each iteration once, or,
+// with a panic, raise that panic on its caller, and none may hang.
+func TestParallelForStress(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer teamSpin.Store(teamSpin.Load())
+	var stop atomic.Bool
+	flipped := make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for i := 0; !stop.Load(); i++ {
+			runtime.GOMAXPROCS([]int{2, 1, 3, 8, 4}[i%5])
+			teamSpin.Store(int64(waitPolicy([]string{"", "passive"}[i%3/2])))
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for c := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(c), 7))
+			for it := range 500 {
+				depth := 1 + r.IntN(3)
+				sizes := []int{r.IntN(40), 1 + r.IntN(5), 1 + r.IntN(3)}[:depth]
+				want := 0
+				for d, p := 0, 1; d < depth; d++ {
+					p *= sizes[d]
+					want += p
+				}
+				// The panic, if any, at the first iteration of a level
+				// below that runs with index at.
+				pd, at := -1, 0
+				if sizes[0] > 0 && r.IntN(4) == 0 {
+					pd, at = r.IntN(depth), r.IntN(sizes[0])
+				}
+				var hits atomic.Int64
+				var level func(d, outer int)
+				level = func(d, outer int) {
+					ParallelFor(sizes[d], func(lo, hi int) {
+						for i := lo; i < hi; i++ {
+							hits.Add(1)
+							if d == pd && (d == 0 && i == at || d > 0 && i == 0 && outer == at) {
+								panic(fmt.Sprint("level ", d))
+							}
+							if d+1 < depth {
+								level(d+1, outer+i*(1-min(d, 1)))
+							}
+						}
+					})
+				}
+				got := func() (p any) {
+					defer func() { p = recover() }()
+					level(0, 0)
+					return nil
+				}()
+				switch {
+				case pd < 0 && got != nil:
+					t.Errorf("caller %d run %d: unexpected panic %v", c, it, got)
+				case pd >= 0 && got != fmt.Sprint("level ", pd):
+					t.Errorf("caller %d run %d: recovered %v, want the panic at level %d", c, it, got, pd)
+				case pd < 0 && hits.Load() != int64(want):
+					t.Errorf("caller %d run %d sizes %v: %d iterations ran, want %d", c, it, sizes, hits.Load(), want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	<-flipped
 }
