@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 )
 
 // TestParallelForPanic checks that a panic in one chunk of ParallelFor
@@ -345,4 +346,26 @@ func TestParallelForStress(t *testing.T) {
 	wg.Wait()
 	stop.Store(true)
 	<-flipped
+}
+
+// TestParallelForReleases checks that the team keeps nothing of a
+// finished ParallelFor alive: the memory its body refers to is freed at
+// the next collection, not only once another ParallelFor replaces it.
+func TestParallelForReleases(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	buf := make([]float64, 1<<16)
+	p := weak.Make(&buf[0])
+	ParallelFor(len(buf), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			buf[i] = float64(i)
+		}
+	})
+	for range 20 {
+		runtime.GC()
+		if p.Value() == nil {
+			return
+		}
+		time.Sleep(time.Millisecond) // a late worker may still look at the job
+	}
+	t.Fatal("the body's memory is still reachable after ParallelFor returned")
 }

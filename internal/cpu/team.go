@@ -88,6 +88,17 @@ func (j *teamJob) leave() bool {
 	return false
 }
 
+// wait drops the caller from the job and waits for the workers still
+// inside (running their last call). It then forgets work: team.job keeps
+// the job until the next one, which must not keep the memory that work
+// refers to alive (no worker calls it any more).
+func (j *teamJob) wait() {
+	if !j.leave() {
+		<-j.done
+	}
+	j.work = nil
+}
+
 var team struct {
 	busy sync.Mutex // held by the caller of the job in progress
 	// workers counts the workers alive: teamRun adds them, under busy; a
@@ -136,9 +147,7 @@ func teamRun(k int, work func(w int)) bool {
 			}()
 		}
 		wg.Wait()
-		if !j.leave() {
-			<-j.done
-		}
+		j.wait()
 	}()
 	team.job.Store(j)
 	team.gen.Add(1)
@@ -149,12 +158,10 @@ func teamRun(k int, work func(w int)) bool {
 	}
 	j.run()
 	returned = true
-	if !j.leave() {
-		// The workers still inside are running their last call.
-		<-j.done
-	}
-	if j.panicked != nil {
-		panic(j.panicked) // on the caller's goroutine, where it can be recovered
+	j.wait()
+	if p := j.panicked; p != nil {
+		j.panicked = nil
+		panic(p) // on the caller's goroutine, where it can be recovered
 	}
 	return true
 }
