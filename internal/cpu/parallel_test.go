@@ -369,3 +369,18 @@ func TestParallelForReleases(t *testing.T) {
 	}
 	t.Fatal("the body's memory is still reachable after ParallelFor returned")
 }
+
+// TestParallelForTeamShrinks checks that the team gives back the workers
+// beyond GOMAXPROCS − 1 once GOMAXPROCS is lowered: each would otherwise
+// poll after every job for a processor that the caller's goroutines need.
+func TestParallelForTeamShrinks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	ParallelFor(8, func(lo, hi int) {})
+	runtime.GOMAXPROCS(2)
+	for deadline := time.Now().Add(time.Second); team.workers.Load() > 1; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers at GOMAXPROCS 2, want at most 1", team.workers.Load())
+		}
+		ParallelFor(2, func(lo, hi int) {})
+	}
+}

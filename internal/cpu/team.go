@@ -45,9 +45,10 @@ func waitPolicy(v string) time.Duration {
 
 // teamJob is one runWorkers call on the team.
 type teamJob struct {
-	k    int
-	work func(w int)
-	next atomic.Int64 // the next unclaimed call
+	k     int
+	procs int // GOMAXPROCS when it was published
+	work  func(w int)
+	next  atomic.Int64 // the next unclaimed call
 	// active counts the goroutines inside the job: the caller, from the
 	// start, and each worker that joined (only while active > 0, so none
 	// joins a finished job); whoever brings it to 0 closes done.
@@ -102,7 +103,8 @@ func (j *teamJob) wait() {
 var team struct {
 	busy sync.Mutex // held by the caller of the job in progress
 	// workers counts the workers alive: teamRun adds them, under busy; a
-	// worker whose call ended in runtime.Goexit takes itself off.
+	// worker whose call ended in runtime.Goexit takes itself off, and so
+	// does one beyond GOMAXPROCS − 1 (GOMAXPROCS lowered) after a job.
 	workers atomic.Int64
 	gen     atomic.Uint64
 	job     atomic.Pointer[teamJob]
@@ -122,10 +124,11 @@ func teamRun(k int, work func(w int)) bool {
 		return false
 	}
 	defer team.busy.Unlock()
-	for want := int64(min(runtime.GOMAXPROCS(0), k) - 1); team.workers.Load() < want; team.workers.Add(1) {
+	procs := runtime.GOMAXPROCS(0)
+	for want := int64(min(procs, k) - 1); team.workers.Load() < want; team.workers.Add(1) {
 		go teamWorker(team.gen.Load())
 	}
-	j := &teamJob{k: k, work: work, done: make(chan struct{})}
+	j := &teamJob{k: k, procs: procs, work: work, done: make(chan struct{})}
 	j.active.Store(1)
 	// A runtime.Goexit in one of the caller's calls (t.FailNow) ends the
 	// caller's goroutine, but only once the other calls are done: the
@@ -200,6 +203,12 @@ func teamWorker(seen uint64) {
 				j.join()
 				break
 			}
+		}
+		// GOMAXPROCS was lowered: the workers beyond GOMAXPROCS − 1
+		// retire, instead of polling after each job for a processor
+		// that the caller's goroutines need.
+		if w := team.workers.Load(); w >= int64(j.procs) && team.workers.CompareAndSwap(w, w-1) {
+			return
 		}
 	}
 }
