@@ -2,11 +2,13 @@ package ad_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -43,6 +45,40 @@ func TestOpForwardPanicIsError(t *testing.T) {
 	err := runOnce(t, spec, []float64{1, 2})
 	if err == nil || !strings.Contains(err.Error(), "op Broken failed: its forward panicked") || !strings.Contains(err.Error(), "index out of range") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A panic in one chunk of a parallel kernel, whichever goroutine of
+// cpu.ParallelFor's worker team ran it, is an error naming the op too, and
+// the next run of a sound op is not disturbed.
+func TestOpParallelChunkPanicIsError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	spec := ad.OpSpec{
+		Name:       "ChunkPanic",
+		InputDims:  []int{1},
+		OutputDims: 1,
+		Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
+	}
+	for i := range 20 {
+		spec.Forward = func(in []gorgonia.Value) (gorgonia.Value, error) {
+			cpu.ParallelFor(8, func(lo, hi int) {
+				if lo <= i%8 && i%8 < hi {
+					panic(fmt.Sprint("chunk with ", i%8))
+				}
+			})
+			return in[0], nil
+		}
+		err := runOnce(t, spec, []float64{1, 2})
+		if want := fmt.Sprint("op ChunkPanic failed: its forward panicked: chunk with ", i%8); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("run %d: error %v, want %q", i, err, want)
+		}
+	}
+	spec.Forward = func(in []gorgonia.Value) (gorgonia.Value, error) {
+		cpu.ParallelFor(8, func(lo, hi int) {})
+		return in[0], nil
+	}
+	if err := runOnce(t, spec, []float64{1, 2}); err != nil {
+		t.Fatal(err)
 	}
 }
 
