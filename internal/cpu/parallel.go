@@ -6,8 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// ParallelFor runs body over [0, n) split into contiguous chunks, one
-// goroutine per chunk, at most GOMAXPROCS of them. Kernels call it with
+// ParallelFor runs body over [0, n) split into contiguous chunks, at most
+// GOMAXPROCS of them, run by the worker team and the caller's goroutine
+// (team.go), or a goroutine each when the team is busy. Kernels call it with
 // iterations that write disjoint memory and accumulate in a fixed order
 // inside one iteration, so results are bitwise identical for any
 // GOMAXPROCS. It is the only place kernels start goroutines. A panic in
