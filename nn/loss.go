@@ -70,7 +70,7 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		ignore = *opts.IgnoreIndex
 	}
 	g := logits.Graph()
-	logp, err := LogSoftmax(logits, 1)
+	lse, err := ad.Apply(lseSpec(n, c), logits) // [N]
 	if err != nil {
 		return nil, err
 	}
@@ -85,38 +85,37 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 	if err != nil {
 		return nil, err
 	}
-	pick, _ := pickSpecs(n, c, ignore, false)
-	lp, err := ad.Apply(pick, logp, target) // logp[t], 0 where ignored
+	nll, err := ad.Apply(nllSpec(n, c, ignore), logits, lse, target) // lse − x[t], 0 where ignored
 	if err != nil {
 		return nil, err
 	}
-	loss, err := gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(wt, lp))) // [N]
+	loss, err := gorgonia.HadamardProd(wt, nll) // [N]
 	if err != nil {
 		return nil, err
 	}
 	eps := opts.LabelSmoothing
 	if eps > 0 {
-		// −Σ_c w_c·logp[n, c] on the rows not ignored.
+		// −Σ_c w_c·logp[n, c] = lse_n·Σ_c w_c − Σ_c w_c·x[n, c] on the rows
+		// not ignored.
 		wcol, err := ad.Reshape(w, c, 1)
 		if err != nil {
 			return nil, err
 		}
-		sm, err := gops.MatMul(logp, wcol, false, false)
+		xw, err := gops.MatMul(logits, wcol, false, false)
 		if err != nil {
 			return nil, err
 		}
-		if sm, err = ad.Reshape(sm, n); err != nil {
+		if xw, err = ad.Reshape(xw, n); err != nil {
 			return nil, err
 		}
-		ones, err := onesConstant(g, logits.Dtype(), c)
+		lw, err := gorgonia.Mul(lse, gorgonia.Must(gorgonia.Sum(w)))
 		if err != nil {
 			return nil, err
 		}
-		mask, err := ad.Apply(pickVec, ones, target)
+		smooth, err := ad.Apply(maskSpec(n, ignore), gorgonia.Must(gorgonia.Sub(lw, xw)), target)
 		if err != nil {
 			return nil, err
 		}
-		smooth := gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(sm, mask))))
 		loss, err = gorgonia.Add(gorgonia.Must(scale(loss, 1-eps)), gorgonia.Must(scale(smooth, eps/float64(c))))
 		if err != nil {
 			return nil, err
