@@ -141,8 +141,8 @@ extern "C" __global__ void loss_lse_f32(const float *x, float *out, long long ro
 extern "C" __global__ void loss_lse_f64(const double *x, double *out, long long rows, long long n) { lse<double>(x, out, rows, n); }
 extern "C" __global__ void loss_nll_f32(const float *x, const float *l, const long long *t, float *out, long long rows, long long n, long long ignore) { nll<float>(x, l, t, out, rows, n, ignore); }
 extern "C" __global__ void loss_nll_f64(const double *x, const double *l, const long long *t, double *out, long long rows, long long n, long long ignore) { nll<double>(x, l, t, out, rows, n, ignore); }
-extern "C" __global__ void loss_lse_grad_f32(const float *x, const float *l, const float *u, float *g, long long rows, long long n) { lse_grad<float>(x, l, u, nullptr, g, rows, n, 0, false); }
-extern "C" __global__ void loss_lse_grad_f64(const double *x, const double *l, const double *u, double *g, long long rows, long long n) { lse_grad<double>(x, l, u, nullptr, g, rows, n, 0, false); }
+extern "C" __global__ void loss_lse_grad_f32(const float *x, const float *l, const float *u, float *g, long long rows, long long n) { lse_grad<float>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
+extern "C" __global__ void loss_lse_grad_f64(const double *x, const double *l, const double *u, double *g, long long rows, long long n) { lse_grad<double>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
 extern "C" __global__ void loss_nll_grad_f32(const float *x, const float *l, const float *u, const long long *t, float *g, long long rows, long long n, long long ignore) { lse_grad<float>(x, l, u, t, g, rows, n, ignore, true); }
 extern "C" __global__ void loss_nll_grad_f64(const double *x, const double *l, const double *u, const long long *t, double *g, long long rows, long long n, long long ignore) { lse_grad<double>(x, l, u, t, g, rows, n, ignore, true); }
 extern "C" __global__ void loss_mask_f32(const float *v, const long long *t, float *out, long long rows, long long ignore) { mask<float>(v, t, out, rows, ignore); }
