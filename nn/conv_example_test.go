@@ -58,7 +58,7 @@ func ExampleConv2d_identity() {
 // w.r.t. the convolution's weight along a direction v: the loss, its
 // directional derivative, and the second and third ones (each the
 // derivative of the one before, all through Conv2d, MaxPool2d and
-// CrossEntropy's LogSoftmax). torch gives the same four numbers (its
+// CrossEntropy's row log-sum-exp). torch gives the same four numbers (its
 // double backward, applied three times).
 func ExampleConv2d() {
 	g := gorgonia.NewGraph()

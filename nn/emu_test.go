@@ -405,6 +405,65 @@ func emuLoss[T ad.Float](t *testing.T) {
 			}
 		})
 	}
+	// CrossEntropy's row ops (lse.go): rows × n with an ignored row in
+	// five; the x of every other case holds NaN, ±Inf and large values, so
+	// LogSumExp's and LogSumExpGrad's non-finite rows are covered.
+	rowCases := []pc{{0, 3, -100}, {1, 1, -100}, {3, 5, 1}, {7, 17, -100}, {4, 700, 0}, {6, 9, -100}}
+	rowIn := func(i int, p pc) (x, lse []T) {
+		x = emuIn[T](r, p.n*p.c, i%2 == 1)
+		return x, goKernel(t, lseKernel[T](p.n, p.c), p.n, false, data(x)).Data
+	}
+	nnRan.Kernel(t, "loss_lse"+sfx, func(t *testing.T) {
+		for i, p := range rowCases {
+			x, want := rowIn(i, p)
+			o, reg := emuOut[T](t, p.n)
+			et.Run(t, et.Case{Name: "loss_lse" + sfx, N: p.n, Outs: reg, Check: emuCheck(o, want, looseTol[T](), looseFloor),
+				Args: []any{et.Up(t, x), o.Ptr(), p.n, p.c}})
+		}
+	})
+	nnRan.Kernel(t, "loss_nll"+sfx, func(t *testing.T) {
+		for i, p := range rowCases {
+			x, lse := rowIn(i, p)
+			ts := targets(p)
+			want := goKernel(t, nllKernel[T](p.c, p.ignore), p.n, false, data(x), data(lse), ints(ts)).Data
+			o, reg := emuOut[T](t, p.n)
+			et.Run(t, et.Case{Name: "loss_nll" + sfx, N: p.n, Outs: reg, Check: emuCheck(o, want, 0, 0),
+				Args: []any{et.Up(t, x), et.Up(t, lse), et.Up(t, ts), o.Ptr(), p.n, p.c, p.ignore}})
+		}
+	})
+	for _, target := range []bool{false, true} {
+		name := "loss_lse_grad" + sfx
+		if target {
+			name = "loss_nll_grad" + sfx
+		}
+		nnRan.Kernel(t, name, func(t *testing.T) {
+			for i, p := range rowCases {
+				x, lse := rowIn(i, p)
+				u := emuIn[T](r, p.n, false)
+				o, reg := emuOut[T](t, p.n*p.c)
+				var want []T
+				var args []any
+				if target {
+					ts := targets(p)
+					want = goKernel(t, lseGradKernel[T](p.c, &lseTarget{p.ignore}), p.n*p.c, false, data(x), data(lse), data(u), ints(ts)).Data
+					args = []any{et.Up(t, x), et.Up(t, lse), et.Up(t, u), et.Up(t, ts), o.Ptr(), p.n, p.c, p.ignore}
+				} else {
+					want = goKernel(t, lseGradKernel[T](p.c, nil), p.n*p.c, false, data(x), data(lse), data(u)).Data
+					args = []any{et.Up(t, x), et.Up(t, lse), et.Up(t, u), o.Ptr(), p.n, p.c}
+				}
+				et.Run(t, et.Case{Name: name, N: p.n * p.c, Outs: reg, Check: emuCheck(o, want, looseTol[T](), looseFloor), Args: args})
+			}
+		})
+	}
+	nnRan.Kernel(t, "loss_mask"+sfx, func(t *testing.T) {
+		for _, p := range rowCases {
+			v, ts := emuIn[T](r, p.n, true), targets(p)
+			want := goKernel(t, maskKernel[T](p.ignore), p.n, false, data(v), ints(ts)).Data
+			o, reg := emuOut[T](t, p.n)
+			et.Run(t, et.Case{Name: "loss_mask" + sfx, N: p.n, Outs: reg, Check: emuCheck(o, want, 0, 0),
+				Args: []any{et.Up(t, v), et.Up(t, ts), o.Ptr(), p.n, p.ignore}})
+		}
+	})
 }
 
 // emuNCL are [N, C, L] sizes of the per-channel kernels.

@@ -149,6 +149,25 @@ type pickGPU struct {
 	c, ignore    int
 }
 
+// lseKind picks one of CrossEntropy's row ops (lse.go).
+type lseKind int
+
+const (
+	lseForward lseKind = iota // LogSumExp: [rows, n] → [rows]
+	lseNLL                    // NLL(x, lse, t)
+	lseGrad                   // LogSumExpGrad(x, lse, U)
+	lseNLLGrad                // NLLGrad(x, lse, U, t)
+	lseMask                   // Mask(v, t): v, 0 where t is ignored
+)
+
+// lseGPU is LogSumExp, NLL or their gradients on rows of n elements
+// (loss_cuda.go); ignore is the ignored target of NLL, NLLGrad and Mask.
+type lseGPU struct {
+	rows, n int
+	kind    lseKind
+	ignore  int
+}
+
 // unaryKind picks one of the elementwise ops with a twin.
 type unaryKind int
 

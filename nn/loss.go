@@ -30,9 +30,17 @@ type CrossEntropyOpts struct {
 // −w[t]·log_softmax(x)[t], with label smoothing mixed in as torch does,
 // rows whose target is IgnoreIndex contributing 0; "mean" divides the sum
 // by Σ w[t] over the rows not ignored (NaN when all are ignored, as
-// torch), "sum" sums, "none" returns the [N] losses. Differentiable to every
-// order w.r.t. the logits and the weight (LogSoftmax, a gather by target
-// and its scatter, products and sums).
+// torch), "sum" sums, "none" returns the [N] losses.
+//
+// Computed without a log-softmax [N, C]: per row lse = log Σ_c exp(x[c])
+// (stable: the row's maximum taken out first, as torch.logsumexp), the
+// loss w[t]·(lse − x[t]), and for label smoothing
+// −Σ_c w[c]·log_softmax(x)[c] = lse·Σ_c w[c] − Σ_c w[c]·x[c]; the
+// gradient w.r.t. the logits is one fused pass, U·w[t]·(exp(x − lse) −
+// [c = t]) (no maximum, no scatter added). Differentiable to every order
+// w.r.t. the logits and the weight (the row ops' derivatives are built from
+// Softmax, SoftmaxGrad, a gather by target and its scatter, products and
+// sums).
 //
 // Errors when the node is built: logits not a float [N, C] node with N
 // and C at least 1 (torch also takes N = 0), target not a tensor.Int [N]
@@ -70,53 +78,59 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		ignore = *opts.IgnoreIndex
 	}
 	g := logits.Graph()
-	logp, err := LogSoftmax(logits, 1)
-	if err != nil {
-		return nil, err
-	}
-	w := opts.Weight
-	if w == nil {
-		if w, err = onesConstant(g, logits.Dtype(), c); err != nil {
-			return nil, err
-		}
-	}
-	pickVec, _ := pickSpecs(n, c, ignore, true)
-	wt, err := ad.Apply(pickVec, w, target) // w[t], 0 where ignored
-	if err != nil {
-		return nil, err
-	}
-	pick, _ := pickSpecs(n, c, ignore, false)
-	lp, err := ad.Apply(pick, logp, target) // logp[t], 0 where ignored
-	if err != nil {
-		return nil, err
-	}
-	loss, err := gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(wt, lp))) // [N]
+	lse, err := ad.Apply(lseSpec(n, c), logits) // [N]
 	if err != nil {
 		return nil, err
 	}
 	eps := opts.LabelSmoothing
+	// w[t] (0 where ignored) weighs the rows and, for "mean", sums to the
+	// divisor; without a weight it is 1 where nll is not 0, so nll is
+	// the loss as it is.
+	needWt := opts.Weight != nil || red == "mean"
+	w := opts.Weight
+	if w == nil && (needWt || eps > 0) {
+		if w, err = onesConstant(g, logits.Dtype(), c); err != nil {
+			return nil, err
+		}
+	}
+	var wt *gorgonia.Node
+	if needWt {
+		pickVec, _ := pickSpecs(n, c, ignore, true)
+		if wt, err = ad.Apply(pickVec, w, target); err != nil {
+			return nil, err
+		}
+	}
+	loss, err := ad.Apply(nllSpec(n, c, ignore), logits, lse, target) // [N]: lse − x[t], 0 where ignored
+	if err != nil {
+		return nil, err
+	}
+	if opts.Weight != nil {
+		if loss, err = gorgonia.HadamardProd(wt, loss); err != nil {
+			return nil, err
+		}
+	}
 	if eps > 0 {
-		// −Σ_c w_c·logp[n, c] on the rows not ignored.
+		// −Σ_c w_c·logp[n, c] = lse_n·Σ_c w_c − Σ_c w_c·x[n, c] on the rows
+		// not ignored.
 		wcol, err := ad.Reshape(w, c, 1)
 		if err != nil {
 			return nil, err
 		}
-		sm, err := gops.MatMul(logp, wcol, false, false)
+		xw, err := gops.MatMul(logits, wcol, false, false)
 		if err != nil {
 			return nil, err
 		}
-		if sm, err = ad.Reshape(sm, n); err != nil {
+		if xw, err = ad.Reshape(xw, n); err != nil {
 			return nil, err
 		}
-		ones, err := onesConstant(g, logits.Dtype(), c)
+		lw, err := gorgonia.Mul(lse, gorgonia.Must(gorgonia.Sum(w)))
 		if err != nil {
 			return nil, err
 		}
-		mask, err := ad.Apply(pickVec, ones, target)
+		smooth, err := ad.Apply(maskSpec(n, ignore), gorgonia.Must(gorgonia.Sub(lw, xw)), target)
 		if err != nil {
 			return nil, err
 		}
-		smooth := gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.HadamardProd(sm, mask))))
 		loss, err = gorgonia.Add(gorgonia.Must(scale(loss, 1-eps)), gorgonia.Must(scale(smooth, eps/float64(c))))
 		if err != nil {
 			return nil, err

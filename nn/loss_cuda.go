@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// CrossEntropy's picks on the GPU: kernels/loss.cu (SmoothL1Loss' family
+// CrossEntropy's picks and row ops on the GPU: kernels/loss.cu (SmoothL1Loss' family
 // and Softplus are unaryGPU, activation_cuda.go).
 
 // launch runs Pick, Scatter, PickVec or ScatterVec. The targets are
@@ -32,4 +32,31 @@ func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 		return c.Launch("loss_scatter_vec"+sfx, d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
 	}
 	return c.Launch("loss_scatter"+sfx, n*d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
+}
+
+// launch runs LogSumExp, NLL or Mask (one thread per row), or LogSumExpGrad or
+// NLLGrad (one per element). NLL's and NLLGrad's targets are checked on
+// the host first, with checkTargets' error.
+func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	if d.kind == lseNLL || d.kind == lseNLLGrad {
+		ti := in[len(in)-1]
+		t, err := cudaglue.Download[int](c, ptr(ti), d.rows)
+		if err != nil {
+			return err
+		}
+		if err := checkTargets(t, d.n, d.ignore); err != nil {
+			return err
+		}
+	}
+	switch d.kind {
+	case lseForward:
+		return c.Launch("loss_lse"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n)
+	case lseNLL:
+		return c.Launch("loss_nll"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n, d.ignore)
+	case lseMask:
+		return c.Launch("loss_mask"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.ignore)
+	case lseGrad:
+		return c.Launch("loss_lse_grad"+sfx, d.rows*d.n, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n)
+	}
+	return c.Launch("loss_nll_grad"+sfx, d.rows*d.n, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(out), d.rows, d.n, d.ignore)
 }

@@ -45,7 +45,8 @@ type lossGoldenCase struct {
 
 // TestLossGolden: Softmax, LogSoftmax (several axes, large magnitudes),
 // CrossEntropy (class weights, ignore_index, label smoothing, every
-// reduction, an all-ignored batch) and MSELoss: values, gradients of
+// reduction, an all-ignored batch), MSELoss and CrossEntropy's row
+// LogSumExp (torch.logsumexp; rows with −Inf, NaN, huge values): values, gradients of
 // Σ G·out (Σ G·out² for the softmaxes) w.r.t. the input and the weight,
 // and the Hessian-vector product w.r.t. the input equal torch's, float32
 // and float64; NaN where torch gives NaN.
@@ -69,6 +70,12 @@ func TestLossGolden(t *testing.T) {
 				// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
 				rtol = 4e-5
 			}
+			for _, i := range c.NaN["input"] {
+				c.Input[i] = math.NaN()
+			}
+			for _, i := range c.NaN["input_neg_inf"] {
+				c.Input[i] = math.Inf(-1)
+			}
 			x := node("x", c.InputShape, c.Input)
 			wrt := gorgonia.Nodes{x}
 			var y *gorgonia.Node
@@ -78,6 +85,8 @@ func TestLossGolden(t *testing.T) {
 				y, err = nn.Softmax(x, c.Axis)
 			case "log_softmax":
 				y, err = nn.LogSoftmax(x, c.Axis)
+			case "logsumexp":
+				y, err = nn.LogSumExpRows(x)
 			case "mse_loss":
 				y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
 			case "smooth_l1_loss":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate golden values for nn.Softmax, LogSoftmax, CrossEntropy and
-MSELoss (torch.nn.functional.softmax, log_softmax, cross_entropy,
-mse_loss): forward, first-order gradients of sum(G * out) and a
+"""Generate golden values for nn.Softmax, LogSoftmax, CrossEntropy,
+MSELoss and CrossEntropy's row LogSumExp (torch.nn.functional.softmax,
+log_softmax, cross_entropy, mse_loss, torch.logsumexp): forward, first-order gradients of sum(G * out) and a
 Hessian-vector product w.r.t. the first input.
 
 Run from the repository root:
@@ -16,9 +16,9 @@ JSON layout:
     {"torch": str, "op": "loss", "cases": [case, ...]}
 
     case = {
-      "name": str, "op": "softmax" | "log_softmax" | "cross_entropy" | "mse_loss" | "smooth_l1_loss" | "bce_with_logits",
+      "name": str, "op": "softmax" | "log_softmax" | "cross_entropy" | "mse_loss" | "smooth_l1_loss" | "bce_with_logits" | "logsumexp",
       "dtype": "float32" | "float64",
-      "axis": int,                                    # softmax, log_softmax
+      "axis": int,                                    # softmax, log_softmax, logsumexp (1: rows of [N, C])
       "input_shape": [...], "input": [...],           # logits for cross_entropy
       "target_shape": [...], "target": [...],         # ints for cross_entropy, floats for mse_loss
       "weight": [...] | null, "ignore_index": int, "label_smoothing": float,
@@ -30,10 +30,12 @@ JSON layout:
       "grad_input": [...], "grad_weight": null,       # of sum(G * out), or of out·G for a scalar
                                                       # (torch cannot differentiate cross_entropy w.r.t. weight)
       "v_input": [...], "hvp_input": [...],           # d/d input <grad_input, v>
-      "nan": {"output": [i...], "grad_input": [...], "hvp_input": [...]}   # NaN positions (written as 0)
+      "nan": {"output": [i...], "grad_input": [...], "hvp_input": [...]},  # NaN positions (written as 0)
+              # and "input": [i...], "input_neg_inf": [i...], the input's NaN and −Inf positions (written as 0), where it has any
     }
 
-Squared outputs (softmax, log_softmax) use sum(G * out^2) so that the
+Squared outputs (softmax, log_softmax, logsumexp but its "special" case)
+use sum(G * out^2) so that the
 second derivative is not only the op's own.
 """
 
@@ -70,6 +72,11 @@ def run(name, op, dt, dname, x, f, extra, gen, square=False, wrt_weight=None):
          "grad_output": enc(g)[0], "output_shape": list(out.shape), "output": o, "grad_input": gi,
          "grad_weight": enc(grads[1])[0] if wrt_weight is not None else None, "v_input": enc(v)[0], "hvp_input": h,
          "nan": {"output": onan, "grad_input": ginan, "hvp_input": hnan}, "square": square}
+    xs = x.detach().double().reshape(-1).tolist()
+    ninf, xnan = [i for i, v in enumerate(xs) if v == -math.inf], enc(x)[1]
+    if ninf or xnan:  # JSON has no −Inf or NaN: the input holds 0 there
+        c["input"] = [0.0 if i in ninf else v for i, v in enumerate(c["input"])]
+        c["nan"]["input"], c["nan"]["input_neg_inf"] = xnan, ninf
     c.update(extra)
     return c
 
@@ -125,6 +132,16 @@ def main():
                      "weight": enc(w)[0] if w is not None else None, "weight_shape": list(wshape) if wshape else None,
                      "pos_weight": enc(p)[0] if p is not None else None}
             cases.append(run(name, "bce_with_logits", dt, dname, rnd(3, 4) * mag, f, extra, gen))
+    # logsumexp after the other cases, so that theirs are unchanged. The
+    # special rows: −Inf entries, a NaN, a huge value (finite results only:
+    # JSON has no ±Inf; the infinite ones are in nn's internal tests).
+    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+        for name, x in [("3x5", rnd(3, 5)), ("large", rnd(2, 6) * 300), ("2x1000", rnd(2, 1000) * 3)]:
+            cases.append(run(name, "logsumexp", dt, dname, x, lambda t: torch.logsumexp(t, dim=1), {"axis": 1}, gen, square=True))
+        inf, big = math.inf, 3e38 if dt == torch.float32 else 1e300
+        x = torch.tensor([[1.0, -inf, 2.0, 0.5], [math.nan, 1.0, 2.0, 0.0], [big, 1.0, -big, 2.0], [-inf, -inf, 0.25, -inf]], dtype=dt)
+        cases.append(run("special", "logsumexp", dt, dname, x, lambda t: torch.logsumexp(t, dim=1), {"axis": 1}, gen))
     doc = {"torch": torch.__version__, "op": "loss", "cases": cases}
     with gzip.open(OUT_PATH, "wt") as f:
         json.dump(doc, f)

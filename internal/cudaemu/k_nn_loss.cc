@@ -4,7 +4,7 @@
 
 // nn/kernels/loss.cu, compiled for the CPU (emu.h), and its entry points as
 // loss.ptx lists them.
-// Sources' SHA-256 (loss.cu and the folder's .cuh): 1063dcb85730a8960aada723f4d0092f9fa012ddf2c825440963c9040419dc2b
+// Sources' SHA-256 (loss.cu and the folder's .cuh): f7a9c45a880de5000b4f4aab013a5e785378384e8cb990af522e0ca688bf3e51
 
 #include "emu.h"
 
@@ -23,5 +23,15 @@ extern "C" const emu_kernel emu_nn_loss[] = {
 	EMU_ENTRY(nn_loss, loss_smoothl1_f64)
 	EMU_ENTRY(nn_loss, loss_softplus_f32)
 	EMU_ENTRY(nn_loss, loss_softplus_f64)
+	EMU_ENTRY(nn_loss, loss_lse_f32)
+	EMU_ENTRY(nn_loss, loss_lse_f64)
+	EMU_ENTRY(nn_loss, loss_nll_f32)
+	EMU_ENTRY(nn_loss, loss_nll_f64)
+	EMU_ENTRY(nn_loss, loss_lse_grad_f32)
+	EMU_ENTRY(nn_loss, loss_lse_grad_f64)
+	EMU_ENTRY(nn_loss, loss_nll_grad_f32)
+	EMU_ENTRY(nn_loss, loss_nll_grad_f64)
+	EMU_ENTRY(nn_loss, loss_mask_f32)
+	EMU_ENTRY(nn_loss, loss_mask_f64)
 	{0, 0, 0},
 };

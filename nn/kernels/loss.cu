@@ -1,5 +1,6 @@
-// The losses' own ops on the GPU (nn/loss.go): CrossEntropy's Pick,
-// Scatter, PickVec and ScatterVec by an integer target; SmoothL1Loss'
+// The losses' own ops on the GPU (nn/loss.go, nn/lse.go): CrossEntropy's
+// Pick, Scatter, PickVec and ScatterVec by an integer target, and its row
+// ops LogSumExp, NLL, LogSumExpGrad, NLLGrad and Mask; SmoothL1Loss'
 // elementwise family; the stable Softplus. float (f32) and double (f64).
 // Targets are long long (Go's int); the host checks them first (a target
 // outside [0, c) that is not ignore is an error there, as in nn's
@@ -71,6 +72,61 @@ template <typename T> __device__ void softplus(const T *x, T *out, long long n) 
 	}
 }
 
+// lse computes nn's lseKernel: one thread per row, in double: the
+// maximum m (NaN taking over), then m + log Σ exp(x − m), k in order,
+// rounded to T; a row whose m is NaN or ±Inf gives m. Not bitwise: the Go
+// kernel computes the exponentials in T with internal/vmath's exp.
+template <typename T> __device__ void lse(const T *x, T *out, long long rows, long long n) {
+	LOOP(r, rows) {
+		const T *xr = x + r * n;
+		double m = -inf();
+		for (long long k = 0; k < n; k++) {
+			double v = (double)xr[k];
+			if (v > m || v != v) m = v;
+		}
+		if (m != m || m == inf() || m == -inf()) {
+			out[r] = (T)m;
+			continue;
+		}
+		double s = 0;
+		for (long long k = 0; k < n; k++) s += exp((double)xr[k] - m);
+		out[r] = (T)(m + log(s));
+	}
+}
+
+// nll equals nn's nllKernel: out[r] = lse[r] − x[r, t[r]] in T, 0 where
+// t[r] is ignore; bitwise.
+template <typename T> __device__ void nll(const T *x, const T *l, const long long *t, T *out, long long rows, long long n, long long ignore) {
+	LOOP(r, rows) {
+		long long tr = t[r];
+		out[r] = tr == ignore ? (T)0 : l[r] - x[r * n + tr];
+	}
+}
+
+// mask equals nn's maskKernel: out[r] = v[r], 0 where t[r] is ignore;
+// bitwise.
+template <typename T> __device__ void mask(const T *v, const long long *t, T *out, long long rows, long long ignore) {
+	LOOP(r, rows) out[r] = t[r] == ignore ? (T)0 : v[r];
+}
+
+// lse_grad computes nn's lseGradKernel, one thread per element [r, k]:
+// u[r]·exp(x − lse[r]) (x − lse[r] in T, exp in double, rounded to T, the
+// product in T); with a target t, less u[r] where k = t[r] and 0 on a row
+// whose t[r] is ignore. Not bitwise: the Go kernel uses internal/vmath's
+// exp and an FMA where the CPU has one.
+template <typename T> __device__ void lse_grad(const T *x, const T *l, const T *u, const long long *t, T *g, long long rows, long long n, long long ignore, bool target) {
+	LOOP(e, rows * n) {
+		long long r = e / n, k = e - r * n;
+		if (target && t[r] == ignore) {
+			g[e] = 0;
+			continue;
+		}
+		T v = u[r] * (T)exp((double)(x[e] - l[r]));
+		if (target && t[r] == k) v -= u[r];
+		g[e] = v;
+	}
+}
+
 extern "C" __global__ void loss_pick_f32(const float *x, const long long *t, float *out, long long n, long long c, long long ignore, long long vec) { pick<float>(x, t, out, n, c, ignore, vec); }
 extern "C" __global__ void loss_pick_f64(const double *x, const long long *t, double *out, long long n, long long c, long long ignore, long long vec) { pick<double>(x, t, out, n, c, ignore, vec); }
 extern "C" __global__ void loss_scatter_f32(const float *g, const long long *t, float *out, long long n, long long c, long long ignore) { scatter<float>(g, t, out, n, c, ignore); }
@@ -81,3 +137,13 @@ extern "C" __global__ void loss_smoothl1_f32(const float *x, float *out, float b
 extern "C" __global__ void loss_smoothl1_f64(const double *x, double *out, double beta, long long order, long long n) { smoothl1<double>(x, out, beta, order, n); }
 extern "C" __global__ void loss_softplus_f32(const float *x, float *out, long long n) { softplus<float>(x, out, n); }
 extern "C" __global__ void loss_softplus_f64(const double *x, double *out, long long n) { softplus<double>(x, out, n); }
+extern "C" __global__ void loss_lse_f32(const float *x, float *out, long long rows, long long n) { lse<float>(x, out, rows, n); }
+extern "C" __global__ void loss_lse_f64(const double *x, double *out, long long rows, long long n) { lse<double>(x, out, rows, n); }
+extern "C" __global__ void loss_nll_f32(const float *x, const float *l, const long long *t, float *out, long long rows, long long n, long long ignore) { nll<float>(x, l, t, out, rows, n, ignore); }
+extern "C" __global__ void loss_nll_f64(const double *x, const double *l, const long long *t, double *out, long long rows, long long n, long long ignore) { nll<double>(x, l, t, out, rows, n, ignore); }
+extern "C" __global__ void loss_lse_grad_f32(const float *x, const float *l, const float *u, float *g, long long rows, long long n) { lse_grad<float>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
+extern "C" __global__ void loss_lse_grad_f64(const double *x, const double *l, const double *u, double *g, long long rows, long long n) { lse_grad<double>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
+extern "C" __global__ void loss_nll_grad_f32(const float *x, const float *l, const float *u, const long long *t, float *g, long long rows, long long n, long long ignore) { lse_grad<float>(x, l, u, t, g, rows, n, ignore, true); }
+extern "C" __global__ void loss_nll_grad_f64(const double *x, const double *l, const double *u, const long long *t, double *g, long long rows, long long n, long long ignore) { lse_grad<double>(x, l, u, t, g, rows, n, ignore, true); }
+extern "C" __global__ void loss_mask_f32(const float *v, const long long *t, float *out, long long rows, long long ignore) { mask<float>(v, t, out, rows, ignore); }
+extern "C" __global__ void loss_mask_f64(const double *v, const long long *t, double *out, long long rows, long long ignore) { mask<double>(v, t, out, rows, ignore); }
