@@ -13,7 +13,8 @@ import (
 
 // The GroupNorm kernels before their passes were fused (rowStats, then
 // vmath.Axpb over the row and over each plane, per-call scratch rows):
-// the fused kernels must give the same bits.
+// the fused kernels must give the same bits, and so must the gradients
+// computed from GroupNormStats where the plain kernels are fused.
 
 // refRowNormKernel is the unfused rowNormKernel.
 func refRowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -241,6 +242,26 @@ func testGroupNormFused[T ad.Float](t *testing.T) {
 			sameBits(t, "ChannelTotal", run(channelReduceKernel[T](cg, false), c, u), run(refChannelReduceKernel[T](cg, false), c, u))
 			sameBits(t, "GroupNormGradW", run(groupNormGradWKernel[T](rg, cg), c, u, x),
 				run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
+
+			// From the statistics: ∂x the bits of the reference GradX;
+			// where the vector loops split planes as rows, ∂w and ∂b those
+			// of ChannelDot(u, RowNorm(x)) and ChannelTotal(u), elsewhere
+			// close to them (the statistics sum u·y, y rounded to T,
+			// GroupNormGradW sums r·u·(x − μ)).
+			stats := run(groupNormStatsKernel[T](rg, cg), statsShape(rg, cg).TotalSize(), u, x)
+			sameBits(t, "GroupNormGradX from the statistics", run(groupNormGradXStatsKernel[T](rg, cg), len(x.Data), x, u, w, ad.Tensor[T]{Data: stats}),
+				run(refGroupNormGradXKernel[T](rg, cg), len(x.Data), x, u, w))
+			gotW := run(groupNormStatsTotal[T](rg, cg, 1), c, u, x, ad.Tensor[T]{Data: stats})
+			gotB := run(groupNormStatsTotal[T](rg, cg, 0), c, u, ad.Tensor[T]{Data: stats})
+			y := ad.Tensor[T]{Data: run(refRowNormKernel[T](rg), len(x.Data), x)}
+			wantW, wantB := run(refChannelReduceKernel[T](cg, true), c, u, y), run(refChannelReduceKernel[T](cg, false), c, u)
+			if vmath.VectorWhole[T](cg.inner) {
+				sameBits(t, "GroupNormGradW from the statistics", gotW, wantW)
+				sameBits(t, "GroupNormGradB from the statistics", gotB, wantB)
+			} else {
+				closeTo(t, "GroupNormGradW from the statistics", gotW, run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
+				closeTo(t, "GroupNormGradB from the statistics", gotB, wantB)
+			}
 		})
 	}
 }
@@ -250,6 +271,26 @@ func sameBits[T ad.Float](t *testing.T, what string, got, want []T) {
 	t.Helper()
 	for i := range want {
 		if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+			t.Errorf("%s: [%d] = %v, reference %v", what, i, got[i], want[i])
+			return
+		}
+	}
+}
+
+// closeTo fails t where got and want differ by more than a few roundings
+// of T, relative to the larger of |want| and the mean |want|.
+func closeTo[T ad.Float](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	eps := 1e-14
+	if _, ok := any(got[0]).(float32); ok {
+		eps = 1e-5
+	}
+	var scale float64
+	for _, v := range want {
+		scale += math.Abs(float64(v)) / float64(len(want))
+	}
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= eps*max(math.Abs(float64(want[i])), scale)) {
 			t.Errorf("%s: [%d] = %v, reference %v", what, i, got[i], want[i])
 			return
 		}
