@@ -303,8 +303,10 @@ func TestGroupNormFusedKernels(t *testing.T) {
 }
 
 // BenchmarkGroupNormKernels times the fused and the reference kernels
-// alone on BenchmarkGroupNorm's [8, 256, 50, 68] in 32 groups, float32,
-// results written into the same memory every run (as under reuse).
+// alone (backward: all three gradients from the statistics, or the plain
+// GroupNormGradX, GroupNormGradW and ChannelTotal) on BenchmarkGroupNorm's
+// [8, 256, 50, 68] in 32 groups, float32, results written into the same
+// memory every run (as under reuse).
 func BenchmarkGroupNormKernels(b *testing.B) {
 	s := tensor.Shape{8, 256, 50, 68}
 	rg := rowGeom{s, 8 * 32, s.TotalSize() / (8 * 32), 1e-5}
@@ -319,6 +321,20 @@ func BenchmarkGroupNormKernels(b *testing.B) {
 	}
 	x, u, w, bias := data(s.TotalSize()), data(s.TotalSize()), data(256), data(256)
 	out, outW := data(s.TotalSize()), data(256)
+	// The backward with ∂w and ∂b: from the statistics ("fused"), or
+	// GroupNormGradX, GroupNormGradW and ChannelTotal ("ref").
+	stats, outB := data(statsShape(rg, cg).TotalSize()), data(256)
+	backward := func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+		_ = groupNormStatsKernel[float32](rg, cg)(stats, []ad.Tensor[float32]{u, x})
+		_ = groupNormStatsTotal[float32](rg, cg, 1)(outW, []ad.Tensor[float32]{u, x, stats})
+		_ = groupNormStatsTotal[float32](rg, cg, 0)(outB, []ad.Tensor[float32]{u, stats})
+		return groupNormGradXStatsKernel[float32](rg, cg)(out, []ad.Tensor[float32]{x, u, w, stats})
+	}
+	plainBackward := func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+		_ = groupNormGradWKernel[float32](rg, cg)(outW, []ad.Tensor[float32]{u, x})
+		_ = channelReduceKernel[float32](cg, false)(outB, []ad.Tensor[float32]{u})
+		return groupNormGradXKernel[float32](rg, cg)(out, []ad.Tensor[float32]{x, u, w})
+	}
 	for _, k := range []struct {
 		name  string
 		fused func(ad.Tensor[float32], []ad.Tensor[float32]) error
@@ -329,6 +345,7 @@ func BenchmarkGroupNormKernels(b *testing.B) {
 		{"forward", groupNormAffineKernel[float32](rg, cg, true, true), refGroupNormAffineKernel[float32](rg, cg, true, true), out, []ad.Tensor[float32]{x, w, bias}},
 		{"gradX", groupNormGradXKernel[float32](rg, cg), refGroupNormGradXKernel[float32](rg, cg), out, []ad.Tensor[float32]{x, u, w}},
 		{"gradW", groupNormGradWKernel[float32](rg, cg), refGroupNormGradWKernel[float32](rg, cg), outW, []ad.Tensor[float32]{u, x}},
+		{"backward", backward, plainBackward, out, nil},
 	} {
 		for _, v := range []struct {
 			name string
@@ -368,4 +385,44 @@ func BenchmarkChannelTotal(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestGroupNormStreaming: on a tensor of streamBytes (float32), where the
+// forward and ∂x from the statistics write with non-temporal stores, the
+// same bits as the reference kernels.
+func TestGroupNormStreaming(t *testing.T) {
+	s := tensor.Shape{2, 64, 128, 256}
+	if !streams[float32](s.TotalSize()) {
+		t.Fatalf("%v is not streamed", s)
+	}
+	rg := rowGeom{s, 2 * 8, s.TotalSize() / (2 * 8), 1e-5}
+	cg := chanGeom{2, 64, 128 * 256}
+	r := rand.New(rand.NewPCG(9, 10))
+	data := func(size int) ad.Tensor[float32] {
+		d := make([]float32, size)
+		for i := range d {
+			d[i] = float32(r.NormFloat64())
+		}
+		return ad.Tensor[float32]{Data: d}
+	}
+	x, u, w, b := data(s.TotalSize()), data(s.TotalSize()), data(64), data(64)
+	got, want := data(s.TotalSize()), data(s.TotalSize())
+	if err := groupNormAffineKernel[float32](rg, cg, true, true)(got, []ad.Tensor[float32]{x, w, b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := refGroupNormAffineKernel[float32](rg, cg, true, true)(want, []ad.Tensor[float32]{x, w, b}); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "GroupNormAffine", got.Data, want.Data)
+	stats := data(statsShape(rg, cg).TotalSize())
+	if err := groupNormStatsKernel[float32](rg, cg)(stats, []ad.Tensor[float32]{u, x}); err != nil {
+		t.Fatal(err)
+	}
+	if err := groupNormGradXStatsKernel[float32](rg, cg)(got, []ad.Tensor[float32]{x, u, w, stats}); err != nil {
+		t.Fatal(err)
+	}
+	if err := refGroupNormGradXKernel[float32](rg, cg)(want, []ad.Tensor[float32]{x, u, w}); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "GroupNormGradX from the statistics", got.Data, want.Data)
 }

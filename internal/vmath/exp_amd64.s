@@ -888,3 +888,117 @@ loopNormGradD:
 	JNZ loopNormGradD
 	VZEROUPPER
 	RET
+
+// The streaming twins of normAffine and normGrad: the same loops with
+// non-temporal stores (dst 32-byte aligned), then SFENCE, so that a
+// result too large for the caches is written without first being read.
+
+// func normAffineNTS(dst, x *float32, n int, negm, r, w, b float32)
+TEXT ·normAffineNTS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS negm+24(FP), Y12
+	VBROADCASTSS r+28(FP), Y13
+	VBROADCASTSS w+32(FP), Y14
+	VBROADCASTSS b+36(FP), Y15
+	VXORPS Y11, Y11, Y11
+
+loopNormAffineNTS:
+	VADDPS (SI), Y12, Y0
+	VFMADD213PS Y11, Y13, Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopNormAffineNTS
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func normAffineNTD(dst, x *float64, n int, negm, r, w, b float64)
+TEXT ·normAffineNTD(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD negm+24(FP), Y12
+	VBROADCASTSD r+32(FP), Y13
+	VBROADCASTSD w+40(FP), Y14
+	VBROADCASTSD b+48(FP), Y15
+	VXORPD Y11, Y11, Y11
+
+loopNormAffineNTD:
+	VADDPD (SI), Y12, Y0
+	VFMADD213PD Y11, Y13, Y0
+	VFMADD213PD Y15, Y14, Y0
+	VMOVNTPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopNormAffineNTD
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func normGradNTS(dst, u, x *float32, n int, k *[6]float32)
+TEXT ·normGradNTS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ u+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), AX
+	VBROADCASTSS 0(AX), Y9
+	VBROADCASTSS 4(AX), Y10
+	VBROADCASTSS 8(AX), Y11
+	VBROADCASTSS 12(AX), Y12
+	VBROADCASTSS 16(AX), Y13
+	VBROADCASTSS 20(AX), Y14
+	VXORPS Y15, Y15, Y15
+
+loopNormGradNTS:
+	VADDPS (SI), Y9, Y0
+	VFMADD213PS Y15, Y10, Y0
+	VFMADD213PS Y12, Y11, Y0
+	VFMADD213PS Y15, Y13, Y0
+	VFNMADD231PS (DX), Y14, Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopNormGradNTS
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func normGradNTD(dst, u, x *float64, n int, k *[6]float64)
+TEXT ·normGradNTD(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ u+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), AX
+	VBROADCASTSD 0(AX), Y9
+	VBROADCASTSD 8(AX), Y10
+	VBROADCASTSD 16(AX), Y11
+	VBROADCASTSD 24(AX), Y12
+	VBROADCASTSD 32(AX), Y13
+	VBROADCASTSD 40(AX), Y14
+	VXORPD Y15, Y15, Y15
+
+loopNormGradNTD:
+	VADDPD (SI), Y9, Y0
+	VFMADD213PD Y15, Y10, Y0
+	VFMADD213PD Y12, Y11, Y0
+	VFMADD213PD Y15, Y13, Y0
+	VFNMADD231PD (DX), Y14, Y0
+	VMOVNTPD Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopNormGradNTD
+	SFENCE
+	VZEROUPPER
+	RET
