@@ -110,10 +110,6 @@ func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool)
 		w, b := affineParams(cg.c, in, hasW, hasB)
 		perRow := rg.n / cg.inner // channels in a row
 		fused := cg.inner > 1 && vmath.VectorWhole[T](cg.inner)
-		normAffine := vmath.NormAffine[T]
-		if streams[T](len(out.Data)) {
-			normAffine = vmath.NormAffineStream[T]
-		}
 		eachRow(rg, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				y, x := out.Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
@@ -122,7 +118,7 @@ func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool)
 					mu, r := rowMoments(x, rg.eps)
 					for j := 0; j < perRow; j++ {
 						at := j * cg.inner
-						normAffine(y[at:at+cg.inner], x[at:at+cg.inner], mu, T(r), w[c0+j], b[c0+j])
+						vmath.NormAffine(y[at:at+cg.inner], x[at:at+cg.inner], mu, T(r), w[c0+j], b[c0+j])
 					}
 					continue
 				}
@@ -355,10 +351,6 @@ func groupNormGradXStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tens
 			return plain(out, in[:3])
 		}
 		perRow, n, w, p := rg.n/cg.inner, float64(rg.n), in[2].Data, in[3].Data
-		normGrad := vmath.NormGrad[T]
-		if streams[T](len(out.Data)) {
-			normGrad = vmath.NormGradStream[T]
-		}
 		eachRow(rg, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				gr, u, x := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
@@ -372,30 +364,13 @@ func groupNormGradXStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tens
 				}
 				for j := 0; j < perRow; j++ {
 					at := j * cg.inner
-					normGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
+					vmath.NormGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
 						T(suy/n), T(su/n), T(-r), T(-r*float64(w[c0+j])))
 				}
 			}
 		})
 		return nil
 	}
-}
-
-// streamBytes is the result size from which GroupNorm's forward and its
-// ∂x from the statistics write with non-temporal stores
-// (vmath.NormAffineStream, NormGradStream): a result of this size is not
-// in the caches when the next op reads it, and writing it without first
-// reading it saves a third of the traffic of a pass (measured on the
-// benchmark's 28 MB ∂x: the store loop 1.5 times as fast).
-const streamBytes = 1 << 24
-
-// streams says whether a result of n elements of T is written streaming.
-func streams[T ad.Float](n int) bool {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return 4*n >= streamBytes
-	}
-	return 8*n >= streamBytes
 }
 
 // gorgoniaNodes is buildNode for several nodes.

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 // normInputs is n values of mixed magnitudes (some far from the mean, so
@@ -76,42 +75,4 @@ func testNormKernels[T Float](t *testing.T) {
 func TestNormKernels(t *testing.T) {
 	t.Run("float32", testNormKernels[float32])
 	t.Run("float64", testNormKernels[float64])
-}
-
-// testNormStream compares NormAffineStream and NormGradStream with
-// NormAffine and NormGrad bitwise, on destinations at every offset from a
-// 32-byte boundary (the streaming loops take the aligned ones), the
-// results overwriting old values.
-func testNormStream[T Float](t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	vectorModes(func(mode string) {
-		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 100, 3400} {
-			x, m := normInputs[T](r, n)
-			u, _ := normInputs[T](r, n)
-			rr, w, b := T(r.Float64()+0.5), T(r.NormFloat64()), T(r.NormFloat64())
-			a, nr, c := T(r.NormFloat64()), -rr, T(r.NormFloat64())
-			buf := make([]T, n+32)
-			for off := range 32 / int(unsafe.Sizeof(x[0])) {
-				want, got := make([]T, n), buf[off:off+n]
-				for i := range got {
-					got[i] = T(i)
-				}
-				NormAffine(want, x, m, rr, w, b)
-				NormAffineStream(got, x, m, rr, w, b)
-				if !same(got, want) {
-					t.Errorf("%s n=%d offset %d: NormAffineStream differs from NormAffine", mode, n, off)
-				}
-				NormGrad(want, u, x, m, rr, a, b, nr, c)
-				NormGradStream(got, u, x, m, rr, a, b, nr, c)
-				if !same(got, want) {
-					t.Errorf("%s n=%d offset %d: NormGradStream differs from NormGrad", mode, n, off)
-				}
-			}
-		}
-	})
-}
-
-func TestNormStream(t *testing.T) {
-	t.Run("float32", testNormStream[float32])
-	t.Run("float64", testNormStream[float64])
 }

@@ -250,41 +250,6 @@ func NormGrad[T Float](dst, u, x []T, m, r, a, b, nr, c T) {
 	normGradGo(dst, u, x, &k)
 }
 
-// NormAffineStream is NormAffine (the same bits) with non-temporal stores
-// in the vector loop when dst is 32-byte aligned: dst is written without
-// first being read into the caches, and not kept there. For results far
-// larger than the caches, which the next step reads from memory anyway.
-func NormAffineStream[T Float](dst, x []T, m, r, w, b T) {
-	dst = dst[:len(x)]
-	if !streamable(dst) {
-		NormAffine(dst, x, m, r, w, b)
-		return
-	}
-	switch xs := any(x).(type) {
-	case []float32:
-		normAffineStream32(any(dst).([]float32), xs, float32(m), float32(r), float32(w), float32(b))
-	case []float64:
-		normAffineStream64(any(dst).([]float64), xs, float64(m), float64(r), float64(w), float64(b))
-	}
-}
-
-// NormGradStream is NormGrad (the same bits) with non-temporal stores, as
-// NormAffineStream.
-func NormGradStream[T Float](dst, u, x []T, m, r, a, b, nr, c T) {
-	u, x = u[:len(dst)], x[:len(dst)]
-	if !streamable(dst) {
-		NormGrad(dst, u, x, m, r, a, b, nr, c)
-		return
-	}
-	k := [6]T{-m, r, a, b, nr, c}
-	switch ds := any(dst).(type) {
-	case []float32:
-		normGradStream32(ds, any(u).([]float32), any(x).([]float32), any(&k).(*[6]float32))
-	case []float64:
-		normGradStream64(ds, any(u).([]float64), any(x).([]float64), any(&k).(*[6]float64))
-	}
-}
-
 // VectorWhole reports whether the assembly loops take all n elements of a
 // slice of T or none (n a multiple of the vector width, or no vector
 // loops): then elementwise kernels on consecutive parts of such lengths

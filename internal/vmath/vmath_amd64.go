@@ -4,7 +4,6 @@ package vmath
 
 import (
 	"math"
-	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -287,24 +286,6 @@ func normGradS(dst, u, x *float32, n int, k *[6]float32)
 //go:noescape
 func normGradD(dst, u, x *float64, n int, k *[6]float64)
 
-//go:noescape
-func normAffineNTS(dst, x *float32, n int, negm, r, w, b float32)
-
-//go:noescape
-func normAffineNTD(dst, x *float64, n int, negm, r, w, b float64)
-
-//go:noescape
-func normGradNTS(dst, u, x *float32, n int, k *[6]float32)
-
-//go:noescape
-func normGradNTD(dst, u, x *float64, n int, k *[6]float64)
-
-// streamable says whether the streaming loops (non-temporal stores of 32
-// bytes) can write dst: AVX2, and dst 32-byte aligned.
-func streamable[T Float](dst []T) bool {
-	return hasAVX2 && len(dst) > 0 && uintptr(unsafe.Pointer(&dst[0]))%32 == 0
-}
-
 func vectorWhole(n, w int) bool { return !hasAVX2 || n%w == 0 }
 
 func subSq32(x []float32, m float32) float64 {
@@ -390,41 +371,6 @@ func normGrad32(dst, u, x []float32, k *[6]float32) {
 func normGrad64(dst, u, x []float64, k *[6]float64) {
 	if n := vecLen(len(dst), 4); n > 0 {
 		normGradD(&dst[0], &u[0], &x[0], n, k)
-		dst, u, x = dst[n:], u[n:], x[n:]
-	}
-	normGradGo(dst, u, x, k)
-}
-
-// The streaming twins of normAffine32 … normGrad64: the same split
-// between the assembly and the Go tail, so the same bits.
-
-func normAffineStream32(dst, x []float32, m, r, w, b float32) {
-	if n := vecLen(len(x), 8); n > 0 {
-		normAffineNTS(&dst[0], &x[0], n, -m, r, w, b)
-		dst, x = dst[n:], x[n:]
-	}
-	normAffineGo(dst, x, m, r, w, b)
-}
-
-func normAffineStream64(dst, x []float64, m, r, w, b float64) {
-	if n := vecLen(len(x), 4); n > 0 {
-		normAffineNTD(&dst[0], &x[0], n, -m, r, w, b)
-		dst, x = dst[n:], x[n:]
-	}
-	normAffineGo(dst, x, m, r, w, b)
-}
-
-func normGradStream32(dst, u, x []float32, k *[6]float32) {
-	if n := vecLen(len(dst), 8); n > 0 {
-		normGradNTS(&dst[0], &u[0], &x[0], n, k)
-		dst, u, x = dst[n:], u[n:], x[n:]
-	}
-	normGradGo(dst, u, x, k)
-}
-
-func normGradStream64(dst, u, x []float64, k *[6]float64) {
-	if n := vecLen(len(dst), 4); n > 0 {
-		normGradNTD(&dst[0], &u[0], &x[0], n, k)
 		dst, u, x = dst[n:], u[n:], x[n:]
 	}
 	normGradGo(dst, u, x, k)

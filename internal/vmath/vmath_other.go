@@ -35,11 +35,3 @@ func normAffine64(dst, x []float64, m, r, w, b float64)        { normAffineGo(ds
 func normGrad32(dst, u, x []float32, k *[6]float32)            { normGradGo(dst, u, x, k) }
 func normGrad64(dst, u, x []float64, k *[6]float64)            { normGradGo(dst, u, x, k) }
 func vectorWhole(n, w int) bool                                { return true }
-
-// No streaming loops here: NormAffineStream and NormGradStream are
-// NormAffine and NormGrad.
-func streamable[T Float](dst []T) bool                        { return false }
-func normAffineStream32(dst, x []float32, m, r, w, b float32) { normAffine32(dst, x, m, r, w, b) }
-func normAffineStream64(dst, x []float64, m, r, w, b float64) { normAffine64(dst, x, m, r, w, b) }
-func normGradStream32(dst, u, x []float32, k *[6]float32)     { normGrad32(dst, u, x, k) }
-func normGradStream64(dst, u, x []float64, k *[6]float64)     { normGrad64(dst, u, x, k) }
