@@ -48,11 +48,11 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 // groupNormAffineBackward builds the gradients that want asks for. When
 // ∂w is wanted, one GroupNormStats pass over (u, x) gives every row's
 // (μ, r) and every plane's Σu and Σu·y, which ∂x, ∂w and ∂b then share:
-// ∂w and ∂b become sums over samples of [N, C] numbers, and ∂x a single
-// pass over (u, x), where the ops without the statistics read u and x
-// once more each (GroupNormGradW, ChannelTotal) and recompute the row's
-// statistics twice. Without ∂w, GroupNormGradX (or RowNormGrad) and
-// ChannelTotal read the tensors once each, as before.
+// ∂w and ∂b become sums over samples of [N, C] numbers, and ∂x one pass
+// over (u, x) without recomputing the statistics: u and x are read twice
+// each, where GroupNormGradX, GroupNormGradW and ChannelTotal read u three
+// times and x twice, with the row's moments computed twice. Without ∂w,
+// GroupNormGradX (or RowNormGrad) and ChannelTotal.
 func groupNormAffineBackward(rg rowGeom, cg chanGeom, hasW, hasB bool, in gorgonia.Nodes, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 	x := in[0]
 	grads := make(gorgonia.Nodes, len(in))
