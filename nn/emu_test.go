@@ -43,7 +43,7 @@ func TestEmulatedKernels(t *testing.T) {
 // looseTol is the tolerance of the kernels that sum in double where the Go
 // kernel sums in T across vector lanes, rounds in between or fuses a
 // multiply-add (rows, rows_grad, rows_invstd, channel_affine, channel_dot,
-// softmax_rows, softmax_grad): 4e-6 relative for float32, 3e-14 for
+// group_stats, group_grad_x, softmax_rows, softmax_grad): 4e-6 relative for float32, 3e-14 for
 // float64 (measured at most 6.4e-7 and 3.9e-15).
 // looseFloor is Equal's floor for the looseTol kernels: their outputs
 // are sums of terms of both signs of scale about 1 to 3 (inputs
@@ -613,6 +613,59 @@ func emuNorm[T ad.Float](t *testing.T) {
 				o, reg := emuOut[T](t, g.c)
 				et.Run(t, et.Case{Name: "norm_channel_dot" + sfx, N: g.c, Outs: reg, Check: emuCheck(o, want, looseTol[T](), looseFloor),
 					Args: []any{et.Up(t, u), yp, o.Ptr(), g.outer, g.c, g.inner}})
+			}
+		}
+	})
+	// GroupNorm's statistics and the gradients from them, on [outer, c,
+	// inner] in groups: the statistics' slots compared as float64, the
+	// gradients given the Go kernel's statistics.
+	type gc struct{ outer, c, inner, groups int }
+	gcs := []gc{{0, 4, 3, 2}, {1, 2, 1, 1}, {2, 6, 5, 3}, {3, 4, 17, 2}, {2, 8, 16, 4}}
+	geoms := func(s gc) (rowGeom, chanGeom) {
+		rows := s.outer * s.groups
+		return rowGeom{s: tensor.Shape{s.outer, s.c, s.inner}, rows: rows, n: s.c / s.groups * s.inner, eps: 1e-5}, chanGeom{s.outer, s.c, s.inner}
+	}
+	slots := func(p []T) []float64 {
+		v := make([]float64, len(p)/2)
+		for k := range v {
+			v[k] = statSlot(p, k)
+		}
+		return v
+	}
+	nnRan.Kernel(t, "norm_group_stats"+sfx, func(t *testing.T) {
+		for _, s := range gcs {
+			rg, cg := geoms(s)
+			u, x := emuIn[T](r, s.outer*s.c*s.inner, false), emuIn[T](r, s.outer*s.c*s.inner, false)
+			n := statsShape(rg, cg).TotalSize()
+			want := slots(goKernel(t, groupNormStatsKernel[T](rg, cg), n, false, data(u), data(x)).Data)
+			o, reg := emuOut[T](t, n)
+			et.Run(t, et.Case{Name: "norm_group_stats" + sfx, N: rg.rows, Outs: reg,
+				Check: func() error { return et.Equal(slots(cudaemu.Slice[T](o)[:n]), want, looseTol[T](), looseFloor) },
+				Args:  []any{et.Up(t, u), et.Up(t, x), o.Ptr(), rg.rows, rg.n, cg.inner, rg.eps}})
+		}
+	})
+	nnRan.Kernel(t, "norm_group_grad_x"+sfx, func(t *testing.T) {
+		for _, s := range gcs {
+			rg, cg := geoms(s)
+			u, x, w := emuIn[T](r, s.outer*s.c*s.inner, false), emuIn[T](r, s.outer*s.c*s.inner, false), emuIn[T](r, s.c, false)
+			st := goKernel(t, groupNormStatsKernel[T](rg, cg), statsShape(rg, cg).TotalSize(), false, data(u), data(x)).Data
+			n := s.outer * s.c * s.inner
+			want := goKernel(t, groupNormGradXStatsKernel[T](rg, cg), n, false, data(x), data(u), data(w), data(st)).Data
+			o, reg := emuOut[T](t, n)
+			et.Run(t, et.Case{Name: "norm_group_grad_x" + sfx, N: rg.rows, Outs: reg, Check: emuCheck(o, want, looseTol[T](), looseFloor),
+				Args: []any{et.Up(t, x), et.Up(t, u), et.Up(t, w), et.Up(t, st), o.Ptr(), rg.rows, rg.n, cg.inner, cg.c}})
+		}
+	})
+	nnRan.Kernel(t, "norm_group_stats_total"+sfx, func(t *testing.T) {
+		for _, s := range gcs {
+			rg, cg := geoms(s)
+			u, x := emuIn[T](r, s.outer*s.c*s.inner, false), emuIn[T](r, s.outer*s.c*s.inner, false)
+			st := goKernel(t, groupNormStatsKernel[T](rg, cg), statsShape(rg, cg).TotalSize(), false, data(u), data(x)).Data
+			for which := range 2 {
+				want := goKernel(t, groupNormStatsTotal[T](rg, cg, which), s.c, false, data(u), data(st)).Data
+				o, reg := emuOut[T](t, s.c)
+				et.Run(t, et.Case{Name: "norm_group_stats_total" + sfx, N: s.c, Outs: reg, Check: emuCheck(o, want, 0, 0),
+					Args: []any{et.Up(t, st), o.Ptr(), rg.rows, cg.outer, cg.c, which}})
 			}
 		}
 	})

@@ -74,12 +74,24 @@ type groupNormAffineGPU struct {
 	aff channelAffineGPU
 }
 
-// groupNormGradGPU is GroupNormGradX (w false) or GroupNormGradW: the
+// groupNormGradKind picks one of GroupNorm's gradient ops (groupnorm.go).
+type groupNormGradKind int
+
+const (
+	groupNormGradXKind groupNormGradKind = iota // GroupNormGradX
+	groupNormGradWKind                          // GroupNormGradW
+	groupNormGradBKind                          // GroupNormGradB (always with stats)
+	groupNormStatsKind                          // GroupNormStats
+)
+
+// groupNormGradGPU is one of GroupNorm's gradient ops: with stats (the
+// last input GroupNormStats) their kernels on the statistics, without the
 // unfused kernels through a temporary (norm_cuda.go).
 type groupNormGradGPU struct {
-	rg rowGeom
-	cg chanGeom
-	w  bool
+	rg    rowGeom
+	cg    chanGeom
+	kind  groupNormGradKind
+	stats bool
 }
 
 // channelReduceGPU is ChannelDot (dot) or ChannelTotal on g (norm_cuda.go).

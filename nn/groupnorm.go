@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/vmath"
@@ -38,37 +39,64 @@ func groupNormAffineSpec(rg rowGeom, cg chanGeom, groups int, hasW, hasB bool) a
 		InputDims: affineDims(s, hasW, hasB), OutputDims: s.Dims(), Shape: affineShape("GroupNorm", s, cg.c),
 		Kernel:           ad.Floats(groupNormAffineKernel[float32](rg, cg, hasW, hasB), groupNormAffineKernel[float64](rg, cg, hasW, hasB)),
 		KernelOverwrites: true,
-		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			x := in[0]
-			var grads gorgonia.Nodes
-			if hasW {
-				dx, err := ad.Apply(groupNormGradXSpec(rg, cg), x, u, in[1])
-				if err != nil {
-					return nil, err
-				}
-				dw, err := ad.Apply(groupNormGradWSpec(rg, cg), u, x)
-				if err != nil {
-					return nil, err
-				}
-				grads = append(grads, dx, dw)
-			} else {
-				dx, err := ad.Apply(rowNormGradSpec(rg), x, u)
-				if err != nil {
-					return nil, err
-				}
-				grads = append(grads, dx)
-			}
-			if hasB {
-				total, _ := channelTotalSpecs(s, cg)
-				db, err := ad.Apply(total, u)
-				if err != nil {
-					return nil, err
-				}
-				grads = append(grads, db)
-			}
-			return grads, nil
+		BackwardFor: func(in gorgonia.Nodes, _, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+			return groupNormAffineBackward(rg, cg, hasW, hasB, in, u, want)
 		},
 	}, groupNormAffineGPU{rowNormGPU{rg.rows, rg.n, rg.eps, rowNormForward}, channelAffineGPU{cg, hasW, hasB}})
+}
+
+// groupNormAffineBackward builds the gradients that want asks for. When
+// ∂w is wanted, one GroupNormStats pass over (u, x) gives every row's
+// (μ, r) and every plane's Σu and Σu·y, which ∂x, ∂w and ∂b then share:
+// ∂w and ∂b become sums over samples of [N, C] numbers, and ∂x one pass
+// over (u, x) without recomputing the statistics: u and x are read twice
+// each, where GroupNormGradX, GroupNormGradW and ChannelTotal read u three
+// times and x twice, with the row's moments computed twice. Without ∂w,
+// GroupNormGradX (or RowNormGrad) and ChannelTotal.
+func groupNormAffineBackward(rg rowGeom, cg chanGeom, hasW, hasB bool, in gorgonia.Nodes, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	x := in[0]
+	grads := make(gorgonia.Nodes, len(in))
+	bi := len(in) - 1 // the bias's input, when hasB
+	build := func() error {
+		if hasW && want[1] {
+			stats, err := ad.Apply(groupNormStatsSpec(rg, cg), u, x)
+			if err != nil {
+				return err
+			}
+			if want[0] {
+				if grads[0], err = ad.Apply(groupNormGradXSpec(rg, cg, true), x, u, in[1], stats); err != nil {
+					return err
+				}
+			}
+			if grads[1], err = ad.Apply(groupNormGradWSpec(rg, cg, true), u, x, stats); err != nil {
+				return err
+			}
+			if hasB && want[bi] {
+				grads[bi], err = ad.Apply(groupNormGradBSpec(rg, cg), u, stats)
+			}
+			return err
+		}
+		var err error
+		if want[0] {
+			if hasW {
+				grads[0], err = ad.Apply(groupNormGradXSpec(rg, cg, false), x, u, in[1])
+			} else {
+				grads[0], err = ad.Apply(rowNormGradSpec(rg), x, u)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if hasB && want[bi] {
+			total, _ := channelTotalSpecs(rg.s, cg)
+			grads[bi], err = ad.Apply(total, u)
+		}
+		return err
+	}
+	if err := build(); err != nil {
+		return nil, err
+	}
+	return grads, nil
 }
 
 // groupNormAffineKernel is rowNormKernel then channelAffineKernel, one row
@@ -116,6 +144,7 @@ func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool)
 //
 //	GroupNormGradX(x, u, w) = RowNormGrad(x, ChannelAffine(u, w))
 //	GroupNormGradW(u, x)    = ChannelDot(u, RowNorm(x))
+//	GroupNormGradB(u)       = ChannelTotal(u)
 //
 // Their own gradients, for upstream V, are built from the closed families
 // (and each other), so every order is available:
@@ -123,17 +152,29 @@ func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool)
 //	GradX: ∂x = d/dx Σ V·RowNormGrad(x, uw) (rowNormGradX, uw = ChannelAffine(u, w)),
 //	       ∂u = ChannelAffine(RowNormGrad(x, V), w), ∂w = ChannelDot(RowNormGrad(x, V), u)
 //	GradW: ∂u = ChannelAffine(RowNorm(x), V), ∂x = GroupNormGradX(x, u, V)
-func groupNormGradXSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+//	GradB: ∂u = ChannelSpread(V)
+//
+// With stats, GradX and GradW take a last input, GroupNormStats(u, x)
+// (groupNormStatsSpec), and GroupNormGradB exists only so: the same
+// functions of (x, u, w), computed from the shared statistics. That input
+// is a function of the others, so it is declared without a gradient
+// (DiffWRT false) and the gradients above, w.r.t. x, u and w, are the
+// whole derivative.
+func groupNormGradXSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 	s := rg.s.Clone()
+	dims, diff, kernel := []int{s.Dims(), s.Dims(), 1}, []bool{true, true, true}, ad.Floats(groupNormGradXKernel[float32](rg, cg), groupNormGradXKernel[float64](rg, cg))
+	if stats {
+		dims, diff, kernel = append(dims, 1), append(diff, false), ad.Floats(groupNormGradXStatsKernel[float32](rg, cg), groupNormGradXStatsKernel[float64](rg, cg))
+	}
 	return withCUDA(ad.OpSpec{
-		Name: "GroupNormGradX", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims(), 1}, OutputDims: s.Dims(),
+		Name: "GroupNormGradX", Params: fmt.Sprintf("%s as %v stats %v", rg.params(), cg, stats), InputDims: dims, OutputDims: s.Dims(), DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || !shapeIs(in[2], tensor.Shape{cg.c}) {
-				return nil, fmt.Errorf("nn: GroupNormGradX: inputs %v, %v and %v, want %v, %v and (%d)", in[0], in[1], in[2], s, s, cg.c)
+			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || !shapeIs(in[2], tensor.Shape{cg.c}) || stats && !shapeIs(in[3], statsShape(rg, cg)) {
+				return nil, fmt.Errorf("nn: GroupNormGradX: inputs %v, want %v, %v, (%d) and the statistics %v", in, s, s, cg.c, statsShape(rg, cg))
 			}
 			return s.Clone(), nil
 		},
-		Kernel:           ad.Floats(groupNormGradXKernel[float32](rg, cg), groupNormGradXKernel[float64](rg, cg)),
+		Kernel:           kernel,
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			x, u, w := in[0], in[1], in[2]
@@ -143,34 +184,193 @@ func groupNormGradXSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
 				gv := m(ad.Apply(rowNormGradSpec(rg), x, v))
 				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), gv, w))
 				dw := m(ad.Apply(channelDotSpec(s, cg), gv, u))
+				if stats {
+					return gorgonia.Nodes{dx, du, dw, nil}
+				}
 				return gorgonia.Nodes{dx, du, dw}
 			})
 		},
-	}, groupNormGradGPU{rg, cg, false})
+	}, groupNormGradGPU{rg, cg, groupNormGradXKind, stats})
 }
 
-func groupNormGradWSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+func groupNormGradWSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 	s := rg.s.Clone()
+	dims, diff, kernel := []int{s.Dims(), s.Dims()}, []bool{true, true}, ad.Floats(groupNormGradWKernel[float32](rg, cg), groupNormGradWKernel[float64](rg, cg))
+	if stats {
+		dims, diff, kernel = append(dims, 1), append(diff, false), ad.Floats(groupNormStatsTotal[float32](rg, cg, 1), groupNormStatsTotal[float64](rg, cg, 1))
+	}
 	return withCUDA(ad.OpSpec{
-		Name: "GroupNormGradW", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1,
+		Name: "GroupNormGradW", Params: fmt.Sprintf("%s as %v stats %v", rg.params(), cg, stats), InputDims: dims, OutputDims: 1, DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], s) {
-				return nil, fmt.Errorf("nn: GroupNormGradW: inputs %v and %v, want %v", in[0], in[1], s)
+			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || stats && !shapeIs(in[2], statsShape(rg, cg)) {
+				return nil, fmt.Errorf("nn: GroupNormGradW: inputs %v, want %v, %v and the statistics %v", in, s, s, statsShape(rg, cg))
 			}
 			return tensor.Shape{cg.c}, nil
 		},
-		Kernel:           ad.Floats(groupNormGradWKernel[float32](rg, cg), groupNormGradWKernel[float64](rg, cg)),
+		Kernel:           kernel,
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			u, x := in[0], in[1]
 			return gorgoniaNodes(func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes {
 				y := m(ad.Apply(rowNormSpec(rg), x))
 				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), y, v))
-				dx := m(ad.Apply(groupNormGradXSpec(rg, cg), x, u, v))
+				dx := m(ad.Apply(groupNormGradXSpec(rg, cg, false), x, u, v))
+				if stats {
+					return gorgonia.Nodes{du, dx, nil}
+				}
 				return gorgonia.Nodes{du, dx}
 			})
 		},
-	}, groupNormGradGPU{rg, cg, true})
+	}, groupNormGradGPU{rg, cg, groupNormGradWKind, stats})
+}
+
+// groupNormGradBSpec is GroupNormGradB(u, stats) = ChannelTotal(u), from
+// the statistics' per-plane sums.
+func groupNormGradBSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+	s := rg.s.Clone()
+	return withCUDA(ad.OpSpec{
+		Name: "GroupNormGradB", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), 1}, OutputDims: 1, DiffWRT: []bool{true, false},
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) || !shapeIs(in[1], statsShape(rg, cg)) {
+				return nil, fmt.Errorf("nn: GroupNormGradB: inputs %v, want %v and the statistics %v", in, s, statsShape(rg, cg))
+			}
+			return tensor.Shape{cg.c}, nil
+		},
+		Kernel:           ad.Floats(groupNormStatsTotal[float32](rg, cg, 0), groupNormStatsTotal[float64](rg, cg, 0)),
+		KernelOverwrites: true,
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			_, spread := channelTotalSpecs(s, cg)
+			du, err := ad.Apply(spread, v)
+			return gorgonia.Nodes{du, nil}, err
+		},
+	}, groupNormGradGPU{rg, cg, groupNormGradBKind, true})
+}
+
+// groupNormStatsSpec is GroupNormStats(u, x): for each row i its
+// (μ, r) as RowNorm computes them, in slots 2i and 2i+1, then for each
+// plane q (sample n, channel c: q = n·C + c) Σu and Σu·y over the plane
+// (vmath.SumDotNorm, y = (x − μ)·r), in slots 2·rows + 2q and
+// 2·rows + 2q + 1. A slot holds a float64 in two elements of the dtype
+// (statSlot): the statistics keep float64's precision in float32 too.
+// Not differentiable: only the ops above read it, as a shortcut to
+// numbers that are functions of their other inputs.
+func groupNormStatsSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
+	s := rg.s.Clone()
+	return withCUDA(ad.OpSpec{
+		Name: "GroupNormStats", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1, DiffWRT: []bool{false, false},
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !shapeIs(in[0], s) || !shapeIs(in[1], s) {
+				return nil, fmt.Errorf("nn: GroupNormStats: inputs %v and %v, want %v", in[0], in[1], s)
+			}
+			return statsShape(rg, cg), nil
+		},
+		Kernel:           ad.Floats(groupNormStatsKernel[float32](rg, cg), groupNormStatsKernel[float64](rg, cg)),
+		KernelOverwrites: true,
+	}, groupNormGradGPU{rg, cg, groupNormStatsKind, true})
+}
+
+// statsShape is GroupNormStats's shape: two elements for each of the
+// 2·rows + 2·planes slots.
+func statsShape(rg rowGeom, cg chanGeom) tensor.Shape {
+	return tensor.Shape{4 * (rg.rows + cg.outer*cg.c)}
+}
+
+// setStatSlot stores v in slot k of p: for float32 its bits, low word
+// first, in p[2k] and p[2k+1] (moved, never computed on, so the bits
+// stay); for float64 v and 0.
+func setStatSlot[T ad.Float](p []T, k int, v float64) {
+	switch p := any(p).(type) {
+	case []float32:
+		b := math.Float64bits(v)
+		p[2*k], p[2*k+1] = math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32))
+	case []float64:
+		p[2*k], p[2*k+1] = v, 0
+	}
+}
+
+// statSlot is the float64 in slot k of p (setStatSlot).
+func statSlot[T ad.Float](p []T, k int) float64 {
+	switch p := any(p).(type) {
+	case []float32:
+		return math.Float64frombits(uint64(math.Float32bits(p[2*k])) | uint64(math.Float32bits(p[2*k+1]))<<32)
+	case []float64:
+		return p[2*k]
+	}
+	return 0
+}
+
+// groupNormStatsKernel writes GroupNormStats(u, x), row by row: the
+// moments (two sums over the row, rowMoments), then one
+// vmath.SumDotNorm per plane, the row in cache from the first.
+func groupNormStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		u, x, perRow := in[0].Data, in[1].Data, rg.n/cg.inner
+		eachRow(rg, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				mu, r := rowMoments(x[i*rg.n:][:rg.n], rg.eps)
+				setStatSlot(out.Data, 2*i, float64(mu))
+				setStatSlot(out.Data, 2*i+1, r)
+				for j := 0; j < perRow; j++ {
+					at, q := i*rg.n+j*cg.inner, i*perRow+j
+					su, suy := vmath.SumDotNorm(u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r))
+					setStatSlot(out.Data, 2*rg.rows+2*q, su)
+					setStatSlot(out.Data, 2*rg.rows+2*q+1, suy)
+				}
+			}
+		})
+		return nil
+	}
+}
+
+// groupNormStatsTotal writes, per channel, Σ over samples (in order, in
+// float64) of the statistics' per-plane Σu (which 0: GroupNormGradB) or
+// Σu·y (which 1: GroupNormGradW); inputs (u, x, stats) or (u, stats).
+func groupNormStatsTotal[T ad.Float](rg rowGeom, cg chanGeom, which int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		p := in[len(in)-1].Data
+		for ci := range cg.c {
+			var acc float64
+			for o := 0; o < cg.outer; o++ {
+				acc += statSlot(p, 2*rg.rows+2*(o*cg.c+ci)+which)
+			}
+			out.Data[ci] = T(acc)
+		}
+		return nil
+	}
+}
+
+// groupNormGradXStatsKernel is groupNormGradXKernel with the row's
+// (μ, r) and its planes' sums from the statistics (inputs x, u, w,
+// stats): where vmath.VectorWhole allows, one vmath.NormGrad pass per
+// row, the same arithmetic and bits as groupNormGradXKernel's (whose sums
+// and moments the statistics hold exactly); otherwise that kernel.
+func groupNormGradXStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	plain := groupNormGradXKernel[T](rg, cg)
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if !vmath.VectorWhole[T](cg.inner) {
+			return plain(out, in[:3])
+		}
+		perRow, n, w, p := rg.n/cg.inner, float64(rg.n), in[2].Data, in[3].Data
+		eachRow(rg, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				gr, u, x := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
+				c0 := (i * perRow) % cg.c
+				mu, r := T(statSlot(p, 2*i)), statSlot(p, 2*i+1)
+				var su, suy float64
+				for j := 0; j < perRow; j++ {
+					q := 2*rg.rows + 2*(i*perRow+j)
+					su += float64(w[c0+j]) * statSlot(p, q)
+					suy += float64(w[c0+j]) * statSlot(p, q+1)
+				}
+				for j := 0; j < perRow; j++ {
+					at := j * cg.inner
+					vmath.NormGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
+						T(suy/n), T(su/n), T(-r), T(-r*float64(w[c0+j])))
+				}
+			}
+		})
+		return nil
+	}
 }
 
 // gorgoniaNodes is buildNode for several nodes.

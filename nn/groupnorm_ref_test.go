@@ -13,7 +13,8 @@ import (
 
 // The GroupNorm kernels before their passes were fused (rowStats, then
 // vmath.Axpb over the row and over each plane, per-call scratch rows):
-// the fused kernels must give the same bits.
+// the fused kernels must give the same bits, and so must the gradients
+// computed from GroupNormStats where the plain kernels are fused.
 
 // refRowNormKernel is the unfused rowNormKernel.
 func refRowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
@@ -241,6 +242,26 @@ func testGroupNormFused[T ad.Float](t *testing.T) {
 			sameBits(t, "ChannelTotal", run(channelReduceKernel[T](cg, false), c, u), run(refChannelReduceKernel[T](cg, false), c, u))
 			sameBits(t, "GroupNormGradW", run(groupNormGradWKernel[T](rg, cg), c, u, x),
 				run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
+
+			// From the statistics: ∂x the bits of the reference GradX;
+			// where the vector loops split planes as rows, ∂w and ∂b those
+			// of ChannelDot(u, RowNorm(x)) and ChannelTotal(u), elsewhere
+			// close to them (the statistics sum u·y, y rounded to T,
+			// GroupNormGradW sums r·u·(x − μ)).
+			stats := run(groupNormStatsKernel[T](rg, cg), statsShape(rg, cg).TotalSize(), u, x)
+			sameBits(t, "GroupNormGradX from the statistics", run(groupNormGradXStatsKernel[T](rg, cg), len(x.Data), x, u, w, ad.Tensor[T]{Data: stats}),
+				run(refGroupNormGradXKernel[T](rg, cg), len(x.Data), x, u, w))
+			gotW := run(groupNormStatsTotal[T](rg, cg, 1), c, u, x, ad.Tensor[T]{Data: stats})
+			gotB := run(groupNormStatsTotal[T](rg, cg, 0), c, u, ad.Tensor[T]{Data: stats})
+			y := ad.Tensor[T]{Data: run(refRowNormKernel[T](rg), len(x.Data), x)}
+			wantW, wantB := run(refChannelReduceKernel[T](cg, true), c, u, y), run(refChannelReduceKernel[T](cg, false), c, u)
+			if vmath.VectorWhole[T](cg.inner) {
+				sameBits(t, "GroupNormGradW from the statistics", gotW, wantW)
+				sameBits(t, "GroupNormGradB from the statistics", gotB, wantB)
+			} else {
+				closeTo(t, "GroupNormGradW from the statistics", gotW, run(refGroupNormGradWKernel[T](rg, cg), c, u, x))
+				closeTo(t, "GroupNormGradB from the statistics", gotB, wantB)
+			}
 		})
 	}
 }
@@ -256,14 +277,36 @@ func sameBits[T ad.Float](t *testing.T, what string, got, want []T) {
 	}
 }
 
+// closeTo fails t where got and want differ by more than a few roundings
+// of T, relative to the larger of |want| and the mean |want|.
+func closeTo[T ad.Float](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	eps := 1e-14
+	if _, ok := any(got[0]).(float32); ok {
+		eps = 1e-5
+	}
+	var scale float64
+	for _, v := range want {
+		scale += math.Abs(float64(v)) / float64(len(want))
+	}
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= eps*max(math.Abs(float64(want[i])), scale)) {
+			t.Errorf("%s: [%d] = %v, reference %v", what, i, got[i], want[i])
+			return
+		}
+	}
+}
+
 func TestGroupNormFusedKernels(t *testing.T) {
 	t.Run("float32", testGroupNormFused[float32])
 	t.Run("float64", testGroupNormFused[float64])
 }
 
 // BenchmarkGroupNormKernels times the fused and the reference kernels
-// alone on BenchmarkGroupNorm's [8, 256, 50, 68] in 32 groups, float32,
-// results written into the same memory every run (as under reuse).
+// alone (backward: all three gradients from the statistics, or the plain
+// GroupNormGradX, GroupNormGradW and ChannelTotal) on BenchmarkGroupNorm's
+// [8, 256, 50, 68] in 32 groups, float32, results written into the same
+// memory every run (as under reuse).
 func BenchmarkGroupNormKernels(b *testing.B) {
 	s := tensor.Shape{8, 256, 50, 68}
 	rg := rowGeom{s, 8 * 32, s.TotalSize() / (8 * 32), 1e-5}
@@ -278,6 +321,20 @@ func BenchmarkGroupNormKernels(b *testing.B) {
 	}
 	x, u, w, bias := data(s.TotalSize()), data(s.TotalSize()), data(256), data(256)
 	out, outW := data(s.TotalSize()), data(256)
+	// The backward with ∂w and ∂b: from the statistics ("fused"), or
+	// GroupNormGradX, GroupNormGradW and ChannelTotal ("ref").
+	stats, outB := data(statsShape(rg, cg).TotalSize()), data(256)
+	backward := func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+		_ = groupNormStatsKernel[float32](rg, cg)(stats, []ad.Tensor[float32]{u, x})
+		_ = groupNormStatsTotal[float32](rg, cg, 1)(outW, []ad.Tensor[float32]{u, x, stats})
+		_ = groupNormStatsTotal[float32](rg, cg, 0)(outB, []ad.Tensor[float32]{u, stats})
+		return groupNormGradXStatsKernel[float32](rg, cg)(out, []ad.Tensor[float32]{x, u, w, stats})
+	}
+	plainBackward := func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
+		_ = groupNormGradWKernel[float32](rg, cg)(outW, []ad.Tensor[float32]{u, x})
+		_ = channelReduceKernel[float32](cg, false)(outB, []ad.Tensor[float32]{u})
+		return groupNormGradXKernel[float32](rg, cg)(out, []ad.Tensor[float32]{x, u, w})
+	}
 	for _, k := range []struct {
 		name  string
 		fused func(ad.Tensor[float32], []ad.Tensor[float32]) error
@@ -288,6 +345,7 @@ func BenchmarkGroupNormKernels(b *testing.B) {
 		{"forward", groupNormAffineKernel[float32](rg, cg, true, true), refGroupNormAffineKernel[float32](rg, cg, true, true), out, []ad.Tensor[float32]{x, w, bias}},
 		{"gradX", groupNormGradXKernel[float32](rg, cg), refGroupNormGradXKernel[float32](rg, cg), out, []ad.Tensor[float32]{x, u, w}},
 		{"gradW", groupNormGradWKernel[float32](rg, cg), refGroupNormGradWKernel[float32](rg, cg), outW, []ad.Tensor[float32]{u, x}},
+		{"backward", backward, plainBackward, out, nil},
 	} {
 		for _, v := range []struct {
 			name string

@@ -67,17 +67,31 @@ func (d groupNormAffineGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, 
 	return d.aff.launch(c, sfx, append([]gorgonia.Value{out}, in[1:]...), out)
 }
 
-// launch runs GroupNormGradX as ChannelAffine(u, w) into a temporary, then
-// RowNormGrad; GroupNormGradW as RowNorm(x) into a temporary, then
-// ChannelDot with u.
+// launch runs one of GroupNorm's gradient ops. With the statistics:
+// GroupNormStats and GroupNormGradX one thread per row, GroupNormGradW and
+// GroupNormGradB one per channel. Without: GroupNormGradX as
+// ChannelAffine(u, w) into a temporary, then RowNormGrad; GroupNormGradW
+// as RowNorm(x) into a temporary, then ChannelDot with u.
 func (d groupNormGradGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	tmp, err := c.TempTensor(d.rg.rows * d.rg.n)
+	rg, cg := d.rg, d.cg
+	if d.stats {
+		switch d.kind {
+		case groupNormStatsKind:
+			return c.Launch("norm_group_stats"+sfx, rg.rows, ptr(in[0]), ptr(in[1]), ptr(out), rg.rows, rg.n, cg.inner, rg.eps)
+		case groupNormGradXKind:
+			return c.Launch("norm_group_grad_x"+sfx, rg.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(out), rg.rows, rg.n, cg.inner, cg.c)
+		case groupNormGradWKind:
+			return c.Launch("norm_group_stats_total"+sfx, cg.c, ptr(in[2]), ptr(out), rg.rows, cg.outer, cg.c, 1)
+		}
+		return c.Launch("norm_group_stats_total"+sfx, cg.c, ptr(in[1]), ptr(out), rg.rows, cg.outer, cg.c, 0)
+	}
+	tmp, err := c.TempTensor(rg.rows * rg.n)
 	if err != nil {
 		return err
 	}
-	row := rowNormGPU{d.rg.rows, d.rg.n, d.rg.eps, rowNormForward}
-	if !d.w {
-		if err := (channelAffineGPU{d.cg, true, false}).launch(c, sfx, in[1:3], tmp); err != nil {
+	row := rowNormGPU{rg.rows, rg.n, rg.eps, rowNormForward}
+	if d.kind == groupNormGradXKind {
+		if err := (channelAffineGPU{cg, true, false}).launch(c, sfx, in[1:3], tmp); err != nil {
 			return err
 		}
 		row.kind = rowNormGrad
@@ -86,7 +100,7 @@ func (d groupNormGradGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, ou
 	if err := row.launch(c, sfx, in[1:2], tmp); err != nil {
 		return err
 	}
-	return (channelReduceGPU{d.cg, true}).launch(c, sfx, []gorgonia.Value{in[0], tmp}, out)
+	return (channelReduceGPU{cg, true}).launch(c, sfx, []gorgonia.Value{in[0], tmp}, out)
 }
 
 // launch runs ChannelAffine; an absent weight or bias is a null pointer.

@@ -57,6 +57,11 @@ static inline int __float_as_int(float v) {
 	memcpy(&b, &v, 4);
 	return b;
 }
+static inline float __int_as_float(int b) {
+	float v;
+	memcpy(&v, &b, 4);
+	return v;
+}
 static inline long long __double_as_longlong(double v) {
 	long long b;
 	memcpy(&b, &v, 8);

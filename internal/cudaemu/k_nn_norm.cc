@@ -4,7 +4,7 @@
 
 // nn/kernels/norm.cu, compiled for the CPU (emu.h), and its entry points as
 // norm.ptx lists them.
-// Sources' SHA-256 (norm.cu and the folder's .cuh): 49556c54d9392111d9bfd4325e092c7ff3286ec2e8c2530e4c7d7cf8a011ddce
+// Sources' SHA-256 (norm.cu and the folder's .cuh): 7c2980b0d0dbab3b2bdd859940a11236608816e4c9103803cf56ba2c821dde4a
 
 #include "emu.h"
 
@@ -31,5 +31,11 @@ extern "C" const emu_kernel emu_nn_norm[] = {
 	EMU_ENTRY(nn_norm, norm_channel_affine_f64)
 	EMU_ENTRY(nn_norm, norm_channel_dot_f32)
 	EMU_ENTRY(nn_norm, norm_channel_dot_f64)
+	EMU_ENTRY(nn_norm, norm_group_stats_f32)
+	EMU_ENTRY(nn_norm, norm_group_stats_f64)
+	EMU_ENTRY(nn_norm, norm_group_grad_x_f32)
+	EMU_ENTRY(nn_norm, norm_group_grad_x_f64)
+	EMU_ENTRY(nn_norm, norm_group_stats_total_f32)
+	EMU_ENTRY(nn_norm, norm_group_stats_total_f64)
 	{0, 0, 0},
 };
