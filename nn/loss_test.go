@@ -197,6 +197,12 @@ func TestLossBadInput(t *testing.T) {
 			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{LabelSmoothing: math.NaN()})
 		}, "LabelSmoothing NaN"},
 		{"ce reduction", func() (*gorgonia.Node, error) { return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Reduction: "avg"}) }, `Reduction "avg"`},
+		{"ce weight graph", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Weight: gorgonia.NewVector(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithShape(4))})
+		}, "CrossEntropy: weight is a node of another graph than logits"},
+		{"ce target graph", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, gorgonia.NewTensor(gorgonia.NewGraph(), tensor.Int, 1, gorgonia.WithShape(3)), nn.CrossEntropyOpts{})
+		}, "CrossEntropy: target is a node of another graph than logits"},
 		{"mse shapes", func() (*gorgonia.Node, error) {
 			return nn.MSELoss(x, gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 3)), "")
 		}, "MSELoss: target float64 (4, 3) differs from input float64 (3, 4)"},
