@@ -170,15 +170,21 @@ type namedNode struct {
 	optional bool // nil allowed
 }
 
-// checkNodes checks ranks and a common float dtype.
+// checkNodes checks ranks, a common float dtype and a common graph.
 func checkNodes(op string, ns []namedNode) error {
 	var dt tensor.Dtype
-	for _, a := range ns {
+	var first *namedNode
+	for i, a := range ns {
 		if a.n == nil {
 			if a.optional {
 				continue
 			}
 			return fmt.Errorf("nn: %s: %s is nil", op, a.name)
+		}
+		if first == nil {
+			first = &ns[i]
+		} else if a.n.Graph() != first.n.Graph() {
+			return fmt.Errorf("nn: %s: %s is a node of another graph than %s", op, a.name, first.name)
 		}
 		if d := a.n.Dtype(); d != tensor.Float32 && d != tensor.Float64 {
 			return fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", op, a.name, d)

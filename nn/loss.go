@@ -44,7 +44,8 @@ type CrossEntropyOpts struct {
 //
 // Errors when the node is built: logits not a float [N, C] node with N
 // and C at least 1 (torch also takes N = 0), target not a tensor.Int [N]
-// node, Weight not [C] of the logits' dtype, LabelSmoothing outside
+// node, Weight not [C] of the logits' dtype, target or Weight in another
+// graph than the logits, LabelSmoothing outside
 // [0, 1], an unknown Reduction. When it runs: a target outside [0, C)
 // that is not IgnoreIndex.
 func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgonia.Node, error) {
@@ -56,6 +57,9 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 	n, c := s[0], s[1]
 	if target == nil {
 		return nil, fmt.Errorf("nn: %s: target is nil", name)
+	}
+	if target.Graph() != logits.Graph() {
+		return nil, fmt.Errorf("nn: %s: target is a node of another graph than logits", name)
 	}
 	if target.Dtype() != tensor.Int || target.IsScalar() || !shapeIs(target.Shape(), tensor.Shape{n}) {
 		return nil, fmt.Errorf("nn: %s: target must be a tensor.Int node of shape (%d), got %v %v", name, n, target.Dtype(), target.Shape())

@@ -34,8 +34,8 @@ func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	return c.Launch("loss_scatter"+sfx, n*d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
 }
 
-// launch runs LogSumExp, NLL or Mask (one thread per row), or LogSumExpGrad or
-// NLLGrad (one per element). NLL's and NLLGrad's targets are checked on
+// launch runs LogSumExp, NLL, Mask, LogSumExpGrad or NLLGrad, one thread
+// per row (the gradients divide by their row's sum of exponentials). NLL's and NLLGrad's targets are checked on
 // the host first, with checkTargets' error.
 func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if d.kind == lseNLL || d.kind == lseNLLGrad {
@@ -56,7 +56,7 @@ func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia
 	case lseMask:
 		return c.Launch("loss_mask"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.ignore)
 	case lseGrad:
-		return c.Launch("loss_lse_grad"+sfx, d.rows*d.n, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n)
+		return c.Launch("loss_lse_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n)
 	}
-	return c.Launch("loss_nll_grad"+sfx, d.rows*d.n, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(out), d.rows, d.n, d.ignore)
+	return c.Launch("loss_nll_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(out), d.rows, d.n, d.ignore)
 }

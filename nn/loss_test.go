@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -196,6 +197,12 @@ func TestLossBadInput(t *testing.T) {
 			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{LabelSmoothing: math.NaN()})
 		}, "LabelSmoothing NaN"},
 		{"ce reduction", func() (*gorgonia.Node, error) { return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Reduction: "avg"}) }, `Reduction "avg"`},
+		{"ce weight graph", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, tgt, nn.CrossEntropyOpts{Weight: gorgonia.NewVector(gorgonia.NewGraph(), tensor.Float64, gorgonia.WithShape(4))})
+		}, "CrossEntropy: weight is a node of another graph than logits"},
+		{"ce target graph", func() (*gorgonia.Node, error) {
+			return nn.CrossEntropy(x, gorgonia.NewTensor(gorgonia.NewGraph(), tensor.Int, 1, gorgonia.WithShape(3)), nn.CrossEntropyOpts{})
+		}, "CrossEntropy: target is a node of another graph than logits"},
 		{"mse shapes", func() (*gorgonia.Node, error) {
 			return nn.MSELoss(x, gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 3)), "")
 		}, "MSELoss: target float64 (4, 3) differs from input float64 (3, 4)"},
@@ -229,6 +236,72 @@ func TestCrossEntropyTargetOutOfRange(t *testing.T) {
 		}
 		if _, err := graphtest.Eval(g, y); err == nil || !strings.Contains(err.Error(), "outside [0, 3)") || !strings.Contains(err.Error(), "row 1") {
 			t.Fatalf("target %d: error %v", bad, err)
+		}
+	}
+}
+
+// TestCrossEntropyLargeLogitsGrad: the gradient w.r.t. logits of large
+// magnitude is softmax(x) − onehot (mixed with the uniform target for
+// label smoothing), as torch's, whose softmax is exp(x − m)/Σ exp(x − m):
+// lse = m + log s rounded to the dtype loses log s once |m| is large
+// (1e30 + log 2 is 1e30), so exp(x − lse) alone sums to 2 on a row with
+// two equal maxima, and is off by |m|·2⁻²⁴ relative in float32 for
+// logits of 1e4. Rows: two tied maxima at ±L, and random logits shifted
+// by L; float32 and float64; LabelSmoothing 0 and 0.1.
+func TestCrossEntropyLargeLogitsGrad(t *testing.T) {
+	for _, dtype := range []string{"float32", "float64"} {
+		for _, L := range []float64{1e4, 1e8, 1e17, 1e30} {
+			for _, ls := range []float64{0, 0.1} {
+				t.Run(fmt.Sprintf("%s/%g/ls%g", dtype, L, ls), func(t *testing.T) {
+					gg := newGoldenGraph(t, dtype)
+					const n, c = 3, 4
+					x := []float64{L, L, 0, -L, -L, 1 - L, 0.5 - L, -L, L + 0.25, L - 1.5, L + 2, L - 0.75}
+					if dtype == "float32" {
+						for i := range x {
+							x[i] = float64(float32(x[i]))
+						}
+					}
+					tgt := []int{0, 2, 3}
+					xn := gg.node("x", []int{n, c}, x)
+					tn := gorgonia.NewTensor(gg.g, tensor.Int, 1, gorgonia.WithShape(n), gorgonia.WithName("target"),
+						gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(tgt))))
+					y, err := nn.CrossEntropy(xn, tn, nn.CrossEntropyOpts{LabelSmoothing: ls, Reduction: "sum"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					gx, err := ad.Grad(y, xn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := graphtest.Eval(gg.g, gx[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := make([]float64, n*c)
+					for r := 0; r < n; r++ {
+						row := x[r*c : (r+1)*c]
+						m := math.Inf(-1)
+						for _, v := range row {
+							m = math.Max(m, v)
+						}
+						var s float64
+						for _, v := range row {
+							s += math.Exp(v - m)
+						}
+						for k, v := range row {
+							want[r*c+k] = math.Exp(v-m)/s - ls/c
+							if k == tgt[r] {
+								want[r*c+k] -= 1 - ls
+							}
+						}
+					}
+					tol := 1e-14
+					if dtype == "float32" {
+						tol = 1e-6
+					}
+					golden.AssertClose(t, "grad_input", got[0], want, 0, tol)
+				})
+			}
 		}
 	}
 }

@@ -21,7 +21,8 @@ import (
 //     gradient), and NLLGrad(x, lse, U, t) = M[r]·U[r]·(exp(x[r, k] −
 //     lse[r]) − [k = t[r]]) (NLL's): one pass over x, no max.
 //
-// exp(x − lse) is softmax(x). The gradients take lse, LogSumExp's result,
+// exp(x − lse) is softmax(x); the kernels divide it by its row sum, which
+// is 1 but for lse's rounding (lseGradRow). The gradients take lse, LogSumExp's result,
 // as an input that they treat as the function of x it is: they are not
 // differentiated w.r.t. it (DiffWRT false), their derivative w.r.t. x is
 // the total one, through lse, built from Softmax and SoftmaxGrad. So NLL's
@@ -265,7 +266,8 @@ func nllKernel[T ad.Float](n, ignore int) func(ad.Tensor[T], []ad.Tensor[T]) err
 }
 
 // lseGradKernel computes LogSumExpGrad or, with tg, NLLGrad, row by row:
-// U[r]·exp(x − lse[r]) (vmath.ExpSum shifted by lse[r], then scaled), less
+// U[r]·exp(x − lse[r]) (vmath.ExpSum shifted by lse[r], then scaled by
+// U[r] over its sum: see lseGradRow), less
 // U[r] at the target, a zero row where the target is ignored. A row whose
 // lse is NaN or ±Inf takes math.Exp element by element: NaN where x is
 // NaN or equals an infinite lse, as torch.
@@ -296,7 +298,12 @@ func lseGradKernel[T ad.Float](n int, tg *lseTarget) func(ad.Tensor[T], []ad.Ten
 	}
 }
 
-// lseGradRow sets g = u·exp(x − lse).
+// lseGradRow sets g = u·exp(x − lse)/Σ exp(x − lse), u·softmax(x) for any
+// finite lse ≥ max x: lse = m + log s is rounded to T, and once |m| is
+// large the rounding takes all of log s (1e30 + log 2 is 1e30 in float64,
+// 1e8 + log 2 is 1e8 in float32), so exp(x − lse) alone would sum to s,
+// not 1; for logits of 1e4 in float32 it is off by 1e-4 relative. The sum
+// is the one ExpSum returns, so this is still one pass of exponentials.
 func lseGradRow[T ad.Float](g, x []T, lse, u T) {
 	if f := float64(lse); math.IsNaN(f) || math.IsInf(f, 0) {
 		for i, v := range x {
@@ -304,6 +311,6 @@ func lseGradRow[T ad.Float](g, x []T, lse, u T) {
 		}
 		return
 	}
-	vmath.ExpSum(g, x, lse)
-	vmath.Axpb(g, g, u, 0)
+	s := vmath.ExpSum(g, x, lse)
+	vmath.Axpb(g, g, T(float64(u)/s), 0)
 }

@@ -4,7 +4,7 @@
 
 // nn/kernels/loss.cu, compiled for the CPU (emu.h), and its entry points as
 // loss.ptx lists them.
-// Sources' SHA-256 (loss.cu and the folder's .cuh): f7a9c45a880de5000b4f4aab013a5e785378384e8cb990af522e0ca688bf3e51
+// Sources' SHA-256 (loss.cu and the folder's .cuh): e77cf5c7156a6aad824d1fb704b414d66c2bb7c1ea768e75e2c122f3d50a8d8b
 
 #include "emu.h"
 

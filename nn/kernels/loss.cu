@@ -109,21 +109,32 @@ template <typename T> __device__ void mask(const T *v, const long long *t, T *ou
 	LOOP(r, rows) out[r] = t[r] == ignore ? (T)0 : v[r];
 }
 
-// lse_grad computes nn's lseGradKernel, one thread per element [r, k]:
-// u[r]·exp(x − lse[r]) (x − lse[r] in T, exp in double, rounded to T, the
-// product in T); with a target t, less u[r] where k = t[r] and 0 on a row
-// whose t[r] is ignore. Not bitwise: the Go kernel uses internal/vmath's
-// exp and an FMA where the CPU has one.
+// lse_grad computes nn's lseGradKernel, one thread per row r:
+// u[r]·exp(x − lse[r])/Σ_k exp(x − lse[r]) (x − lse[r] in T, exp and the
+// sum in double, each exponential rounded to T, times u[r]/sum rounded to
+// T, the product in T: the sum is 1 but for lse[r]'s rounding, which
+// takes all of log s for large logits); u[r]·exp(x − lse[r]) where lse[r]
+// is NaN or ±Inf. With a target t, less u[r] where k = t[r] and 0 on a
+// row whose t[r] is ignore. Not bitwise: the Go kernel uses
+// internal/vmath's exp and an FMA where the CPU has one.
 template <typename T> __device__ void lse_grad(const T *x, const T *l, const T *u, const long long *t, T *g, long long rows, long long n, long long ignore, bool target) {
-	LOOP(e, rows * n) {
-		long long r = e / n, k = e - r * n;
+	LOOP(r, rows) {
+		const T *xr = x + r * n;
+		T *gr = g + r * n;
 		if (target && t[r] == ignore) {
-			g[e] = 0;
+			for (long long k = 0; k < n; k++) gr[k] = 0;
 			continue;
 		}
-		T v = u[r] * (T)exp((double)(x[e] - l[r]));
-		if (target && t[r] == k) v -= u[r];
-		g[e] = v;
+		T lr = l[r], ur = u[r];
+		double lf = (double)lr;
+		T scale = ur;
+		if (!(lf != lf || lf == inf() || lf == -inf())) {
+			double s = 0;
+			for (long long k = 0; k < n; k++) s += (double)(T)exp((double)(xr[k] - lr));
+			scale = (T)((double)ur / s);
+		}
+		for (long long k = 0; k < n; k++) gr[k] = scale * (T)exp((double)(xr[k] - lr));
+		if (target) gr[t[r]] -= ur;
 	}
 }
 
