@@ -32,12 +32,14 @@ type CrossEntropyOpts struct {
 // by Σ w[t] over the rows not ignored (NaN when all are ignored, as
 // torch), "sum" sums, "none" returns the [N] losses.
 //
-// Computed without a log-softmax [N, C]: per row lse = log Σ_c exp(x[c])
-// (stable: the row's maximum taken out first, as torch.logsumexp), the
-// loss w[t]·(lse − x[t]), and for label smoothing
-// −Σ_c w[c]·log_softmax(x)[c] = lse·Σ_c w[c] − Σ_c w[c]·x[c]; the
-// gradient w.r.t. the logits is one fused pass, U·w[t]·(exp(x − lse) −
-// [c = t]) (no maximum, no scatter added). Differentiable to every order
+// Computed without a log-softmax [N, C]: per row, with m the row's
+// maximum and s = Σ_c exp(x[c] − m), the loss w[t]·((m − x[t]) + log s),
+// rounded as torch's log_softmax; for label smoothing, with lse = m +
+// log s, −Σ_c w[c]·log_softmax(x)[c] = lse·Σ_c w[c] − Σ_c w[c]·x[c]
+// (for logits of magnitude L that term's error is about L·2⁻²⁴ in
+// float32, not a fraction of it). The gradient w.r.t. the logits is one
+// fused op, U·w[t]·(exp(x − m)/s − [c = t]) (no scatter added).
+// Differentiable to every order
 // w.r.t. the logits and the weight (the row ops' derivatives are built from
 // Softmax, SoftmaxGrad, a gather by target and its scatter, products and
 // sums).
@@ -82,10 +84,6 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		ignore = *opts.IgnoreIndex
 	}
 	g := logits.Graph()
-	lse, err := ad.Apply(lseSpec(n, c), logits) // [N]
-	if err != nil {
-		return nil, err
-	}
 	eps := opts.LabelSmoothing
 	// w[t] (0 where ignored) weighs the rows and, for "mean", sums to the
 	// divisor; without a weight it is 1 where nll is not 0, so nll is
@@ -104,7 +102,7 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 			return nil, err
 		}
 	}
-	loss, err := ad.Apply(nllSpec(n, c, ignore), logits, lse, target) // [N]: lse − x[t], 0 where ignored
+	loss, err := ad.Apply(nllSpec(n, c, ignore), logits, target) // [N]: −log_softmax(x)[t], 0 where ignored
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +114,10 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 	if eps > 0 {
 		// −Σ_c w_c·logp[n, c] = lse_n·Σ_c w_c − Σ_c w_c·x[n, c] on the rows
 		// not ignored.
+		lse, err := ad.Apply(lseSpec(n, c), logits) // [N]
+		if err != nil {
+			return nil, err
+		}
 		wcol, err := ad.Reshape(w, c, 1)
 		if err != nil {
 			return nil, err

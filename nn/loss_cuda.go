@@ -52,11 +52,11 @@ func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia
 	case lseForward:
 		return c.Launch("loss_lse"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n)
 	case lseNLL:
-		return c.Launch("loss_nll"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n, d.ignore)
+		return c.Launch("loss_nll"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.n, d.ignore)
 	case lseMask:
 		return c.Launch("loss_mask"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.ignore)
 	case lseGrad:
 		return c.Launch("loss_lse_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n)
 	}
-	return c.Launch("loss_nll_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(out), d.rows, d.n, d.ignore)
+	return c.Launch("loss_nll_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n, d.ignore)
 }

@@ -67,11 +67,7 @@ func TestLogSumExpOps(t *testing.T) {
 		}, nil, []int{0}},
 		{"NLL", func(rows, n int) graphtest.Func {
 			return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-				lse, err := ad.Apply(lseSpec(rows, n), in[0])
-				if err != nil {
-					return nil, err
-				}
-				return ad.Apply(nllSpec(rows, n, ignore), in[0], lse, lseTestTarget(in[0].Graph(), rows, n, ignore))
+				return ad.Apply(nllSpec(rows, n, ignore), in[0], lseTestTarget(in[0].Graph(), rows, n, ignore))
 			}
 		}, nil, []int{0}},
 		{"LogSumExpGrad", func(rows, n int) graphtest.Func {
@@ -85,11 +81,7 @@ func TestLogSumExpOps(t *testing.T) {
 		}, func(rows, n int) []*tensor.Dense { return []*tensor.Dense{lseTestTensor(3, 0.7, rows)} }, []int{0, 1}},
 		{"NLLGrad", func(rows, n int) graphtest.Func {
 			return func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-				lse, err := ad.Apply(lseSpec(rows, n), in[0])
-				if err != nil {
-					return nil, err
-				}
-				return ad.Apply(lseGradSpec(rows, n, &lseTarget{ignore}), in[0], lse, in[1], lseTestTarget(in[0].Graph(), rows, n, ignore))
+				return ad.Apply(lseGradSpec(rows, n, &lseTarget{ignore}), in[0], in[1], lseTestTarget(in[0].Graph(), rows, n, ignore))
 			}
 		}, func(rows, n int) []*tensor.Dense { return []*tensor.Dense{lseTestTensor(3, 0.7, rows)} }, []int{0, 1}},
 		{"Mask", func(rows, n int) graphtest.Func {
@@ -227,11 +219,11 @@ func TestNLLKernels(t *testing.T) {
 	lse := lseRun(t, lseKernel[float64](3, 3), 3, lseData(x)).Data
 	tg := ad.Tensor[float64]{Shape: tensor.Shape{3}, Ints: []int{-1, -1, 2}}
 	u := lseData([]float64{math.NaN(), math.Inf(1), 2})
-	nll := lseRun(t, nllKernel[float64](3, -1), 3, lseData(x), lseData(lse), tg).Data
+	nll := lseRun(t, nllKernel[float64](3, -1), 3, lseData(x), tg).Data
 	if nll[0] != 0 || nll[1] != 0 || math.Abs(nll[2]-(lse[2]-3)) > 1e-15 {
 		t.Errorf("NLL %v, want [0 0 %v]", nll, lse[2]-3)
 	}
-	g := lseRun(t, lseGradKernel[float64](3, &lseTarget{-1}), 9, lseData(x), lseData(lse), u, tg).Data
+	g := lseRun(t, lseGradKernel[float64](3, &lseTarget{-1}), 9, lseData(x), u, tg).Data
 	for j, v := range g[:6] {
 		if v != 0 || math.Signbit(v) {
 			t.Errorf("NLLGrad[%d] = %v on an ignored row, want +0", j, v)
@@ -248,12 +240,107 @@ func TestNLLKernels(t *testing.T) {
 	out := ad.Tensor[float64]{Shape: tensor.Shape{3}, Data: make([]float64, 9)}
 	for name, k := range map[string]func(ad.Tensor[float64], []ad.Tensor[float64]) error{
 		"NLL": nllKernel[float64](3, -1), "NLLGrad": lseGradKernel[float64](3, &lseTarget{-1})} {
-		in := []ad.Tensor[float64]{lseData(x), lseData(lse), bad}
+		in := []ad.Tensor[float64]{lseData(x), bad}
 		if name == "NLLGrad" {
-			in = []ad.Tensor[float64]{lseData(x), lseData(lse), u, bad}
+			in = []ad.Tensor[float64]{lseData(x), u, bad}
 		}
 		if err := k(out, in); err == nil || err.Error() != "nn: CrossEntropy: target 3 at row 1 is outside [0, 3) and not IgnoreIndex -1" {
 			t.Errorf("%s: error %v", name, err)
+		}
+	}
+}
+
+// TestNLLRows: NLL and NLLGrad on rows that are not ignored, float32 and
+// float64, against float64 references: non-finite rows NaN as torch's
+// log_softmax (a −Inf target a loss of +Inf), and the loss of large and
+// confident logits rounded once, as torch's (x[t] − m) − log s, not
+// through lse (whose rounding was 1 % of the loss of [50, 40, 30]).
+func TestNLLRows(t *testing.T) {
+	t.Run("float32", testNLLRows[float32])
+	t.Run("float64", testNLLRows[float64])
+}
+
+func testNLLRows[T ad.Float](t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	f32 := false
+	if _, ok := any(T(0)).(float32); ok {
+		f32 = true
+	}
+	// ref is −log_softmax(x)[t] and its gradient softmax(x) − e_t, in
+	// float64 from the T values.
+	ref := func(x []float64, t int) (float64, []float64) {
+		m := math.Inf(-1)
+		for _, v := range x {
+			m = max(m, v)
+		}
+		var s float64
+		for _, v := range x {
+			s += math.Exp(v - m)
+		}
+		g := make([]float64, len(x))
+		for i, v := range x {
+			g[i] = math.Exp(v-m) / s
+		}
+		g[t]--
+		return (m - x[t]) + math.Log(s), g
+	}
+	for i, c := range []struct {
+		x      []float64
+		target int
+		nan    bool // loss and gradient all NaN
+	}{
+		{[]float64{50, 40, 30}, 0, false},
+		{[]float64{1e4, 1e4 - 3, 1e4 - 20, 1e4 + 1}, 3, false},
+		{[]float64{1e30, 1e30, 0, 0}, 0, false},
+		{[]float64{-2, 0.5, 3, -1}, 1, false},
+		{[]float64{1, -inf, 2, 0}, 1, false},
+		{[]float64{nan, 1, 2, 0}, 1, true},
+		{[]float64{inf, 1, 2, 0}, 0, true},
+		{[]float64{-inf, -inf, -inf}, 0, true},
+	} {
+		n := len(c.x)
+		x, xf := make([]T, n), make([]float64, n)
+		for j, v := range c.x {
+			x[j] = T(v)
+			xf[j] = float64(x[j])
+		}
+		tg := ad.Tensor[T]{Shape: tensor.Shape{1}, Ints: []int{c.target}}
+		loss := float64(lseRun(t, nllKernel[T](n, -100), 1, lseData(x), tg).Data[0])
+		g := lseRun(t, lseGradKernel[T](n, &lseTarget{-100}), n, lseData(x), lseData([]T{1}), tg).Data
+		if c.nan {
+			if !math.IsNaN(loss) {
+				t.Errorf("row %d: loss %v, want NaN", i, loss)
+			}
+			for j, v := range g {
+				if !math.IsNaN(float64(v)) {
+					t.Errorf("row %d: grad[%d] = %v, want NaN", i, j, v)
+				}
+			}
+			continue
+		}
+		want, wg := ref(xf, c.target)
+		// One rounding of the loss to T, ExpSum's within 2 ulp in T.
+		tol := 4e-16
+		if f32 {
+			tol = 3e-7
+		}
+		if math.IsInf(want, 1) {
+			if !math.IsInf(loss, 1) {
+				t.Errorf("row %d: loss %v, want +Inf", i, loss)
+			}
+		} else if math.Abs(loss-want) > tol*math.Abs(want)+1e-300 {
+			t.Errorf("row %d: loss %v, want %v (relative error %.2g)", i, loss, want, math.Abs(loss-want)/math.Abs(want))
+		}
+		for j, v := range g {
+			// Relative to softmax's value too: softmax − 1 at the target
+			// keeps softmax's absolute rounding (as torch's).
+			sm := wg[j]
+			if j == c.target {
+				sm++
+			}
+			if math.Abs(float64(v)-wg[j]) > 10*tol*max(math.Abs(wg[j]), math.Abs(sm), 1e-30) {
+				t.Errorf("row %d: grad[%d] = %v, want %v", i, j, v, wg[j])
+			}
 		}
 	}
 }

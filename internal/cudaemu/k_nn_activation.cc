@@ -4,7 +4,7 @@
 
 // nn/kernels/activation.cu, compiled for the CPU (emu.h), and its entry points as
 // activation.ptx lists them.
-// Sources' SHA-256 (activation.cu and the folder's .cuh): fae5cb31125bdb67de02116b44830991b0ee2f0206414c8b097ff26fc1918064
+// Sources' SHA-256 (activation.cu and the folder's .cuh): 9782d3bd1eed7fca5019237b8231b91aae5c63a69b667adccad800e923c4f80b
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // nn/kernels/conv.cu, compiled for the CPU (emu.h), and its entry points as
 // conv.ptx lists them.
-// Sources' SHA-256 (conv.cu and the folder's .cuh): c0a8981e40ae95862215713f66b0eae9a16bcbdefae36c65023f1b74240dbebb
+// Sources' SHA-256 (conv.cu and the folder's .cuh): 4601feef335f8187564cb33a6a890125453e3c1e18960501f4bc56ad0ab51887
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // nn/kernels/dropout.cu, compiled for the CPU (emu.h), and its entry points as
 // dropout.ptx lists them.
-// Sources' SHA-256 (dropout.cu and the folder's .cuh): eed440a9f2cf76300dbae6d562b377fe636dc3634a6f1ba8eb82ec13226640ad
+// Sources' SHA-256 (dropout.cu and the folder's .cuh): 5abc8587f42728fe2baf50c5d332e5a07dd7bacdfa77b7d96d80f7546e5cb563
 
 #include "emu.h"
 

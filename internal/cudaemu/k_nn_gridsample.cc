@@ -4,7 +4,7 @@
 
 // nn/kernels/gridsample.cu, compiled for the CPU (emu.h), and its entry points as
 // gridsample.ptx lists them.
-// Sources' SHA-256 (gridsample.cu and the folder's .cuh): dbe34228fa054c520e8e3f847edacf83e9103256af50a69431a7eba1244ae34d
+// Sources' SHA-256 (gridsample.cu and the folder's .cuh): 72bacf943982e13cad76cdeddec0f36954aa33cbae50791daf46598fa0f34b1f
 
 #include "emu.h"
 

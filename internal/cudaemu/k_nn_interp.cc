@@ -4,7 +4,7 @@
 
 // nn/kernels/interp.cu, compiled for the CPU (emu.h), and its entry points as
 // interp.ptx lists them.
-// Sources' SHA-256 (interp.cu and the folder's .cuh): 5c9d0e330b210270303013f97ea1f1c3f0af313aa40c043cbc27a1ab3764289c
+// Sources' SHA-256 (interp.cu and the folder's .cuh): 722ca50d43884794cf7eb4e3b90b6beea2491b7d6d9fe318151589a6699b860f
 
 #include "emu.h"
 

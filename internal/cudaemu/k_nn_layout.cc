@@ -4,7 +4,7 @@
 
 // nn/kernels/layout.cu, compiled for the CPU (emu.h), and its entry points as
 // layout.ptx lists them.
-// Sources' SHA-256 (layout.cu and the folder's .cuh): 3f487400f1e8c8433fec5db5d1f9429d99317169a0d4e3a42d299ae4bfd1a6a6
+// Sources' SHA-256 (layout.cu and the folder's .cuh): 2d1c399552f8fd57c885af6940d121561e37d91eb3c6099c4fdf41abb1ac00d8
 
 #include "emu.h"
 

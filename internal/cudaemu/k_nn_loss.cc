@@ -4,7 +4,7 @@
 
 // nn/kernels/loss.cu, compiled for the CPU (emu.h), and its entry points as
 // loss.ptx lists them.
-// Sources' SHA-256 (loss.cu and the folder's .cuh): e77cf5c7156a6aad824d1fb704b414d66c2bb7c1ea768e75e2c122f3d50a8d8b
+// Sources' SHA-256 (loss.cu and the folder's .cuh): 4ce4c246fba6ada899d179b78296daa1dbcde5459a3025273a37284f9abbd447
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // nn/kernels/norm.cu, compiled for the CPU (emu.h), and its entry points as
 // norm.ptx lists them.
-// Sources' SHA-256 (norm.cu and the folder's .cuh): 7c2980b0d0dbab3b2bdd859940a11236608816e4c9103803cf56ba2c821dde4a
+// Sources' SHA-256 (norm.cu and the folder's .cuh): 670bca20c463345002e063bba77b6ed894723ca55bb1d177cb87767ffe326aba
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // nn/kernels/pool.cu, compiled for the CPU (emu.h), and its entry points as
 // pool.ptx lists them.
-// Sources' SHA-256 (pool.cu and the folder's .cuh): b3ed398cee1b550a0a053ac7d379b24de77853db1434c5d9aab125f9d80e9273
+// Sources' SHA-256 (pool.cu and the folder's .cuh): b9c09fd42682821b138b8b261e7c881e8230294b243db7de8d19a21270bfb42f
 
 #include "emu.h"
 

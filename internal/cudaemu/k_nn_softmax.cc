@@ -4,7 +4,7 @@
 
 // nn/kernels/softmax.cu, compiled for the CPU (emu.h), and its entry points as
 // softmax.ptx lists them.
-// Sources' SHA-256 (softmax.cu and the folder's .cuh): 40b53bf1c45aefbbe22b746be8ff8848f275f2a8fbaa783ad8fb9fa977ad9168
+// Sources' SHA-256 (softmax.cu and the folder's .cuh): 21bfc84187fb51994c8e785c9a9a13ebdab2db9bcd886819b1654db6be1175ce
 
 #include "emu.h"
 

@@ -25,3 +25,6 @@ template <typename T> __device__ __forceinline__ T go_max(T a, T b) {
 
 // inf is +Inf (NVRTC has no math.h for INFINITY).
 __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+
+// nan_ is a quiet NaN with the bits of Go's math.NaN().
+__device__ __forceinline__ double nan_() { return __longlong_as_double(0x7ff8000000000001LL); }

@@ -94,12 +94,38 @@ template <typename T> __device__ void lse(const T *x, T *out, long long rows, lo
 	}
 }
 
-// nll equals nn's nllKernel: out[r] = lse[r] − x[r, t[r]] in T, 0 where
-// t[r] is ignore; bitwise.
-template <typename T> __device__ void nll(const T *x, const T *l, const long long *t, T *out, long long rows, long long n, long long ignore) {
+// row_max_sum sets m to the maximum of the n elements at xr (NaN taking
+// over) and, when m is finite, s to Σ exp(x − m) (x − m in T, exp in
+// double rounded to T, summed in double, k in order), as nn's maxLogSum
+// and NLLGrad's kernel; it returns whether m is finite.
+template <typename T> __device__ bool row_max_sum(const T *xr, long long n, T &m, double &s) {
+	double mf = -inf();
+	for (long long k = 0; k < n; k++) {
+		double v = (double)xr[k];
+		if (v > mf || v != v) mf = v;
+	}
+	m = (T)mf;
+	if (mf != mf || mf == inf() || mf == -inf()) return false;
+	s = 0;
+	for (long long k = 0; k < n; k++) s += (double)(T)exp((double)(xr[k] - m));
+	return true;
+}
+
+// nll computes nn's nllKernel, one thread per row: (m − x[r, t[r]]) +
+// log s in double (row_max_sum), rounded to T; 0 where t[r] is ignore,
+// NaN where m is NaN or ±Inf. Not bitwise: the Go kernel uses
+// internal/vmath's exp.
+template <typename T> __device__ void nll(const T *x, const long long *t, T *out, long long rows, long long n, long long ignore) {
 	LOOP(r, rows) {
 		long long tr = t[r];
-		out[r] = tr == ignore ? (T)0 : l[r] - x[r * n + tr];
+		if (tr == ignore) {
+			out[r] = 0;
+			continue;
+		}
+		const T *xr = x + r * n;
+		T m;
+		double s;
+		out[r] = row_max_sum(xr, n, m, s) ? (T)((double)m - (double)xr[tr] + log(s)) : (T)nan_();
 	}
 }
 
@@ -109,22 +135,18 @@ template <typename T> __device__ void mask(const T *v, const long long *t, T *ou
 	LOOP(r, rows) out[r] = t[r] == ignore ? (T)0 : v[r];
 }
 
-// lse_grad computes nn's lseGradKernel, one thread per row r:
+// lse_grad computes nn's lseGradKernel without a target, one thread per
+// row r:
 // u[r]·exp(x − lse[r])/Σ_k exp(x − lse[r]) (x − lse[r] in T, exp and the
 // sum in double, each exponential rounded to T, times u[r]/sum rounded to
 // T, the product in T: the sum is 1 but for lse[r]'s rounding, which
 // takes all of log s for large logits); u[r]·exp(x − lse[r]) where lse[r]
-// is NaN or ±Inf. With a target t, less u[r] where k = t[r] and 0 on a
-// row whose t[r] is ignore. Not bitwise: the Go kernel uses
-// internal/vmath's exp and an FMA where the CPU has one.
-template <typename T> __device__ void lse_grad(const T *x, const T *l, const T *u, const long long *t, T *g, long long rows, long long n, long long ignore, bool target) {
+// is NaN or ±Inf. Not bitwise: the Go kernel uses internal/vmath's exp
+// and an FMA where the CPU has one.
+template <typename T> __device__ void lse_grad(const T *x, const T *l, const T *u, T *g, long long rows, long long n) {
 	LOOP(r, rows) {
 		const T *xr = x + r * n;
 		T *gr = g + r * n;
-		if (target && t[r] == ignore) {
-			for (long long k = 0; k < n; k++) gr[k] = 0;
-			continue;
-		}
 		T lr = l[r], ur = u[r];
 		double lf = (double)lr;
 		T scale = ur;
@@ -134,7 +156,31 @@ template <typename T> __device__ void lse_grad(const T *x, const T *l, const T *
 			scale = (T)((double)ur / s);
 		}
 		for (long long k = 0; k < n; k++) gr[k] = scale * (T)exp((double)(xr[k] - lr));
-		if (target) gr[t[r]] -= ur;
+	}
+}
+
+// nll_grad computes nn's lseGradKernel with a target (NLLGrad), one
+// thread per row r: u[r]·exp(x − m)/s (row_max_sum; times u[r]/s rounded
+// to T, the product in T), less u[r] where k = t[r]; 0 on a row whose
+// t[r] is ignore, NaN on one whose m is NaN or ±Inf. Not bitwise, as
+// lse_grad.
+template <typename T> __device__ void nll_grad(const T *x, const T *u, const long long *t, T *g, long long rows, long long n, long long ignore) {
+	LOOP(r, rows) {
+		const T *xr = x + r * n;
+		T *gr = g + r * n;
+		if (t[r] == ignore) {
+			for (long long k = 0; k < n; k++) gr[k] = 0;
+			continue;
+		}
+		T m, ur = u[r];
+		double s;
+		if (!row_max_sum(xr, n, m, s)) {
+			for (long long k = 0; k < n; k++) gr[k] = (T)nan_();
+			continue;
+		}
+		T scale = (T)((double)ur / s);
+		for (long long k = 0; k < n; k++) gr[k] = scale * (T)exp((double)(xr[k] - m));
+		gr[t[r]] -= ur;
 	}
 }
 
@@ -150,11 +196,11 @@ extern "C" __global__ void loss_softplus_f32(const float *x, float *out, long lo
 extern "C" __global__ void loss_softplus_f64(const double *x, double *out, long long n) { softplus<double>(x, out, n); }
 extern "C" __global__ void loss_lse_f32(const float *x, float *out, long long rows, long long n) { lse<float>(x, out, rows, n); }
 extern "C" __global__ void loss_lse_f64(const double *x, double *out, long long rows, long long n) { lse<double>(x, out, rows, n); }
-extern "C" __global__ void loss_nll_f32(const float *x, const float *l, const long long *t, float *out, long long rows, long long n, long long ignore) { nll<float>(x, l, t, out, rows, n, ignore); }
-extern "C" __global__ void loss_nll_f64(const double *x, const double *l, const long long *t, double *out, long long rows, long long n, long long ignore) { nll<double>(x, l, t, out, rows, n, ignore); }
-extern "C" __global__ void loss_lse_grad_f32(const float *x, const float *l, const float *u, float *g, long long rows, long long n) { lse_grad<float>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
-extern "C" __global__ void loss_lse_grad_f64(const double *x, const double *l, const double *u, double *g, long long rows, long long n) { lse_grad<double>(x, l, u, (const long long *)0, g, rows, n, 0, false); }
-extern "C" __global__ void loss_nll_grad_f32(const float *x, const float *l, const float *u, const long long *t, float *g, long long rows, long long n, long long ignore) { lse_grad<float>(x, l, u, t, g, rows, n, ignore, true); }
-extern "C" __global__ void loss_nll_grad_f64(const double *x, const double *l, const double *u, const long long *t, double *g, long long rows, long long n, long long ignore) { lse_grad<double>(x, l, u, t, g, rows, n, ignore, true); }
+extern "C" __global__ void loss_nll_f32(const float *x, const long long *t, float *out, long long rows, long long n, long long ignore) { nll<float>(x, t, out, rows, n, ignore); }
+extern "C" __global__ void loss_nll_f64(const double *x, const long long *t, double *out, long long rows, long long n, long long ignore) { nll<double>(x, t, out, rows, n, ignore); }
+extern "C" __global__ void loss_lse_grad_f32(const float *x, const float *l, const float *u, float *g, long long rows, long long n) { lse_grad<float>(x, l, u, g, rows, n); }
+extern "C" __global__ void loss_lse_grad_f64(const double *x, const double *l, const double *u, double *g, long long rows, long long n) { lse_grad<double>(x, l, u, g, rows, n); }
+extern "C" __global__ void loss_nll_grad_f32(const float *x, const float *u, const long long *t, float *g, long long rows, long long n, long long ignore) { nll_grad<float>(x, u, t, g, rows, n, ignore); }
+extern "C" __global__ void loss_nll_grad_f64(const double *x, const double *u, const long long *t, double *g, long long rows, long long n, long long ignore) { nll_grad<double>(x, u, t, g, rows, n, ignore); }
 extern "C" __global__ void loss_mask_f32(const float *v, const long long *t, float *out, long long rows, long long ignore) { mask<float>(v, t, out, rows, ignore); }
 extern "C" __global__ void loss_mask_f64(const double *v, const long long *t, double *out, long long rows, long long ignore) { mask<double>(v, t, out, rows, ignore); }
