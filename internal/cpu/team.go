@@ -93,9 +93,20 @@ func (j *teamJob) leave() bool {
 // inside (running their last call). It then forgets work: team.job keeps
 // the job until the next one, which must not keep the memory that work
 // refers to alive (no worker calls it any more).
+//
+// It polls first, for as long as a worker polls for work: blocking on done
+// parked the caller's goroutine, and the worker that closed done then
+// readied it on its own processor, behind its own polling (measured: a
+// [256, 1000] softmax's median run 130–350 µs against a minimum of 60).
 func (j *teamJob) wait() {
 	if !j.leave() {
-		<-j.done
+		deadline := time.Now().Add(time.Duration(teamSpin.Load()))
+		for spins := 1; j.active.Load() != 0; spins++ {
+			if spins%1024 == 0 && time.Now().After(deadline) {
+				<-j.done
+				break
+			}
+		}
 	}
 	j.work = nil
 }
