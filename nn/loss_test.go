@@ -305,3 +305,60 @@ func TestCrossEntropyLargeLogitsGrad(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossEntropyLabelSmoothingLargeLogits: the label-smoothing term
+// −Σ_c w[c]·log_softmax(x)[c] of logits near L, rounded as torch's
+// log_softmax (relative error about 2⁻²⁴ in float32), not through
+// lse·Σ_c w[c] − Σ_c w[c]·x[c], whose rounding is about L·2⁻²⁴ (at L =
+// 1e6 in float32, 0.2 % of a loss of 0.5).
+func TestCrossEntropyLabelSmoothingLargeLogits(t *testing.T) {
+	for _, dtype := range []string{"float32", "float64"} {
+		for _, L := range []float64{0, 1e4, 1e6, 1e13} {
+			t.Run(fmt.Sprintf("%s/%g", dtype, L), func(t *testing.T) {
+				gg := newGoldenGraph(t, dtype)
+				const n, c, ls = 3, 3, 0.3
+				x := []float64{L, L - 1, L - 2, L + 0.5, L - 3, L, L - 4, L - 4, L - 4}
+				w := []float64{0.5, 2, 1.25}
+				if dtype == "float32" {
+					for i := range x {
+						x[i] = float64(float32(x[i]))
+					}
+				}
+				tgt := []int{0, 2, 1}
+				xn, wn := gg.node("x", []int{n, c}, x), gg.node("w", []int{c}, w)
+				tn := gorgonia.NewTensor(gg.g, tensor.Int, 1, gorgonia.WithShape(n), gorgonia.WithName("target"),
+					gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(tgt))))
+				y, err := nn.CrossEntropy(xn, tn, nn.CrossEntropyOpts{Weight: wn, LabelSmoothing: ls, Reduction: "none"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := graphtest.Eval(gg.g, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float64, n)
+				for r := 0; r < n; r++ {
+					row := x[r*c : (r+1)*c]
+					m := math.Inf(-1)
+					for _, v := range row {
+						m = math.Max(m, v)
+					}
+					var s float64
+					for _, v := range row {
+						s += math.Exp(v - m)
+					}
+					var smooth float64
+					for k, v := range row {
+						smooth += w[k] * (m - v + math.Log(s))
+					}
+					want[r] = (1-ls)*w[tgt[r]]*(m-row[tgt[r]]+math.Log(s)) + ls/c*smooth
+				}
+				tol := 1e-13
+				if dtype == "float32" {
+					tol = 2e-6
+				}
+				golden.AssertClose(t, "loss", got[0], want, tol, 0)
+			})
+		}
+	}
+}

@@ -31,9 +31,10 @@ import (
 // is: it is not differentiated w.r.t. it (DiffWRT false), its derivative
 // w.r.t. x is the total one, through lse, built from Softmax and
 // SoftmaxGrad. It must be given lse = LogSumExp(x) of the same x. NLL and
-// NLLGrad find m and s themselves, so CrossEntropy without label
-// smoothing needs no LogSumExp, and NLL's gradient w.r.t. x is one node,
-// not a scatter added to LogSumExp's.
+// NLLGrad find m and s themselves, so CrossEntropy needs no LogSumExp
+// (label smoothing takes a LogSoftmax: lse·Σw − Σ w·x carried lse's
+// rounding), and NLL's gradient w.r.t. x is one node, not a scatter added
+// to LogSumExp's. LogSumExp and LogSumExpGrad remain for tests.
 
 // lseTarget is NLL's target handling: the ignored value.
 type lseTarget struct{ ignore int }
