@@ -15,10 +15,12 @@ const defaultEps = 1e-5
 // numGroups groups of C/numGroups channels; each group of each sample is
 // normalised by its mean and biased variance, (x − μ)/√(σ² + eps), then
 // scaled and shifted per channel by weight and bias ([C] each, nil for
-// none). eps = 0 means torch's 1e-5. Two fused passes over the tensor, no
-// copies: RowNorm on the N·numGroups contiguous groups (rownorm.go), then
-// ChannelAffine (normaffine.go). Differentiable to every order w.r.t.
-// input, weight and bias: both ops belong to families closed under
+// none). eps = 0 means torch's 1e-5. RowNorm on the N·numGroups
+// contiguous groups (rownorm.go), and with a weight or bias
+// GroupNormAffine (groupnorm.go): RowNorm then ChannelAffine
+// (normaffine.go) to the bit, each group's affine step done while it is in
+// cache, one result. Differentiable to every order w.r.t. input, weight
+// and bias: the gradients belong to families closed under
 // differentiation.
 //
 // Errors when the node is built: input not float of rank ≥ 2, C not
