@@ -255,6 +255,10 @@ func NormGrad[T Float](dst, u, x []T, m, r, a, b, nr, c T) {
 	normGradGo(dst, u, x, &k)
 }
 
+// VectorLoops reports whether this build and CPU run the assembly loops
+// (else the Go loops, whose sums add in another order).
+func VectorLoops() bool { return vectorLoops() }
+
 // VectorWhole reports whether the assembly loops take all n elements of a
 // slice of T or none (n a multiple of the vector width, or no vector
 // loops): then elementwise kernels on consecutive parts of such lengths

@@ -294,6 +294,8 @@ func normGradD(dst, u, x *float64, n int, k *[6]float64)
 
 func vectorWhole(n, w int) bool { return !hasAVX2 || n%w == 0 }
 
+func vectorLoops() bool { return hasAVX2 }
+
 func subSq32(x []float32, m float32) float64 {
 	var s float64
 	if n := vecLen(len(x), 8); n > 0 {

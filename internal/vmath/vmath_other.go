@@ -35,3 +35,5 @@ func normAffine64(dst, x []float64, m, r, w, b float64)        { normAffineGo(ds
 func normGrad32(dst, u, x []float32, k *[6]float32)            { normGradGo(dst, u, x, k) }
 func normGrad64(dst, u, x []float64, k *[6]float64)            { normGradGo(dst, u, x, k) }
 func vectorWhole(n, w int) bool                                { return true }
+
+func vectorLoops() bool { return false }
