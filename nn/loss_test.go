@@ -280,14 +280,7 @@ func TestCrossEntropyLargeLogitsGrad(t *testing.T) {
 					want := make([]float64, n*c)
 					for r := 0; r < n; r++ {
 						row := x[r*c : (r+1)*c]
-						m := math.Inf(-1)
-						for _, v := range row {
-							m = math.Max(m, v)
-						}
-						var s float64
-						for _, v := range row {
-							s += math.Exp(v - m)
-						}
+						m, s := rowMaxExpSum(row)
 						for k, v := range row {
 							want[r*c+k] = math.Exp(v-m)/s - ls/c
 							if k == tgt[r] {
@@ -339,14 +332,7 @@ func TestCrossEntropyLabelSmoothingLargeLogits(t *testing.T) {
 				want := make([]float64, n)
 				for r := 0; r < n; r++ {
 					row := x[r*c : (r+1)*c]
-					m := math.Inf(-1)
-					for _, v := range row {
-						m = math.Max(m, v)
-					}
-					var s float64
-					for _, v := range row {
-						s += math.Exp(v - m)
-					}
+					m, s := rowMaxExpSum(row)
 					var smooth float64
 					for k, v := range row {
 						smooth += w[k] * (m - v + math.Log(s))
@@ -361,4 +347,17 @@ func TestCrossEntropyLabelSmoothingLargeLogits(t *testing.T) {
 			})
 		}
 	}
+}
+
+// rowMaxExpSum is a row's maximum m and Σ exp(x − m), in float64: the
+// references' stable log-softmax.
+func rowMaxExpSum(row []float64) (m, s float64) {
+	m = math.Inf(-1)
+	for _, v := range row {
+		m = math.Max(m, v)
+	}
+	for _, v := range row {
+		s += math.Exp(v - m)
+	}
+	return m, s
 }
