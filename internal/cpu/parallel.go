@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -44,27 +43,9 @@ func runWorkers(k int, work func(w int)) {
 	if teamRun(k, work) {
 		return
 	}
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		panicked any
-	)
-	for w := range k {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { panicked = r })
-				}
-			}()
-			work(w)
-		}()
-	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked) // on the caller's goroutine, where it can be recovered
-	}
+	j := &teamJob{k: k, work: work}
+	j.spawnRest()
+	j.raise()
 }
 
 // ParallelForGrains is ParallelFor with [0, n) handed out in grains of

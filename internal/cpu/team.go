@@ -79,6 +79,30 @@ func (j *teamJob) call(w int) {
 	j.work(w)
 }
 
+// spawnRest runs each call not yet claimed on a goroutine of its own and
+// waits for them: runWorkers' way when the team is busy, and the team's
+// caller's after a runtime.Goexit in one of its calls.
+func (j *teamJob) spawnRest() {
+	var wg sync.WaitGroup
+	for w := int(j.next.Add(1)) - 1; w < j.k; w = int(j.next.Add(1)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.call(w)
+		}()
+	}
+	wg.Wait()
+}
+
+// raise panics with the first call's panic, if any, on the caller's
+// goroutine, where it can be recovered.
+func (j *teamJob) raise() {
+	if p := j.panicked; p != nil {
+		j.panicked = nil
+		panic(p)
+	}
+}
+
 // leave drops one goroutine from the job and reports whether it was the
 // last.
 func (j *teamJob) leave() bool {
@@ -149,19 +173,10 @@ func teamRun(k int, work func(w int)) bool {
 	// busy until then).
 	returned := false
 	defer func() {
-		if returned {
-			return
+		if !returned {
+			j.spawnRest()
+			j.wait()
 		}
-		var wg sync.WaitGroup
-		for w := int(j.next.Add(1)) - 1; w < j.k; w = int(j.next.Add(1)) - 1 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				j.call(w)
-			}()
-		}
-		wg.Wait()
-		j.wait()
 	}()
 	team.job.Store(j)
 	team.gen.Add(1)
@@ -173,10 +188,7 @@ func teamRun(k int, work func(w int)) bool {
 	j.run()
 	returned = true
 	j.wait()
-	if p := j.panicked; p != nil {
-		j.panicked = nil
-		panic(p) // on the caller's goroutine, where it can be recovered
-	}
+	j.raise()
 	return true
 }
 
