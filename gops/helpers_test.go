@@ -242,3 +242,29 @@ func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]f
 	}
 	return out
 }
+
+// allFloat32 converts float64 tensors (empty ones included) to float32.
+func allFloat32(in []*tensor.Dense) []*tensor.Dense { return graphtest.Float32(in) }
+
+// inputNodes puts the values in into a new graph, named in0, in1, ...
+func inputNodes(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
+	return graphtest.Inputs(in)
+}
+
+// checkDeterministic requires f's value and first-order gradients on in to
+// be bitwise the same under each GOMAXPROCS of procs.
+func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt []int, procs ...int) {
+	t.Helper()
+	if err := graphtest.CheckDeterministic(f, in, wrt, procs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkEmpty requires the op on empty inputs (no boxes, or batch 0) to give
+// an empty result and zero gradients of Sum(result) w.r.t. the inputs wrt.
+func checkEmpty(t *testing.T, op graphtest.Func, in []*tensor.Dense, wrt []int) {
+	t.Helper()
+	if err := graphtest.CheckEmpty(op, in, wrt); err != nil {
+		t.Fatal(err)
+	}
+}
