@@ -15,28 +15,14 @@ import (
 // batchNormGoldenCase is one torch evaluation written by
 // testdata/gen_golden_batchnorm.py.
 type batchNormGoldenCase struct {
-	Name             string    `json:"name"`
-	Dtype            string    `json:"dtype"`
+	weightGolden
 	Training         bool      `json:"training"`
 	Momentum         float64   `json:"momentum"`
 	Eps              float64   `json:"eps"`
-	InputShape       []int     `json:"input_shape"`
-	Input            []float64 `json:"input"`
-	Weight           []float64 `json:"weight"`
-	Bias             []float64 `json:"bias"`
 	RunningMean      []float64 `json:"running_mean"`
 	RunningVar       []float64 `json:"running_var"`
 	RunningMeanAfter []float64 `json:"running_mean_after"`
 	RunningVarAfter  []float64 `json:"running_var_after"`
-	GradOutput       []float64 `json:"grad_output"`
-	Output           []float64 `json:"output"`
-	GradInput        []float64 `json:"grad_input"`
-	GradWeight       []float64 `json:"grad_weight"`
-	GradBias         []float64 `json:"grad_bias"`
-	VInput           []float64 `json:"v_input"`
-	VWeight          []float64 `json:"v_weight"`
-	HVPInput         []float64 `json:"hvp_input"`
-	HVPWeight        []float64 `json:"hvp_weight"`
 }
 
 // TestBatchNormGolden: training (batch statistics, with and without
