@@ -80,32 +80,10 @@ func expectZeros(t *testing.T, vals []float64) {
 // values copies the elements of a tensor or scalar value (float32,
 // float64, or int indices) as float64; an empty tensor gives none.
 func values(v gorgonia.Value) []float64 {
-	if s, ok := v.Data().(float64); ok {
-		return []float64{s}
-	}
-	if s, ok := v.Data().(float32); ok {
-		return []float64{float64(s)}
-	}
-	if v.Shape().TotalSize() == 0 {
-		return []float64{} // Data() of an empty tensor panics
-	}
-	switch d := v.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), d...)
-	case []int:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
+	if out := graphtest.Floats(v); out != nil {
 		return out
 	}
-	return nil
+	return []float64{}
 }
 
 // cubeOfSinPool is (op(sin(x), boxes))³: nonlinear before and after the

@@ -83,24 +83,10 @@ func TestBatchNormGolden(t *testing.T) {
 				golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
 			}
 			// One run of the graph updated the running statistics once.
-			golden.AssertClose(t, "running_mean", floats(rm), c.RunningMeanAfter, rtol, atol)
-			golden.AssertClose(t, "running_var", floats(rv), c.RunningVarAfter, rtol, atol)
+			golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, rtol, atol)
+			golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, rtol, atol)
 		})
 	}
-}
-
-func floats(t *tensor.Dense) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), d...)
-	}
-	return nil
 }
 
 // TestBatchNormBadInput: errors that name the tensor and the problem.

@@ -83,24 +83,8 @@ func runErrCases(t *testing.T, cases []errCase) {
 }
 
 // valueFloats is the elements of v (a float32 or float64 tensor or
-// scalar) as float64s; nil for other data.
-func valueFloats(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float32:
-		f := make([]float64, len(d))
-		for i, x := range d {
-			f[i] = float64(x)
-		}
-		return f
-	case []float64:
-		return d
-	case float32:
-		return []float64{float64(d)}
-	case float64:
-		return []float64{d}
-	}
-	return nil
-}
+// scalar) as float64s.
+func valueFloats(v gorgonia.Value) []float64 { return graphtest.Floats(v) }
 
 // inputGolden are the fields of a golden case of an op on one input x,
 // checked through L = Σ G·out² (or <out, G>): x, G, torch's output and
