@@ -17,10 +17,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-func vec(xs ...float64) *tensor.Dense {
-	return tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(xs))
-}
-
 // square is x²·k() with a backward of factor·x·G: right for factor 2 and
 // k() = 1.
 func square(factor int, k func() float64) graphtest.Func {
@@ -81,7 +77,8 @@ func cubeOfSin(op graphtest.Func) graphtest.Func {
 
 // row is a row of f on a vector.
 func row(name string, f graphtest.Func) conformance.Row {
-	return conformance.Row{Op: "Square", Name: name, F: f, In: []*tensor.Dense{vec(0.3, -0.7, 1.1)}, Wrt: []int{0}, Tol32: 1e-6}
+	x := tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{0.3, -0.7, 1.1}))
+	return conformance.Row{Op: "Square", Name: name, F: f, In: []*tensor.Dense{x}, Wrt: []int{0}, Tol32: 1e-6}
 }
 
 // TestRunPassesRightOp: the right square passes every check, the numeric
@@ -97,7 +94,9 @@ func TestRunPassesRightOp(t *testing.T) {
 func TestChecksReportWrongOps(t *testing.T) {
 	nondeterministic := row("GOMAXPROCS", cubeOfSin(square(2, func() float64 { return float64(runtime.GOMAXPROCS(0)) })))
 	emptyNotEmpty := row("empty", cubeOfSin(square(2, one)))
-	emptyNotEmpty.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return ad.Constant(in[0].Graph(), vec(1, 2)) }
+	emptyNotEmpty.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return ad.Constant(in[0].Graph(), tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2})))
+	}
 	emptyNotEmpty.Empty = []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0))}
 	noEmpty := row("bare only", cubeOfSin(square(2, one)))
 	noEmpty.Bare = emptyNotEmpty.Bare
