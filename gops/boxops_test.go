@@ -9,6 +9,7 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/graphtest/conformance"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -55,20 +56,20 @@ func cubeOf(op graphtest.Func) graphtest.Func {
 // function and finite differences cannot check them; TestCompleteBoxIoUChecks
 // runs their other checks, and the golden values their first and second
 // derivatives against torch.
-func boxRows() []conformanceCase {
-	one := func(op, name string, f func(x *gorgonia.Node) (*gorgonia.Node, error), x *tensor.Dense) conformanceCase {
+func boxRows() []conformance.Row {
+	one := func(op, name string, f func(x *gorgonia.Node) (*gorgonia.Node, error), x *tensor.Dense) conformance.Row {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return f(in[0]) }
-		return conformanceCase{op: op, name: name, f: cubeOf(bare), in: []*tensor.Dense{x}, wrt: []int{0},
-			check: graphtest.Options{Seed: 7}, tol32: 2e-5, bare: bare, empty: []*tensor.Dense{emptyBoxes}}
+		return conformance.Row{Op: op, Name: name, F: cubeOf(bare), In: []*tensor.Dense{x}, Wrt: []int{0},
+			Check: graphtest.Options{Seed: 7}, Tol32: 2e-5, Bare: bare, Empty: []*tensor.Dense{emptyBoxes}}
 	}
-	two := func(op, name string, f func(a, b *gorgonia.Node) (*gorgonia.Node, error), b *tensor.Dense) conformanceCase {
+	two := func(op, name string, f func(a, b *gorgonia.Node) (*gorgonia.Node, error), b *tensor.Dense) conformance.Row {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return f(in[0], in[1]) }
-		return conformanceCase{op: op, name: name, f: cubeOf(bare), in: []*tensor.Dense{boxRowsA, b}, wrt: []int{0, 1},
-			check: graphtest.Options{Seed: 8, RTol: 2e-5, ATol: 1e-6}, tol32: 2e-5, bare: bare,
-			empty: []*tensor.Dense{emptyBoxes, boxRowsB}}
+		return conformance.Row{Op: op, Name: name, F: cubeOf(bare), In: []*tensor.Dense{boxRowsA, b}, Wrt: []int{0, 1},
+			Check: graphtest.Options{Seed: 8, RTol: 2e-5, ATol: 1e-6}, Tol32: 2e-5, Bare: bare,
+			Empty: []*tensor.Dense{emptyBoxes, boxRowsB}}
 	}
 	clipIn := tensor.New(tensor.WithShape(2, 4), tensor.WithBacking([]float64{-0.5, 1.2, 3.3, 4.7, 0.4, -2.0, 6.1, 2.5}))
-	rows := []conformanceCase{
+	rows := []conformance.Row{
 		one("BoxArea", "generic", gops.BoxArea, boxRowsA),
 		one("BoxConvert", "xyxy-cxcywh", func(x *gorgonia.Node) (*gorgonia.Node, error) { return gops.BoxConvert(x, "xyxy", "cxcywh") }, boxRowsA),
 		one("BoxConvert", "cxcywh-xywh", func(x *gorgonia.Node) (*gorgonia.Node, error) { return gops.BoxConvert(x, "cxcywh", "xywh") }, boxRowsA),
@@ -87,10 +88,10 @@ func boxRows() []conformanceCase {
 			}, boxPairsB))
 	}
 	for i := range rows {
-		if strings.HasSuffix(rows[i].op, "Loss") {
-			rows[i].empty[1] = emptyBoxes
-			if rows[i].name != "none" {
-				rows[i].bare, rows[i].empty = nil, nil // a scalar of nothing is not empty
+		if strings.HasSuffix(rows[i].Op, "Loss") {
+			rows[i].Empty[1] = emptyBoxes
+			if rows[i].Name != "none" {
+				rows[i].Bare, rows[i].Empty = nil, nil // a scalar of nothing is not empty
 			}
 		}
 	}
@@ -104,10 +105,10 @@ func boxRows() []conformanceCase {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 			return gops.SigmoidFocalLoss(in[0], in[1], fc.alpha, fc.gamma, fc.red)
 		}
-		row := conformanceCase{op: "SigmoidFocalLoss", name: fc.name, f: bare, in: []*tensor.Dense{logits, targets}, wrt: []int{0, 1},
-			check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, tol32: 2e-5}
+		row := conformance.Row{Op: "SigmoidFocalLoss", Name: fc.name, F: bare, In: []*tensor.Dense{logits, targets}, Wrt: []int{0, 1},
+			Check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, Tol32: 2e-5}
 		if fc.red == "none" {
-			row.bare, row.empty = bare, []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3))}
+			row.Bare, row.Empty = bare, []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3))}
 		}
 		rows = append(rows, row)
 	}
@@ -121,14 +122,14 @@ func boxRows() []conformanceCase {
 		}
 	}
 	x := rangeTensor(4, 2, 3)
-	rows = append(rows, conformanceCase{op: "IndexSelect", name: "repeats", f: func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+	rows = append(rows, conformance.Row{Op: "IndexSelect", Name: "repeats", F: func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 		s, err := gorgonia.Sin(in[0])
 		if err != nil {
 			return nil, err
 		}
 		return cubeOf(sel([]int{2, 0, 2, 3, 2}))(gorgonia.Nodes{s})
-	}, in: []*tensor.Dense{x}, wrt: []int{0}, check: graphtest.Options{Seed: 10}, tol32: 1e-6,
-		bare: sel([]int{}), empty: []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 2, 3))}})
+	}, In: []*tensor.Dense{x}, Wrt: []int{0}, Check: graphtest.Options{Seed: 10}, Tol32: 1e-6,
+		Bare: sel([]int{}), Empty: []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 2, 3))}})
 	return rows
 }
 

@@ -6,75 +6,44 @@ import (
 
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/graphtest/conformance"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
 // The conformance table: every op of the package, in every configuration
-// listed, passes the same checks (torchvision's RoIOpTester):
-//
-//   - order3: derivatives of orders 1, 2 and 3 w.r.t. the differentiable
-//     inputs agree with finite differences (graphtest.Check, float64);
-//   - vms/float64, vms/float32: the TapeMachine (with ad.Grad) and the
-//     LispMachine (with the ops' DoDiff) agree on the value and the
-//     first-order gradients (graphtest.CheckVMs);
-//   - deterministic: value and first-order gradients are bitwise the same
-//     for GOMAXPROCS 1, 2, 3 and 8 (float32);
-//   - empty (once per op): K = 0 boxes or batch 0 gives an empty result and
-//     zero gradients, in float32 and float64.
+// listed, is a row that conformance.Run puts through the common checks
+// (orders 1–3 against finite differences, TapeMachine == LispMachine,
+// determinism across GOMAXPROCS, empty inputs once per op).
 //
 // Each op also has a fuzz target (fuzz_test.go). A new op joins by adding
 // rows here and a Fuzz function there; its own semantics (golden values,
 // bad input, special cases) stay in its own test file.
 
-// conformanceCase is one row of the table.
-type conformanceCase struct {
-	op, name string
-	// f is the op inside a smooth composite, so that every derivative order
-	// is non-zero and passes through every kernel of the op's family.
-	f graphtest.Func
-	// in are f's inputs (float64); wrt the differentiable ones.
-	in  []*tensor.Dense
-	wrt []int
-	// check holds the tolerances of order3 (Order 3 and Wrt wrt, unless
-	// set); more are further numeric checks, each its own subtest.
-	check graphtest.Options
-	more  []graphtest.Options
-	// noLisp, if not empty, says why the vms checks are skipped.
-	noLisp string
-	// tol32 is vms/float32's relative and absolute tolerance.
-	tol32 float64
-	// det are the inputs of the determinism check (nil: in).
-	det []*tensor.Dense
-	// bare is the op alone and empty its inputs with no boxes or batch 0;
-	// set on one row per op (Gorgonia's own ops panic on empty tensors, so
-	// the empty check sums the op's result directly).
-	bare  graphtest.Func
-	empty []*tensor.Dense
-}
+func TestConformance(t *testing.T) { conformance.Run(t, conformanceCases()) }
 
 // poolRow is a row of a pooling op: cube(op(sin(x), boxes)), gradients
 // w.r.t. x.
-func poolRow(opName, name string, op poolOp, x, boxes, det *tensor.Dense, seed uint64) conformanceCase {
-	return conformanceCase{
-		op: opName, name: name, f: cubeOfSinPool(op), in: []*tensor.Dense{x, boxes}, wrt: []int{0},
-		check: graphtest.Options{Seed: seed}, tol32: 1e-6, det: []*tensor.Dense{det, manyBoxes},
+func poolRow(opName, name string, op poolOp, x, boxes, det *tensor.Dense, seed uint64) conformance.Row {
+	return conformance.Row{
+		Op: opName, Name: name, F: cubeOfSinPool(op), In: []*tensor.Dense{x, boxes}, Wrt: []int{0},
+		Check: graphtest.Options{Seed: seed}, Tol32: 1e-6, Det: []*tensor.Dense{det, manyBoxes},
 	}
 }
 
 // withEmpty adds the empty check to a pooling row: the op on K = 0 boxes.
-func withEmpty(c conformanceCase, op poolOp) conformanceCase {
-	c.bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0], in[1]) }
-	c.empty = []*tensor.Dense{rangeTensor(2, 8, 5, 6), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5))}
+func withEmpty(c conformance.Row, op poolOp) conformance.Row {
+	c.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0], in[1]) }
+	c.Empty = []*tensor.Dense{rangeTensor(2, 8, 5, 6), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5))}
 	return c
 }
 
-func conformanceCases() []conformanceCase {
-	var cs []conformanceCase
+func conformanceCases() []conformance.Row {
+	var cs []conformance.Row
 	x := rangeTensor(2, 2, 5, 6)
 	for i, c := range roiAlignOptGrid {
 		row := poolRow("RoIAlign", c.name, roiAlignOp(c.opts), x, testBoxes, rangeTensor(2, 8, 5, 6), 1)
-		row.det[1] = testBoxes
+		row.Det[1] = testBoxes
 		if i == 0 {
 			row = withEmpty(row, roiAlignOp(gops.RoIAlignOpts{OutputSize: [2]int{2, 2}}))
 		}
@@ -99,13 +68,13 @@ func conformanceCases() []conformanceCase {
 			cs = append(cs, row)
 		}
 	}
-	deformRow := func(c deformCase, seed uint64) conformanceCase {
-		row := conformanceCase{
-			op: "DeformConv2d", name: c.name, f: c.f, in: c.inputs(),
-			check: graphtest.Options{Seed: seed, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5,
+	deformRow := func(c deformCase, seed uint64) conformance.Row {
+		row := conformance.Row{
+			Op: "DeformConv2d", Name: c.name, F: c.f, In: c.inputs(),
+			Check: graphtest.Options{Seed: seed, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, Tol32: 1e-5,
 		}
-		for j := range row.in {
-			row.wrt = append(row.wrt, j)
+		for j := range row.In {
+			row.Wrt = append(row.Wrt, j)
 		}
 		return row
 	}
@@ -113,7 +82,7 @@ func conformanceCases() []conformanceCase {
 		row := deformRow(c, 2)
 		if i == 0 {
 			e := deformCase{n: 0, cin: 2, h: 4, w: 4, cout: 3, groups: 1, kh: 2, kw: 2, og: 1, mask: true, bias: true}
-			row.bare, row.empty = e.apply, e.inputs()
+			row.Bare, row.Empty = e.apply, e.inputs()
 		}
 		cs = append(cs, row)
 	}
@@ -124,10 +93,10 @@ func conformanceCases() []conformanceCase {
 		// Order 3 w.r.t. the bias and 2 w.r.t. the offset: numeric checks
 		// over all input pixels would be slow.
 		row := deformRow(c, 5)
-		row.check.Wrt = []int{3}
-		more := row.check
+		row.Check.Wrt = []int{3}
+		more := row.Check
 		more.Order, more.Wrt = 2, []int{1}
-		row.more = []graphtest.Options{more}
+		row.More = []graphtest.Options{more}
 		cs = append(cs, row)
 	}
 	cs = append(cs, matMulRows()...)
@@ -146,14 +115,14 @@ func conformanceCases() []conformanceCase {
 // checks the boxes alone, the more check the input (or features) and boxes
 // together (mixed terms); vms and deterministic take the gradients w.r.t.
 // all inputs. The first row of each op checks K = 0 boxes (empty lists).
-func boxGradientRows() []conformanceCase {
-	var rows []conformanceCase
-	row := func(op, name string, f graphtest.Func, in []*tensor.Dense, boxes []int, seed uint64) conformanceCase {
+func boxGradientRows() []conformance.Row {
+	var rows []conformance.Row
+	row := func(op, name string, f graphtest.Func, in []*tensor.Dense, boxes []int, seed uint64) conformance.Row {
 		all := wrtFirst(len(in))
-		return conformanceCase{
-			op: op, name: "boxes/" + name, f: f, in: in, wrt: all,
-			check: graphtest.Options{Wrt: boxes, Seed: seed}, more: []graphtest.Options{{Wrt: all, Seed: seed + 10}},
-			tol32: 1e-5,
+		return conformance.Row{
+			Op: op, Name: "boxes/" + name, F: f, In: in, Wrt: all,
+			Check: graphtest.Options{Wrt: boxes, Seed: seed}, More: []graphtest.Options{{Wrt: all, Seed: seed + 10}},
+			Tol32: 1e-5,
 		}
 	}
 	// bareOfLists is op(x, BoxesToRoIs(b0, b1)), for the empty check.
@@ -172,23 +141,23 @@ func boxGradientRows() []conformanceCase {
 	for i, c := range roiAlignBoxCases {
 		r := row("RoIAlign", c.name, roiAlignOfLists(c.opts), append([]*tensor.Dense{rangeTensor(2, 2, 6, 7)}, boxLists(c.scale)...), []int{1, 2}, uint64(i+1))
 		if i == 0 {
-			r.bare, r.empty = bareOfLists(roiAlignOp(c.opts)), emptyLists(rangeTensor(2, 2, 6, 7))
+			r.Bare, r.Empty = bareOfLists(roiAlignOp(c.opts)), emptyLists(rangeTensor(2, 2, 6, 7))
 		}
 		rows = append(rows, r)
 	}
 	for i, c := range psRoIAlignBoxCases {
 		r := row("PSRoIAlign", c.name, poolOfLists(psRoIAlignOp(c.opts)), append([]*tensor.Dense{rangeTensor(2, c.c, 6, 7)}, roisToLists(psSmoothBoxes, c.scale)...), []int{1, 2}, uint64(i+31))
 		if i == 0 {
-			r.bare, r.empty = bareOfLists(psRoIAlignOp(c.opts)), emptyLists(rangeTensor(2, c.c, 6, 7))
+			r.Bare, r.Empty = bareOfLists(psRoIAlignOp(c.opts)), emptyLists(rangeTensor(2, c.c, 6, 7))
 		}
 		rows = append(rows, r)
 	}
 	// MultiScaleRoIAlign: two levels, boxes on both (its other rows are
-	// multiScaleRows, run by TestMultiScaleRoIAlignConformance).
+	// multiScaleRows).
 	r := row("MultiScaleRoIAlign", "levels=2/out=2x2/sampling=2", boxPyramid.smooth, boxPyramidInputs(2), []int{2, 3}, 21)
-	r.det = boxPyramidInputs(8)
-	r.bare = boxPyramid.build
-	r.empty = append(mapsOf(2, 2, [2]int{12, 16}, 2, 4), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)))
+	r.Det = boxPyramidInputs(8)
+	r.Bare = boxPyramid.build
+	r.Empty = append(mapsOf(2, 2, [2]int{12, 16}, 2, 4), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)))
 	rows = append(rows, r)
 	return rows
 }
@@ -196,8 +165,8 @@ func boxGradientRows() []conformanceCase {
 // matMulRows are MatMul's rows: (op(sin a)·op(sin b))³ for the four
 // transpose cases, rank 2 and rank 3, w.r.t. both inputs; the first also
 // checks batch 0.
-func matMulRows() []conformanceCase {
-	var rows []conformanceCase
+func matMulRows() []conformance.Row {
+	var rows []conformance.Row
 	for _, rank := range []int{2, 3} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			ta, tb := tr[0], tr[1]
@@ -227,107 +196,22 @@ func matMulRows() []conformanceCase {
 				return gorgonia.Cube(y)
 			}
 			a, b := shape(m, k, ta), shape(k, n, tb)
-			row := conformanceCase{
-				op: "MatMul", name: fmt.Sprintf("rank%d/transA=%v,transB=%v", rank, ta, tb), f: f,
-				in: []*tensor.Dense{scaledTensor(0.3, 0.1, a...), scaledTensor(0.2, -0.2, b...)}, wrt: []int{0, 1},
-				check: graphtest.Options{Seed: 4}, tol32: 1e-5,
+			row := conformance.Row{
+				Op: "MatMul", Name: fmt.Sprintf("rank%d/transA=%v,transB=%v", rank, ta, tb), F: f,
+				In: []*tensor.Dense{scaledTensor(0.3, 0.1, a...), scaledTensor(0.2, -0.2, b...)}, Wrt: []int{0, 1},
+				Check: graphtest.Options{Seed: 4}, Tol32: 1e-5,
 				// The determinism inputs go through more than one tile and
 				// block of the product.
-				det: []*tensor.Dense{scaledTensor(0.01, 0, shape(100, 300, ta)...), scaledTensor(0.01, 0, shape(300, 70, tb)...)},
+				Det: []*tensor.Dense{scaledTensor(0.01, 0, shape(100, 300, ta)...), scaledTensor(0.01, 0, shape(300, 70, tb)...)},
 			}
 			if rank == 3 && !ta && !tb {
-				row.bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gops.MatMul(in[0], in[1], false, false) }
-				row.empty = []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3, 5)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5, 4))}
+				row.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gops.MatMul(in[0], in[1], false, false) }
+				row.Empty = []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3, 5)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5, 4))}
 			}
 			rows = append(rows, row)
 		}
 	}
 	return rows
-}
-
-func TestConformance(t *testing.T) {
-	for _, c := range conformanceCases() {
-		t.Run(c.op+"/"+c.name, func(t *testing.T) {
-			for i, o := range append([]graphtest.Options{c.check}, c.more...) {
-				if o.Order == 0 {
-					o.Order = 3
-				}
-				if o.Wrt == nil {
-					o.Wrt = c.wrt
-				}
-				if testing.Short() {
-					o.Order = min(o.Order, 2)
-				}
-				name := fmt.Sprintf("order%d", o.Order)
-				if i > 0 {
-					name += fmt.Sprintf("/wrt%v", o.Wrt)
-				}
-				t.Run(name, func(t *testing.T) {
-					if err := graphtest.Check(c.f, c.in, o); err != nil {
-						t.Fatal(err)
-					}
-				})
-			}
-			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-				t.Run("vms/"+dt.String(), func(t *testing.T) {
-					if c.noLisp != "" {
-						t.Skip(c.noLisp)
-					}
-					in, o := c.in, graphtest.Options{Wrt: c.wrt, RTol: 1e-12, ATol: 1e-12}
-					if dt == tensor.Float32 {
-						in, o.RTol, o.ATol = allFloat32(c.in), c.tol32, c.tol32
-					}
-					if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-						t.Fatal(err)
-					}
-				})
-			}
-			t.Run("deterministic", func(t *testing.T) {
-				in := c.det
-				if in == nil {
-					in = c.in
-				}
-				checkDeterministic(t, c.f, allFloat32(in), c.wrt, 1, 2, 3, 8)
-			})
-			if c.empty != nil {
-				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-					t.Run("empty/"+dt.String(), func(t *testing.T) {
-						in := c.empty
-						if dt == tensor.Float32 {
-							in = allFloat32(in)
-						}
-						checkEmpty(t, c.bare, in, c.wrt)
-					})
-				}
-			}
-		})
-	}
-}
-
-// allFloat32 converts float64 tensors (empty ones included) to float32.
-func allFloat32(in []*tensor.Dense) []*tensor.Dense { return graphtest.Float32(in) }
-
-// inputNodes puts the values in into a new graph, named in0, in1, ...
-func inputNodes(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
-	return graphtest.Inputs(in)
-}
-
-// checkDeterministic requires f's value and first-order gradients on in to
-// be bitwise the same under each GOMAXPROCS of procs.
-func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt []int, procs ...int) {
-	t.Helper()
-	if err := graphtest.CheckDeterministic(f, in, wrt, procs...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// checkEmpty requires the op on empty inputs (no boxes, or batch 0) to give
-// an empty result and zero gradients of Sum(result) w.r.t. the inputs wrt.
-func checkEmpty(t *testing.T, op graphtest.Func, in []*tensor.Dense, wrt []int) {
-	t.Helper()
-	if err := graphtest.CheckEmpty(op, in, wrt); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // psCase is one configuration of a position-sensitive op: the op and its

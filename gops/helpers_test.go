@@ -80,32 +80,10 @@ func expectZeros(t *testing.T, vals []float64) {
 // values copies the elements of a tensor or scalar value (float32,
 // float64, or int indices) as float64; an empty tensor gives none.
 func values(v gorgonia.Value) []float64 {
-	if s, ok := v.Data().(float64); ok {
-		return []float64{s}
-	}
-	if s, ok := v.Data().(float32); ok {
-		return []float64{float64(s)}
-	}
-	if v.Shape().TotalSize() == 0 {
-		return []float64{} // Data() of an empty tensor panics
-	}
-	switch d := v.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), d...)
-	case []int:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
+	if out := graphtest.Floats(v); out != nil {
 		return out
 	}
-	return nil
+	return []float64{}
 }
 
 // cubeOfSinPool is (op(sin(x), boxes))³: nonlinear before and after the
@@ -241,4 +219,30 @@ func runRead(t *testing.T, g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) [][]f
 		t.Fatal(err)
 	}
 	return out
+}
+
+// allFloat32 converts float64 tensors (empty ones included) to float32.
+func allFloat32(in []*tensor.Dense) []*tensor.Dense { return graphtest.Float32(in) }
+
+// inputNodes puts the values in into a new graph, named in0, in1, ...
+func inputNodes(in []*tensor.Dense) (*gorgonia.ExprGraph, gorgonia.Nodes) {
+	return graphtest.Inputs(in)
+}
+
+// checkDeterministic requires f's value and first-order gradients on in to
+// be bitwise the same under each GOMAXPROCS of procs.
+func checkDeterministic(t *testing.T, f graphtest.Func, in []*tensor.Dense, wrt []int, procs ...int) {
+	t.Helper()
+	if err := graphtest.CheckDeterministic(f, in, wrt, procs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkEmpty requires the op on empty inputs (no boxes, or batch 0) to give
+// an empty result and zero gradients of Sum(result) w.r.t. the inputs wrt.
+func checkEmpty(t *testing.T, op graphtest.Func, in []*tensor.Dense, wrt []int) {
+	t.Helper()
+	if err := graphtest.CheckEmpty(op, in, wrt); err != nil {
+		t.Fatal(err)
+	}
 }

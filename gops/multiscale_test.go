@@ -9,6 +9,7 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/graphtest/conformance"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -100,23 +101,23 @@ func wrtFirst(n int) []int {
 
 // multiScaleRows are the conformance rows of MultiScaleRoIAlign and
 // BoxesToRoIs (the checks of conformance_test.go's table).
-func multiScaleRows() []conformanceCase {
-	var rows []conformanceCase
+func multiScaleRows() []conformance.Row {
+	var rows []conformance.Row
 	// Two levels (strides 2, 4) of 12x16 images, s0 = 8, k0 = 2: boxes
 	// with s < 8 pool from map 0, the others from map 1.
 	p2 := pyramid{levels: 2, imageSizes: [][2]int{{12, 16}, {10, 14}},
 		opts: gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2, CanonicalScale: 8, CanonicalLevel: 2}}
 	b0 := boxList([4]float64{1, 1.5, 5, 4}, [4]float64{2.5, 0.5, 13, 10.5}, [4]float64{-3, 4, 9.5, 15})
 	b1 := boxList([4]float64{3.2, 2.1, 6.7, 5.9}, [4]float64{0.5, 0.5, 12.5, 9.5})
-	row := conformanceCase{
-		op: "MultiScaleRoIAlign", name: "levels=2/out=2x2/sampling=2", f: p2.smooth,
-		in: append(mapsOf(2, 1, [2]int{12, 16}, 2, 4), b0, b1), wrt: wrtFirst(2),
-		check: graphtest.Options{Seed: 6}, tol32: 1e-6,
-		det: append(mapsOf(2, 8, [2]int{12, 16}, 2, 4), b0, b1),
+	row := conformance.Row{
+		Op: "MultiScaleRoIAlign", Name: "levels=2/out=2x2/sampling=2", F: p2.smooth,
+		In: append(mapsOf(2, 1, [2]int{12, 16}, 2, 4), b0, b1), Wrt: wrtFirst(2),
+		Check: graphtest.Options{Seed: 6}, Tol32: 1e-6,
+		Det: append(mapsOf(2, 8, [2]int{12, 16}, 2, 4), b0, b1),
 	}
 	pe := p2
 	pe.empty = []int{0, 1}
-	row.bare, row.empty = pe.build, mapsOf(2, 3, [2]int{12, 16}, 2, 4)
+	row.Bare, row.Empty = pe.build, mapsOf(2, 3, [2]int{12, 16}, 2, 4)
 	rows = append(rows, row)
 
 	// Three levels (strides 4, 8, 16) of 16x16 images, the second without
@@ -126,19 +127,19 @@ func multiScaleRows() []conformanceCase {
 		opts: gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{2, 3}}}
 	c0 := boxList([4]float64{1, 1, 9, 7.5}, [4]float64{-30, -30, 120, 120}, [4]float64{4.5, 2, 6, 3})
 	c2 := boxList([4]float64{-150, -100, 150, 200}, [4]float64{0.5, 3, 14, 12})
-	rows = append(rows, conformanceCase{
-		op: "MultiScaleRoIAlign", name: "levels=3/empty-image/adaptive", f: p3.smooth,
-		in: append(mapsOf(3, 1, [2]int{16, 16}, 4, 8, 16), c0, c2), wrt: wrtFirst(3),
-		check: graphtest.Options{Seed: 7}, tol32: 1e-6,
+	rows = append(rows, conformance.Row{
+		Op: "MultiScaleRoIAlign", Name: "levels=3/empty-image/adaptive", F: p3.smooth,
+		In: append(mapsOf(3, 1, [2]int{16, 16}, 4, 8, 16), c0, c2), Wrt: wrtFirst(3),
+		Check: graphtest.Options{Seed: 7}, Tol32: 1e-6,
 	})
 
 	// One level: RoIAlign.
 	p1 := pyramid{levels: 1, imageSizes: [][2]int{{12, 12}},
 		opts: gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 1}}
-	rows = append(rows, conformanceCase{
-		op: "MultiScaleRoIAlign", name: "levels=1", f: p1.smooth,
-		in: append(mapsOf(1, 2, [2]int{12, 12}, 2), b1), wrt: wrtFirst(1),
-		check: graphtest.Options{Seed: 8}, tol32: 1e-6,
+	rows = append(rows, conformance.Row{
+		Op: "MultiScaleRoIAlign", Name: "levels=1", F: p1.smooth,
+		In: append(mapsOf(1, 2, [2]int{12, 12}, 2), b1), Wrt: wrtFirst(1),
+		Check: graphtest.Options{Seed: 8}, Tol32: 1e-6,
 	})
 
 	// BoxesToRoIs alone (cubed), and as RoIAlign's boxes.
@@ -157,17 +158,17 @@ func multiScaleRows() []conformanceCase {
 		}
 		return gorgonia.Cube(r)
 	}
-	rows = append(rows, conformanceCase{
-		op: "BoxesToRoIs", name: "3 images, one empty", f: toRoIs,
-		in: []*tensor.Dense{b0, b1}, wrt: []int{0, 1}, check: graphtest.Options{Seed: 9}, tol32: 1e-6,
-		bare: func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gops.BoxesToRoIs(in) },
-		empty: []*tensor.Dense{
+	rows = append(rows, conformance.Row{
+		Op: "BoxesToRoIs", Name: "3 images, one empty", F: toRoIs,
+		In: []*tensor.Dense{b0, b1}, Wrt: []int{0, 1}, Check: graphtest.Options{Seed: 9}, Tol32: 1e-6,
+		Bare: func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gops.BoxesToRoIs(in) },
+		Empty: []*tensor.Dense{
 			tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)),
 			tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)),
 		},
 	})
-	rows = append(rows, conformanceCase{
-		op: "BoxesToRoIs", name: "into RoIAlign", f: func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+	rows = append(rows, conformance.Row{
+		Op: "BoxesToRoIs", Name: "into RoIAlign", F: func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 			s, err := gorgonia.Sin(in[0])
 			if err != nil {
 				return nil, err
@@ -182,7 +183,7 @@ func multiScaleRows() []conformanceCase {
 			}
 			return gorgonia.Cube(y)
 		},
-		in: []*tensor.Dense{rangeTensor(3, 2, 6, 8), b0, b1}, wrt: []int{0}, check: graphtest.Options{Seed: 10}, tol32: 1e-6,
+		In: []*tensor.Dense{rangeTensor(3, 2, 6, 8), b0, b1}, Wrt: []int{0}, Check: graphtest.Options{Seed: 10}, Tol32: 1e-6,
 	})
 	return rows
 }

@@ -38,11 +38,11 @@ func minSinGap(x *tensor.Dense) float64 {
 // differences: no two values of sin(x) may be closer than the steps.
 func TestRoIPoolConformanceInputSeparated(t *testing.T) {
 	for _, c := range conformanceCases() {
-		if c.op != "RoIPool" {
+		if c.Op != "RoIPool" {
 			continue
 		}
-		if gap := minSinGap(c.in[0]); gap < 1e-4 {
-			t.Fatalf("%s: sin(x) has two values %.3g apart: finite differences could switch a maximum", c.name, gap)
+		if gap := minSinGap(c.In[0]); gap < 1e-4 {
+			t.Fatalf("%s: sin(x) has two values %.3g apart: finite differences could switch a maximum", c.Name, gap)
 		}
 	}
 }

@@ -300,6 +300,11 @@ func scalarValue(v gorgonia.Value) float64 {
 	return math.NaN()
 }
 
+// Floats returns the elements of v (a float32, float64 or int tensor, or a
+// float scalar) as new float64s, for comparing values of either dtype;
+// nil for a nil or empty v or other data.
+func Floats(v gorgonia.Value) []float64 { return floats(v) }
+
 // floats returns v's elements as float64s (a copy for float32).
 func floats(v gorgonia.Value) []float64 {
 	if v == nil {

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
@@ -15,17 +14,9 @@ import (
 // actGoldenCase is one torch evaluation written by
 // testdata/gen_golden_act.py.
 type actGoldenCase struct {
-	Name       string    `json:"name"`
-	Op         string    `json:"op"`
-	Dtype      string    `json:"dtype"`
-	Param      any       `json:"param"`
-	InputShape []int     `json:"input_shape"`
-	Input      []float64 `json:"input"`
-	GradOutput []float64 `json:"grad_output"`
-	Output     []float64 `json:"output"`
-	GradInput  []float64 `json:"grad_input"`
-	VInput     []float64 `json:"v_input"`
-	HVPInput   []float64 `json:"hvp_input"`
+	inputGolden
+	Op    string `json:"op"`
+	Param any    `json:"param"`
 }
 
 // activation applies the case's activation.
@@ -60,14 +51,7 @@ func TestActivationGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
-			got, err := graphtest.Eval(gg.g, y, gx, hx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, gg.rtol, gg.atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
-			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
+			gg.checkInput(y, x, &c.inputGolden)
 		})
 	}
 }

@@ -15,28 +15,14 @@ import (
 // batchNormGoldenCase is one torch evaluation written by
 // testdata/gen_golden_batchnorm.py.
 type batchNormGoldenCase struct {
-	Name             string    `json:"name"`
-	Dtype            string    `json:"dtype"`
+	weightGolden
 	Training         bool      `json:"training"`
 	Momentum         float64   `json:"momentum"`
 	Eps              float64   `json:"eps"`
-	InputShape       []int     `json:"input_shape"`
-	Input            []float64 `json:"input"`
-	Weight           []float64 `json:"weight"`
-	Bias             []float64 `json:"bias"`
 	RunningMean      []float64 `json:"running_mean"`
 	RunningVar       []float64 `json:"running_var"`
 	RunningMeanAfter []float64 `json:"running_mean_after"`
 	RunningVarAfter  []float64 `json:"running_var_after"`
-	GradOutput       []float64 `json:"grad_output"`
-	Output           []float64 `json:"output"`
-	GradInput        []float64 `json:"grad_input"`
-	GradWeight       []float64 `json:"grad_weight"`
-	GradBias         []float64 `json:"grad_bias"`
-	VInput           []float64 `json:"v_input"`
-	VWeight          []float64 `json:"v_weight"`
-	HVPInput         []float64 `json:"hvp_input"`
-	HVPWeight        []float64 `json:"hvp_weight"`
 }
 
 // TestBatchNormGolden: training (batch statistics, with and without
@@ -97,24 +83,10 @@ func TestBatchNormGolden(t *testing.T) {
 				golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
 			}
 			// One run of the graph updated the running statistics once.
-			golden.AssertClose(t, "running_mean", floats(rm), c.RunningMeanAfter, rtol, atol)
-			golden.AssertClose(t, "running_var", floats(rv), c.RunningVarAfter, rtol, atol)
+			golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, rtol, atol)
+			golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, rtol, atol)
 		})
 	}
-}
-
-func floats(t *tensor.Dense) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), d...)
-	}
-	return nil
 }
 
 // TestBatchNormBadInput: errors that name the tensor and the problem.

@@ -1,34 +1,24 @@
 package nn_test
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
 	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/graphtest/conformance"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// The conformance table of package nn, the checks of gops'
-// (gops/conformance_test.go): derivatives of orders 1–3 w.r.t. every
+// The conformance table of package nn: every op, in every configuration
+// listed, is a row that conformance.Run puts through the checks of gops'
+// table (gops/conformance_test.go): derivatives of orders 1–3 w.r.t. every
 // differentiable input against finite differences (float64), TapeMachine
 // == LispMachine in float32 and float64, values and gradients bitwise the
 // same for GOMAXPROCS 1, 2, 3 and 8, and (once per op) batch 0.
-type conformanceCase struct {
-	op, name string
-	f        graphtest.Func
-	in       []*tensor.Dense
-	wrt      []int
-	check    graphtest.Options
-	tol32    float64
-	// bare is the op alone (f is it inside a smooth composite) and empty
-	// its batch-0 inputs, or nil: Gorgonia's elementwise ops panic on
-	// empty tensors, so the empty check runs bare.
-	bare  graphtest.Func
-	empty []*tensor.Dense
-}
+
+func TestConformance(t *testing.T) { conformance.Run(t, conformanceCases()) }
 
 // smoothTensor is a float64 tensor with smooth, distinct values, scaled.
 func smoothTensor(scale float64, shape ...int) *tensor.Dense {
@@ -61,8 +51,8 @@ func cubeOf(op func(in gorgonia.Nodes) (*gorgonia.Node, error)) graphtest.Func {
 	}
 }
 
-func conformanceCases() []conformanceCase {
-	var cs []conformanceCase
+func conformanceCases() []conformance.Row {
+	var cs []conformance.Row
 	for i, c := range []struct {
 		name          string
 		n, cin, h, w  int
@@ -101,12 +91,12 @@ func conformanceCases() []conformanceCase {
 		if c.bias {
 			in = append(in, smoothTensor(0.2, c.cout))
 		}
-		row := conformanceCase{op: op, name: c.name, f: cubeOf(apply), bare: apply, in: in, check: graphtest.Options{Seed: 5, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, tol32: 2e-5}
+		row := conformance.Row{Op: op, Name: c.name, F: cubeOf(apply), In: in, Check: graphtest.Options{Seed: 5, Eps: 1e-6, RTol: 2e-5, ATol: 1e-6}, Tol32: 2e-5}
 		for j := range in {
-			row.wrt = append(row.wrt, j)
+			row.Wrt = append(row.Wrt, j)
 		}
 		if i == 0 || c.transpose && c.bias {
-			row.empty = append([]*tensor.Dense{emptyTensor(0, c.cin, c.h, c.w)}, in[1:]...)
+			row.Bare, row.Empty = apply, append([]*tensor.Dense{emptyTensor(0, c.cin, c.h, c.w)}, in[1:]...)
 		}
 		cs = append(cs, row)
 	}
@@ -116,7 +106,7 @@ func conformanceCases() []conformanceCase {
 }
 
 // lossRows are Softmax's, LogSoftmax's and the losses' rows.
-func lossRows() []conformanceCase {
+func lossRows() []conformance.Row {
 	x := smoothTensor(2, 3, 4)
 	y := smoothTensor(0.5, 3, 4)
 	target := []int{2, 0, 3}
@@ -131,7 +121,7 @@ func lossRows() []conformanceCase {
 		}
 	}
 	ignore := 0
-	var cs []conformanceCase
+	var cs []conformance.Row
 	for _, c := range []struct {
 		op, name string
 		f        graphtest.Func
@@ -167,9 +157,9 @@ func lossRows() []conformanceCase {
 		},
 			[]*tensor.Dense{x, smoothTensor(0.5, 4), smoothTensor(0.3, 4)}},
 	} {
-		row := conformanceCase{op: c.op, name: c.name, f: c.f, in: c.in, check: graphtest.Options{Seed: 7}, tol32: 2e-5}
+		row := conformance.Row{Op: c.op, Name: c.name, F: c.f, In: c.in, Check: graphtest.Options{Seed: 7}, Tol32: 2e-5}
 		for j := range c.in {
-			row.wrt = append(row.wrt, j)
+			row.Wrt = append(row.Wrt, j)
 		}
 		cs = append(cs, row)
 	}
@@ -177,8 +167,8 @@ func lossRows() []conformanceCase {
 }
 
 // poolRows are the poolings' rows, w.r.t. the input.
-func poolRows() []conformanceCase {
-	var cs []conformanceCase
+func poolRows() []conformance.Row {
+	var cs []conformance.Row
 	for _, c := range []struct {
 		op, name string
 		f        func(x *gorgonia.Node) (*gorgonia.Node, error)
@@ -208,8 +198,8 @@ func poolRows() []conformanceCase {
 		}},
 	} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return c.f(in[0]) }
-		cs = append(cs, conformanceCase{op: c.op, name: c.name, f: cubeOf(bare), bare: bare, in: []*tensor.Dense{smoothTensor(1, 2, 2, 5, 6)},
-			wrt: []int{0}, check: graphtest.Options{Seed: 6}, tol32: 1e-6, empty: []*tensor.Dense{emptyTensor(0, 2, 5, 6)}})
+		cs = append(cs, conformance.Row{Op: c.op, Name: c.name, F: cubeOf(bare), Bare: bare, In: []*tensor.Dense{smoothTensor(1, 2, 2, 5, 6)},
+			Wrt: []int{0}, Check: graphtest.Options{Seed: 6}, Tol32: 1e-6, Empty: []*tensor.Dense{emptyTensor(0, 2, 5, 6)}})
 	}
 	return cs
 }
@@ -217,15 +207,15 @@ func poolRows() []conformanceCase {
 // gridRows are GridSample's rows, w.r.t. the input and the grid (sample
 // points away from the kinks), and AffineGrid's, w.r.t. theta through
 // GridSample.
-func gridRows() []conformanceCase {
-	var cs []conformanceCase
+func gridRows() []conformance.Row {
+	var cs []conformance.Row
 	for i, opts := range []nn.GridSampleOpts{{}, {PaddingMode: "border", AlignCorners: true}, {PaddingMode: "reflection"},
 		{Mode: "nearest", PaddingMode: "reflection", AlignCorners: true}, {Mode: "bicubic", PaddingMode: "border"}} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GridSample(in[0], in[1], opts) }
-		cs = append(cs, conformanceCase{op: "GridSample", name: gridName(opts), f: cubeOf(bare), bare: bare,
-			in:  []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), kinkFreeGrid(uint64(20+i), 2, 3, 2, 4, 5, opts)},
-			wrt: []int{0, 1}, check: graphtest.Options{Seed: 8, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5,
-			empty: []*tensor.Dense{emptyTensor(0, 2, 4, 5), emptyTensor(0, 3, 2, 2)}})
+		cs = append(cs, conformance.Row{Op: "GridSample", Name: gridName(opts), F: cubeOf(bare), Bare: bare,
+			In:  []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), kinkFreeGrid(uint64(20+i), 2, 3, 2, 4, 5, opts)},
+			Wrt: []int{0, 1}, Check: graphtest.Options{Seed: 8, RTol: 2e-5, ATol: 1e-6}, Tol32: 1e-5,
+			Empty: []*tensor.Dense{emptyTensor(0, 2, 4, 5), emptyTensor(0, 3, 2, 2)}})
 	}
 	affine := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 		grid, err := nn.AffineGrid(in[1], [4]int{2, 2, 3, 4}, false)
@@ -235,52 +225,6 @@ func gridRows() []conformanceCase {
 		return nn.GridSample(in[0], grid, nn.GridSampleOpts{PaddingMode: "border"})
 	}
 	theta := tensor.New(tensor.WithShape(2, 2, 3), tensor.WithBacking([]float64{0.77, -0.31, 0.113, 0.29, 0.81, -0.057, -0.93, 0.21, 0.071, -0.17, 1.13, 0.33}))
-	return append(cs, conformanceCase{op: "AffineGrid", name: "into GridSample/border", f: cubeOf(affine), in: []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), theta},
-		wrt: []int{0, 1}, check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, tol32: 1e-5})
-}
-
-func TestConformance(t *testing.T) {
-	for _, c := range conformanceCases() {
-		t.Run(c.op+"/"+c.name, func(t *testing.T) {
-			o := c.check
-			o.Order, o.Wrt = 3, c.wrt
-			if testing.Short() {
-				o.Order = 2
-			}
-			t.Run(fmt.Sprintf("order%d", o.Order), func(t *testing.T) {
-				if err := graphtest.Check(c.f, c.in, o); err != nil {
-					t.Fatal(err)
-				}
-			})
-			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-				t.Run("vms/"+dt.String(), func(t *testing.T) {
-					in, o := c.in, graphtest.Options{Wrt: c.wrt, RTol: 1e-12, ATol: 1e-12}
-					if dt == tensor.Float32 {
-						in, o.RTol, o.ATol = graphtest.Float32(c.in), c.tol32, c.tol32
-					}
-					if err := graphtest.CheckVMs(c.f, in, o); err != nil {
-						t.Fatal(err)
-					}
-				})
-			}
-			t.Run("deterministic", func(t *testing.T) {
-				if err := graphtest.CheckDeterministic(c.f, graphtest.Float32(c.in), c.wrt, 1, 2, 3, 8); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if c.empty != nil {
-				for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-					t.Run("empty/"+dt.String(), func(t *testing.T) {
-						in := c.empty
-						if dt == tensor.Float32 {
-							in = graphtest.Float32(in)
-						}
-						if err := graphtest.CheckEmpty(c.bare, in, c.wrt); err != nil {
-							t.Fatal(err)
-						}
-					})
-				}
-			}
-		})
-	}
+	return append(cs, conformance.Row{Op: "AffineGrid", Name: "into GridSample/border", F: cubeOf(affine), In: []*tensor.Dense{smoothTensor(1, 2, 2, 4, 5), theta},
+		Wrt: []int{0, 1}, Check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, Tol32: 1e-5})
 }

@@ -16,29 +16,15 @@ import (
 // convGoldenCase is one torch evaluation written by
 // testdata/gen_golden_conv.py.
 type convGoldenCase struct {
-	Name          string    `json:"name"`
-	Op            string    `json:"op"`
-	Dtype         string    `json:"dtype"`
-	Stride        [2]int    `json:"stride"`
-	Padding       [2]int    `json:"padding"`
-	Dilation      [2]int    `json:"dilation"`
-	OutputPadding [2]int    `json:"output_padding"`
-	Groups        int       `json:"groups"`
-	InputShape    []int     `json:"input_shape"`
-	Input         []float64 `json:"input"`
-	WeightShape   []int     `json:"weight_shape"`
-	Weight        []float64 `json:"weight"`
-	Bias          []float64 `json:"bias"`
-	GradOutput    []float64 `json:"grad_output"`
-	OutputShape   []int     `json:"output_shape"`
-	Output        []float64 `json:"output"`
-	GradInput     []float64 `json:"grad_input"`
-	GradWeight    []float64 `json:"grad_weight"`
-	GradBias      []float64 `json:"grad_bias"`
-	VInput        []float64 `json:"v_input"`
-	VWeight       []float64 `json:"v_weight"`
-	HVPInput      []float64 `json:"hvp_input"`
-	HVPWeight     []float64 `json:"hvp_weight"`
+	weightGolden
+	Op            string `json:"op"`
+	Stride        [2]int `json:"stride"`
+	Padding       [2]int `json:"padding"`
+	Dilation      [2]int `json:"dilation"`
+	OutputPadding [2]int `json:"output_padding"`
+	Groups        int    `json:"groups"`
+	WeightShape   []int  `json:"weight_shape"`
+	OutputShape   []int  `json:"output_shape"`
 }
 
 // TestConvGolden: Conv2d's and ConvTranspose2d's values, first-order

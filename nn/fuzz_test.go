@@ -86,21 +86,7 @@ func FuzzConv2d(f *testing.F) {
 			}
 			return
 		}
-		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j, v := range vals {
-			for e, x := range v {
-				if math.IsNaN(x) || math.IsInf(x, 0) {
-					t.Fatalf("value %d element %d is %v", j, e, x)
-				}
-			}
-		}
+		requireFinite(t, g, y, nodes)
 	})
 }
 
@@ -342,20 +328,27 @@ func FuzzGridSample(f *testing.F) {
 		if y.Shape().TotalSize() == 0 {
 			return // Gorgonia's Sum panics on empty tensors
 		}
-		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j, v := range vals {
-			for e, x := range v {
-				if math.IsNaN(x) || math.IsInf(x, 0) {
-					t.Fatalf("value %d element %d is %v", j, e, x)
-				}
+		requireFinite(t, g, y, nodes)
+	})
+}
+
+// requireFinite requires y and the gradients of Sum(y) w.r.t. nodes to be
+// finite.
+func requireFinite(t *testing.T, g *gorgonia.ExprGraph, y *gorgonia.Node, nodes gorgonia.Nodes) {
+	t.Helper()
+	grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, v := range vals {
+		for e, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				t.Fatalf("value %d element %d is %v", j, e, x)
 			}
 		}
-	})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -82,21 +83,49 @@ func runErrCases(t *testing.T, cases []errCase) {
 }
 
 // valueFloats is the elements of v (a float32 or float64 tensor or
-// scalar) as float64s; nil for other data.
-func valueFloats(v gorgonia.Value) []float64 {
-	switch d := v.Data().(type) {
-	case []float32:
-		f := make([]float64, len(d))
-		for i, x := range d {
-			f[i] = float64(x)
-		}
-		return f
-	case []float64:
-		return d
-	case float32:
-		return []float64{float64(d)}
-	case float64:
-		return []float64{d}
+// scalar) as float64s.
+func valueFloats(v gorgonia.Value) []float64 { return graphtest.Floats(v) }
+
+// inputGolden are the fields of a golden case of an op on one input x,
+// checked through L = Σ G·out² (or <out, G>): x, G, torch's output and
+// ∂L/∂x, and the Hessian-vector product ∂<∂L/∂x, v>/∂x. The cases of
+// each op embed it.
+type inputGolden struct {
+	Name       string    `json:"name"`
+	Dtype      string    `json:"dtype"`
+	InputShape []int     `json:"input_shape"`
+	Input      []float64 `json:"input"`
+	GradOutput []float64 `json:"grad_output"`
+	Output     []float64 `json:"output"`
+	GradInput  []float64 `json:"grad_input"`
+	VInput     []float64 `json:"v_input"`
+	HVPInput   []float64 `json:"hvp_input"`
+}
+
+// weightGolden adds a weight and a bias to inputGolden: their values and
+// gradients, and the Hessian-vector product w.r.t. the weight (v_weight
+// the weight's part of v).
+type weightGolden struct {
+	inputGolden
+	Weight     []float64 `json:"weight"`
+	Bias       []float64 `json:"bias"`
+	GradWeight []float64 `json:"grad_weight"`
+	GradBias   []float64 `json:"grad_bias"`
+	VWeight    []float64 `json:"v_weight"`
+	HVPWeight  []float64 `json:"hvp_weight"`
+}
+
+// checkInput requires y = op(x), with x the case's input node, to give the
+// case's output, gradient and Hessian-vector product w.r.t. x (see
+// squareGradHVP).
+func (gg *goldenGraph) checkInput(y, x *gorgonia.Node, c *inputGolden) {
+	gg.t.Helper()
+	gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
+	got, err := graphtest.Eval(gg.g, y, gx, hx)
+	if err != nil {
+		gg.t.Fatal(err)
 	}
-	return nil
+	golden.AssertClose(gg.t, "output", got[0], c.Output, gg.rtol, gg.atol)
+	golden.AssertClose(gg.t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
+	golden.AssertClose(gg.t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
@@ -15,20 +14,12 @@ import (
 // interpGoldenCase is one torch evaluation written by
 // testdata/gen_golden_interp.py.
 type interpGoldenCase struct {
-	Name         string    `json:"name"`
-	Dtype        string    `json:"dtype"`
+	inputGolden
 	Mode         string    `json:"mode"`
 	AlignCorners bool      `json:"align_corners"`
 	Size         []int     `json:"size"`
 	ScaleFactor  []float64 `json:"scale_factor"`
-	InputShape   []int     `json:"input_shape"`
-	Input        []float64 `json:"input"`
-	GradOutput   []float64 `json:"grad_output"`
 	OutputShape  []int     `json:"output_shape"`
-	Output       []float64 `json:"output"`
-	GradInput    []float64 `json:"grad_input"`
-	VInput       []float64 `json:"v_input"`
-	HVPInput     []float64 `json:"hvp_input"`
 }
 
 // TestInterpolateGolden: nearest (×2, non-integer ratios, scale factors
@@ -53,14 +44,7 @@ func TestInterpolateGolden(t *testing.T) {
 			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
 				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
 			}
-			gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
-			got, err := graphtest.Eval(gg.g, y, gx, hx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, gg.rtol, gg.atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
-			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
+			gg.checkInput(y, x, &c.inputGolden)
 		})
 	}
 }

@@ -18,12 +18,9 @@ import (
 // lossGoldenCase is one torch evaluation written by
 // testdata/gen_golden_nnloss.py.
 type lossGoldenCase struct {
-	Name           string           `json:"name"`
+	inputGolden
 	Op             string           `json:"op"`
-	Dtype          string           `json:"dtype"`
 	Axis           int              `json:"axis"`
-	InputShape     []int            `json:"input_shape"`
-	Input          []float64        `json:"input"`
 	TargetShape    []int            `json:"target_shape"`
 	Target         []float64        `json:"target"`
 	Weight         []float64        `json:"weight"`
@@ -34,13 +31,8 @@ type lossGoldenCase struct {
 	LabelSmoothing float64          `json:"label_smoothing"`
 	Reduction      string           `json:"reduction"`
 	Square         bool             `json:"square"`
-	GradOutput     []float64        `json:"grad_output"`
 	OutputShape    []int            `json:"output_shape"`
-	Output         []float64        `json:"output"`
-	GradInput      []float64        `json:"grad_input"`
 	GradWeight     []float64        `json:"grad_weight"`
-	VInput         []float64        `json:"v_input"`
-	HVPInput       []float64        `json:"hvp_input"`
 	NaN            map[string][]int `json:"nan"`
 }
 

@@ -19,25 +19,11 @@ import (
 // normGoldenCase is one torch evaluation written by
 // testdata/gen_golden_norm.py.
 type normGoldenCase struct {
-	Name            string    `json:"name"`
-	Op              string    `json:"op"`
-	Dtype           string    `json:"dtype"`
-	NumGroups       int       `json:"num_groups"`
-	NormalizedShape []int     `json:"normalized_shape"`
-	Eps             float64   `json:"eps"`
-	InputShape      []int     `json:"input_shape"`
-	Input           []float64 `json:"input"`
-	Weight          []float64 `json:"weight"`
-	Bias            []float64 `json:"bias"`
-	GradOutput      []float64 `json:"grad_output"`
-	Output          []float64 `json:"output"`
-	GradInput       []float64 `json:"grad_input"`
-	GradWeight      []float64 `json:"grad_weight"`
-	GradBias        []float64 `json:"grad_bias"`
-	VInput          []float64 `json:"v_input"`
-	VWeight         []float64 `json:"v_weight"`
-	HVPInput        []float64 `json:"hvp_input"`
-	HVPWeight       []float64 `json:"hvp_weight"`
+	weightGolden
+	Op              string  `json:"op"`
+	NumGroups       int     `json:"num_groups"`
+	NormalizedShape []int   `json:"normalized_shape"`
+	Eps             float64 `json:"eps"`
 }
 
 // TestNormGolden: GroupNorm (groups 1, 2 and one per channel, rank 3 and

@@ -16,30 +16,22 @@ import (
 // poolGoldenCase is one torch evaluation written by
 // testdata/gen_golden_nnpool.py.
 type poolGoldenCase struct {
-	Name            string    `json:"name"`
-	Op              string    `json:"op"`
-	Dtype           string    `json:"dtype"`
-	KernelSize      [2]int    `json:"kernel_size"`
-	Stride          [2]int    `json:"stride"`
-	Padding         [2]int    `json:"padding"`
-	Dilation        [2]int    `json:"dilation"`
-	CeilMode        bool      `json:"ceil_mode"`
-	CountIncludePad bool      `json:"count_include_pad"`
-	DivisorOverride int       `json:"divisor_override"`
-	OutputSize      [2]int    `json:"output_size"`
-	InputShape      []int     `json:"input_shape"`
-	Input           []float64 `json:"input"`
-	InputNaN        []int     `json:"input_nan"`
-	InputNegInf     []int     `json:"input_neginf"`
-	GradOutput      []float64 `json:"grad_output"`
-	OutputShape     []int     `json:"output_shape"`
-	Output          []float64 `json:"output"`
-	OutputNaN       []int     `json:"output_nan"`
-	OutputNegInf    []int     `json:"output_neginf"`
-	Square          bool      `json:"square"`
-	GradInput       []float64 `json:"grad_input"`
-	VInput          []float64 `json:"v_input"`
-	HVPInput        []float64 `json:"hvp_input"`
+	inputGolden
+	Op              string `json:"op"`
+	KernelSize      [2]int `json:"kernel_size"`
+	Stride          [2]int `json:"stride"`
+	Padding         [2]int `json:"padding"`
+	Dilation        [2]int `json:"dilation"`
+	CeilMode        bool   `json:"ceil_mode"`
+	CountIncludePad bool   `json:"count_include_pad"`
+	DivisorOverride int    `json:"divisor_override"`
+	OutputSize      [2]int `json:"output_size"`
+	InputNaN        []int  `json:"input_nan"`
+	InputNegInf     []int  `json:"input_neginf"`
+	OutputShape     []int  `json:"output_shape"`
+	OutputNaN       []int  `json:"output_nan"`
+	OutputNegInf    []int  `json:"output_neginf"`
+	Square          bool   `json:"square"`
 }
 
 // apply builds the case's pooling of x.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
@@ -96,7 +97,7 @@ func runSoftmax(t *testing.T, dtype string, shape []int, axis int, log bool, x, 
 	if err := m.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	return floats(yn.Value().(*tensor.Dense)), floats(gr[0].Value().(*tensor.Dense))
+	return graphtest.Floats(yn.Value()), graphtest.Floats(gr[0].Value())
 }
 
 // softmaxReference is softmax or log-softmax along axis and its gradient
