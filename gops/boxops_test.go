@@ -80,10 +80,10 @@ func boxRows() []conformanceCase {
 	for _, red := range []string{"none", "sum", "mean"} {
 		rows = append(rows,
 			two("GeneralizedBoxIoULoss", red, func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.GeneralizedBoxIoULoss(a, b, red, 1e-7)
+				return gops.GeneralizedBoxIoULoss(a, b, ad.Reduction(red), 1e-7)
 			}, boxPairsB),
 			two("DistanceBoxIoULoss", red, func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.DistanceBoxIoULoss(a, b, red, 1e-7)
+				return gops.DistanceBoxIoULoss(a, b, ad.Reduction(red), 1e-7)
 			}, boxPairsB))
 	}
 	for i := range rows {
@@ -102,7 +102,7 @@ func boxRows() []conformanceCase {
 		red          string
 	}{{"alpha=0.25/gamma=2/none", 0.25, 2, "none"}, {"alpha=-1/gamma=1.5/sum", -1, 1.5, "sum"}, {"alpha=0.5/gamma=0/mean", 0.5, 0, "mean"}} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-			return gops.SigmoidFocalLoss(in[0], in[1], fc.alpha, fc.gamma, fc.red)
+			return gops.SigmoidFocalLoss(in[0], in[1], fc.alpha, fc.gamma, ad.Reduction(fc.red))
 		}
 		row := conformanceCase{op: "SigmoidFocalLoss", name: fc.name, f: bare, in: []*tensor.Dense{logits, targets}, wrt: []int{0, 1},
 			check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, tol32: 2e-5}
