@@ -32,7 +32,7 @@ type lossGoldenCase struct {
 	Beta           float64          `json:"beta"`
 	IgnoreIndex    int              `json:"ignore_index"`
 	LabelSmoothing float64          `json:"label_smoothing"`
-	Reduction      string           `json:"reduction"`
+	Reduction      ad.Reduction     `json:"reduction"`
 	Square         bool             `json:"square"`
 	GradOutput     []float64        `json:"grad_output"`
 	OutputShape    []int            `json:"output_shape"`
