@@ -231,9 +231,10 @@ func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tenso
 }
 
 // MSELoss is torch.nn.functional.mse_loss: (input − target)² reduced by
-// reduction ("mean" or "", "sum", "none"). input and target have one shape
-// and dtype; differentiable to every order w.r.t. both. Errors: nil
-// inputs, dtypes or shapes that differ, an unknown reduction.
+// reduction ("mean", the default "" as torch's; "sum"; "none"). input and
+// target have one shape and dtype; differentiable to every order w.r.t.
+// both. Errors: nil inputs, dtypes or shapes that differ, an unknown
+// reduction.
 func MSELoss(input, target *gorgonia.Node, reduction ad.Reduction) (*gorgonia.Node, error) {
 	red, err := checkPair("MSELoss", input, target, reduction)
 	if err != nil {
@@ -271,8 +272,8 @@ func checkPair(name string, input, target *gorgonia.Node, red ad.Reduction) (ad.
 
 // SmoothL1Loss is torch.nn.functional.smooth_l1_loss: with d = input −
 // target, 0.5·d²/beta where |d| < beta and |d| − 0.5·beta elsewhere (beta
-// = 0: |d|, the L1 loss), reduced by reduction ("mean" or "", "sum",
-// "none"). Differentiable to every order w.r.t. both: its derivatives are
+// = 0: |d|, the L1 loss), reduced by reduction ("mean", the default ""
+// as torch's; "sum"; "none"). Differentiable to every order w.r.t. both: its derivatives are
 // clamp(d/beta, −1, 1) (for beta = 0 the sign of d, and −1 at d = 0, as
 // torch 1.13's smooth_l1_loss), then
 // 1/beta inside the band and 0 outside, then 0. Errors: as MSELoss's, and
@@ -374,7 +375,8 @@ type BCEWithLogitsOpts struct {
 // w·[(1 − y)·softplus(x) + p·y·softplus(−x)] (torch's
 // (1 − y)·x + (1 + (p − 1)·y)·softplus(−x), rearranged) for logits x, targets y in
 // [0, 1] (same shape), weight w and positive weight p, with a softplus
-// that is stable for any |x|; reduced by Reduction. Differentiable to
+// that is stable for any |x|; reduced by Reduction (default "mean",
+// torch's). Differentiable to
 // every order w.r.t. logits, targets and the weights. Errors: logits and
 // target of other shapes or dtypes, a weight of another shape than the
 // logits' or [C], PosWeight not [C], an unknown Reduction.
