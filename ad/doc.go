@@ -17,4 +17,9 @@
 // built from differentiable ops is itself differentiable to every order.
 // LinearPair declares an op and its transpose, each the other's backward, in
 // one call. Constant makes constant nodes that Gorgonia does not confuse.
+//
+// Builder writes a formula on nodes (Gorgonia's arithmetic, constants of
+// the nodes' dtype, Apply) as one expression that keeps the first error.
+// EmptyResult is the result of an op on an input without elements, and
+// Reduction a loss's typed reduction ("none", "mean", "sum").
 package ad

@@ -16,6 +16,15 @@ func square[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	return nil
 }
 
+// gradOf is the gradient of the scalar f w.r.t. x.
+func gradOf(f, x *gorgonia.Node) (*gorgonia.Node, error) {
+	gs, err := ad.Grad(f, x)
+	if err != nil {
+		return nil, err
+	}
+	return gs[0], nil
+}
+
 // A new differentiable op in a dozen lines: y = x², whose backward
 // (x + x)⊙G is built from graph nodes, so Grad can differentiate it again.
 // The same spec runs in float32 and float64.
@@ -27,35 +36,25 @@ func ExampleApply() {
 		Shape:      func(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil },
 		Kernel:     ad.Floats(square[float32], square[float64]),
 		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-			twoX, err := gorgonia.Add(in[0], in[0])
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.HadamardProd(twoX, grad)
-			return gorgonia.Nodes{d}, err
+			b := ad.NewBuilder(grad)
+			return b.Nodes(b.HadamardProd(b.Add(in[0], in[0]), grad))
 		},
 	}
 	for _, x0 := range []any{[]float64{1, 2, 3}, []float32{1, 2, 3}} {
 		g := gorgonia.NewGraph()
 		xv := tensor.New(tensor.WithShape(3), tensor.WithBacking(x0))
 		x := gorgonia.NewVector(g, xv.Dtype(), gorgonia.WithShape(3), gorgonia.WithName("x"), gorgonia.WithValue(xv))
-		y, err := ad.Apply(mySquare, x)
-		if err != nil {
-			panic(err)
-		}
 		// f = sum(y ⊙ y) = Σx⁴: f' = 4x³, and f'' = 12x² as the gradient of sum(f').
-		f := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, y))))
-		d1, err := ad.Grad(f, x)
-		if err != nil {
-			panic(err)
-		}
-		d2, err := ad.Grad(gorgonia.Must(gorgonia.Sum(d1[0])), x)
-		if err != nil {
-			panic(err)
+		b := ad.NewBuilder(x)
+		y := b.Apply(mySquare, x)
+		d1 := b.Do(func() (*gorgonia.Node, error) { return gradOf(b.Sum(b.HadamardProd(y, y)), x) })
+		d2 := b.Do(func() (*gorgonia.Node, error) { return gradOf(b.Sum(d1), x) })
+		if b.Err() != nil {
+			panic(b.Err())
 		}
 		var v1, v2 gorgonia.Value
-		gorgonia.Read(d1[0], &v1)
-		gorgonia.Read(d2[0], &v2)
+		gorgonia.Read(d1, &v1)
+		gorgonia.Read(d2, &v2)
 		m := gorgonia.NewTapeMachine(g)
 		if err := m.RunAll(); err != nil {
 			panic(err)

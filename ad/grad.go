@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorgonia.org/gorgonia"
@@ -70,7 +71,7 @@ func VJP(output, gradOutput *gorgonia.Node, wrt ...*gorgonia.Node) (gorgonia.Nod
 	if dt := output.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
 		return nil, fmt.Errorf("ad: VJP: output dtype %v is not float32 or float64", dt)
 	}
-	if gradOutput.Graph() != output.Graph() || !sameShape(gradOutput.Shape(), output.Shape()) ||
+	if gradOutput.Graph() != output.Graph() || !slices.Equal(gradOutput.Shape(), output.Shape()) ||
 		gradOutput.Dtype() != output.Dtype() || gradOutput.IsScalar() != output.IsScalar() {
 		return nil, fmt.Errorf("ad: VJP: gradOutput %v %v must be output's shape %v and dtype %v, in its graph",
 			gradOutput.Shape(), gradOutput.Dtype(), output.Shape(), output.Dtype())
@@ -171,7 +172,7 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 	out := make(gorgonia.Nodes, len(wrt))
 	for i, w := range wrt {
 		if t, ok := total[w]; ok {
-			if !w.IsScalar() && !sameShape(t.Shape(), w.Shape()) {
+			if !w.IsScalar() && !slices.Equal(t.Shape(), w.Shape()) {
 				// A Gorgonia rule gave the gradient another shape of the same
 				// size, (3, 1) for (3) say: hand it out in w's.
 				var err error
@@ -362,9 +363,9 @@ func nodeName(n *gorgonia.Node) string {
 // wrt node then drops.
 func gradShapeFits(op gorgonia.Op, gs, cs tensor.Shape) bool {
 	if ours(op) {
-		return sameShape(gs, cs) || gs.IsScalarEquiv() && cs.IsScalarEquiv()
+		return slices.Equal(gs, cs) || gs.IsScalarEquiv() && cs.IsScalarEquiv()
 	}
-	return sameShape(squeeze(gs), squeeze(cs))
+	return slices.Equal(squeeze(gs), squeeze(cs))
 }
 
 // squeeze drops the axes of size 1.
@@ -377,10 +378,6 @@ func squeeze(s tensor.Shape) tensor.Shape {
 	}
 	return out
 }
-
-// sameShape is shape equality with the number of dimensions: tensor.Shape's
-// Eq takes (3) and (3, 1) as equal.
-func sameShape(a, b tensor.Shape) bool { return a.Dims() == b.Dims() && a.Eq(b) }
 
 // zerosLike is a constant zero node of n's type and shape.
 func zerosLike(n *gorgonia.Node) (*gorgonia.Node, error) {

@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -37,7 +38,7 @@ func ReshapeSpec(from, to tensor.Shape) OpSpec {
 		OutputDims: to.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			switch {
-			case !sameShape(in[0], from):
+			case !slices.Equal(in[0], from):
 				return nil, fmt.Errorf("ad: Reshape: input %v, want %v", in[0], from)
 			case from.TotalSize() != to.TotalSize() || !nonNegative(to):
 				return nil, fmt.Errorf("ad: Reshape: cannot reshape %v (%d elements) to %v", from, from.TotalSize(), to)

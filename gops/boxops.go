@@ -3,6 +3,7 @@ package gops
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -74,15 +75,15 @@ func BoxArea(boxes *gorgonia.Node) (*gorgonia.Node, error) {
 	}
 	k := boxes.Shape()[0]
 	if k == 0 {
-		return emptyResult("BoxArea", tensor.Shape{0}, 0, boxes)
+		return ad.EmptyResult("BoxArea", tensor.Shape{0}, 0, nil, boxes)
 	}
 	c, err := columns(boxes)
 	if err != nil {
 		return nil, wrapErr("BoxArea", err)
 	}
 	b := newBuild(boxes)
-	a := b.mul(b.sub(c[2], c[0]), b.sub(c[3], c[1]))
-	return a, wrapErr("BoxArea", b.err)
+	a, err := b.Node(b.HadamardProd(b.Sub(c[2], c[0]), b.Sub(c[3], c[1])))
+	return a, wrapErr("BoxArea", err)
 }
 
 // Box formats of BoxConvert, as torchvision names them.
@@ -119,7 +120,7 @@ func BoxConvert(boxes *gorgonia.Node, in, out string) (*gorgonia.Node, error) {
 	}
 	k := boxes.Shape()[0]
 	if k == 0 {
-		return emptyResult("BoxConvert", tensor.Shape{0, 4}, 0, boxes)
+		return ad.EmptyResult("BoxConvert", tensor.Shape{0, 4}, 0, nil, boxes)
 	}
 	if in == out {
 		return reshape(boxes, k, 4) // a copy, as torchvision's clone
@@ -155,7 +156,7 @@ func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%d K=%d", kind, k), InputDims: []int{2}, OutputDims: 2,
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !sameShape(in[0], tensor.Shape{k, 4}) {
+				if !slices.Equal(in[0], tensor.Shape{k, 4}) {
 					return nil, fmt.Errorf("gops: %s: input %v, want (%d, 4)", name, in[0], k)
 				}
 				return tensor.Shape{k, 4}, nil
@@ -222,7 +223,7 @@ func ClipBoxesToImage(boxes *gorgonia.Node, size [2]int) (*gorgonia.Node, error)
 	}
 	k := boxes.Shape()[0]
 	if k == 0 {
-		return emptyResult("ClipBoxesToImage", tensor.Shape{0, 4}, 0, boxes)
+		return ad.EmptyResult("ClipBoxesToImage", tensor.Shape{0, 4}, 0, nil, boxes)
 	}
 	clip := clipSpec(k, size, false)
 	clip.Backward = func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
@@ -249,7 +250,7 @@ func clipSpec(k int, size [2]int, mask bool) ad.OpSpec {
 	spec := ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("K=%d size %v", k, size), InputDims: []int{2}, OutputDims: 2,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !sameShape(in[0], tensor.Shape{k, 4}) {
+			if !slices.Equal(in[0], tensor.Shape{k, 4}) {
 				return nil, fmt.Errorf("gops: %s: input %v, want (%d, 4)", name, in[0], k)
 			}
 			return tensor.Shape{k, 4}, nil
@@ -320,7 +321,7 @@ func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b 
 	}
 	n, m := boxes1.Shape()[0], boxes2.Shape()[0]
 	if n == 0 || m == 0 {
-		return emptyResult(name, tensor.Shape{n, m}, 0, boxes1, boxes2)
+		return ad.EmptyResult(name, tensor.Shape{n, m}, 0, nil, boxes1, boxes2)
 	}
 	a, c, err := pairRows(boxes1, boxes2)
 	if err != nil {
@@ -332,8 +333,8 @@ func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b 
 	}
 	b := newBuild(boxes1)
 	r := f(b, p)
-	if b.err != nil {
-		return nil, wrapErr(name, b.err)
+	if b.Err() != nil {
+		return nil, wrapErr(name, b.Err())
 	}
 	y, err := reshape(r, n, m)
 	return y, wrapErr(name, err)
@@ -342,20 +343,20 @@ func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b 
 // iouOf is torchvision's box_iou on pairs: inter / union, inter the product
 // of the overlap's sides clamped at 0, union = area1 + area2 − inter.
 func iouOf(b *build, p boxPair) (iou, union *gorgonia.Node) {
-	area1 := b.mul(b.sub(p.x2, p.x1), b.sub(p.y2, p.y1))
-	area2 := b.mul(b.sub(p.gx2, p.gx1), b.sub(p.gy2, p.gy1))
-	w := b.clamp(b.sub(b.min(p.x2, p.gx2), b.max(p.x1, p.gx1)), 0, math.Inf(1))
-	h := b.clamp(b.sub(b.min(p.y2, p.gy2), b.max(p.y1, p.gy1)), 0, math.Inf(1))
-	inter := b.mul(w, h)
-	union = b.sub(b.add(area1, area2), inter)
+	area1 := b.HadamardProd(b.Sub(p.x2, p.x1), b.Sub(p.y2, p.y1))
+	area2 := b.HadamardProd(b.Sub(p.gx2, p.gx1), b.Sub(p.gy2, p.gy1))
+	w := b.clamp(b.Sub(b.min(p.x2, p.gx2), b.max(p.x1, p.gx1)), 0, math.Inf(1))
+	h := b.clamp(b.Sub(b.min(p.y2, p.gy2), b.max(p.y1, p.gy1)), 0, math.Inf(1))
+	inter := b.HadamardProd(w, h)
+	union = b.Sub(b.Add(area1, area2), inter)
 	return b.div(inter, union), union
 }
 
 // enclosingOf is the width and height of the smallest box enclosing each
 // pair, clamped at 0.
 func enclosingOf(b *build, p boxPair) (w, h *gorgonia.Node) {
-	w = b.clamp(b.sub(b.max(p.x2, p.gx2), b.min(p.x1, p.gx1)), 0, math.Inf(1))
-	h = b.clamp(b.sub(b.max(p.y2, p.gy2), b.min(p.y1, p.gy1)), 0, math.Inf(1))
+	w = b.clamp(b.Sub(b.max(p.x2, p.gx2), b.min(p.x1, p.gx1)), 0, math.Inf(1))
+	h = b.clamp(b.Sub(b.max(p.y2, p.gy2), b.min(p.y1, p.gy1)), 0, math.Inf(1))
 	return w, h
 }
 
@@ -363,18 +364,18 @@ func enclosingOf(b *build, p boxPair) (w, h *gorgonia.Node) {
 func diouOf(b *build, p boxPair, eps float64) (diou, iou *gorgonia.Node) {
 	iou, _ = iouOf(b, p)
 	w, h := enclosingOf(b, p)
-	diag := b.addConst(b.add(b.square(w), b.square(h)), eps)
-	xp, yp := b.scale(b.add(p.x1, p.x2), 0.5), b.scale(b.add(p.y1, p.y2), 0.5)
-	xg, yg := b.scale(b.add(p.gx1, p.gx2), 0.5), b.scale(b.add(p.gy1, p.gy2), 0.5)
-	centers := b.add(b.square(b.sub(xp, xg)), b.square(b.sub(yp, yg)))
-	return b.sub(iou, b.div(centers, diag)), iou
+	diag := b.AddConst(b.Add(b.Square(w), b.Square(h)), eps)
+	xp, yp := b.Scale(b.Add(p.x1, p.x2), 0.5), b.Scale(b.Add(p.y1, p.y2), 0.5)
+	xg, yg := b.Scale(b.Add(p.gx1, p.gx2), 0.5), b.Scale(b.Add(p.gy1, p.gy2), 0.5)
+	centers := b.Add(b.Square(b.Sub(xp, xg)), b.Square(b.Sub(yp, yg)))
+	return b.Sub(iou, b.div(centers, diag)), iou
 }
 
 // aspectTerm is CIoU's v = 4/π²·(atan(w1/h1) − atan(w2/h2))² on the
 // boxes' widths and heights.
 func aspectTerm(b *build, w1, h1, w2, h2 *gorgonia.Node) *gorgonia.Node {
-	d := b.sub(b.atan(b.div(w1, h1)), b.atan(b.div(w2, h2)))
-	return b.scale(b.square(d), 4/(math.Pi*math.Pi))
+	d := b.Sub(b.atan(b.div(w1, h1)), b.atan(b.div(w2, h2)))
+	return b.Scale(b.Square(d), 4/(math.Pi*math.Pi))
 }
 
 // BoxIoU is torchvision.ops.box_iou: the intersection over union of every
@@ -412,8 +413,8 @@ func GeneralizedBoxIoU(boxes1, boxes2 *gorgonia.Node) (*gorgonia.Node, error) {
 	return pairwise("GeneralizedBoxIoU", boxes1, boxes2, 0, func(b *build, p boxPair) *gorgonia.Node {
 		iou, union := iouOf(b, p)
 		w, h := enclosingOf(b, p)
-		area := b.mul(w, h)
-		return b.sub(iou, b.div(b.sub(area, union), area))
+		area := b.HadamardProd(w, h)
+		return b.Sub(iou, b.div(b.Sub(area, union), area))
 	})
 }
 
@@ -443,8 +444,8 @@ func DistanceBoxIoU(boxes1, boxes2 *gorgonia.Node, eps float64) (*gorgonia.Node,
 func CompleteBoxIoU(boxes1, boxes2 *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
 	return pairwise("CompleteBoxIoU", boxes1, boxes2, eps, func(b *build, p boxPair) *gorgonia.Node {
 		diou, iou := diouOf(b, p, eps)
-		v := aspectTerm(b, b.sub(p.x2, p.x1), b.sub(p.y2, p.y1), b.sub(p.gx2, p.gx1), b.sub(p.gy2, p.gy1))
-		alpha := b.stop(b.div(v, b.addConst(b.add(b.rsub(1, iou), v), eps)))
-		return b.sub(diou, b.mul(alpha, v))
+		v := aspectTerm(b, b.Sub(p.x2, p.x1), b.Sub(p.y2, p.y1), b.Sub(p.gx2, p.gx1), b.Sub(p.gy2, p.gy1))
+		alpha := b.stop(b.div(v, b.AddConst(b.Add(b.RSub(1, iou), v), eps)))
+		return b.Sub(diou, b.HadamardProd(alpha, v))
 	})
 }

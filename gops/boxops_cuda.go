@@ -15,7 +15,7 @@ import (
 // (checkRowIndices), so an IndexSelect error is the CPU path's, and the
 // scatter-adds get their inverse index (each destination row's source
 // rows, in increasing order, CSR) from the host: no atomics, the CPU's
-// sums. BoxEmpty (emptyResult: the result of an op on an input without
+// sums. BoxEmpty (ad.EmptyResult: the result of an op on an input without
 // elements, a constant fill, possibly a scalar) stays on the host.
 
 // launch runs the pointwise function d.f on one or two inputs.

@@ -46,7 +46,7 @@ func FuzzBoxOps(f *testing.F) {
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) { return gops.BoxConvert(x, "cxcywh", "xywh") },
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) { return gops.ClipBoxesToImage(x, [2]int{5, 7}) },
 			func(x, _ *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.GeneralizedBoxIoULoss(x, x, red, 1e-7)
+				return gops.GeneralizedBoxIoULoss(x, x, ad.Reduction(red), 1e-7)
 			},
 		}
 		op := fb.intn(len(ops))

@@ -21,7 +21,7 @@ type boxGoldenCase struct {
 	OutFmt      string           `json:"out_fmt"`
 	Size        []int            `json:"size"`
 	Eps         float64          `json:"eps"`
-	Reduction   string           `json:"reduction"`
+	Reduction   ad.Reduction     `json:"reduction"`
 	Alpha       float64          `json:"alpha"`
 	Gamma       float64          `json:"gamma"`
 	Shape1      []int            `json:"shape1"`

@@ -81,10 +81,10 @@ func boxRows() []conformance.Row {
 	for _, red := range []string{"none", "sum", "mean"} {
 		rows = append(rows,
 			two("GeneralizedBoxIoULoss", red, func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.GeneralizedBoxIoULoss(a, b, red, 1e-7)
+				return gops.GeneralizedBoxIoULoss(a, b, ad.Reduction(red), 1e-7)
 			}, boxPairsB),
 			two("DistanceBoxIoULoss", red, func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.DistanceBoxIoULoss(a, b, red, 1e-7)
+				return gops.DistanceBoxIoULoss(a, b, ad.Reduction(red), 1e-7)
 			}, boxPairsB))
 	}
 	for i := range rows {
@@ -103,7 +103,7 @@ func boxRows() []conformance.Row {
 		red          string
 	}{{"alpha=0.25/gamma=2/none", 0.25, 2, "none"}, {"alpha=-1/gamma=1.5/sum", -1, 1.5, "sum"}, {"alpha=0.5/gamma=0/mean", 0.5, 0, "mean"}} {
 		bare := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-			return gops.SigmoidFocalLoss(in[0], in[1], fc.alpha, fc.gamma, fc.red)
+			return gops.SigmoidFocalLoss(in[0], in[1], fc.alpha, fc.gamma, ad.Reduction(fc.red))
 		}
 		row := conformance.Row{Op: "SigmoidFocalLoss", Name: fc.name, F: bare, In: []*tensor.Dense{logits, targets}, Wrt: []int{0, 1},
 			Check: graphtest.Options{Seed: 9, RTol: 2e-5, ATol: 1e-6}, Tol32: 2e-5}

@@ -3,6 +3,7 @@ package gops
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/gops-dev/gops/ad"
@@ -128,7 +129,7 @@ func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(
 		Name: name, Params: fmt.Sprintf("%s %v", f.params(), s), InputDims: dims, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
-				if !sameShape(in[i], s) {
+				if !slices.Equal(in[i], s) {
 					return nil, fmt.Errorf("gops: %s: input %d shape %v, want %v", name, i, in[i], s)
 				}
 			}
@@ -166,20 +167,6 @@ func pointKernel[T ad.Float](f pointOp) func(ad.Tensor[T], []ad.Tensor[T]) error
 
 // pointGPU is what pointSpec's CUDA twin needs (boxops_cuda.go).
 type pointGPU struct{ f pointOp }
-
-// sameShape reports whether a and b are exactly the same shape (Gorgonia's
-// Shape.Eq also takes (1, C) for (C)).
-func sameShape(a, b tensor.Shape) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // torch.maximum and torch.minimum: NaN if either is NaN.
 func maximum(a, b float64) float64 {
@@ -287,8 +274,8 @@ func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 	spec := pointSpec("BoxAtan", pointOp{fn: fnAtan}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
-			d := b.div(u, b.addConst(b.square(in[0]), 1))
-			return gorgonia.Nodes{d}, b.err
+			d := b.div(u, b.AddConst(b.Square(in[0]), 1))
+			return b.Nodes(d)
 		})
 	return ad.Apply(spec, x)
 }
@@ -308,8 +295,8 @@ func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-
 func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 	spec := pointSpec("BoxSigmoid", pointOp{fn: fnSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		b := newBuild(out)
-		d := b.mul(u, b.mul(out, b.rsub(1, out)))
-		return gorgonia.Nodes{d}, b.err
+		d := b.HadamardProd(u, b.HadamardProd(out, b.RSub(1, out)))
+		return b.Nodes(d)
 	})
 	return ad.Apply(spec, x)
 }
@@ -334,13 +321,13 @@ func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			if gamma == 0 {
-				return gorgonia.Nodes{b.scale(u, 0)}, b.err
+				return b.Nodes(b.Scale(u, 0))
 			}
 			p, err := powNode(in[0], gamma-1)
 			if err != nil {
 				return nil, err
 			}
-			return gorgonia.Nodes{b.mul(u, b.scale(p, gamma))}, b.err
+			return b.Nodes(b.HadamardProd(u, b.Scale(p, gamma)))
 		})
 	return ad.Apply(spec, x)
 }
@@ -411,7 +398,7 @@ func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("[%d, %d] column %d", p, c, j), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !sameShape(in[0], from) {
+				if !slices.Equal(in[0], from) {
 					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil
@@ -471,7 +458,7 @@ func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
 		Name: "StackColumns", Params: fmt.Sprintf("[%d, %d]", p, c), InputDims: dims, OutputDims: 2,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
-				if !sameShape(in[i], tensor.Shape{p}) {
+				if !slices.Equal(in[i], tensor.Shape{p}) {
 					return nil, fmt.Errorf("gops: StackColumns: input %d %v, want (%d)", i, in[i], p)
 				}
 			}
@@ -540,7 +527,7 @@ func rowSelectSpecs(names [2]string, xs tensor.Shape, p int, fixed []int, key st
 		spec := ad.OpSpec{
 			Name: name, Params: strings.TrimSpace(fmt.Sprintf("%v→%v %s", from, to, key)), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !sameShape(in[0], from) || idxInput && !sameShape(in[1], tensor.Shape{p}) {
+				if !slices.Equal(in[0], from) || idxInput && !slices.Equal(in[1], tensor.Shape{p}) {
 					if idxInput {
 						return nil, fmt.Errorf("gops: %s: inputs %v and idx %v, want %v and (%d)", name, in[0], in[1], from, p)
 					}
@@ -641,114 +628,27 @@ func pairRows(a, b *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
 	return ea, eb, err
 }
 
-// emptyResult is the result of an op whose input has no elements: a node
-// of shape out (empty, or a scalar for a reduction of nothing) filled with
-// v, with zero gradients w.r.t. in. Gorgonia's elementwise ops panic on
-// empty tensors, so the box ops never build them on one.
-// It has no CUDA twin: a constant fill of nothing or of a scalar stays on
-// the host (every other op of this file has one, boxops_cuda.go).
-func emptyResult(name string, out tensor.Shape, v float64, in ...*gorgonia.Node) (*gorgonia.Node, error) {
-	out = out.Clone()
-	dims := make([]int, len(in))
-	for i, n := range in {
-		dims[i] = n.Dims()
-	}
-	spec := ad.OpSpec{
-		Name: name + "Empty", Params: fmt.Sprint(out, v), InputDims: dims, OutputDims: out.Dims(), DiffWRT: make([]bool, len(in)),
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		Kernel: ad.Floats(func(o ad.Tensor[float32], _ []ad.Tensor[float32]) error {
-			for i := range o.Data {
-				o.Data[i] = float32(v)
-			}
-			return nil
-		}, func(o ad.Tensor[float64], _ []ad.Tensor[float64]) error {
-			for i := range o.Data {
-				o.Data[i] = v
-			}
-			return nil
-		}),
-		Backward: func(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
-			return make(gorgonia.Nodes, len(in)), nil
-		},
-	}
-	return ad.Apply(spec, in...)
-}
+// build is ad's formula builder with the ops above (div is divNode, never
+// Gorgonia's divide), so that a box formula reads as one expression.
+type build struct{ *ad.Builder }
 
-// build applies Gorgonia's elementwise ops (right at every order,
-// docs/GORGONIA.md) and the ops above (div is divNode, never Gorgonia's
-// divide) and keeps the first error, so that a formula reads as one.
-type build struct {
-	g   *gorgonia.ExprGraph
-	dt  tensor.Dtype
-	err error
-}
+func newBuild(like *gorgonia.Node) *build { return &build{ad.NewBuilder(like)} }
 
-func newBuild(like *gorgonia.Node) *build { return &build{g: like.Graph(), dt: like.Dtype()} }
-
-func (b *build) do(f func() (*gorgonia.Node, error)) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	n, err := f()
-	if err != nil {
-		b.err = err
-	}
-	return n
-}
-
-// constant is a scalar constant of the build's dtype.
-func (b *build) constant(k float64) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) {
-		var v gorgonia.Value = gorgonia.NewF64(k)
-		if b.dt == tensor.Float32 {
-			v = gorgonia.NewF32(float32(k))
-		}
-		return ad.Constant(b.g, v)
-	})
-}
-
-func (b *build) add(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Add(x, y) })
-}
-func (b *build) sub(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Sub(x, y) })
-}
-func (b *build) mul(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.HadamardProd(x, y) })
-}
 func (b *build) div(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return divNode(x, y) })
+	return b.Do(func() (*gorgonia.Node, error) { return divNode(x, y) })
 }
-func (b *build) square(x *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Square(x) })
-}
-
-// scale is k·x, addConst x + k, rsub k − x, for a constant k.
-func (b *build) scale(x *gorgonia.Node, k float64) *gorgonia.Node {
-	c := b.constant(k)
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Mul(x, c) })
-}
-func (b *build) addConst(x *gorgonia.Node, k float64) *gorgonia.Node {
-	c := b.constant(k)
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Add(x, c) })
-}
-func (b *build) rsub(k float64, x *gorgonia.Node) *gorgonia.Node {
-	c := b.constant(k)
-	return b.do(func() (*gorgonia.Node, error) { return gorgonia.Sub(c, x) })
-}
-
 func (b *build) max(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, true) })
+	return b.Do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, true) })
 }
 func (b *build) min(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, false) })
+	return b.Do(func() (*gorgonia.Node, error) { return binaryMinMax(x, y, false) })
 }
 func (b *build) clamp(x *gorgonia.Node, lo, hi float64) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return clampNode(x, lo, hi) })
+	return b.Do(func() (*gorgonia.Node, error) { return clampNode(x, lo, hi) })
 }
 func (b *build) atan(x *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return atanNode(x) })
+	return b.Do(func() (*gorgonia.Node, error) { return atanNode(x) })
 }
 func (b *build) stop(x *gorgonia.Node) *gorgonia.Node {
-	return b.do(func() (*gorgonia.Node, error) { return stopGradient(x) })
+	return b.Do(func() (*gorgonia.Node, error) { return stopGradient(x) })
 }

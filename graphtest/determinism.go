@@ -76,7 +76,8 @@ func valueAndGrads(f Func, in []*tensor.Dense, wrt []int) ([][]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	cost, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, r)))
+	b := ad.NewBuilder(y)
+	cost, err := b.Node(b.Sum(b.HadamardProd(y, r)))
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,12 @@ func CheckEmpty(f Func, inputs []*tensor.Dense, wrt []int) error {
 	for _, i := range wrt {
 		ws = append(ws, nodes[i])
 	}
-	grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), ws...)
+	b := ad.NewBuilder(y)
+	sum, err := b.Node(b.Sum(y))
+	if err != nil {
+		return err
+	}
+	grads, err := ad.Grad(sum, ws...)
 	if err != nil {
 		return err
 	}

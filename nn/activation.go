@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -25,8 +26,8 @@ func LeakyReLU(x *gorgonia.Node, negativeSlope float64) (*gorgonia.Node, error) 
 	if err := checkActivation("LeakyReLU", x); err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("LeakyReLU", x, x.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(x) {
+		return ad.EmptyResult("LeakyReLU", x.Shape(), 0, fillTwin, x)
 	}
 	return ad.Apply(leakySpec(x.Shape(), negativeSlope), x)
 }
@@ -38,8 +39,8 @@ func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Sigmoid", x); err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("Sigmoid", x, x.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(x) {
+		return ad.EmptyResult("Sigmoid", x.Shape(), 0, fillTwin, x)
 	}
 	return ad.Apply(sigmoidSpec(x.Shape()), x)
 }
@@ -48,12 +49,8 @@ func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
 func sigmoidSpec(s tensor.Shape) ad.OpSpec {
 	return withCUDA(elementwiseSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
 		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			one, err := scalarConstant(out, 1)
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.HadamardProd(u, gorgonia.Must(gorgonia.HadamardProd(out, gorgonia.Must(gorgonia.Sub(one, out)))))
-			return gorgonia.Nodes{d}, err
+			b := ad.NewBuilder(out)
+			return b.Nodes(b.HadamardProd(u, b.HadamardProd(out, b.RSub(1, out))))
 		}), unaryGPU{kind: unarySigmoid})
 }
 
@@ -75,8 +72,8 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Tanh", x); err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("Tanh", x, x.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(x) {
+		return ad.EmptyResult("Tanh", x.Shape(), 0, fillTwin, x)
 	}
 	return gorgonia.Tanh(x)
 }
@@ -86,8 +83,8 @@ func SiLU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("SiLU", x); err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("SiLU", x, x.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(x) {
+		return ad.EmptyResult("SiLU", x.Shape(), 0, fillTwin, x)
 	}
 	sg, err := ad.Apply(sigmoidSpec(x.Shape()), x)
 	if err != nil {
@@ -104,45 +101,21 @@ func GELU(x *gorgonia.Node, approximate string) (*gorgonia.Node, error) {
 	if err := checkActivation("GELU", x); err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("GELU", x, x.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(x) {
+		return ad.EmptyResult("GELU", x.Shape(), 0, fillTwin, x)
 	}
+	b := ad.NewBuilder(x)
 	var inner *gorgonia.Node
-	var err error
 	switch approximate {
 	case "", "none":
-		s, err := scale(x, 1/math.Sqrt2)
-		if err != nil {
-			return nil, err
-		}
-		inner, err = ad.Apply(erfSpec(x.Shape()), s)
-		if err != nil {
-			return nil, err
-		}
+		inner = b.Apply(erfSpec(x.Shape()), b.Scale(x, 1/math.Sqrt2))
 	case "tanh":
-		c3, err := scale(gorgonia.Must(gorgonia.Cube(x)), 0.044715)
-		if err != nil {
-			return nil, err
-		}
-		a, err := scale(gorgonia.Must(gorgonia.Add(x, c3)), math.Sqrt(2/math.Pi))
-		if err != nil {
-			return nil, err
-		}
-		if inner, err = gorgonia.Tanh(a); err != nil {
-			return nil, err
-		}
+		a := b.Scale(b.Add(x, b.Scale(b.Cube(x), 0.044715)), math.Sqrt(2/math.Pi))
+		inner = b.Do(func() (*gorgonia.Node, error) { return gorgonia.Tanh(a) })
 	default:
 		return nil, fmt.Errorf("nn: GELU: approximate %q, want \"none\" or \"tanh\"", approximate)
 	}
-	one, err := scalarConstant(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	half, err := scale(gorgonia.Must(gorgonia.Add(inner, one)), 0.5)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.HadamardProd(x, half)
+	return b.Node(b.HadamardProd(x, b.Scale(b.AddConst(inner, 1), 0.5)))
 }
 
 // checkActivation checks an activation's input.
@@ -154,15 +127,6 @@ func checkActivation(name string, x *gorgonia.Node) error {
 		return fmt.Errorf("nn: %s: input dtype %v, want float32 or float64", name, d)
 	}
 	return nil
-}
-
-// scalarConstant is the constant k of x's dtype.
-func scalarConstant(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
-	var v gorgonia.Value = gorgonia.NewF64(k)
-	if x.Dtype() == tensor.Float32 {
-		v = gorgonia.NewF32(float32(k))
-	}
-	return ad.Constant(x.Graph(), v)
 }
 
 // leakySpec is LeakyReLU: x where x > 0 (and NaN), slope·x elsewhere (0
@@ -220,12 +184,9 @@ func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 func erfSpec(s tensor.Shape) ad.OpSpec {
 	return withCUDA(elementwiseSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			e, err := gorgonia.Exp(gorgonia.Must(gorgonia.Neg(gorgonia.Must(gorgonia.Square(in[0])))))
-			if err != nil {
-				return nil, err
-			}
-			d, err := scale(gorgonia.Must(gorgonia.HadamardProd(u, e)), 2/math.SqrtPi)
-			return gorgonia.Nodes{d}, err
+			b := ad.NewBuilder(in[0])
+			e := b.Exp(b.Neg(b.Square(in[0])))
+			return b.Nodes(b.Scale(b.HadamardProd(u, e), 2/math.SqrtPi))
 		}), unaryGPU{kind: unaryErf})
 }
 
@@ -242,7 +203,7 @@ func elementwiseSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kern
 	return ad.OpSpec{
 		Name: name, Params: params + fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: s.Dims(), DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
 			}
 			return s.Clone(), nil

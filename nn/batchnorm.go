@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gops-dev/gops/ad"
@@ -63,7 +64,7 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		switch {
 		case r.t == nil && !opts.Training:
 			return nil, fmt.Errorf("nn: %s: %s is nil in eval mode", name, r.what)
-		case r.t != nil && (!shapeIs(r.t.Shape(), tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
+		case r.t != nil && (!slices.Equal(r.t.Shape(), tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
 			return nil, fmt.Errorf("nn: %s: %s %v %v, want (%d) %v", name, r.what, r.t.Dtype(), r.t.Shape(), c, input.Dtype())
 		case r.t != nil && (r.t.IsView() || r.t.IsMaterializable() || !r.t.DataOrder().IsRowMajor()):
 			return nil, fmt.Errorf("nn: %s: %s must be a contiguous tensor, not a view (it is updated in place)", name, r.what)
@@ -80,8 +81,8 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
-		return y, err // (statistics of nothing: the running ones stay)
+	if ad.NoElements(input) { // (statistics of nothing: the running ones stay)
+		return ad.EmptyResult(name, s, 0, fillTwin, input, weight, bias)
 	}
 	if opts.Training && n*l <= 1 {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
@@ -112,7 +113,8 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		return nil, err
 	}
 	if opts.Training {
-		if variance, err = ad.Apply(channelMeanSpec(s3, nil), gorgonia.Must(gorgonia.Square(d))); err != nil {
+		b := ad.NewBuilder(d)
+		if variance, err = b.Node(b.Apply(channelMeanSpec(s3, nil), b.Square(d))); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +160,7 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "ChannelMean", Params: fmt.Sprintf("%v %p", s, stats), InputDims: []int{3}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: ChannelMean: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{c}, nil
@@ -166,12 +168,8 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 		Kernel: ad.Floats(channelMeanKernel[float32](n, c, l, stats), channelMeanKernel[float64](n, c, l, stats)),
 		Backward: func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			_, bc := channelSpecs(s)
-			b, err := ad.Apply(bc, u)
-			if err != nil {
-				return nil, err
-			}
-			d, err := scale(b, k)
-			return gorgonia.Nodes{d}, err
+			b := ad.NewBuilder(u)
+			return b.Nodes(b.Scale(b.Apply(bc, u), k))
 		},
 	}, channelMeanGPU{n, c, l, stats})
 }

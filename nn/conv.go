@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/gops-dev/gops/ad"
@@ -151,7 +152,7 @@ func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpt
 	if g.HO != is[2] || g.WO != is[3] {
 		return nil, fmt.Errorf("nn: %s: internal size mismatch %dx%d for input %v", name, g.HO, g.WO, is)
 	}
-	if bias != nil && !shapeIs(bias.Shape(), tensor.Shape{g.C}) {
+	if bias != nil && !slices.Equal(bias.Shape(), tensor.Shape{g.C}) {
 		return nil, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.C)
 	}
 	y, err := ad.Apply(convTSpec(g), input, weight)
@@ -215,7 +216,7 @@ func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) 
 	if err != nil {
 		return g, err
 	}
-	if bias != nil && !shapeIs(bias.Shape(), tensor.Shape{g.Cout}) {
+	if bias != nil && !slices.Equal(bias.Shape(), tensor.Shape{g.Cout}) {
 		return g, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.Cout)
 	}
 	return g, nil
@@ -339,7 +340,7 @@ func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
 		InputDims:  []int{4, 4, 1},
 		OutputDims: 4,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(s[0], x) || !shapeIs(s[1], w) || !shapeIs(s[2], b) {
+			if !slices.Equal(s[0], x) || !slices.Equal(s[1], w) || !slices.Equal(s[2], b) {
 				return nil, fmt.Errorf("nn: Conv2dBias: inputs %v, %v and %v, want %v, %v and %v", s[0], s[1], s[2], x, w, b)
 			}
 			return out.Clone(), nil
@@ -400,7 +401,7 @@ func convFamilySpec(name string, g cpu.ConvGeom, a, b, out tensor.Shape, k ad.Ke
 		InputDims:  []int{4, 4},
 		OutputDims: 4,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(s[0], a) || !shapeIs(s[1], b) {
+			if !slices.Equal(s[0], a) || !slices.Equal(s[1], b) {
 				return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and %v", name, s[0], s[1], a, b)
 			}
 			return out.Clone(), nil
@@ -567,7 +568,7 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 		InputDims:  []int{s.Dims(), 1},
 		OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], tensor.Shape{c}) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], tensor.Shape{c}) {
 				return nil, fmt.Errorf("nn: BiasAdd: inputs %v and %v, want %v and (%d)", in[0], in[1], s, c)
 			}
 			return s.Clone(), nil
@@ -596,7 +597,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 	sum = ad.OpSpec{
 		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: ChannelSum: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{c}, nil
@@ -606,7 +607,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 	broadcast = ad.OpSpec{
 		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], tensor.Shape{c}) {
+			if !slices.Equal(in[0], tensor.Shape{c}) {
 				return nil, fmt.Errorf("nn: ChannelBroadcast: input %v, want (%d)", in[0], c)
 			}
 			return s.Clone(), nil

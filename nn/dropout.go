@@ -30,8 +30,8 @@ func Dropout(input *gorgonia.Node, p float64, training bool, seed int64) (*gorgo
 	if !training || p == 0 {
 		return input, nil
 	}
-	if y, ok, err := whenEmpty("Dropout", input, input.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult("Dropout", input.Shape(), 0, fillTwin, input)
 	}
 	runs := new(atomic.Uint64)
 	m, err := ad.Apply(withCUDA(elementwiseSpec("DropoutMask", fmt.Sprintf("p=%v seed=%d %p", p, seed, runs), input.Shape(), []bool{false},

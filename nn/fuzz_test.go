@@ -213,10 +213,10 @@ func FuzzLayers(f *testing.F) {
 				tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(n), gorgonia.WithName("t"),
 					gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(tg))))
 				ignore := fb.intn(3) - 1
-				y, err = nn.CrossEntropy(x2, tn, nn.CrossEntropyOpts{IgnoreIndex: &ignore, LabelSmoothing: float64(fb.intn(4)) / 3, Reduction: []string{"", "sum", "none", "x"}[fb.intn(4)]})
+				y, err = nn.CrossEntropy(x2, tn, nn.CrossEntropyOpts{IgnoreIndex: &ignore, LabelSmoothing: float64(fb.intn(4)) / 3, Reduction: []ad.Reduction{"", "sum", "none", "x"}[fb.intn(4)]})
 			}
 		case 3:
-			y, err = nn.BinaryCrossEntropyWithLogits(xn, xn, nn.BCEWithLogitsOpts{Reduction: []string{"", "sum", "none"}[fb.intn(3)]})
+			y, err = nn.BinaryCrossEntropyWithLogits(xn, xn, nn.BCEWithLogitsOpts{Reduction: []ad.Reduction{"", "sum", "none"}[fb.intn(3)]})
 		case 4:
 			y, err = nn.SmoothL1Loss(xn, xn, float64(p), "sum")
 		case 5:

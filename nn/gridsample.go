@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -112,8 +113,7 @@ func GridSample(input, grid *gorgonia.Node, opts GridSampleOpts) (*gorgonia.Node
 		if is.TotalSize() != 0 {
 			x, other = grid, input
 		}
-		y, _, err := whenEmpty(name, x, out, 0, other)
-		return y, err
+		return ad.EmptyResult(name, out, 0, fillTwin, x, other)
 	}
 	f := &gridFamily{g: g}
 	return f.apply(gridS, 0, 0, input, grid)
@@ -235,7 +235,7 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 		DiffWRT:    diff,
 		Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
 			for i, s := range sh {
-				if !shapeIs(s, ins[i]) {
+				if !slices.Equal(s, ins[i]) {
 					return nil, fmt.Errorf("nn: %s: input %d has shape %v, want %v", name, i, s, ins[i])
 				}
 			}
@@ -511,7 +511,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("which=%d, %v", which, from), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(sh[0], from) {
+				if !slices.Equal(sh[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, sh[0], from)
 				}
 				return to.Clone(), nil
@@ -568,8 +568,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 	}
 	out := tensor.Shape{n, h, w, 2}
 	if n == 0 {
-		y, _, err := whenEmpty(name, theta, out, 0)
-		return y, err
+		return ad.EmptyResult(name, out, 0, fillTwin, theta)
 	}
 	in := tensor.Shape{n, 2, 3}
 	params := fmt.Sprintf("size=%v align_corners=%t", size, alignCorners)
@@ -577,7 +576,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 		return withCUDA(ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(sh[0], from) {
+				if !slices.Equal(sh[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
 				}
 				return to.Clone(), nil

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/vmath"
@@ -169,7 +170,7 @@ func groupNormGradXSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormGradX", Params: fmt.Sprintf("%s as %v stats %v", rg.params(), cg, stats), InputDims: dims, OutputDims: s.Dims(), DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || !shapeIs(in[2], tensor.Shape{cg.c}) || stats && !shapeIs(in[3], statsShape(rg, cg)) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) || !slices.Equal(in[2], tensor.Shape{cg.c}) || stats && !slices.Equal(in[3], statsShape(rg, cg)) {
 				return nil, fmt.Errorf("nn: GroupNormGradX: inputs %v, want %v, %v, (%d) and the statistics %v", in, s, s, cg.c, statsShape(rg, cg))
 			}
 			return s.Clone(), nil
@@ -178,17 +179,16 @@ func groupNormGradXSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			x, u, w := in[0], in[1], in[2]
-			return gorgoniaNodes(func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes {
-				uw := m(ad.Apply(channelAffineSpec(s, cg, true, false), u, w))
-				dx := m(rowNormGradX(rg, x, uw, v))
-				gv := m(ad.Apply(rowNormGradSpec(rg), x, v))
-				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), gv, w))
-				dw := m(ad.Apply(channelDotSpec(s, cg), gv, u))
-				if stats {
-					return gorgonia.Nodes{dx, du, dw, nil}
-				}
-				return gorgonia.Nodes{dx, du, dw}
-			})
+			b := ad.NewBuilder(x)
+			uw := b.Apply(channelAffineSpec(s, cg, true, false), u, w)
+			dx := b.Do(func() (*gorgonia.Node, error) { return rowNormGradX(rg, x, uw, v) })
+			gv := b.Apply(rowNormGradSpec(rg), x, v)
+			du := b.Apply(channelAffineSpec(s, cg, true, false), gv, w)
+			dw := b.Apply(channelDotSpec(s, cg), gv, u)
+			if stats {
+				return b.Nodes(dx, du, dw, nil)
+			}
+			return b.Nodes(dx, du, dw)
 		},
 	}, groupNormGradGPU{rg, cg, groupNormGradXKind, stats})
 }
@@ -202,7 +202,7 @@ func groupNormGradWSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormGradW", Params: fmt.Sprintf("%s as %v stats %v", rg.params(), cg, stats), InputDims: dims, OutputDims: 1, DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], s) || stats && !shapeIs(in[2], statsShape(rg, cg)) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) || stats && !slices.Equal(in[2], statsShape(rg, cg)) {
 				return nil, fmt.Errorf("nn: GroupNormGradW: inputs %v, want %v, %v and the statistics %v", in, s, s, statsShape(rg, cg))
 			}
 			return tensor.Shape{cg.c}, nil
@@ -211,15 +211,14 @@ func groupNormGradWSpec(rg rowGeom, cg chanGeom, stats bool) ad.OpSpec {
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			u, x := in[0], in[1]
-			return gorgoniaNodes(func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes {
-				y := m(ad.Apply(rowNormSpec(rg), x))
-				du := m(ad.Apply(channelAffineSpec(s, cg, true, false), y, v))
-				dx := m(ad.Apply(groupNormGradXSpec(rg, cg, false), x, u, v))
-				if stats {
-					return gorgonia.Nodes{du, dx, nil}
-				}
-				return gorgonia.Nodes{du, dx}
-			})
+			b := ad.NewBuilder(x)
+			y := b.Apply(rowNormSpec(rg), x)
+			du := b.Apply(channelAffineSpec(s, cg, true, false), y, v)
+			dx := b.Apply(groupNormGradXSpec(rg, cg, false), x, u, v)
+			if stats {
+				return b.Nodes(du, dx, nil)
+			}
+			return b.Nodes(du, dx)
 		},
 	}, groupNormGradGPU{rg, cg, groupNormGradWKind, stats})
 }
@@ -231,7 +230,7 @@ func groupNormGradBSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormGradB", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), 1}, OutputDims: 1, DiffWRT: []bool{true, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], statsShape(rg, cg)) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], statsShape(rg, cg)) {
 				return nil, fmt.Errorf("nn: GroupNormGradB: inputs %v, want %v and the statistics %v", in, s, statsShape(rg, cg))
 			}
 			return tensor.Shape{cg.c}, nil
@@ -259,7 +258,7 @@ func groupNormStatsSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "GroupNormStats", Params: fmt.Sprintf("%s as %v", rg.params(), cg), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1, DiffWRT: []bool{false, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) || !shapeIs(in[1], s) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) {
 				return nil, fmt.Errorf("nn: GroupNormStats: inputs %v and %v, want %v", in[0], in[1], s)
 			}
 			return statsShape(rg, cg), nil
@@ -371,18 +370,6 @@ func groupNormGradXStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tens
 		})
 		return nil
 	}
-}
-
-// gorgoniaNodes is buildNode for several nodes.
-func gorgoniaNodes(build func(m func(*gorgonia.Node, error) *gorgonia.Node) gorgonia.Nodes) (ns gorgonia.Nodes, err error) {
-	_, err = buildNode(func(m func(*gorgonia.Node, error) *gorgonia.Node) *gorgonia.Node {
-		ns = build(m)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ns, nil
 }
 
 // groupNormGradXKernel writes r·(uw − mean uw − y·mean(uw·y)) per row,

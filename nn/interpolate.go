@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -101,7 +102,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 		return ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{4}, OutputDims: 4,
 			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(sh[0], from) {
+				if !slices.Equal(sh[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
 				}
 				return to.Clone(), nil

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -102,7 +103,7 @@ func Concat(axis int, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 		Name: "Concat", Params: fmt.Sprintf("%v axis %d", shapes, a), InputDims: dims, OutputDims: out.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
-				if !shapeIs(in[i], shapes[i]) {
+				if !slices.Equal(in[i], shapes[i]) {
 					return nil, fmt.Errorf("nn: Concat: input %d %v, want %v", i, in[i], shapes[i])
 				}
 			}
@@ -159,7 +160,7 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d [%d, %d)", s, axis, start, start+length), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(in[0], from) {
+				if !slices.Equal(in[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
@@ -21,8 +22,8 @@ type CrossEntropyOpts struct {
 	// LabelSmoothing in [0, 1]: the target mixes the true class with
 	// 1 − LabelSmoothing and the uniform distribution with LabelSmoothing.
 	LabelSmoothing float64
-	// Reduction: "mean" (or ""), "sum" or "none".
-	Reduction string
+	// Reduction: "mean" (the default, torch's: ""), "sum" or "none".
+	Reduction ad.Reduction
 }
 
 // CrossEntropy is torch.nn.functional.cross_entropy for logits [N, C] and
@@ -64,10 +65,10 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 	if target.Graph() != logits.Graph() {
 		return nil, fmt.Errorf("nn: %s: target is a node of another graph than logits", name)
 	}
-	if target.Dtype() != tensor.Int || target.IsScalar() || !shapeIs(target.Shape(), tensor.Shape{n}) {
+	if target.Dtype() != tensor.Int || target.IsScalar() || !slices.Equal(target.Shape(), tensor.Shape{n}) {
 		return nil, fmt.Errorf("nn: %s: target must be a tensor.Int node of shape (%d), got %v %v", name, n, target.Dtype(), target.Shape())
 	}
-	if opts.Weight != nil && !shapeIs(opts.Weight.Shape(), tensor.Shape{c}) {
+	if opts.Weight != nil && !slices.Equal(opts.Weight.Shape(), tensor.Shape{c}) {
 		return nil, fmt.Errorf("nn: %s: weight shape %v, want (%d)", name, opts.Weight.Shape(), c)
 	}
 	if ls := opts.LabelSmoothing; !(ls >= 0 && ls <= 1) {
@@ -136,42 +137,27 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		if err != nil {
 			return nil, err
 		}
-		loss, err = gorgonia.Add(gorgonia.Must(scale(loss, 1-eps)), gorgonia.Must(scale(smooth, -eps/float64(c))))
-		if err != nil {
+		b := ad.NewBuilder(loss)
+		if loss, err = b.Node(b.Add(b.Scale(loss, 1-eps), b.Scale(smooth, -eps/float64(c)))); err != nil {
 			return nil, err
 		}
 	}
-	switch red {
-	case "none":
-		return loss, nil
-	case "sum":
-		return gorgonia.Sum(loss)
+	if red != ad.ReductionMean {
+		return red.Reduce(loss)
 	}
-	return gorgonia.Div(gorgonia.Must(gorgonia.Sum(loss)), gorgonia.Must(gorgonia.Sum(wt)))
+	b := ad.NewBuilder(loss)
+	total, weights := b.Sum(loss), b.Sum(wt)
+	return b.Node(b.Do(func() (*gorgonia.Node, error) { return gorgonia.Div(total, weights) }))
 }
 
-// reduction checks a Reduction string: "" is "mean".
-func reduction(name, r string) (string, error) {
-	switch r {
-	case "", "mean":
-		return "mean", nil
-	case "sum", "none":
-		return r, nil
+// reduction resolves a loss's Reduction, "" read as torch's default
+// "mean".
+func reduction(name string, r ad.Reduction) (ad.Reduction, error) {
+	red, ok := r.Resolve(ad.ReductionMean)
+	if !ok {
+		return "", fmt.Errorf("nn: %s: Reduction %q, want \"mean\", \"sum\" or \"none\"", name, string(r))
 	}
-	return "", fmt.Errorf("nn: %s: Reduction %q, want \"mean\", \"sum\" or \"none\"", name, r)
-}
-
-// scale is x·k for a float constant k of x's dtype.
-func scale(x *gorgonia.Node, k float64) (*gorgonia.Node, error) {
-	var v gorgonia.Value = gorgonia.NewF64(k)
-	if x.Dtype() == tensor.Float32 {
-		v = gorgonia.NewF32(float32(k))
-	}
-	kn, err := ad.Constant(x.Graph(), v)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Mul(x, kn)
+	return red, nil
 }
 
 // onesConstant is a constant vector of c ones.
@@ -209,7 +195,7 @@ func pickSpecs(n, c, ignore int, vec bool) (pick, scatter ad.OpSpec) {
 			Name: opName, Params: fmt.Sprintf("%v n=%d ignore %d", xs, n, ignore), InputDims: []int{from.Dims(), 1}, OutputDims: to.Dims(),
 			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(in[0], from) || !shapeIs(in[1], tensor.Shape{n}) {
+				if !slices.Equal(in[0], from) || !slices.Equal(in[1], tensor.Shape{n}) {
 					return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and (%d)", opName, in[0], in[1], from, n)
 				}
 				return to.Clone(), nil
@@ -245,26 +231,28 @@ func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tenso
 }
 
 // MSELoss is torch.nn.functional.mse_loss: (input − target)² reduced by
-// reduction ("mean" or "", "sum", "none"). input and target have one shape
-// and dtype; differentiable to every order w.r.t. both. Errors: nil
-// inputs, dtypes or shapes that differ, an unknown reduction.
-func MSELoss(input, target *gorgonia.Node, reduction string) (*gorgonia.Node, error) {
+// reduction ("mean", the default "" as torch's; "sum"; "none"). input and
+// target have one shape and dtype; differentiable to every order w.r.t.
+// both. Errors: nil inputs, dtypes or shapes that differ, an unknown
+// reduction.
+func MSELoss(input, target *gorgonia.Node, reduction ad.Reduction) (*gorgonia.Node, error) {
 	red, err := checkPair("MSELoss", input, target, reduction)
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("MSELoss", input, reducedShape(input.Shape(), red), emptyReduction(red), target); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult("MSELoss", red.Shape(input.Shape()), red.OfNothing(), fillTwin, input, target)
 	}
-	d, err := gorgonia.Sub(input, target)
+	b := ad.NewBuilder(input)
+	l, err := b.Node(b.Square(b.Sub(input, target)))
 	if err != nil {
 		return nil, err
 	}
-	return reduce(gorgonia.Must(gorgonia.Square(d)), red)
+	return red.Reduce(l)
 }
 
 // checkPair checks a pointwise loss's inputs and its reduction.
-func checkPair(name string, input, target *gorgonia.Node, red string) (string, error) {
+func checkPair(name string, input, target *gorgonia.Node, red ad.Reduction) (ad.Reduction, error) {
 	if input == nil || target == nil {
 		return "", fmt.Errorf("nn: %s: input or target is nil", name)
 	}
@@ -276,32 +264,21 @@ func checkPair(name string, input, target *gorgonia.Node, red string) (string, e
 			return "", fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.what, d)
 		}
 	}
-	if input.Dtype() != target.Dtype() || !shapeIs(input.Shape(), target.Shape()) {
+	if input.Dtype() != target.Dtype() || !slices.Equal(input.Shape(), target.Shape()) {
 		return "", fmt.Errorf("nn: %s: target %v %v differs from input %v %v", name, target.Dtype(), target.Shape(), input.Dtype(), input.Shape())
 	}
 	return reduction(name, red)
 }
 
-// reduce applies a reduction to elementwise losses.
-func reduce(l *gorgonia.Node, red string) (*gorgonia.Node, error) {
-	switch red {
-	case "none":
-		return l, nil
-	case "sum":
-		return gorgonia.Sum(l)
-	}
-	return gorgonia.Mean(l)
-}
-
 // SmoothL1Loss is torch.nn.functional.smooth_l1_loss: with d = input −
 // target, 0.5·d²/beta where |d| < beta and |d| − 0.5·beta elsewhere (beta
-// = 0: |d|, the L1 loss), reduced by reduction ("mean" or "", "sum",
-// "none"). Differentiable to every order w.r.t. both: its derivatives are
+// = 0: |d|, the L1 loss), reduced by reduction ("mean", the default ""
+// as torch's; "sum"; "none"). Differentiable to every order w.r.t. both: its derivatives are
 // clamp(d/beta, −1, 1) (for beta = 0 the sign of d, and −1 at d = 0, as
 // torch 1.13's smooth_l1_loss), then
 // 1/beta inside the band and 0 outside, then 0. Errors: as MSELoss's, and
 // a negative or NaN beta.
-func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) (*gorgonia.Node, error) {
+func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction ad.Reduction) (*gorgonia.Node, error) {
 	if !(beta >= 0) {
 		return nil, fmt.Errorf("nn: SmoothL1Loss: beta %v must be non-negative", beta)
 	}
@@ -309,8 +286,8 @@ func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) 
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("SmoothL1Loss", input, reducedShape(input.Shape(), red), emptyReduction(red), target); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult("SmoothL1Loss", red.Shape(input.Shape()), red.OfNothing(), fillTwin, input, target)
 	}
 	d, err := gorgonia.Sub(input, target)
 	if err != nil {
@@ -320,7 +297,7 @@ func SmoothL1Loss(input, target *gorgonia.Node, beta float64, reduction string) 
 	if err != nil {
 		return nil, err
 	}
-	return reduce(l, red)
+	return red.Reduce(l)
 }
 
 // smoothL1Spec is the order-th derivative of the elementwise smooth L1
@@ -389,8 +366,8 @@ type BCEWithLogitsOpts struct {
 	// PosWeight, if not nil, [C]: the weight of the positive term per
 	// class (the last axis).
 	PosWeight *gorgonia.Node
-	// Reduction: "mean" (or ""), "sum" or "none".
-	Reduction string
+	// Reduction: "mean" (the default, torch's: ""), "sum" or "none".
+	Reduction ad.Reduction
 }
 
 // BinaryCrossEntropyWithLogits is
@@ -398,7 +375,8 @@ type BCEWithLogitsOpts struct {
 // w·[(1 − y)·softplus(x) + p·y·softplus(−x)] (torch's
 // (1 − y)·x + (1 + (p − 1)·y)·softplus(−x), rearranged) for logits x, targets y in
 // [0, 1] (same shape), weight w and positive weight p, with a softplus
-// that is stable for any |x|; reduced by Reduction. Differentiable to
+// that is stable for any |x|; reduced by Reduction (default "mean",
+// torch's). Differentiable to
 // every order w.r.t. logits, targets and the weights. Errors: logits and
 // target of other shapes or dtypes, a weight of another shape than the
 // logits' or [C], PosWeight not [C], an unknown Reduction.
@@ -419,10 +397,10 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 		if err := checkNodes(name, []namedNode{{logits, "logits", s.Dims(), false}, {w, what, w.Shape().Dims(), false}}); err != nil {
 			return nil, err
 		}
-		if !vectorOnly && shapeIs(w.Shape(), s) {
+		if !vectorOnly && slices.Equal(w.Shape(), s) {
 			return w, nil
 		}
-		if !shapeIs(w.Shape(), tensor.Shape{c}) {
+		if !slices.Equal(w.Shape(), tensor.Shape{c}) {
 			return nil, fmt.Errorf("nn: %s: %s shape %v, want (%d) or the logits' %v", name, what, w.Shape(), c, s)
 		}
 		if s.Dims() == 1 {
@@ -447,40 +425,27 @@ func BinaryCrossEntropyWithLogits(logits, target *gorgonia.Node, opts BCEWithLog
 			return nil, err
 		}
 	}
-	if y, ok, err := whenEmpty(name, logits, reducedShape(s, red), emptyReduction(red), target, opts.Weight, opts.PosWeight); ok {
-		return y, err
+	if ad.NoElements(logits) {
+		return ad.EmptyResult(name, red.Shape(s), red.OfNothing(), fillTwin, logits, target, opts.Weight, opts.PosWeight)
 	}
 	// (1 − y)·softplus(x) + p·y·softplus(−x): each term's gradient is a
 	// sigmoid of the right sign, accurate at any |x|.
-	one, err := scalarConstant(logits, 1)
-	if err != nil {
-		return nil, err
-	}
-	spPos, err := ad.Apply(softplusSpec(s), logits)
-	if err != nil {
-		return nil, err
-	}
-	spNeg, err := ad.Apply(softplusSpec(s), gorgonia.Must(gorgonia.Neg(logits)))
-	if err != nil {
-		return nil, err
-	}
+	b := ad.NewBuilder(logits)
+	one := b.Const(1)
+	spPos := b.Apply(softplusSpec(s), logits)
+	spNeg := b.Apply(softplusSpec(s), b.Neg(logits))
 	py := target
 	if p != nil {
-		if py, err = gorgonia.HadamardProd(p, target); err != nil {
-			return nil, err
-		}
+		py = b.HadamardProd(p, target)
 	}
-	l, err := gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sub(one, target)), spPos)),
-		gorgonia.Must(gorgonia.HadamardProd(py, spNeg)))
-	if err != nil {
+	l := b.Add(b.HadamardProd(b.Sub(one, target), spPos), b.HadamardProd(py, spNeg))
+	if w != nil {
+		l = b.HadamardProd(w, l)
+	}
+	if l, err = b.Node(l); err != nil {
 		return nil, err
 	}
-	if w != nil {
-		if l, err = gorgonia.HadamardProd(w, l); err != nil {
-			return nil, err
-		}
-	}
-	return reduce(l, red)
+	return red.Reduce(l)
 }
 
 // softplusSpec is log(1 + exp(x)), computed as max(x, 0) + log1p(exp(−|x|))

@@ -29,7 +29,7 @@ type lossGoldenCase struct {
 	Beta           float64          `json:"beta"`
 	IgnoreIndex    int              `json:"ignore_index"`
 	LabelSmoothing float64          `json:"label_smoothing"`
-	Reduction      string           `json:"reduction"`
+	Reduction      ad.Reduction     `json:"reduction"`
 	Square         bool             `json:"square"`
 	OutputShape    []int            `json:"output_shape"`
 	GradWeight     []float64        `json:"grad_weight"`

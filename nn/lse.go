@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/vmath"
@@ -45,7 +46,7 @@ func lseSpec(rows, n int) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "LogSumExp", Params: fmt.Sprint(s), InputDims: []int{2}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: LogSumExp: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{rows}, nil
@@ -66,7 +67,7 @@ func nllSpec(rows, n, ignore int) ad.OpSpec {
 		Name: "NLL", Params: fmt.Sprintf("[%d %d] ignore %d", rows, n, ignore), InputDims: []int{2, 1}, OutputDims: 1,
 		InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], tensor.Shape{rows, n}) || !shapeIs(in[1], tensor.Shape{rows}) {
+			if !slices.Equal(in[0], tensor.Shape{rows, n}) || !slices.Equal(in[1], tensor.Shape{rows}) {
 				return nil, fmt.Errorf("nn: NLL: inputs %v and %v, want (%d, %d) and (%d)", in[0], in[1], rows, n, rows)
 			}
 			return tensor.Shape{rows}, nil
@@ -103,9 +104,9 @@ func lseGradSpec(rows, n int, tg *lseTarget) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: params, InputDims: dims, OutputDims: 2, InputDtypes: dts, DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			ok := shapeIs(in[0], s)
+			ok := slices.Equal(in[0], s)
 			for _, v := range in[1:] {
-				ok = ok && shapeIs(v, tensor.Shape{rows})
+				ok = ok && slices.Equal(v, tensor.Shape{rows})
 			}
 			if !ok {
 				return nil, fmt.Errorf("nn: %s: inputs %v, want %v and then (%d)", name, in, s, rows)
@@ -179,7 +180,7 @@ func maskSpec(rows, ignore int) ad.OpSpec {
 		Name: "Mask", Params: fmt.Sprintf("(%d) ignore %d", rows, ignore), InputDims: []int{1, 1}, OutputDims: 1,
 		InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], tensor.Shape{rows}) || !shapeIs(in[1], tensor.Shape{rows}) {
+			if !slices.Equal(in[0], tensor.Shape{rows}) || !slices.Equal(in[1], tensor.Shape{rows}) {
 				return nil, fmt.Errorf("nn: Mask: inputs %v and %v, want (%d)", in[0], in[1], rows)
 			}
 			return tensor.Shape{rows}, nil

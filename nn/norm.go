@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -43,8 +44,8 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult(name, s, 0, fillTwin, input, weight, bias)
 	}
 	l := s.TotalSize() / max(n*c, 1)
 	if weight == nil && bias == nil {
@@ -71,7 +72,7 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 	if err != nil {
 		return nil, err
 	}
-	if k == 0 || k > s.Dims() || !shapeIs(tensor.Shape(s[s.Dims()-k:]), ns) {
+	if k == 0 || k > s.Dims() || !slices.Equal(tensor.Shape(s[s.Dims()-k:]), ns) {
 		return nil, fmt.Errorf("nn: %s: normalizedShape %v must be the trailing axes of input %v", name, normalizedShape, s)
 	}
 	if err := paramShapes(name, ns, weight, bias); err != nil {
@@ -81,8 +82,8 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty(name, input, s, 0, weight, bias); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult(name, s, 0, fillTwin, input, weight, bias)
 	}
 	b := ns.TotalSize()
 	y, err := normalizeRows(input, s.TotalSize()/max(b, 1), eps)
@@ -124,7 +125,7 @@ func paramShapes(name string, want tensor.Shape, weight, bias *gorgonia.Node) er
 		n    *gorgonia.Node
 		what string
 	}{{weight, "weight"}, {bias, "bias"}} {
-		if p.n != nil && !shapeIs(p.n.Shape(), want) {
+		if p.n != nil && !slices.Equal(p.n.Shape(), want) {
 			return fmt.Errorf("nn: %s: %s shape %v, want %v", name, p.what, p.n.Shape(), want)
 		}
 	}
@@ -144,9 +145,6 @@ func normEps(name string, eps float64) (float64, error) {
 
 // invStd is 1/√(variance + eps).
 func invStd(variance *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
-	e, err := scalarConstant(variance, eps)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Inverse(gorgonia.Must(gorgonia.Sqrt(gorgonia.Must(gorgonia.Add(variance, e)))))
+	b := ad.NewBuilder(variance)
+	return b.Node(b.Inverse(b.Sqrt(b.AddConst(variance, eps))))
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -137,11 +138,11 @@ func affineDims(s tensor.Shape, hasW, hasB bool) []int {
 // parameters of shape [c].
 func affineShape(name string, s tensor.Shape, c int) func([]tensor.Shape) (tensor.Shape, error) {
 	return func(in []tensor.Shape) (tensor.Shape, error) {
-		if !shapeIs(in[0], s) {
+		if !slices.Equal(in[0], s) {
 			return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
 		}
 		for _, p := range in[1:] {
-			if !shapeIs(p, tensor.Shape{c}) {
+			if !slices.Equal(p, tensor.Shape{c}) {
 				return nil, fmt.Errorf("nn: %s: parameter %v, want (%d)", name, p, c)
 			}
 		}
@@ -175,7 +176,7 @@ func channelDotSpec(s tensor.Shape, g chanGeom) ad.OpSpec {
 		Name: "ChannelDot", Params: fmt.Sprintf("%v as %v", s, g), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for _, t := range in {
-				if !shapeIs(t, s) {
+				if !slices.Equal(t, s) {
 					return nil, fmt.Errorf("nn: ChannelDot: input %v, want %v", t, s)
 				}
 			}
@@ -204,7 +205,7 @@ func channelTotalSpecs(s tensor.Shape, g chanGeom) (total, spread ad.OpSpec) {
 	total = ad.OpSpec{
 		Name: "ChannelTotal", Params: params, InputDims: []int{s.Dims()}, OutputDims: 1,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: ChannelTotal: input %v, want %v", in[0], s)
 			}
 			return tensor.Shape{g.c}, nil
@@ -214,7 +215,7 @@ func channelTotalSpecs(s tensor.Shape, g chanGeom) (total, spread ad.OpSpec) {
 	spread = ad.OpSpec{
 		Name: "ChannelSpread", Params: params, InputDims: []int{1}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], tensor.Shape{g.c}) {
+			if !slices.Equal(in[0], tensor.Shape{g.c}) {
 				return nil, fmt.Errorf("nn: ChannelSpread: input %v, want (%d)", in[0], g.c)
 			}
 			return s.Clone(), nil

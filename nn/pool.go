@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -203,7 +204,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 		Name: name + "Argmax", Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 		OutputDtype: tensor.Int, DiffWRT: []bool{false}, KernelOverwrites: true, // −1 for an empty window
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(s[0], in) {
+			if !slices.Equal(s[0], in) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, s[0], in)
 			}
 			return out.Clone(), nil
@@ -219,7 +220,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4, 4}, OutputDims: 4,
 			InputDtypes: []tensor.Dtype{{}, tensor.Int}, DiffWRT: []bool{true, false},
 			Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(s[0], from) || !shapeIs(s[1], out) {
+				if !slices.Equal(s[0], from) || !slices.Equal(s[1], out) {
 					return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v and %v", opName, s[0], s[1], from, out)
 				}
 				return to.Clone(), nil
@@ -255,7 +256,7 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDiv
 		return ad.OpSpec{
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 			Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(s[0], from) {
+				if !slices.Equal(s[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, s[0], from)
 				}
 				return to.Clone(), nil

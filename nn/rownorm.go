@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -65,7 +66,7 @@ func rowSpec(name string, g rowGeom, inputs int, out tensor.Shape, k ad.Kernel, 
 		Name: name, Params: g.params(), InputDims: dims, OutputDims: out.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for _, t := range in {
-				if !shapeIs(t, g.s) {
+				if !slices.Equal(t, g.s) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, t, g.s)
 				}
 			}
@@ -103,28 +104,11 @@ func rowNormGradSpec(g rowGeom) ad.OpSpec {
 func rowInvStdSpec(g rowGeom) ad.OpSpec {
 	return rowSpec("RowInvStd", g, 1, tensor.Shape{g.rows}, ad.Floats(rowInvStdKernel[float32](g), rowInvStdKernel[float64](g)), rowNormInvStd,
 		func(in gorgonia.Nodes, r, w *gorgonia.Node) (gorgonia.Nodes, error) {
-			y, err := ad.Apply(rowNormSpec(g), in[0])
-			if err != nil {
-				return nil, err
-			}
-			rr, err := gorgonia.HadamardProd(r, r)
-			if err != nil {
-				return nil, err
-			}
-			c, err := gorgonia.HadamardProd(w, rr)
-			if err != nil {
-				return nil, err
-			}
-			if c, err = scale(c, -1/float64(g.n)); err != nil {
-				return nil, err
-			}
+			b := ad.NewBuilder(r)
+			y := b.Apply(rowNormSpec(g), in[0])
+			c := b.Scale(b.HadamardProd(w, b.HadamardProd(r, r)), -1/float64(g.n))
 			_, spread := channelTotalSpecs(g.s, g.chans())
-			cb, err := ad.Apply(spread, c)
-			if err != nil {
-				return nil, err
-			}
-			dx, err := gorgonia.HadamardProd(y, cb)
-			return gorgonia.Nodes{dx}, err
+			return b.Nodes(b.HadamardProd(y, b.Apply(spread, c)))
 		})
 }
 
@@ -133,45 +117,23 @@ func rowInvStdSpec(g rowGeom) ad.OpSpec {
 // α = −(r²/n)·(A − 3PQ/n), β = −(r²/n)·Q, γ = −(r²/n)·P and
 // δ = (r²/n²)·(Q·ΣV + P·Σu).
 func rowNormGradX(g rowGeom, x, u, v *gorgonia.Node) (*gorgonia.Node, error) {
-	return buildNode(func(m func(*gorgonia.Node, error) *gorgonia.Node) *gorgonia.Node {
-		y, r := m(ad.Apply(rowNormSpec(g), x)), m(ad.Apply(rowInvStdSpec(g), x))
-		total, spread := channelTotalSpecs(g.s, g.chans())
-		dot := channelDotSpec(g.s, g.chans())
-		k := 1 / float64(g.n)
-		sv, su := m(ad.Apply(total, v)), m(ad.Apply(total, u))
-		p, q := m(ad.Apply(dot, v, y)), m(ad.Apply(dot, u, y))
-		a := m(gorgonia.Sub(m(ad.Apply(dot, v, u)), m(scale(m(gorgonia.HadamardProd(sv, su)), k))))
-		r2 := m(scale(m(gorgonia.HadamardProd(r, r)), -k)) // −r²/n
-		alpha := m(gorgonia.HadamardProd(r2, m(gorgonia.Sub(a, m(scale(m(gorgonia.HadamardProd(p, q)), 3*k))))))
-		beta := m(gorgonia.HadamardProd(r2, q))
-		gamma := m(gorgonia.HadamardProd(r2, p))
-		delta := m(scale(m(gorgonia.HadamardProd(r2, m(gorgonia.Add(m(gorgonia.HadamardProd(q, sv)), m(gorgonia.HadamardProd(p, su)))))), -k))
-		term := func(c, t *gorgonia.Node) *gorgonia.Node { return m(gorgonia.HadamardProd(m(ad.Apply(spread, c)), t)) }
-		dx := m(gorgonia.Add(term(alpha, y), term(beta, v)))
-		dx = m(gorgonia.Add(dx, term(gamma, u)))
-		return m(gorgonia.Add(dx, m(ad.Apply(spread, delta))))
-	})
-}
-
-// buildNode returns the node that build makes, or the first error that
-// one of its steps, each wrapped in m, returned.
-func buildNode(build func(m func(*gorgonia.Node, error) *gorgonia.Node) *gorgonia.Node) (n *gorgonia.Node, err error) {
-	type failed struct{ err error }
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(failed)
-			if !ok {
-				panic(r)
-			}
-			n, err = nil, f.err
-		}
-	}()
-	return build(func(n *gorgonia.Node, err error) *gorgonia.Node {
-		if err != nil {
-			panic(failed{err})
-		}
-		return n
-	}), nil
+	b := ad.NewBuilder(x)
+	y, r := b.Apply(rowNormSpec(g), x), b.Apply(rowInvStdSpec(g), x)
+	total, spread := channelTotalSpecs(g.s, g.chans())
+	dot := channelDotSpec(g.s, g.chans())
+	k := 1 / float64(g.n)
+	sv, su := b.Apply(total, v), b.Apply(total, u)
+	p, q := b.Apply(dot, v, y), b.Apply(dot, u, y)
+	a := b.Sub(b.Apply(dot, v, u), b.Scale(b.HadamardProd(sv, su), k))
+	r2 := b.Scale(b.HadamardProd(r, r), -k) // −r²/n
+	alpha := b.HadamardProd(r2, b.Sub(a, b.Scale(b.HadamardProd(p, q), 3*k)))
+	beta := b.HadamardProd(r2, q)
+	gamma := b.HadamardProd(r2, p)
+	delta := b.Scale(b.HadamardProd(r2, b.Add(b.HadamardProd(q, sv), b.HadamardProd(p, su))), -k)
+	term := func(c, t *gorgonia.Node) *gorgonia.Node { return b.HadamardProd(b.Apply(spread, c), t) }
+	dx := b.Add(term(alpha, y), term(beta, v))
+	dx = b.Add(dx, term(gamma, u))
+	return b.Node(b.Add(dx, b.Apply(spread, delta)))
 }
 
 // rowStats sets d = x − μ (in T, μ rounded to T) and returns

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -25,8 +26,8 @@ func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("Softmax", input, input.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult("Softmax", input.Shape(), 0, fillTwin, input)
 	}
 	return ad.Apply(softmaxSpec(input.Shape(), a, false), input)
 }
@@ -40,8 +41,8 @@ func LogSoftmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if y, ok, err := whenEmpty("LogSoftmax", input, input.Shape(), 0); ok {
-		return y, err
+	if ad.NoElements(input) {
+		return ad.EmptyResult("LogSoftmax", input.Shape(), 0, fillTwin, input)
 	}
 	return ad.Apply(softmaxSpec(input.Shape(), a, true), input)
 }
@@ -93,7 +94,7 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !shapeIs(in[0], s) {
+			if !slices.Equal(in[0], s) {
 				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
 			}
 			return s.Clone(), nil
@@ -122,7 +123,7 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i, what := range []string{"output", "gradient"} {
-				if !shapeIs(in[i], s) {
+				if !slices.Equal(in[i], s) {
 					return nil, fmt.Errorf("nn: %s: %s %v, want %v", name, what, in[i], s)
 				}
 			}
@@ -323,7 +324,7 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
 			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !shapeIs(in[0], from) {
+				if !slices.Equal(in[0], from) {
 					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
 				}
 				return to.Clone(), nil

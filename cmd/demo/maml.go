@@ -199,7 +199,10 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 	if err != nil {
 		return nil, fmt.Errorf("inner gradient: %w", err)
 	}
-	step := gorgonia.Must(ad.Constant(g, gorgonia.NewF64(alpha)))
+	step, err := ad.Constant(g, gorgonia.NewF64(alpha))
+	if err != nil {
+		return nil, err
+	}
 	adapted := make(gorgonia.Nodes, numParams)
 	for i := range mg.theta {
 		d, err := gorgonia.Mul(inner[i], step)

@@ -61,15 +61,10 @@ func score(x, b, t *gorgonia.Node, opts gops.RoIAlignOpts) (*gorgonia.Node, erro
 	if err != nil {
 		return nil, err
 	}
-	d, err := gorgonia.Sub(y, t)
-	if err != nil {
-		return nil, err
-	}
-	m, err := gorgonia.Mean(gorgonia.Must(gorgonia.Square(d)))
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Neg(m)
+	f := ad.NewBuilder(y)
+	sq := f.Square(f.Sub(y, t))
+	m := f.Do(func() (*gorgonia.Node, error) { return gorgonia.Mean(sq) })
+	return f.Node(f.Neg(m))
 }
 
 // refiner is the compiled graph of S(b) and ∂S/∂b on a TapeMachine; box

@@ -64,7 +64,11 @@ func loss(x, w, b, bx *gorgonia.Node, opts gops.RoIAlignOpts) (*gorgonia.Node, e
 	if err != nil {
 		return nil, err
 	}
-	z, err := gorgonia.BroadcastAdd(gorgonia.Must(gorgonia.Mul(w, xr)), br, nil, []byte{1})
+	wx, err := gorgonia.Mul(w, xr)
+	if err != nil {
+		return nil, err
+	}
+	z, err := gorgonia.BroadcastAdd(wx, br, nil, []byte{1})
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +76,17 @@ func loss(x, w, b, bx *gorgonia.Node, opts gops.RoIAlignOpts) (*gorgonia.Node, e
 	if err != nil {
 		return nil, err
 	}
-	y, err := gops.RoIAlign(gorgonia.Must(gorgonia.Tanh(zr)), bx, opts)
+	t, err := gorgonia.Tanh(zr)
 	if err != nil {
 		return nil, err
 	}
-	g := x.Graph()
-	d := gorgonia.Must(gorgonia.Sub(y, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(0.25)))))
-	k := gorgonia.Must(ad.Constant(g, gorgonia.NewF64(1/float64(bx.Shape()[0]))))
-	return gorgonia.Mul(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(d)))), k)
+	y, err := gops.RoIAlign(t, bx, opts)
+	if err != nil {
+		return nil, err
+	}
+	f := ad.NewBuilder(y)
+	d := f.Sub(y, f.Const(0.25))
+	return f.Node(f.Scale(f.Sum(f.Square(d)), 1/float64(bx.Shape()[0])))
 }
 
 // model is the compiled graph of L, P = ||∂L/∂x||², L + λP and the
@@ -109,8 +116,12 @@ func newModel(img *tensor.Dense, lambda float64) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gx[0]))))
-	obj := gorgonia.Must(gorgonia.Add(l, gorgonia.Must(gorgonia.Mul(p, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(lambda)))))))
+	f := ad.NewBuilder(l)
+	p := f.Sum(f.Square(gx[0]))
+	obj := f.Add(l, f.Scale(p, lambda))
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
 	dP, err := ad.Grad(p, w)
 	if err != nil {
 		return nil, err

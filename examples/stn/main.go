@@ -219,8 +219,12 @@ func newGraph(ps []*param, b int, penalty bool, lambda float64, gradOf string, w
 		if err != nil {
 			return nil, err
 		}
-		p := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.Square(gx[0]))))
-		obj := gorgonia.Must(gorgonia.Add(l, gorgonia.Must(gorgonia.Mul(p, gorgonia.Must(ad.Constant(g, gorgonia.NewF64(lambda)))))))
+		f := ad.NewBuilder(l)
+		p := f.Sum(f.Square(gx[0]))
+		obj := f.Add(l, f.Scale(p, lambda))
+		if err := f.Err(); err != nil {
+			return nil, err
+		}
 		nodes["P"], nodes["obj"] = p, obj
 		ws := make(gorgonia.Nodes, len(wrt))
 		for i, k := range wrt {
