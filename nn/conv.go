@@ -8,6 +8,7 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -500,7 +501,7 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 		// Samples are independent: spread over goroutines, a buffer each
 		// (torch's slow_conv2d keeps one for the whole batch).
 		errs := make([]error, g.N)
-		cpu.ParallelFor(g.N, func(lo, hi int) {
+		par.For(g.N, func(lo, hi int) {
 			cols := newCols()
 			defer putCols(cols)
 			for n := lo; n < hi; n++ {

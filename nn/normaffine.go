@@ -5,6 +5,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -35,14 +36,14 @@ func (g chanGeom) String() string { return fmt.Sprintf("%d×%d×%d", g.outer, g.
 // kernels stay on one goroutine.
 const chanGrain = 1 << 15
 
-// parallelIf runs body over [0, count) with cpu.ParallelFor when the work
+// parallelIf runs body over [0, count) with par.For when the work
 // is at least chanGrain elements, on the caller's goroutine otherwise.
 func parallelIf(count, elements int, body func(lo, hi int)) {
 	if elements < chanGrain {
 		body(0, count)
 		return
 	}
-	cpu.ParallelFor(count, body)
+	par.For(count, body)
 }
 
 // channelAffine is ChannelAffine(x, weight, bias) on s seen as g; weight

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -201,7 +201,7 @@ func eachRow(g rowGeom, f func(lo, hi int)) {
 		f(0, g.rows)
 		return
 	}
-	cpu.ParallelForGrains(g.rows, (chanGrain+g.n-1)/g.n, f)
+	par.ForGrains(g.rows, (chanGrain+g.n-1)/g.n, f)
 }
 
 func rowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -307,7 +307,7 @@ func eachLine[T ad.Float](outer, n, inner int, y []T, xs [][]T, f func(y []T, xs
 		work(0, lines)
 		return
 	}
-	cpu.ParallelFor(lines, work)
+	par.For(lines, work)
 }
 
 // axisSpecs are AxisSum (shape s → s without axis) and AxisBroadcast

@@ -1,5 +1,5 @@
 // Package cpu holds the CPU kernels of gops' ops: plain loops over flat
-// slices in row-major order, parallel through ParallelFor only, each
+// slices in row-major order, parallel through par.For only, each
 // writing disjoint memory and summing in a fixed order so that results are
 // bitwise the same for any GOMAXPROCS. It imports neither Gorgonia nor the
 // ops: a kernel sees slices and a geometry struct, never a node or a value.

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"runtime"
 	"sync"
@@ -230,7 +231,7 @@ func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T]
 		return taps
 	}
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
 			var m T
@@ -255,7 +256,7 @@ func gridTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	sx, sy, aligned := ax.scale, ay.scale, g.AlignCorners
 	W, H, wp, zero := float64(g.W), float64(g.H), g.W+2, g.zeroCell()
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			t := &taps[j]
 			x, y := T(grid[2*j]+1)*sx, T(grid[2*j+1]+1)*sy
@@ -370,7 +371,7 @@ func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 	for k := range s.w {
 		s.w[k] = ws[k*n : (k+1)*n]
 	}
-	ParallelFor(n/max(p, 1), func(lo, hi int) {
+	par.For(n/max(p, 1), func(lo, hi int) {
 		for j := lo * p; j < hi*p; j++ {
 			s.ix[j] = taps[j].i
 			for k := range s.w {
@@ -405,7 +406,7 @@ func (s *gridSoA[T]) part(lo, hi int) gridSoA[T] {
 func gridTaps2[T Float](g *GridSampleGeom, a, b int, grid, m1, m2 []T) []gridTap[T] {
 	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		var u gridTap[T]
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
@@ -486,7 +487,7 @@ func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 		soa = newGridSoA(t32, p)
 		defer soa.release()
 	}
-	ParallelFor(g.N*g.C, func(lo, hi int) {
+	par.For(g.N*g.C, func(lo, hi int) {
 		var pp []T
 		if !g.Nearest {
 			pp = make([]T, g.framedSize())
@@ -555,7 +556,7 @@ func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T)
 		}
 	}
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
-	ParallelFor(g.N*g.C, func(lo, hi int) {
+	par.For(g.N*g.C, func(lo, hi int) {
 		var pp []T
 		if !g.Nearest {
 			pp = make([]T, g.framedSize())
@@ -682,7 +683,7 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 			o[2*j+1] += sy
 		}
 	})
-	ParallelFor(g.N, func(lo, hi int) {
+	par.For(g.N, func(lo, hi int) {
 		if ob != nil {
 			o := any(out).([]float32)
 			for n := lo; n < hi; n++ {
@@ -729,7 +730,7 @@ func gridOTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps [
 		pb = sy
 	}
 	W, H, wp, zero := float64(g.W), float64(g.H), g.W+2, g.zeroCell()
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			x, y := T(grid[2*j]+1)*sx, T(grid[2*j+1]+1)*sy
 			if !aligned {
@@ -777,7 +778,7 @@ func gridOTapsPoints[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps 
 		}
 		return 1
 	}
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			pt := newGridPoint(g, &ax, &ay, grid[2*j], grid[2*j+1])
 			scale[2*j], scale[2*j+1] = 0, 0
@@ -824,7 +825,7 @@ var gridOF, gridOAcc gridKeep[float32]
 func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 	nb := p / 8
 	b := &gridOBlocks{idx: gridOIdx.get(8 * n * nb), f: gridOF.get(32 * n * nb), acc: gridOAcc.get(16 * n * nb)}
-	ParallelFor(n, func(lo, hi int) {
+	par.For(n, func(lo, hi int) {
 		clear(b.acc[16*lo*nb : 16*hi*nb])
 		for im := lo; im < hi; im++ {
 			for j := 0; j < nb*8; j++ {
@@ -862,7 +863,7 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0
 		wp, ps = g.W+2, g.framedSize()
 		planes = getScratch[T](g.N * g.C * ps)
 		defer putScratch(planes)
-		ParallelFor(g.N*g.C, func(lo, hi int) {
+		par.For(g.N*g.C, func(lo, hi int) {
 			for nc := lo; nc < hi; nc++ {
 				padPlane(planes[nc*ps:(nc+1)*ps], x[nc*hw:(nc+1)*hw], g.H, g.W)
 			}
@@ -874,7 +875,7 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0
 	blocks := min(max(1, (2*runtime.GOMAXPROCS(0)+g.N-1)/g.N), max(1, p/64))
 	size := ((p+blocks-1)/blocks + 7) &^ 7 // a multiple of 8: GridSampleO's AVX2 blocks
 	blocks = (p + size - 1) / size
-	ParallelFor(g.N*blocks, func(lo, hi int) {
+	par.For(g.N*blocks, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n, j0 := k/blocks, k%blocks*size
 			j1 := min(j0+size, p)
@@ -936,7 +937,7 @@ func AffineGridBase[T Float](n int, alignCorners bool) []T {
 // AffineGridBase.
 func AffineGrid[T Float](n, h, w int, alignCorners bool, theta, out []T) {
 	xs, ys := AffineGridBase[T](w, alignCorners), AffineGridBase[T](h, alignCorners)
-	ParallelFor(n, func(lo, hi int) {
+	par.For(n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			t := theta[6*k : 6*k+6]
 			o := out[k*h*w*2:]
@@ -956,7 +957,7 @@ func AffineGrid[T Float](n, h, w int, alignCorners bool, theta, out []T) {
 // is overwritten.
 func AffineGridT[T Float](n, h, w int, alignCorners bool, gr, dtheta []T) {
 	xs, ys := AffineGridBase[T](w, alignCorners), AffineGridBase[T](h, alignCorners)
-	ParallelFor(n, func(lo, hi int) {
+	par.For(n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			var s [6]T
 			src := gr[k*h*w*2:]
@@ -994,7 +995,7 @@ func GridSampleO2[T Float](g *GridSampleGeom, a, b int, x, grid, gr, m1, m2, out
 		tb = make([]T, len(out))
 		GridSampleO(g, a, b+1, x, grid, gr, nil, tb)
 	}
-	ParallelFor(g.N, func(lo, hi int) {
+	par.For(g.N, func(lo, hi int) {
 		for j := lo * n / g.N; j < hi*n/g.N; j++ {
 			c2 := ta[2*j+1]
 			if outer {

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/gops-dev/gops/internal/par"
 	"runtime"
 	"sync/atomic"
 )
@@ -48,8 +49,8 @@ func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)
 	buf := gridCLPlanes.get(workers * ps)
 	defer gridCLPlanes.put(buf)
 	var next atomic.Int32
-	ParallelFor(units, func(lo, hi int) {
-		// ParallelFor runs at most GOMAXPROCS bodies: a slot each (a
+	par.For(units, func(lo, hi int) {
+		// par.For runs at most GOMAXPROCS bodies: a slot each (a
 		// fresh plane should GOMAXPROCS have grown meanwhile).
 		var plane []float32
 		if s := int(next.Add(1) - 1); s < workers {

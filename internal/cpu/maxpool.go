@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"sync"
 	"unsafe"
@@ -215,7 +216,7 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), l.WO, g.W
 	rows := &g.Rows
 	x32, _ := any(x).([]float32)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		s := getMaxPoolScratch[K](l, g)
 		defer maxPoolScratchPools[unsafe.Sizeof(K(0))/8].Put(s)
 		s32, _ := any(s).(*maxPoolScratch[int32])

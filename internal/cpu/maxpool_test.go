@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -216,7 +217,7 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 		{"keys64", func() { maxPoolArgmax32(g, x, idx) }},
 		{"float64", func() { MaxPoolArgmax(g, x64, idx) }},
 		{"scan64", func() {
-			ParallelFor(g.Planes, func(lo, hi int) {
+			par.For(g.Planes, func(lo, hi int) {
 				for p := lo; p < hi; p++ {
 					maxPoolPlaneScan(g, x64[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
 				}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // RoIAlignGeom fixes everything a RoIAlign kernel needs besides the data:
@@ -48,7 +49,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	defer putScratch(xcl)
 	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
-	ParallelFor(len(grids), func(lo, hi int) {
+	par.For(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		acc := make([]T, block*g.C) // sums of a block of bins, [bin, C]
@@ -108,7 +109,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 	dcl := getScratch[T](len(dst))
 	defer putScratch(dcl)
 	clear(dcl)
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		cw := hi - lo

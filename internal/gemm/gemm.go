@@ -18,7 +18,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // Float is the element type: float32 or float64.
@@ -244,7 +244,7 @@ func (p *problem[T]) byColumns(procs, panels int) {
 		run(0, 1) // no closure escaping into a goroutine
 		return
 	}
-	cpu.ParallelFor(chunks, run)
+	par.For(chunks, run)
 }
 
 // byRows is for a C with few panels per goroutine: per (column block, K
@@ -264,12 +264,12 @@ func (p *problem[T]) byRows(procs, panels int) {
 	for pc := 0; pc < p.k; pc += p.kc {
 		kb := min(p.kc, p.k-pc)
 		if !p.direct {
-			cpu.ParallelFor(panels, func(lo, hi int) { p.packBPanels(bufB, pc, kb, 0, n, lo, hi) })
+			par.For(panels, func(lo, hi int) { p.packBPanels(bufB, pc, kb, 0, n, lo, hi) })
 		}
 		blocks := (p.m + p.mc - 1) / p.mc
 		split := min(panels, max(1, (8*procs+blocks-1)/blocks))
 		per := (panels + split - 1) / split
-		cpu.ParallelFor(blocks*split, func(lo, hi int) {
+		par.For(blocks*split, func(lo, hi int) {
 			s := getScratch[T](p.mc*kb, 0, true)
 			defer putScratch(s)
 			packed := -1
