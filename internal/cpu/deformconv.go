@@ -2,8 +2,9 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/gops-dev/gops/internal/par"
 	"math"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // DeformGeom fixes the shapes of a deformable convolution: input

@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"github.com/gops-dev/gops/internal/par"
 	"math"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // GridSample's "bicubic" mode (torch's cubic convolution, A = −0.75): the

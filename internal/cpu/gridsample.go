@@ -1,11 +1,10 @@
 package cpu
 
 import (
-	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"runtime"
-	"sync"
-	"unsafe"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // GridSample's family (torch.nn.functional.grid_sample; docs/ARCHITECTURE.md,
@@ -222,10 +221,10 @@ func (pt *gridPoint[T]) tap(t *gridTap[T], nearest bool, a, b int, mask T, maske
 }
 
 // gridTaps are the taps of member (a, b) for every output pixel, times
-// mask [N·HO·WO] when not nil, in the kept buffer (give it back with
-// tapKeep(false).put).
+// mask [N·HO·WO] when not nil, in a scratch buffer (give it back with
+// tapScratch[T]().Put).
 func gridTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []gridTap[T] {
-	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
+	taps := tapScratch[T]().Get(g.N * g.HO * g.WO)
 	if !g.Nearest && g.Padding == GridZeros {
 		gridTapsZeros(g, a, b, grid, mask, taps)
 		return taps
@@ -290,72 +289,6 @@ func gridTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps []
 	})
 }
 
-// gridKeep holds one buffer of E between kernel calls, the largest given
-// back (at most scratchKeep bytes): the taps of an image batch are
-// hundreds of kilobytes, and a fresh allocation that size costs a page
-// fault per 4 KiB on first touch, more than computing them. A kernel
-// takes the buffer (or a new one) and gives it back when done; contents
-// are undefined.
-type gridKeep[E any] struct {
-	mu sync.Mutex
-	b  []E
-}
-
-func (k *gridKeep[E]) get(n int) []E {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if cap(k.b) >= n {
-		b := k.b[:n]
-		k.b = nil
-		return b
-	}
-	return make([]E, n)
-}
-
-func (k *gridKeep[E]) put(b []E) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if cap(b) > cap(k.b) && cap(b)*int(unsafe.Sizeof(*new(E))) <= scratchKeep {
-		k.b = b
-	}
-}
-
-var (
-	gridTaps32, gridTaps32b gridKeep[gridTap[float32]] // b: a second member's (O)
-	gridTaps64, gridTaps64b gridKeep[gridTap[float64]]
-	gridIdx                 gridKeep[int32]
-	gridW32                 gridKeep[float32]
-	gridW64                 gridKeep[float64]
-)
-
-// tapKeep is the keeper of T's taps (second: another one, for a kernel
-// that holds two tap arrays at once).
-func tapKeep[T Float](second bool) *gridKeep[gridTap[T]] {
-	var k any
-	switch any(*new(T)).(type) {
-	case float32:
-		k = &gridTaps32
-		if second {
-			k = &gridTaps32b
-		}
-	default:
-		k = &gridTaps64
-		if second {
-			k = &gridTaps64b
-		}
-	}
-	return k.(*gridKeep[gridTap[T]])
-}
-
-// floatKeep is the keeper of T's float buffers.
-func floatKeep[T Float]() *gridKeep[T] {
-	var k any = &gridW64
-	if _, ok := any(*new(T)).(float32); ok {
-		k = &gridW32
-	}
-	return k.(*gridKeep[T])
-}
-
 // gridSoA is taps laid out as arrays, the corner indices and each
 // corner's weights, for the gather kernel (gridSampleSoA32); each image's
 // full blocks of 8 indices are stored in the order 0 1 4 5 2 3 6 7.
@@ -366,8 +299,8 @@ type gridSoA[T Float] struct {
 
 func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 	n := len(taps)
-	s := &gridSoA[T]{ix: gridIdx.get(n)}
-	ws := floatKeep[T]().get(4 * n)
+	s := &gridSoA[T]{ix: ints32.Get(n)}
+	ws := floatScratch[T]().Get(4 * n)
 	for k := range s.w {
 		s.w[k] = ws[k*n : (k+1)*n]
 	}
@@ -392,8 +325,8 @@ func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 
 // release gives the arrays back to their keepers.
 func (s *gridSoA[T]) release() {
-	gridIdx.put(s.ix)
-	floatKeep[T]().put(s.w[0][:4*len(s.ix)])
+	ints32.Put(s.ix)
+	floatScratch[T]().Put(s.w[0][:4*len(s.ix)])
 }
 
 // part is the taps [lo, hi).
@@ -404,7 +337,7 @@ func (s *gridSoA[T]) part(lo, hi int) gridSoA[T] {
 // gridTaps2 are the taps of member (a+1, b) times m1 plus those of
 // member (a, b+1) times m2 (bilinear), in the kept buffer.
 func gridTaps2[T Float](g *GridSampleGeom, a, b int, grid, m1, m2 []T) []gridTap[T] {
-	taps := tapKeep[T](false).get(g.N * g.HO * g.WO)
+	taps := tapScratch[T]().Get(g.N * g.HO * g.WO)
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
 	par.For(g.N*g.HO, func(lo, hi int) {
 		var u gridTap[T]
@@ -456,7 +389,7 @@ func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
 		return
 	}
 	taps := gridTaps(g, a, b, grid, mask)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	gridSampleTaps(g, taps, x, out)
 }
 
@@ -469,7 +402,7 @@ func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T
 		return
 	}
 	taps := gridTaps2(g, a, b, grid, m1, m2)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	gridSampleTaps(g, taps, x, out)
 }
 
@@ -531,7 +464,7 @@ func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) 
 		return
 	}
 	taps := gridTaps(g, a, b, grid, mask)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	gridScatterTaps(g, taps, gr, dst)
 }
 
@@ -543,7 +476,7 @@ func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []
 		return
 	}
 	taps := gridTaps2(g, a, b, grid, m1, m2)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	gridScatterTaps(g, taps, gr, dst)
 }
 
@@ -596,7 +529,7 @@ func GridSampleC[T Float](g *GridSampleGeom, a, b int, x, grid, gr, out []T) {
 		return
 	}
 	taps := gridTaps(g, a, b, grid, nil)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	p := g.HO * g.WO
 	gridContract(g, x, gr, func(n, j0, j1, c0, c1 int, planes []T, ps, wp int, grs []T) {
 		o, tp := out[n*p:], taps[n*p:]
@@ -641,9 +574,9 @@ func GridSampleO[T Float](g *GridSampleGeom, a, b int, x, grid, gr, mask, out []
 	// Per pixel: its corner and the other coordinate's factors (fx for
 	// the y half, fy for the x half), and the halves' final scales.
 	n := g.N * g.HO * g.WO
-	taps, scale := tapKeep[T](true).get(n), floatKeep[T]().get(2*n)
-	defer tapKeep[T](true).put(taps)
-	defer floatKeep[T]().put(scale)
+	taps, scale := tapScratch[T]().Get(n), floatScratch[T]().Get(2*n)
+	defer tapScratch[T]().Put(taps)
+	defer floatScratch[T]().Put(scale)
 	gridOTaps(g, a, b, grid, mask, taps, scale)
 	if t32, ok := any(taps).([]gridTap[float32]); ok && gridChannelsLast(g) {
 		gridContractOCL32(g, t32, any(x).([]float32), any(gr).([]float32), any(scale).([]float32), any(out).([]float32))
@@ -819,12 +752,9 @@ type gridOBlocks struct {
 	f, acc []float32
 }
 
-var gridOIdx gridKeep[int32]
-var gridOF, gridOAcc gridKeep[float32]
-
 func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 	nb := p / 8
-	b := &gridOBlocks{idx: gridOIdx.get(8 * n * nb), f: gridOF.get(32 * n * nb), acc: gridOAcc.get(16 * n * nb)}
+	b := &gridOBlocks{idx: ints32.Get(8 * n * nb), f: scratch32.Get(32 * n * nb), acc: scratch32.Get(16 * n * nb)}
 	par.For(n, func(lo, hi int) {
 		clear(b.acc[16*lo*nb : 16*hi*nb])
 		for im := lo; im < hi; im++ {
@@ -841,9 +771,9 @@ func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 }
 
 func (b *gridOBlocks) release() {
-	gridOIdx.put(b.idx)
-	gridOF.put(b.f)
-	gridOAcc.put(b.acc)
+	ints32.Put(b.idx)
+	scratch32.Put(b.f)
+	scratch32.Put(b.acc)
 }
 
 // gridContract calls body(n, j0, j1, c0, c1, planes, ps, wp, grs) for
@@ -861,8 +791,8 @@ func gridContract[T Float](g *GridSampleGeom, x, gr []T, body func(n, j0, j1, c0
 	planes, ps := x, hw
 	if !g.Nearest {
 		wp, ps = g.W+2, g.framedSize()
-		planes = getScratch[T](g.N * g.C * ps)
-		defer putScratch(planes)
+		planes = floatScratch[T]().Get(g.N * g.C * ps)
+		defer floatScratch[T]().Put(planes)
 		par.For(g.N*g.C, func(lo, hi int) {
 			for nc := lo; nc < hi; nc++ {
 				padPlane(planes[nc*ps:(nc+1)*ps], x[nc*hw:(nc+1)*hw], g.H, g.W)

@@ -1,9 +1,10 @@
 package cpu
 
 import (
-	"github.com/gops-dev/gops/internal/par"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // GridSample's float32 bilinear S, T and O channels-last (AVX2, C a multiple
@@ -36,9 +37,6 @@ func gridChannelsLast(g *GridSampleGeom) bool {
 	return gridAVX2 && !g.Nearest && g.C%gridCLChannels == 0
 }
 
-// gridCLPlanes keeps the channels-last planes between calls.
-var gridCLPlanes gridKeep[float32]
-
 // gridCLUnits calls body(u, plane) for u in [0, units) in parallel,
 // plane a worker's own channels-last plane of framedSize()·gridCLChannels
 // elements
@@ -46,8 +44,8 @@ var gridCLPlanes gridKeep[float32]
 func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), units))
 	ps := g.framedSize() * gridCLChannels
-	buf := gridCLPlanes.get(workers * ps)
-	defer gridCLPlanes.put(buf)
+	buf := scratch32.Get(workers * ps)
+	defer scratch32.Put(buf)
 	var next atomic.Int32
 	par.For(units, func(lo, hi int) {
 		// par.For runs at most GOMAXPROCS bodies: a slot each (a
@@ -193,8 +191,8 @@ func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale,
 		return
 	}
 	parts, size := gridCLParts(g.N, p)
-	acc := gridOAcc.get(2 * g.N * p)
-	defer gridOAcc.put(acc)
+	acc := scratch32.Get(2 * g.N * p)
+	defer scratch32.Put(acc)
 	gridCLUnits(g, g.N*parts, func(u int, plane []float32) {
 		n, j0 := u/parts, u%parts*size
 		j1 := min(j0+size, p)

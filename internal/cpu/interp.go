@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"github.com/gops-dev/gops/internal/par"
 	"math"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // InterpAxis is 2-D interpolation along one axis: output position o reads

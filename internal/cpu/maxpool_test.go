@@ -2,10 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // maxPoolScan is torch's max_pool2d argmax by its sequential scan, the

@@ -1,9 +1,10 @@
 package cpu
 
 import (
-	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"unsafe"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // PoolAxis is the window of each output position along one axis of a 2-D

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+
 	"github.com/gops-dev/gops/internal/par"
 )
 

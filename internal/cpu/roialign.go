@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+
 	"github.com/gops-dev/gops/internal/par"
 )
 
@@ -45,8 +46,8 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	xcl := getScratch[T](len(input))
-	defer putScratch(xcl)
+	xcl := floatScratch[T]().Get(len(input))
+	defer floatScratch[T]().Put(xcl)
 	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
 	par.For(len(grids), func(lo, hi int) {
@@ -106,8 +107,8 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	dcl := getScratch[T](len(dst))
-	defer putScratch(dcl)
+	dcl := floatScratch[T]().Get(len(dst))
+	defer floatScratch[T]().Put(dcl)
 	clear(dcl)
 	par.For(g.C, func(lo, hi int) {
 		var taps []bilinearTap[T]

@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/gops-dev/gops/internal/par"
 	"math"
 	"sync/atomic"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // RoIPoolArgmax computes, for every output element (k, c, ph, pw) of
