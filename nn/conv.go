@@ -519,21 +519,12 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 	}
 }
 
-// cols32 and cols64 keep columns buffers between runs: a fresh buffer of
+// colsKeep keeps columns buffers between runs: a fresh buffer of
 // megabytes costs a page fault per 4 KiB on first touch, more than the
 // im2col that fills it. Buffers never leave a kernel.
-var (
-	cols32 par.Scratch[float32]
-	cols64 par.Scratch[float64]
-)
+var colsKeep par.Pair[float32, float64]
 
-func colsScratch[T gemm.Float]() *par.Scratch[T] {
-	var k any = &cols64
-	if _, ok := any(*new(T)).(float32); ok {
-		k = &cols32
-	}
-	return k.(*par.Scratch[T])
-}
+func colsScratch[T gemm.Float]() *par.Scratch[T] { return par.Of[T](&colsKeep) }
 
 // addBias is y + bias broadcast over axis 1 (BiasAdd): ∂y = U,
 // ∂bias = ChannelSum(U), and ChannelSum and ChannelBroadcast are a linear

@@ -243,7 +243,7 @@ type gridOBlocks struct {
 
 func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 	nb := p / 8
-	b := &gridOBlocks{idx: ints32.Get(8 * n * nb), f: scratch32.Get(32 * n * nb), acc: scratch32.Get(16 * n * nb)}
+	b := &gridOBlocks{idx: intKeep.A.Get(8 * n * nb), f: floatKeep.A.Get(32 * n * nb), acc: floatKeep.A.Get(16 * n * nb)}
 	par.For(n, func(lo, hi int) {
 		clear(b.acc[16*lo*nb : 16*hi*nb])
 		for im := lo; im < hi; im++ {
@@ -260,9 +260,9 @@ func newGridOBlocks(taps []gridTap[float32], n, p int) *gridOBlocks {
 }
 
 func (b *gridOBlocks) release() {
-	ints32.Put(b.idx)
-	scratch32.Put(b.f)
-	scratch32.Put(b.acc)
+	intKeep.A.Put(b.idx)
+	floatKeep.A.Put(b.f)
+	floatKeep.A.Put(b.acc)
 }
 
 // gridContract calls body(n, j0, j1, c0, c1, planes, ps, wp, grs) for

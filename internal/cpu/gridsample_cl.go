@@ -44,8 +44,8 @@ func gridChannelsLast(g *GridSampleGeom) bool {
 func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), units))
 	ps := g.framedSize() * gridCLChannels
-	buf := scratch32.Get(workers * ps)
-	defer scratch32.Put(buf)
+	buf := floatKeep.A.Get(workers * ps)
+	defer floatKeep.A.Put(buf)
 	var next atomic.Int32
 	par.For(units, func(lo, hi int) {
 		// par.For runs at most GOMAXPROCS bodies: a slot each (a
@@ -191,8 +191,8 @@ func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale,
 		return
 	}
 	parts, size := gridCLParts(g.N, p)
-	acc := scratch32.Get(2 * g.N * p)
-	defer scratch32.Put(acc)
+	acc := floatKeep.A.Get(2 * g.N * p)
+	defer floatKeep.A.Put(acc)
 	gridCLUnits(g, g.N*parts, func(u int, plane []float32) {
 		n, j0 := u/parts, u%parts*size
 		j1 := min(j0+size, p)

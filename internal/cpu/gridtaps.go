@@ -88,7 +88,7 @@ type gridSoA[T Float] struct {
 
 func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 	n := len(taps)
-	s := &gridSoA[T]{ix: ints32.Get(n)}
+	s := &gridSoA[T]{ix: intKeep.A.Get(n)}
 	ws := floatScratch[T]().Get(4 * n)
 	for k := range s.w {
 		s.w[k] = ws[k*n : (k+1)*n]
@@ -114,7 +114,7 @@ func newGridSoA[T Float](taps []gridTap[T], p int) *gridSoA[T] {
 
 // release gives the arrays back to their keepers.
 func (s *gridSoA[T]) release() {
-	ints32.Put(s.ix)
+	intKeep.A.Put(s.ix)
 	floatScratch[T]().Put(s.w[0][:4*len(s.ix)])
 }
 

@@ -187,8 +187,8 @@ func getMaxPoolScratch[K orderKey](l *maxPoolLayout, g *Pool2dGeom) *maxPoolScra
 		phase:  ks.Get(l.taps.S * l.PL),
 		rowKey: ks.Get(g.H * l.WOP),
 		colKey: ks.Get(l.WOP),
-		rowPos: ints32.Get(g.H * l.WOP),
-		colPos: ints32.Get(l.WOP),
+		rowPos: intKeep.A.Get(g.H * l.WOP),
+		colPos: intKeep.A.Get(l.WOP),
 	}
 	sentinel := sentinelKey[K]()
 	for i := range s.phase {
@@ -203,11 +203,11 @@ func (s *maxPoolScratch[K]) release() {
 	ks.Put(s.phase)
 	ks.Put(s.rowKey)
 	ks.Put(s.colKey)
-	ints32.Put(s.rowPos)
-	ints32.Put(s.colPos)
+	intKeep.A.Put(s.rowPos)
+	intKeep.A.Put(s.colPos)
 	if s.keys != nil {
-		ints64.Put(s.keys)
-		ints64.Put(s.rowBest)
+		intKeep.B.Put(s.keys)
+		intKeep.B.Put(s.rowBest)
 	}
 }
 
@@ -243,7 +243,7 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 			if nan {
 				if x32 != nil {
 					if s.keys == nil {
-						s.keys, s.rowBest = ints64.Get(hw), ints64.Get(g.H*wo)
+						s.keys, s.rowBest = intKeep.B.Get(hw), intKeep.B.Get(g.H*wo)
 					}
 					maxPoolPlaneKeys64(g, x32[p*hw:(p+1)*hw], out, s.keys, s.rowBest)
 				} else {

@@ -176,20 +176,11 @@ type scratch[T Float] struct {
 	buf, a, b, tile, edgeB []T
 }
 
-// keep32 and keep64 keep the packing buffers between products: allocating
-// them for every call made small products slow.
-var (
-	keep32 par.Scratch[float32]
-	keep64 par.Scratch[float64]
-)
+// keep keeps the packing buffers between products: allocating them for
+// every call made small products slow.
+var keep par.Pair[float32, float64]
 
-func keeperOf[T Float]() *par.Scratch[T] {
-	var k any = &keep64
-	if _, ok := any(*new(T)).(float32); ok {
-		k = &keep32
-	}
-	return k.(*par.Scratch[T])
-}
+func keeperOf[T Float]() *par.Scratch[T] { return par.Of[T](&keep) }
 
 // getScratch returns scratch with na elements in a and nb in b, each part
 // starting on a cache line; their contents are undefined (packing writes

@@ -96,3 +96,19 @@ func (s *Scratch[E]) drop(i int) {
 	s.kept[last] = nil
 	s.kept = s.kept[:last]
 }
+
+// Pair is the keepers of two element types' buffers (float32 and
+// float64, say), for kernels generic over both: Of picks one.
+type Pair[A, B any] struct {
+	A Scratch[A]
+	B Scratch[B]
+}
+
+// Of is p's keeper of E's buffers; E must be A or B (Of panics
+// otherwise, a kernel's bug).
+func Of[E, A, B any](p *Pair[A, B]) *Scratch[E] {
+	if k, ok := any(&p.A).(*Scratch[E]); ok {
+		return k
+	}
+	return any(&p.B).(*Scratch[E])
+}
