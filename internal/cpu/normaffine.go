@@ -6,7 +6,7 @@ import (
 )
 
 // The per-channel affine step of the normalisations and its family (nn's
-// ChannelAffine, ChannelDot, ChannelTotal; ChannelBroadcast, layout.go, is
+// ChannelAffine, ChannelDot, ChannelTotal; ChannelBroadcast is
 // ChannelTotal's transpose) on a tensor seen as [Outer, C, Inner].
 
 // ChanGeom is a contiguous tensor seen as [Outer, C, Inner] (GroupNorm:
