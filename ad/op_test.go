@@ -8,7 +8,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
-	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -49,7 +49,7 @@ func TestOpForwardPanicIsError(t *testing.T) {
 }
 
 // A panic in one chunk of a parallel kernel, whichever goroutine of
-// cpu.ParallelFor's worker team ran it, is an error naming the op too, and
+// par.For's worker team ran it, is an error naming the op too, and
 // the next run of a sound op is not disturbed.
 func TestOpParallelChunkPanicIsError(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
@@ -61,7 +61,7 @@ func TestOpParallelChunkPanicIsError(t *testing.T) {
 	}
 	for i := range 20 {
 		spec.Forward = func(in []gorgonia.Value) (gorgonia.Value, error) {
-			cpu.ParallelFor(8, func(lo, hi int) {
+			par.For(8, func(lo, hi int) {
 				if lo <= i%8 && i%8 < hi {
 					panic(fmt.Sprint("chunk with ", i%8))
 				}
@@ -74,7 +74,7 @@ func TestOpParallelChunkPanicIsError(t *testing.T) {
 		}
 	}
 	spec.Forward = func(in []gorgonia.Value) (gorgonia.Value, error) {
-		cpu.ParallelFor(8, func(lo, hi int) {})
+		par.For(8, func(lo, hi int) {})
 		return in[0], nil
 	}
 	if err := runOnce(t, spec, []float64{1, 2}); err != nil {

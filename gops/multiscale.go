@@ -7,6 +7,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -469,7 +470,7 @@ func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 // (gatherRows, in parallel over the rows).
 func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
 	dst = resizeRoIRows(dst, len(idx)*w)
-	cpu.ParallelFor(len(idx), func(lo, hi int) {
+	par.For(len(idx), func(lo, hi int) {
 		gatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
 	})
 	return dst
@@ -478,7 +479,7 @@ func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
 // scatterRoIRows copies the rows of src (of width w) to rows idx of dst
 // (a copy, not scatterAddRows' sum: each box's row is written once).
 func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
-	cpu.ParallelFor(len(idx), func(lo, hi int) {
+	par.For(len(idx), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			copy(dst[idx[j]*w:(idx[j]+1)*w], src[j*w:(j+1)*w])
 		}

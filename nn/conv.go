@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"sync"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -431,11 +431,14 @@ const (
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		newCols := func() *[]T {
+		// newCols is a columns buffer (nil for a pointwise convolution),
+		// contents undefined: Im2col and the products overwrite every
+		// element.
+		newCols := func() []T {
 			if g.Pointwise() {
 				return nil
 			}
-			return getCols[T](g.C * g.K() * l)
+			return colsScratch[T]().Get(g.C * g.K() * l)
 		}
 		w := in[1].Data // the weight, or G for convWeight
 		group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
@@ -490,9 +493,9 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 			// The weight gradient sums over the samples in order: one
 			// goroutine, one buffer.
 			cols := newCols()
-			defer putCols(cols)
+			defer colsScratch[T]().Put(cols) // nil is ignored
 			for n := 0; n < g.N; n++ {
-				if err := sample(n, deref(cols)); err != nil {
+				if err := sample(n, cols); err != nil {
 					return err
 				}
 			}
@@ -501,11 +504,11 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 		// Samples are independent: spread over goroutines, a buffer each
 		// (torch's slow_conv2d keeps one for the whole batch).
 		errs := make([]error, g.N)
-		cpu.ParallelFor(g.N, func(lo, hi int) {
+		par.For(g.N, func(lo, hi int) {
 			cols := newCols()
-			defer putCols(cols)
+			defer colsScratch[T]().Put(cols) // nil is ignored
 			for n := lo; n < hi; n++ {
-				errs[n] = sample(n, deref(cols))
+				errs[n] = sample(n, cols)
 			}
 		})
 		for _, err := range errs {
@@ -517,44 +520,12 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 	}
 }
 
-// colsPools keep columns buffers between runs (one pool per dtype): a
-// fresh buffer of megabytes costs a page fault per 4 KiB on first touch,
-// more than the im2col that fills it. Buffers never leave a kernel.
-var colsPools [2]sync.Pool
+// colsKeep keeps columns buffers between runs: a fresh buffer of
+// megabytes costs a page fault per 4 KiB on first touch, more than the
+// im2col that fills it. Buffers never leave a kernel.
+var colsKeep par.Pair[float32, float64]
 
-func colsPool[T gemm.Float]() *sync.Pool {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return &colsPools[0]
-	}
-	return &colsPools[1]
-}
-
-// getCols returns a buffer of n elements (contents undefined: Im2col and
-// the products overwrite every element).
-func getCols[T gemm.Float](n int) *[]T {
-	if b, ok := colsPool[T]().Get().(*[]T); ok && cap(*b) >= n {
-		*b = (*b)[:n]
-		return b
-	}
-	b := make([]T, n)
-	return &b
-}
-
-// putCols gives a buffer from getCols back (nil is ignored).
-func putCols[T gemm.Float](b *[]T) {
-	if b != nil {
-		colsPool[T]().Put(b)
-	}
-}
-
-// deref is *b, or nil for a nil b.
-func deref[T any](b *[]T) []T {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
+func colsScratch[T gemm.Float]() *par.Scratch[T] { return par.Of[T](&colsKeep) }
 
 // addBias is y + bias broadcast over axis 1 (BiasAdd): ∂y = U,
 // ∂bias = ChannelSum(U), and ChannelSum and ChannelBroadcast are a linear

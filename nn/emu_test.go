@@ -643,7 +643,7 @@ func emuNorm[T ad.Float](t *testing.T) {
 	slots := func(p []T) []float64 {
 		v := make([]float64, len(p)/2)
 		for k := range v {
-			v[k] = statSlot(p, k)
+			v[k] = cpu.StatSlot(p, k)
 		}
 		return v
 	}

@@ -2,11 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/vmath"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -101,41 +100,12 @@ func groupNormAffineBackward(rg rowGeom, cg chanGeom, hasW, hasB bool, in gorgon
 }
 
 // groupNormAffineKernel is rowNormKernel then channelAffineKernel, one row
-// (a group: C/groups planes of cg.inner) at a time, with the same
-// arithmetic as the two. Where the vector loops split every plane as they
-// split the row (vmath.VectorWhole), each row takes three passes, two
-// sums and NormAffine, none storing an intermediate; otherwise the
-// unfused chain.
+// (a group) at a time, with the same arithmetic as the two
+// (cpu.GroupNormAffine).
 func groupNormAffineKernel[T ad.Float](rg rowGeom, cg chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		w, b := affineParams(cg.c, in, hasW, hasB)
-		perRow := rg.n / cg.inner // channels in a row
-		fused := cg.inner > 1 && vmath.VectorWhole[T](cg.inner)
-		eachRow(rg, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				y, x := out.Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
-				c0 := (i * perRow) % cg.c
-				if fused {
-					mu, r := rowMoments(x, rg.eps)
-					for j := 0; j < perRow; j++ {
-						at := j * cg.inner
-						vmath.NormAffine(y[at:at+cg.inner], x[at:at+cg.inner], mu, T(r), w[c0+j], b[c0+j])
-					}
-					continue
-				}
-				r := rowStats(y, x, rg.eps)
-				vmath.Axpb(y, y, T(r), 0)
-				for j := 0; j < perRow; j++ {
-					ci := c0 + j
-					p := y[j*cg.inner:][:cg.inner]
-					if cg.inner > 1 {
-						vmath.Axpb(p, p, w[ci], b[ci]) // as channelAffineKernel's planes
-						continue
-					}
-					p[0] = p[0]*w[ci] + b[ci] // as its rows of C
-				}
-			}
-		})
+		cpu.GroupNormAffine(rg.kern(), cg.kern(), out.Data, in[0].Data, w, b)
 		return nil
 	}
 }
@@ -250,7 +220,7 @@ func groupNormGradBSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
 // plane q (sample n, channel c: q = n·C + c) Σu and Σu·y over the plane
 // (vmath.SumDotNorm, y = (x − μ)·r), in slots 2·rows + 2q and
 // 2·rows + 2q + 1. A slot holds a float64 in two elements of the dtype
-// (statSlot): the statistics keep float64's precision in float32 too.
+// (cpu.StatSlot): the statistics keep float64's precision in float32 too.
 // Not differentiable: only the ops above read it, as a shortcut to
 // numbers that are functions of their other inputs.
 func groupNormStatsSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
@@ -271,181 +241,51 @@ func groupNormStatsSpec(rg rowGeom, cg chanGeom) ad.OpSpec {
 // statsShape is GroupNormStats's shape: two elements for each of the
 // 2·rows + 2·planes slots.
 func statsShape(rg rowGeom, cg chanGeom) tensor.Shape {
-	return tensor.Shape{4 * (rg.rows + cg.outer*cg.c)}
+	return tensor.Shape{cpu.GroupNormStatsSize(rg.kern(), cg.kern())}
 }
 
-// setStatSlot stores v in slot k of p: for float32 its bits, low word
-// first, in p[2k] and p[2k+1] (moved, never computed on, so the bits
-// stay); for float64 v and 0.
-func setStatSlot[T ad.Float](p []T, k int, v float64) {
-	switch p := any(p).(type) {
-	case []float32:
-		b := math.Float64bits(v)
-		p[2*k], p[2*k+1] = math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32))
-	case []float64:
-		p[2*k], p[2*k+1] = v, 0
-	}
-}
-
-// statSlot is the float64 in slot k of p (setStatSlot).
-func statSlot[T ad.Float](p []T, k int) float64 {
-	switch p := any(p).(type) {
-	case []float32:
-		return math.Float64frombits(uint64(math.Float32bits(p[2*k])) | uint64(math.Float32bits(p[2*k+1]))<<32)
-	case []float64:
-		return p[2*k]
-	}
-	return 0
-}
-
-// groupNormStatsKernel writes GroupNormStats(u, x), row by row: the
-// moments (two sums over the row, rowMoments), then one
-// vmath.SumDotNorm per plane, the row in cache from the first.
+// groupNormStatsKernel writes GroupNormStats(u, x) (cpu.GroupNormStats).
 func groupNormStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		u, x, perRow := in[0].Data, in[1].Data, rg.n/cg.inner
-		eachRow(rg, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				mu, r := rowMoments(x[i*rg.n:][:rg.n], rg.eps)
-				setStatSlot(out.Data, 2*i, float64(mu))
-				setStatSlot(out.Data, 2*i+1, r)
-				for j := 0; j < perRow; j++ {
-					at, q := i*rg.n+j*cg.inner, i*perRow+j
-					su, suy := vmath.SumDotNorm(u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r))
-					setStatSlot(out.Data, 2*rg.rows+2*q, su)
-					setStatSlot(out.Data, 2*rg.rows+2*q+1, suy)
-				}
-			}
-		})
+		cpu.GroupNormStats(rg.kern(), cg.kern(), out.Data, in[0].Data, in[1].Data)
 		return nil
 	}
 }
 
-// groupNormStatsTotal writes, per channel, Σ over samples (in order, in
-// float64) of the statistics' per-plane Σu (which 0: GroupNormGradB) or
-// Σu·y (which 1: GroupNormGradW); inputs (u, x, stats) or (u, stats).
+// groupNormStatsTotal writes, per channel, the statistics' Σu (which 0:
+// GroupNormGradB) or Σu·y (which 1: GroupNormGradW) summed over samples;
+// inputs (u, x, stats) or (u, stats) (cpu.GroupNormStatsTotal).
 func groupNormStatsTotal[T ad.Float](rg rowGeom, cg chanGeom, which int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		p := in[len(in)-1].Data
-		for ci := range cg.c {
-			var acc float64
-			for o := 0; o < cg.outer; o++ {
-				acc += statSlot(p, 2*rg.rows+2*(o*cg.c+ci)+which)
-			}
-			out.Data[ci] = T(acc)
-		}
+		cpu.GroupNormStatsTotal(rg.kern(), cg.kern(), which, out.Data, in[len(in)-1].Data)
 		return nil
 	}
 }
 
 // groupNormGradXStatsKernel is groupNormGradXKernel with the row's
 // (μ, r) and its planes' sums from the statistics (inputs x, u, w,
-// stats): where vmath.VectorWhole allows, one vmath.NormGrad pass per
-// row, the same arithmetic and bits as groupNormGradXKernel's (whose sums
-// and moments the statistics hold exactly); otherwise that kernel.
+// stats; cpu.GroupNormGradXStats).
 func groupNormGradXStatsKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	plain := groupNormGradXKernel[T](rg, cg)
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if !vmath.VectorWhole[T](cg.inner) {
-			return plain(out, in[:3])
-		}
-		perRow, n, w, p := rg.n/cg.inner, float64(rg.n), in[2].Data, in[3].Data
-		eachRow(rg, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gr, u, x := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
-				c0 := (i * perRow) % cg.c
-				mu, r := T(statSlot(p, 2*i)), statSlot(p, 2*i+1)
-				var su, suy float64
-				for j := 0; j < perRow; j++ {
-					q := 2*rg.rows + 2*(i*perRow+j)
-					su += float64(w[c0+j]) * statSlot(p, q)
-					suy += float64(w[c0+j]) * statSlot(p, q+1)
-				}
-				for j := 0; j < perRow; j++ {
-					at := j * cg.inner
-					vmath.NormGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
-						T(suy/n), T(su/n), T(-r), T(-r*float64(w[c0+j])))
-				}
-			}
-		})
+		cpu.GroupNormGradXStats(rg.kern(), cg.kern(), out.Data, in[0].Data, in[1].Data, in[2].Data, in[3].Data)
 		return nil
 	}
 }
 
 // groupNormGradXKernel writes r·(uw − mean uw − y·mean(uw·y)) per row,
-// uw = u·w[c] never stored: its means come from per-plane sums, and the
-// row is −r·(y·mean(uw·y) + mean uw) + (r·w[c])·u, plane by plane. Where
-// vmath.VectorWhole allows, a row takes four passes (two sums for the
-// statistics, one for the per-plane sums, vmath.NormGrad) and y is never
-// stored; otherwise the unfused chain, with the same arithmetic.
+// uw = u·w[c] (inputs x, u, w; cpu.GroupNormGradX).
 func groupNormGradXKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		perRow, n, w := rg.n/cg.inner, float64(rg.n), in[2].Data
-		fused := vmath.VectorWhole[T](cg.inner)
-		eachRow(rg, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gr, u, x := out.Data[i*rg.n:][:rg.n], in[1].Data[i*rg.n:][:rg.n], in[0].Data[i*rg.n:][:rg.n]
-				c0 := (i * perRow) % cg.c
-				var su, suy float64
-				if fused {
-					mu, r := rowMoments(x, rg.eps)
-					for j := 0; j < perRow; j++ {
-						at := j * cg.inner
-						s, sy := vmath.SumDotNorm(u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r))
-						su += float64(w[c0+j]) * s
-						suy += float64(w[c0+j]) * sy
-					}
-					for j := 0; j < perRow; j++ {
-						at := j * cg.inner
-						vmath.NormGrad(gr[at:at+cg.inner], u[at:at+cg.inner], x[at:at+cg.inner], mu, T(r),
-							T(suy/n), T(su/n), T(-r), T(-r*float64(w[c0+j])))
-					}
-					continue
-				}
-				r := rowStats(gr, x, rg.eps)
-				vmath.Axpb(gr, gr, T(r), 0) // y
-				for j := 0; j < perRow; j++ {
-					up, yp := u[j*cg.inner:][:cg.inner], gr[j*cg.inner:][:cg.inner]
-					su += float64(w[c0+j]) * vmath.Sum(up)
-					suy += float64(w[c0+j]) * vmath.Dot(up, yp)
-				}
-				vmath.Axpb(gr, gr, T(suy/n), T(su/n)) // y·mean(uw·y) + mean uw
-				for j := 0; j < perRow; j++ {
-					p := gr[j*cg.inner:][:cg.inner]
-					vmath.Axpb(p, p, T(-r), 0)
-					vmath.SubMul(p, p, u[j*cg.inner:][:cg.inner], T(-r*float64(w[c0+j])))
-				}
-			}
-		})
+		cpu.GroupNormGradX(rg.kern(), cg.kern(), out.Data, in[0].Data, in[1].Data, in[2].Data)
 		return nil
 	}
 }
 
-// groupNormGradWKernel writes Σ over samples (in order) of
-// r·Σ u·(x − μ) for each channel's plane, (μ, r) as RowNorm computes
-// them. Row by row (each row's planes read while it is in cache), the
-// terms kept per sample and channel, then added in sample order.
+// groupNormGradWKernel writes Σ over samples of r·Σ u·(x − μ) for each
+// channel (inputs u, x; cpu.GroupNormGradW).
 func groupNormGradWKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		u, x := in[0].Data, in[1].Data
-		perRow := rg.n / cg.inner
-		terms := make([]float64, cg.outer*cg.c) // [outer, C]: r·Σ u·(x − μ)
-		eachRow(rg, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				mu, r := rowMoments(x[i*rg.n:][:rg.n], rg.eps)
-				for j := 0; j < perRow; j++ {
-					at := i*rg.n + j*cg.inner
-					terms[i*perRow+j] = r * vmath.SubDot(u[at:at+cg.inner], x[at:at+cg.inner], mu)
-				}
-			}
-		})
-		for ci := range cg.c {
-			var acc float64
-			for o := 0; o < cg.outer; o++ {
-				acc += terms[o*cg.c+ci]
-			}
-			out.Data[ci] = T(acc)
-		}
+		cpu.GroupNormGradW(rg.kern(), cg.kern(), out.Data, in[0].Data, in[1].Data)
 		return nil
 	}
 }

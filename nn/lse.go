@@ -2,11 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/vmath"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -27,7 +26,7 @@ import (
 //     M[r]·U[r]·(exp(x[r, k] − m)/s − [k = t[r]]) (NLL's).
 //
 // exp(x − lse) is softmax(x); LogSumExpGrad divides it by its row sum,
-// which is 1 but for lse's rounding (lseGradRow). It takes lse,
+// which is 1 but for lse's rounding (cpu.LogSumExpGrad). It takes lse,
 // LogSumExp's result, as an input that it treats as the function of x it
 // is: it is not differentiated w.r.t. it (DiffWRT false), its derivative
 // w.r.t. x is the total one, through lse, built from Softmax and
@@ -196,57 +195,17 @@ func maskSpec(rows, ignore int) ad.OpSpec {
 
 func maskKernel[T ad.Float](ignore int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for r, t := range in[1].Ints {
-			if t != ignore {
-				out.Data[r] = in[0].Data[r] // out arrives zeroed
-			}
-		}
+		cpu.Mask(ignore, out.Data, in[0].Data, in[1].Ints) // out arrives zeroed
 		return nil
 	}
 }
 
-// lseKernel computes LogSumExp row by row (lseRow).
+// lseKernel computes LogSumExp row by row (cpu.LogSumExp).
 func lseKernel[T ad.Float](rows, n int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x := in[0].Data
-		eachRow(rowGeom{rows: rows, n: n}, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				out.Data[r] = lseRow(x[r*n : (r+1)*n])
-			}
-		})
+		cpu.LogSumExp(rows, n, out.Data, in[0].Data)
 		return nil
 	}
-}
-
-// lseChunk is the length of lseRow's scratch, on the stack: the
-// exponentials of a row are summed lseChunk at a time (a multiple of the
-// vector width, so only a row's last chunk has a tail).
-const lseChunk = 512
-
-// lseRow is log Σ exp(x) as torch.logsumexp: m + log Σ exp(x − m) (see
-// maxLogSum). A row holding NaN gives NaN, one holding +Inf gives +Inf,
-// one of only −Inf (or empty) −Inf.
-func lseRow[T ad.Float](x []T) T {
-	m, ls, ok := maxLogSum(x)
-	if !ok {
-		return m
-	}
-	return T(float64(m) + ls)
-}
-
-// maxLogSum returns m = max x and log Σ exp(x − m), the sum in float64
-// over vmath.ExpSum's chunks; ok false, and no sum, when m is NaN or ±Inf.
-func maxLogSum[T ad.Float](x []T) (m T, logSum float64, ok bool) {
-	m = vmath.Max(x)
-	if f := float64(m); math.IsNaN(f) || math.IsInf(f, 0) {
-		return m, 0, false
-	}
-	var buf [lseChunk]T
-	var s float64
-	for lo := 0; lo < len(x); lo += lseChunk {
-		s += vmath.ExpSum(buf[:], x[lo:min(lo+lseChunk, len(x))], m)
-	}
-	return m, math.Log(s), true
 }
 
 // checkTargets is pickKernel's error for a target outside [0, n) that is
@@ -260,94 +219,32 @@ func checkTargets(t []int, n, ignore int) error {
 	return nil
 }
 
-// nllKernel computes NLL row by row: (m − x[r, t[r]]) + log s in
-// float64, rounded once to T (maxLogSum), 0 where t[r] is ignore; NaN for
-// a row whose maximum is NaN or ±Inf, as torch's log_softmax there.
+// nllKernel computes NLL row by row (cpu.NLL), after checking the
+// targets.
 func nllKernel[T ad.Float](n, ignore int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		x, t := in[0].Data, in[1].Ints
 		if err := checkTargets(t, n, ignore); err != nil {
 			return err
 		}
-		eachRow(rowGeom{rows: len(t), n: n}, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				var v T
-				if ti := t[r]; ti != ignore {
-					m, ls, ok := maxLogSum(x[r*n : (r+1)*n])
-					if ok {
-						v = T(float64(m) - float64(x[r*n+ti]) + ls)
-					} else {
-						v = T(math.NaN())
-					}
-				}
-				out.Data[r] = v
-			}
-		})
+		cpu.NLL(n, ignore, out.Data, x, t)
 		return nil
 	}
 }
 
-// lseGradKernel computes LogSumExpGrad or, with tg, NLLGrad, row by row.
-// LogSumExpGrad: U[r]·exp(x − lse[r]) (vmath.ExpSum shifted by lse[r],
-// then scaled by U[r] over its sum: see lseGradRow); a row whose lse is
-// NaN or ±Inf takes math.Exp element by element: NaN where x is NaN or
-// equals an infinite lse, as torch. NLLGrad: U[r]·exp(x − m)/s (ExpSum
-// shifted by the row's maximum m), less U[r] at the target; a zero row
-// where the target is ignored, a NaN row where m is NaN or ±Inf (torch's
-// log_softmax is NaN there).
+// lseGradKernel computes LogSumExpGrad or, with tg, NLLGrad, row by row
+// (cpu.LogSumExpGrad, cpu.NLLGrad), after checking NLLGrad's targets.
 func lseGradKernel[T ad.Float](n int, tg *lseTarget) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x := in[0].Data
-		var lse, u []T
-		var t []int
 		if tg == nil {
-			lse, u = in[1].Data, in[2].Data
-		} else {
-			u, t = in[1].Data, in[2].Ints
-			if err := checkTargets(t, n, tg.ignore); err != nil {
-				return err
-			}
+			cpu.LogSumExpGrad(n, out.Data, in[0].Data, in[1].Data, in[2].Data)
+			return nil
 		}
-		eachRow(rowGeom{rows: len(u), n: n}, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				g, xr := out.Data[r*n:(r+1)*n], x[r*n:(r+1)*n]
-				if t == nil {
-					lseGradRow(g, xr, lse[r], u[r])
-					continue
-				}
-				if t[r] == tg.ignore {
-					clear(g)
-					continue
-				}
-				m := vmath.Max(xr)
-				if f := float64(m); math.IsNaN(f) || math.IsInf(f, 0) {
-					for i := range g {
-						g[i] = T(math.NaN())
-					}
-					continue
-				}
-				s := vmath.ExpSum(g, xr, m)
-				vmath.Axpb(g, g, T(float64(u[r])/s), 0)
-				g[t[r]] -= u[r]
-			}
-		})
+		t := in[2].Ints
+		if err := checkTargets(t, n, tg.ignore); err != nil {
+			return err
+		}
+		cpu.NLLGrad(n, tg.ignore, out.Data, in[0].Data, in[1].Data, t)
 		return nil
 	}
-}
-
-// lseGradRow sets g = u·exp(x − lse)/Σ exp(x − lse), u·softmax(x) for any
-// finite lse ≥ max x: lse = m + log s is rounded to T, and once |m| is
-// large the rounding takes all of log s (1e30 + log 2 is 1e30 in float64,
-// 1e8 + log 2 is 1e8 in float32), so exp(x − lse) alone would sum to s,
-// not 1; for logits of 1e4 in float32 it is off by 1e-4 relative. The sum
-// is the one ExpSum returns, so this is still one pass of exponentials.
-func lseGradRow[T ad.Float](g, x []T, lse, u T) {
-	if f := float64(lse); math.IsNaN(f) || math.IsInf(f, 0) {
-		for i, v := range x {
-			g[i] = u * T(math.Exp(float64(v-lse)))
-		}
-		return
-	}
-	s := vmath.ExpSum(g, x, lse)
-	vmath.Axpb(g, g, T(float64(u)/s), 0)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -32,19 +31,8 @@ type chanGeom struct{ outer, c, inner int }
 
 func (g chanGeom) String() string { return fmt.Sprintf("%d×%d×%d", g.outer, g.c, g.inner) }
 
-// chanGrain is the number of elements below which the channel and row
-// kernels stay on one goroutine.
-const chanGrain = 1 << 15
-
-// parallelIf runs body over [0, count) with cpu.ParallelFor when the work
-// is at least chanGrain elements, on the caller's goroutine otherwise.
-func parallelIf(count, elements int, body func(lo, hi int)) {
-	if elements < chanGrain {
-		body(0, count)
-		return
-	}
-	cpu.ParallelFor(count, body)
-}
+// kern is g as the kernels' geometry.
+func (g chanGeom) kern() cpu.ChanGeom { return cpu.ChanGeom{Outer: g.outer, C: g.c, Inner: g.inner} }
 
 // channelAffine is ChannelAffine(x, weight, bias) on s seen as g; weight
 // or bias (not both) may be nil.
@@ -93,30 +81,12 @@ func channelAffineSpec(s tensor.Shape, g chanGeom, hasW, hasB bool) ad.OpSpec {
 	}, channelAffineGPU{g, hasW, hasB})
 }
 
-// channelAffineKernel writes x·w[c] + b[c] (w = 1 or b = 0 when absent):
-// with inner > 1 a whole plane at a time (vmath.Axpb, fused where the CPU
-// has FMA), with inner = 1 a row of C at a time.
+// channelAffineKernel writes x·w[c] + b[c] (w = 1 or b = 0 when absent;
+// cpu.ChannelAffine).
 func channelAffineKernel[T ad.Float](g chanGeom, hasW, hasB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x := in[0].Data
 		w, b := affineParams(g.c, in, hasW, hasB)
-		if g.inner > 1 {
-			parallelIf(g.outer*g.c, len(x), func(lo, hi int) {
-				for p := lo; p < hi; p++ {
-					ci := p % g.c
-					vmath.Axpb(out.Data[p*g.inner:][:g.inner], x[p*g.inner:][:g.inner], w[ci], b[ci])
-				}
-			})
-			return nil
-		}
-		parallelIf(g.outer, len(x), func(lo, hi int) {
-			for o := lo; o < hi; o++ {
-				dst, src := out.Data[o*g.c:][:g.c], x[o*g.c:][:g.c]
-				for k, v := range src {
-					dst[k] = v*w[k] + b[k]
-				}
-			}
-		})
+		cpu.ChannelAffine(g.kern(), out.Data, in[0].Data, w, b)
 		return nil
 	}
 }
@@ -225,58 +195,15 @@ func channelTotalSpecs(s tensor.Shape, g chanGeom) (total, spread ad.OpSpec) {
 	return ad.LinearPair(withCUDA(total, channelReduceGPU{g, false}), withCUDA(spread, channelGPU{g.outer, g.c, g.inner, channelBroadcast}))
 }
 
-// channelReduceKernel is ChannelDot (dot) or ChannelTotal: per channel, in
-// float64, the planes' vmath.Dot or vmath.Sum (inner > 1) or the products
-// or values (inner = 1) added in the order of outer. Channels are spread
-// over goroutines; each channel's sum does not depend on the split.
+// channelReduceKernel is ChannelDot (dot: cpu.ChannelDot) or
+// ChannelTotal (cpu.ChannelTotal).
 func channelReduceKernel[T ad.Float](g chanGeom, dot bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		u := in[0].Data
-		var y []T
 		if dot {
-			y = in[1].Data
-		}
-		if g.inner > 1 {
-			// Sample by sample, so that a worker reads its channels' planes
-			// as one contiguous run per sample; each channel still adds its
-			// planes' sums in sample order.
-			parallelIf(g.c, len(u), func(lo, hi int) {
-				acc := make([]float64, hi-lo)
-				for o := 0; o < g.outer; o++ {
-					for ci := lo; ci < hi; ci++ {
-						at := (o*g.c + ci) * g.inner
-						if dot {
-							acc[ci-lo] += vmath.Dot(u[at:at+g.inner], y[at:at+g.inner])
-						} else {
-							acc[ci-lo] += vmath.Sum(u[at : at+g.inner])
-						}
-					}
-				}
-				for k, a := range acc {
-					out.Data[lo+k] = T(a)
-				}
-			})
+			cpu.ChannelDot(g.kern(), out.Data, in[0].Data, in[1].Data)
 			return nil
 		}
-		parallelIf(g.c, len(u), func(lo, hi int) {
-			acc := make([]float64, hi-lo)
-			for o := 0; o < g.outer; o++ {
-				row := u[o*g.c+lo : o*g.c+hi]
-				if dot {
-					yr := y[o*g.c+lo : o*g.c+hi]
-					for k, v := range row {
-						acc[k] += float64(v) * float64(yr[k])
-					}
-					continue
-				}
-				for k, v := range row {
-					acc[k] += float64(v)
-				}
-			}
-			for k, v := range acc {
-				out.Data[lo+k] = T(v)
-			}
-		})
+		cpu.ChannelTotal(g.kern(), out.Data, in[0].Data)
 		return nil
 	}
 }

@@ -2,12 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -42,6 +40,9 @@ type rowGeom struct {
 }
 
 func (g rowGeom) params() string { return fmt.Sprintf("%v rows %d eps %v", g.s, g.rows, g.eps) }
+
+// kern is g as the kernels' geometry.
+func (g rowGeom) kern() cpu.RowGeom { return cpu.RowGeom{Rows: g.rows, N: g.n, Eps: g.eps} }
 
 // chans is g as channels: one per row.
 func (g rowGeom) chans() chanGeom { return chanGeom{1, g.rows, g.n} }
@@ -136,78 +137,25 @@ func rowNormGradX(g rowGeom, x, u, v *gorgonia.Node) (*gorgonia.Node, error) {
 	return b.Node(b.Add(dx, b.Apply(spread, delta)))
 }
 
-// rowStats sets d = x − μ (in T, μ rounded to T) and returns
-// r = (σ² + eps)^(-1/2), σ² = mean d²: two vector sums (vmath, float64
-// across lanes), the same for every caller, so RowNorm, RowNormGrad and
-// RowInvStd agree on a row's statistics.
-func rowStats[T ad.Float](d, x []T, eps float64) (r float64) {
-	n := float64(len(x))
-	vmath.Axpb(d, x, 1, -T(vmath.Sum(x)/n))
-	return 1 / math.Sqrt(vmath.Dot(d, d)/n+eps)
-}
-
-// rowMoments returns rowStats's μ (rounded to T) and r without storing
-// x − μ: the same sums (vmath.SubSqSum is Dot of vmath.Axpb's x − μ).
-func rowMoments[T ad.Float](x []T, eps float64) (mu T, r float64) {
-	n := float64(len(x))
-	mu = T(vmath.Sum(x) / n)
-	return mu, 1 / math.Sqrt(vmath.SubSqSum(x, mu)/n+eps)
-}
-
-// eachRow runs f on rows [lo, hi) of g, spread over goroutines when the
-// tensor is large, in grains of about chanGrain elements handed out as
-// workers finish (a descheduled worker does not hold the others up); a
-// row's arithmetic does not depend on the split.
-func eachRow(g rowGeom, f func(lo, hi int)) {
-	if g.rows*g.n < chanGrain {
-		f(0, g.rows)
-		return
-	}
-	cpu.ParallelForGrains(g.rows, (chanGrain+g.n-1)/g.n, f)
-}
-
 func rowNormKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		eachRow(g, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				// fma(1, y, 0) is y: y = fma(r, x − μ, 0) is never −0.
-				x := in[0].Data[i*g.n:][:g.n]
-				mu, r := rowMoments(x, g.eps)
-				vmath.NormAffine(out.Data[i*g.n:][:g.n], x, mu, T(r), 1, 0)
-			}
-		})
+		cpu.RowNorm(g.kern(), out.Data, in[0].Data)
 		return nil
 	}
 }
 
-// rowNormGradKernel writes r·(u − mean u − y·mean(u·y)) for each row, y
-// recomputed as RowNorm's kernel does.
+// rowNormGradKernel writes r·(u − mean u − y·mean(u·y)) for each row
+// (cpu.RowNormGrad).
 func rowNormGradKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		n := float64(g.n)
-		eachRow(g, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				gr, u := out.Data[i*g.n:][:g.n], in[1].Data[i*g.n:][:g.n]
-				r := rowStats(gr, in[0].Data[i*g.n:][:g.n], g.eps)
-				vmath.Axpb(gr, gr, T(r), 0) // y
-				mu, muy := vmath.Sum(u)/n, vmath.Dot(u, gr)/n
-				vmath.Axpb(gr, gr, T(muy), T(mu)) // mean u + y·mean(u·y)
-				vmath.SubMul(gr, u, gr, 1)        // u − that
-				vmath.Axpb(gr, gr, T(r), 0)
-			}
-		})
+		cpu.RowNormGrad(g.kern(), out.Data, in[0].Data, in[1].Data)
 		return nil
 	}
 }
 
 func rowInvStdKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		eachRow(g, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				_, r := rowMoments(in[0].Data[i*g.n:][:g.n], g.eps)
-				out.Data[i] = T(r)
-			}
-		})
+		cpu.RowInvStd(g.kern(), out.Data, in[0].Data)
 		return nil
 	}
 }

@@ -2,12 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -210,105 +208,22 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	}, softmaxGradGPU{outer, n, inner, log})
 }
 
-// softmaxKernel computes softmax or log-softmax along the axis, one line
-// at a time (softmaxLine).
+// softmaxKernel computes softmax or log-softmax along the axis
+// (cpu.Softmax).
 func softmaxKernel[T ad.Float](outer, n, inner int, log bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		eachLine(outer, n, inner, out.Data, [][]T{in[0].Data}, func(y []T, x [][]T) { softmaxLine(y, x[0], log) })
+		cpu.Softmax(outer, n, inner, log, out.Data, in[0].Data)
 		return nil
 	}
-}
-
-// softmaxLine sets y to softmax(x) (or log_softmax), as torch's CPU
-// kernel: m = max x, s = Σ exp(x − m), then exp(x − m) · (1/s) or
-// (x − m) − log s. A line holding NaN or +Inf, or only −Inf, is all NaN,
-// as in torch.
-func softmaxLine[T ad.Float](y, x []T, log bool) {
-	m := vmath.Max(x)
-	if f := float64(m); math.IsNaN(f) || math.IsInf(f, 0) {
-		for i := range y {
-			y[i] = T(math.NaN())
-		}
-		return
-	}
-	s := vmath.ExpSum(y, x, m)
-	if log {
-		vmath.Axpb(y, x, 1, -m)
-		vmath.Axpb(y, y, 1, -T(math.Log(s)))
-		return
-	}
-	vmath.Axpb(y, y, T(1/s), 0)
 }
 
 // softmaxGradKernel computes softmaxGradSpec's result from the output y
-// and upstream U, one line at a time.
+// and upstream U (cpu.SoftmaxGrad).
 func softmaxGradKernel[T ad.Float](outer, n, inner int, log bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		eachLine(outer, n, inner, out.Data, [][]T{in[0].Data, in[1].Data}, func(g []T, x [][]T) {
-			y, u := x[0], x[1]
-			if !log {
-				vmath.MulSub(g, y, u, T(vmath.Dot(u, y)))
-				return
-			}
-			if m := float64(vmath.Max(y)); math.IsNaN(m) || m > 0 {
-				for i := range g {
-					g[i] = T(math.NaN()) // y is a log-probability (≤ 0) or a NaN line
-				}
-				return
-			}
-			vmath.ExpSum(g, y, 0)
-			vmath.SubMul(g, u, g, T(vmath.Sum(u)))
-		})
+		cpu.SoftmaxGrad(outer, n, inner, log, out.Data, in[0].Data, in[1].Data)
 		return nil
 	}
-}
-
-// lineGrain is the number of elements below which eachLine stays on one
-// goroutine.
-const lineGrain = 1 << 15
-
-// eachLine runs f(y, xs) on every line along the middle axis of
-// [outer, n, inner] tensors: y the output's line, xs the inputs' lines,
-// each n contiguous elements. With inner > 1 the lines are strided: they
-// are gathered into scratch and y is scattered back. Lines are spread over
-// goroutines when the tensor is large; f's arithmetic on a line does not
-// depend on the split.
-func eachLine[T ad.Float](outer, n, inner int, y []T, xs [][]T, f func(y []T, xs [][]T)) {
-	work := func(lo, hi int) {
-		cur := make([][]T, len(xs))
-		var buf []T
-		if inner > 1 {
-			buf = make([]T, n*(len(xs)+1))
-			for j := range cur {
-				cur[j] = buf[(j+1)*n : (j+2)*n]
-			}
-		}
-		for l := lo; l < hi; l++ {
-			base := (l/inner)*n*inner + l%inner
-			if inner == 1 {
-				for j, x := range xs {
-					cur[j] = x[base : base+n]
-				}
-				f(y[base:base+n], cur)
-				continue
-			}
-			for j, x := range xs {
-				for k := range n {
-					cur[j][k] = x[base+k*inner]
-				}
-			}
-			f(buf[:n], cur)
-			for k, v := range buf[:n] {
-				y[base+k*inner] = v
-			}
-		}
-	}
-	lines := outer * inner
-	if lines*n < lineGrain {
-		work(0, lines)
-		return
-	}
-	cpu.ParallelFor(lines, work)
 }
 
 // axisSpecs are AxisSum (shape s → s without axis) and AxisBroadcast
@@ -339,26 +254,14 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 
 func axisSumKernel[T ad.Float](outer, n, inner int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for o := 0; o < outer; o++ {
-			for i := 0; i < inner; i++ {
-				var acc T
-				for k := 0; k < n; k++ {
-					acc += in[0].Data[(o*n+k)*inner+i]
-				}
-				out.Data[o*inner+i] = acc
-			}
-		}
+		cpu.AxisSum(outer, n, inner, out.Data, in[0].Data)
 		return nil
 	}
 }
 
 func axisBroadcastKernel[T ad.Float](outer, n, inner int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for o := 0; o < outer; o++ {
-			for k := 0; k < n; k++ {
-				copy(out.Data[(o*n+k)*inner:(o*n+k+1)*inner], in[0].Data[o*inner:(o+1)*inner])
-			}
-		}
+		cpu.AxisBroadcast(outer, n, inner, out.Data, in[0].Data)
 		return nil
 	}
 }

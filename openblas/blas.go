@@ -3,8 +3,8 @@ package openblas
 import (
 	"math"
 
-	"github.com/gops-dev/gops/internal/cpu"
 	gemmk "github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -154,7 +154,7 @@ const gemmBlocks = 16
 
 // splitGemm cuts C (m×n, row-major) into gemmBlocks blocks of whole columns
 // (when n >= m) or whole rows, and calls gemm on each, spread over
-// goroutines by cpu.ParallelFor: rows i0..i0+m, columns j0..j0+n, with the
+// goroutines by par.For: rows i0..i0+m, columns j0..j0+n, with the
 // offsets into a, b and c where the block's operands start. Small products
 // go to one call. Running OpenBLAS single-threaded and splitting here beats
 // OpenBLAS's own threads, which spin (sched_yield) after every product and
@@ -178,7 +178,7 @@ func splitGemm(m, n, k int, tA, tB blas.Transpose, lda, ldb, ldc int, gemm func(
 	for lo := 0; lo < size; lo += chunk {
 		ranges = append(ranges, [2]int{lo, min(lo+chunk, size)})
 	}
-	cpu.ParallelFor(len(ranges), func(lo, hi int) {
+	par.For(len(ranges), func(lo, hi int) {
 		for _, r := range ranges[lo:hi] {
 			s, e := r[0], r[1]
 			if byCols {

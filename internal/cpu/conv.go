@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/gops-dev/gops/internal/vmath"
+import (
+	"github.com/gops-dev/gops/internal/par"
+	"github.com/gops-dev/gops/internal/vmath"
+)
 
 import "fmt"
 
@@ -54,7 +57,7 @@ func (g *ConvGeom) Pointwise() bool {
 // x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
 	hw, k, l := g.H*g.W, g.K(), g.L()
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			plane := x[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
@@ -105,7 +108,7 @@ func validCols(x0, stride, w, wout int) (lo, hi int) {
 // same for any GOMAXPROCS.
 func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 	hw, k, l := g.H*g.W, g.K(), g.L()
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			plane := dx[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
@@ -137,7 +140,7 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 // ChannelSum writes s[c] = Σ over n and l of x[n, c, l] for x
 // [N, C, L] (a bias gradient), in the order n, then l.
 func ChannelSum[T Float](x, s []T, n, c, l int) {
-	ParallelFor(c, func(lo, hi int) {
+	par.For(c, func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			var acc T
 			for ni := 0; ni < n; ni++ {
@@ -153,7 +156,7 @@ func ChannelSum[T Float](x, s []T, n, c, l int) {
 // ChannelBroadcast writes x[n, c, l] = s[c] for x [N, C, L] (ChannelSum's
 // transpose).
 func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
-	ParallelFor(n*c, func(lo, hi int) {
+	par.For(n*c, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			row := x[p*l:][:l]
 			v := s[p%c]
@@ -167,7 +170,7 @@ func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
 // AddChannelBias writes out[n, c, l] = x[n, c, l] + b[c] for x [N, C, L],
 // planes in parallel.
 func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
-	ParallelFor(n*c, func(lo, hi int) {
+	par.For(n*c, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			vmath.Axpb(out[p*l:][:l], x[p*l:][:l], 1, b[p%c]) // 1·x + b: x + b exactly
 		}

@@ -1,15 +1,18 @@
-// Package cpu holds the CPU kernels of gops' ops: plain loops over flat
-// slices in row-major order, parallel through ParallelFor only, each
+// Package cpu holds the CPU kernels of gops' and nn's ops: plain loops
+// over flat slices in row-major order, parallel through par.For only, each
 // writing disjoint memory and summing in a fixed order so that results are
 // bitwise the same for any GOMAXPROCS. It imports neither Gorgonia nor the
 // ops: a kernel sees slices and a geometry struct, never a node or a value.
 //
-// Files by family: sampling.go (RoIAlign's sampling grid and bilinear rule,
-// shared by RoIAlign and PSRoIAlign), poolbins.go (the integer bin geometry
-// of RoIPool and PSRoIPool), roialign.go, roipool.go, psroialign.go,
-// psroipool.go, deformconv.go, layout.go, gridsample.go (nn.GridSample's
-// family and AffineGrid, with AVX2 gathers in gridsample_amd64.s), and
-// vec.go (the channels-last helpers).
+// The groups: the RoI family (RoIAlign, RoIPool, PSRoIAlign, PSRoIPool,
+// with their geometries, box checks and the shared sampling grid and bin
+// rules); DeformConv2d and the convolution's Im2col/Col2im; pooling
+// (max with argmax, average, adaptive) and interpolation; GridSample's
+// family (sampling, transposes, grid contractions, bicubic, the tables of
+// the CUDA kernels) and AffineGrid; layout moves (channels-last,
+// broadcasts); and nn's row kernels (Softmax, LogSumExp and NLL, RowNorm,
+// the channel affine family, GroupNorm). Their scratch memory comes from
+// the keepers of package par.
 package cpu
 
 import (

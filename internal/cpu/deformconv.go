@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // DeformGeom fixes the shapes of a deformable convolution: input
@@ -50,7 +52,7 @@ func (g *DeformGeom) padLen() int { return (g.H+2)*g.padW() + g.W + 4 }
 func padImages[T Float](g *DeformGeom, x []T) []T {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
 	p := make([]T, planes*pl)
-	ParallelFor(planes, func(lo, hi int) {
+	par.For(planes, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			src, dst := x[i*plane:(i+1)*plane], p[i*pl:(i+1)*pl]
 			for y := 0; y < g.H; y++ {
@@ -64,7 +66,7 @@ func padImages[T Float](g *DeformGeom, x []T) []T {
 // unpadImages copies the inside of every padded plane of p into x.
 func unpadImages[T Float](g *DeformGeom, p, x []T) {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
-	ParallelFor(planes, func(lo, hi int) {
+	par.For(planes, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			src, dst := p[i*pl:(i+1)*pl], x[i*plane:(i+1)*plane]
 			for y := 0; y < g.H; y++ {
@@ -141,7 +143,7 @@ func contractRow[T Float](ts []padTap[T], x []T, pw int, col, out []T) {
 func deformTaps[T Float](g *DeformGeom, a, b int, offset, mask []T) []padTap[T] {
 	taps := make([]padTap[T], g.MaskLen())
 	K, L := g.K(), g.L()
-	ParallelFor(g.N*g.OG, func(lo, hi int) {
+	par.For(g.N*g.OG, func(lo, hi int) {
 		for ng := lo; ng < hi; ng++ {
 			for k := 0; k < K; k++ {
 				i, j := k/g.KW, k%g.KW
@@ -219,7 +221,7 @@ const sampleLastMinChannels = 16
 func deformSamplePlanes[T Float](g *DeformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for n := 0; n < g.N; n++ {
 			for k := 0; k < K; k++ {
 				for c := lo; c < hi; c++ {
@@ -243,7 +245,7 @@ func deformSamplePlanes[T Float](g *DeformGeom, taps []padTap[T], input, cols []
 func padImagesLast[T Float](g *DeformGeom, x []T) []T {
 	pl, pw, C, hw := g.padLen(), g.padW(), g.C, g.H*g.W
 	p := make([]T, g.N*pl*C)
-	ParallelFor(g.N*g.H, func(lo, hi int) {
+	par.For(g.N*g.H, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			n, y := t/g.H, t%g.H
 			// Row y of every channel (C×W, row stride H·W) becomes W
@@ -267,7 +269,7 @@ func deformSampleLast[T Float](g *DeformGeom, taps []padTap[T], input, cols []T)
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pl, pw, C := g.padLen(), g.padW(), g.C
 	blocks := (L + sampleBlock - 1) / sampleBlock
-	ParallelFor(g.N*g.OG*K*blocks, func(lo, hi int) {
+	par.For(g.N*g.OG*K*blocks, func(lo, hi int) {
 		tile := make([]T, cg*sampleBlock) // [channels, positions]
 		for u := lo; u < hi; u++ {
 			tr, bl := u/blocks, u%blocks
@@ -304,7 +306,7 @@ func deformSampleLast[T Float](g *DeformGeom, taps []padTap[T], input, cols []T)
 func deformScatter[T Float](g *DeformGeom, taps []padTap[T], cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			grp := c / cg
 			for n := 0; n < g.N; n++ {
@@ -328,7 +330,7 @@ func deformScatter[T Float](g *DeformGeom, taps []padTap[T], cols, dst []T) {
 func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	ParallelFor(g.N*g.OG*K, func(lo, hi int) {
+	par.For(g.N*g.OG*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			k := tr % K
 			n, grp := tr/K/g.OG, tr/K%g.OG
@@ -349,7 +351,7 @@ func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst [
 func deformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []padTap[T], input, cols, mask, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	ParallelFor(g.N*g.OG*K, func(lo, hi int) {
+	par.For(g.N*g.OG*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			k := tr % K
 			n, grp := tr/K/g.OG, tr/K%g.OG

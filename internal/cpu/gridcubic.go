@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // GridSample's "bicubic" mode (torch's cubic convolution, A = −0.75): the
 // output of pixel p is Σ_(i,k) cy_i(ty)·cx_k(tx)·X[iy + i − 1, ix + k − 1]
@@ -108,7 +112,7 @@ func cubicTaps[T Float](g *GridSampleGeom, a, b int, grid, mask []T) []cubicTap[
 func cubicTapsFor[T Float](g *GridSampleGeom, grid []T, weights func(j int, tx, ty, sx, sy T) ([4]T, [4]T)) []cubicTap[T] {
 	taps := make([]cubicTap[T], g.N*g.HO*g.WO)
 	ax, ay := newGridAxis[T](g.W, g.Padding, g.AlignCorners), newGridAxis[T](g.H, g.Padding, g.AlignCorners)
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			t := &taps[j]
 			for k := range t.i {
@@ -165,7 +169,7 @@ func (t *cubicTap[T]) value(plane []T) T {
 // cubicS is GridSampleS (or S2, taps given) for bicubic.
 func cubicS[T Float](g *GridSampleGeom, taps []cubicTap[T], x, out []T) {
 	hw, p := g.H*g.W, g.HO*g.WO
-	ParallelFor(g.N*g.C, func(lo, hi int) {
+	par.For(g.N*g.C, func(lo, hi int) {
 		for nc := lo; nc < hi; nc++ {
 			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
 			for j := range o {
@@ -179,7 +183,7 @@ func cubicS[T Float](g *GridSampleGeom, taps []cubicTap[T], x, out []T) {
 // each plane by one worker, pixels in order.
 func cubicT[T Float](g *GridSampleGeom, taps []cubicTap[T], gr, dst []T) {
 	hw, p := g.H*g.W, g.HO*g.WO
-	ParallelFor(g.N*g.C, func(lo, hi int) {
+	par.For(g.N*g.C, func(lo, hi int) {
 		for nc := lo; nc < hi; nc++ {
 			plane, src, tp := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
 			for j, v := range src {
@@ -202,7 +206,7 @@ func cubicT[T Float](g *GridSampleGeom, taps []cubicTap[T], gr, dst []T) {
 // each pixel summing channels in order.
 func cubicC[T Float](g *GridSampleGeom, taps []cubicTap[T], x, gr, out []T, stride, which int) {
 	hw, p := g.H*g.W, g.HO*g.WO
-	ParallelFor(g.N*g.HO, func(lo, hi int) {
+	par.For(g.N*g.HO, func(lo, hi int) {
 		for j := lo * g.WO; j < hi*g.WO; j++ {
 			n, jj := j/p, j%p
 			var acc T

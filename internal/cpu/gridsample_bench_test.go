@@ -36,7 +36,7 @@ func BenchmarkGridSampleKernel(b *testing.B) {
 		{"S", func() { GridSampleS(g, 0, 0, x, grid, nil, out) }},
 		{"T", func() { clear(dx); GridSampleT(g, 0, 0, gr, grid, nil, dx) }},
 		{"O", func() { clear(dg); GridSampleO(g, 0, 0, x, grid, gr, nil, dg) }},
-		{"taps", func() { tapKeep[float32](false).put(gridTaps(g, 0, 0, grid, nil)) }},
+		{"taps", func() { tapScratch[float32]().Put(gridTaps(g, 0, 0, grid, nil)) }},
 	}
 	for _, k := range kernels {
 		b.Run(k.name, func(b *testing.B) {

@@ -3,6 +3,8 @@ package cpu
 import (
 	"runtime"
 	"sync/atomic"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // GridSample's float32 bilinear S, T and O channels-last (AVX2, C a multiple
@@ -35,9 +37,6 @@ func gridChannelsLast(g *GridSampleGeom) bool {
 	return gridAVX2 && !g.Nearest && g.C%gridCLChannels == 0
 }
 
-// gridCLPlanes keeps the channels-last planes between calls.
-var gridCLPlanes gridKeep[float32]
-
 // gridCLUnits calls body(u, plane) for u in [0, units) in parallel,
 // plane a worker's own channels-last plane of framedSize()·gridCLChannels
 // elements
@@ -45,11 +44,11 @@ var gridCLPlanes gridKeep[float32]
 func gridCLUnits(g *GridSampleGeom, units int, body func(u int, plane []float32)) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), units))
 	ps := g.framedSize() * gridCLChannels
-	buf := gridCLPlanes.get(workers * ps)
-	defer gridCLPlanes.put(buf)
+	buf := floatKeep.A.Get(workers * ps)
+	defer floatKeep.A.Put(buf)
 	var next atomic.Int32
-	ParallelFor(units, func(lo, hi int) {
-		// ParallelFor runs at most GOMAXPROCS bodies: a slot each (a
+	par.For(units, func(lo, hi int) {
+		// par.For runs at most GOMAXPROCS bodies: a slot each (a
 		// fresh plane should GOMAXPROCS have grown meanwhile).
 		var plane []float32
 		if s := int(next.Add(1) - 1); s < workers {
@@ -192,8 +191,8 @@ func gridContractOCL32(g *GridSampleGeom, taps []gridTap[float32], x, gr, scale,
 		return
 	}
 	parts, size := gridCLParts(g.N, p)
-	acc := gridOAcc.get(2 * g.N * p)
-	defer gridOAcc.put(acc)
+	acc := floatKeep.A.Get(2 * g.N * p)
+	defer floatKeep.A.Put(acc)
 	gridCLUnits(g, g.N*parts, func(u int, plane []float32) {
 		n, j0 := u/parts, u%parts*size
 		j1 := min(j0+size, p)

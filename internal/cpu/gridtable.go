@@ -92,7 +92,7 @@ func GridSampleTable[T Float](g *GridSampleGeom, a, b int, grid, mask []T) *Grid
 		return tb
 	}
 	taps := gridTaps(g, a, b, grid, mask)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	tb.putBilinear(g, 0, taps, tb.NW)
 	return tb
 }
@@ -109,7 +109,7 @@ func GridSampleTable2[T Float](g *GridSampleGeom, a, b int, grid, m1, m2 []T) *G
 	}
 	tb := newGridTable[T](g, 1, 4)
 	taps := gridTaps2(g, a, b, grid, m1, m2)
-	defer tapKeep[T](false).put(taps)
+	defer tapScratch[T]().Put(taps)
 	tb.putBilinear(g, 0, taps, 4)
 	return tb
 }

@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // InterpAxis is 2-D interpolation along one axis: output position o reads
 // input positions I0[o] and I1[o] with weights 1−L[o] and L[o] (nearest:
@@ -137,7 +141,7 @@ func Interp[T Float](g *InterpGeom, x, out []T) {
 		w0, w1 = interpWeights[T](&g.Cols)
 		pairs = findPairs(&g.Cols)
 	}
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		var cache [2][]T // horizontal interpolations of two source rows
 		var cached [2]int
 		if !g.Nearest {
@@ -284,7 +288,7 @@ func findPairsScatter[T Float](pairs interpPairs, off []int, sh []interpShare[T]
 func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
 	if g.Nearest {
-		ParallelFor(g.Planes, func(lo, hi int) {
+		par.For(g.Planes, func(lo, hi int) {
 			for p := lo; p < hi; p++ {
 				plane := dx[p*hw : (p+1)*hw]
 				src := gr[p*ho*wo : (p+1)*ho*wo]
@@ -319,7 +323,7 @@ func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 			}
 		}
 	}
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
 			src := gr[p*ho*wo : (p+1)*ho*wo]

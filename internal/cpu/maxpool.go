@@ -2,8 +2,9 @@ package cpu
 
 import (
 	"math"
-	"sync"
 	"unsafe"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // The fast path of MaxPoolArgmax: a plane's windows reduced separably,
@@ -168,45 +169,46 @@ func sentinelKey[K orderKey]() K {
 	return k << (8*unsafe.Sizeof(k) - 1)
 }
 
-// maxPoolScratch is one worker's buffers: the phase buffer (sentinels
-// outside the row's slots, which every row overwrites), the row pass's
-// keys and plane indices, the column pass's running maxima, and the
-// 64-bit keys of float32's NaN path.
+// maxPoolScratch is one worker's buffers, from the kernels' scratch
+// keepers: the phase buffer (sentinels outside the row's slots, which
+// every row overwrites), the row pass's keys and plane indices, the column
+// pass's running maxima, and the 64-bit keys of float32's NaN path (taken
+// when a plane first needs them).
 type maxPoolScratch[K orderKey] struct {
 	phase, rowKey, colKey []K
 	rowPos, colPos        []int32
 	keys, rowBest         []int64
 }
 
-// maxPoolScratchPools keeps the workers' buffers between calls, one pool
-// per key size (int32, int64).
-var maxPoolScratchPools [2]sync.Pool
-
 // getMaxPoolScratch returns a worker's buffers sized for l and g.
 func getMaxPoolScratch[K orderKey](l *maxPoolLayout, g *Pool2dGeom) *maxPoolScratch[K] {
-	pool := &maxPoolScratchPools[unsafe.Sizeof(K(0))/8]
-	s, _ := pool.Get().(*maxPoolScratch[K])
-	if s == nil {
-		s = new(maxPoolScratch[K])
+	ks := intScratch[K]()
+	s := &maxPoolScratch[K]{
+		phase:  ks.Get(l.taps.S * l.PL),
+		rowKey: ks.Get(g.H * l.WOP),
+		colKey: ks.Get(l.WOP),
+		rowPos: intKeep.A.Get(g.H * l.WOP),
+		colPos: intKeep.A.Get(l.WOP),
 	}
-	s.phase = grow(s.phase, l.taps.S*l.PL)
 	sentinel := sentinelKey[K]()
 	for i := range s.phase {
 		s.phase[i] = sentinel
 	}
-	s.rowKey = grow(s.rowKey, g.H*l.WOP)
-	s.rowPos = grow(s.rowPos, g.H*l.WOP)
-	s.colKey = grow(s.colKey, l.WOP)
-	s.colPos = grow(s.colPos, l.WOP)
 	return s
 }
 
-// grow returns b with length n, reallocated if too small.
-func grow[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
+// release gives the buffers back.
+func (s *maxPoolScratch[K]) release() {
+	ks := intScratch[K]()
+	ks.Put(s.phase)
+	ks.Put(s.rowKey)
+	ks.Put(s.colKey)
+	intKeep.A.Put(s.rowPos)
+	intKeep.A.Put(s.colPos)
+	if s.keys != nil {
+		intKeep.B.Put(s.keys)
+		intKeep.B.Put(s.rowBest)
 	}
-	return b[:n]
 }
 
 // maxPoolFast is MaxPoolArgmax for planes of fewer than 2³¹ elements
@@ -215,9 +217,9 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), l.WO, g.W
 	rows := &g.Rows
 	x32, _ := any(x).([]float32)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		s := getMaxPoolScratch[K](l, g)
-		defer maxPoolScratchPools[unsafe.Sizeof(K(0))/8].Put(s)
+		defer s.release()
 		s32, _ := any(s).(*maxPoolScratch[int32])
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
@@ -240,8 +242,9 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 			}
 			if nan {
 				if x32 != nil {
-					s.keys = grow(s.keys, hw)
-					s.rowBest = grow(s.rowBest, g.H*wo)
+					if s.keys == nil {
+						s.keys, s.rowBest = intKeep.B.Get(hw), intKeep.B.Get(g.H*wo)
+					}
 					maxPoolPlaneKeys64(g, x32[p*hw:(p+1)*hw], out, s.keys, s.rowBest)
 				} else {
 					maxPoolPlaneScan(g, plane, out)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // maxPoolScan is torch's max_pool2d argmax by its sequential scan, the
@@ -216,7 +218,7 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 		{"keys64", func() { maxPoolArgmax32(g, x, idx) }},
 		{"float64", func() { MaxPoolArgmax(g, x64, idx) }},
 		{"scan64", func() {
-			ParallelFor(g.Planes, func(lo, hi int) {
+			par.For(g.Planes, func(lo, hi int) {
 				for p := lo; p < hi; p++ {
 					maxPoolPlaneScan(g, x64[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
 				}

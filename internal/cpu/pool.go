@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"unsafe"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // PoolAxis is the window of each output position along one axis of a 2-D
@@ -121,7 +123,7 @@ func MaxPoolArgmax[T Float](g *Pool2dGeom, x []T, idx []int) {
 		}
 	}
 	hw, l := g.H*g.W, g.Rows.Out()*g.Cols.Out()
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			maxPoolPlaneScan(g, x[p*hw:(p+1)*hw], idx[p*l:(p+1)*l])
 		}
@@ -171,7 +173,7 @@ func maxPoolPlaneScan[T Float](g *Pool2dGeom, plane []T, out []int) {
 // each output row's window of rows.
 func maxPoolArgmax32(g *Pool2dGeom, x []float32, idx []int) {
 	hw, ho, wo := g.H*g.W, g.Rows.Out(), g.Cols.Out()
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		keys := make([]int64, hw)
 		rowBest := make([]int64, g.H*wo)
 		for p := lo; p < hi; p++ {
@@ -246,7 +248,7 @@ func argmaxPos(key int64) int {
 // op stays linear; nn adds −Inf there separately) for
 // planes of hw input and l output elements.
 func PlaneGather[T Float](x []T, idx []int, out []T, planes, hw, l int) {
-	ParallelFor(planes, func(lo, hi int) {
+	par.For(planes, func(lo, hi int) {
 		// Last plane first: MaxPoolArgmax, run just before on the same
 		// chunks in plane order, leaves the last planes' x and idx in
 		// cache.
@@ -272,7 +274,7 @@ func PlaneGather[T Float](x []T, idx []int, out []T, planes, hw, l int) {
 // PlaneScatterAdd adds g[p, o] into dx[p, idx[p, o]] (PlaneGather's
 // transpose), in output order within each plane.
 func PlaneScatterAdd[T Float](g []T, idx []int, dx []T, planes, hw, l int) {
-	ParallelFor(planes, func(lo, hi int) {
+	par.For(planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
 			for o, i := range idx[p*l : (p+1)*l] {

@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gops-dev/gops/internal/par"
+
 // AvgDivisor says how AvgPool divides each window's sum: by Override if
 // not 0, else by the window's size with padding (IncludePad) or inside
 // the input.
@@ -113,7 +115,7 @@ func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 	rows, cols := &g.Rows, &g.Cols
 	ds := divisors[T](div, g)
 	run := interiorRun(cols)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		rowSum := make([]T, g.H*wo)
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
@@ -214,7 +216,7 @@ func AvgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 	rlo, rhi := inverse(&g.Rows, g.H)
 	clo, chi := inverse(&g.Cols, g.W)
 	run := newScatterRun(&g.Cols, clo, chi)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		v := make([]T, ho*wo)
 		colAcc := make([]T, wo)
 		for p := lo; p < hi; p++ {
@@ -304,7 +306,7 @@ func avgPoolTScatter[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := divisors[T](div, g)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		colAcc := make([]T, g.H*wo)
 		vrow := make([]T, wo)
 		for p := lo; p < hi; p++ {

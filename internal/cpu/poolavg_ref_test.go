@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gops-dev/gops/internal/par"
+
 // The kernels of average pooling and interpolation as they were before
 // their fast paths: the references the fast paths must equal bitwise.
 
@@ -34,7 +36,7 @@ func avgPoolRef[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := div.divisorsRef(g)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		rowSum := make([]T, g.H*wo)
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
@@ -84,7 +86,7 @@ func avgPoolTRef[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := div.divisorsRef(g)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		colAcc := make([]T, g.H*wo)
 		vrow := make([]T, wo)
 		for p := lo; p < hi; p++ {
@@ -127,7 +129,7 @@ func avgPoolTRef[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 // a vector axpy: the same products and sum, rounded the same way.
 func interpRef[T Float](g *InterpGeom, x, out []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		var cache [2][]T // horizontal interpolations of two source rows
 		var cached [2]int
 		if !g.Nearest {
@@ -183,7 +185,7 @@ func interpRef[T Float](g *InterpGeom, x, out []T) {
 // weights (Interp's transpose), in output order within each plane.
 func interpTRef[T Float](g *InterpGeom, gr, dx []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
-	ParallelFor(g.Planes, func(lo, hi int) {
+	par.For(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
 			src := gr[p*ho*wo : (p+1)*ho*wo]

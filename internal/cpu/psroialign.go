@@ -1,6 +1,10 @@
 package cpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // Position-sensitive pooling: output channel co of bin b (row-major over
 // PH×PW) reads input channel co·PH·PW + b, so input channel ci belongs to
@@ -58,7 +62,7 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	ParallelFor(len(grids), func(lo, hi int) {
+	par.For(len(grids), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := lo; k < hi; k++ {
@@ -131,7 +135,7 @@ func PSRoIAlignTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	ParallelFor(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
+	par.For(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for k := range grids {

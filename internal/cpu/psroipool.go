@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gops-dev/gops/internal/par"
+
 // psRoIPoolBins validates the boxes and computes every box's bins with
 // ps_roi_pool's geometry (roi size end - start, at least 1), clipped to
 // [0, H] and [0, W] in both kernels. K×PH×PW bins.
@@ -25,7 +27,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	ParallelFor(len(boxes)/5, func(lo, hi int) {
+	par.For(len(boxes)/5, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n := int(boxes[5*k])
 			for co := 0; co < cOut; co++ {
@@ -61,7 +63,7 @@ func PSRoIPoolTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for k := 0; k < len(boxes)/5; k++ {
 			n := int(boxes[5*k])
 			for ci := lo; ci < hi; ci++ {

@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"fmt"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // RoIAlignGeom fixes everything a RoIAlign kernel needs besides the data:
@@ -44,11 +46,11 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	xcl := getScratch[T](len(input))
-	defer putScratch(xcl)
+	xcl := floatScratch[T]().Get(len(input))
+	defer floatScratch[T]().Put(xcl)
 	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
-	ParallelFor(len(grids), func(lo, hi int) {
+	par.For(len(grids), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		acc := make([]T, block*g.C) // sums of a block of bins, [bin, C]
@@ -105,10 +107,10 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	dcl := getScratch[T](len(dst))
-	defer putScratch(dcl)
+	dcl := floatScratch[T]().Get(len(dst))
+	defer floatScratch[T]().Put(dcl)
 	clear(dcl)
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		cw := hi - lo

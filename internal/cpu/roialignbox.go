@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/gops-dev/gops/internal/par"
+
 // RoIAlign's derivatives w.r.t. the boxes (docs/ARCHITECTURE.md, "RoIAlign's
 // boxes"). A sample point of box k in bin (ph, pw), grid point (iy, ix), is
 //
@@ -221,7 +223,7 @@ func PSRoIAlignBoxDerivTranspose[T Float](g *PoolGeom, a, b int, xMajor bool, gr
 func (f *boxDerivFamily[T]) deriv(a, b int, xMajor bool, input, boxes, out []T) {
 	g := f.sample
 	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	ParallelFor(len(f.grids), func(lo, hi int) {
+	par.For(len(f.grids), func(lo, hi int) {
 		coef := make([]T, J)
 		for k := lo; k < hi; k++ {
 			bx := &f.grids[k]
@@ -267,7 +269,7 @@ func (f *boxDerivFamily[T]) deriv(a, b int, xMajor bool, input, boxes, out []T) 
 func (f *boxDerivFamily[T]) transpose(a, b int, xMajor bool, grad, boxes, dst []T) {
 	g := f.sample
 	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	ParallelFor(f.cOut, func(lo, hi int) {
+	par.For(f.cOut, func(lo, hi int) {
 		coef := make([]T, J)
 		for k := range f.grids {
 			bx := &f.grids[k]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // RoIPoolArgmax computes, for every output element (k, c, ph, pw) of
@@ -86,7 +88,7 @@ func packedKeysChannelsLast(x []float32, n, c, plane int) []int64 {
 	dst := make([]int64, len(x))
 	const band = 64
 	bands := (plane + band - 1) / band
-	ParallelFor(n*bands, func(lo, hi int) {
+	par.For(n*bands, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, p0 := t/bands, t%bands*band
 			p1 := min(p0+band, plane)
@@ -198,7 +200,7 @@ func (s *keyArgmax) winners(dst []int, base, plane int) {
 func roiPoolArgmaxScan[T Float](g *PoolGeom, x []int64, boxes []T, idx []int, newArgmaxer func(c int) binArgmaxer) {
 	plane, nb := g.H*g.W, g.PH*g.PW
 	block := binBlock(nb, g.C)
-	ParallelFor(len(boxes)/5, func(lo, hi int) {
+	par.For(len(boxes)/5, func(lo, hi int) {
 		bins := make([]PoolBin, 0, nb)
 		rows := make([][]int64, 0, argmaxRows)
 		pos := make([]int, 0, argmaxRows)
@@ -272,7 +274,7 @@ func (f *firstBad) at() int {
 // over rows of nb elements (one box and channel each).
 func RoIGather[T Float](input []T, idx []int, out []T, nb int) error {
 	bad := newFirstBad()
-	ParallelFor(len(idx)/nb, func(lo, hi int) {
+	par.For(len(idx)/nb, func(lo, hi int) {
 		ix := idx[lo*nb : hi*nb]
 		o := out[lo*nb : lo*nb+len(ix)]
 		for i, j := range ix {
@@ -303,7 +305,7 @@ func RoIScatterAdd[T Float](g *PoolGeom, grad []T, idx []int, dst []T) error {
 	plane, nb := g.H*g.W, g.PH*g.PW
 	rows := len(idx) / nb
 	bad := newFirstBad()
-	ParallelFor(g.C, func(lo, hi int) {
+	par.For(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			for r := c; r < rows; r += g.C {
 				row, gr := idx[r*nb:(r+1)*nb], grad[r*nb:(r+1)*nb]

@@ -1,57 +1,22 @@
 package cpu
 
-import "sync"
+import "github.com/gops-dev/gops/internal/par"
 
-// Large scratch buffers are kept between kernel calls: the RoIAlign
-// kernels copy a whole feature map channels-last, 55 MB for an FPN's
-// finest level, and a fresh buffer that size costs a page fault per 4 KiB
-// (11 µs each on the benchmark VM) on first touch, more than the copy.
-// One buffer per element type is kept, the largest returned, at most
-// scratchKeep bytes; a kernel takes it (or a new one) and gives it back
-// when done. Buffers never leave the kernels. sync.Pool does not do here:
-// a run that allocates this much triggers a collection, which empties it.
-const scratchKeep = 256 << 20
+// The kernels' scratch memory (par.Scratch), a keeper for each element
+// type: float buffers (channels-last copies, grid planes and weights), the
+// grid samplers' taps, and integer buffers (gather indices, max pooling's
+// keys and positions).
+var (
+	floatKeep par.Pair[float32, float64]
+	tapKeep   par.Pair[gridTap[float32], gridTap[float64]]
+	intKeep   par.Pair[int32, int64]
+)
 
-var scratch struct {
-	sync.Mutex
-	f32 []float32
-	f64 []float64
-}
+// floatScratch is the keeper of T's float buffers.
+func floatScratch[T Float]() *par.Scratch[T] { return par.Of[T](&floatKeep) }
 
-// getScratch returns a buffer of n elements, contents undefined.
-func getScratch[T Float](n int) []T {
-	scratch.Lock()
-	defer scratch.Unlock()
-	switch any(*new(T)).(type) {
-	case float32:
-		if cap(scratch.f32) >= n {
-			b := scratch.f32[:n]
-			scratch.f32 = nil
-			return any(b).([]T)
-		}
-	case float64:
-		if cap(scratch.f64) >= n {
-			b := scratch.f64[:n]
-			scratch.f64 = nil
-			return any(b).([]T)
-		}
-	}
-	return make([]T, n)
-}
+// tapScratch is the keeper of T's grid taps.
+func tapScratch[T Float]() *par.Scratch[gridTap[T]] { return par.Of[gridTap[T]](&tapKeep) }
 
-// putScratch gives b back to be kept, if it is larger than the buffer kept
-// now and at most scratchKeep bytes.
-func putScratch[T Float](b []T) {
-	scratch.Lock()
-	defer scratch.Unlock()
-	switch bs := any(b).(type) {
-	case []float32:
-		if cap(bs) > cap(scratch.f32) && cap(bs)*4 <= scratchKeep {
-			scratch.f32 = bs
-		}
-	case []float64:
-		if cap(bs) > cap(scratch.f64) && cap(bs)*8 <= scratchKeep {
-			scratch.f64 = bs
-		}
-	}
-}
+// intScratch is the keeper of K's buffers.
+func intScratch[K ~int32 | ~int64]() *par.Scratch[K] { return par.Of[K](&intKeep) }

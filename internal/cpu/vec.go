@@ -1,6 +1,9 @@
 package cpu
 
-import "gonum.org/v1/gonum/blas/gonum"
+import (
+	"github.com/gops-dev/gops/internal/par"
+	"gonum.org/v1/gonum/blas/gonum"
+)
 
 // Helpers of the RoI kernels that work channels-last: a box's sample point
 // then reads (or writes) the C values of one pixel as one contiguous row,
@@ -132,7 +135,7 @@ func transpose2D[T number](dst []T, ldd int, src []T, lds int, rows, cols int, a
 func transposeBatch[T number](dst, src []T, n, rows, cols int, add bool) {
 	const band = 4 * transposeTile
 	bands := (rows + band - 1) / band
-	ParallelFor(n*bands, func(lo, hi int) {
+	par.For(n*bands, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, i0 := t/bands, t%bands*band
 			i1 := min(i0+band, rows)

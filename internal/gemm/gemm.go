@@ -16,9 +16,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
-	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // Float is the element type: float32 or float64.
@@ -170,45 +169,37 @@ type problem[T Float] struct {
 	zeroC          bool // beta = 0: the first K block overwrites C
 }
 
-// scratch is one goroutine's packing buffers.
+// scratch is one goroutine's packing buffers, parts of one buffer from
+// the package's keeper: packed A, packed B, an edge tile of C and an edge
+// panel of B read in place.
 type scratch[T Float] struct {
-	a, b, tile, edgeB []T
+	buf, a, b, tile, edgeB []T
 }
 
-// scratchPools keep scratch buffers between products (one pool per
-// dtype): allocating them for every call made small products slow.
-var scratchPools = [2]sync.Pool{}
+// keep keeps the packing buffers between products: allocating them for
+// every call made small products slow.
+var keep par.Pair[float32, float64]
 
-func poolOf[T Float]() *sync.Pool {
-	var z T
-	if any(z) == any(float32(0)) {
-		return &scratchPools[0]
+func keeperOf[T Float]() *par.Scratch[T] { return par.Of[T](&keep) }
+
+// getScratch returns scratch with na elements in a and nb in b, each part
+// starting on a cache line; their contents are undefined (packing writes
+// every element it uses, an edge tile is cleared first). Give it back with
+// putScratch.
+func (p *problem[T]) getScratch(na, nb int) scratch[T] {
+	line := func(n int) int { return roundUp(n, 16) } // 64 bytes or more
+	nt, ne := p.im.mr*p.im.nr, p.kc*p.im.nr
+	buf := keeperOf[T]().Get(line(na) + line(nb) + line(nt) + ne)
+	at := 0
+	part := func(n int) []T {
+		b := buf[at : at+n : at+n]
+		at += line(n)
+		return b
 	}
-	return &scratchPools[1]
+	return scratch[T]{buf: buf, a: part(na), b: part(nb), tile: part(nt), edgeB: part(ne)}
 }
 
-// getScratch returns scratch with at least na elements in a and, unless
-// noB, nb in b; their contents are undefined (packing writes every element
-// it uses).
-func getScratch[T Float](na, nb int, noB bool) *scratch[T] {
-	s, _ := poolOf[T]().Get().(*scratch[T])
-	if s == nil {
-		s = new(scratch[T])
-	}
-	if cap(s.a) < na {
-		s.a = make([]T, na)
-	}
-	s.a = s.a[:cap(s.a)]
-	if !noB {
-		if cap(s.b) < nb {
-			s.b = make([]T, nb)
-		}
-		s.b = s.b[:nb]
-	}
-	return s
-}
-
-func putScratch[T Float](s *scratch[T]) { poolOf[T]().Put(s) }
+func putScratch[T Float](s *scratch[T]) { keeperOf[T]().Put(s.buf) }
 
 // byColumns splits C into one column range per goroutine, each packing its
 // own part of B and every block of A: no goroutine waits for another, and
@@ -220,8 +211,12 @@ func (p *problem[T]) byColumns(procs, panels int) {
 	per := (panels + chunks - 1) / chunks * nr // columns per chunk
 	nc := min(ncCols/nr*nr, per)
 	run := func(lo, hi int) {
-		s := getScratch[T](p.mc*p.kc, p.kc*nc, p.direct)
-		defer putScratch(s)
+		nb := p.kc * nc
+		if p.direct {
+			nb = 0
+		}
+		s := p.getScratch(p.mc*p.kc, nb)
+		defer putScratch(&s)
 		for ch := lo; ch < hi; ch++ {
 			end := min(p.n, (ch+1)*per)
 			for jc := ch * per; jc < end; jc += nc {
@@ -234,7 +229,7 @@ func (p *problem[T]) byColumns(procs, panels int) {
 					for ic := 0; ic < p.m; ic += p.mc {
 						mb := min(p.mc, p.m-ic)
 						p.packABlock(s.a, ic, mb, pc, kb)
-						p.macro(s, ic, mb, pc, kb, jc, 0, nb, s.b)
+						p.macro(&s, ic, mb, pc, kb, jc, 0, nb, s.b)
 					}
 				}
 			}
@@ -244,7 +239,7 @@ func (p *problem[T]) byColumns(procs, panels int) {
 		run(0, 1) // no closure escaping into a goroutine
 		return
 	}
-	cpu.ParallelFor(chunks, run)
+	par.For(chunks, run)
 }
 
 // byRows is for a C with few panels per goroutine: per (column block, K
@@ -256,22 +251,21 @@ func (p *problem[T]) byRows(procs, panels int) {
 	nr := p.im.nr
 	var bufB []T
 	if !p.direct {
-		sb := getScratch[T](0, p.kc*panels*nr, false)
-		defer putScratch(sb)
-		bufB = sb.b
+		bufB = keeperOf[T]().Get(p.kc * panels * nr)
+		defer keeperOf[T]().Put(bufB)
 	}
 	n := p.n
 	for pc := 0; pc < p.k; pc += p.kc {
 		kb := min(p.kc, p.k-pc)
 		if !p.direct {
-			cpu.ParallelFor(panels, func(lo, hi int) { p.packBPanels(bufB, pc, kb, 0, n, lo, hi) })
+			par.For(panels, func(lo, hi int) { p.packBPanels(bufB, pc, kb, 0, n, lo, hi) })
 		}
 		blocks := (p.m + p.mc - 1) / p.mc
 		split := min(panels, max(1, (8*procs+blocks-1)/blocks))
 		per := (panels + split - 1) / split
-		cpu.ParallelFor(blocks*split, func(lo, hi int) {
-			s := getScratch[T](p.mc*kb, 0, true)
-			defer putScratch(s)
+		par.For(blocks*split, func(lo, hi int) {
+			s := p.getScratch(p.mc*kb, 0)
+			defer putScratch(&s)
 			packed := -1
 			for task := lo; task < hi; task++ {
 				blk := task / split
@@ -282,7 +276,7 @@ func (p *problem[T]) byRows(procs, panels int) {
 					packed = blk
 				}
 				j0 := task % split * per * nr
-				p.macro(s, ic, mb, pc, kb, 0, j0, min(n, j0+per*nr), bufB)
+				p.macro(&s, ic, mb, pc, kb, 0, j0, min(n, j0+per*nr), bufB)
 			}
 		})
 	}
@@ -322,10 +316,6 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 		case nw == nr:
 			bp, ldbp = &p.b[pc*p.ldb+jc+jr], p.ldb
 		default:
-			if cap(s.edgeB) < p.kc*nr {
-				s.edgeB = make([]T, p.kc*nr)
-			}
-			s.edgeB = s.edgeB[:p.kc*nr]
 			packB(s.edgeB, false, p.b, p.ldb, pc, kb, jc+jr, nw, nr)
 			bp = &s.edgeB[0]
 		}
@@ -340,10 +330,6 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 			// An edge tile: C's part copied into a full tile (zeros
 			// around it), the same c += acc, and copied back, so that
 			// every element is computed as in a full tile (-0 included).
-			if cap(s.tile) < mr*nr {
-				s.tile = make([]T, mr*nr)
-			}
-			s.tile = s.tile[:mr*nr]
 			clear(s.tile)
 			for i := 0; i < mh && !overwrite; i++ {
 				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])

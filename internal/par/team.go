@@ -1,4 +1,4 @@
-package cpu
+package par
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The worker team behind runWorkers (ParallelFor, ParallelForGrains).
+// The worker team behind runWorkers (For, ForGrains).
 //
 // Starting a goroutine per chunk, as runWorkers did, makes the Go runtime
 // wake a parked OS thread for it, which on a virtual machine takes tens of

@@ -1,19 +1,19 @@
-package cpu
+package par
 
 import (
 	"runtime"
 	"sync/atomic"
 )
 
-// ParallelFor runs body over [0, n) split into contiguous chunks, at most
-// GOMAXPROCS of them, run by the worker team and the caller's goroutine
-// (team.go), or a goroutine each when the team is busy. Kernels call it with
+// For runs body over [0, n) split into contiguous chunks, at most
+// GOMAXPROCS of them, run by the worker team and the caller's goroutine,
+// or a goroutine each when the team is busy. Kernels call it with
 // iterations that write disjoint memory and accumulate in a fixed order
 // inside one iteration, so results are bitwise identical for any
 // GOMAXPROCS. It is the only place kernels start goroutines. A panic in
 // body is raised again on the caller's goroutine once all chunks are done,
 // where package ad turns it into an error naming the op.
-func ParallelFor(n int, body func(lo, hi int)) {
+func For(n int, body func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > n {
 		workers = n
@@ -31,7 +31,7 @@ func ParallelFor(n int, body func(lo, hi int)) {
 // runWorkers runs work(0), ..., work(k−1), each once, and waits for them;
 // a panic in one is raised again on the caller's goroutine once all are
 // done, where package ad turns it into an error naming the op. The calls
-// go to the worker team (team.go): the caller's goroutine runs them too,
+// go to the worker team: the caller's goroutine runs them too,
 // taking the next unclaimed one as the team's workers do, so a worker that
 // is slow to start costs at most the time the caller would have taken
 // alone. When the team is busy (a nested or concurrent call) each call
@@ -48,14 +48,14 @@ func runWorkers(k int, work func(w int)) {
 	j.raise()
 }
 
-// ParallelForGrains is ParallelFor with [0, n) handed out in grains of
+// ForGrains is For with [0, n) handed out in grains of
 // grain iterations (the last may be shorter), each worker taking the next
 // grain when it is done with one (with one worker, body runs once on
 // [0, n)): for iterations that are cheap to split,
 // on machines where a worker may be descheduled for a while. The same
-// contract as ParallelFor (disjoint writes, a fixed order inside an
+// contract as For (disjoint writes, a fixed order inside an
 // iteration), so results do not depend on which worker ran what.
-func ParallelForGrains(n, grain int, body func(lo, hi int)) {
+func ForGrains(n, grain int, body func(lo, hi int)) {
 	grain = max(grain, 1)
 	grains := (n + grain - 1) / grain
 	workers := min(runtime.GOMAXPROCS(0), grains)

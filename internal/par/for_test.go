@@ -1,11 +1,9 @@
-package cpu
+package par
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,14 +12,14 @@ import (
 	"weak"
 )
 
-// TestParallelForPanic checks that a panic in one chunk of ParallelFor
+// TestForPanic checks that a panic in one chunk of For
 // reaches the caller's goroutine, where recover sees it, instead of killing
 // the process from a worker goroutine.
-func TestParallelForPanic(t *testing.T) {
+func TestForPanic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	got := func() (r any) {
 		defer func() { r = recover() }()
-		ParallelFor(8, func(lo, hi int) {
+		For(8, func(lo, hi int) {
 			if lo <= 5 && 5 < hi {
 				panic("chunk with 5")
 			}
@@ -33,68 +31,16 @@ func TestParallelForPanic(t *testing.T) {
 	}
 }
 
-// pairAcrossProcs runs a kernel (into y, ny elements first set to 42, so that
-// every output must be written) and its transpose (into dx, nx zeros) at
-// each GOMAXPROCS of procs, and fails unless every run gives the bits of
-// the first, whose results it returns.
-func pairAcrossProcs[T Float](t *testing.T, procs []int, ny, nx int, fwd func(y []T) error, adj func(dx []T) error) (y, dx []T) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for i, p := range procs {
-		runtime.GOMAXPROCS(p)
-		yi, dxi := make([]T, ny), make([]T, nx)
-		for j := range yi {
-			yi[j] = 42
-		}
-		if err := fwd(yi); err != nil {
-			t.Fatal(err)
-		}
-		if err := adj(dxi); err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			y, dx = yi, dxi
-			continue
-		}
-		if !slices.Equal(bitsOf(yi), bitsOf(y)) || !slices.Equal(bitsOf(dxi), bitsOf(dx)) {
-			t.Fatalf("GOMAXPROCS=%d: results differ from GOMAXPROCS=%d", p, procs[0])
-		}
-	}
-	return y, dx
-}
-
-// bitsOf is the IEEE bits of each element, so that NaNs compare too.
-func bitsOf[T Float](s []T) []uint64 {
-	out := make([]uint64, len(s))
-	for i, v := range s {
-		out[i] = math.Float64bits(float64(v))
-	}
-	return out
-}
-
-// expectClose fails unless |got - want| <= tol·(1 + |want|) elementwise.
-func expectClose[T Float](t *testing.T, what string, got []T, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i, v := range got {
-		if d := math.Abs(float64(v) - want[i]); !(d <= tol*(1+math.Abs(want[i]))) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, v, want[i])
-		}
-	}
-}
-
-// TestParallelForGrains checks that ParallelForGrains covers [0, n) once,
+// TestForGrains checks that ForGrains covers [0, n) once,
 // in ranges of at most grain (or all of it at GOMAXPROCS 1), at several
 // GOMAXPROCS, and passes a panic on.
-func TestParallelForGrains(t *testing.T) {
+func TestForGrains(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, procs := range []int{1, 2, 3, 8} {
 		runtime.GOMAXPROCS(procs)
 		for _, tc := range []struct{ n, grain int }{{0, 4}, {1, 4}, {7, 1}, {10, 3}, {256, 8}, {5, 0}} {
 			seen := make([]int, tc.n)
-			ParallelForGrains(tc.n, tc.grain, func(lo, hi int) {
+			ForGrains(tc.n, tc.grain, func(lo, hi int) {
 				if procs > 1 && hi-lo > max(tc.grain, 1) || lo >= hi {
 					t.Errorf("n %d grain %d: range [%d, %d)", tc.n, tc.grain, lo, hi)
 				}
@@ -112,7 +58,7 @@ func TestParallelForGrains(t *testing.T) {
 	runtime.GOMAXPROCS(4)
 	got := func() (r any) {
 		defer func() { r = recover() }()
-		ParallelForGrains(8, 2, func(lo, hi int) {
+		ForGrains(8, 2, func(lo, hi int) {
 			if lo <= 5 && 5 < hi {
 				panic("grain with 5")
 			}
@@ -124,12 +70,12 @@ func TestParallelForGrains(t *testing.T) {
 	}
 }
 
-// TestParallelForTeam checks the worker team under load: callers on
+// TestForTeam checks the worker team under load: callers on
 // several goroutines at once (one gets the team, the others fall back to
-// goroutines of their own), bodies that call ParallelFor again (nested:
+// goroutines of their own), bodies that call For again (nested:
 // the team is busy), parked workers woken after an idle pause, and a panic
 // in a call that a worker may have run; every iteration runs exactly once.
-func TestParallelForTeam(t *testing.T) {
+func TestForTeam(t *testing.T) {
 	for _, policy := range []string{"", "PASSIVE"} {
 		t.Run("policy="+policy, func(t *testing.T) {
 			defer teamSpin.Store(teamSpin.Load())
@@ -153,9 +99,9 @@ func testTeam(t *testing.T) {
 			for it := range 150 {
 				n := 1 + (it*7+c)%37
 				seen := make([]atomic.Int32, n*3)
-				ParallelFor(n, func(lo, hi int) {
+				For(n, func(lo, hi int) {
 					for i := lo; i < hi; i++ {
-						ParallelFor(3, func(a, b int) {
+						For(3, func(a, b int) {
 							for k := a; k < b; k++ {
 								seen[i*3+k].Add(1)
 							}
@@ -178,7 +124,7 @@ func testTeam(t *testing.T) {
 	for range 20 {
 		got := func() (r any) {
 			defer func() { r = recover() }()
-			ParallelFor(4, func(lo, hi int) {
+			For(4, func(lo, hi int) {
 				if lo == 3 {
 					panic("last chunk")
 				}
@@ -199,13 +145,13 @@ func goid() string {
 	return s[:strings.IndexByte(s, ' ')]
 }
 
-// TestParallelForGoexit checks runtime.Goexit (t.FailNow, t.SkipNow) in a
+// TestForGoexit checks runtime.Goexit (t.FailNow, t.SkipNow) in a
 // chunk, which before the team ended the chunk's own goroutine only. On a
 // team worker it must not leave the caller waiting for that worker
 // forever, and the team must replace the worker; on the caller's
 // goroutine, the goroutine ends, but only once the other chunks are done
-// (none of them runs on after ParallelFor's caller is gone).
-func TestParallelForGoexit(t *testing.T) {
+// (none of them runs on after For's caller is gone).
+func TestForGoexit(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	const k = 4
 	// waitWorker, in the caller's chunk, gives the workers a second to
@@ -225,7 +171,7 @@ func TestParallelForGoexit(t *testing.T) {
 			defer close(done)
 			caller := goid()
 			var onWorker atomic.Bool
-			ParallelFor(k, func(lo, hi int) {
+			For(k, func(lo, hi int) {
 				if goid() != caller {
 					if onWorker.CompareAndSwap(false, true) {
 						runtime.Goexit()
@@ -238,7 +184,7 @@ func TestParallelForGoexit(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("run %d: ParallelFor never returned after a Goexit in a worker's chunk", it)
+			t.Fatalf("run %d: For never returned after a Goexit in a worker's chunk", it)
 		}
 		// The caller's own chunk calls Goexit.
 		var finished, exited atomic.Int32
@@ -248,7 +194,7 @@ func TestParallelForGoexit(t *testing.T) {
 			defer close(done)
 			defer func() { atExit = finished.Load() + exited.Load() }()
 			caller := goid()
-			ParallelFor(k, func(lo, hi int) {
+			For(k, func(lo, hi int) {
 				if goid() == caller {
 					exited.Add(1)
 					runtime.Goexit()
@@ -265,7 +211,7 @@ func TestParallelForGoexit(t *testing.T) {
 	// The team still has workers: one of them takes a chunk.
 	caller := goid()
 	var onWorker atomic.Bool
-	ParallelFor(k, func(lo, hi int) {
+	For(k, func(lo, hi int) {
 		if goid() != caller {
 			onWorker.Store(true)
 		} else if !waitWorker(&onWorker) {
@@ -274,12 +220,12 @@ func TestParallelForGoexit(t *testing.T) {
 	})
 }
 
-// TestParallelForStress runs ParallelFor from three goroutines at once,
+// TestForStress runs For from three goroutines at once,
 // nested two or three deep, some runs with a panic at one iteration of
 // some level, while GOMAXPROCS flips between 1 and 8 and the wait policy
 // between active and passive: every run must do each iteration once, or,
 // with a panic, raise that panic on its caller, and none may hang.
-func TestParallelForStress(t *testing.T) {
+func TestForStress(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer teamSpin.Store(teamSpin.Load())
 	var stop atomic.Bool
@@ -315,7 +261,7 @@ func TestParallelForStress(t *testing.T) {
 				var hits atomic.Int64
 				var level func(d, outer int)
 				level = func(d, outer int) {
-					ParallelFor(sizes[d], func(lo, hi int) {
+					For(sizes[d], func(lo, hi int) {
 						for i := lo; i < hi; i++ {
 							hits.Add(1)
 							if d == pd && (d == 0 && i == at || d > 0 && i == 0 && outer == at) {
@@ -348,14 +294,14 @@ func TestParallelForStress(t *testing.T) {
 	<-flipped
 }
 
-// TestParallelForReleases checks that the team keeps nothing of a
-// finished ParallelFor alive: the memory its body refers to is freed at
-// the next collection, not only once another ParallelFor replaces it.
-func TestParallelForReleases(t *testing.T) {
+// TestForReleases checks that the team keeps nothing of a
+// finished For alive: the memory its body refers to is freed at
+// the next collection, not only once another For replaces it.
+func TestForReleases(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	buf := make([]float64, 1<<16)
 	p := weak.Make(&buf[0])
-	ParallelFor(len(buf), func(lo, hi int) {
+	For(len(buf), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			buf[i] = float64(i)
 		}
@@ -367,20 +313,20 @@ func TestParallelForReleases(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond) // a late worker may still look at the job
 	}
-	t.Fatal("the body's memory is still reachable after ParallelFor returned")
+	t.Fatal("the body's memory is still reachable after For returned")
 }
 
-// TestParallelForTeamShrinks checks that the team gives back the workers
+// TestForTeamShrinks checks that the team gives back the workers
 // beyond GOMAXPROCS − 1 once GOMAXPROCS is lowered: each would otherwise
 // poll after every job for a processor that the caller's goroutines need.
-func TestParallelForTeamShrinks(t *testing.T) {
+func TestForTeamShrinks(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
-	ParallelFor(8, func(lo, hi int) {})
+	For(8, func(lo, hi int) {})
 	runtime.GOMAXPROCS(2)
 	for deadline := time.Now().Add(time.Second); team.workers.Load() > 1; time.Sleep(100 * time.Microsecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d workers at GOMAXPROCS 2, want at most 1", team.workers.Load())
 		}
-		ParallelFor(2, func(lo, hi int) {})
+		For(2, func(lo, hi int) {})
 	}
 }

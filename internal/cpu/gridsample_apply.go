@@ -1,0 +1,149 @@
+package cpu
+
+import "github.com/gops-dev/gops/internal/par"
+
+// GridSample's S_ab and T_ab (gridsample.go): the taps applied to the
+// input planes, and scattered back by the transpose.
+
+// GridSampleS computes S_ab(x, grid, mask) = mask ⊙ K_ab(x) (file comment)
+// into out [N, C, HO, WO] (every element written); mask [N, HO, WO] may be
+// nil (1). S_00 without mask is grid_sample. Parallel over planes (n, c), each output written
+// once; a worker copies its plane into a zero frame, so that every corner
+// is read without a test.
+func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "S", a, b, [4][]T{x, grid, mask}, out)
+		return
+	}
+	taps := gridTaps(g, a, b, grid, mask)
+	defer tapScratch[T]().Put(taps)
+	gridSampleTaps(g, taps, x, out)
+}
+
+// GridSampleS2 computes S_(a+1)b(x, grid, m1) + S_a(b+1)(x, grid, m2), the
+// pair of members that the derivatives of O_ab sum, in one pass: its taps
+// are the sums of the two members' (m1, m2 [N, HO, WO]). Bilinear only.
+func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T) {
+	if g.Bicubic {
+		cubicGrid(g, "S2", a, b, [4][]T{x, grid, m1, m2}, out)
+		return
+	}
+	taps := gridTaps2(g, a, b, grid, m1, m2)
+	defer tapScratch[T]().Put(taps)
+	gridSampleTaps(g, taps, x, out)
+}
+
+// gridSampleTaps is S with the taps given.
+func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
+	if t32, ok := any(taps).([]gridTap[float32]); ok {
+		if gridChannelsLast(g) {
+			gridSampleCL32(g, t32, any(x).([]float32), any(out).([]float32))
+			return
+		}
+	}
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
+	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
+	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
+		soa = newGridSoA(t32, p)
+		defer soa.release()
+	}
+	par.For(g.N*g.C, func(lo, hi int) {
+		var pp []T
+		if !g.Nearest {
+			pp = make([]T, g.framedSize())
+		}
+		for nc := lo; nc < hi; nc++ {
+			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			if soa != nil {
+				padPlane(pp, plane, g.H, g.W)
+				n := nc / g.C
+				img := soa.part(n*p, (n+1)*p)
+				gridSampleSoA32(any(o).([]float32), any(pp).([]float32), &img, wp)
+				continue
+			}
+			if g.Nearest {
+				for j := range o {
+					if t := &tp[j]; t.ok {
+						o[j] = t.w[0] * plane[t.i]
+					} else {
+						o[j] = 0
+					}
+				}
+				continue
+			}
+			padPlane(pp, plane, g.H, g.W)
+			for j := range o {
+				o[j] = tp[j].value(pp, wp)
+			}
+		}
+	})
+}
+
+// GridSampleT computes T_ab(gr, grid, mask) = K_abᵀ(mask ⊙ gr), S_ab's
+// transpose in its first input: gr [N, C, HO, WO] scattered onto dst
+// [N, C, H, W], which must be zero on entry (bilinear overwrites it). Parallel over planes (n, c):
+// each worker owns its input planes and adds pixels in order (into a
+// zero-framed plane, whose interior it then copies out), so the sums do
+// not depend on the threads.
+func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
+	if g.Bicubic {
+		cubicGrid(g, "T", a, b, [4][]T{gr, grid, mask}, dst)
+		return
+	}
+	taps := gridTaps(g, a, b, grid, mask)
+	defer tapScratch[T]().Put(taps)
+	gridScatterTaps(g, taps, gr, dst)
+}
+
+// GridSampleT2 is GridSampleS2's transpose in x: T_(a+1)b(gr, grid, m1) +
+// T_a(b+1)(gr, grid, m2) in one pass (dst zero on entry). Bilinear only.
+func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []T) {
+	if g.Bicubic {
+		cubicGrid(g, "T2", a, b, [4][]T{gr, grid, m1, m2}, dst)
+		return
+	}
+	taps := gridTaps2(g, a, b, grid, m1, m2)
+	defer tapScratch[T]().Put(taps)
+	gridScatterTaps(g, taps, gr, dst)
+}
+
+// gridScatterTaps is T with the taps given.
+func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T) {
+	if t32, ok := any(taps).([]gridTap[float32]); ok {
+		if gridChannelsLast(g) {
+			gridScatterCL32(g, t32, any(gr).([]float32), any(dst).([]float32))
+			return
+		}
+	}
+	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
+	par.For(g.N*g.C, func(lo, hi int) {
+		var pp []T
+		if !g.Nearest {
+			pp = make([]T, g.framedSize())
+		}
+		for nc := lo; nc < hi; nc++ {
+			plane, src, tp := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
+			if g.Nearest {
+				for j, v := range src {
+					if t := &tp[j]; t.ok {
+						plane[t.i] += t.w[0] * v
+					}
+				}
+				continue
+			}
+			clear(pp)
+			for j, v := range src {
+				t := &tp[j]
+				i := int(t.i)
+				q, r := pp[i:i+2], pp[i+wp:i+wp+2]
+				q[0] += t.w[0] * v
+				q[1] += t.w[1] * v
+				r[0] += t.w[2] * v
+				r[1] += t.w[3] * v
+			}
+			for y := 0; y < g.H; y++ {
+				copy(plane[y*g.W:(y+1)*g.W], pp[(y+1)*wp+1:])
+			}
+		}
+	})
+}

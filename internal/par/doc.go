@@ -1,0 +1,9 @@
+// Package par is the process-wide worker team, parallel loops and scratch
+// memory the kernels share (internal/cpu, internal/gemm, openblas).
+//
+// For and ForGrains split a loop over [0, n) among the team's workers and
+// the caller's goroutine; they are the only places the kernels start or
+// wake goroutines, and a panic in a loop body is raised again on the
+// caller's goroutine. GOPS_WAIT_POLICY=passive in the environment makes
+// idle workers park at once instead of polling for the next loop.
+package par
