@@ -4,8 +4,8 @@ package gops
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -16,7 +16,7 @@ import (
 // the GPU and CPU paths fail alike, and the result is uploaded.
 
 // boxGrids downloads the boxes and returns their packed grids
-// (cudapack.Grids) on the device.
+// (pack.Grids) on the device.
 func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
@@ -26,11 +26,11 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.Grids(c.Name, gr, bx, nb)
+	p, err := pack.Grids(c.Name, gr, bx, nb)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // deviceGrids downloads the boxes and returns the packed sampling grids of
@@ -56,17 +56,17 @@ func gridsOf[T cpu.Float](ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom, boxes []T) ([]
 }
 
 // poolBinsOf downloads the boxes, checks them and returns every box's bins
-// (cudapack.PoolBins) on the device.
+// (pack.PoolBins) on the device.
 func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.PoolBins(c.Name, g, bx, inclusive)
+	p, err := pack.PoolBins(c.Name, g, bx, inclusive)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // deviceBins is poolBinsOf for the boxes' dtype.

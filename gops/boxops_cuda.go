@@ -3,7 +3,7 @@
 package gops
 
 import (
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -23,7 +23,7 @@ func (d pointGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgon
 	if err := fitInt32(c, in, out); err != nil {
 		return err
 	}
-	n := cudaglue.Size(out)
+	n := glue.Size(out)
 	b := cu.DevicePtr(0) // a unary function: b = 0
 	if len(in) == 2 {
 		b = ptr(in[1])
@@ -80,18 +80,18 @@ func (d rowSelectGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out go
 		for r, i := range idx {
 			idx32[r] = int32(i)
 		}
-		ip, err := cudaglue.Upload(c, idx32)
+		ip, err := glue.Upload(c, idx32)
 		if err != nil {
 			return err
 		}
 		return c.Launch("boxops_gather_rows"+sfx, p*d.n, ptr(in[0]), ip, ptr(out), p, d.n)
 	}
 	start, rows := inverseRows(idx, d.k)
-	sp, err := cudaglue.Upload(c, start)
+	sp, err := glue.Upload(c, start)
 	if err != nil {
 		return err
 	}
-	rp, err := cudaglue.Upload(c, rows)
+	rp, err := glue.Upload(c, rows)
 	if err != nil {
 		return err
 	}

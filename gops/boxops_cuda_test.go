@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
-	"github.com/gops-dev/gops/internal/cudatest"
+	"github.com/gops-dev/gops/internal/cuda/cudatest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

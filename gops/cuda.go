@@ -9,12 +9,12 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// gops' side of the CUDA twins' plumbing (internal/cudaglue): the kernels'
+// gops' side of the CUDA twins' plumbing (internal/cuda/glue): the kernels'
 // PTX, withCUDA, which gives an op spec its twin, and the launch code's
 // helpers. Each family's launch code is in its own *_cuda.go file, its
 // kernels in kernels/*.cu. gops' kernels index with a C int: every integer
@@ -43,7 +43,7 @@ var (
 )
 
 // gpuModules are the PTX modules, registered as gops0, gops1, ...
-var gpuModules = &cudaglue.Module{
+var gpuModules = &glue.Module{
 	Pkg:  "gops",
 	Name: "gops",
 	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX, boxopsPTX},
@@ -51,24 +51,24 @@ var gpuModules = &cudaglue.Module{
 
 func init() { gpuModules.Register() }
 
-// withCUDA gives spec its CUDA twin (cudaglue's Module.WithCUDA): k.launch,
-// in the family's *_cuda.go file, runs the kernels (a cudaglue.Launcher).
+// withCUDA gives spec its CUDA twin (glue's Module.WithCUDA): k.launch,
+// in the family's *_cuda.go file, runs the kernels (a glue.Launcher).
 func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec { return gpuModules.WithCUDA(spec, k.launch) }
 
 type (
 	gpuKernel interface {
 		launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
 	}
-	gpuCall = cudaglue.Call // one CUDADo: its device, buffers and launches
+	gpuCall = glue.Call // one CUDADo: its device, buffers and launches
 )
 
 // download copies a device value's elements to the host.
 func download[E any](c *gpuCall, v gorgonia.Value) ([]E, error) {
-	return cudaglue.Download[E](c, ptr(v), cudaglue.Size(v))
+	return glue.Download[E](c, ptr(v), glue.Size(v))
 }
 
 // ptr is a value's device pointer.
-func ptr(v gorgonia.Value) cu.DevicePtr { return cudaglue.Ptr(v) }
+func ptr(v gorgonia.Value) cu.DevicePtr { return glue.Ptr(v) }
 
 // intSize is a size the kernels index with a C int.
 type intSize struct {

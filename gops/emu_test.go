@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaemu"
-	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cuda/emu"
+	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 	"gorgonia.org/tensor"
 )
 
-// The emulation tests (internal/cudaemu) of the gops kernels whose CPU
+// The emulation tests (internal/cuda/emu) of the gops kernels whose CPU
 // twins live in this package: the box functions' small ops
 // (kernels/boxops.cu), MultiScaleRoIAlign's row moves (kernels/multiscale.cu)
 // and the box gradient's coordinate moves (roialignbox_coords). Each runs
@@ -23,7 +23,7 @@ import (
 // and grid of emutest.Configs and is compared with the Go kernel: bitwise,
 // except boxops_point's atan, sigmoid, softplus and pow (the C library's
 // functions here, CUDA's on a GPU, Go's math on the CPU: emutest.Tol). The
-// other gops kernels are tested in internal/cudaemu.
+// other gops kernels are tested in internal/cuda/emu.
 
 var gopsOwnRan et.Ran
 
@@ -55,13 +55,13 @@ func emuValues[T ad.Float](r *rand.Rand, n int) []T {
 // (Equal's floor 0: the kernels with a tolerance are elementwise, one
 // rounding of one function value, so the error is relative at any
 // magnitude).
-func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out cudaemu.Ptr) []any) {
+func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out emu.Ptr) []any) {
 	t.Helper()
 	b := et.Out[T](t, len(want))
-	c := et.Case{Name: name, N: n, Args: args(b.Ptr()), Outs: []cudaemu.Region{et.Region[T](b)},
-		Check: func() error { return et.Equal(cudaemu.Slice[T](b), want, tol, 0) }}
+	c := et.Case{Name: name, N: n, Args: args(b.Ptr()), Outs: []emu.Region{et.Region[T](b)},
+		Check: func() error { return et.Equal(emu.Slice[T](b), want, tol, 0) }}
 	if init != nil {
-		c.Init = func() { copy(cudaemu.Slice[T](b), init) }
+		c.Init = func() { copy(emu.Slice[T](b), init) }
 	}
 	et.Run(t, c)
 }
@@ -98,8 +98,8 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 					tol = et.Tol[T]()
 				}
 				t.Run(fmt.Sprintf("fn%d/n%d", op.fn, n), func(t *testing.T) {
-					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out cudaemu.Ptr) []any {
-						bp := cudaemu.Ptr(0) // a unary function: b = 0, as the host code
+					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out emu.Ptr) []any {
+						bp := emu.Ptr(0) // a unary function: b = 0, as the host code
 						if !unary {
 							bp = et.Up(t, b)
 						}
@@ -117,7 +117,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			for j := 0; j < c; j++ {
 				want := make([]T, p)
 				columnKernel[T](c, j, true)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
-				emuRun(t, "boxops_column_select"+sfx, p, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+				emuRun(t, "boxops_column_select"+sfx, p, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
 			}
 		}
 	})
@@ -128,7 +128,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			for j := 0; j < c; j++ {
 				want := make([]T, p*c) // the CPU kernel writes into a zeroed result
 				columnKernel[T](c, j, false)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
-				emuRun(t, "boxops_column_embed"+sfx, p*c, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+				emuRun(t, "boxops_column_embed"+sfx, p*c, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
 			}
 		}
 	})
@@ -154,7 +154,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				for i := 0; i < p; i++ {
 					after[i*c+j] = want[i*c+j]
 				}
-				emuRun(t, "boxops_column_put"+sfx, p, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, cols[j].Data), out, p, c, j} })
+				emuRun(t, "boxops_column_put"+sfx, p, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, cols[j].Data), out, p, c, j} })
 			}
 		}
 	})
@@ -180,7 +180,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 					idx32[i] = int32(v)
 				}
 				p := len(c.idx)
-				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, idx32), out, p, n} })
+				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, idx32), out, p, n} })
 			}
 		}
 	})
@@ -192,7 +192,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				scatterAddRows(want, g, c.idx, n)
 				start, rows := inverseRows(c.idx, c.k)
 				k := c.k
-				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out cudaemu.Ptr) []any {
+				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out emu.Ptr) []any {
 					return []any{et.Up(t, g), et.Up(t, start), et.Up(t, rows), out, k, n}
 				})
 			}
@@ -207,7 +207,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 					if err := convertKernel[T](kind, tr)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)}); err != nil {
 						t.Fatal(err)
 					}
-					emuRun(t, "boxops_convert"+sfx, k, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, k, int(kind), tr} })
+					emuRun(t, "boxops_convert"+sfx, k, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, k, int(kind), tr} })
 				}
 			}
 		}
@@ -225,7 +225,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				want := make([]T, 4*k)
 				clipKernel(want, x, [4]float64{w, h, w, h}, mask)
 				n := 4 * k
-				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
+				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
 			}
 		}
 	})
@@ -250,7 +250,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			after := append([]T(nil), before...)
 			copy(after[5*off:5*(off+n)], all[5*off:5*(off+n)])
 			o := off
-			emuRun(t, "boxops_rois"+sfx, 5*n, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, in[i].Data), out, o, n, i} })
+			emuRun(t, "boxops_rois"+sfx, 5*n, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, in[i].Data), out, o, n, i} })
 			off += n
 		}
 	})
@@ -260,10 +260,10 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			boxes, rois := emuValues[T](r, 4*n), emuValues[T](r, 5*k)
 			embed := make([]T, 5*k)
 			roiRowsKernel[T](off, n, true)(tensorOf(embed), []ad.Tensor[T]{tensorOf(boxes)})
-			emuRun(t, "boxops_roi_rows"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, off, n, true} })
+			emuRun(t, "boxops_roi_rows"+sfx, 5*k, embed, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, boxes), out, k, off, n, true} })
 			rows := make([]T, 4*n)
 			roiRowsKernel[T](off, n, false)(tensorOf(rows), []ad.Tensor[T]{tensorOf(rois)})
-			emuRun(t, "boxops_roi_rows"+sfx, 4*n, rows, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, rois), out, k, off, n, false} })
+			emuRun(t, "boxops_roi_rows"+sfx, 4*n, rows, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, rois), out, k, off, n, false} })
 		}
 	})
 }
@@ -289,7 +289,7 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 				// gather: a level's rows of the gradient (pyramidTranspose)
 				grad := emuValues[T](r, c.k*row)
 				want := gatherRoIRows(nil, grad, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, idx32), out, p, row, 0} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, idx32), out, p, row, 0} })
 				// scatter: the level's pooled rows into the result (pyramidForward)
 				pooled := emuValues[T](r, p*row)
 				before := make([]T, c.k*row)
@@ -298,13 +298,13 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 				}
 				after := append([]T(nil), before...)
 				scatterRoIRows(after, pooled, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, idx32), out, p, row, 1} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, idx32), out, p, row, 1} })
 			}
 		}
 	})
 	gopsOwnRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
 		for _, n := range []int{0, 1, 1000} {
-			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out cudaemu.Ptr) []any { return []any{out, n} })
+			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out emu.Ptr) []any { return []any{out, n} })
 		}
 	})
 }
@@ -318,10 +318,10 @@ func emuBoxCoords[T ad.Float](t *testing.T) {
 				pairs, boxes := emuValues[T](r, 2*k), emuValues[T](r, 5*k)
 				embed := make([]T, 5*k) // zeroed, as the CPU kernel's result
 				boxCoordKernel[T](dir, true)(ad.Tensor[T]{Shape: tensor.Shape{k, 5}, Data: embed}, []ad.Tensor[T]{tensorOf(pairs)})
-				emuRun(t, "roialignbox_coords"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pairs), out, k, 2 - dir, 1} })
+				emuRun(t, "roialignbox_coords"+sfx, 5*k, embed, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, pairs), out, k, 2 - dir, 1} })
 				sel := make([]T, 2*k)
 				boxCoordKernel[T](dir, false)(tensorOf(sel), []ad.Tensor[T]{tensorOf(boxes)})
-				emuRun(t, "roialignbox_coords"+sfx, 2*k, sel, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, 2 - dir, 0} })
+				emuRun(t, "roialignbox_coords"+sfx, 2*k, sel, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, boxes), out, k, 2 - dir, 0} })
 			}
 		}
 	})

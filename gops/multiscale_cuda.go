@@ -6,8 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -30,7 +30,7 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 	g := d.pyr
 	roisV := in[len(in)-1]
 	k := roisV.Shape()[0]
-	sizes := []intSize{{"the packed box grids", cudapack.BoxDerivPack * k}}
+	sizes := []intSize{{"the packed box grids", pack.BoxDerivPack * k}}
 	for _, lg := range g.levels {
 		sizes = append(sizes, intSize{"H·W", lg.H * lg.W})
 	}
@@ -106,14 +106,14 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	geom := member.geom()
 	var packed []T
 	if d.a+d.b == 0 {
-		packed, err = cudapack.Grids(c.Name, gr, sub, 0)
+		packed, err = pack.Grids(c.Name, gr, sub, 0)
 	} else {
-		packed, err = cudapack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
+		packed, err = pack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
 	}
 	if err != nil {
 		return err
 	}
-	bp, err := cudaglue.Upload(c, packed)
+	bp, err := glue.Upload(c, packed)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	for i, r := range idx {
 		idx32[i] = int32(r)
 	}
-	ip, err := cudaglue.Upload(c, idx32)
+	ip, err := glue.Upload(c, idx32)
 	if err != nil {
 		return err
 	}

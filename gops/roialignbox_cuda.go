@@ -4,8 +4,8 @@ package gops
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -43,7 +43,7 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 		return launchPyramid[float64](c, sfx, d, in, out)
 	}
 	g, k := d.geom(), in[1].Shape()[0]
-	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", cudapack.BoxDerivPack * k}); err != nil {
+	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", pack.BoxDerivPack * k}); err != nil {
 		return err
 	}
 	var bp cu.DevicePtr
@@ -76,7 +76,7 @@ func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp,
 }
 
 // boxDerivGrids downloads the boxes and returns their packed grids on the
-// device (cudapack.BoxDerivGrids).
+// device (pack.BoxDerivGrids).
 func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
@@ -86,11 +86,11 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.BoxDerivGrids(c.Name, bx, gr, g.scale, g.aligned)
+	p, err := pack.BoxDerivGrids(c.Name, bx, gr, g.scale, g.aligned)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -38,7 +38,7 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 		}
 		return c.Launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
 	}
-	bad, err := cudaglue.Upload(c, []int32{math.MaxInt32})
+	bad, err := glue.Upload(c, []int32{math.MaxInt32})
 	if err != nil {
 		return err
 	}

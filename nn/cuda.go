@@ -6,12 +6,12 @@ import (
 	_ "embed"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// nn's side of the CUDA twins' plumbing (internal/cudaglue), as gops/cuda.go:
+// nn's side of the CUDA twins' plumbing (internal/cuda/glue), as gops/cuda.go:
 // the kernels' PTX, withCUDA, which gives an op spec its twin, and the
 // launch code's helpers. Each family's launch code is in its own *_cuda.go
 // file, its kernels in kernels/*.cu, its descriptor in gpu.go. Unlike gops'
@@ -44,7 +44,7 @@ var (
 
 // gpuModules are the PTX modules, registered as gopsnn0, gopsnn1, ...
 // (gops' are "gops0", ...).
-var gpuModules = &cudaglue.Module{
+var gpuModules = &glue.Module{
 	Pkg:      "nn",
 	Name:     "gopsnn",
 	PTX:      []string{activationPTX, convPTX, dropoutPTX, gridsamplePTX, interpPTX, layoutPTX, lossPTX, normPTX, poolPTX, softmaxPTX},
@@ -55,15 +55,15 @@ func init() { gpuModules.Register() }
 
 // gpuCall is one CUDADo: its device, the op's float dtype (Dt), temporary
 // buffers and launches.
-type gpuCall = cudaglue.Call
+type gpuCall = glue.Call
 
 // gpuKernel is a family's CUDA twin: its launch, in the family's *_cuda.go
-// file, is the cudaglue.Launcher that runs its kernels.
+// file, is the glue.Launcher that runs its kernels.
 type gpuKernel interface {
 	launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
 }
 
-// withCUDA gives spec its CUDA twin k (cudaglue's Module.WithCUDA).
+// withCUDA gives spec its CUDA twin k (glue's Module.WithCUDA).
 func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec { return gpuModules.WithCUDA(spec, k.launch) }
 
 // fill writes v into the n elements of the op's float dtype at p.
@@ -72,7 +72,7 @@ func fill(c *gpuCall, sfx string, p cu.DevicePtr, v float64, n int) error {
 }
 
 // ptr is a value's device pointer.
-func ptr(v gorgonia.Value) cu.DevicePtr { return cudaglue.Ptr(v) }
+func ptr(v gorgonia.Value) cu.DevicePtr { return glue.Ptr(v) }
 
 // size is a value's number of elements (1 for a scalar).
-func size(v gorgonia.Value) int { return cudaglue.Size(v) }
+func size(v gorgonia.Value) int { return glue.Size(v) }

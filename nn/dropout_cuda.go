@@ -5,7 +5,7 @@ package nn
 import (
 	"math/rand/v2"
 
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -27,7 +27,7 @@ func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgo
 	if d.p < 1 {
 		keep = 1 / (1 - d.p)
 	}
-	p, err := cudaglue.Upload(c, kept)
+	p, err := glue.Upload(c, kept)
 	if err != nil {
 		return err
 	}

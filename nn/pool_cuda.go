@@ -4,7 +4,7 @@ package nn
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
@@ -14,11 +14,11 @@ import (
 
 // poolTables uploads g's row and column tables.
 func poolTables(c *gpuCall, g *cpu.Pool2dGeom) (rows, cols any, err error) {
-	r, err := cudaglue.Upload(c, poolTable(&g.Rows, g.H))
+	r, err := glue.Upload(c, poolTable(&g.Rows, g.H))
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := cudaglue.Upload(c, poolTable(&g.Cols, g.W))
+	cl, err := glue.Upload(c, poolTable(&g.Cols, g.W))
 	return r, cl, err
 }
 
