@@ -10,7 +10,7 @@ import (
 
 // The CUDA twins of the box functions' small closed ops (boxprims.go,
 // boxops.go, indexselect.go, BoxesToRoIs' in multiscale.go): the kernels
-// of kernels/boxops.cu, one thread per output element (per box row for
+// of internal/cuda/kernels/gops/boxops.cu, one thread per output element (per box row for
 // BoxConvert). Row indices are checked on the host with the CPU's check
 // (checkRowIndices), so an IndexSelect error is the CPU path's, and the
 // scatter-adds get their inverse index (each destination row's source

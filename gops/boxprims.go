@@ -24,7 +24,7 @@ import (
 //   - BoxEmpty: the result of an op on an input with no elements (Gorgonia's
 //     elementwise ops panic on empty tensors), with zero gradients.
 //
-// All but BoxEmpty have CUDA twins (boxops_cuda.go, kernels/boxops.cu).
+// All but BoxEmpty have CUDA twins (boxops_cuda.go, internal/cuda/kernels/gops/boxops.cu).
 //
 // torch's subgradients at kinks, which these reproduce: maximum(a, b) and
 // minimum(a, b) give each input half the gradient where a == b (and all of
@@ -33,7 +33,7 @@ import (
 
 // pointFn names a pointwise function of pointSpec: the CPU kernel
 // evaluates it with eval, the CUDA twin (boxops_point in
-// kernels/boxops.cu, whose switch mirrors eval case by case) from the
+// internal/cuda/kernels/gops/boxops.cu, whose switch mirrors eval case by case) from the
 // same code and parameters, so the two cannot name different functions.
 type pointFn int
 

@@ -3,13 +3,13 @@
 package gops
 
 import (
-	_ "embed"
 	"fmt"
 	"math"
 	"unsafe"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -17,37 +17,12 @@ import (
 // gops' side of the CUDA twins' plumbing (internal/cuda/glue): the kernels'
 // PTX, withCUDA, which gives an op spec its twin, and the launch code's
 // helpers. Each family's launch code is in its own *_cuda.go file, its
-// kernels in kernels/*.cu. gops' kernels index with a C int: every integer
+// kernels in internal/cuda/kernels/gops/*.cu. gops' kernels index with a C int: every integer
 // argument is one, checked to fit int32 by gpuCall.Launch and fitInt32.
 
-// The kernels' PTX (gops/kernels/*.cu compiled by gops/kernels/gen).
-var (
-	//go:embed kernels/roialign.ptx
-	roialignPTX string
-	//go:embed kernels/psroialign.ptx
-	psroialignPTX string
-	//go:embed kernels/roipool.ptx
-	roipoolPTX string
-	//go:embed kernels/psroipool.ptx
-	psroipoolPTX string
-	//go:embed kernels/deformconv.ptx
-	deformconvPTX string
-	//go:embed kernels/layout.ptx
-	layoutPTX string
-	//go:embed kernels/roialignbox.ptx
-	roialignboxPTX string
-	//go:embed kernels/multiscale.ptx
-	multiscalePTX string
-	//go:embed kernels/boxops.ptx
-	boxopsPTX string
-)
-
-// gpuModules are the PTX modules, registered as gops0, gops1, ...
-var gpuModules = &glue.Module{
-	Pkg:  "gops",
-	Name: "gops",
-	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX, boxopsPTX},
-}
+// gpuModules are the PTX modules of internal/cuda/kernels/gops, registered
+// as gops0, gops1, ...
+var gpuModules = &glue.Module{Pkg: "gops", Name: "gops", PTX: kernels.PTX("gops")}
 
 func init() { gpuModules.Register() }
 

@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// DeformConv2d's CUDA twins: kernels/deformconv.cu, the members S, T, C, O
+// DeformConv2d's CUDA twins: internal/cuda/kernels/gops/deformconv.cu, the members S, T, C, O
 // of every order and the offset embed/split pair.
 
 // launch runs member d.kind of order (d.a, d.b).

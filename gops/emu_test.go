@@ -16,7 +16,7 @@ import (
 
 // The emulation tests (internal/cuda/emu) of the gops kernels whose CPU
 // twins live in this package: the box functions' small ops
-// (kernels/boxops.cu), MultiScaleRoIAlign's row moves (kernels/multiscale.cu)
+// (internal/cuda/kernels/gops/boxops.cu), MultiScaleRoIAlign's row moves (internal/cuda/kernels/gops/multiscale.cu)
 // and the box gradient's coordinate moves (roialignbox_coords). Each runs
 // with its host code's launch (boxops_cuda.go, multiscale_cuda.go,
 // roialignbox_cuda.go: the same work items and arguments) in every order
@@ -31,7 +31,7 @@ func TestEmulatedKernels(t *testing.T) {
 	t.Run("boxops", func(t *testing.T) { emuBoxOps[float32](t); emuBoxOps[float64](t) })
 	t.Run("multiscale", func(t *testing.T) { emuMultiScale[float32](t); emuMultiScale[float64](t) })
 	t.Run("roialignbox", func(t *testing.T) { emuBoxCoords[float32](t); emuBoxCoords[float64](t) })
-	gopsOwnRan.CheckOnly(t, "kernels", "boxops_", "multiscale_", "roialignbox_coords_")
+	gopsOwnRan.CheckOnly(t, "gops", "boxops_", "multiscale_", "roialignbox_coords_")
 }
 
 // emuValues are n values with the special ones first: ±0, ±Inf, NaN,

@@ -19,7 +19,7 @@ import (
 // and assigned to levels there by the CPU code (assignFPNLevels), so the
 // two paths fail alike and pick the same level for every box. A level
 // holding only some of the boxes is pooled into a compact buffer from its
-// boxes' grids and its rows moved to their places (kernels/multiscale.cu);
+// boxes' grids and its rows moved to their places (internal/cuda/kernels/gops/multiscale.cu);
 // a transpose first gathers the level's rows of the gradient. The results
 // are the CPU's: the same kernels on the same boxes, then plain copies.
 

@@ -6,7 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// PSRoIAlign's CUDA twin: kernels/psroialign.cu. The boxes are copied to
+// PSRoIAlign's CUDA twin: internal/cuda/kernels/gops/psroialign.cu. The boxes are copied to
 // the host, checked and gridded there by the CPU code (cpu.PSRoIAlignGrids).
 
 // launchAlign runs PSRoIAlign's forward or transpose kernel (psGPU.launch,

@@ -6,7 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// PSRoIPool's CUDA twin: kernels/psroipool.cu. The boxes are copied to
+// PSRoIPool's CUDA twin: internal/cuda/kernels/gops/psroipool.cu. The boxes are copied to
 // the host, checked and binned there by the CPU code (cpu.PoolBins).
 
 // launchPool runs PSRoIPool's forward or transpose kernel (psGPU.launch has

@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// RoIAlign's CUDA twin: kernels/roialign.cu. The boxes are copied to the
+// RoIAlign's CUDA twin: internal/cuda/kernels/gops/roialign.cu. The boxes are copied to the
 // host, checked and gridded there by the CPU code (cpu.RoIAlignGrids), so
 // the GPU and CPU paths fail alike.
 

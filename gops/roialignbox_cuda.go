@@ -11,7 +11,7 @@ import (
 )
 
 // The CUDA twins of the box members F_ab of RoIAlign and PSRoIAlign and of
-// their transposes: kernels/roialignbox.cu. The boxes are copied to the
+// their transposes: internal/cuda/kernels/gops/roialignbox.cu. The boxes are copied to the
 // host, checked and gridded there by the CPU code (cpu.RoIAlignGrids,
 // cpu.PSRoIAlignGrids), so the GPU and CPU paths fail alike.
 

@@ -11,7 +11,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// RoIPool's CUDA twins: kernels/roipool.cu. The boxes are copied to the
+// RoIPool's CUDA twins: internal/cuda/kernels/gops/roipool.cu. The boxes are copied to the
 // host, checked and binned there by the CPU code (cpu.PoolBins).
 
 // launch runs one of RoIPool's kernels: argmax, gather or scatter-add.

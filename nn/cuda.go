@@ -3,10 +3,9 @@
 package nn
 
 import (
-	_ "embed"
-
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -14,42 +13,13 @@ import (
 // nn's side of the CUDA twins' plumbing (internal/cuda/glue), as gops/cuda.go:
 // the kernels' PTX, withCUDA, which gives an op spec its twin, and the
 // launch code's helpers. Each family's launch code is in its own *_cuda.go
-// file, its kernels in kernels/*.cu, its descriptor in gpu.go. Unlike gops'
+// file, its kernels in internal/cuda/kernels/nn/*.cu, its descriptor in gpu.go. Unlike gops'
 // kernels, nn's index with 64 bits: every integer kernel argument is a long
 // long.
 
-// The kernels' PTX (nn/kernels/*.cu compiled by gops/kernels/gen).
-var (
-	//go:embed kernels/activation.ptx
-	activationPTX string
-	//go:embed kernels/conv.ptx
-	convPTX string
-	//go:embed kernels/dropout.ptx
-	dropoutPTX string
-	//go:embed kernels/gridsample.ptx
-	gridsamplePTX string
-	//go:embed kernels/interp.ptx
-	interpPTX string
-	//go:embed kernels/layout.ptx
-	layoutPTX string
-	//go:embed kernels/loss.ptx
-	lossPTX string
-	//go:embed kernels/norm.ptx
-	normPTX string
-	//go:embed kernels/pool.ptx
-	poolPTX string
-	//go:embed kernels/softmax.ptx
-	softmaxPTX string
-)
-
-// gpuModules are the PTX modules, registered as gopsnn0, gopsnn1, ...
-// (gops' are "gops0", ...).
-var gpuModules = &glue.Module{
-	Pkg:      "nn",
-	Name:     "gopsnn",
-	PTX:      []string{activationPTX, convPTX, dropoutPTX, gridsamplePTX, interpPTX, layoutPTX, lossPTX, normPTX, poolPTX, softmaxPTX},
-	LongLong: true,
-}
+// gpuModules are the PTX modules of internal/cuda/kernels/nn, registered
+// as gopsnn0, gopsnn1, ... (gops' are "gops0", ...).
+var gpuModules = &glue.Module{Pkg: "nn", Name: "gopsnn", PTX: kernels.PTX("nn"), LongLong: true}
 
 func init() { gpuModules.Register() }
 

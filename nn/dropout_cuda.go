@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Dropout's mask on the GPU: kernels/dropout.cu. The keep decisions are
+// Dropout's mask on the GPU: internal/cuda/kernels/nn/dropout.cu. The keep decisions are
 // drawn on the host from dropoutKernel's stream (PCG(seed, run), the run
 // counter shared with the CPU kernel), so the mask is bitwise the CPU's.
 

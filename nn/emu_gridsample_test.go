@@ -14,7 +14,7 @@ import (
 	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 )
 
-// emuGridSample runs kernels/gridsample.cu's entries on the emulator with
+// emuGridSample runs internal/cuda/kernels/nn/gridsample.cu's entries on the emulator with
 // the host code's launches (gridGPUPlan, the same tap tables) and compares
 // them, bitwise, with the Go kernels (gridKernel, cpu.GridSplit/Embed,
 // cpu.AffineGrid/T): every member kind over modes, paddings, align_corners,

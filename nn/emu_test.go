@@ -15,7 +15,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The emulation tests of nn's kernels (nn/kernels/*.cu, internal/cuda/emu):
+// The emulation tests of nn's kernels (internal/cuda/kernels/nn/*.cu, internal/cuda/emu):
 // each kernel, named by its PTX entry, runs with the host code's launch
 // (nn/*_cuda.go: the same work items, arguments and host-built tables) on
 // fixed and random cases, empty ones included, in every order and grid of
@@ -37,7 +37,7 @@ func TestEmulatedKernels(t *testing.T) {
 	t.Run("norm", func(t *testing.T) { emuNorm[float32](t); emuNorm[float64](t) })
 	t.Run("pool", func(t *testing.T) { emuPool[float32](t); emuPool[float64](t) })
 	t.Run("softmax", func(t *testing.T) { emuSoftmax[float32](t); emuSoftmax[float64](t) })
-	nnRan.Check(t, "kernels")
+	nnRan.Check(t, "nn")
 }
 
 // looseTol is the tolerance of the kernels that sum in double where the Go

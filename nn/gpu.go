@@ -10,7 +10,7 @@ import (
 // The CUDA twins' descriptors: what each op's twin needs to know besides
 // its inputs, given to withCUDA where the op's spec is built. In the cuda
 // build each has a launch method (the *_cuda.go files) that runs its
-// kernels (kernels/*.cu); elsewhere withCUDA ignores them (nocuda.go).
+// kernels (internal/cuda/kernels/nn/*.cu); elsewhere withCUDA ignores them (nocuda.go).
 
 // convGPU is a member of Conv2d's family: im2col / col2im kernels and
 // cuBLAS products (conv_cuda.go).

@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// GridSample's family and AffineGrid on the GPU: kernels/gridsample.cu.
+// GridSample's family and AffineGrid on the GPU: internal/cuda/kernels/nn/gridsample.cu.
 // A member's taps are built on the host by the Go kernels' functions
 // (gridGPUPlan, cpu.GridTable) from the grid and masks, downloaded per
 // call, and uploaded with its launches.

@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Interpolate on the GPU: kernels/interp.cu. The axes' tables
+// Interpolate on the GPU: internal/cuda/kernels/nn/interp.cu. The axes' tables
 // (cpu.InterpAxis) and their inverse (interpTable, cudatables.go) are
 // uploaded per call.
 

@@ -4,7 +4,7 @@ package nn
 
 import "gorgonia.org/gorgonia"
 
-// The copying layout ops and the fills on the GPU: kernels/layout.cu.
+// The copying layout ops and the fills on the GPU: internal/cuda/kernels/nn/layout.cu.
 
 // launch copies each input into its part of the result.
 func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {

@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// CrossEntropy's picks and row ops on the GPU: kernels/loss.cu (SmoothL1Loss' family
+// CrossEntropy's picks and row ops on the GPU: internal/cuda/kernels/nn/loss.cu (SmoothL1Loss' family
 // and Softplus are unaryGPU, activation_cuda.go).
 
 // launch runs Pick, Scatter, PickVec or ScatterVec. The targets are

@@ -9,7 +9,7 @@ import (
 )
 
 // The per-channel ops and the row normalisation on the GPU:
-// kernels/norm.cu.
+// internal/cuda/kernels/nn/norm.cu.
 
 // launch runs BiasAdd, ChannelSum or ChannelBroadcast.
 func (d channelGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {

@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// The poolings on the GPU: kernels/pool.cu. The windows' tables
+// The poolings on the GPU: internal/cuda/kernels/nn/pool.cu. The windows' tables
 // (cpu.PoolAxis) and their inverse (poolTable, cudatables.go) are
 // uploaded per call.
 

@@ -16,7 +16,7 @@ import (
 
 // RegisterGorgoniaPTX registers Gorgonia's own elementwise kernels, which
 // Gorgonia v0.9.18 ships no PTX for: the GPU bundle holds them (compiled by
-// gops/kernels/gen -gorgonia), found through GOPS_GORGONIA_PTX, each
+// internal/cuda/kernels/gen -gorgonia), found through GOPS_GORGONIA_PTX, each
 // dir/M.ptx with its entry names in dir/M.funcs. Without the variable it
 // does nothing; an unreadable file is an error. Call it from a test
 // package's init, before any TapeMachine is made.

@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cuda/emu"
-	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 	"github.com/gops-dev/gops/internal/cuda/grid"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 )
 
 // The launch boundaries: empty launches, the argument checks, grids at
@@ -294,7 +294,7 @@ func TestHarnessFindsRaces(t *testing.T) {
 // nn's folders, by name; a duplicate name would shadow another entry (gen
 // refuses one: gen.TestDuplicateEntry).
 func TestKernelTable(t *testing.T) {
-	entries := append(et.Entries(t, "../../../gops/kernels"), et.Entries(t, "../../../nn/kernels")...)
+	entries := append(kernels.Entries("gops"), kernels.Entries("nn")...)
 	ks := emu.Kernels()
 	if len(ks) != len(entries) {
 		t.Errorf("%d emulated kernels for %d PTX entries", len(ks), len(entries))

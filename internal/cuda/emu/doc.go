@@ -1,5 +1,5 @@
-// Package emu runs gops' and nn's CUDA kernels (gops/kernels/*.cu,
-// nn/kernels/*.cu) on the CPU, unmodified, to test them where there is no
+// Package emu runs gops' and nn's CUDA kernels (internal/cuda/kernels/gops/*.cu,
+// internal/cuda/kernels/nn/*.cu) on the CPU, unmodified, to test them where there is no
 // GPU: the kernels' arithmetic, index math, bounds and independence of the
 // order in which the threads run.
 //

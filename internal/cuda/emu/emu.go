@@ -96,7 +96,7 @@ var kernels = func() map[string]Kernel {
 	m := map[string]Kernel{}
 	for i := C.int(0); i < C.emu_count(); i++ {
 		k := Kernel{Name: C.GoString(C.emu_name(i)), Sig: C.GoString(C.emu_sig(i)), Source: C.GoString(C.emu_source(i)), idx: i}
-		k.LongLong = strings.HasPrefix(k.Source, "nn/")
+		k.LongLong = strings.HasPrefix(k.Source, "internal/cuda/kernels/nn/")
 		m[k.Name] = k
 	}
 	return m

@@ -1,5 +1,5 @@
-// emu.h: compile the unmodified CUDA kernels (gops/kernels/*.cu,
-// nn/kernels/*.cu) as C++ for the CPU emulator of package emu.
+// emu.h: compile the unmodified CUDA kernels (internal/cuda/kernels/gops/*.cu,
+// internal/cuda/kernels/nn/*.cu) as C++ for the CPU emulator of package emu.
 //
 // Each generated k_*.cc includes this header, then one .cu inside a
 // namespace of its own (so the two families' helpers and LOOP macros never

@@ -16,7 +16,7 @@ import (
 	"github.com/gops-dev/gops/internal/golden"
 )
 
-// The emulation tests of gops' kernels (gops/kernels/*.cu): each kernel,
+// The emulation tests of gops' kernels (internal/cuda/kernels/gops/*.cu): each kernel,
 // named by its PTX entry, runs with the host code's launch (gops/*_cuda.go:
 // the same work items and arguments, the boxes gridded or binned by the
 // same CPU functions) on fixed and random cases, empty ones included, and
@@ -41,7 +41,7 @@ func TestGopsKernels(t *testing.T) {
 	t.Run("roialignbox", func(t *testing.T) { testBoxDeriv[float32](t); testBoxDeriv[float64](t) })
 	// The box functions', MultiScaleRoIAlign's and the box coordinates'
 	// kernels have their CPU twins in package gops: gops/emu_test.go.
-	gopsRan.Check(t, "../../../gops/kernels", gopsOwnEntries...)
+	gopsRan.Check(t, "gops", gopsOwnEntries...)
 }
 
 func randF[T et.Float](r *rand.Rand, n int) []T {

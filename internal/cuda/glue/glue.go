@@ -5,11 +5,11 @@ package glue
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"unsafe"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cuda/grid"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/gorgonia/cuda"
@@ -32,18 +32,12 @@ type Module struct {
 	LongLong bool
 }
 
-var ptxEntry = regexp.MustCompile(`\.entry\s+([A-Za-z0-9_]+)\(`)
-
 // Register adds m's modules, with their entry points, to Gorgonia's CUDA
 // standard library. Call it once, from an init of the package's cuda
 // build, before any TapeMachine is made.
 func (m *Module) Register() {
 	for i, ptx := range m.PTX {
-		var fns []string
-		for _, e := range ptxEntry.FindAllStringSubmatch(ptx, -1) {
-			fns = append(fns, e[1])
-		}
-		gorgonia.AddToStdLib(fmt.Sprintf("%s%d", m.Name, i), ptx, fns)
+		gorgonia.AddToStdLib(fmt.Sprintf("%s%d", m.Name, i), ptx, kernels.EntryNames(ptx))
 	}
 }
 

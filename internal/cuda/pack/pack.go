@@ -49,7 +49,7 @@ func Grids[T cpu.Float](op string, gr []cpu.RoIAlignBox[T], bx []T, nb int) ([]T
 }
 
 // BoxDerivGrids packs boxes bx and their grids gr as the box-derivative
-// kernels (kernels/roialignbox.cu) read them: Grids' 8 values, then 1
+// kernels (internal/cuda/kernels/gops/roialignbox.cu) read them: Grids' 8 values, then 1
 // where newRoIAlignBoxCoefs clamps the roi height (width) to 1, computed
 // with its arithmetic (coordinates times scale, minus 0.5 when aligned),
 // else 0.

@@ -6,16 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cuda/emu"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 )
 
 // Up copies host into emulated device memory, freed when t ends.
@@ -196,28 +193,6 @@ func Tol[T Float]() float64 {
 	return 1e-15
 }
 
-var entry = regexp.MustCompile(`\.entry\s+([A-Za-z0-9_]+)\(`)
-
-// Entries are the PTX entry names of the .ptx files in dir.
-func Entries(t testing.TB, dir string) []string {
-	files, err := filepath.Glob(filepath.Join(dir, "*.ptx"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no PTX in %s: %v", dir, err)
-	}
-	var names []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range entry.FindAllSubmatch(b, -1) {
-			names = append(names, string(m[1]))
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
 // Ran records the kernels whose subtest ran.
 type Ran struct {
 	mu sync.Mutex
@@ -236,10 +211,11 @@ func (r *Ran) Kernel(t *testing.T, kernel string, f func(t *testing.T)) {
 	t.Run(kernel, f)
 }
 
-// Check fails t for each PTX entry of dir with no subtest, and for each
-// subtest that names no entry; it checks nothing when the test binary's
-// -test.run selects subtests (a pattern with a /) or -test.skip is set. Entries starting with one of except are
-// another package's (their CPU twins are there: CheckOnly).
+// Check fails t for each PTX entry of kernel folder dir (package kernels:
+// "gops", "nn") with no subtest, and for each subtest that names no entry;
+// it checks nothing when the test binary's -test.run selects subtests (a
+// pattern with a /) or -test.skip is set. Entries starting with one of
+// except are another package's (their CPU twins are there: CheckOnly).
 func (r *Ran) Check(t *testing.T, dir string, except ...string) {
 	r.check(t, dir, func(e string) bool { return !hasPrefix(e, except) })
 }
@@ -268,8 +244,12 @@ func (r *Ran) check(t *testing.T, dir string, mine func(string) bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	entries := kernels.Entries(dir)
+	if len(entries) == 0 {
+		t.Fatalf("no PTX entries in kernel folder %q", dir)
+	}
 	want := map[string]bool{}
-	for _, e := range Entries(t, dir) {
+	for _, e := range entries {
 		if !mine(e) {
 			continue
 		}

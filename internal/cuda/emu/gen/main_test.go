@@ -10,7 +10,7 @@ import (
 // TestGenerated: the committed k_*.cc and k_table.h are what gen writes
 // from the committed .cu, .cuh and .ptx files.
 func TestGenerated(t *testing.T) {
-	files, err := Files("../../../..")
+	files, err := Files("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestGenerated(t *testing.T) {
 // emulator's table is by name; one would shadow the other).
 func TestDuplicateEntry(t *testing.T) {
 	root := t.TempDir()
-	for _, f := range []struct{ dir, base string }{{"gops/kernels", "a"}, {"nn/kernels", "b"}} {
+	for _, f := range []struct{ dir, base string }{{"kernels/gops", "a"}, {"kernels/nn", "b"}} {
 		dir := filepath.Join(root, f.dir)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

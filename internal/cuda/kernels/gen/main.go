@@ -1,17 +1,17 @@
 //go:build nvrtc
 
-// Command gen compiles the project's CUDA kernels (gops/kernels/*.cu and
-// nn/kernels/*.cu, each folder with its own shared *.cuh headers) to PTX
-// for compute_80 with NVRTC, the PTX that the `cuda` builds of packages gops
-// and nn embed. It needs libnvrtc (CUDA 11.8; scripts/cuda-check sets it
+// Command gen compiles the project's CUDA kernels (internal/cuda/kernels/gops/*.cu
+// and internal/cuda/kernels/nn/*.cu, each folder with its own shared *.cuh
+// headers) to PTX for compute_80 with NVRTC, the PTX that package kernels
+// embeds for the `cuda` builds of packages gops and nn. It needs libnvrtc (CUDA 11.8; scripts/cuda-check sets it
 // up), hence the build tag.
 //
 // From the repository root:
 //
-//	go run -tags nvrtc ./gops/kernels/gen                 rewrite gops/kernels/*.ptx and nn/kernels/*.ptx
-//	go run -tags nvrtc ./gops/kernels/gen -dir D          rewrite D/*.ptx only
-//	go run -tags nvrtc ./gops/kernels/gen -check          fail if a committed .ptx differs
-//	go run -tags nvrtc ./gops/kernels/gen -gorgonia DIR   Gorgonia's own elementwise kernels into DIR
+//	go run -tags nvrtc ./internal/cuda/kernels/gen                 rewrite every folder's *.ptx
+//	go run -tags nvrtc ./internal/cuda/kernels/gen -dir D          rewrite D/*.ptx only
+//	go run -tags nvrtc ./internal/cuda/kernels/gen -check          fail if a committed .ptx differs
+//	go run -tags nvrtc ./internal/cuda/kernels/gen -gorgonia DIR   Gorgonia's own elementwise kernels into DIR
 //
 // Options: -arch=compute_80 (PTX that any driver >= 520 JIT-compiles, Hopper
 // included) and -fmad=false (no fused multiply-add, so that the kernels round
@@ -33,7 +33,7 @@ import (
 )
 
 // Dirs are the kernel folders, relative to the repository root.
-var Dirs = []string{"gops/kernels", "nn/kernels"}
+var Dirs = []string{"internal/cuda/kernels/gops", "internal/cuda/kernels/nn"}
 
 // Options are the NVRTC options of every kernel.
 var Options = []string{"--gpu-architecture=compute_80", "--fmad=false"}
