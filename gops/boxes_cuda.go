@@ -17,7 +17,7 @@ import (
 
 // boxGrids downloads the boxes and returns their packed grids
 // (pack.Grids) on the device.
-func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
+func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -26,7 +26,7 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	if err != nil {
 		return 0, err
 	}
-	p, err := pack.Grids(c.Name, gr, bx, nb)
+	p, err := pack.Grids(c.Name, gr, bx)
 	if err != nil {
 		return 0, err
 	}
@@ -36,14 +36,10 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 // deviceGrids downloads the boxes and returns the packed sampling grids of
 // RoIAlign (geometry ra) or PSRoIAlign (ps) on the device.
 func deviceGrids(c *gpuCall, sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
-	nb := 0
-	if ps != nil {
-		nb = ps.PH * ps.PW
-	}
 	if sfx == "_f32" {
-		return boxGrids(c, boxes, nb, func(b []float32) ([]cpu.RoIAlignBox[float32], error) { return gridsOf(ra, ps, b) })
+		return boxGrids(c, boxes, func(b []float32) ([]cpu.RoIAlignBox[float32], error) { return gridsOf(ra, ps, b) })
 	}
-	return boxGrids(c, boxes, nb, func(b []float64) ([]cpu.RoIAlignBox[float64], error) { return gridsOf(ra, ps, b) })
+	return boxGrids(c, boxes, func(b []float64) ([]cpu.RoIAlignBox[float64], error) { return gridsOf(ra, ps, b) })
 }
 
 // gridsOf is cpu.RoIAlignGrids or, without ra, cpu.PSRoIAlignGrids.
@@ -80,15 +76,6 @@ func deviceBins(c *gpuCall, boxes gorgonia.Value, g *cpu.PoolGeom, inclusive boo
 // launch runs the forward or transpose kernel of PSRoIAlign or, when the op
 // rounds its boxes, of PSRoIPool (psroipool_cuda.go).
 func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	g, k := d.g, in[1].Shape()[0]
-	nb := g.PH * g.PW
-	packed := intSize{"the packed bins", 4 * k * nb}
-	if d.align {
-		packed = intSize{"the packed box grids", 8 * k}
-	}
-	if err := fitInt32(c, in, out, intSize{"H·W", g.H * g.W}, packed); err != nil {
-		return err
-	}
 	if !d.align {
 		return d.launchPool(c, sfx, in, out)
 	}

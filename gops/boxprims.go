@@ -584,18 +584,18 @@ func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor
 // inverseRows is the inverse of a row index into k rows, in CSR form: the
 // rows r with idx[r] = d are rows[start[d]:start[d+1]], in increasing
 // order (a counting sort, stable in r).
-func inverseRows(idx []int, k int) (start, rows []int32) {
-	start = make([]int32, k+1)
+func inverseRows(idx []int, k int) (start, rows []int64) {
+	start = make([]int64, k+1)
 	for _, d := range idx {
 		start[d+1]++
 	}
 	for d := 0; d < k; d++ {
 		start[d+1] += start[d]
 	}
-	next := append([]int32(nil), start[:k]...)
-	rows = make([]int32, len(idx))
+	next := append([]int64(nil), start[:k]...)
+	rows = make([]int64, len(idx))
 	for r, d := range idx {
-		rows[next[d]] = int32(r)
+		rows[next[d]] = int64(r)
 		next[d]++
 	}
 	return start, rows

@@ -175,12 +175,8 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				x := emuValues[T](r, c.k*n)
 				want := make([]T, len(c.idx)*n)
 				gatherRows(want, x, c.idx, n)
-				idx32 := make([]int32, len(c.idx))
-				for i, v := range c.idx {
-					idx32[i] = int32(v)
-				}
-				p := len(c.idx)
-				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, idx32), out, p, n} })
+				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
+				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, c.idx), out, p, n} })
 			}
 		}
 	})
@@ -281,15 +277,11 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 	gopsOwnRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
 		for _, c := range cases {
 			for _, row := range []int{1, 5, 49} {
-				p := len(c.idx)
-				idx32 := make([]int32, p)
-				for i, v := range c.idx {
-					idx32[i] = int32(v)
-				}
+				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
 				// gather: a level's rows of the gradient (pyramidTranspose)
 				grad := emuValues[T](r, c.k*row)
 				want := gatherRoIRows(nil, grad, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, idx32), out, p, row, 0} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, c.idx), out, p, row, 0} })
 				// scatter: the level's pooled rows into the result (pyramidForward)
 				pooled := emuValues[T](r, p*row)
 				before := make([]T, c.k*row)
@@ -298,7 +290,7 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 				}
 				after := append([]T(nil), before...)
 				scatterRoIRows(after, pooled, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, idx32), out, p, row, 1} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, c.idx), out, p, row, 1} })
 			}
 		}
 	})

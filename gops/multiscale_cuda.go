@@ -30,13 +30,6 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 	g := d.pyr
 	roisV := in[len(in)-1]
 	k := roisV.Shape()[0]
-	sizes := []intSize{{"the packed box grids", pack.BoxDerivPack * k}}
-	for _, lg := range g.levels {
-		sizes = append(sizes, intSize{"H·W", lg.H * lg.W})
-	}
-	if err := fitInt32(c, in, out, sizes...); err != nil {
-		return err
-	}
 	rois, err := download[T](c, roisV)
 	if err != nil {
 		return err
@@ -106,7 +99,7 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	geom := member.geom()
 	var packed []T
 	if d.a+d.b == 0 {
-		packed, err = pack.Grids(c.Name, gr, sub, 0)
+		packed, err = pack.Grids(c.Name, gr, sub)
 	} else {
 		packed, err = pack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
 	}
@@ -126,11 +119,7 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	if all {
 		return run(x, out, size)
 	}
-	idx32 := make([]int32, len(idx))
-	for i, r := range idx {
-		idx32[i] = int32(r)
-	}
-	ip, err := glue.Upload(c, idx32)
+	ip, err := glue.Upload(c, int64s(idx))
 	if err != nil {
 		return err
 	}

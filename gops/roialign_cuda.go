@@ -15,9 +15,6 @@ import (
 // launch runs RoIAlign's forward or transpose kernel.
 func (d roiAlignGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
-	if err := fitInt32(c, in, out, intSize{"H·W", g.H * g.W}, intSize{"the packed box grids", 8 * in[1].Shape()[0]}); err != nil {
-		return err
-	}
 	bp, err := deviceGrids(c, sfx, in[1], g, nil)
 	if err != nil {
 		return err

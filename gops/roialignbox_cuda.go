@@ -43,9 +43,6 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 		return launchPyramid[float64](c, sfx, d, in, out)
 	}
 	g, k := d.geom(), in[1].Shape()[0]
-	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", pack.BoxDerivPack * k}); err != nil {
-		return err
-	}
 	var bp cu.DevicePtr
 	var err error
 	if sfx == "_f32" {
@@ -95,9 +92,6 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 
 // launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.
 func (d boxCoordGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	embed := 0
 	if d.embed {
 		embed = 1

@@ -19,7 +19,7 @@ import (
 
 // gpuModules are the PTX modules of internal/cuda/kernels/nn, registered
 // as gopsnn0, gopsnn1, ... (gops' are "gops0", ...).
-var gpuModules = &glue.Module{Pkg: "nn", Name: "gopsnn", PTX: kernels.PTX("nn"), LongLong: true}
+var gpuModules = &glue.Module{Pkg: "nn", Name: "gopsnn", PTX: kernels.PTX("nn")}
 
 func init() { gpuModules.Register() }
 
@@ -34,7 +34,10 @@ type gpuKernel interface {
 }
 
 // withCUDA gives spec its CUDA twin k (glue's Module.WithCUDA).
-func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec { return gpuModules.WithCUDA(spec, k.launch) }
+func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec {
+	spec.CUDA = gpuModules.Twin(spec.Name, spec.Shape, spec.OutputDtype, k.launch)
+	return spec
+}
 
 // fill writes v into the n elements of the op's float dtype at p.
 func fill(c *gpuCall, sfx string, p cu.DevicePtr, v float64, n int) error {

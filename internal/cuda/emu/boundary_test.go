@@ -3,8 +3,8 @@
 package emu_test
 
 import (
-	"math"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -16,9 +16,8 @@ import (
 
 // The launch boundaries: empty launches, the argument checks, grids at
 // grid.GridMax (every item done by exactly one thread), and launches
-// whose work items reach past 2³¹ (nn's 64-bit kernels) or up to the C int
-// kernels' limit (gops'), of which only the threads at the edges run, on
-// sparse memory.
+// whose work items reach past 2³¹ (every kernel indexes with 64 bits), of
+// which only the threads at the edges run, on sparse memory.
 
 // TestEmptyLaunches: n = 0 launches nothing (as glue.Launch), for
 // every kernel, even with null pointers.
@@ -66,10 +65,10 @@ func TestArgumentTypes(t *testing.T) {
 		ok   bool
 	}{
 		{"layout_copy_f32", []any{p, p, 1}, true},
-		{"layout_copy_f32", []any{p, p, int64(1)}, false},          // long long for an int
-		{"layout_copy_f32", []any{p, p, math.MaxInt32 + 1}, false}, // beyond int32
-		{"layout_copy_f32", []any{p, 1, 1}, false},                 // int for a pointer
-		{"layout_fill_f32", []any{p, 1.0, 1}, false},               // double for a float
+		{"layout_copy_f32", []any{p, p, int64(1)}, true},    // int64 for a long long
+		{"layout_copy_f32", []any{p, p, float32(1)}, false}, // float for a long long
+		{"layout_copy_f32", []any{p, 1, 1}, false},          // int for a pointer
+		{"layout_fill_f32", []any{p, 1.0, 1}, false},        // double for a float
 		{"layout_fill_f32", []any{p, float32(1), 1}, true},
 		{"layout_fill_f64", []any{p, float32(1), 1}, false},       // float for a double
 		{"act_leaky_f32", []any{p, p, float32(0), true, 1}, true}, // bool for long long
@@ -80,18 +79,6 @@ func TestArgumentTypes(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%s%v: err = %v, want ok %v", c.name, c.args, err, c.ok)
 		}
-	}
-}
-
-// TestIntKernelsRefuseTooManyItems: a C int kernel (gops') refuses more
-// than grid.MaxIntItems work items, as glue.Launch does (the same
-// constant); a 64-bit one (nn's) takes them.
-func TestIntKernelsRefuseTooManyItems(t *testing.T) {
-	if err := emu.Launch("layout_copy_f32", grid.MaxIntItems+1, emu.Config{Threads: []int64{}}, emu.Ptr(0), emu.Ptr(0), 0); err == nil {
-		t.Error("layout_copy_f32 took MaxIntItems+1 work items")
-	}
-	if err := emu.Launch("layout_fill_f32", grid.MaxIntItems+1, emu.Config{Threads: []int64{}}, emu.Ptr(0), float32(0), grid.MaxIntItems+1); err != nil {
-		t.Errorf("layout_fill_f32: %v", err)
 	}
 }
 
@@ -137,10 +124,12 @@ func owned(t *testing.T, b []byte, n, stride int, threads []int64, want func(i i
 	}
 }
 
-// TestPast2p31: nn's 64-bit kernels over 2³¹ + 5 work items, the grid at
-// GridMax, only the threads at the edges run on sparse memory: each does
-// its items i ≡ thread (mod Block·GridMax) below n, the ones past 2³¹
-// included, and stops at n.
+// TestPast2p31: gops' and nn's kernels, 64-bit both, over 2³¹ + 5 work
+// items, the grid at GridMax, only the threads at the edges run on sparse
+// memory: each does its items i ≡ thread (mod Block·GridMax) below n, the
+// ones past 2³¹ included, and stops at n (the emulator compiles with
+// -fwrapv, so a 32-bit index would wrap to a negative one and fault or
+// write elsewhere).
 func TestPast2p31(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -156,6 +145,19 @@ func TestPast2p31(t *testing.T) {
 			t.Fatal(err)
 		}
 		owned(t, b, n, stride, threads, func(int) float32 { return 7 })
+	})
+	t.Run("layout_copy_f32", func(t *testing.T) { // gops'
+		src, xb := sparse(t, size)
+		dst, b := sparse(t, size)
+		for _, th := range threads {
+			for i := int(th); i < n; i += stride {
+				setF32(xb, i, float32(i%1000+1))
+			}
+		}
+		if err := emu.Launch("layout_copy_f32", n, cfg, src, dst, n); err != nil {
+			t.Fatal(err)
+		}
+		owned(t, b, n, stride, threads, func(i int) float32 { return float32(i%1000 + 1) })
 	})
 	t.Run("act_leaky_f32", func(t *testing.T) {
 		src, xb := sparse(t, size)
@@ -173,36 +175,11 @@ func TestPast2p31(t *testing.T) {
 	})
 }
 
-// TestIntKernelLimit: gops' C int kernel at the most work items it takes,
-// grid.MaxIntItems: the last grid-stride step of the last threads stays
-// within int32 (the emulator compiles with -fwrapv, so an overflow would
-// wrap to a negative index and fault or write elsewhere).
-func TestIntKernelLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	const n = grid.MaxIntItems
-	stride := grid.Block * grid.GridMax
-	threads := []int64{0, 1, int64(n % stride), int64(stride - 2), int64(stride - 1)}
-	size := 4 * (n + 2*stride)
-	src, xb := sparse(t, size)
-	dst, b := sparse(t, size)
-	for _, th := range threads {
-		for i := int(th); i < n; i += stride {
-			setF32(xb, i, float32(i%1000+1))
-		}
-	}
-	if err := emu.Launch("layout_copy_f32", n, emu.Config{Threads: threads}, src, dst, n); err != nil {
-		t.Fatal(err)
-	}
-	owned(t, b, n, stride, threads, func(i int) float32 { return float32(i%1000 + 1) })
-}
-
 // TestFullGridOwnership: at the host code's full grid (GridMax blocks) over
 // more items than threads, a random half of the threads writes exactly the
 // items i with i mod (Block·GridMax) among them: every item belongs to one
-// thread, so the grid-stride loop covers each exactly once. For a C int
-// kernel (gops) and a 64-bit one (nn).
+// thread, so the grid-stride loop covers each exactly once. For a kernel
+// of gops and one of nn.
 func TestFullGridOwnership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -302,6 +279,12 @@ func TestKernelTable(t *testing.T) {
 	for _, e := range entries {
 		if _, ok := ks[e]; !ok {
 			t.Errorf("PTX entry %s is not emulated", e)
+		}
+	}
+	// One convention: every integer parameter is a long long.
+	for _, k := range ks {
+		if strings.Trim(k.Sig, "plfd") != "" {
+			t.Errorf("%s's parameters %q: not all pointers, long longs, floats and doubles", k.Name, k.Sig)
 		}
 	}
 }

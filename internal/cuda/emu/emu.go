@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cuda/grid"
@@ -79,15 +78,11 @@ func Download[E any](b *Buffer, n int) []E {
 type Kernel struct {
 	// Name is its PTX entry name ("roialign_forward_f32").
 	Name string
-	// Sig has one code per parameter: p pointer, i C int, l long long,
-	// f float, d double.
+	// Sig has one code per parameter: p pointer, l long long, f float,
+	// d double (? another type: no kernel has one, and no argument fits it).
 	Sig string
 	// Source is its CUDA source, relative to the module root.
 	Source string
-	// LongLong says its module indexes with 64 bits (nn's), as
-	// glue.Module.LongLong: a C int module (gops') refuses more than
-	// grid.MaxIntItems work items.
-	LongLong bool
 
 	idx C.int
 }
@@ -96,7 +91,6 @@ var kernels = func() map[string]Kernel {
 	m := map[string]Kernel{}
 	for i := C.int(0); i < C.emu_count(); i++ {
 		k := Kernel{Name: C.GoString(C.emu_name(i)), Sig: C.GoString(C.emu_sig(i)), Source: C.GoString(C.emu_source(i)), idx: i}
-		k.LongLong = strings.HasPrefix(k.Source, "internal/cuda/kernels/nn/")
 		m[k.Name] = k
 	}
 	return m
@@ -180,10 +174,9 @@ func (c Config) ids(blocks int) []int64 {
 }
 
 // pack lays the arguments out as glue.Call.Launch does, one 8-byte
-// slot each (a C int or float in the low 4 bytes), checked against the
-// kernel's parameters: an int must fit a C int parameter, a float32 goes
-// to a float, a float64 to a double, a Ptr to a pointer, a bool (0 or 1)
-// and an int64 to an integer.
+// slot each (a float in the low 4 bytes), checked against the kernel's
+// parameters: an int, an int64 and a bool (0 or 1) go to a long long, a
+// float32 to a float, a float64 to a double, a Ptr to a pointer.
 func pack(k Kernel, args []any) ([]uint64, error) {
 	if len(args) != len(k.Sig) {
 		return nil, fmt.Errorf("emu: %s takes %d arguments, got %d", k.Name, len(k.Sig), len(args))
@@ -201,11 +194,8 @@ func pack(k Kernel, args []any) ([]uint64, error) {
 			}
 			slots[i] = uint64(v)
 		case int:
-			if want != 'i' && want != 'l' {
+			if want != 'l' {
 				return nil, bad()
-			}
-			if want == 'i' && (v > math.MaxInt32 || v < math.MinInt32) {
-				return nil, fmt.Errorf("emu: argument %d of %s (%d) exceeds int32", i, k.Name, v)
 			}
 			slots[i] = uint64(int64(v))
 		case int64:
@@ -214,7 +204,7 @@ func pack(k Kernel, args []any) ([]uint64, error) {
 			}
 			slots[i] = uint64(v)
 		case bool:
-			if want != 'i' && want != 'l' {
+			if want != 'l' {
 				return nil, bad()
 			}
 			if v {
@@ -245,9 +235,6 @@ func lookup(name string, n int) (Kernel, error) {
 	if n < 0 {
 		return k, fmt.Errorf("emu: %s: %d work items", name, n)
 	}
-	if !k.LongLong && n > grid.MaxIntItems {
-		return k, fmt.Errorf("emu: %s: %d work items exceed the CUDA kernels' int32 grid-stride range (at most %d)", name, n, grid.MaxIntItems)
-	}
 	return k, nil
 }
 
@@ -267,8 +254,7 @@ func run(k Kernel, slots []uint64, blocks int, ids []int64, all bool) {
 }
 
 // Launch runs kernel name over n work items as glue.Call.Launch would
-// on the GPU: nothing for n = 0; an error for more work items than a C int
-// kernel's grid-stride loop can step over; grid's grid (capped by
+// on the GPU: nothing for n = 0; grid's grid (capped by
 // cfg.GridMax), blocks of grid.Block threads, each thread run once, in
 // cfg's order.
 func Launch(name string, n int, cfg Config, args ...any) error {

@@ -76,8 +76,8 @@ using std::signbit;
 
 // Atomics: the emulator runs one thread at a time, so they are plain
 // read-modify-writes returning the old value.
-static inline int atomicMin(int *p, int v) {
-	int old = *p;
+static inline long long atomicMin(long long *p, long long v) {
+	long long old = *p;
 	if (v < old) *p = v;
 	return old;
 }
@@ -90,7 +90,7 @@ static inline int atomicAdd(int *p, int v) {
 // emu_launch is one launch: the grid (blocks of `block` threads) and the
 // threads to run, as global ids block·blockDim + thread, in order (ids
 // null: all, forwards). args holds one 8-byte slot per kernel parameter,
-// as gorgonia.org/cu copies them: a C int or float in the low 4 bytes.
+// as gorgonia.org/cu copies them: a float in the low 4 bytes.
 struct emu_launch {
 	const uint64_t *args;
 	long long grid, block;
@@ -99,7 +99,8 @@ struct emu_launch {
 };
 
 // emu_kernel is a table entry: the PTX entry name, its parameters' codes
-// (p pointer, i int, l long long, f float, d double) and its runner.
+// (p pointer, l long long, f float, d double; ? another type, which no
+// kernel has: every integer parameter is a long long) and its runner.
 struct emu_kernel {
 	const char *name;
 	const char *sig;
@@ -108,7 +109,6 @@ struct emu_kernel {
 
 template <typename A> constexpr char emu_code() {
 	if (std::is_pointer<A>::value) return 'p';
-	if (std::is_same<A, int>::value) return 'i';
 	if (std::is_same<A, long long>::value) return 'l';
 	if (std::is_same<A, float>::value) return 'f';
 	if (std::is_same<A, double>::value) return 'd';

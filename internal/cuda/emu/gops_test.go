@@ -221,9 +221,9 @@ func (c roiCase) ps() cpu.PoolGeom {
 }
 
 // packGrids is the host code's packing of the boxes' grids (gops'
-// boxGrids: pack.Grids; nb > 0 for PSRoIAlign).
-func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T, nb int) []T {
-	p, err := pack.Grids("test", grids, bx, nb)
+// boxGrids: pack.Grids).
+func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T) []T {
+	p, err := pack.Grids("test", grids, bx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "roialign_forward" + sfx, N: n, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
@@ -263,7 +263,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 			grids, _ := cpu.RoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "roialign_transpose" + sfx, N: c.N * c.C, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, 0)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
@@ -290,7 +290,7 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			}
 			o, reg := out[T](t, n)
 			et.Run(t, et.Case{Name: "psroialign_forward" + sfx, N: n, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 	gopsRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
@@ -305,14 +305,14 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 			_, grids, _ := cpu.PSRoIAlignGrids(&g, bx)
 			o, reg := out[T](t, len(want))
 			et.Run(t, et.Case{Name: "psroialign_transpose" + sfx, N: g.N * g.C, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx, c.PH*c.PW)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
 
 // bins is the host code's bins of the boxes (gops' poolBinsOf:
 // pack.PoolBins).
-func bins[T et.Float](t *testing.T, g *cpu.PoolGeom, bx []T, inclusive bool) []int32 {
+func bins[T et.Float](t *testing.T, g *cpu.PoolGeom, bx []T, inclusive bool) []int64 {
 	p, err := pack.PoolBins("test", g, bx, inclusive)
 	if err != nil {
 		t.Fatal(err)
@@ -414,10 +414,10 @@ func testRoIPool[T et.Float](t *testing.T) {
 		}
 	})
 	// badSlot is the kernels' error slot and its check against the CPU's
-	// error ("... at %d ...", the first bad position; MaxInt32 for none).
+	// error ("... at %d ...", the first bad position; MaxInt64 for none).
 	badSlot := func(t *testing.T, cpuErr error) (*emu.Buffer, func() error) {
-		b := et.Out[int32](t, 1)
-		want := int32(math.MaxInt32)
+		b := et.Out[int64](t, 1)
+		want := int64(math.MaxInt64)
 		if cpuErr != nil {
 			var at int
 			var idx int
@@ -427,10 +427,10 @@ func testRoIPool[T et.Float](t *testing.T) {
 					t.Fatalf("CPU error %q: %v", cpuErr, err)
 				}
 			}
-			want = int32(at)
+			want = int64(at)
 		}
 		return b, func() error {
-			if got := emu.Slice[int32](b)[0]; got != want {
+			if got := emu.Slice[int64](b)[0]; got != want {
 				return fmt.Errorf("error slot %d, want %d (CPU: %v)", got, want, cpuErr)
 			}
 			return nil
@@ -454,7 +454,7 @@ func testRoIPool[T et.Float](t *testing.T) {
 				n := len(idx)
 				et.Run(t, et.Case{Name: "roipool_gather" + sfx, N: n, Outs: []emu.Region{reg},
 					Init: func() {
-						emu.Slice[int32](slot)[0] = math.MaxInt32
+						emu.Slice[int64](slot)[0] = math.MaxInt64
 						o.Fill()
 					},
 					Check: func() error {
@@ -484,7 +484,7 @@ func testRoIPool[T et.Float](t *testing.T) {
 				slot, slotOK := badSlot(t, cpuErr)
 				et.Run(t, et.Case{Name: "roipool_scatteradd" + sfx, N: p.c.N * p.c.C, Outs: []emu.Region{reg},
 					Init: func() {
-						emu.Slice[int32](slot)[0] = math.MaxInt32
+						emu.Slice[int64](slot)[0] = math.MaxInt64
 						o.Fill()
 					},
 					Check: func() error {

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/boxops.cu, compiled for the CPU (emu.h), and its entry points as
 // boxops.ptx lists them.
-// Sources' SHA-256 (boxops.cu and the folder's .cuh): e9e7857da24c12f6ee29f82e53c092dd71ed43e6b8540f24902cb7df65547fc2
+// Sources' SHA-256 (boxops.cu and the folder's .cuh): 9c93ed0ecd54cc87727f53c08748a702d4e25dc9686afdfed34cb2a91f86ce4e
 
 #include "emu.h"
 

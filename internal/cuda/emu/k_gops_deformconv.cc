@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/deformconv.cu, compiled for the CPU (emu.h), and its entry points as
 // deformconv.ptx lists them.
-// Sources' SHA-256 (deformconv.cu and the folder's .cuh): e2385c3b03212db41ec0ce3f07b4ce03d9bed7de489528837f077103c528e8f7
+// Sources' SHA-256 (deformconv.cu and the folder's .cuh): 6b4f33f3aa3eca210fcd16cc9d19a8893eb9c6ba48eec50e86931f06f9a2660b
 
 #include "emu.h"
 

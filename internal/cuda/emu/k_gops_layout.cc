@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/layout.cu, compiled for the CPU (emu.h), and its entry points as
 // layout.ptx lists them.
-// Sources' SHA-256 (layout.cu and the folder's .cuh): 95bf44f3ec4fc4e1243906fb18ed550cfde379ab6f55def1ab4a19f1da7f8df8
+// Sources' SHA-256 (layout.cu and the folder's .cuh): 40c5d198b142d2110e234cc053da3eda2ca0455e9d6a3f73a8608fa468b75e57
 
 #include "emu.h"
 

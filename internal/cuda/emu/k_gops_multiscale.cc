@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/multiscale.cu, compiled for the CPU (emu.h), and its entry points as
 // multiscale.ptx lists them.
-// Sources' SHA-256 (multiscale.cu and the folder's .cuh): 77bdbdc8d0d856a9865b468e9ba76dcd1495e22f12a407553d82823c65941b70
+// Sources' SHA-256 (multiscale.cu and the folder's .cuh): b729cc8378b6dd01fc4fb1816a174a7be19de7ae2a8ab7278f4e4ada2e10a548
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroialign.cu, compiled for the CPU (emu.h), and its entry points as
 // psroialign.ptx lists them.
-// Sources' SHA-256 (psroialign.cu and the folder's .cuh): 3576e470cd4f6370dc0f0c5c9eefc7c21182cbae3e209b7669e35bd7c2d5a671
+// Sources' SHA-256 (psroialign.cu and the folder's .cuh): eb1a186a957ba4124c93bf8603df8771423dd377eaf8951c806ad4012f153f13
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): f253a6c9b74497f4f2e92c80bcf26898d0536255e225abb392cbd0a899d1f9d6
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 8206b451cf4978af29ce3c7435c1b00e767cfa0f22515ba90217f7226a7e2b5e
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialign.cu, compiled for the CPU (emu.h), and its entry points as
 // roialign.ptx lists them.
-// Sources' SHA-256 (roialign.cu and the folder's .cuh): a8c0f9b956b524aae19c449046d21692efd127dd343a9c2e11f90f6d415e1d50
+// Sources' SHA-256 (roialign.cu and the folder's .cuh): 7669d8201fc4d5df49ce301868182dcf4b22dd9f81950c3033a0566339f64b5b
 
 #include "emu.h"
 

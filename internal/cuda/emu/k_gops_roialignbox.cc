@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): b63cc609295e91ae006076fbb0191a74f7a1343e02013a0f5da4c4440a14b0a9
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): dc134d724f91a047d05edb95084b1a5c4dbaa824ef96b9aceb0570493c951d7c
 
 #include "emu.h"
 

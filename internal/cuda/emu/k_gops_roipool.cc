@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roipool.cu, compiled for the CPU (emu.h), and its entry points as
 // roipool.ptx lists them.
-// Sources' SHA-256 (roipool.cu and the folder's .cuh): 3272641dc62f402cc453621c4d0a873c1ad8be60343edae30bf26e3f3a8c343d
+// Sources' SHA-256 (roipool.cu and the folder's .cuh): 844d9ec63892c5088131d483a115d8bde71e809a783846c6d9fc81f63e516708
 
 #include "emu.h"
 

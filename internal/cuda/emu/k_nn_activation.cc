@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/activation.cu, compiled for the CPU (emu.h), and its entry points as
 // activation.ptx lists them.
-// Sources' SHA-256 (activation.cu and the folder's .cuh): 9782d3bd1eed7fca5019237b8231b91aae5c63a69b667adccad800e923c4f80b
+// Sources' SHA-256 (activation.cu and the folder's .cuh): 1dffe4f2652d222be6bd912fa0352d8657b6c42199c00a416a32ee707fbed29d
 
 #include "emu.h"
 

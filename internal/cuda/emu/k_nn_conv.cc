@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/conv.cu, compiled for the CPU (emu.h), and its entry points as
 // conv.ptx lists them.
-// Sources' SHA-256 (conv.cu and the folder's .cuh): 4601feef335f8187564cb33a6a890125453e3c1e18960501f4bc56ad0ab51887
+// Sources' SHA-256 (conv.cu and the folder's .cuh): fea3553d1fa6cf28655143cd510f48d8ad8011c58e05285088d1ffe4acd956bc
 
 #include "emu.h"
 

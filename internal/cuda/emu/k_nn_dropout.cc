@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/dropout.cu, compiled for the CPU (emu.h), and its entry points as
 // dropout.ptx lists them.
-// Sources' SHA-256 (dropout.cu and the folder's .cuh): 5abc8587f42728fe2baf50c5d332e5a07dd7bacdfa77b7d96d80f7546e5cb563
+// Sources' SHA-256 (dropout.cu and the folder's .cuh): 52de2b937f1dfda6e2f2ba2cb5b10c0bfc05bb55612c54fc61547a8e6755e54b
 
 #include "emu.h"
 

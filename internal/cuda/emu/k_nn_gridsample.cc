@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/gridsample.cu, compiled for the CPU (emu.h), and its entry points as
 // gridsample.ptx lists them.
-// Sources' SHA-256 (gridsample.cu and the folder's .cuh): 72bacf943982e13cad76cdeddec0f36954aa33cbae50791daf46598fa0f34b1f
+// Sources' SHA-256 (gridsample.cu and the folder's .cuh): 0ed1be31e896c3e782e7a6a608a2815b611660b57e5bf1323c4df9e31ed95aae
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/interp.cu, compiled for the CPU (emu.h), and its entry points as
 // interp.ptx lists them.
-// Sources' SHA-256 (interp.cu and the folder's .cuh): 722ca50d43884794cf7eb4e3b90b6beea2491b7d6d9fe318151589a6699b860f
+// Sources' SHA-256 (interp.cu and the folder's .cuh): 7ffe3bd1e345d7c2cdec5d379ed9f5c3dcd31b76153a6ee5c0e2d6c5bf1326b1
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/layout.cu, compiled for the CPU (emu.h), and its entry points as
 // layout.ptx lists them.
-// Sources' SHA-256 (layout.cu and the folder's .cuh): 2d1c399552f8fd57c885af6940d121561e37d91eb3c6099c4fdf41abb1ac00d8
+// Sources' SHA-256 (layout.cu and the folder's .cuh): dc3cc889f1b9c6bb182ef0e5498f44251b80aa6493b4f1caadf3c96e7d8177e5
 
 #include "emu.h"
 

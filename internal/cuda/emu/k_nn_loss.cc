@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/loss.cu, compiled for the CPU (emu.h), and its entry points as
 // loss.ptx lists them.
-// Sources' SHA-256 (loss.cu and the folder's .cuh): 4ce4c246fba6ada899d179b78296daa1dbcde5459a3025273a37284f9abbd447
+// Sources' SHA-256 (loss.cu and the folder's .cuh): f80c691d38358dd88a2c212eeee191c2d79767517ac505a3a0a5ccc92dbae06d
 
 #include "emu.h"
 

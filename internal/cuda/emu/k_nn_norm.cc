@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/norm.cu, compiled for the CPU (emu.h), and its entry points as
 // norm.ptx lists them.
-// Sources' SHA-256 (norm.cu and the folder's .cuh): 670bca20c463345002e063bba77b6ed894723ca55bb1d177cb87767ffe326aba
+// Sources' SHA-256 (norm.cu and the folder's .cuh): 20aaf73f9ae36a193ecbf109109098a4d0fad5c867eaee9d21337f28b3b268d4
 
 #include "emu.h"
 

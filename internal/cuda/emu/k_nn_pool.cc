@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/pool.cu, compiled for the CPU (emu.h), and its entry points as
 // pool.ptx lists them.
-// Sources' SHA-256 (pool.cu and the folder's .cuh): b9c09fd42682821b138b8b261e7c881e8230294b243db7de8d19a21270bfb42f
+// Sources' SHA-256 (pool.cu and the folder's .cuh): 4582b8818cdc66347878ca319b7681d8cbefbc39caaafedc57665945407a8431
 
 #include "emu.h"
 

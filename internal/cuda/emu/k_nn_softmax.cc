@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/softmax.cu, compiled for the CPU (emu.h), and its entry points as
 // softmax.ptx lists them.
-// Sources' SHA-256 (softmax.cu and the folder's .cuh): 21bfc84187fb51994c8e785c9a9a13ebdab2db9bcd886819b1654db6be1175ce
+// Sources' SHA-256 (softmax.cu and the folder's .cuh): 390c1ddf95f449f9d19eceb2c5bc622696507cb7684dd2d8fe66bffce771c50a
 
 #include "emu.h"
 

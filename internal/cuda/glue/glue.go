@@ -7,7 +7,6 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cuda/grid"
 	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
@@ -23,13 +22,10 @@ type Module struct {
 	Pkg string
 	// Name is the prefix of the registered module names.
 	Name string
-	// PTX holds the modules' PTX, in registration order.
+	// PTX holds the modules' PTX, in registration order. The kernels
+	// index with 64 bits: every integer argument is a long long, and an
+	// int result needs Go's int to be 64-bit.
 	PTX []string
-	// LongLong says the kernels index with 64 bits: every integer argument
-	// a long long, and an int result needs Go's int to be 64-bit.
-	// Otherwise every integer argument is a C int: Launch checks that it
-	// and the work-item count fit the kernels' int32 indices.
-	LongLong bool
 }
 
 // Register adds m's modules, with their entry points, to Gorgonia's CUDA
@@ -56,14 +52,18 @@ func (m *Module) Func(e *cuda.Engine, name string) (cu.Function, error) {
 // suffix. The result is not zeroed: the kernels write every element of it.
 type Launcher func(c *Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error
 
-// WithCUDA gives spec its CUDA twin: CUDADo allocates the result (or uses
-// the VM's preallocated one), with the shape from spec.Shape and the dtype
-// spec.OutputDtype or the first input's, and has launch run m's kernels.
-// The first input's dtype, Float32 or Float64 (else an error), is the
-// Call's Dt and picks the suffix.
-func (m *Module) WithCUDA(spec ad.OpSpec, launch Launcher) ad.OpSpec {
-	name, shapeOf, outDt := spec.Name, spec.Shape, spec.OutputDtype
-	spec.CUDA = func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
+// TwinFunc is an op's CUDA twin, the type of ad.OpSpec.CUDA: it computes the
+// op's result on device dev (Gorgonia's CUDADoer).
+type TwinFunc = func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error)
+
+// Twin returns the CUDA twin of op name (an ad.OpSpec's Name, Shape and
+// OutputDtype; this package imports no public package): it allocates the
+// result (or uses the VM's preallocated one), with the shape from shapeOf
+// and the dtype outDt or, when outDt is the zero Dtype, the first input's,
+// and has launch run m's kernels. The first input's dtype, Float32 or
+// Float64 (else an error), is the Call's Dt and picks the suffix.
+func (m *Module) Twin(name string, shapeOf func([]tensor.Shape) (tensor.Shape, error), outDt tensor.Dtype, launch Launcher) TwinFunc {
+	return func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		cm, ok := extern.(gorgonia.CUDAMachine)
 		if !ok || int(dev) < 0 || int(dev) >= len(cm.Engines()) {
 			return nil, fmt.Errorf("%s: %s: CUDADo without a CUDA machine for device %v", m.Pkg, name, dev)
@@ -89,7 +89,7 @@ func (m *Module) WithCUDA(spec ad.OpSpec, launch Launcher) ad.OpSpec {
 			sfx = "_f32"
 		}
 		if outDt.Type != nil {
-			if m.LongLong && outDt == tensor.Int && tensor.Int.Size() != 8 {
+			if outDt == tensor.Int && tensor.Int.Size() != 8 {
 				return nil, fmt.Errorf("%s: %s: the GPU kernels need a 64-bit int", m.Pkg, name)
 			}
 			dt = outDt
@@ -103,7 +103,6 @@ func (m *Module) WithCUDA(spec ad.OpSpec, launch Launcher) ad.OpSpec {
 		}
 		return out, nil
 	}
-	return spec
 }
 
 // Call is one CUDADo: the device's engine and context, the op's float
@@ -200,17 +199,11 @@ func (c *Call) Float(v float64) any {
 // Launch runs kernel name over n work items (grid-stride loops in the
 // kernels). gorgonia.org/cu copies exactly 8 bytes from each parameter's
 // address, so every argument is held in an 8-byte variable: an int, int64
-// or bool as the kernels' long long (LongLong) or as an int64 whose low 4
-// bytes are the C int (an int beyond int32's range is an error), a float32
-// as its bits in the low 4 bytes, a float64 and device pointers as they are.
+// or bool as the kernels' long long, a float32 as its bits in the low 4
+// bytes, a float64 and device pointers as they are.
 func (c *Call) Launch(name string, n int, args ...any) error {
 	if n == 0 {
 		return nil
-	}
-	// C int kernels' grid-stride loops step an int index by up to
-	// Block·GridMax: past MaxInt32 - Block·GridMax the last step overflows.
-	if !c.mod.LongLong && n > grid.MaxIntItems {
-		return fmt.Errorf("%s: %s: %d work items exceed the CUDA kernels' int32 grid-stride range (at most %d)", c.mod.Pkg, c.Name, n, grid.MaxIntItems)
 	}
 	fn, err := c.mod.Func(c.E, name)
 	if err != nil {
@@ -218,12 +211,9 @@ func (c *Call) Launch(name string, n int, args ...any) error {
 	}
 	params := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
-		var x uint64 // the 8 bytes cu copies; on little-endian hosts a C int or float is the low 4
+		var x uint64 // the 8 bytes cu copies; on little-endian hosts a float is the low 4
 		switch v := a.(type) {
 		case int:
-			if !c.mod.LongLong && (v > math.MaxInt32 || v < math.MinInt32) {
-				return fmt.Errorf("%s: %s: argument %d of %s (%d) exceeds int32", c.mod.Pkg, c.Name, i, name, v)
-			}
 			x = uint64(int64(v))
 		case int64:
 			x = uint64(v)

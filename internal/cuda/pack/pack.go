@@ -8,7 +8,6 @@ package pack
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gops-dev/gops/internal/cpu"
 )
@@ -20,7 +19,7 @@ const GridPack = 8
 // 8, then the clamp flags of the y and x coefficients.
 const BoxDerivPack = 10
 
-// checkGrid fails for a grid too large for the kernels' int arithmetic
+// checkGrid fails for a grid too large for the kernels' float arithmetic
 // (float coordinates of grid indices are exact up to 2²⁴).
 func checkGrid[T cpu.Float](op string, b cpu.RoIAlignBox[T]) error {
 	if b.GH > 1<<24 || b.GW > 1<<24 {
@@ -31,17 +30,13 @@ func checkGrid[T cpu.Float](op string, b cpu.RoIAlignBox[T]) error {
 
 // Grids packs each box's sampling grid gr[k] (of box bx[5k:5k+5]) as the
 // RoIAlign, PSRoIAlign and MultiScaleRoIAlign kernels read it: batch
-// index, startY, startX, binH, binW, gh, gw, count. With nb > 0
-// (PSRoIAlign) a box's nb·gh·gw points must fit an int: the forward
-// kernel numbers them bin·gh·gw + s. op names the op in the errors.
-func Grids[T cpu.Float](op string, gr []cpu.RoIAlignBox[T], bx []T, nb int) ([]T, error) {
+// index, startY, startX, binH, binW, gh, gw, count. op names the op in
+// the errors.
+func Grids[T cpu.Float](op string, gr []cpu.RoIAlignBox[T], bx []T) ([]T, error) {
 	p := make([]T, 0, GridPack*len(gr))
 	for k, b := range gr {
 		if err := checkGrid(op, b); err != nil {
 			return nil, err
-		}
-		if nb > 0 && int64(nb)*int64(b.GH)*int64(b.GW) > math.MaxInt32 {
-			return nil, fmt.Errorf("gops: %s: %d bins of %dx%d sampling points exceed the CUDA kernels' int range", op, nb, b.GH, b.GW)
 		}
 		p = append(p, bx[5*k], b.StartY, b.StartX, b.BinH, b.BinW, T(b.GH), T(b.GW), b.Count)
 	}
@@ -81,9 +76,9 @@ func BoxDerivGrids[T cpu.Float](op string, bx []T, gr []cpu.RoIAlignBox[T], scal
 
 // PoolBins checks the boxes bx ([K, 5], batch indices below g.N) and
 // returns every box's bins (cpu.PoolBins; inclusive: RoIPool's rule) as 4
-// int32 each, hs, he, ws, we, as the RoIPool and PSRoIPool kernels read
-// them.
-func PoolBins[T cpu.Float](op string, g *cpu.PoolGeom, bx []T, inclusive bool) ([]int32, error) {
+// int64 each, hs, he, ws, we, as the RoIPool and PSRoIPool kernels read
+// them (long long).
+func PoolBins[T cpu.Float](op string, g *cpu.PoolGeom, bx []T, inclusive bool) ([]int64, error) {
 	if err := cpu.CheckBoxes(op, bx, g.N); err != nil {
 		return nil, err
 	}
@@ -91,9 +86,9 @@ func PoolBins[T cpu.Float](op string, g *cpu.PoolGeom, bx []T, inclusive bool) (
 	for k := 0; k < len(bx)/5; k++ {
 		bins = cpu.PoolBins(g, bx[5*k:5*k+5], inclusive, bins)
 	}
-	p := make([]int32, 0, 4*len(bins))
+	p := make([]int64, 0, 4*len(bins))
 	for _, b := range bins {
-		p = append(p, int32(b.HS), int32(b.HE), int32(b.WS), int32(b.WE))
+		p = append(p, int64(b.HS), int64(b.HE), int64(b.WS), int64(b.WE))
 	}
 	return p, nil
 }

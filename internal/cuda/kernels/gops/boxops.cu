@@ -77,7 +77,7 @@ __device__ double clamp(double x, double lo, double hi) {
 }
 
 // pointEval mirrors pointOp.eval case by case.
-__device__ double pointEval(int fn, double a, double b, double p1, double p2) {
+__device__ double pointEval(long long fn, double a, double b, double p1, double p2) {
 	switch (fn) {
 	case fnMaximum: // torch.maximum: NaN if either is NaN
 		if (a != a || b != b) return nan_();
@@ -118,43 +118,43 @@ __device__ double pointEval(int fn, double a, double b, double p1, double p2) {
 }
 
 // point: out[i] = fn(a[i], b[i]) (b NULL: a unary function, b = 0).
-template <typename T> __device__ void point(const T *a, const T *b, T *out, int n, int fn, double p1, double p2) {
+template <typename T> __device__ void point(const T *a, const T *b, T *out, long long n, long long fn, double p1, double p2) {
 	LOOP(i, n) out[i] = (T)pointEval(fn, (double)a[i], b ? (double)b[i] : 0.0, p1, p2);
 }
 
 // column_select: y[i] = x[i, j] of x [p, c]; column_embed: y [p, c] zero
 // but column j = x; column_put: column j of y [p, c] = x, the rest left
 // (StackColumns, a launch per column).
-template <typename T> __device__ void columnSelect(const T *x, T *y, int p, int c, int j) {
+template <typename T> __device__ void columnSelect(const T *x, T *y, long long p, long long c, long long j) {
 	LOOP(i, p) y[i] = x[i * c + j];
 }
-template <typename T> __device__ void columnEmbed(const T *x, T *y, int p, int c, int j) {
+template <typename T> __device__ void columnEmbed(const T *x, T *y, long long p, long long c, long long j) {
 	LOOP(i, p * c) y[i] = i % c == j ? x[i / c] : (T)0;
 }
-template <typename T> __device__ void columnPut(const T *x, T *y, int p, int c, int j) {
+template <typename T> __device__ void columnPut(const T *x, T *y, long long p, long long c, long long j) {
 	LOOP(i, p) y[i * c + j] = x[i];
 }
 
 // gather_rows: y[r, e] = x[idx[r], e], rows of n elements, p rows.
-template <typename T> __device__ void gatherRows(const T *x, const int *idx, T *y, int p, int n) {
+template <typename T> __device__ void gatherRows(const T *x, const long long *idx, T *y, long long p, long long n) {
 	LOOP(i, p * n) y[i] = x[(long long)idx[i / n] * n + i % n];
 }
 
 // scatter_rows: y[d, e] = Σ g[r, e] over the rows r of d's list
 // rows[start[d]:start[d+1]] (increasing r), summed from 0 in that order:
 // the CPU's scatterAddRows, bitwise. k destination rows of n elements.
-template <typename T> __device__ void scatterRows(const T *g, const int *start, const int *rows, T *y, int k, int n) {
+template <typename T> __device__ void scatterRows(const T *g, const long long *start, const long long *rows, T *y, long long k, long long n) {
 	LOOP(i, k * n) {
-		int d = i / n, e = i % n;
+		long long d = i / n, e = i % n;
 		T acc = 0;
-		for (int q = start[d]; q < start[d + 1]; q++) acc += g[(long long)rows[q] * n + e];
+		for (long long q = start[d]; q < start[d + 1]; q++) acc += g[(long long)rows[q] * n + e];
 		y[i] = acc;
 	}
 }
 
 // convert: one of BoxConvert's maps (or its transpose) on k rows of 4, in
 // T with every operation rounded as convertKernel's.
-template <typename T> __device__ void convert(const T *x, T *y, int k, int kind, int transpose) {
+template <typename T> __device__ void convert(const T *x, T *y, long long k, long long kind, long long transpose) {
 	const T half = (T)0.5, two = (T)2;
 	LOOP(r, k) {
 		T a = x[4 * r], b = x[4 * r + 1], c = x[4 * r + 2], d = x[4 * r + 3];
@@ -185,7 +185,7 @@ template <typename T> __device__ void convert(const T *x, T *y, int k, int kind,
 // clip: ClipBoxes (x clamped to [0, w] in columns 0 and 2, [0, h] in 1
 // and 3, in double, rounded to T) or with mask its derivative (1 within
 // the bounds, bounds included, else 0): clipKernel's.
-template <typename T> __device__ void clip(const T *x, T *y, int n, double w, double h, int mask) {
+template <typename T> __device__ void clip(const T *x, T *y, long long n, double w, double h, long long mask) {
 	LOOP(i, n) {
 		double v = (double)x[i], hi = i % 2 == 0 ? w : h;
 		if (mask)
@@ -197,9 +197,9 @@ template <typename T> __device__ void clip(const T *x, T *y, int n, double w, do
 
 // rois: image's n boxes [n, 4] into rows off..off+n of the RoIs [K, 5],
 // (image, x1, y1, x2, y2): boxesToRoIsKernel, a launch per image.
-template <typename T> __device__ void rois(const T *boxes, T *out, int off, int n, int image) {
+template <typename T> __device__ void rois(const T *boxes, T *out, long long off, long long n, long long image) {
 	LOOP(i, n * 5) {
-		int r = i / 5, c = i % 5;
+		long long r = i / 5, c = i % 5;
 		out[(off + r) * 5 + c] = c == 0 ? (T)image : boxes[r * 4 + c - 1];
 	}
 }
@@ -207,10 +207,10 @@ template <typename T> __device__ void rois(const T *boxes, T *out, int off, int 
 // roi_rows: with embed, x [n, 4] into rows off..off+n, columns 1..4, of a
 // zero y [k, 5] (RoIRowsEmbed); else those rows and columns of x [k, 5]
 // as y [n, 4] (RoIRows): roiRowsKernel's.
-template <typename T> __device__ void roiRows(const T *x, T *y, int k, int off, int n, int embed) {
+template <typename T> __device__ void roiRows(const T *x, T *y, long long k, long long off, long long n, long long embed) {
 	if (embed) {
 		LOOP(i, k * 5) {
-			int r = i / 5 - off, c = i % 5;
+			long long r = i / 5 - off, c = i % 5;
 			y[i] = r >= 0 && r < n && c > 0 ? x[r * 4 + c - 1] : (T)0;
 		}
 	} else {
@@ -219,28 +219,28 @@ template <typename T> __device__ void roiRows(const T *x, T *y, int k, int off, 
 }
 
 #define KERNELS(t, T)                                                                                                         \
-	extern "C" __global__ void boxops_point_##t(const T *a, const T *b, T *out, int n, int fn, double p1, double p2) {         \
+	extern "C" __global__ void boxops_point_##t(const T *a, const T *b, T *out, long long n, long long fn, double p1, double p2) {         \
 		point<T>(a, b, out, n, fn, p1, p2);                                                                                \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_column_select_##t(const T *x, T *y, int p, int c, int j) { columnSelect<T>(x, y, p, c, j); } \
-	extern "C" __global__ void boxops_column_embed_##t(const T *x, T *y, int p, int c, int j) { columnEmbed<T>(x, y, p, c, j); }   \
-	extern "C" __global__ void boxops_column_put_##t(const T *x, T *y, int p, int c, int j) { columnPut<T>(x, y, p, c, j); }       \
-	extern "C" __global__ void boxops_gather_rows_##t(const T *x, const int *idx, T *y, int p, int n) {                       \
+	extern "C" __global__ void boxops_column_select_##t(const T *x, T *y, long long p, long long c, long long j) { columnSelect<T>(x, y, p, c, j); } \
+	extern "C" __global__ void boxops_column_embed_##t(const T *x, T *y, long long p, long long c, long long j) { columnEmbed<T>(x, y, p, c, j); }   \
+	extern "C" __global__ void boxops_column_put_##t(const T *x, T *y, long long p, long long c, long long j) { columnPut<T>(x, y, p, c, j); }       \
+	extern "C" __global__ void boxops_gather_rows_##t(const T *x, const long long *idx, T *y, long long p, long long n) {                       \
 		gatherRows<T>(x, idx, y, p, n);                                                                                    \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_scatter_rows_##t(const T *g, const int *start, const int *rows, T *y, int k, int n) {   \
+	extern "C" __global__ void boxops_scatter_rows_##t(const T *g, const long long *start, const long long *rows, T *y, long long k, long long n) {   \
 		scatterRows<T>(g, start, rows, y, k, n);                                                                           \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_convert_##t(const T *x, T *y, int k, int kind, int transpose) {                         \
+	extern "C" __global__ void boxops_convert_##t(const T *x, T *y, long long k, long long kind, long long transpose) {                         \
 		convert<T>(x, y, k, kind, transpose);                                                                              \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_clip_##t(const T *x, T *y, int n, double w, double h, int mask) {                       \
+	extern "C" __global__ void boxops_clip_##t(const T *x, T *y, long long n, double w, double h, long long mask) {                       \
 		clip<T>(x, y, n, w, h, mask);                                                                                      \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_rois_##t(const T *boxes, T *out, int off, int n, int image) {                           \
+	extern "C" __global__ void boxops_rois_##t(const T *boxes, T *out, long long off, long long n, long long image) {                           \
 		rois<T>(boxes, out, off, n, image);                                                                                \
 	}                                                                                                                         \
-	extern "C" __global__ void boxops_roi_rows_##t(const T *x, T *y, int k, int off, int n, int embed) {                      \
+	extern "C" __global__ void boxops_roi_rows_##t(const T *x, T *y, long long k, long long off, long long n, long long embed) {                      \
 		roiRows<T>(x, y, k, off, n, embed);                                                                                \
 	}
 

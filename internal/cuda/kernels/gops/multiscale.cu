@@ -11,9 +11,9 @@
 
 // scatter: dst[idx[r], j] = src[r, j]; gather: dst[r, j] = src[idx[r], j].
 template <typename T>
-__device__ void moveRows(const T *src, const int *idx, T *dst, int nrows, int row, int scatter) {
+__device__ void moveRows(const T *src, const long long *idx, T *dst, long long nrows, long long row, long long scatter) {
 	LOOP(i, nrows * row) {
-		int r = i / row, j = i % row;
+		long long r = i / row, j = i % row;
 		long long at = (long long)idx[r] * row + j;
 		if (scatter)
 			dst[at] = src[i];
@@ -25,11 +25,11 @@ __device__ void moveRows(const T *src, const int *idx, T *dst, int nrows, int ro
 // dst[i] = 0 for the rows no level writes (boxes of NaN level, or a
 // level op's other boxes).
 template <typename T>
-__device__ void zeroFill(T *dst, int n) {
+__device__ void zeroFill(T *dst, long long n) {
 	LOOP(i, n) dst[i] = 0;
 }
 
-extern "C" __global__ void multiscale_rows_f32(const float *src, const int *idx, float *dst, int nrows, int row, int scatter) { moveRows<float>(src, idx, dst, nrows, row, scatter); }
-extern "C" __global__ void multiscale_rows_f64(const double *src, const int *idx, double *dst, int nrows, int row, int scatter) { moveRows<double>(src, idx, dst, nrows, row, scatter); }
-extern "C" __global__ void multiscale_zero_f32(float *dst, int n) { zeroFill<float>(dst, n); }
-extern "C" __global__ void multiscale_zero_f64(double *dst, int n) { zeroFill<double>(dst, n); }
+extern "C" __global__ void multiscale_rows_f32(const float *src, const long long *idx, float *dst, long long nrows, long long row, long long scatter) { moveRows<float>(src, idx, dst, nrows, row, scatter); }
+extern "C" __global__ void multiscale_rows_f64(const double *src, const long long *idx, double *dst, long long nrows, long long row, long long scatter) { moveRows<double>(src, idx, dst, nrows, row, scatter); }
+extern "C" __global__ void multiscale_zero_f32(float *dst, long long n) { zeroFill<float>(dst, n); }
+extern "C" __global__ void multiscale_zero_f64(double *dst, long long n) { zeroFill<double>(dst, n); }

@@ -10,17 +10,17 @@
 // outside points are skipped; partial sums of CHUNK-point chunks are combined
 // as the CPU kernel combines them.
 template <typename T>
-__device__ void psRoIAlignForward(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW) {
-	int nb = PH * PW, cOut = C / nb;
+__device__ void psRoIAlignForward(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW) {
+	long long nb = PH * PW, cOut = C / nb;
 	LOOP(i, K * cOut * nb) {
-		int bin = i % nb, co = i / nb % cOut, k = i / (nb * cOut);
-		int ph = bin / PW, pw = bin % PW;
+		long long bin = i % nb, co = i / nb % cOut, k = i / (nb * cOut);
+		long long ph = bin / PW, pw = bin % PW;
 		const T *b = bp + 8 * k;
-		int n = (int)b[0], gh = (int)b[5], gw = (int)b[6], per = gh * gw;
+		long long n = (long long)b[0], gh = (long long)b[5], gw = (long long)b[6], per = gh * gw;
 		const T *xp = x + ((long long)n * C + co * nb + bin) * H * W;
 		T v = 0, cum = 0;
 		bool started = false;
-		for (int s = 0; s < per; s++) {
+		for (long long s = 0; s < per; s++) {
 			if (s > 0 && (bin * per + s) % CHUNK == 0) {
 				cum = started ? v + cum : v;
 				started = true;
@@ -37,23 +37,23 @@ __device__ void psRoIAlignForward(const T *x, const T *bp, T *out, int K, int C,
 
 // PSRoIAlign transpose: the dst[n, ci] plane by one thread, boxes in order.
 template <typename T>
-__device__ void psRoIAlignTranspose(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW) {
-	int nb = PH * PW, cOut = C / nb;
+__device__ void psRoIAlignTranspose(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW) {
+	long long nb = PH * PW, cOut = C / nb;
 	LOOP(i, N * C) {
-		int n = i / C, ci = i % C, co = ci / nb, bin = ci % nb;
-		int ph = bin / PW, pw = bin % PW;
+		long long n = i / C, ci = i % C, co = ci / nb, bin = ci % nb;
+		long long ph = bin / PW, pw = bin % PW;
 		T *d = dst + (long long)i * H * W;
-		for (int p = 0; p < H * W; p++) d[p] = 0;
-		for (int k = 0; k < K; k++) {
+		for (long long p = 0; p < H * W; p++) d[p] = 0;
+		for (long long k = 0; k < K; k++) {
 			const T *b = bp + 8 * k;
-			if ((int)b[0] != n) continue;
-			int gh = (int)b[5], gw = (int)b[6];
+			if ((long long)b[0] != n) continue;
+			long long gh = (long long)b[5], gw = (long long)b[6];
 			T gv = g[((long long)k * cOut + co) * nb + bin];
-			for (int iy = 0; iy < gh; iy++)
-				for (int ix = 0; ix < gw; ix++) {
+			for (long long iy = 0; iy < gh; iy++)
+				for (long long ix = 0; ix < gw; ix++) {
 					Tap<T> t = samplePoint<T>(b, ph, pw, iy, ix, H, W);
 					if (t.outside) continue;
-					for (int j = 0; j < 4; j++) d[t.pos[j]] += gv * t.w[j] / b[7];
+					for (long long j = 0; j < 4; j++) d[t.pos[j]] += gv * t.w[j] / b[7];
 				}
 		}
 	}

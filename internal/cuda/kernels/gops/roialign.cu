@@ -15,18 +15,18 @@
 // pixel 0 with weight 0, as torchvision's forward and the CPU kernel); the
 // merged list restarts where the CPU's chunks of CHUNK points of the box do.
 template <typename T>
-__device__ void roiAlignForward(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW) {
+__device__ void roiAlignForward(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW) {
 	LOOP(i, K * C * PH * PW) {
-		int pw = i % PW, ph = i / PW % PH, c = i / (PW * PH) % C, k = i / (PW * PH * C);
+		long long pw = i % PW, ph = i / PW % PH, c = i / (PW * PH) % C, k = i / (PW * PH * C);
 		const T *b = bp + 8 * k;
-		int n = (int)b[0], gh = (int)b[5], gw = (int)b[6], per = gh * gw;
+		long long n = (long long)b[0], gh = (long long)b[5], gw = (long long)b[6], per = gh * gw;
 		long long s0 = (long long)(ph * PW + pw) * per;
 		PixelSum<T> s;
 		s.init(x + ((long long)n * C + c) * H * W, 0, 0);
-		for (int q = 0; q < per; q++) {
+		for (long long q = 0; q < per; q++) {
 			if (q > 0 && (s0 + q) % CHUNK == 0) s.flush();
 			Tap<T> t = samplePoint<T>(b, ph, pw, q / gw, q % gw, H, W);
-			for (int j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
+			for (long long j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
 		}
 		s.flush();
 		out[i] = s.acc / b[7];
@@ -37,25 +37,25 @@ __device__ void roiAlignForward(const T *x, const T *bp, T *out, int K, int C, i
 // in order, merged per bin and chunk as the forward; outside points add
 // nothing.
 template <typename T>
-__device__ void roiAlignTranspose(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW) {
+__device__ void roiAlignTranspose(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW) {
 	LOOP(i, N * C) {
-		int n = i / C, c = i % C;
+		long long n = i / C, c = i % C;
 		T *d = dst + (long long)i * H * W;
-		for (int p = 0; p < H * W; p++) d[p] = 0;
-		for (int k = 0; k < K; k++) {
+		for (long long p = 0; p < H * W; p++) d[p] = 0;
+		for (long long k = 0; k < K; k++) {
 			const T *b = bp + 8 * k;
-			if ((int)b[0] != n) continue;
-			int gh = (int)b[5], gw = (int)b[6], per = gh * gw;
-			for (int ph = 0; ph < PH; ph++)
-				for (int pw = 0; pw < PW; pw++) {
+			if ((long long)b[0] != n) continue;
+			long long gh = (long long)b[5], gw = (long long)b[6], per = gh * gw;
+			for (long long ph = 0; ph < PH; ph++)
+				for (long long pw = 0; pw < PW; pw++) {
 					long long s0 = (long long)(ph * PW + pw) * per;
 					PixelSum<T> s;
 					s.init(0, d, g[(((long long)k * C + c) * PH + ph) * PW + pw] / b[7]);
-					for (int q = 0; q < per; q++) {
+					for (long long q = 0; q < per; q++) {
 						if (q > 0 && (s0 + q) % CHUNK == 0) s.flush();
 						Tap<T> t = samplePoint<T>(b, ph, pw, q / gw, q % gw, H, W);
 						if (t.outside) continue;
-						for (int j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
+						for (long long j = 0; j < 4; j++) s.put(t.pos[j], t.w[j]);
 					}
 					s.flush();
 				}

@@ -13,8 +13,7 @@
 // summing the samples in grid order; the transpose one thread per input
 // element, visiting boxes, bins, samples and taps in the CPU kernel's order
 // (sample rows whose taps miss the element's row are skipped first), so both
-// give the CPU's results bitwise. Integer arguments are C ints (the host
-// checks every size with fitInt32); plane offsets are 64-bit.
+// give the CPU's results bitwise. Sizes and indices are long long.
 
 #include "sampling.cuh"
 
@@ -22,17 +21,17 @@
 
 // DSide is one coordinate of roiAlignDerivTap: neighbours and factors.
 template <typename T> struct DSide {
-	int lo, hi;
+	long long lo, hi;
 	T f0, f1;
 };
 
 // derivSide of internal/cpu/roialignbox.go: the bilinear rule's clamps;
 // derivative order d (0 or 1); a clamped coordinate has derivative 0.
-template <typename T> __device__ DSide<T> derivSide(T y, int n, int d) {
+template <typename T> __device__ DSide<T> derivSide(T y, long long n, long long d) {
 	DSide<T> s;
 	bool clamped = y <= 0;
 	if (y <= 0) y = 0; // Go's max(y, 0): -0 becomes +0
-	s.lo = (int)y;
+	s.lo = (long long)y;
 	if (s.lo >= n - 1) {
 		s.lo = s.hi = n - 1;
 		y = (T)(n - 1);
@@ -54,16 +53,16 @@ template <typename T> __device__ DSide<T> derivSide(T y, int n, int d) {
 }
 
 // sampleY and sampleX are the coordinates of RoIAlignBox.samplePoint.
-template <typename T> __device__ T sampleY(const T *b, int ph, int iy) {
-	return b[1] + (T)ph * b[3] + (T)((float)iy + 0.5f) * b[3] / (T)(int)b[5];
+template <typename T> __device__ T sampleY(const T *b, long long ph, long long iy) {
+	return b[1] + (T)ph * b[3] + (T)((float)iy + 0.5f) * b[3] / (T)(long long)b[5];
 }
-template <typename T> __device__ T sampleX(const T *b, int pw, int ix) {
-	return b[2] + (T)pw * b[4] + (T)((float)ix + 0.5f) * b[4] / (T)(int)b[6];
+template <typename T> __device__ T sampleX(const T *b, long long pw, long long ix) {
+	return b[2] + (T)pw * b[4] + (T)((float)ix + 0.5f) * b[4] / (T)(long long)b[6];
 }
 
 // coefPair is newRoIAlignBoxCoefs' pair for bin p (of n), grid point i (of
 // grid): ∂/∂(start), ∂/∂(end).
-template <typename T> __device__ void coefPair(T c[2], int p, int i, int grid, int n, T scale, bool clamped) {
+template <typename T> __device__ void coefPair(T c[2], long long p, long long i, long long grid, long long n, T scale, bool clamped) {
 	if (clamped) {
 		c[0] = scale;
 		c[1] = 0;
@@ -75,7 +74,7 @@ template <typename T> __device__ void coefPair(T c[2], int p, int i, int grid, i
 }
 
 // coefOf is coef[j] of boxDerivCoefs.
-template <typename T> __device__ T coefOf(int j, int a, int b, int xMajor, const T cy[2], const T cx[2]) {
+template <typename T> __device__ T coefOf(long long j, long long a, long long b, long long xMajor, const T cy[2], const T cx[2]) {
 	if (a == 1 && b == 0) return cy[j];
 	if (a == 0 && b == 1) return cx[j];
 	if (xMajor) return cx[j >> 1] * cy[j & 1];
@@ -83,31 +82,31 @@ template <typename T> __device__ T coefOf(int j, int a, int b, int xMajor, const
 }
 
 // inside is roiAlignDerivTap's test, one coordinate at a time (false for NaN).
-template <typename T> __device__ bool inside(T v, int n) { return v >= -1 && v <= (T)n; }
+template <typename T> __device__ bool inside(T v, long long n) { return v >= -1 && v <= (T)n; }
 
 // out[k, j·cOut + c, ph, pw]: one thread per element, samples in grid order.
 template <typename T>
-__device__ void boxDeriv(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW, int cOut,
-			 int cStride, int binStride, int a, int b, int xMajor, T scale) {
-	int nb = PH * PW, J = 1 << (a + b);
+__device__ void boxDeriv(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW, long long cOut,
+			 long long cStride, long long binStride, long long a, long long b, long long xMajor, T scale) {
+	long long nb = PH * PW, J = 1 << (a + b);
 	LOOP(i, K * J * cOut * nb) {
-		int bin = i % nb, c = i / nb % cOut, j = i / (nb * cOut) % J, k = i / (nb * cOut * J);
-		int ph = bin / PW, pw = bin % PW;
+		long long bin = i % nb, c = i / nb % cOut, j = i / (nb * cOut) % J, k = i / (nb * cOut * J);
+		long long ph = bin / PW, pw = bin % PW;
 		const T *bx = bp + PACK * k;
-		int gh = (int)bx[5], gw = (int)bx[6];
+		long long gh = (long long)bx[5], gw = (long long)bx[6];
 		if (gh == 0 || gw == 0) {
 			out[i] = 0;
 			continue;
 		}
-		const T *p = x + ((long long)(int)bx[0] * C + (long long)bin * binStride + (long long)c * cStride) * H * W;
+		const T *p = x + ((long long)bx[0] * C + (long long)bin * binStride + (long long)c * cStride) * H * W;
 		T acc = 0;
-		for (int iy = 0; iy < gh; iy++) {
+		for (long long iy = 0; iy < gh; iy++) {
 			T y = sampleY<T>(bx, ph, iy);
 			if (!inside<T>(y, H)) continue;
 			DSide<T> sy = derivSide<T>(y, H, a);
 			T cy[2];
 			coefPair<T>(cy, ph, iy, gh, PH, scale, bx[8] != 0);
-			for (int ix = 0; ix < gw; ix++) {
+			for (long long ix = 0; ix < gw; ix++) {
 				T xx = sampleX<T>(bx, pw, ix);
 				if (!inside<T>(xx, W)) continue;
 				DSide<T> sx = derivSide<T>(xx, W, b);
@@ -125,14 +124,14 @@ __device__ void boxDeriv(const T *x, const T *bp, T *out, int K, int C, int H, i
 // dst[n, ci, py, px]: one thread per element; boxes of image n, the bins
 // reading channel ci, samples and taps in the CPU's order.
 template <typename T>
-__device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW,
-				  int cOut, int cStride, int binStride, int a, int b, int xMajor, T scale) {
-	int nb = PH * PW, J = 1 << (a + b);
+__device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW,
+				  long long cOut, long long cStride, long long binStride, long long a, long long b, long long xMajor, T scale) {
+	long long nb = PH * PW, J = 1 << (a + b);
 	LOOP(i, N * C * H * W) {
-		int px = i % W, py = i / W % H, ci = i / (W * H) % C, n = i / (W * H * C);
-		int me = py * W + px;
+		long long px = i % W, py = i / W % H, ci = i / (W * H) % C, n = i / (W * H * C);
+		long long me = py * W + px;
 		// the output channel c and bins [b0, b1) that read ci
-		int c = ci, b0 = 0, b1 = nb;
+		long long c = ci, b0 = 0, b1 = nb;
 		if (binStride != 0) {
 			c = ci / cStride;
 			b0 = ci % cStride;
@@ -140,21 +139,21 @@ __device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, int K, int N,
 		}
 		T acc = 0;
 		if (c < cOut)
-			for (int k = 0; k < K; k++) {
+			for (long long k = 0; k < K; k++) {
 				const T *bx = bp + PACK * k;
-				if ((int)bx[0] != n) continue;
-				int gh = (int)bx[5], gw = (int)bx[6];
+				if ((long long)bx[0] != n) continue;
+				long long gh = (long long)bx[5], gw = (long long)bx[6];
 				if (gh == 0 || gw == 0) continue;
-				for (int bin = b0; bin < b1; bin++) {
-					int ph = bin / PW, pw = bin % PW;
-					for (int iy = 0; iy < gh; iy++) {
+				for (long long bin = b0; bin < b1; bin++) {
+					long long ph = bin / PW, pw = bin % PW;
+					for (long long iy = 0; iy < gh; iy++) {
 						T y = sampleY<T>(bx, ph, iy);
 						if (!inside<T>(y, H)) continue;
 						DSide<T> sy = derivSide<T>(y, H, a);
 						if (sy.lo != py && sy.hi != py) continue;
 						T cy[2];
 						coefPair<T>(cy, ph, iy, gh, PH, scale, bx[8] != 0);
-						for (int ix = 0; ix < gw; ix++) {
+						for (long long ix = 0; ix < gw; ix++) {
 							T xx = sampleX<T>(bx, pw, ix);
 							if (!inside<T>(xx, W)) continue;
 							DSide<T> sx = derivSide<T>(xx, W, b);
@@ -162,13 +161,13 @@ __device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, int K, int N,
 							T cx[2];
 							coefPair<T>(cx, pw, ix, gw, PW, scale, bx[9] != 0);
 							T v = 0;
-							for (int j = 0; j < J; j++)
+							for (long long j = 0; j < J; j++)
 								v += coefOf<T>(j, a, b, xMajor, cy, cx) *
 								     g[(((long long)k * J + j) * cOut + c) * nb + bin];
 							v /= bx[7];
-							int pos[4] = {sy.lo * W + sx.lo, sy.lo * W + sx.hi, sy.hi * W + sx.lo, sy.hi * W + sx.hi};
+							long long pos[4] = {sy.lo * W + sx.lo, sy.lo * W + sx.hi, sy.hi * W + sx.lo, sy.hi * W + sx.hi};
 							T w[4] = {sy.f0 * sx.f0, sy.f0 * sx.f1, sy.f1 * sx.f0, sy.f1 * sx.f1};
-							for (int q = 0; q < 4; q++)
+							for (long long q = 0; q < 4; q++)
 								if (pos[q] == me) acc += w[q] * v;
 						}
 					}
@@ -179,13 +178,13 @@ __device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, int K, int N,
 }
 
 #define DERIV(name, T)                                                                                                   \
-	extern "C" __global__ void name(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW,       \
-					int cOut, int cStride, int binStride, int a, int b, int xMajor, T scale) {         \
+	extern "C" __global__ void name(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW,       \
+					long long cOut, long long cStride, long long binStride, long long a, long long b, long long xMajor, T scale) {         \
 		boxDeriv<T>(x, bp, out, K, C, H, W, PH, PW, cOut, cStride, binStride, a, b, xMajor, scale);              \
 	}
 #define DERIVT(name, T)                                                                                                  \
-	extern "C" __global__ void name(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW, \
-					int cOut, int cStride, int binStride, int a, int b, int xMajor, T scale) {         \
+	extern "C" __global__ void name(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW, \
+					long long cOut, long long cStride, long long binStride, long long a, long long b, long long xMajor, T scale) {         \
 		boxDerivTranspose<T>(g, bp, dst, K, N, C, H, W, PH, PW, cOut, cStride, binStride, a, b, xMajor, scale);  \
 	}
 
@@ -198,10 +197,10 @@ DERIVT(roialignbox_transpose_f64, double)
 // values, the others zero) and BoxCoordSelect ([K, 5] → [K, 2, 1]), the
 // box gradient's column moves (boxCoordSpecs); plain copies.
 template <typename T>
-__device__ void boxCoords(const T *src, T *dst, int K, int c0, int embed) {
+__device__ void boxCoords(const T *src, T *dst, long long K, long long c0, long long embed) {
 	if (embed) {
 		LOOP(i, K * 5) {
-			int r = i / 5, c = i % 5;
+			long long r = i / 5, c = i % 5;
 			dst[i] = c == c0 ? src[2 * r] : c == c0 + 2 ? src[2 * r + 1] : (T)0;
 		}
 	} else {
@@ -209,5 +208,5 @@ __device__ void boxCoords(const T *src, T *dst, int K, int c0, int embed) {
 	}
 }
 
-extern "C" __global__ void roialignbox_coords_f32(const float *src, float *dst, int K, int c0, int embed) { boxCoords<float>(src, dst, K, c0, embed); }
-extern "C" __global__ void roialignbox_coords_f64(const double *src, double *dst, int K, int c0, int embed) { boxCoords<double>(src, dst, K, c0, embed); }
+extern "C" __global__ void roialignbox_coords_f32(const float *src, float *dst, long long K, long long c0, long long embed) { boxCoords<float>(src, dst, K, c0, embed); }
+extern "C" __global__ void roialignbox_coords_f64(const double *src, double *dst, long long K, long long c0, long long embed) { boxCoords<double>(src, dst, K, c0, embed); }

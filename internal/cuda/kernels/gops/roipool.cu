@@ -2,7 +2,7 @@
 // RoIScatterAdd (internal/cpu/roipool.go), float (f32) and double (f64).
 //
 // The host validates the boxes and computes every bin with the CPU's
-// PoolBins, packed as 4 ints per bin (hs, he, ws, we); the batch index is read
+// PoolBins, packed as 4 long longs per bin (hs, he, ws, we); the batch index is read
 // from the boxes. Argmax indices are 64-bit (Go's int). No atomics except
 // atomicMin on an error slot (the smallest bad position, as the CPU reports):
 // each scatter thread owns one (image, channel) plane and visits the boxes in
@@ -29,20 +29,20 @@ __device__ long long orderKey(double v) {
 // idx[k, c, bin]: flat index into x of the first maximum of the bin, -1 for
 // an empty bin.
 template <typename T>
-__device__ void roiPoolArgmax(const T *x, const T *boxes, const int *bins, long long *idx, int K, int C, int H, int W, int NB) {
+__device__ void roiPoolArgmax(const T *x, const T *boxes, const long long *bins, long long *idx, long long K, long long C, long long H, long long W, long long NB) {
 	LOOP(i, K * C * NB) {
-		int bin = i % NB, c = i / NB % C, k = i / (NB * C);
-		const int *b = bins + 4 * (k * NB + bin);
+		long long bin = i % NB, c = i / NB % C, k = i / (NB * C);
+		const long long *b = bins + 4 * (k * NB + bin);
 		if (b[1] <= b[0] || b[3] <= b[2]) {
 			idx[i] = -1;
 			continue;
 		}
-		long long base = ((long long)(int)boxes[5 * k] * C + c) * H * W;
+		long long base = ((long long)boxes[5 * k] * C + c) * H * W;
 		const T *xp = x + base;
 		long long best = 0;
-		int at = -1;
-		for (int h = b[0]; h < b[1]; h++)
-			for (int w = b[2]; w < b[3]; w++) {
+		long long at = -1;
+		for (long long h = b[0]; h < b[1]; h++)
+			for (long long w = b[2]; w < b[3]; w++) {
 				long long key = orderKey(xp[h * W + w]);
 				if (at < 0 || key > best) {
 					best = key;
@@ -54,7 +54,7 @@ __device__ void roiPoolArgmax(const T *x, const T *boxes, const int *bins, long 
 }
 
 // out[i] = x[idx[i]], 0 where idx[i] is -1; a bad index sets *bad.
-template <typename T> __device__ void roiGather(const T *x, const long long *idx, T *out, int n, long long len, int *bad) {
+template <typename T> __device__ void roiGather(const T *x, const long long *idx, T *out, long long n, long long len, long long *bad) {
 	LOOP(i, n) {
 		long long j = idx[i];
 		if (j >= 0 && j < len) {
@@ -68,25 +68,25 @@ template <typename T> __device__ void roiGather(const T *x, const long long *idx
 
 // dst[n, c] plane by one thread: rows (k, c) of image n in box order.
 template <typename T>
-__device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, int K, int N, int C, int H, int W, int NB, int *bad) {
+__device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, long long K, long long N, long long C, long long H, long long W, long long NB, long long *bad) {
 	long long plane = (long long)H * W, len = (long long)N * C * plane;
 	LOOP(i, N * C) {
-		int n = i / C, c = i % C;
+		long long n = i / C, c = i % C;
 		T *d = dst + (long long)i * plane;
 		for (long long p = 0; p < plane; p++) d[p] = 0;
-		for (int k = 0; k < K; k++) {
-			int r = k * C + c;
+		for (long long k = 0; k < K; k++) {
+			long long r = k * C + c;
 			const long long *row = idx + (long long)r * NB;
 			long long base = -1;
-			int first = -1;
-			for (int b = 0; b < NB; b++)
+			long long first = -1;
+			for (long long b = 0; b < NB; b++)
 				if (row[b] >= 0) {
 					base = row[b] - row[b] % plane;
 					first = b;
 					break;
 				}
 			if (first < 0) { // no index >= 0: the first entry other than -1 is bad
-				for (int b = 0; b < NB; b++)
+				for (long long b = 0; b < NB; b++)
 					if (row[b] != -1) {
 						atomicMin(bad, r * NB + b);
 						break;
@@ -98,7 +98,7 @@ __device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, int K, i
 				continue;
 			}
 			if (base / plane / C != n) continue; // another image's thread
-			for (int b = 0; b < NB; b++) {
+			for (long long b = 0; b < NB; b++) {
 				long long j = row[b];
 				if (j == -1) continue;
 				if (j < base || j >= base + plane) {
@@ -112,15 +112,15 @@ __device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, int K, i
 }
 
 #define KERNELS(t, T)                                                                                                        \
-	extern "C" __global__ void roipool_argmax_##t(const T *x, const T *boxes, const int *bins, long long *idx, int K, int C, \
-	                                              int H, int W, int NB) {                                                    \
+	extern "C" __global__ void roipool_argmax_##t(const T *x, const T *boxes, const long long *bins, long long *idx, long long K, long long C, \
+	                                              long long H, long long W, long long NB) {                                                    \
 		roiPoolArgmax<T>(x, boxes, bins, idx, K, C, H, W, NB);                                                            \
 	}                                                                                                                        \
-	extern "C" __global__ void roipool_gather_##t(const T *x, const long long *idx, T *out, int n, long long len, int *bad) { \
+	extern "C" __global__ void roipool_gather_##t(const T *x, const long long *idx, T *out, long long n, long long len, long long *bad) { \
 		roiGather<T>(x, idx, out, n, len, bad);                                                                           \
 	}                                                                                                                        \
-	extern "C" __global__ void roipool_scatteradd_##t(const T *g, const long long *idx, T *dst, int K, int N, int C, int H,  \
-	                                                  int W, int NB, int *bad) {                                             \
+	extern "C" __global__ void roipool_scatteradd_##t(const T *g, const long long *idx, T *dst, long long K, long long N, long long C, long long H,  \
+	                                                  long long W, long long NB, long long *bad) {                                             \
 		roiScatterAdd<T>(g, idx, dst, K, N, C, H, W, NB, bad);                                                            \
 	}
 

@@ -14,25 +14,25 @@
 // kernel (x, packed boxes → out) and of its transpose (g, packed boxes →
 // dst).
 #define FWD(name, fn, T)                                                                                            \
-	extern "C" __global__ void name(const T *x, const T *bp, T *out, int K, int C, int H, int W, int PH, int PW) { \
+	extern "C" __global__ void name(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW) { \
 		fn<T>(x, bp, out, K, C, H, W, PH, PW);                                                                    \
 	}
 #define ADJ(name, fn, T)                                                                                                   \
-	extern "C" __global__ void name(const T *g, const T *bp, T *dst, int K, int N, int C, int H, int W, int PH, int PW) { \
+	extern "C" __global__ void name(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW) { \
 		fn<T>(g, bp, dst, K, N, C, H, W, PH, PW);                                                                        \
 	}
 
 template <typename T> struct Tap {
-	int pos[4];
+	long long pos[4];
 	T w[4];
 	bool outside;
 };
 
 // roiAlignTap: torchvision's roi_align bilinear rule (roiAlignTap of
 // internal/cpu/sampling.go).
-template <typename T> __device__ Tap<T> roiAlignTap(T y, T x, int h, int w) {
+template <typename T> __device__ Tap<T> roiAlignTap(T y, T x, long long h, long long w) {
 	Tap<T> t;
-	for (int j = 0; j < 4; j++) {
+	for (long long j = 0; j < 4; j++) {
 		t.pos[j] = 0;
 		t.w[j] = 0;
 	}
@@ -41,7 +41,7 @@ template <typename T> __device__ Tap<T> roiAlignTap(T y, T x, int h, int w) {
 	t.outside = false;
 	if (y < 0) y = 0;
 	if (x < 0) x = 0;
-	int yl = (int)y, xl = (int)x, yh, xh;
+	long long yl = (long long)y, xl = (long long)x, yh, xh;
 	if (yl >= h - 1) {
 		yl = yh = h - 1;
 		y = (T)(h - 1);
@@ -68,9 +68,9 @@ template <typename T> __device__ Tap<T> roiAlignTap(T y, T x, int h, int w) {
 }
 
 // samplePoint is point (iy, ix) of bin (ph, pw) of a packed box.
-template <typename T> __device__ Tap<T> samplePoint(const T *b, int ph, int pw, int iy, int ix, int h, int w) {
-	T y = b[1] + (T)ph * b[3] + (T)((float)iy + 0.5f) * b[3] / (T)(int)b[5];
-	T x = b[2] + (T)pw * b[4] + (T)((float)ix + 0.5f) * b[4] / (T)(int)b[6];
+template <typename T> __device__ Tap<T> samplePoint(const T *b, long long ph, long long pw, long long iy, long long ix, long long h, long long w) {
+	T y = b[1] + (T)ph * b[3] + (T)((float)iy + 0.5f) * b[3] / (T)(long long)b[5];
+	T x = b[2] + (T)pw * b[4] + (T)((float)ix + 0.5f) * b[4] / (T)(long long)b[6];
 	return roiAlignTap<T>(y, x, h, w);
 }
 
@@ -86,9 +86,9 @@ template <typename T> struct PixelSum {
 	const T *x;
 	T *d;
 	T v, acc;
-	int pos[MERGE_WINDOW];
+	long long pos[MERGE_WINDOW];
 	T w[MERGE_WINDOW];
-	int head, n;
+	long long head, n;
 
 	__device__ void init(const T *x_, T *d_, T v_) {
 		x = x_;
@@ -97,17 +97,17 @@ template <typename T> struct PixelSum {
 		acc = 0;
 		head = n = 0;
 	}
-	__device__ void emit(int p, T wt) {
+	__device__ void emit(long long p, T wt) {
 		if (d) {
 			d[p] += wt * v;
 		} else {
 			acc += wt * x[p];
 		}
 	}
-	__device__ void put(int p, T wt) {
+	__device__ void put(long long p, T wt) {
 		if (wt != 0)
-			for (int k = n - 1; k >= 0; k--) {
-				int s = (head + k) % MERGE_WINDOW;
+			for (long long k = n - 1; k >= 0; k--) {
+				long long s = (head + k) % MERGE_WINDOW;
 				if (pos[s] == p && w[s] != 0) {
 					w[s] += wt;
 					return;
@@ -118,14 +118,14 @@ template <typename T> struct PixelSum {
 			head = (head + 1) % MERGE_WINDOW;
 			n--;
 		}
-		int s = (head + n) % MERGE_WINDOW;
+		long long s = (head + n) % MERGE_WINDOW;
 		pos[s] = p;
 		w[s] = wt;
 		n++;
 	}
 	__device__ void flush() {
-		for (int k = 0; k < n; k++) {
-			int s = (head + k) % MERGE_WINDOW;
+		for (long long k = 0; k < n; k++) {
+			long long s = (head + k) % MERGE_WINDOW;
 			emit(pos[s], w[s]);
 		}
 		head = n = 0;

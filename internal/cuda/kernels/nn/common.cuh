@@ -1,7 +1,7 @@
-// Shared by every nn kernel (nn/kernels/*.cu): the grid-stride loop and the
-// float helpers. NVRTC compiles each .cu with every .cuh of this folder
-// available as a header (gops/kernels/gen). gops/kernels/common.cuh is not
-// reused: its loop index is a C int, nn's kernels index with 64 bits.
+// Shared by every nn kernel (internal/cuda/kernels/nn/*.cu): the grid-stride
+// loop and the float helpers. NVRTC compiles each .cu with every .cuh of
+// this folder available as a header (internal/cuda/kernels/gen), so gops'
+// common.cuh, whose LOOP is the same, is not seen here.
 //
 // Every kernel is a plain grid-stride loop (the whole grid's stride), one
 // thread per output element or per output line, with no shared memory and
