@@ -81,3 +81,17 @@ func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.
 	}
 	return d.launchAlign(c, sfx, in, out)
 }
+
+// download copies a device value's elements to the host.
+func download[E any](c *gpuCall, v gorgonia.Value) ([]E, error) {
+	return glue.Download[E](c, ptr(v), glue.Size(v))
+}
+
+// int64s is idx as the kernels' long long index tables.
+func int64s(idx []int) []int64 {
+	t := make([]int64, len(idx))
+	for i, v := range idx {
+		t[i] = int64(v)
+	}
+	return t
+}

@@ -86,3 +86,10 @@ func shapeIs(a, b tensor.Shape) bool {
 	}
 	return true
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// fillGPU is a result filled with v (the *Empty ops of empty.go)
+// (layout_cuda.go).
+type fillGPU struct{ v float64 }
