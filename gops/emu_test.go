@@ -14,24 +14,37 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The emulation tests (internal/cuda/emu) of the gops kernels whose CPU
-// twins live in this package: the box functions' small ops
-// (internal/cuda/kernels/gops/boxops.cu), MultiScaleRoIAlign's row moves (internal/cuda/kernels/gops/multiscale.cu)
-// and the box gradient's coordinate moves (roialignbox_coords). Each runs
-// with its host code's launch (boxops_cuda.go, multiscale_cuda.go,
-// roialignbox_cuda.go: the same work items and arguments) in every order
-// and grid of emutest.Configs and is compared with the Go kernel: bitwise,
-// except boxops_point's atan, sigmoid, softplus and pow (the C library's
-// functions here, CUDA's on a GPU, Go's math on the CPU: emutest.Tol). The
-// other gops kernels are tested in internal/cuda/emu.
+// The emulation tests of gops' kernels (internal/cuda/kernels/gops/*.cu,
+// run on the CPU by internal/cuda/emu), one subtest per PTX entry, every
+// entry required. The kernels whose CPU twins are in internal/cpu are
+// tested in emu_kernels_test.go; here, those whose twins live in this
+// package: the box functions' small ops (boxops.cu), MultiScaleRoIAlign's
+// row moves (multiscale.cu) and the box gradient's coordinate moves
+// (roialignbox_coords). Each runs with its host code's launch
+// (boxops_cuda.go, multiscale_cuda.go, roialignbox_cuda.go: the same work
+// items and arguments) in every order and grid of emutest.Configs and is
+// compared with the Go kernel: bitwise, except boxops_point's atan,
+// sigmoid, softplus and pow (the C library's functions here, CUDA's on a
+// GPU, Go's math on the CPU: emutest.Tol).
 
-var gopsOwnRan et.Ran
+var emuRan et.Ran
 
 func TestEmulatedKernels(t *testing.T) {
 	t.Run("boxops", func(t *testing.T) { emuBoxOps[float32](t); emuBoxOps[float64](t) })
+	t.Run("deformconv", func(t *testing.T) { testDeform[float32](t); testDeform[float64](t) })
+	t.Run("layout", func(t *testing.T) { testLayout[float32](t); testLayout[float64](t) })
 	t.Run("multiscale", func(t *testing.T) { emuMultiScale[float32](t); emuMultiScale[float64](t) })
-	t.Run("roialignbox", func(t *testing.T) { emuBoxCoords[float32](t); emuBoxCoords[float64](t) })
-	gopsOwnRan.CheckOnly(t, "gops", "boxops_", "multiscale_", "roialignbox_coords_")
+	t.Run("psroialign", func(t *testing.T) { testPSRoIAlign[float32](t); testPSRoIAlign[float64](t) })
+	t.Run("psroipool", func(t *testing.T) { testPSRoIPool[float32](t); testPSRoIPool[float64](t) })
+	t.Run("roialign", func(t *testing.T) { testRoIAlign[float32](t); testRoIAlign[float64](t) })
+	t.Run("roialignbox", func(t *testing.T) {
+		testBoxDeriv[float32](t)
+		testBoxDeriv[float64](t)
+		emuBoxCoords[float32](t)
+		emuBoxCoords[float64](t)
+	})
+	t.Run("roipool", func(t *testing.T) { testRoIPool[float32](t); testRoIPool[float64](t) })
+	emuRan.Check(t, "gops")
 }
 
 // emuValues are n values with the special ones first: ±0, ±Inf, NaN,
@@ -71,7 +84,7 @@ func tensorOf[T ad.Float](x []T) ad.Tensor[T] { return ad.Tensor[T]{Data: x} }
 func emuBoxOps[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(3, 4))
-	gopsOwnRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
 		ops := []pointOp{{fn: fnMaximum}, {fn: fnMinimum}, {fn: fnMaxShare}, {fn: fnClamp, p1: -1, p2: 2}, {fn: fnClampMask, p1: 0, p2: 0.5},
 			{fn: fnAtan}, {fn: fnSigmoid}, {fn: fnSoftplus}, {fn: fnPow, p1: 1.5}, {fn: fnPow, p1: 2}, {fn: fnDiv}, {fn: fnCopy}, {fn: fnMasked}, {fn: fnBothPositive}}
 		for _, op := range ops {
@@ -110,7 +123,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 		}
 	})
 	shapes := [][2]int{{0, 4}, {1, 1}, {7, 4}, {300, 5}}
-	gopsOwnRan.Kernel(t, "boxops_column_select"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_select"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			x := emuValues[T](r, p*c)
@@ -121,7 +134,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_column_embed"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_embed"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			x := emuValues[T](r, p)
@@ -132,7 +145,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_column_put"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_put"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			cols := make([]ad.Tensor[T], c)
@@ -169,7 +182,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	}
-	gopsOwnRan.Kernel(t, "boxops_gather_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_gather_rows"+sfx, func(t *testing.T) {
 		for _, c := range idxCases {
 			for _, n := range []int{1, 4, 5} {
 				x := emuValues[T](r, c.k*n)
@@ -180,7 +193,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_scatter_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_scatter_rows"+sfx, func(t *testing.T) {
 		for _, c := range idxCases {
 			for _, n := range []int{1, 4, 5} {
 				g := emuValues[T](r, len(c.idx)*n)
@@ -194,7 +207,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 37} {
 			x := emuValues[T](r, 4*k)
 			for kind := xyxyToXYWH; kind <= cxcywhToXYXY; kind++ {
@@ -208,7 +221,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_clip"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_clip"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 50} {
 			x := emuValues[T](r, 4*k)
 			for i := range x {
@@ -225,7 +238,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_rois"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_rois"+sfx, func(t *testing.T) {
 		counts := []int{2, 0, 5}
 		var in []ad.Tensor[T]
 		total := 0
@@ -250,7 +263,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			off += n
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_roi_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_roi_rows"+sfx, func(t *testing.T) {
 		for _, c := range [][3]int{{0, 0, 0}, {4, 0, 4}, {6, 2, 3}, {9, 8, 1}} {
 			k, off, n := c[0], c[1], c[2]
 			boxes, rois := emuValues[T](r, 4*n), emuValues[T](r, 5*k)
@@ -274,7 +287,7 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 	for j := 0; j < 50; j += 3 {
 		cases[3].idx = append(cases[3].idx, j)
 	}
-	gopsOwnRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
 		for _, c := range cases {
 			for _, row := range []int{1, 5, 49} {
 				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
@@ -294,7 +307,7 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
 		for _, n := range []int{0, 1, 1000} {
 			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out emu.Ptr) []any { return []any{out, n} })
 		}
@@ -304,7 +317,7 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 func emuBoxCoords[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(7, 8))
-	gopsOwnRan.Kernel(t, "roialignbox_coords"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roialignbox_coords"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 33} {
 			for dir := 0; dir < 2; dir++ {
 				pairs, boxes := emuValues[T](r, 2*k), emuValues[T](r, 5*k)

@@ -214,27 +214,9 @@ func (r *Ran) Kernel(t *testing.T, kernel string, f func(t *testing.T)) {
 // Check fails t for each PTX entry of kernel folder dir (package kernels:
 // "gops", "nn") with no subtest, and for each subtest that names no entry;
 // it checks nothing when the test binary's -test.run selects subtests (a
-// pattern with a /) or -test.skip is set. Entries starting with one of
-// except are another package's (their CPU twins are there: CheckOnly).
-func (r *Ran) Check(t *testing.T, dir string, except ...string) {
-	r.check(t, dir, func(e string) bool { return !hasPrefix(e, except) })
-}
-
-// CheckOnly is Check for the entries of dir that start with one of only.
-func (r *Ran) CheckOnly(t *testing.T, dir string, only ...string) {
-	r.check(t, dir, func(e string) bool { return hasPrefix(e, only) })
-}
-
-func hasPrefix(e string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if len(e) >= len(p) && e[:len(p)] == p {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Ran) check(t *testing.T, dir string, mine func(string) bool) {
+// pattern with a /) or -test.skip is set. Each folder's tests have one
+// home, the package of its kernels, and one Ran.
+func (r *Ran) Check(t *testing.T, dir string) {
 	// A -run pattern with a subtest part (or any -skip) leaves kernels out
 	// on purpose: the check would report them as missing.
 	run, skip := flag.Lookup("test.run"), flag.Lookup("test.skip")
@@ -250,9 +232,6 @@ func (r *Ran) check(t *testing.T, dir string, mine func(string) bool) {
 	}
 	want := map[string]bool{}
 	for _, e := range entries {
-		if !mine(e) {
-			continue
-		}
 		want[e] = true
 		if !r.m[e] {
 			t.Errorf("PTX entry %s (%s) has no emulation subtest", e, dir)

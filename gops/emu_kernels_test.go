@@ -1,6 +1,6 @@
 //go:build cgo && linux && amd64
 
-package emu_test
+package gops
 
 import (
 	"fmt"
@@ -16,33 +16,15 @@ import (
 	"github.com/gops-dev/gops/internal/golden"
 )
 
-// The emulation tests of gops' kernels (internal/cuda/kernels/gops/*.cu): each kernel,
-// named by its PTX entry, runs with the host code's launch (gops/*_cuda.go:
-// the same work items and arguments, the boxes gridded or binned by the
-// same CPU functions) on fixed and random cases, empty ones included, and
-// for the RoI ops on the inputs of the torch golden files, in
-// every order and grid of emutest.Configs, and is compared with its CPU
-// twin in internal/cpu. Every gops kernel promises the CPU's results
-// (compiled with -fmad=false, the CPU's order), so every comparison is
-// bitwise.
-
-var gopsRan et.Ran
-
-// gopsOwnEntries are the gops kernels tested in package gops.
-var gopsOwnEntries = []string{"boxops_", "multiscale_", "roialignbox_coords_"}
-
-func TestGopsKernels(t *testing.T) {
-	t.Run("layout", func(t *testing.T) { testLayout[float32](t); testLayout[float64](t) })
-	t.Run("roialign", func(t *testing.T) { testRoIAlign[float32](t); testRoIAlign[float64](t) })
-	t.Run("psroialign", func(t *testing.T) { testPSRoIAlign[float32](t); testPSRoIAlign[float64](t) })
-	t.Run("psroipool", func(t *testing.T) { testPSRoIPool[float32](t); testPSRoIPool[float64](t) })
-	t.Run("roipool", func(t *testing.T) { testRoIPool[float32](t); testRoIPool[float64](t) })
-	t.Run("deformconv", func(t *testing.T) { testDeform[float32](t); testDeform[float64](t) })
-	t.Run("roialignbox", func(t *testing.T) { testBoxDeriv[float32](t); testBoxDeriv[float64](t) })
-	// The box functions', MultiScaleRoIAlign's and the box coordinates'
-	// kernels have their CPU twins in package gops: gops/emu_test.go.
-	gopsRan.Check(t, "gops", gopsOwnEntries...)
-}
+// The emulation tests of the gops kernels whose CPU twins are in
+// internal/cpu (TestEmulatedKernels, emu_test.go, runs them): each kernel,
+// named by its PTX entry, runs with the host code's launch (*_cuda.go: the
+// same work items and arguments, the boxes gridded or binned by the same
+// CPU functions) on fixed and random cases, empty ones included, and for
+// the RoI ops on the inputs of the torch golden files, in every order and
+// grid of emutest.Configs, and is compared with its CPU twin. These
+// kernels promise the CPU's results (compiled with -fmad=false, the CPU's
+// order), so every comparison is bitwise.
 
 func randF[T et.Float](r *rand.Rand, n int) []T {
 	x := make([]T, n)
@@ -65,7 +47,7 @@ func check[T et.Float](b *emu.Buffer, want []T) func() error {
 func testLayout[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(1, 2))
-	gopsRan.Kernel(t, "layout_copy"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "layout_copy"+sfx, func(t *testing.T) {
 		for _, n := range []int{0, 1, 255, 257, 3001} {
 			x := randF[T](r, n)
 			b, reg := out[T](t, n)
@@ -77,7 +59,7 @@ func testLayout[T et.Float](t *testing.T) {
 		if bias {
 			name = "layout_swap01_bias" + sfx
 		}
-		gopsRan.Kernel(t, name, func(t *testing.T) {
+		emuRan.Kernel(t, name, func(t *testing.T) {
 			for _, s := range [][3]int{{0, 3, 2}, {3, 0, 2}, {2, 3, 0}, {1, 1, 1}, {3, 5, 7}, {17, 9, 13}, {2, 300, 1}} {
 				a, bb, inner := s[0], s[1], s[2]
 				n := a * bb * inner
@@ -128,7 +110,7 @@ type goldenRoI struct {
 // (the input's over PH·PW).
 func goldenCases(t *testing.T, file string, ps bool) []roiCase {
 	var cs []roiCase
-	for _, g := range golden.Load[goldenRoI](t, filepath.Join("..", "..", "..", "testdata", file)) {
+	for _, g := range golden.Load[goldenRoI](t, filepath.Join("..", "testdata", file)) {
 		c := roiCase{N: g.InputShape[0], C: g.InputShape[1], H: g.InputShape[2], W: g.InputShape[3], PH: g.OutputSize[0], PW: g.OutputSize[1],
 			K: len(g.Boxes) / 5, scale: g.SpatialScale, sr: g.SamplingRatio, aligned: g.Aligned, x: g.Input, bx: g.Boxes, gr: g.GradOutput}
 		if ps {
@@ -232,7 +214,7 @@ func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T) []T
 
 func testRoIAlign[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
-	gopsRan.Kernel(t, "roialign_forward"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roialign_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
 		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
 			g := c.ra()
@@ -251,7 +233,7 @@ func testRoIAlign[T et.Float](t *testing.T) {
 				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
-	gopsRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
 		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
 			g := c.ra()
@@ -274,7 +256,7 @@ var psCases = append(append([]roiCase(nil), roiCases...), roiCase{N: 1, C: 1, H:
 
 func testPSRoIAlign[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
-	gopsRan.Kernel(t, "psroialign_forward"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "psroialign_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
 			g := c.ps()
@@ -293,7 +275,7 @@ func testPSRoIAlign[T et.Float](t *testing.T) {
 				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
 		}
 	})
-	gopsRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 10))
 		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
 			g := c.ps()
@@ -322,7 +304,7 @@ func bins[T et.Float](t *testing.T, g *cpu.PoolGeom, bx []T, inclusive bool) []i
 
 func testPSRoIPool[T et.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
-	gopsRan.Kernel(t, "psroipool_forward"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "psroipool_forward"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
 		for _, c := range append(roiCases, goldenCases(t, "psroipool_golden.json.gz", true)...) {
 			g := c.ps()
@@ -338,7 +320,7 @@ func testPSRoIPool[T et.Float](t *testing.T) {
 				Args: []any{et.Up(t, x), et.Up(t, bx), et.Up(t, bins(t, &g, bx, false)), o.Ptr(), c.K, g.C, c.H, c.W, nb}})
 		}
 	})
-	gopsRan.Kernel(t, "psroipool_transpose"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "psroipool_transpose"+sfx, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(13, 14))
 		for _, c := range append(roiCases, goldenCases(t, "psroipool_golden.json.gz", true)...) {
 			g := c.ps()
@@ -404,7 +386,7 @@ func testRoIPool[T et.Float](t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
-	gopsRan.Kernel(t, "roipool_argmax"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roipool_argmax"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			nb := p.c.PH * p.c.PW
 			o, reg := out[int64](t, len(p.idx))
@@ -436,7 +418,7 @@ func testRoIPool[T et.Float](t *testing.T) {
 			return nil
 		}
 	}
-	gopsRan.Kernel(t, "roipool_gather"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roipool_gather"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			nb := p.c.PH * p.c.PW
 			idxs := [][]int{p.idx}
@@ -467,7 +449,7 @@ func testRoIPool[T et.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsRan.Kernel(t, "roipool_scatteradd"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roipool_scatteradd"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			nb := p.c.PH * p.c.PW
 			idxs := [][]int{p.idx}
@@ -564,7 +546,7 @@ func testDeform[T et.Float](t *testing.T) {
 		}
 		return et.Up(t, m)
 	}
-	gopsRan.Kernel(t, "deform_s"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "deform_s"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			for _, m := range masks(p) {
 				for _, ab := range orders {
@@ -579,7 +561,7 @@ func testDeform[T et.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsRan.Kernel(t, "deform_t"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "deform_t"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			for _, m := range masks(p) {
 				for _, ab := range orders {
@@ -593,7 +575,7 @@ func testDeform[T et.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsRan.Kernel(t, "deform_c"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "deform_c"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			for _, ab := range orders {
 				g := p.g
@@ -605,7 +587,7 @@ func testDeform[T et.Float](t *testing.T) {
 			}
 		}
 	})
-	gopsRan.Kernel(t, "deform_o"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "deform_o"+sfx, func(t *testing.T) {
 		for _, p := range ps {
 			for _, m := range masks(p) {
 				for _, ab := range orders {
@@ -624,7 +606,7 @@ func testDeform[T et.Float](t *testing.T) {
 		if embed {
 			name = "offset_embed" + sfx
 		}
-		gopsRan.Kernel(t, name, func(t *testing.T) {
+		emuRan.Kernel(t, name, func(t *testing.T) {
 			for _, p := range ps {
 				g := p.g
 				for which := 0; which < 2; which++ {
@@ -666,7 +648,7 @@ func testBoxDeriv[T et.Float](t *testing.T) {
 		if transpose {
 			name = "roialignbox_transpose" + sfx
 		}
-		gopsRan.Kernel(t, name, func(t *testing.T) {
+		emuRan.Kernel(t, name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(19, 20))
 			for _, c := range psCases {
 				for _, ps := range []bool{false, true} {
