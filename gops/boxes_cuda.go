@@ -4,8 +4,8 @@ package gops
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -16,8 +16,8 @@ import (
 // the GPU and CPU paths fail alike, and the result is uploaded.
 
 // boxGrids downloads the boxes and returns their packed grids
-// (cudapack.Grids) on the device.
-func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
+// (pack.Grids) on the device.
+func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -26,24 +26,20 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, nb int, grids func(
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.Grids(c.Name, gr, bx, nb)
+	p, err := pack.Grids(c.Name, gr, bx)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // deviceGrids downloads the boxes and returns the packed sampling grids of
 // RoIAlign (geometry ra) or PSRoIAlign (ps) on the device.
 func deviceGrids(c *gpuCall, sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
-	nb := 0
-	if ps != nil {
-		nb = ps.PH * ps.PW
-	}
 	if sfx == "_f32" {
-		return boxGrids(c, boxes, nb, func(b []float32) ([]cpu.RoIAlignBox[float32], error) { return gridsOf(ra, ps, b) })
+		return boxGrids(c, boxes, func(b []float32) ([]cpu.RoIAlignBox[float32], error) { return gridsOf(ra, ps, b) })
 	}
-	return boxGrids(c, boxes, nb, func(b []float64) ([]cpu.RoIAlignBox[float64], error) { return gridsOf(ra, ps, b) })
+	return boxGrids(c, boxes, func(b []float64) ([]cpu.RoIAlignBox[float64], error) { return gridsOf(ra, ps, b) })
 }
 
 // gridsOf is cpu.RoIAlignGrids or, without ra, cpu.PSRoIAlignGrids.
@@ -56,17 +52,17 @@ func gridsOf[T cpu.Float](ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom, boxes []T) ([]
 }
 
 // poolBinsOf downloads the boxes, checks them and returns every box's bins
-// (cudapack.PoolBins) on the device.
+// (pack.PoolBins) on the device.
 func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.PoolBins(c.Name, g, bx, inclusive)
+	p, err := pack.PoolBins(c.Name, g, bx, inclusive)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // deviceBins is poolBinsOf for the boxes' dtype.
@@ -80,17 +76,22 @@ func deviceBins(c *gpuCall, boxes gorgonia.Value, g *cpu.PoolGeom, inclusive boo
 // launch runs the forward or transpose kernel of PSRoIAlign or, when the op
 // rounds its boxes, of PSRoIPool (psroipool_cuda.go).
 func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	g, k := d.g, in[1].Shape()[0]
-	nb := g.PH * g.PW
-	packed := intSize{"the packed bins", 4 * k * nb}
-	if d.align {
-		packed = intSize{"the packed box grids", 8 * k}
-	}
-	if err := fitInt32(c, in, out, intSize{"H·W", g.H * g.W}, packed); err != nil {
-		return err
-	}
 	if !d.align {
 		return d.launchPool(c, sfx, in, out)
 	}
 	return d.launchAlign(c, sfx, in, out)
+}
+
+// download copies a device value's elements to the host.
+func download[E any](c *gpuCall, v gorgonia.Value) ([]E, error) {
+	return glue.Download[E](c, ptr(v), glue.Size(v))
+}
+
+// int64s is idx as the kernels' long long index tables.
+func int64s(idx []int) []int64 {
+	t := make([]int64, len(idx))
+	for i, v := range idx {
+		t[i] = int64(v)
+	}
+	return t
 }

@@ -12,11 +12,11 @@ import (
 )
 
 // TestBoxOpsKernelCodes: the function codes that the box ops send to
-// kernels/boxops.cu (pointFn, boxprims.go; convertKind, boxops.go) are
+// internal/cuda/kernels/gops/boxops.cu (pointFn, boxprims.go; convertKind, boxops.go) are
 // the .cu enums' (PointFn, ConvertKind), name for name and in order, so
 // that the GPU runs the function the CPU does.
 func TestBoxOpsKernelCodes(t *testing.T) {
-	src, err := os.ReadFile("kernels/boxops.cu")
+	src, err := os.ReadFile("../internal/cuda/kernels/gops/boxops.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestBoxOpsKernelCodes(t *testing.T) {
 		goNames := goConstNames(t, c.goFile, c.goType)
 		m := regexp.MustCompile(`enum\s+` + c.cuEnum + `\s*\{([^}]*)\}`).FindSubmatch(src)
 		if m == nil {
-			t.Fatalf("kernels/boxops.cu: no enum %s", c.cuEnum)
+			t.Fatalf("internal/cuda/kernels/gops/boxops.cu: no enum %s", c.cuEnum)
 		}
 		var cuNames []string
 		for _, line := range strings.Split(string(m[1]), "\n") {
@@ -41,7 +41,7 @@ func TestBoxOpsKernelCodes(t *testing.T) {
 			}
 		}
 		if len(goNames) == 0 || !reflect.DeepEqual(goNames, cuNames) {
-			t.Errorf("%s's %s constants %v differ from kernels/boxops.cu's enum %s %v", c.goFile, c.goType, goNames, c.cuEnum, cuNames)
+			t.Errorf("%s's %s constants %v differ from internal/cuda/kernels/gops/boxops.cu's enum %s %v", c.goFile, c.goType, goNames, c.cuEnum, cuNames)
 		}
 	}
 }

@@ -3,14 +3,14 @@
 package gops
 
 import (
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
 // The CUDA twins of the box functions' small closed ops (boxprims.go,
 // boxops.go, indexselect.go, BoxesToRoIs' in multiscale.go): the kernels
-// of kernels/boxops.cu, one thread per output element (per box row for
+// of internal/cuda/kernels/gops/boxops.cu, one thread per output element (per box row for
 // BoxConvert). Row indices are checked on the host with the CPU's check
 // (checkRowIndices), so an IndexSelect error is the CPU path's, and the
 // scatter-adds get their inverse index (each destination row's source
@@ -20,10 +20,7 @@ import (
 
 // launch runs the pointwise function d.f on one or two inputs.
 func (d pointGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
-	n := cudaglue.Size(out)
+	n := glue.Size(out)
 	b := cu.DevicePtr(0) // a unary function: b = 0
 	if len(in) == 2 {
 		b = ptr(in[1])
@@ -33,9 +30,6 @@ func (d pointGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgon
 
 // launch runs ColumnSelect (d.fwd) or ColumnEmbed.
 func (d columnGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out, intSize{"P·C", d.p * d.c}); err != nil {
-		return err
-	}
 	if d.fwd {
 		return c.Launch("boxops_column_select"+sfx, d.p, ptr(in[0]), ptr(out), d.p, d.c, d.j)
 	}
@@ -44,9 +38,6 @@ func (d columnGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 
 // launch runs StackColumns: each input into its column.
 func (stackGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	p := out.Shape()[0]
 	for j, col := range in {
 		if err := c.Launch("boxops_column_put"+sfx, p, ptr(col), ptr(out), p, len(in), j); err != nil {
@@ -72,26 +63,19 @@ func (d rowSelectGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out go
 		return err
 	}
 	p := len(idx)
-	if err := fitInt32(c, in, out, intSize{"the gathered rows", p * d.n}, intSize{"the rows", d.k * d.n}); err != nil {
-		return err
-	}
 	if d.fwd {
-		idx32 := make([]int32, p)
-		for r, i := range idx {
-			idx32[r] = int32(i)
-		}
-		ip, err := cudaglue.Upload(c, idx32)
+		ip, err := glue.Upload(c, int64s(idx))
 		if err != nil {
 			return err
 		}
 		return c.Launch("boxops_gather_rows"+sfx, p*d.n, ptr(in[0]), ip, ptr(out), p, d.n)
 	}
 	start, rows := inverseRows(idx, d.k)
-	sp, err := cudaglue.Upload(c, start)
+	sp, err := glue.Upload(c, start)
 	if err != nil {
 		return err
 	}
-	rp, err := cudaglue.Upload(c, rows)
+	rp, err := glue.Upload(c, rows)
 	if err != nil {
 		return err
 	}
@@ -100,27 +84,18 @@ func (d rowSelectGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out go
 
 // launch runs one of BoxConvert's conversions, or its transpose.
 func (d convertGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	k := out.Shape()[0]
 	return c.Launch("boxops_convert"+sfx, k, ptr(in[0]), ptr(out), k, int(d.kind), d.transpose)
 }
 
 // launch runs ClipBoxes or, with d.mask, ClipBoxesMask.
 func (d clipGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	n := out.Shape().TotalSize()
 	return c.Launch("boxops_clip"+sfx, n, ptr(in[0]), ptr(out), n, d.bounds[0], d.bounds[1], d.mask)
 }
 
 // launch runs BoxesToRoIs: each image's boxes into its rows.
 func (d roisGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out, intSize{"the images", len(d.counts)}); err != nil {
-		return err
-	}
 	off := 0
 	for i, n := range d.counts {
 		if err := c.Launch("boxops_rois"+sfx, n*5, ptr(in[i]), ptr(out), off, n, i); err != nil {
@@ -133,9 +108,6 @@ func (d roisGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 
 // launch runs RoIRowsEmbed (d.embed) or RoIRows.
 func (d roiRowsGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	n := d.n * 4
 	if d.embed {
 		n = d.k * 5

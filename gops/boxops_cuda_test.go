@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
-	"github.com/gops-dev/gops/internal/cudatest"
+	"github.com/gops-dev/gops/internal/cuda/cudatest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// The box functions' twins (boxops_cuda.go, kernels/boxops.cu): each public
+// The box functions' twins (boxops_cuda.go, internal/cuda/kernels/gops/boxops.cu): each public
 // box function's value and its gradients of order 1 and 2 on the GPU
 // against the CPU (gpuCheck), float64 and float32. Reductions to a scalar
 // are Gorgonia's own ops and are left out (gpuCheck weights the result

@@ -25,7 +25,7 @@ import (
 //   - BoxEmpty: the result of an op on an input with no elements (Gorgonia's
 //     elementwise ops panic on empty tensors), with zero gradients.
 //
-// All but BoxEmpty have CUDA twins (boxops_cuda.go, kernels/boxops.cu).
+// All but BoxEmpty have CUDA twins (boxops_cuda.go, internal/cuda/kernels/gops/boxops.cu).
 //
 // torch's subgradients at kinks, which these reproduce: maximum(a, b) and
 // minimum(a, b) give each input half the gradient where a == b (and all of
@@ -34,7 +34,7 @@ import (
 
 // pointFn names a pointwise function of pointSpec: the CPU kernel
 // evaluates it with eval, the CUDA twin (boxops_point in
-// kernels/boxops.cu, whose switch mirrors eval case by case) from the
+// internal/cuda/kernels/gops/boxops.cu, whose switch mirrors eval case by case) from the
 // same code and parameters, so the two cannot name different functions.
 type pointFn int
 
@@ -571,18 +571,18 @@ func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor
 // inverseRows is the inverse of a row index into k rows, in CSR form: the
 // rows r with idx[r] = d are rows[start[d]:start[d+1]], in increasing
 // order (a counting sort, stable in r).
-func inverseRows(idx []int, k int) (start, rows []int32) {
-	start = make([]int32, k+1)
+func inverseRows(idx []int, k int) (start, rows []int64) {
+	start = make([]int64, k+1)
 	for _, d := range idx {
 		start[d+1]++
 	}
 	for d := 0; d < k; d++ {
 		start[d+1] += start[d]
 	}
-	next := append([]int32(nil), start[:k]...)
-	rows = make([]int32, len(idx))
+	next := append([]int64(nil), start[:k]...)
+	rows = make([]int64, len(idx))
 	for r, d := range idx {
-		rows[next[d]] = int32(r)
+		rows[next[d]] = int64(r)
 		next[d]++
 	}
 	return start, rows

@@ -3,92 +3,43 @@
 package gops
 
 import (
-	_ "embed"
-	"fmt"
-	"math"
-	"unsafe"
-
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// gops' side of the CUDA twins' plumbing (internal/cudaglue): the kernels'
-// PTX, withCUDA, which gives an op spec its twin, and the launch code's
-// helpers. Each family's launch code is in its own *_cuda.go file, its
-// kernels in kernels/*.cu. gops' kernels index with a C int: every integer
-// argument is one, checked to fit int32 by gpuCall.Launch and fitInt32.
+// gops' side of the CUDA twins (internal/cuda/glue), as nn/cuda.go: its
+// kernels registered with Gorgonia, and withCUDA, which gives an op spec
+// the twin its descriptor launches. Each family's descriptor is declared
+// beside its op, its launch code is its *_cuda.go file, its kernels are
+// internal/cuda/kernels/gops/*.cu (64-bit indices: every integer argument
+// a long long).
 
-// The kernels' PTX (gops/kernels/*.cu compiled by gops/kernels/gen).
-var (
-	//go:embed kernels/roialign.ptx
-	roialignPTX string
-	//go:embed kernels/psroialign.ptx
-	psroialignPTX string
-	//go:embed kernels/roipool.ptx
-	roipoolPTX string
-	//go:embed kernels/psroipool.ptx
-	psroipoolPTX string
-	//go:embed kernels/deformconv.ptx
-	deformconvPTX string
-	//go:embed kernels/layout.ptx
-	layoutPTX string
-	//go:embed kernels/roialignbox.ptx
-	roialignboxPTX string
-	//go:embed kernels/multiscale.ptx
-	multiscalePTX string
-	//go:embed kernels/boxops.ptx
-	boxopsPTX string
-)
-
-// gpuModules are the PTX modules, registered as gops0, gops1, ...
-var gpuModules = &cudaglue.Module{
-	Pkg:  "gops",
-	Name: "gops",
-	PTX:  []string{roialignPTX, psroialignPTX, roipoolPTX, psroipoolPTX, deformconvPTX, layoutPTX, roialignboxPTX, multiscalePTX, boxopsPTX},
-}
+// gpuModules are the PTX modules of internal/cuda/kernels/gops, every one
+// the folder holds (package kernels embeds them by pattern), registered as
+// gops0, gops1, ...
+var gpuModules = &glue.Module{Pkg: "gops", Name: "gops", PTX: kernels.PTX("gops")}
 
 func init() { gpuModules.Register() }
 
-// withCUDA gives spec its CUDA twin (cudaglue's Module.WithCUDA): k.launch,
-// in the family's *_cuda.go file, runs the kernels (a cudaglue.Launcher).
-func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec { return gpuModules.WithCUDA(spec, k.launch) }
+// gpuCall is one CUDADo: its device, the op's float dtype (Dt), temporary
+// buffers and launches.
+type gpuCall = glue.Call
 
-type (
-	gpuKernel interface {
-		launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
-	}
-	gpuCall = cudaglue.Call // one CUDADo: its device, buffers and launches
-)
+// gpuKernel is an op's CUDA descriptor, declared beside the op: its launch,
+// in the family's *_cuda.go file, is the glue.Launcher that runs its
+// kernels.
+type gpuKernel interface {
+	launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
+}
 
-// download copies a device value's elements to the host.
-func download[E any](c *gpuCall, v gorgonia.Value) ([]E, error) {
-	return cudaglue.Download[E](c, ptr(v), cudaglue.Size(v))
+// withCUDA gives spec its CUDA twin, glue's Module.Twin of k's launch.
+func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec {
+	spec.CUDA = gpuModules.Twin(spec.Name, spec.Shape, spec.OutputDtype, k.launch)
+	return spec
 }
 
 // ptr is a value's device pointer.
-func ptr(v gorgonia.Value) cu.DevicePtr { return cudaglue.Ptr(v) }
-
-// intSize is a size the kernels index with a C int.
-type intSize struct {
-	what string
-	v    int
-}
-
-// fitInt32 checks that the inputs, the output and the given sizes fit the
-// kernels' int (int32): H·W planes, packed box grids and bins, index arrays.
-func fitInt32(c *gpuCall, in []gorgonia.Value, out gorgonia.Value, sizes ...intSize) error {
-	for i, v := range in {
-		sizes = append(sizes, intSize{fmt.Sprintf("input %d (%v)", i, v.Shape()), v.Shape().TotalSize()})
-	}
-	sizes = append(sizes, intSize{fmt.Sprintf("the result (%v)", out.Shape()), out.Shape().TotalSize()})
-	for _, s := range sizes {
-		if s.v < 0 || s.v > math.MaxInt32 {
-			return fmt.Errorf("gops: %s: %s: %d elements exceed the CUDA kernels' int range", c.Name, s.what, s.v)
-		}
-	}
-	return nil
-}
-
-func unsafePtr[E any](s []E) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
+func ptr(v gorgonia.Value) cu.DevicePtr { return glue.Ptr(v) }

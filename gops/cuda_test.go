@@ -11,7 +11,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
-	"github.com/gops-dev/gops/internal/cudatest"
+	"github.com/gops-dev/gops/internal/cuda/cudatest"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -53,7 +53,7 @@ func needGPU(t *testing.T) {
 	}
 }
 
-// The tests' host copies, random inputs and input nodes (internal/cudatest).
+// The tests' host copies, random inputs and input nodes (internal/cuda/cudatest).
 var (
 	hostCopy  = cudatest.HostCopy
 	randValue = cudatest.Random

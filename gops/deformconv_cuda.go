@@ -3,25 +3,17 @@
 package gops
 
 import (
-	"fmt"
-	"math"
-
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// DeformConv2d's CUDA twins: kernels/deformconv.cu, the members S, T, C, O
+// DeformConv2d's CUDA twins: internal/cuda/kernels/gops/deformconv.cu, the members S, T, C, O
 // of every order and the offset embed/split pair.
 
 // launch runs member d.kind of order (d.a, d.b).
 func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
-	for _, v := range []int{g.N * g.C * g.H * g.W, g.C * g.K() * g.N * g.L(), 2 * g.MaskLen()} {
-		if v > math.MaxInt32 {
-			return fmt.Errorf("gops: %s: %d elements exceed the CUDA kernels' int range", c.Name, v)
-		}
-	}
-	// The kernels' first 15 parameters: the geometry as int scalars, in the
+	// The kernels' first 15 parameters: the geometry as long long scalars, in the
 	// order of deformconv.cu's Geom (cu copies 8 bytes per parameter, so no
 	// struct).
 	geom := []any{g.N, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO, g.OG}

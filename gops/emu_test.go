@@ -9,29 +9,42 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaemu"
-	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cuda/emu"
+	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 	"gorgonia.org/tensor"
 )
 
-// The emulation tests (internal/cudaemu) of the gops kernels whose CPU
-// twins live in this package: the box functions' small ops
-// (kernels/boxops.cu), MultiScaleRoIAlign's row moves (kernels/multiscale.cu)
-// and the box gradient's coordinate moves (roialignbox_coords). Each runs
-// with its host code's launch (boxops_cuda.go, multiscale_cuda.go,
-// roialignbox_cuda.go: the same work items and arguments) in every order
-// and grid of emutest.Configs and is compared with the Go kernel: bitwise,
-// except boxops_point's atan, sigmoid, softplus and pow (the C library's
-// functions here, CUDA's on a GPU, Go's math on the CPU: emutest.Tol). The
-// other gops kernels are tested in internal/cudaemu.
+// The emulation tests of gops' kernels (internal/cuda/kernels/gops/*.cu,
+// run on the CPU by internal/cuda/emu), one subtest per PTX entry, every
+// entry required. The kernels whose CPU twins are in internal/cpu are
+// tested in emu_kernels_test.go; here, those whose twins live in this
+// package: the box functions' small ops (boxops.cu), MultiScaleRoIAlign's
+// row moves (multiscale.cu) and the box gradient's coordinate moves
+// (roialignbox_coords). Each runs with its host code's launch
+// (boxops_cuda.go, multiscale_cuda.go, roialignbox_cuda.go: the same work
+// items and arguments) in every order and grid of emutest.Configs and is
+// compared with the Go kernel: bitwise, except boxops_point's atan,
+// sigmoid, softplus and pow (the C library's functions here, CUDA's on a
+// GPU, Go's math on the CPU: emutest.Tol).
 
-var gopsOwnRan et.Ran
+var emuRan et.Ran
 
 func TestEmulatedKernels(t *testing.T) {
 	t.Run("boxops", func(t *testing.T) { emuBoxOps[float32](t); emuBoxOps[float64](t) })
+	t.Run("deformconv", func(t *testing.T) { testDeform[float32](t); testDeform[float64](t) })
+	t.Run("layout", func(t *testing.T) { testLayout[float32](t); testLayout[float64](t) })
 	t.Run("multiscale", func(t *testing.T) { emuMultiScale[float32](t); emuMultiScale[float64](t) })
-	t.Run("roialignbox", func(t *testing.T) { emuBoxCoords[float32](t); emuBoxCoords[float64](t) })
-	gopsOwnRan.CheckOnly(t, "kernels", "boxops_", "multiscale_", "roialignbox_coords_")
+	t.Run("psroialign", func(t *testing.T) { testPSRoIAlign[float32](t); testPSRoIAlign[float64](t) })
+	t.Run("psroipool", func(t *testing.T) { testPSRoIPool[float32](t); testPSRoIPool[float64](t) })
+	t.Run("roialign", func(t *testing.T) { testRoIAlign[float32](t); testRoIAlign[float64](t) })
+	t.Run("roialignbox", func(t *testing.T) {
+		testBoxDeriv[float32](t)
+		testBoxDeriv[float64](t)
+		emuBoxCoords[float32](t)
+		emuBoxCoords[float64](t)
+	})
+	t.Run("roipool", func(t *testing.T) { testRoIPool[float32](t); testRoIPool[float64](t) })
+	emuRan.Check(t, "gops")
 }
 
 // emuValues are n values with the special ones first: ±0, ±Inf, NaN,
@@ -55,13 +68,13 @@ func emuValues[T ad.Float](r *rand.Rand, n int) []T {
 // (Equal's floor 0: the kernels with a tolerance are elementwise, one
 // rounding of one function value, so the error is relative at any
 // magnitude).
-func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out cudaemu.Ptr) []any) {
+func emuRun[T ad.Float](t *testing.T, name string, n int, want []T, tol float64, init []T, args func(out emu.Ptr) []any) {
 	t.Helper()
 	b := et.Out[T](t, len(want))
-	c := et.Case{Name: name, N: n, Args: args(b.Ptr()), Outs: []cudaemu.Region{et.Region[T](b)},
-		Check: func() error { return et.Equal(cudaemu.Slice[T](b), want, tol, 0) }}
+	c := et.Case{Name: name, N: n, Args: args(b.Ptr()), Outs: []emu.Region{et.Region[T](b)},
+		Check: func() error { return et.Equal(emu.Slice[T](b), want, tol, 0) }}
 	if init != nil {
-		c.Init = func() { copy(cudaemu.Slice[T](b), init) }
+		c.Init = func() { copy(emu.Slice[T](b), init) }
 	}
 	et.Run(t, c)
 }
@@ -71,7 +84,7 @@ func tensorOf[T ad.Float](x []T) ad.Tensor[T] { return ad.Tensor[T]{Data: x} }
 func emuBoxOps[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(3, 4))
-	gopsOwnRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
 		ops := []pointOp{{fn: fnMaximum}, {fn: fnMinimum}, {fn: fnMaxShare}, {fn: fnClamp, p1: -1, p2: 2}, {fn: fnClampMask, p1: 0, p2: 0.5},
 			{fn: fnAtan}, {fn: fnSigmoid}, {fn: fnSoftplus}, {fn: fnPow, p1: 1.5}, {fn: fnPow, p1: 2}, {fn: fnDiv}, {fn: fnCopy}, {fn: fnMasked}, {fn: fnBothPositive}}
 		for _, op := range ops {
@@ -98,8 +111,8 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 					tol = et.Tol[T]()
 				}
 				t.Run(fmt.Sprintf("fn%d/n%d", op.fn, n), func(t *testing.T) {
-					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out cudaemu.Ptr) []any {
-						bp := cudaemu.Ptr(0) // a unary function: b = 0, as the host code
+					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out emu.Ptr) []any {
+						bp := emu.Ptr(0) // a unary function: b = 0, as the host code
 						if !unary {
 							bp = et.Up(t, b)
 						}
@@ -110,29 +123,29 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 		}
 	})
 	shapes := [][2]int{{0, 4}, {1, 1}, {7, 4}, {300, 5}}
-	gopsOwnRan.Kernel(t, "boxops_column_select"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_select"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			x := emuValues[T](r, p*c)
 			for j := 0; j < c; j++ {
 				want := make([]T, p)
 				columnKernel[T](c, j, true)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
-				emuRun(t, "boxops_column_select"+sfx, p, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+				emuRun(t, "boxops_column_select"+sfx, p, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_column_embed"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_embed"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			x := emuValues[T](r, p)
 			for j := 0; j < c; j++ {
 				want := make([]T, p*c) // the CPU kernel writes into a zeroed result
 				columnKernel[T](c, j, false)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)})
-				emuRun(t, "boxops_column_embed"+sfx, p*c, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
+				emuRun(t, "boxops_column_embed"+sfx, p*c, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, p, c, j} })
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_column_put"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_column_put"+sfx, func(t *testing.T) {
 		for _, s := range shapes {
 			p, c := s[0], s[1]
 			cols := make([]ad.Tensor[T], c)
@@ -154,7 +167,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				for i := 0; i < p; i++ {
 					after[i*c+j] = want[i*c+j]
 				}
-				emuRun(t, "boxops_column_put"+sfx, p, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, cols[j].Data), out, p, c, j} })
+				emuRun(t, "boxops_column_put"+sfx, p, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, cols[j].Data), out, p, c, j} })
 			}
 		}
 	})
@@ -169,22 +182,18 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			}
 		}
 	}
-	gopsOwnRan.Kernel(t, "boxops_gather_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_gather_rows"+sfx, func(t *testing.T) {
 		for _, c := range idxCases {
 			for _, n := range []int{1, 4, 5} {
 				x := emuValues[T](r, c.k*n)
 				want := make([]T, len(c.idx)*n)
 				gatherRows(want, x, c.idx, n)
-				idx32 := make([]int32, len(c.idx))
-				for i, v := range c.idx {
-					idx32[i] = int32(v)
-				}
-				p := len(c.idx)
-				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, idx32), out, p, n} })
+				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
+				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, c.idx), out, p, n} })
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_scatter_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_scatter_rows"+sfx, func(t *testing.T) {
 		for _, c := range idxCases {
 			for _, n := range []int{1, 4, 5} {
 				g := emuValues[T](r, len(c.idx)*n)
@@ -192,13 +201,13 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				scatterAddRows(want, g, c.idx, n)
 				start, rows := inverseRows(c.idx, c.k)
 				k := c.k
-				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out cudaemu.Ptr) []any {
+				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out emu.Ptr) []any {
 					return []any{et.Up(t, g), et.Up(t, start), et.Up(t, rows), out, k, n}
 				})
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 37} {
 			x := emuValues[T](r, 4*k)
 			for kind := xyxyToXYWH; kind <= cxcywhToXYXY; kind++ {
@@ -207,12 +216,12 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 					if err := convertKernel[T](kind, tr)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)}); err != nil {
 						t.Fatal(err)
 					}
-					emuRun(t, "boxops_convert"+sfx, k, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, k, int(kind), tr} })
+					emuRun(t, "boxops_convert"+sfx, k, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, k, int(kind), tr} })
 				}
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_clip"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_clip"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 50} {
 			x := emuValues[T](r, 4*k)
 			for i := range x {
@@ -225,11 +234,11 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 				want := make([]T, 4*k)
 				clipKernel(want, x, [4]float64{w, h, w, h}, mask)
 				n := 4 * k
-				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
+				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_rois"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_rois"+sfx, func(t *testing.T) {
 		counts := []int{2, 0, 5}
 		var in []ad.Tensor[T]
 		total := 0
@@ -250,20 +259,20 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			after := append([]T(nil), before...)
 			copy(after[5*off:5*(off+n)], all[5*off:5*(off+n)])
 			o := off
-			emuRun(t, "boxops_rois"+sfx, 5*n, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, in[i].Data), out, o, n, i} })
+			emuRun(t, "boxops_rois"+sfx, 5*n, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, in[i].Data), out, o, n, i} })
 			off += n
 		}
 	})
-	gopsOwnRan.Kernel(t, "boxops_roi_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "boxops_roi_rows"+sfx, func(t *testing.T) {
 		for _, c := range [][3]int{{0, 0, 0}, {4, 0, 4}, {6, 2, 3}, {9, 8, 1}} {
 			k, off, n := c[0], c[1], c[2]
 			boxes, rois := emuValues[T](r, 4*n), emuValues[T](r, 5*k)
 			embed := make([]T, 5*k)
 			roiRowsKernel[T](off, n, true)(tensorOf(embed), []ad.Tensor[T]{tensorOf(boxes)})
-			emuRun(t, "boxops_roi_rows"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, off, n, true} })
+			emuRun(t, "boxops_roi_rows"+sfx, 5*k, embed, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, boxes), out, k, off, n, true} })
 			rows := make([]T, 4*n)
 			roiRowsKernel[T](off, n, false)(tensorOf(rows), []ad.Tensor[T]{tensorOf(rois)})
-			emuRun(t, "boxops_roi_rows"+sfx, 4*n, rows, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, rois), out, k, off, n, false} })
+			emuRun(t, "boxops_roi_rows"+sfx, 4*n, rows, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, rois), out, k, off, n, false} })
 		}
 	})
 }
@@ -278,18 +287,14 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 	for j := 0; j < 50; j += 3 {
 		cases[3].idx = append(cases[3].idx, j)
 	}
-	gopsOwnRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "multiscale_rows"+sfx, func(t *testing.T) {
 		for _, c := range cases {
 			for _, row := range []int{1, 5, 49} {
-				p := len(c.idx)
-				idx32 := make([]int32, p)
-				for i, v := range c.idx {
-					idx32[i] = int32(v)
-				}
+				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
 				// gather: a level's rows of the gradient (pyramidTranspose)
 				grad := emuValues[T](r, c.k*row)
 				want := gatherRoIRows(nil, grad, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, idx32), out, p, row, 0} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, c.idx), out, p, row, 0} })
 				// scatter: the level's pooled rows into the result (pyramidForward)
 				pooled := emuValues[T](r, p*row)
 				before := make([]T, c.k*row)
@@ -298,13 +303,13 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 				}
 				after := append([]T(nil), before...)
 				scatterRoIRows(after, pooled, c.idx, row)
-				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, idx32), out, p, row, 1} })
+				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, c.idx), out, p, row, 1} })
 			}
 		}
 	})
-	gopsOwnRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "multiscale_zero"+sfx, func(t *testing.T) {
 		for _, n := range []int{0, 1, 1000} {
-			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out cudaemu.Ptr) []any { return []any{out, n} })
+			emuRun(t, "multiscale_zero"+sfx, n, make([]T, n), 0, nil, func(out emu.Ptr) []any { return []any{out, n} })
 		}
 	})
 }
@@ -312,16 +317,16 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 func emuBoxCoords[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(7, 8))
-	gopsOwnRan.Kernel(t, "roialignbox_coords"+sfx, func(t *testing.T) {
+	emuRan.Kernel(t, "roialignbox_coords"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 33} {
 			for dir := 0; dir < 2; dir++ {
 				pairs, boxes := emuValues[T](r, 2*k), emuValues[T](r, 5*k)
 				embed := make([]T, 5*k) // zeroed, as the CPU kernel's result
 				boxCoordKernel[T](dir, true)(ad.Tensor[T]{Shape: tensor.Shape{k, 5}, Data: embed}, []ad.Tensor[T]{tensorOf(pairs)})
-				emuRun(t, "roialignbox_coords"+sfx, 5*k, embed, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, pairs), out, k, 2 - dir, 1} })
+				emuRun(t, "roialignbox_coords"+sfx, 5*k, embed, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, pairs), out, k, 2 - dir, 1} })
 				sel := make([]T, 2*k)
 				boxCoordKernel[T](dir, false)(tensorOf(sel), []ad.Tensor[T]{tensorOf(boxes)})
-				emuRun(t, "roialignbox_coords"+sfx, 2*k, sel, 0, nil, func(out cudaemu.Ptr) []any { return []any{et.Up(t, boxes), out, k, 2 - dir, 0} })
+				emuRun(t, "roialignbox_coords"+sfx, 2*k, sel, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, boxes), out, k, 2 - dir, 0} })
 			}
 		}
 	})

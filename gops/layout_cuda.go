@@ -4,7 +4,7 @@ package gops
 
 import "gorgonia.org/gorgonia"
 
-// The layout ops' CUDA twins: kernels/layout.cu.
+// The layout ops' CUDA twins: internal/cuda/kernels/gops/layout.cu.
 
 // launch copies the input (Reshape).
 func (reshapeGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {

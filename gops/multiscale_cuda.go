@@ -6,8 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -19,7 +19,7 @@ import (
 // and assigned to levels there by the CPU code (assignFPNLevels), so the
 // two paths fail alike and pick the same level for every box. A level
 // holding only some of the boxes is pooled into a compact buffer from its
-// boxes' grids and its rows moved to their places (kernels/multiscale.cu);
+// boxes' grids and its rows moved to their places (internal/cuda/kernels/gops/multiscale.cu);
 // a transpose first gathers the level's rows of the gradient. The results
 // are the CPU's: the same kernels on the same boxes, then plain copies.
 
@@ -30,13 +30,6 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 	g := d.pyr
 	roisV := in[len(in)-1]
 	k := roisV.Shape()[0]
-	sizes := []intSize{{"the packed box grids", cudapack.BoxDerivPack * k}}
-	for _, lg := range g.levels {
-		sizes = append(sizes, intSize{"H·W", lg.H * lg.W})
-	}
-	if err := fitInt32(c, in, out, sizes...); err != nil {
-		return err
-	}
 	rois, err := download[T](c, roisV)
 	if err != nil {
 		return err
@@ -106,14 +99,14 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	geom := member.geom()
 	var packed []T
 	if d.a+d.b == 0 {
-		packed, err = cudapack.Grids(c.Name, gr, sub, 0)
+		packed, err = pack.Grids(c.Name, gr, sub)
 	} else {
-		packed, err = cudapack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
+		packed, err = pack.BoxDerivGrids(c.Name, sub, gr, geom.scale, geom.aligned)
 	}
 	if err != nil {
 		return err
 	}
-	bp, err := cudaglue.Upload(c, packed)
+	bp, err := glue.Upload(c, packed)
 	if err != nil {
 		return err
 	}
@@ -126,11 +119,7 @@ func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois
 	if all {
 		return run(x, out, size)
 	}
-	idx32 := make([]int32, len(idx))
-	for i, r := range idx {
-		idx32[i] = int32(r)
-	}
-	ip, err := cudaglue.Upload(c, idx32)
+	ip, err := glue.Upload(c, int64s(idx))
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// MultiScaleRoIAlign's twin (multiscale_cuda.go, kernels/multiscale.cu):
+// MultiScaleRoIAlign's twin (multiscale_cuda.go, internal/cuda/kernels/gops/multiscale.cu):
 // the forward, the gradients of order 1 and 2 w.r.t. the maps and the boxes
 // (every level's members M_l,ab and their transposes) on the GPU, with the
 // boxes spread over both levels (compact buffers and row moves) and all on

@@ -6,11 +6,11 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// PSRoIAlign's CUDA twin: kernels/psroialign.cu. The boxes are copied to
+// PSRoIAlign's CUDA twin: internal/cuda/kernels/gops/psroialign.cu. The boxes are copied to
 // the host, checked and gridded there by the CPU code (cpu.PSRoIAlignGrids).
 
-// launchAlign runs PSRoIAlign's forward or transpose kernel (psGPU.launch,
-// boxes_cuda.go, has checked the sizes).
+// launchAlign runs PSRoIAlign's forward or transpose kernel (from psGPU.launch,
+// boxes_cuda.go).
 func (d psGPU) launchAlign(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g, k := d.g, in[1].Shape()[0]
 	bp, err := deviceGrids(c, sfx, in[1], nil, g)

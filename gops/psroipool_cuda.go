@@ -6,11 +6,10 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// PSRoIPool's CUDA twin: kernels/psroipool.cu. The boxes are copied to
+// PSRoIPool's CUDA twin: internal/cuda/kernels/gops/psroipool.cu. The boxes are copied to
 // the host, checked and binned there by the CPU code (cpu.PoolBins).
 
-// launchPool runs PSRoIPool's forward or transpose kernel (psGPU.launch has
-// checked the sizes).
+// launchPool runs PSRoIPool's forward or transpose kernel (from psGPU.launch).
 func (d psGPU) launchPool(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g, k := d.g, in[1].Shape()[0]
 	nb := g.PH * g.PW

@@ -30,7 +30,7 @@ import (
 // MatMul's. The batch-index column gets zero. PSRoIAlign's family
 // (psroialign.go) is the same with its sampling and position-sensitive
 // channels, and shares this code. The members' CUDA twins
-// (roialignbox_cuda.go, kernels/roialignbox.cu) are attached by
+// (roialignbox_cuda.go, internal/cuda/kernels/gops/roialignbox.cu) are attached by
 // boxMemberSpecs from a boxDerivGPU, MultiScaleRoIAlign's level members'
 // too (multiscale_cuda.go).
 

@@ -4,14 +4,14 @@ package gops
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
-	"github.com/gops-dev/gops/internal/cudapack"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/pack"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
 // The CUDA twins of the box members F_ab of RoIAlign and PSRoIAlign and of
-// their transposes: kernels/roialignbox.cu. The boxes are copied to the
+// their transposes: internal/cuda/kernels/gops/roialignbox.cu. The boxes are copied to the
 // host, checked and gridded there by the CPU code (cpu.RoIAlignGrids,
 // cpu.PSRoIAlignGrids), so the GPU and CPU paths fail alike.
 
@@ -43,9 +43,6 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 		return launchPyramid[float64](c, sfx, d, in, out)
 	}
 	g, k := d.geom(), in[1].Shape()[0]
-	if err := fitInt32(c, in, out, intSize{"H·W", g.h * g.w}, intSize{"the packed box grids", cudapack.BoxDerivPack * k}); err != nil {
-		return err
-	}
 	var bp cu.DevicePtr
 	var err error
 	if sfx == "_f32" {
@@ -76,7 +73,7 @@ func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp,
 }
 
 // boxDerivGrids downloads the boxes and returns their packed grids on the
-// device (cudapack.BoxDerivGrids).
+// device (pack.BoxDerivGrids).
 func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
@@ -86,18 +83,15 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	if err != nil {
 		return 0, err
 	}
-	p, err := cudapack.BoxDerivGrids(c.Name, bx, gr, g.scale, g.aligned)
+	p, err := pack.BoxDerivGrids(c.Name, bx, gr, g.scale, g.aligned)
 	if err != nil {
 		return 0, err
 	}
-	return cudaglue.Upload(c, p)
+	return glue.Upload(c, p)
 }
 
 // launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.
 func (d boxCoordGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	if err := fitInt32(c, in, out); err != nil {
-		return err
-	}
 	embed := 0
 	if d.embed {
 		embed = 1

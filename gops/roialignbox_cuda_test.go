@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The box members' twins (kernels/roialignbox.cu): gradients of order 1 and
+// The box members' twins (internal/cuda/kernels/gops/roialignbox.cu): gradients of order 1 and
 // 2 w.r.t. the input and the boxes run F_10, F_01, F_11 and their
 // transposes on the GPU.
 

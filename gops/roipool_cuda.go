@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// RoIPool's CUDA twins: kernels/roipool.cu. The boxes are copied to the
+// RoIPool's CUDA twins: internal/cuda/kernels/gops/roipool.cu. The boxes are copied to the
 // host, checked and binned there by the CPU code (cpu.PoolBins).
 
 // launch runs one of RoIPool's kernels: argmax, gather or scatter-add.
@@ -20,13 +20,6 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	nb := gg.PH * gg.PW
 	// in[1] is the boxes (argmax) or the indices [K, C, PH, PW], whose
 	// positions the error slot holds.
-	sizes := []intSize{{"H·W", gg.H * gg.W}}
-	if d.kind == roiPoolArgmaxKind {
-		sizes = append(sizes, intSize{"the packed bins", 4 * in[1].Shape()[0] * nb})
-	}
-	if err := fitInt32(c, in, out, sizes...); err != nil {
-		return err
-	}
 	switch d.kind {
 	case roiPoolArgmaxKind:
 		bins, err := deviceBins(c, in[1], gg, true)
@@ -38,7 +31,7 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 		}
 		return c.Launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
 	}
-	bad, err := cudaglue.Upload(c, []int32{math.MaxInt32})
+	bad, err := glue.Upload(c, []int64{math.MaxInt64})
 	if err != nil {
 		return err
 	}
@@ -51,12 +44,11 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	if err != nil {
 		return err
 	}
-	at := make([]int32, 1)
-	c.Ctx.MemcpyDtoH(unsafePtr(at), bad, 4)
-	if err := c.Sync(); err != nil {
+	at, err := glue.Download[int64](c, bad, 1)
+	if err != nil {
 		return err
 	}
-	if at[0] != math.MaxInt32 {
+	if at[0] != math.MaxInt64 {
 		ix, err := download[int](c, idx)
 		if err != nil {
 			return err

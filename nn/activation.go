@@ -212,3 +212,26 @@ func elementwiseSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kern
 		Backward: backward,
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// unaryKind picks one of the elementwise ops with a twin.
+type unaryKind int
+
+const (
+	unarySigmoid    unaryKind = iota // the stable Sigmoid
+	unaryLeaky                       // LeakyReLU with slope param
+	unaryLeakySlope                  // its slope: 1 or param
+	unaryErf                         // erf
+	unarySoftplus                    // the stable Softplus
+	unarySmoothL1                    // SmoothL1d<order> with beta param
+)
+
+// unaryGPU is an elementwise op of one input (activation_cuda.go): kind,
+// its float parameter (a slope or beta) and SmoothL1's derivative order.
+type unaryGPU struct {
+	kind  unaryKind
+	param float64
+	order int
+}

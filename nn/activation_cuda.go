@@ -4,8 +4,8 @@ package nn
 
 import "gorgonia.org/gorgonia"
 
-// The elementwise ops on the GPU: kernels/activation.cu (Sigmoid,
-// LeakyReLU, its slope, Erf) and kernels/loss.cu (Softplus, SmoothL1's
+// The elementwise ops on the GPU: internal/cuda/kernels/nn/activation.cu (Sigmoid,
+// LeakyReLU, its slope, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
 // family).
 
 // launch runs the op d.kind on every element.

@@ -223,3 +223,13 @@ func (r *runningStats) update(ci int, mean, unbiased float64) {
 		}
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// channelMeanGPU is BatchNorm's ChannelMean on [n, c, l], updating stats
+// (if not nil) on the host from the device's statistics (norm_cuda.go).
+type channelMeanGPU struct {
+	n, c, l int
+	stats   *runningStats
+}

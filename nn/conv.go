@@ -599,3 +599,30 @@ func channelKernel[T ad.Float](n, c, l int, sum bool) func(ad.Tensor[T], []ad.Te
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// convGPU is a member of Conv2d's family: im2col / col2im kernels and
+// cuBLAS products (conv_cuda.go).
+type convGPU struct {
+	g    cpu.ConvGeom
+	mode convMode
+	bias bool // convForward with a third input, the bias, added in place
+}
+
+// channelKind picks one of the per-channel ops on [N, C, L].
+type channelKind int
+
+const (
+	channelBiasAdd   channelKind = iota // BiasAdd: x + b[c]
+	channelSum                          // ChannelSum: [N, C, L] → [C]
+	channelBroadcast                    // ChannelBroadcast: [C] → [N, C, L]
+)
+
+// channelGPU is BiasAdd, ChannelSum or ChannelBroadcast on [n, c, l]
+// (norm_cuda.go).
+type channelGPU struct {
+	n, c, l int
+	kind    channelKind
+}

@@ -11,7 +11,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Conv2d's family on the GPU: kernels/conv.cu's im2col and col2im, and
+// Conv2d's family on the GPU: internal/cuda/kernels/nn/conv.cu's im2col and col2im, and
 // cuBLAS' Sgemm/Dgemm on the engine's handle for the products, per sample
 // and group as convKernel (one columns buffer; the weight gradient sums
 // the samples in order, beta 0 for the first). The products are cuBLAS',

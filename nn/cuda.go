@@ -3,76 +3,43 @@
 package nn
 
 import (
-	_ "embed"
-
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"github.com/gops-dev/gops/internal/cuda/kernels"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
-// nn's side of the CUDA twins' plumbing (internal/cudaglue), as gops/cuda.go:
-// the kernels' PTX, withCUDA, which gives an op spec its twin, and the
-// launch code's helpers. Each family's launch code is in its own *_cuda.go
-// file, its kernels in kernels/*.cu, its descriptor in gpu.go. Unlike gops'
-// kernels, nn's index with 64 bits: every integer kernel argument is a long
-// long.
+// nn's side of the CUDA twins (internal/cuda/glue), as gops/cuda.go: its
+// kernels registered with Gorgonia, and withCUDA, which gives an op spec
+// the twin its descriptor launches. Each family's descriptor is declared
+// beside its op, its launch code is its *_cuda.go file, its kernels are
+// internal/cuda/kernels/nn/*.cu (64-bit indices: every integer argument
+// a long long).
 
-// The kernels' PTX (nn/kernels/*.cu compiled by gops/kernels/gen).
-var (
-	//go:embed kernels/activation.ptx
-	activationPTX string
-	//go:embed kernels/conv.ptx
-	convPTX string
-	//go:embed kernels/dropout.ptx
-	dropoutPTX string
-	//go:embed kernels/gridsample.ptx
-	gridsamplePTX string
-	//go:embed kernels/interp.ptx
-	interpPTX string
-	//go:embed kernels/layout.ptx
-	layoutPTX string
-	//go:embed kernels/loss.ptx
-	lossPTX string
-	//go:embed kernels/norm.ptx
-	normPTX string
-	//go:embed kernels/pool.ptx
-	poolPTX string
-	//go:embed kernels/softmax.ptx
-	softmaxPTX string
-)
-
-// gpuModules are the PTX modules, registered as gopsnn0, gopsnn1, ...
-// (gops' are "gops0", ...).
-var gpuModules = &cudaglue.Module{
-	Pkg:      "nn",
-	Name:     "gopsnn",
-	PTX:      []string{activationPTX, convPTX, dropoutPTX, gridsamplePTX, interpPTX, layoutPTX, lossPTX, normPTX, poolPTX, softmaxPTX},
-	LongLong: true,
-}
+// gpuModules are the PTX modules of internal/cuda/kernels/nn, every one
+// the folder holds (package kernels embeds them by pattern), registered as
+// gopsnn0, gopsnn1, ...
+var gpuModules = &glue.Module{Pkg: "nn", Name: "gopsnn", PTX: kernels.PTX("nn")}
 
 func init() { gpuModules.Register() }
 
 // gpuCall is one CUDADo: its device, the op's float dtype (Dt), temporary
 // buffers and launches.
-type gpuCall = cudaglue.Call
+type gpuCall = glue.Call
 
-// gpuKernel is a family's CUDA twin: its launch, in the family's *_cuda.go
-// file, is the cudaglue.Launcher that runs its kernels.
+// gpuKernel is an op's CUDA descriptor, declared beside the op: its launch,
+// in the family's *_cuda.go file, is the glue.Launcher that runs its
+// kernels.
 type gpuKernel interface {
 	launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error
 }
 
-// withCUDA gives spec its CUDA twin k (cudaglue's Module.WithCUDA).
-func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec { return gpuModules.WithCUDA(spec, k.launch) }
-
-// fill writes v into the n elements of the op's float dtype at p.
-func fill(c *gpuCall, sfx string, p cu.DevicePtr, v float64, n int) error {
-	return c.Launch("layout_fill"+sfx, n, p, c.Float(v), n)
+// withCUDA gives spec its CUDA twin, glue's Module.Twin of k's launch.
+func withCUDA(spec ad.OpSpec, k gpuKernel) ad.OpSpec {
+	spec.CUDA = gpuModules.Twin(spec.Name, spec.Shape, spec.OutputDtype, k.launch)
+	return spec
 }
 
 // ptr is a value's device pointer.
-func ptr(v gorgonia.Value) cu.DevicePtr { return cudaglue.Ptr(v) }
-
-// size is a value's number of elements (1 for a scalar).
-func size(v gorgonia.Value) int { return cudaglue.Size(v) }
+func ptr(v gorgonia.Value) cu.DevicePtr { return glue.Ptr(v) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/internal/cudatest"
+	"github.com/gops-dev/gops/internal/cuda/cudatest"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"

@@ -59,3 +59,14 @@ func dropoutKernel[T ad.Float](p float64, seed int64, runs *atomic.Uint64) func(
 		return nil
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// dropoutGPU is Dropout's mask, drawn on the host from the stream that
+// dropoutKernel uses (seed and the shared run counter) (dropout_cuda.go).
+type dropoutGPU struct {
+	p    float64
+	seed int64
+	runs *atomic.Uint64
+}

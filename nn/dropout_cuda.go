@@ -5,11 +5,11 @@ package nn
 import (
 	"math/rand/v2"
 
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
-// Dropout's mask on the GPU: kernels/dropout.cu. The keep decisions are
+// Dropout's mask on the GPU: internal/cuda/kernels/nn/dropout.cu. The keep decisions are
 // drawn on the host from dropoutKernel's stream (PCG(seed, run), the run
 // counter shared with the CPU kernel), so the mask is bitwise the CPU's.
 
@@ -27,7 +27,7 @@ func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgo
 	if d.p < 1 {
 		keep = 1 / (1 - d.p)
 	}
-	p, err := cudaglue.Upload(c, kept)
+	p, err := glue.Upload(c, kept)
 	if err != nil {
 		return err
 	}

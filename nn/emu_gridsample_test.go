@@ -10,11 +10,11 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaemu"
-	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cuda/emu"
+	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 )
 
-// emuGridSample runs kernels/gridsample.cu's entries on the emulator with
+// emuGridSample runs internal/cuda/kernels/nn/gridsample.cu's entries on the emulator with
 // the host code's launches (gridGPUPlan, the same tap tables) and compares
 // them, bitwise, with the Go kernels (gridKernel, cpu.GridSplit/Embed,
 // cpu.AffineGrid/T): every member kind over modes, paddings, align_corners,
@@ -169,7 +169,7 @@ func emuGrid[T ad.Float](t *testing.T) {
 // emuGridRun runs case c's plan: the steps before the last once, the last
 // under every configuration (et.Run), checked against the Go kernel.
 func emuGridRun[T ad.Float](t *testing.T, sfx string, c emuGridCase[T]) {
-	temps := make([]*cudaemu.Buffer, c.pl.temps)
+	temps := make([]*emu.Buffer, c.pl.temps)
 	for k := range temps {
 		temps[k] = et.Out[T](t, c.pl.tempN)
 	}
@@ -195,7 +195,7 @@ func emuGridRun[T ad.Float](t *testing.T, sfx string, c emuGridCase[T]) {
 	}
 	last := len(c.pl.steps) - 1
 	for _, st := range c.pl.steps[:last] {
-		if err := cudaemu.Launch(st.name+sfx, st.n, cudaemu.Config{Order: cudaemu.Forward}, args(st)...); err != nil {
+		if err := emu.Launch(st.name+sfx, st.n, emu.Config{Order: emu.Forward}, args(st)...); err != nil {
 			t.Fatal(err)
 		}
 	}

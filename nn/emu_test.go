@@ -10,12 +10,12 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaemu"
-	et "github.com/gops-dev/gops/internal/cudaemu/emutest"
+	"github.com/gops-dev/gops/internal/cuda/emu"
+	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 	"gorgonia.org/tensor"
 )
 
-// The emulation tests of nn's kernels (nn/kernels/*.cu, internal/cudaemu):
+// The emulation tests of nn's kernels (internal/cuda/kernels/nn/*.cu, internal/cuda/emu):
 // each kernel, named by its PTX entry, runs with the host code's launch
 // (nn/*_cuda.go: the same work items, arguments and host-built tables) on
 // fixed and random cases, empty ones included, in every order and grid of
@@ -37,7 +37,7 @@ func TestEmulatedKernels(t *testing.T) {
 	t.Run("norm", func(t *testing.T) { emuNorm[float32](t); emuNorm[float64](t) })
 	t.Run("pool", func(t *testing.T) { emuPool[float32](t); emuPool[float64](t) })
 	t.Run("softmax", func(t *testing.T) { emuSoftmax[float32](t); emuSoftmax[float64](t) })
-	nnRan.Check(t, "kernels")
+	nnRan.Check(t, "nn")
 }
 
 // looseTol is the tolerance of the kernels that sum in double where the Go
@@ -100,13 +100,13 @@ func goKernel[T ad.Float](t *testing.T, k func(ad.Tensor[T], []ad.Tensor[T]) err
 
 func data[T ad.Float](x []T) ad.Tensor[T] { return ad.Tensor[T]{Shape: tensor.Shape{len(x)}, Data: x} }
 
-func emuOut[E any](t *testing.T, n int) (*cudaemu.Buffer, []cudaemu.Region) {
+func emuOut[E any](t *testing.T, n int) (*emu.Buffer, []emu.Region) {
 	b := et.Out[E](t, n)
-	return b, []cudaemu.Region{et.Region[E](b)}
+	return b, []emu.Region{et.Region[E](b)}
 }
 
-func emuCheck[T ad.Float](b *cudaemu.Buffer, want []T, tol, floor float64) func() error {
-	return func() error { return et.Equal(cudaemu.Slice[T](b), want, tol, floor) }
+func emuCheck[T ad.Float](b *emu.Buffer, want []T, tol, floor float64) func() error {
+	return func() error { return et.Equal(emu.Slice[T](b), want, tol, floor) }
 }
 
 var emuSizes = []int{0, 1, 7, 256, 1001}
@@ -117,27 +117,27 @@ func emuActivation[T ad.Float](t *testing.T) {
 	type act struct {
 		name string
 		k    func(ad.Tensor[T], []ad.Tensor[T]) error
-		args func(x, y cudaemu.Ptr, n int) []any
+		args func(x, y emu.Ptr, n int) []any
 		tol  float64
 	}
 	var acts []act
 	for _, slope := range []float64{0.01, 0, -0.3} {
 		acts = append(acts,
-			act{"act_leaky", leakyKernel[T](slope), func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, T(slope), slope == 0, n} }, 0},
-			act{"act_leaky_slope", slopeKernel[T](slope), func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, T(slope), n} }, 0})
+			act{"act_leaky", leakyKernel[T](slope), func(x, y emu.Ptr, n int) []any { return []any{x, y, T(slope), slope == 0, n} }, 0},
+			act{"act_leaky_slope", slopeKernel[T](slope), func(x, y emu.Ptr, n int) []any { return []any{x, y, T(slope), n} }, 0})
 	}
 	for _, beta := range []float64{1, 0.25} {
 		for order := 0; order < 3; order++ {
-			acts = append(acts, act{"loss_smoothl1", smoothL1Kernel[T](beta, order), func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, T(beta), order, n} }, 0})
+			acts = append(acts, act{"loss_smoothl1", smoothL1Kernel[T](beta, order), func(x, y emu.Ptr, n int) []any { return []any{x, y, T(beta), order, n} }, 0})
 		}
 	}
 	// Equal's floor is 0 for these (emuCheck below): one rounding of one
 	// function value, relative at any magnitude, so a tiny result (sigmoid
 	// of −40) is checked as closely as a large one.
 	acts = append(acts,
-		act{"act_sigmoid", sigmoidKernel[T], func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
-		act{"act_erf", erfKernel[T], func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
-		act{"loss_softplus", softplusKernel[T], func(x, y cudaemu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()})
+		act{"act_sigmoid", sigmoidKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
+		act{"act_erf", erfKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
+		act{"loss_softplus", softplusKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()})
 	byName := map[string][]act{}
 	var names []string
 	for _, a := range acts {
@@ -170,7 +170,7 @@ var emuConvGeoms = []cpu.ConvGeom{
 func emuConv[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(23, 24))
-	args := func(g *cpu.ConvGeom, a, b cudaemu.Ptr) []any {
+	args := func(g *cpu.ConvGeom, a, b emu.Ptr) []any {
 		return []any{a, b, g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO}
 	}
 	geoms := make([]cpu.ConvGeom, len(emuConvGeoms))
@@ -295,17 +295,17 @@ func emuLayout[T ad.Float](t *testing.T) {
 				for _, cfg := range et.Configs {
 					o.Fill()
 					for _, c := range cases {
-						if err := cudaemu.Launch(c.Name, c.N, cfg, c.Args...); err != nil {
+						if err := emu.Launch(c.Name, c.N, cfg, c.Args...); err != nil {
 							t.Fatal(err)
 						}
 					}
-					if err := et.Equal(cudaemu.Slice[T](o), want, 0, 0); err != nil {
+					if err := et.Equal(emu.Slice[T](o), want, 0, 0); err != nil {
 						t.Fatalf("%v axis %d, %+v: %v", outS, axis, cfg, err)
 					}
 				}
 				for _, c := range cases {
 					if c.N > 0 {
-						if _, err := cudaemu.CheckExclusive(c.Name, c.N, cudaemu.Config{GridMax: 2}, c.Outs, c.Args...); err != nil {
+						if _, err := emu.CheckExclusive(c.Name, c.N, emu.Config{GridMax: 2}, c.Outs, c.Args...); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -497,10 +497,10 @@ func emuNorm[T ad.Float](t *testing.T) {
 			et.Run(t, et.Case{Name: "norm_bias_add" + sfx, N: n * c * l, Outs: reg, Check: emuCheck(o, want, 0, 0),
 				Args: []any{et.Up(t, x), et.Up(t, b), o.Ptr(), n, c, l}})
 			// Conv2d's bias adds in place (conv_cuda.go): out is x.
-			io := cudaemu.Upload(x)
+			io := emu.Upload(x)
 			t.Cleanup(io.Free)
-			et.Run(t, et.Case{Name: "norm_bias_add" + sfx, N: n * c * l, Shared: true, Outs: []cudaemu.Region{et.Region[T](io)},
-				Init: func() { copy(cudaemu.Slice[T](io), x) }, Check: emuCheck(io, want, 0, 0),
+			et.Run(t, et.Case{Name: "norm_bias_add" + sfx, N: n * c * l, Shared: true, Outs: []emu.Region{et.Region[T](io)},
+				Init: func() { copy(emu.Slice[T](io), x) }, Check: emuCheck(io, want, 0, 0),
 				Args: []any{io.Ptr(), et.Up(t, b), io.Ptr(), n, c, l}})
 		}
 	})
@@ -540,19 +540,19 @@ func emuNorm[T ad.Float](t *testing.T) {
 				}
 				want := goKernel(t, channelMeanKernel[T](n, c, l, cpuStats), c, false, data(x)).Data
 				o, reg := emuOut[T](t, c)
-				var st cudaemu.Ptr
-				var stBuf *cudaemu.Buffer
+				var st emu.Ptr
+				var stBuf *emu.Buffer
 				if withStats {
 					stBuf = et.Out[float64](t, 2*c)
 					st = stBuf.Ptr()
 				}
 				et.Run(t, et.Case{Name: "norm_channel_mean" + sfx, N: c, Outs: reg, Args: []any{et.Up(t, x), o.Ptr(), st, n, c, l},
 					Check: func() error {
-						if err := et.Equal(cudaemu.Slice[T](o), want, 0, 0); err != nil || !withStats {
+						if err := et.Equal(emu.Slice[T](o), want, 0, 0); err != nil || !withStats {
 							return err
 						}
 						got := newStats()
-						s := cudaemu.Slice[float64](stBuf)
+						s := emu.Slice[float64](stBuf)
 						for ci := 0; ci < c; ci++ {
 							got.update(ci, s[2*ci], s[2*ci+1])
 						}
@@ -599,7 +599,7 @@ func emuNorm[T ad.Float](t *testing.T) {
 			x, w, b := emuIn[T](r, g.outer*g.c*g.inner, false), emuIn[T](r, g.c, false), emuIn[T](r, g.c, false)
 			for _, wb := range [][2]bool{{true, true}, {true, false}, {false, true}, {false, false}} {
 				in := []ad.Tensor[T]{data(x)}
-				var wp, bp cudaemu.Ptr
+				var wp, bp emu.Ptr
 				if wb[0] {
 					in, wp = append(in, data(w)), et.Up(t, w)
 				}
@@ -620,7 +620,7 @@ func emuNorm[T ad.Float](t *testing.T) {
 			u, y := emuIn[T](r, g.outer*g.c*g.inner, false), emuIn[T](r, g.outer*g.c*g.inner, false)
 			for _, dot := range []bool{true, false} {
 				in := []ad.Tensor[T]{data(u)}
-				var yp cudaemu.Ptr
+				var yp emu.Ptr
 				if dot {
 					in, yp = append(in, data(y)), et.Up(t, y)
 				}
@@ -655,7 +655,7 @@ func emuNorm[T ad.Float](t *testing.T) {
 			want := slots(goKernel(t, groupNormStatsKernel[T](rg, cg), n, false, data(u), data(x)).Data)
 			o, reg := emuOut[T](t, n)
 			et.Run(t, et.Case{Name: "norm_group_stats" + sfx, N: rg.rows, Outs: reg,
-				Check: func() error { return et.Equal(slots(cudaemu.Slice[T](o)[:n]), want, looseTol[T](), looseFloor) },
+				Check: func() error { return et.Equal(slots(emu.Slice[T](o)[:n]), want, looseTol[T](), looseFloor) },
 				Args:  []any{et.Up(t, u), et.Up(t, x), o.Ptr(), rg.rows, rg.n, cg.inner, rg.eps}})
 		}
 	})
@@ -700,7 +700,7 @@ func emuPool[T ad.Float](t *testing.T) {
 		geoms = append(geoms, cpu.Pool2dGeom{Planes: c.planes, H: c.h, W: c.w, Rows: cpu.NewPoolAxis(c.h, ho, c.k, c.s, c.p, c.d), Cols: cpu.NewPoolAxis(c.w, wo, c.k, c.s, c.p, c.d)})
 	}
 	geoms = append(geoms, cpu.Pool2dGeom{Planes: 2, H: 7, W: 5, Rows: cpu.NewAdaptiveAxis(7, 3), Cols: cpu.NewAdaptiveAxis(5, 4)})
-	tables := func(t *testing.T, g *cpu.Pool2dGeom) (cudaemu.Ptr, cudaemu.Ptr) {
+	tables := func(t *testing.T, g *cpu.Pool2dGeom) (emu.Ptr, emu.Ptr) {
 		return et.Up(t, poolTable(&g.Rows, g.H)), et.Up(t, poolTable(&g.Cols, g.W))
 	}
 	argmax := func(g *cpu.Pool2dGeom, x []T) []int {
@@ -721,7 +721,7 @@ func emuPool[T ad.Float](t *testing.T) {
 			rt, ct := tables(t, &g)
 			o, reg := emuOut[int64](t, len(want))
 			et.Run(t, et.Case{Name: "pool_max_argmax" + sfx, N: len(want), Outs: reg,
-				Check: func() error { return et.EqualInts(cudaemu.Slice[int64](o), want) },
+				Check: func() error { return et.EqualInts(emu.Slice[int64](o), want) },
 				Args:  []any{et.Up(t, x), o.Ptr(), g.Planes, g.H, g.W, ho, wo, rt, ct, g.Rows.Step, g.Cols.Step}})
 		}
 	})

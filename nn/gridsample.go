@@ -599,3 +599,29 @@ func affineGridKernel[T ad.Float](n, h, w int, alignCorners, forward bool) func(
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// gridGPU is member kind (a, b) of GridSample's family with n inputs
+// (gridsample_cuda.go; its launches are gridGPUPlan's, gridsample_gpu.go).
+type gridGPU struct {
+	g       cpu.GridSampleGeom
+	kind    gridKind
+	a, b, n int
+}
+
+// gridLayoutGPU is GridSplit (split) or GridEmbed of half which
+// (gridsample_cuda.go).
+type gridLayoutGPU struct {
+	which int
+	split bool
+}
+
+// affineGridGPU is AffineGrid (forward) or its transpose for a grid
+// [n, h, w, 2] (gridsample_cuda.go).
+type affineGridGPU struct {
+	n, h, w      int
+	alignCorners bool
+	forward      bool
+}

@@ -4,12 +4,12 @@ package nn
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// GridSample's family and AffineGrid on the GPU: kernels/gridsample.cu.
+// GridSample's family and AffineGrid on the GPU: internal/cuda/kernels/nn/gridsample.cu.
 // A member's taps are built on the host by the Go kernels' functions
 // (gridGPUPlan, cpu.GridTable) from the grid and masks, downloaded per
 // call, and uploaded with its launches.
@@ -22,7 +22,7 @@ func (d gridGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 }
 
 func gridRun[T cpu.Float](d gridGPU, c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	pl, err := gridGPUPlan(d, func(i int) ([]T, error) { return cudaglue.Download[T](c, ptr(in[i]), size(in[i])) })
+	pl, err := gridGPUPlan(d, func(i int) ([]T, error) { return glue.Download[T](c, ptr(in[i]), size(in[i])) })
 	if err != nil {
 		return err
 	}
@@ -46,9 +46,9 @@ func gridRun[T cpu.Float](d gridGPU, c *gpuCall, sfx string, in []gorgonia.Value
 			case gridTemp:
 				args[i] = temps[v]
 			case []int64:
-				args[i], err = cudaglue.Upload(c, v)
+				args[i], err = glue.Upload(c, v)
 			case []T:
-				args[i], err = cudaglue.Upload(c, v)
+				args[i], err = glue.Upload(c, v)
 			default:
 				args[i] = a
 			}
@@ -79,11 +79,11 @@ func (d affineGridGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out g
 }
 
 func affineGridRun[T cpu.Float](d affineGridGPU, c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	xs, err := cudaglue.Upload(c, cpu.AffineGridBase[T](d.w, d.alignCorners))
+	xs, err := glue.Upload(c, cpu.AffineGridBase[T](d.w, d.alignCorners))
 	if err != nil {
 		return err
 	}
-	ys, err := cudaglue.Upload(c, cpu.AffineGridBase[T](d.h, d.alignCorners))
+	ys, err := glue.Upload(c, cpu.AffineGridBase[T](d.h, d.alignCorners))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestGPUGridSample compares GridSample on the GPU (kernels/gridsample.cu),
+// TestGPUGridSample compares GridSample on the GPU (internal/cuda/kernels/nn/gridsample.cu),
 // its order-1 and order-2 gradients w.r.t. input and grid (S, T, C, O and
 // the pairs S2, T2, O2, GridSplit/GridEmbed), with the CPU's for every mode
 // × padding, align_corners alternating, float64 and float32 (gpuCheck);

@@ -2,7 +2,7 @@ package nn
 
 import "github.com/gops-dev/gops/internal/cpu"
 
-// The launches of GridSample's CUDA twins (kernels/gridsample.cu), in an
+// The launches of GridSample's CUDA twins (internal/cuda/kernels/nn/gridsample.cu), in an
 // untagged file so that the emulator tests (emu_gridsample_test.go) run
 // the kernels with the host code's own arguments. The taps are the Go
 // kernels' (cpu.GridTable), computed on the host from the grid and the

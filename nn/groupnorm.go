@@ -289,3 +289,33 @@ func groupNormGradWKernel[T ad.Float](rg rowGeom, cg chanGeom) func(ad.Tensor[T]
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// groupNormAffineGPU is GroupNorm's fused op: RowNorm's kernel, then
+// ChannelAffine's in place on its result (norm_cuda.go).
+type groupNormAffineGPU struct {
+	row rowNormGPU
+	aff channelAffineGPU
+}
+
+// groupNormGradKind picks one of GroupNorm's gradient ops (groupnorm.go).
+type groupNormGradKind int
+
+const (
+	groupNormGradXKind groupNormGradKind = iota // GroupNormGradX
+	groupNormGradWKind                          // GroupNormGradW
+	groupNormGradBKind                          // GroupNormGradB (always with stats)
+	groupNormStatsKind                          // GroupNormStats
+)
+
+// groupNormGradGPU is one of GroupNorm's gradient ops: with stats (the
+// last input GroupNormStats) their kernels on the statistics, without the
+// unfused kernels through a temporary (norm_cuda.go).
+type groupNormGradGPU struct {
+	rg    rowGeom
+	cg    chanGeom
+	kind  groupNormGradKind
+	stats bool
+}

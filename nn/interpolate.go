@@ -125,3 +125,13 @@ func interpKernel[T ad.Float](g *cpu.InterpGeom, forward bool) func(ad.Tensor[T]
 		return nil
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// interpGPU is Interpolate on geometry g, or with !forward its transpose
+// (interpolate_cuda.go).
+type interpGPU struct {
+	g       *cpu.InterpGeom
+	forward bool
+}

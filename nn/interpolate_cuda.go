@@ -3,11 +3,11 @@
 package nn
 
 import (
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
-// Interpolate on the GPU: kernels/interp.cu. The axes' tables
+// Interpolate on the GPU: internal/cuda/kernels/nn/interp.cu. The axes' tables
 // (cpu.InterpAxis) and their inverse (interpTable, cudatables.go) are
 // uploaded per call.
 
@@ -17,10 +17,10 @@ func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	ho, wo := len(g.Rows.I0), len(g.Cols.I0)
 	var p [4]any
 	for i, h := range []func() (any, error){
-		func() (any, error) { return cudaglue.Upload(c, interpTable(&g.Rows, g.H)) },
-		func() (any, error) { return cudaglue.Upload(c, g.Rows.L) },
-		func() (any, error) { return cudaglue.Upload(c, interpTable(&g.Cols, g.W)) },
-		func() (any, error) { return cudaglue.Upload(c, g.Cols.L) },
+		func() (any, error) { return glue.Upload(c, interpTable(&g.Rows, g.H)) },
+		func() (any, error) { return glue.Upload(c, g.Rows.L) },
+		func() (any, error) { return glue.Upload(c, interpTable(&g.Cols, g.W)) },
+		func() (any, error) { return glue.Upload(c, g.Cols.L) },
 	} {
 		var err error
 		if p[i], err = h(); err != nil {

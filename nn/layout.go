@@ -186,3 +186,19 @@ func narrowKernel[T ad.Float](outer, inner, size, start, length int, fwd bool) f
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// concatGPU is Concat into shape out along axis (layout_cuda.go).
+type concatGPU struct {
+	out  tensor.Shape
+	axis int
+}
+
+// narrowGPU is Narrow (fwd) or NarrowEmbed on outer blocks of size·inner
+// elements, [start, start+length) along the axis (layout_cuda.go).
+type narrowGPU struct {
+	outer, inner, size, start, length int
+	fwd                               bool
+}

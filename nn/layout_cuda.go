@@ -2,9 +2,13 @@
 
 package nn
 
-import "gorgonia.org/gorgonia"
+import (
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"gorgonia.org/cu"
+	"gorgonia.org/gorgonia"
+)
 
-// The copying layout ops and the fills on the GPU: kernels/layout.cu.
+// The copying layout ops and the fills on the GPU: internal/cuda/kernels/nn/layout.cu.
 
 // launch copies each input into its part of the result.
 func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
@@ -33,3 +37,11 @@ func (d narrowGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 func (d fillGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
 	return fill(c, sfx, ptr(out), d.v, size(out))
 }
+
+// fill writes v into the n elements of the op's float dtype at p.
+func fill(c *gpuCall, sfx string, p cu.DevicePtr, v float64, n int) error {
+	return c.Launch("layout_fill"+sfx, n, p, c.Float(v), n)
+}
+
+// size is a value's number of elements (1 for a scalar).
+func size(v gorgonia.Value) int { return glue.Size(v) }

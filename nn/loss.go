@@ -470,3 +470,14 @@ func softplusKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	}
 	return nil
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// pickGPU is CrossEntropy's Pick, Scatter, PickVec or ScatterVec
+// (loss_cuda.go): vec and forward as pickKernel's, c classes, ignore the
+// ignored target.
+type pickGPU struct {
+	vec, forward bool
+	c, ignore    int
+}

@@ -5,18 +5,18 @@ package nn
 import (
 	"fmt"
 
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
-// CrossEntropy's picks and row ops on the GPU: kernels/loss.cu (SmoothL1Loss' family
+// CrossEntropy's picks and row ops on the GPU: internal/cuda/kernels/nn/loss.cu (SmoothL1Loss' family
 // and Softplus are unaryGPU, activation_cuda.go).
 
 // launch runs Pick, Scatter, PickVec or ScatterVec. The targets are
 // checked on the host first, with pickKernel's error.
 func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n := in[1].Shape().TotalSize()
-	t, err := cudaglue.Download[int](c, ptr(in[1]), n)
+	t, err := glue.Download[int](c, ptr(in[1]), n)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if d.kind == lseNLL || d.kind == lseNLLGrad {
 		ti := in[len(in)-1]
-		t, err := cudaglue.Download[int](c, ptr(ti), d.rows)
+		t, err := glue.Download[int](c, ptr(ti), d.rows)
 		if err != nil {
 			return err
 		}

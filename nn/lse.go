@@ -248,3 +248,25 @@ func lseGradKernel[T ad.Float](n int, tg *lseTarget) func(ad.Tensor[T], []ad.Ten
 		return nil
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// lseKind picks one of CrossEntropy's row ops (lse.go).
+type lseKind int
+
+const (
+	lseForward lseKind = iota // LogSumExp: [rows, n] → [rows]
+	lseNLL                    // NLL(x, lse, t)
+	lseGrad                   // LogSumExpGrad(x, lse, U)
+	lseNLLGrad                // NLLGrad(x, lse, U, t)
+	lseMask                   // Mask(v, t): v, 0 where t is ignored
+)
+
+// lseGPU is LogSumExp, NLL or their gradients on rows of n elements
+// (loss_cuda.go); ignore is the ignored target of NLL, NLLGrad and Mask.
+type lseGPU struct {
+	rows, n int
+	kind    lseKind
+	ignore  int
+}

@@ -4,6 +4,7 @@ package nn
 
 import "github.com/gops-dev/gops/ad"
 
-// withCUDA gives spec its CUDA twin, described by gpu (nn/gpu.go), in the
-// cuda build (cuda.go); here it returns spec as it is.
+// withCUDA gives spec its CUDA twin, described by gpu (the op's descriptor,
+// declared beside it), in the cuda build (cuda.go); here it returns spec as
+// it is.
 func withCUDA(spec ad.OpSpec, gpu any) ad.OpSpec { return spec }

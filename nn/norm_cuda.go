@@ -3,13 +3,13 @@
 package nn
 
 import (
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
 
 // The per-channel ops and the row normalisation on the GPU:
-// kernels/norm.cu.
+// internal/cuda/kernels/nn/norm.cu.
 
 // launch runs BiasAdd, ChannelSum or ChannelBroadcast.
 func (d channelGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
@@ -36,7 +36,7 @@ func (d channelMeanGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out 
 	if err := c.Launch("norm_channel_mean"+sfx, d.c, ptr(in[0]), ptr(out), stats, d.n, d.c, d.l); err != nil || d.stats == nil {
 		return err
 	}
-	s, err := cudaglue.Download[float64](c, stats, 2*d.c)
+	s, err := glue.Download[float64](c, stats, 2*d.c)
 	if err != nil {
 		return err
 	}

@@ -215,3 +215,19 @@ func channelSpreadKernel[T ad.Float](g chanGeom) func(ad.Tensor[T], []ad.Tensor[
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// channelAffineGPU is ChannelAffine on g, with a weight and a bias input
+// as hasW and hasB say (norm_cuda.go).
+type channelAffineGPU struct {
+	g          chanGeom
+	hasW, hasB bool
+}
+
+// channelReduceGPU is ChannelDot (dot) or ChannelTotal on g (norm_cuda.go).
+type channelReduceGPU struct {
+	g   chanGeom
+	dot bool
+}

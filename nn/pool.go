@@ -314,3 +314,31 @@ func emptyFillKernel[T ad.Float](n int) func(ad.Tensor[T], []ad.Tensor[T]) error
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// poolKind picks one of max pooling's ops.
+type poolKind int
+
+const (
+	poolArgmax     poolKind = iota // the argmax index
+	poolGather                     // the gather by argmax
+	poolScatterAdd                 // its transpose
+	poolEmptyFill                  // −Inf where a window is empty
+)
+
+// maxPoolGPU is one of MaxPool2d's (and AdaptiveMaxPool2d's) ops on
+// geometry g (pool_cuda.go).
+type maxPoolGPU struct {
+	g    *cpu.Pool2dGeom
+	kind poolKind
+}
+
+// avgPoolGPU is AvgPool2d (or AdaptiveAvgPool2d) on geometry g, or with
+// !forward its transpose (pool_cuda.go).
+type avgPoolGPU struct {
+	g       *cpu.Pool2dGeom
+	div     cpu.AvgDivisor
+	forward bool
+}

@@ -4,21 +4,21 @@ package nn
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/cudaglue"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
-// The poolings on the GPU: kernels/pool.cu. The windows' tables
+// The poolings on the GPU: internal/cuda/kernels/nn/pool.cu. The windows' tables
 // (cpu.PoolAxis) and their inverse (poolTable, cudatables.go) are
 // uploaded per call.
 
 // poolTables uploads g's row and column tables.
 func poolTables(c *gpuCall, g *cpu.Pool2dGeom) (rows, cols any, err error) {
-	r, err := cudaglue.Upload(c, poolTable(&g.Rows, g.H))
+	r, err := glue.Upload(c, poolTable(&g.Rows, g.H))
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := cudaglue.Upload(c, poolTable(&g.Cols, g.W))
+	cl, err := glue.Upload(c, poolTable(&g.Cols, g.W))
 	return r, cl, err
 }
 

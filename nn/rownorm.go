@@ -159,3 +159,23 @@ func rowInvStdKernel[T ad.Float](g rowGeom) func(ad.Tensor[T], []ad.Tensor[T]) e
 		return nil
 	}
 }
+
+// The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA
+// ignores it in the CPU build).
+
+// rowNormKind picks one of the row normalisation's ops (rownorm.go).
+type rowNormKind int
+
+const (
+	rowNormForward rowNormKind = iota // RowNorm: (x − μ)·r
+	rowNormGrad                       // RowNormGrad(x, u)
+	rowNormInvStd                     // RowInvStd: r per row
+)
+
+// rowNormGPU is RowNorm, RowNormGrad or RowInvStd on rows of n elements
+// (norm_cuda.go).
+type rowNormGPU struct {
+	rows, n int
+	eps     float64
+	kind    rowNormKind
+}

@@ -265,3 +265,27 @@ func axisBroadcastKernel[T ad.Float](outer, n, inner int) func(ad.Tensor[T], []a
 		return nil
 	}
 }
+
+// The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA
+// ignores them in the CPU build).
+
+// softmaxGPU is Softmax (or LogSoftmax with log) along lines of a shape
+// split outer × n × inner (softmax_cuda.go).
+type softmaxGPU struct {
+	outer, n, inner int
+	log             bool
+}
+
+// softmaxGradGPU is SoftmaxGrad (or LogSoftmaxGrad with log) along lines
+// of a shape split outer × n × inner (softmax_cuda.go).
+type softmaxGradGPU struct {
+	outer, n, inner int
+	log             bool
+}
+
+// axisGPU is AxisSum (sum) or AxisBroadcast on outer × n × inner
+// (softmax_cuda.go).
+type axisGPU struct {
+	outer, n, inner int
+	sum             bool
+}

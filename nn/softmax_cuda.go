@@ -5,7 +5,7 @@ package nn
 import "gorgonia.org/gorgonia"
 
 // Softmax, LogSoftmax, SoftmaxGrad, LogSoftmaxGrad and the axis sum and
-// broadcast on the GPU: kernels/softmax.cu.
+// broadcast on the GPU: internal/cuda/kernels/nn/softmax.cu.
 
 // launch runs Softmax or LogSoftmax, one thread per line.
 func (d softmaxGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {

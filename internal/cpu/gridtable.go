@@ -1,6 +1,6 @@
 package cpu
 
-// GridSample's tables for the CUDA kernels (nn/kernels/gridsample.cu): the
+// GridSample's tables for the CUDA kernels (internal/cuda/kernels/nn/gridsample.cu): the
 // taps the Go kernels compute (gridTaps, gridTaps2, cubicTaps, gridOTaps),
 // laid out flat, so that the kernels and the Go loops read the same weights
 // by construction, and the inverse of the taps (which pixels reach each

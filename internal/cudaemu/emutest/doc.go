@@ -1,7 +1,0 @@
-// Package emutest is the harness of the kernel emulation tests (package
-// cudaemu's tests of gops' kernels, package nn's of its own): a kernel
-// launched in several thread orders and grid sizes, its outputs compared
-// with the CPU kernel's each time, its writes checked for races, and every
-// PTX entry of a folder checked to have run. It needs cudaemu, so it is
-// empty without cgo and off linux/amd64.
-package emutest
