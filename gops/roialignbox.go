@@ -5,6 +5,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -153,7 +154,7 @@ func boxFamilyGrad(members boxMembers, a, b int, x, boxes, u *gorgonia.Node) (*g
 		if err != nil {
 			return nil, err
 		}
-		if d, err = MatMul(d, u3, false, false); err != nil {
+		if d, err = nn.MatMul(d, u3, false, false); err != nil {
 			return nil, err
 		}
 		embed, _ := boxCoordSpecs(k, dir)

@@ -23,6 +23,8 @@ type conformanceCase struct {
 	wrt      []int
 	check    graphtest.Options
 	tol32    float64
+	// det are the inputs of the determinism check (nil: in).
+	det []*tensor.Dense
 	// bare is the op alone (f is it inside a smooth composite) and empty
 	// its batch-0 inputs, or nil: Gorgonia's elementwise ops panic on
 	// empty tensors, so the empty check runs bare.
@@ -112,6 +114,7 @@ func conformanceCases() []conformanceCase {
 	}
 	cs = append(cs, poolRows()...)
 	cs = append(cs, gridRows()...)
+	cs = append(cs, matMulRows()...)
 	return append(cs, lossRows()...)
 }
 
@@ -264,7 +267,11 @@ func TestConformance(t *testing.T) {
 				})
 			}
 			t.Run("deterministic", func(t *testing.T) {
-				if err := graphtest.CheckDeterministic(c.f, graphtest.Float32(c.in), c.wrt, 1, 2, 3, 8); err != nil {
+				in := c.det
+				if in == nil {
+					in = c.in
+				}
+				if err := graphtest.CheckDeterministic(c.f, graphtest.Float32(in), c.wrt, 1, 2, 3, 8); err != nil {
 					t.Fatal(err)
 				}
 			})

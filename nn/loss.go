@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -125,7 +124,7 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		if err != nil {
 			return nil, err
 		}
-		pw, err := gops.MatMul(logp, wcol, false, false)
+		pw, err := MatMul(logp, wcol, false, false)
 		if err != nil {
 			return nil, err
 		}

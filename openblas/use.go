@@ -70,7 +70,7 @@ func Load() (*BLAS, error) {
 }
 
 // Use makes OpenBLAS compute Gorgonia's matrix products for the whole
-// process, and gops.MatMul's (gops' own product otherwise): gorgonia.Use of
+// process, and nn.MatMul's (gops' own product otherwise): gorgonia.Use of
 // what Load returns, if it succeeds and its kernels are not OpenBLAS's
 // generic ones (the fallback it takes for a CPU it does not know: Prescott,
 // Nehalem, ... without fused multiply-add) on a CPU where gops' own product

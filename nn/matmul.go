@@ -1,4 +1,4 @@
-package gops
+package nn
 
 import (
 	"fmt"
@@ -24,10 +24,9 @@ import (
 // kernel for it, nothing to install; package gemm), not on the BLAS given
 // to gorgonia.Use, unless the program installed OpenBLAS there
 // (openblas.Use): then on OpenBLAS. Either way the result is bitwise the
-// same for any GOMAXPROCS. The
-// product is differentiable to every order w.r.t. both inputs: its
-// gradients are further MatMuls (the four transpose cases are one closed
-// family). In the cuda build it runs on cuBLAS.
+// same for any GOMAXPROCS. The product is differentiable to every order
+// w.r.t. both inputs: its gradients are further MatMuls (the four transpose
+// cases are one closed family). In the cuda build it runs on cuBLAS.
 //
 // Errors when the node is built: a nil input, a dtype other than float32
 // or float64 or differing between a and b, ranks other than 2 and 2 or 3
@@ -39,18 +38,18 @@ func MatMul(a, b *gorgonia.Node, transA, transB bool) (*gorgonia.Node, error) {
 		name string
 	}{{a, "a"}, {b, "b"}} {
 		if x.n == nil {
-			return nil, fmt.Errorf("gops: %s: %s is nil", name, x.name)
+			return nil, fmt.Errorf("nn: %s: %s is nil", name, x.name)
 		}
 		if dt := x.n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
-			return nil, fmt.Errorf("gops: %s: %s dtype %v, want float32 or float64", name, x.name, dt)
+			return nil, fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.name, dt)
 		}
 	}
 	if a.Dtype() != b.Dtype() {
-		return nil, fmt.Errorf("gops: %s: b dtype %v differs from a dtype %v", name, b.Dtype(), a.Dtype())
+		return nil, fmt.Errorf("nn: %s: b dtype %v differs from a dtype %v", name, b.Dtype(), a.Dtype())
 	}
 	dims := a.Shape().Dims()
 	if a.IsScalar() || b.IsScalar() || (dims != 2 && dims != 3) || b.Shape().Dims() != dims {
-		return nil, fmt.Errorf("gops: %s: a and b must both have rank 2 or both rank 3, got shapes %v and %v", name, a.Shape(), b.Shape())
+		return nil, fmt.Errorf("nn: %s: a and b must both have rank 2 or both rank 3, got shapes %v and %v", name, a.Shape(), b.Shape())
 	}
 	return ad.Apply(matMulSpec(dims, transA, transB), a, b)
 }
@@ -61,7 +60,7 @@ func matMulDims(sa, sb tensor.Shape, transA, transB bool) (batch, m, n, k int, e
 	batch = 1
 	if len(sa) == 3 {
 		if sa[0] != sb[0] {
-			return 0, 0, 0, 0, fmt.Errorf("gops: MatMul: batch sizes differ: a %v, b %v", sa, sb)
+			return 0, 0, 0, 0, fmt.Errorf("nn: MatMul: batch sizes differ: a %v, b %v", sa, sb)
 		}
 		batch, sa, sb = sa[0], sa[1:], sb[1:]
 	}
@@ -74,7 +73,7 @@ func matMulDims(sa, sb tensor.Shape, transA, transB bool) (batch, m, n, k int, e
 		kb, n = n, kb
 	}
 	if k != kb {
-		return 0, 0, 0, 0, fmt.Errorf("gops: MatMul: inner sizes differ: op(a) has %d columns, op(b) %d rows (a %v, b %v, transA %v, transB %v)", k, kb, sa, sb, transA, transB)
+		return 0, 0, 0, 0, fmt.Errorf("nn: MatMul: inner sizes differ: op(a) has %d columns, op(b) %d rows (a %v, b %v, transA %v, transB %v)", k, kb, sa, sb, transA, transB)
 	}
 	return batch, m, n, k, nil
 }
@@ -147,7 +146,7 @@ func matMulKernel[T gemm.Float](transA, transB bool) func(ad.Tensor[T], []ad.Ten
 			b := in[1].Data[i*k*n : (i+1)*k*n]
 			c := out.Data[i*m*n : (i+1)*m*n]
 			if err := product(ext, transA, transB, m, n, k, a, max(lda, 1), b, max(ldb, 1), c, max(n, 1)); err != nil {
-				return fmt.Errorf("gops: MatMul: %w", err)
+				return fmt.Errorf("nn: MatMul: %w", err)
 			}
 		}
 		return nil
