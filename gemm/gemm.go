@@ -1,7 +1,7 @@
 // Package gemm exports gops' matrix product (internal/gemm: packing in Go,
 // micro-kernels in Go assembly, AVX-512 or AVX2/FMA chosen from the CPU's
 // features on amd64 and NEON on arm64, a portable Go kernel elsewhere; no
-// cgo, no system library), the one gops.MatMul and gops' layers use, as a
+// cgo, no system library), the one nn.MatMul and the layers use, as a
 // gonum BLAS implementation, for a Gorgonia user's own products:
 //
 //	gorgonia.Use(gemm.Implementation{})

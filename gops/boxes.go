@@ -147,9 +147,9 @@ func roiPairShapes(name string, in tensor.Shape, pooled func(k int) tensor.Shape
 // psSpecs is a position-sensitive op F(X, boxes) -> [K, C/(PH·PW), PH, PW]
 // and its transpose Fᵀ(G, boxes) -> shape of X, a linear pair in X. The box
 // gradient is zero when the op rounds them (PSRoIPool: piecewise constant
-// in boxes; members nil), otherwise that of the box family members
-// (PSRoIAlign: psRoIAlignMemberSpecs).
-func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, members boxMembers) (f, ft ad.OpSpec) {
+// in boxes; fam nil), otherwise that of the box family fam's members
+// (PSRoIAlign: psRoIAlignFamily).
+func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, fam boxFamily) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes(name, inputShape(g), func(k int) tensor.Shape {
 		return tensor.Shape{k, g.C / (g.PH * g.PW), g.PH, g.PW}
 	})
@@ -164,9 +164,9 @@ func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, memb
 	}
 	ft = f
 	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
-	if members != nil {
-		f.BackwardFor = boxFamilyBackward(members, 0, 0, false)
-		ft.BackwardFor = boxFamilyBackward(members, 0, 0, true)
+	if fam != nil {
+		f.BackwardFor = boxFamilyBackward(fam, 0, 0, false)
+		ft.BackwardFor = boxFamilyBackward(fam, 0, 0, true)
 	}
 	return ad.LinearPair(withCUDA(f, psGPU{g, !rounds, false}), withCUDA(ft, psGPU{g, !rounds, true}))
 }

@@ -1,7 +1,6 @@
 package gops_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
@@ -99,7 +98,6 @@ func conformanceCases() []conformance.Row {
 		row.More = []graphtest.Options{more}
 		cs = append(cs, row)
 	}
-	cs = append(cs, matMulRows()...)
 	cs = append(cs, boxRows()...)
 	cs = append(cs, boxGradientRows()...)
 	cs = append(cs, multiScaleRows()...)
@@ -159,58 +157,6 @@ func boxGradientRows() []conformance.Row {
 	r.Bare = boxPyramid.build
 	r.Empty = append(mapsOf(2, 2, [2]int{12, 16}, 2, 4), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 4)))
 	rows = append(rows, r)
-	return rows
-}
-
-// matMulRows are MatMul's rows: (op(sin a)·op(sin b))³ for the four
-// transpose cases, rank 2 and rank 3, w.r.t. both inputs; the first also
-// checks batch 0.
-func matMulRows() []conformance.Row {
-	var rows []conformance.Row
-	for _, rank := range []int{2, 3} {
-		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			ta, tb := tr[0], tr[1]
-			m, n, k := 3, 4, 5
-			shape := func(r, c int, trans bool) []int {
-				if trans {
-					r, c = c, r
-				}
-				if rank == 3 {
-					return []int{2, r, c}
-				}
-				return []int{r, c}
-			}
-			f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-				sa, err := gorgonia.Sin(in[0])
-				if err != nil {
-					return nil, err
-				}
-				sb, err := gorgonia.Sin(in[1])
-				if err != nil {
-					return nil, err
-				}
-				y, err := gops.MatMul(sa, sb, ta, tb)
-				if err != nil {
-					return nil, err
-				}
-				return gorgonia.Cube(y)
-			}
-			a, b := shape(m, k, ta), shape(k, n, tb)
-			row := conformance.Row{
-				Op: "MatMul", Name: fmt.Sprintf("rank%d/transA=%v,transB=%v", rank, ta, tb), F: f,
-				In: []*tensor.Dense{scaledTensor(0.3, 0.1, a...), scaledTensor(0.2, -0.2, b...)}, Wrt: []int{0, 1},
-				Check: graphtest.Options{Seed: 4}, Tol32: 1e-5,
-				// The determinism inputs go through more than one tile and
-				// block of the product.
-				Det: []*tensor.Dense{scaledTensor(0.01, 0, shape(100, 300, ta)...), scaledTensor(0.01, 0, shape(300, 70, tb)...)},
-			}
-			if rank == 3 && !ta && !tb {
-				row.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return gops.MatMul(in[0], in[1], false, false) }
-				row.Empty = []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3, 5)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5, 4))}
-			}
-			rows = append(rows, row)
-		}
-	}
 	return rows
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -77,7 +78,7 @@ func DeformConv2d(input, offset, weight, bias, mask *gorgonia.Node, opts DeformC
 	if err != nil {
 		return nil, err
 	}
-	prod, err := MatMul(w3, cols, false, false) // [groups, Cog, N·L], i.e. [Cout, N, L]
+	prod, err := nn.MatMul(w3, cols, false, false) // [groups, Cog, N·L], i.e. [Cout, N, L]
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,8 @@
 // Package gops adds torchvision's detection and deformable ops to Gorgonia
 // expression graphs, differentiable to every order: RoIAlign
 // (torchvision.ops.roi_align), RoIPool, PSRoIAlign, PSRoIPool and
-// DeformConv2d (torchvision.ops.deform_conv2d, v1 and v2), and the matrix
-// product they and their users need, MatMul (torch.matmul, torch.bmm).
+// DeformConv2d (torchvision.ops.deform_conv2d, v1 and v2). Their matrix
+// products are package nn's MatMul (torch.matmul, torch.bmm).
 //
 // Each op's backward is built from further differentiable nodes, so
 // ad.Grad (package github.com/gops-dev/gops/ad) can differentiate a gradient
@@ -17,9 +17,9 @@
 //
 // Importing gops changes no process-wide state (with the build tag cuda,
 // its init registers the kernels' PTX with Gorgonia's CUDA library, which
-// is how Gorgonia loads custom kernels). gops' matrix products (MatMul, and
-// so DeformConv2d's) run on gops' own product in Go assembly (package gemm:
-// nothing to install, no cgo), or on OpenBLAS when the program installed it
-// with openblas.Use; Gorgonia's own products run on Gorgonia's BLAS, which
-// gorgonia.Use(gemm.Implementation{}) or openblas.Use make fast.
+// is how Gorgonia loads custom kernels). gops' matrix products (nn.MatMul,
+// and so DeformConv2d's) run on gops' own product in Go assembly (package
+// gemm: nothing to install, no cgo), or on OpenBLAS when the program
+// installed it with openblas.Use; Gorgonia's own products run on Gorgonia's
+// BLAS, which gorgonia.Use(gemm.Implementation{}) or openblas.Use make fast.
 package gops

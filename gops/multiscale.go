@@ -611,7 +611,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 				if !want[nl] {
 					continue
 				}
-				d, err := boxFamilyGrad(levelMembers(g, l), 0, 0, in[l], in[nl], grad)
+				d, err := boxFamilyGrad(levelFamily{g, l}, 0, 0, in[l], in[nl], grad)
 				if err != nil {
 					return nil, err
 				}
@@ -644,7 +644,7 @@ func levelSpecs(g *pyramidGeom, l int) (f, ft ad.OpSpec) {
 }
 
 // levelMemberSpecs are member M_l,ab(X, rois) → [K, J·C, PH, PW] of level
-// l's box family, RoIAlign's member F_ab (roialignbox.go) on the boxes of
+// l's box family, RoIAlign's member F_ab (roiAlignFamily) on the boxes of
 // level l, the other rows zero, and its transpose, a linear pair; M_l,00
 // is M_l. The levels are piecewise constant in the boxes, so the box
 // gradients are F_ab's on each box's own level: the family closes as
@@ -661,16 +661,18 @@ func levelMemberSpecs(g *pyramidGeom, l, a, b int, xMajor bool) (f, ft ad.OpSpec
 	adj := ad.Floats(levelTransposeKernel(g, l, memberTransposeKernel[float32](a, b, xMajor)),
 		levelTransposeKernel(g, l, memberTransposeKernel[float64](a, b, xMajor)))
 	return boxMemberSpecs(name, params, tensor.Shape{lg.N, lg.C, lg.H, lg.W},
-		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelMembers(g, l),
+		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelFamily{g, l},
 		&boxDerivGPU{ra: lg, a: a, b: b, xMajor: xMajor, pyr: g, level: l})
 }
 
-// levelMembers is level l's box family.
-func levelMembers(g *pyramidGeom, l int) boxMembers {
-	return func(a, b int, xMajor bool) ad.OpSpec {
-		f, _ := levelMemberSpecs(g, l, a, b, xMajor)
-		return f
-	}
+// levelFamily is level l's box family (levelMemberSpecs).
+type levelFamily struct {
+	g *pyramidGeom
+	l int
+}
+
+func (f levelFamily) specs(a, b int, xMajor bool) (fwd, adj ad.OpSpec) {
+	return levelMemberSpecs(f.g, f.l, a, b, xMajor)
 }
 
 // memberKernel is RoIAlign's box-family member F_ab as a roiKernel.

@@ -76,30 +76,31 @@ func PSRoIAlign(input, boxes *gorgonia.Node, opts PSRoIAlignOpts) (*gorgonia.Nod
 		return nil, err
 	}
 	g.SamplingRatio = opts.SamplingRatio
-	f, _ := psRoIAlignMemberSpecs(g, 0, 0, false)
+	f, _ := psRoIAlignFamily{g}.specs(0, 0, false)
 	return ad.Apply(f, input, boxes)
 }
 
-// psRoIAlignMemberSpecs are member F_ab of PSRoIAlign's box family and its
-// transpose, a linear pair in X: RoIAlign's family (roialignbox.go) with
-// PSRoIAlign's sampling and position-sensitive channels, F_ab → [K, J·C',
-// PH, PW], C' = C/(PH·PW), channel j·C' + c of bin (ph, pw) reading input
-// channel (c·PH + ph)·PW + pw (internal/cpu/roialignbox.go). F_00 is
-// PSRoIAlign.
-func psRoIAlignMemberSpecs(g *cpu.PoolGeom, a, b int, xMajor bool) (f, ft ad.OpSpec) {
-	members := func(a, b int, xMajor bool) ad.OpSpec {
-		f, _ := psRoIAlignMemberSpecs(g, a, b, xMajor)
-		return f
-	}
+// psRoIAlignFamily builds the members of one PSRoIAlign's family:
+// RoIAlign's (roiAlignFamily) with PSRoIAlign's sampling and
+// position-sensitive channels, F_ab → [K, J·C', PH, PW], C' = C/(PH·PW),
+// channel j·C' + c of bin (ph, pw) reading input channel
+// (c·PH + ph)·PW + pw (internal/cpu/roialignbox.go).
+type psRoIAlignFamily struct{ g *cpu.PoolGeom }
+
+// specs are member F_ab of the family and its transpose, a linear pair in
+// X; xMajor orders F_11's channels x-major. F_00 is PSRoIAlign (psSpecs,
+// as PSRoIPool).
+func (f psRoIAlignFamily) specs(a, b int, xMajor bool) (fwd, adj ad.OpSpec) {
+	g := f.g
 	if a+b == 0 {
 		return psSpecs(g, "PSRoIAlign", false,
 			boxKernels(g, cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignForward[float64]),
-			boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]), members)
+			boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]), f)
 	}
 	J, cOut := 1<<(a+b), g.C/(g.PH*g.PW)
 	return boxMemberSpecs(fmt.Sprintf("PSRoIAlignBoxDeriv%d%d", a, b), fmt.Sprintf("x_major=%t, %s", xMajor, g.Params()),
 		inputShape(g), func(k int) tensor.Shape { return tensor.Shape{k, J * cOut, g.PH, g.PW} }, a, b,
 		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDeriv[float32], cpu.PSRoIAlignBoxDeriv[float64]),
 		boxDerivKernels(g, a, b, xMajor, cpu.PSRoIAlignBoxDerivTranspose[float32], cpu.PSRoIAlignBoxDerivTranspose[float64]),
-		members, &boxDerivGPU{ps: g, a: a, b: b, xMajor: xMajor})
+		f, &boxDerivGPU{ps: g, a: a, b: b, xMajor: xMajor})
 }

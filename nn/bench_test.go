@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -252,7 +251,7 @@ func convStackGraph(b *testing.B, order int) *gorgonia.ExprGraph {
 	h := must(nn.ReLU(must(nn.Conv2d(x, w1, b1, pad1))))
 	h = must(nn.ReLU(must(nn.Conv2d(h, w2, b2, pad1))))
 	h = must(nn.Reshape(must(nn.AdaptiveAvgPool2d(h, [2]int{1, 1})), 8, 64))
-	loss := must(nn.CrossEntropy(must(gops.MatMul(h, fc, false, false)), target, nn.CrossEntropyOpts{}))
+	loss := must(nn.CrossEntropy(must(nn.MatMul(h, fc, false, false)), target, nn.CrossEntropyOpts{}))
 	weights := gorgonia.Nodes{w1, b1, w2, b2, fc}
 	if order == 1 {
 		if _, err := ad.Grad(loss, weights...); err != nil {

@@ -102,6 +102,7 @@ func conformanceCases() []conformance.Row {
 	}
 	cs = append(cs, poolRows()...)
 	cs = append(cs, gridRows()...)
+	cs = append(cs, matMulRows()...)
 	return append(cs, lossRows()...)
 }
 

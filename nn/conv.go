@@ -41,9 +41,10 @@ type Conv2dOpts struct {
 // bias: Conv2d, ConvTranspose2d (its input gradient) and the weight
 // gradient's correlation are one family closed under differentiation,
 // each computed per sample as im2col (a [Cin·kh·kw, Hout·Wout] buffer, as
-// torch's) and a matrix product on gops' own product (package gemm), so
-// results are bitwise the same for any GOMAXPROCS. N = 0 gives an empty
-// result and zero gradients.
+// torch's) and a matrix product, which runs where MatMul's does: on gops'
+// own product (package gemm), or on OpenBLAS when the program installed it
+// (openblas.Use). Either way results are bitwise the same for any
+// GOMAXPROCS. N = 0 gives an empty result and zero gradients.
 //
 // Errors when the node is built: nil input or weight, wrong ranks or
 // dtypes, Cin not divisible by Groups or Cout not by Groups, weight.shape[1]
@@ -442,6 +443,7 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 		}
 		w := in[1].Data // the weight, or G for convWeight
 		group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
+		ext := installedBLAS()
 		// sample does sample n's part with the columns buffer cols.
 		sample := func(n int, cols []T) error {
 			switch mode {
@@ -455,11 +457,11 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 					var err error
 					if mode == convForward {
 						dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
-						err = gemm.Gemm(false, false, cog, l, rows, 1, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
+						err = product(ext, false, false, cog, l, rows, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
 					} else {
 						gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
 						beta := T(min(n, 1)) // the first sample overwrites
-						err = gemm.Gemm(false, true, cog, rows, l, 1, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out.Data, gi, cog*rows), rows)
+						err = product(ext, false, true, cog, rows, l, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out.Data, gi, cog*rows), rows)
 					}
 					if err != nil {
 						return err
@@ -479,7 +481,7 @@ func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], 
 				}
 				gn := in[0].Data[n*g.Cout*l : (n+1)*g.Cout*l]
 				for gi := 0; gi < g.Groups; gi++ {
-					if err := gemm.Gemm(true, false, rows, l, cog, 1, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
+					if err := product(ext, true, false, rows, l, cog, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
 						return err
 					}
 				}

@@ -108,7 +108,7 @@ func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
 
 // cublasGemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
 // cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
-// operands swapped, flags kept (as gops' MatMul twin).
+// operands swapped, flags kept (as MatMul's twin, matmul_cuda.go).
 func cublasGemm(c *gpuCall, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
 	if m == 0 || n == 0 || k == 0 {
 		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.Name, m, n, k)

@@ -1,6 +1,7 @@
 // Package nn has the layers of a detection network around gops' vision
 // ops, as torch.nn.functional computes them, differentiable to every
-// order: Conv2d and ConvTranspose2d; MaxPool2d, AvgPool2d,
+// order: MatMul (torch.matmul, torch.bmm); Conv2d and ConvTranspose2d;
+// MaxPool2d, AvgPool2d,
 // AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
 // bilinear); GridSample and AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
 // and BinaryCrossEntropyWithLogits; ReLU,

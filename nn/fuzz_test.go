@@ -352,3 +352,92 @@ func requireFinite(t *testing.T, g *gorgonia.ExprGraph, y *gorgonia.Node, nodes 
 		}
 	}
 }
+
+// FuzzMatMul: ranks 2 and 3, sizes 0 to 40 (sometimes mismatched), the
+// four transpose cases, values up to 1e6 (finite: a product propagates NaN
+// and Inf as the reference BLAS does, which internal/gemm's tests check),
+// float32 or float64; the invariant: an error that names the op, or a
+// finite result with finite gradients of <R, op(a)·op(b)> w.r.t. both
+// inputs. A panic fails.
+func FuzzMatMul(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+		{0, 1, 0, 2, 3, 1, 4, 0, 0, 2, 3, 1, 6, 5, 0, 0, 0, 1}, {2, 3, 4, 1, 2, 2, 1, 0, 1, 12, 13, 14, 15, 16, 17, 18, 19},
+		{255, 254, 253, 252, 251, 250, 249, 248, 247, 246, 245, 244, 243, 242, 241, 240}, {3, 0, 5, 5, 3, 3, 2, 1, 0, 0, 7, 7, 7, 7, 11, 11, 11, 11, 1}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		pick := func(vals ...float64) float64 { return vals[fb.intn(len(vals))] }
+		ta, tb := fb.intn(2) == 1, fb.intn(2) == 1
+		size := func() int { return int(pick(0, 1, 2, 3, 5, 12, 13, 17, 33, 40)) }
+		m, n, k := size(), size(), size()
+		kb, batch := k, 1+fb.intn(3)
+		if fb.intn(8) == 0 {
+			kb = k + 1 // inner sizes differ
+		}
+		batchB := batch
+		if fb.intn(8) == 0 {
+			batchB = batch + 1
+		}
+		rank3 := fb.intn(2) == 1
+		shape := func(b, r, c int, trans bool) []int {
+			if trans {
+				r, c = c, r
+			}
+			if rank3 {
+				return []int{b, r, c}
+			}
+			return []int{r, c}
+		}
+		tensorOf := func(shape []int) *tensor.Dense {
+			d := make([]float64, tensor.Shape(shape).TotalSize())
+			for i := range d {
+				d[i] = 0.1 * float64(i%11-5)
+				if fb.intn(16) == 0 {
+					d[i] = pick(100, -1e6, 1e6, 3.5, -3)
+				}
+			}
+			return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+		}
+		in := []*tensor.Dense{tensorOf(shape(batch, m, k, ta)), tensorOf(shape(batchB, kb, n, tb))}
+		if fb.intn(2) == 1 {
+			in = graphtest.Float32(in)
+		}
+		g, nodes := graphtest.Inputs(in)
+		y, err := nn.MatMul(nodes[0], nodes[1], ta, tb)
+		if err != nil {
+			if !strings.Contains(err.Error(), "nn: MatMul: ") {
+				t.Fatalf("error that names no op: %v", err)
+			}
+			return
+		}
+		var cost *gorgonia.Node
+		if y.Shape().TotalSize() == 0 {
+			cost, err = gorgonia.Sum(y) // Gorgonia's elementwise ops panic on empty tensors
+		} else {
+			r := smoothTensor(1, y.Shape()...)
+			if y.Dtype() == tensor.Float32 {
+				r = graphtest.Float32([]*tensor.Dense{r})[0]
+			}
+			cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads, err := ad.Grad(cost, nodes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := graphtest.Eval(g, append(gorgonia.Nodes{y}, grads...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range vals {
+			for e, x := range v {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("value %d element %d is %v (inputs %v)", j, e, x, in)
+				}
+			}
+		}
+	})
+}

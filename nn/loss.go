@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -126,7 +125,7 @@ func CrossEntropy(logits, target *gorgonia.Node, opts CrossEntropyOpts) (*gorgon
 		if err != nil {
 			return nil, err
 		}
-		pw, err := gops.MatMul(logp, wcol, false, false)
+		pw, err := MatMul(logp, wcol, false, false)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -60,7 +59,7 @@ func newReuseNet(t *testing.T, dt tensor.Dtype) *reuseNet {
 	h = must(nn.AvgPool2d(h, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}, Stride: [2]int{1, 1}}))
 	h = must(nn.Interpolate(h, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: "bilinear"}))
 	h = must(nn.GridSample(h, grid, nn.GridSampleOpts{}))
-	logits := must(gops.MatMul(must(nn.Flatten(h, 1)), fc, false, false))
+	logits := must(nn.MatMul(must(nn.Flatten(h, 1)), fc, false, false))
 	target := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(2), gorgonia.WithName("target"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 3}))))
 	loss := must(nn.CrossEntropy(logits, target, nn.CrossEntropyOpts{}))

@@ -70,13 +70,13 @@ func Load() (*BLAS, error) {
 }
 
 // Use makes OpenBLAS compute Gorgonia's matrix products for the whole
-// process, and gops.MatMul's (gops' own product otherwise): gorgonia.Use of
-// what Load returns, if it succeeds and its kernels are not OpenBLAS's
-// generic ones (the fallback it takes for a CPU it does not know: Prescott,
-// Nehalem, ... without fused multiply-add) on a CPU where gops' own product
-// has AVX2/FMA or AVX-512 kernels, which are then faster: such an OpenBLAS
-// is refused with an error that says so and how to name the CPU
-// (OPENBLAS_CORETYPE).
+// process, and those of nn.MatMul and nn.Conv2d (gops' own product
+// otherwise): gorgonia.Use of what Load returns, if it succeeds and its
+// kernels are not OpenBLAS's generic ones (the fallback it takes for a CPU
+// it does not know: Prescott, Nehalem, ... without fused multiply-add) on a
+// CPU where gops' own product has AVX2/FMA or AVX-512 kernels, which are
+// then faster: such an OpenBLAS is refused with an error that says so and
+// how to name the CPU (OPENBLAS_CORETYPE).
 //
 // It returns a one-line description of the BLAS now in use, for logs and
 // benchmark reports: "openblas (NAME, core CORE)", NAME the library's file

@@ -23,7 +23,7 @@
 #   SECOND     when gops runs its matrix products on OpenBLAS (openblas.UseFromEnv()
 #              in the gops tests' TestMain, as TestBLAS logs it), the op
 #              families (extended regexp) timed a second time with
-#              GOPS_BLAS=gonum, without OpenBLAS (gops.MatMul then runs on
+#              GOPS_BLAS=gonum, without OpenBLAS (nn.MatMul then runs on
 #              gops' own product, package gemm; Gorgonia's own products on
 #              gonum's pure-Go BLAS), as rows NAME@noopenblas (default
 #              'DeformConv2d|SecondOrder', the ones with matrix products;
@@ -303,7 +303,7 @@ fi
 second_note=
 if [[ -s $tmp/go2.txt ]]; then
 	second_note="- Rows ending in @noopenblas: the same Go benchmarks run again with
-  GOPS_BLAS=gonum, without OpenBLAS: gops.MatMul (DeformConv2d's product)
+  GOPS_BLAS=gonum, without OpenBLAS: nn.MatMul (DeformConv2d's product)
   on gops' own product (package gemm), Gorgonia's own products on gonum's
   pure-Go BLAS. That is what gops runs on where no OpenBLAS is installed,
   or in a program that does not call openblas.Use. For the families

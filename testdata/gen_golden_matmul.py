@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate golden values for gops.MatMul: torch.matmul (rank 2) and
+"""Generate golden values for nn.MatMul: torch.matmul (rank 2) and
 torch.bmm (rank 3) of op(a) and op(b), op the transpose of the last two axes
 when the case's flag is set; forward, first-order gradients and one
 second-order term.

@@ -26,7 +26,7 @@ import (
 // The plain convolutions are nn.Conv2d, the activations nn.Tanh and
 // nn.Sigmoid, flatten is nn.Flatten and the loss is nn.CrossEntropy (the
 // mean over the K boxes of −log softmax(logits)[label]); with
-// gops.RoIAlign, gops.DeformConv2d and gops.MatMul, every op is
+// gops.RoIAlign, gops.DeformConv2d and nn.MatMul, every op is
 // differentiable to every order, so ad.Grad can differentiate the loss's
 // gradient again (MAML's meta-gradient).
 type Arch struct {
@@ -191,7 +191,7 @@ func (a Arch) BuildModel(theta gorgonia.Nodes, canvas, boxes, target *gorgonia.N
 	if err != nil {
 		return nil, err
 	}
-	logits, err := gops.MatMul(flat, theta[pClsW], false, false)
+	logits, err := nn.MatMul(flat, theta[pClsW], false, false)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,6 @@ import (
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/examples/internal/mnist"
-	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -129,7 +128,7 @@ func newParams(rng *rand.Rand) []*param {
 func forward(x *gorgonia.Node, w gorgonia.Nodes) (logits, theta *gorgonia.Node, err error) {
 	b := x.Shape()[0]
 	linear := func(h, w, bias *gorgonia.Node) (*gorgonia.Node, error) {
-		y, err := gops.MatMul(h, w, false, false)
+		y, err := nn.MatMul(h, w, false, false)
 		if err != nil {
 			return nil, err
 		}

@@ -1,11 +1,10 @@
-package gops
+package nn
 
 import (
 	"fmt"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/gemm"
-	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -23,11 +22,11 @@ import (
 // It runs on gops' own matrix product (Go assembly where the CPU has a
 // kernel for it, nothing to install; package gemm), not on the BLAS given
 // to gorgonia.Use, unless the program installed OpenBLAS there
-// (openblas.Use): then on OpenBLAS. Either way the result is bitwise the
-// same for any GOMAXPROCS. The
-// product is differentiable to every order w.r.t. both inputs: its
-// gradients are further MatMuls (the four transpose cases are one closed
-// family). In the cuda build it runs on cuBLAS.
+// (openblas.Use): then on OpenBLAS, as Conv2d's products. Either way the
+// result is bitwise the same for any GOMAXPROCS. The product is
+// differentiable to every order w.r.t. both inputs: its gradients are
+// further MatMuls (the four transpose cases are one closed family). In the
+// cuda build it runs on cuBLAS.
 //
 // Errors when the node is built: a nil input, a dtype other than float32
 // or float64 or differing between a and b, ranks other than 2 and 2 or 3
@@ -39,18 +38,18 @@ func MatMul(a, b *gorgonia.Node, transA, transB bool) (*gorgonia.Node, error) {
 		name string
 	}{{a, "a"}, {b, "b"}} {
 		if x.n == nil {
-			return nil, fmt.Errorf("gops: %s: %s is nil", name, x.name)
+			return nil, fmt.Errorf("nn: %s: %s is nil", name, x.name)
 		}
 		if dt := x.n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
-			return nil, fmt.Errorf("gops: %s: %s dtype %v, want float32 or float64", name, x.name, dt)
+			return nil, fmt.Errorf("nn: %s: %s dtype %v, want float32 or float64", name, x.name, dt)
 		}
 	}
 	if a.Dtype() != b.Dtype() {
-		return nil, fmt.Errorf("gops: %s: b dtype %v differs from a dtype %v", name, b.Dtype(), a.Dtype())
+		return nil, fmt.Errorf("nn: %s: b dtype %v differs from a dtype %v", name, b.Dtype(), a.Dtype())
 	}
 	dims := a.Shape().Dims()
 	if a.IsScalar() || b.IsScalar() || (dims != 2 && dims != 3) || b.Shape().Dims() != dims {
-		return nil, fmt.Errorf("gops: %s: a and b must both have rank 2 or both rank 3, got shapes %v and %v", name, a.Shape(), b.Shape())
+		return nil, fmt.Errorf("nn: %s: a and b must both have rank 2 or both rank 3, got shapes %v and %v", name, a.Shape(), b.Shape())
 	}
 	return ad.Apply(matMulSpec(dims, transA, transB), a, b)
 }
@@ -61,7 +60,7 @@ func matMulDims(sa, sb tensor.Shape, transA, transB bool) (batch, m, n, k int, e
 	batch = 1
 	if len(sa) == 3 {
 		if sa[0] != sb[0] {
-			return 0, 0, 0, 0, fmt.Errorf("gops: MatMul: batch sizes differ: a %v, b %v", sa, sb)
+			return 0, 0, 0, 0, fmt.Errorf("nn: MatMul: batch sizes differ: a %v, b %v", sa, sb)
 		}
 		batch, sa, sb = sa[0], sa[1:], sb[1:]
 	}
@@ -74,7 +73,7 @@ func matMulDims(sa, sb tensor.Shape, transA, transB bool) (batch, m, n, k int, e
 		kb, n = n, kb
 	}
 	if k != kb {
-		return 0, 0, 0, 0, fmt.Errorf("gops: MatMul: inner sizes differ: op(a) has %d columns, op(b) %d rows (a %v, b %v, transA %v, transB %v)", k, kb, sa, sb, transA, transB)
+		return 0, 0, 0, 0, fmt.Errorf("nn: MatMul: inner sizes differ: op(a) has %d columns, op(b) %d rows (a %v, b %v, transA %v, transB %v)", k, kb, sa, sb, transA, transB)
 	}
 	return batch, m, n, k, nil
 }
@@ -141,51 +140,17 @@ func matMulKernel[T gemm.Float](transA, transB bool) func(ad.Tensor[T], []ad.Ten
 		if transB {
 			ldb = k
 		}
-		ext, _ := gorgonia.WhichBLAS().(installedProduct)
+		ext := installedBLAS()
 		for i := 0; i < batch; i++ {
 			a := in[0].Data[i*m*k : (i+1)*m*k]
 			b := in[1].Data[i*k*n : (i+1)*k*n]
 			c := out.Data[i*m*n : (i+1)*m*n]
-			if err := product(ext, transA, transB, m, n, k, a, max(lda, 1), b, max(ldb, 1), c, max(n, 1)); err != nil {
-				return fmt.Errorf("gops: MatMul: %w", err)
+			if err := product(ext, transA, transB, m, n, k, a, max(lda, 1), b, max(ldb, 1), 0, c, max(n, 1)); err != nil {
+				return fmt.Errorf("nn: MatMul: %w", err)
 			}
 		}
 		return nil
 	}
-}
-
-// installedProduct is a BLAS installed with gorgonia.Use whose products
-// MatMul uses instead of gops' own: OpenBLAS (package openblas' BLAS, the
-// only one with a Core method).
-type installedProduct interface {
-	Core() string
-	Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
-	Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int)
-}
-
-// product computes c = op(a)·op(b) on ext if not nil, else on gops' own
-// product (which, with beta = 0, writes c without reading it).
-func product[T gemm.Float](ext installedProduct, transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) error {
-	if ext == nil || m == 0 || n == 0 || k == 0 {
-		return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
-	}
-	if err := gemm.Check(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
-		return err
-	}
-	tA, tB := blas.NoTrans, blas.NoTrans
-	if transA {
-		tA = blas.Trans
-	}
-	if transB {
-		tB = blas.Trans
-	}
-	switch a := any(a).(type) {
-	case []float32:
-		ext.Sgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float32), ldb, 0, any(c).([]float32), ldc)
-	case []float64:
-		ext.Dgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float64), ldb, 0, any(c).([]float64), ldc)
-	}
-	return nil
 }
 
 // matMulGPU is what MatMul's CUDA twin needs (matmul_cuda.go).

@@ -1,10 +1,10 @@
-package gops_test
+package nn_test
 
 import (
 	"fmt"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -22,7 +22,7 @@ func ExampleMatMul() {
 	a := matrix("a", 1, 2, 3, 4, 5, 6)
 	b := matrix("b", 1, 0, 1, 0, 1, 0)
 	v := matrix("v", 1, 0, 0, 0, 0, 0)
-	y, err := gops.MatMul(a, b, false, true) // a·bᵀ: [2, 2]
+	y, err := nn.MatMul(a, b, false, true) // a·bᵀ: [2, 2]
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package gops
+package nn
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	for i, v := range []gorgonia.Value{in[0], in[1], out} {
 		t, ok := v.(*tensor.Dense)
 		if !ok {
-			return fmt.Errorf("gops: MatMul: CUDA value %d is a %T, want *tensor.Dense", i, v)
+			return fmt.Errorf("nn: MatMul: CUDA value %d is a %T, want *tensor.Dense", i, v)
 		}
 		ds[i] = t
 	}
@@ -69,7 +69,7 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 			})
 		}
 		if err := bl.Err(); err != nil {
-			return fmt.Errorf("gops: MatMul: cuBLAS: %w", err)
+			return fmt.Errorf("nn: MatMul: cuBLAS: %w", err)
 		}
 	}
 	return c.Sync()

@@ -1,13 +1,17 @@
-package gops_test
+package nn_test
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/graphtest/conformance"
+	"github.com/gops-dev/gops/internal/golden"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -36,7 +40,7 @@ type matMulGoldenCase struct {
 // second-order term d/db <d/da <out, G>, V> equal torch's, in float32 and
 // float64, for all four transpose cases, rank 2 and 3.
 func TestMatMulGolden(t *testing.T) {
-	for _, c := range loadGoldenFile[matMulGoldenCase](t, "matmul_golden.json.gz") {
+	for _, c := range golden.Load[matMulGoldenCase](t, filepath.Join("..", "testdata", "matmul_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
 			dt := tensor.Float64
 			rtol, atol := 1e-12, 1e-12
@@ -46,11 +50,11 @@ func TestMatMulGolden(t *testing.T) {
 			g := gorgonia.NewGraph()
 			node := func(name string, shape []int, data []float64) *gorgonia.Node {
 				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-					gorgonia.WithValue(goldenTensor(c.Dtype, shape, data)))
+					gorgonia.WithValue(golden.Tensor(c.Dtype, shape, data)))
 			}
 			a, b := node("a", c.AShape, c.A), node("b", c.BShape, c.B)
 			gy, v := node("G", c.OutputShape, c.GradOutput), node("V", c.AShape, c.VA)
-			y, err := gops.MatMul(a, b, c.TransA, c.TransB)
+			y, err := nn.MatMul(a, b, c.TransA, c.TransB)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,11 +71,14 @@ func TestMatMulGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runRead(t, g, y, g1[0], g1[1], g2[0])
-			assertClose(t, "output", got[0], c.Output, rtol, atol)
-			assertClose(t, "grad_a", got[1], c.GradA, rtol, atol)
-			assertClose(t, "grad_b", got[2], c.GradB, rtol, atol)
-			assertClose(t, "grad2_b", got[3], c.Grad2B, rtol, atol)
+			got, err := graphtest.Eval(g, y, g1[0], g1[1], g2[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
+			golden.AssertClose(t, "grad_a", got[1], c.GradA, rtol, atol)
+			golden.AssertClose(t, "grad_b", got[2], c.GradB, rtol, atol)
+			golden.AssertClose(t, "grad2_b", got[3], c.Grad2B, rtol, atol)
 		})
 	}
 }
@@ -104,15 +111,19 @@ func TestMatMulReference(t *testing.T) {
 					node := func(name string, shape []int, d []float64) *gorgonia.Node {
 						v := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 						if dt == tensor.Float32 {
-							v = allFloat32([]*tensor.Dense{v})[0]
+							v = graphtest.Float32([]*tensor.Dense{v})[0]
 						}
 						return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(v))
 					}
-					y, err := gops.MatMul(node("a", sa, ad), node("b", sb, bd), tr[0], tr[1])
+					y, err := nn.MatMul(node("a", sa, ad), node("b", sb, bd), tr[0], tr[1])
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := runRead(t, g, y)[0]
+					out, err := graphtest.Eval(g, y)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := out[0]
 					batch := max(s.batch, 1)
 					want := make([]float64, batch*s.m*s.n)
 					at := func(d []float64, shape []int, bi, i, j int, trans bool) float64 {
@@ -144,7 +155,7 @@ func TestMatMulReference(t *testing.T) {
 					if dt == tensor.Float32 {
 						tol = 1e-4
 					}
-					assertClose(t, "output", got, want, tol, tol)
+					golden.AssertClose(t, "output", got, want, tol, tol)
 				})
 			}
 		}
@@ -189,7 +200,7 @@ func TestMatMulBadInput(t *testing.T) {
 		{"batch", m(f64, 2, 2, 2), m(f64, 3, 2, 2), false, false, "batch sizes differ"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := gops.MatMul(c.a, c.b, c.ta, c.tb)
+			_, err := nn.MatMul(c.a, c.b, c.ta, c.tb)
 			if c.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -201,4 +212,69 @@ func TestMatMulBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shiftedTensor is smoothTensor(scale, shape...) plus shift.
+func shiftedTensor(scale, shift float64, shape ...int) *tensor.Dense {
+	t := smoothTensor(scale, shape...)
+	if t.Shape().TotalSize() == 0 {
+		return t // Data() of an empty tensor panics
+	}
+	d := t.Data().([]float64)
+	for i := range d {
+		d[i] += shift
+	}
+	return t
+}
+
+// matMulRows are MatMul's rows: (op(sin a)·op(sin b))³ for the four
+// transpose cases, rank 2 and rank 3, w.r.t. both inputs; the first also
+// checks batch 0.
+func matMulRows() []conformance.Row {
+	var rows []conformance.Row
+	for _, rank := range []int{2, 3} {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			ta, tb := tr[0], tr[1]
+			m, n, k := 3, 4, 5
+			shape := func(r, c int, trans bool) []int {
+				if trans {
+					r, c = c, r
+				}
+				if rank == 3 {
+					return []int{2, r, c}
+				}
+				return []int{r, c}
+			}
+			f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+				sa, err := gorgonia.Sin(in[0])
+				if err != nil {
+					return nil, err
+				}
+				sb, err := gorgonia.Sin(in[1])
+				if err != nil {
+					return nil, err
+				}
+				y, err := nn.MatMul(sa, sb, ta, tb)
+				if err != nil {
+					return nil, err
+				}
+				return gorgonia.Cube(y)
+			}
+			a, b := shape(m, k, ta), shape(k, n, tb)
+			row := conformance.Row{
+				Op: "MatMul", Name: fmt.Sprintf("rank%d/transA=%v,transB=%v", rank, ta, tb), F: f,
+				In: []*tensor.Dense{shiftedTensor(0.3, 0.1, a...), shiftedTensor(0.2, -0.2, b...)}, Wrt: []int{0, 1},
+				Check: graphtest.Options{Seed: 4}, Tol32: 1e-5,
+				// The determinism inputs go through more than one tile and
+				// block of the product.
+				Det: []*tensor.Dense{shiftedTensor(0.01, 0, shape(100, 300, ta)...), shiftedTensor(0.01, 0, shape(300, 70, tb)...)},
+			}
+			if rank == 3 && !ta && !tb {
+				row.Bare = func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.MatMul(in[0], in[1], false, false) }
+				row.Empty = []*tensor.Dense{tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 3, 5)), tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(0, 5, 4))}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
