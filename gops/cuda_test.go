@@ -240,20 +240,37 @@ func boxesValue(dt tensor.Dtype) tensor.Tensor {
 
 var gpuDtypes = []tensor.Dtype{tensor.Float64, tensor.Float32}
 
+// roiGPUCheck is gpuCheck of op(x, boxes), x random of shape xs and the
+// boxes boxesValue's, differentiated w.r.t. x and, where wrtBoxes, the
+// boxes.
+func roiGPUCheck(t *testing.T, dt tensor.Dtype, xs tensor.Shape, wrtBoxes bool, op func(x, b *gorgonia.Node) (*gorgonia.Node, error)) {
+	t.Helper()
+	gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
+		x := input(g, "x", randValue(rng, dt, xs))
+		b := input(g, "boxes", boxesValue(dt))
+		y, err := op(x, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wrtBoxes {
+			return y, gorgonia.Nodes{x, b}
+		}
+		return y, gorgonia.Nodes{x}
+	})
+}
+
 // TestGPUMixedGraph: our ops between Gorgonia's elementwise ops, all on the
 // GPU: gops.RoIAlign(tanh(x)·x + x) then squared.
 func TestGPUMixedGraph(t *testing.T) {
 	for _, dt := range gpuDtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
-				x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 3, 6, 7}))
-				b := input(g, "boxes", boxesValue(dt))
+			roiGPUCheck(t, dt, tensor.Shape{2, 3, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
 				h := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Tanh(x)), x)), x))
 				y, err := gops.RoIAlign(h, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
 				if err != nil {
-					t.Fatal(err)
+					return nil, err
 				}
-				return gorgonia.Must(gorgonia.Square(y)), gorgonia.Nodes{x}
+				return gorgonia.Square(y)
 			})
 		})
 	}

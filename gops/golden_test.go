@@ -87,6 +87,38 @@ func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node)
 	return got[0], got[1]
 }
 
+// checkPoolGolden runs op on each case of file with boxes (K = 0 is the
+// conformance table's empty case), one subtest per case, and checks its
+// output y and input gradient dx with check (nil: assertPoolGolden). It
+// returns the cases it ran.
+func checkPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error),
+	check func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64)) []poolGoldenCase {
+	if check == nil {
+		check = assertPoolGolden
+	}
+	var ran []poolGoldenCase
+	for _, c := range loadGoldenFile[poolGoldenCase](t, file) {
+		if c.BoxesShape[0] == 0 {
+			continue
+		}
+		ran = append(ran, c)
+		t.Run(c.Name, func(t *testing.T) {
+			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return op(&c, x, b) })
+			rtol, atol := goldenTol(&c)
+			check(t, &c, y, dx, rtol, atol)
+		})
+	}
+	return ran
+}
+
+// assertPoolGolden checks y and dx against torch's output and input
+// gradient.
+func assertPoolGolden(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
+	t.Helper()
+	assertClose(t, "output", y, c.Output, rtol, atol)
+	assertClose(t, "grad_input", dx, c.GradInput, rtol, atol)
+}
+
 func goldenTol(c *poolGoldenCase) (rtol, atol float64) {
 	if c.Dtype == "float32" {
 		return 1e-5, 1e-5

@@ -3,7 +3,6 @@
 package gops_test
 
 import (
-	"math/rand"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
@@ -14,14 +13,8 @@ import (
 func TestGPUPSRoIPool(t *testing.T) {
 	for _, dt := range gpuDtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
-				x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 8, 6, 7}))
-				b := input(g, "boxes", boxesValue(dt))
-				y, err := gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: [2]int{2, 2}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return y, gorgonia.Nodes{x}
+			roiGPUCheck(t, dt, tensor.Shape{2, 8, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+				return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: [2]int{2, 2}})
 			})
 		})
 	}

@@ -14,30 +14,23 @@ import (
 // everywhere (its backward clips at [0, H] too).
 func TestPSRoIPoolGolden(t *testing.T) {
 	differ := 0
-	for _, c := range loadGoldenFile[poolGoldenCase](t, "psroipool_golden.json.gz") {
-		if c.BoxesShape[0] == 0 {
-			continue
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
-			})
-			rtol, atol := goldenTol(&c)
-			assertClose(t, "output (clipped at H, W)", y, c.OutputGops, rtol, atol)
-			assertClose(t, "grad_input", dx, c.GradInput, rtol, atol)
-			per := len(y) / c.BoxesShape[0]
-			for k := 0; k < c.BoxesShape[0]; k++ {
-				got, want := y[k*per:(k+1)*per], c.Output[k*per:(k+1)*per]
-				if slices.Contains(c.BorderBoxes, k) {
-					if !slices.Equal(got, want) {
-						differ++
-					}
-					continue
+	checkPoolGolden(t, "psroipool_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+	}, func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
+		assertClose(t, "output (clipped at H, W)", y, c.OutputGops, rtol, atol)
+		assertClose(t, "grad_input", dx, c.GradInput, rtol, atol)
+		per := len(y) / c.BoxesShape[0]
+		for k := 0; k < c.BoxesShape[0]; k++ {
+			got, want := y[k*per:(k+1)*per], c.Output[k*per:(k+1)*per]
+			if slices.Contains(c.BorderBoxes, k) {
+				if !slices.Equal(got, want) {
+					differ++
 				}
-				assertClose(t, "output of a box inside", got, want, rtol, atol)
+				continue
 			}
-		})
-	}
+			assertClose(t, "output of a box inside", got, want, rtol, atol)
+		}
+	})
 	if differ == 0 {
 		t.Errorf("no border box where torchvision's forward differs: the golden grid misses the case")
 	}

@@ -10,18 +10,9 @@ import (
 )
 
 func TestRoIAlignGolden(t *testing.T) {
-	for _, c := range loadGoldenFile[poolGoldenCase](t, "roialign_golden.json.gz") {
-		if c.BoxesShape[0] == 0 {
-			continue // K = 0: the conformance table's empty case
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			opts := gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned}
-			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, b, opts) })
-			rtol, atol := goldenTol(&c)
-			assertClose(t, "output", y, c.Output, rtol, atol)
-			assertClose(t, "grad_input", dx, c.GradInput, rtol, atol)
-		})
-	}
+	checkPoolGolden(t, "roialign_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
+	}, nil)
 }
 
 // roiBoxGoldenCase is one case of testdata/gen_golden_roialign_boxes.py:

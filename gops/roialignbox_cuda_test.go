@@ -4,7 +4,6 @@ package gops_test
 
 import (
 	"fmt"
-	"math/rand"
 	"testing"
 
 	"github.com/gops-dev/gops/gops"
@@ -20,14 +19,8 @@ func TestGPURoIAlignBoxes(t *testing.T) {
 	for _, dt := range gpuDtypes {
 		for _, o := range []gops.RoIAlignOpts{{OutputSize: [2]int{2, 3}, SamplingRatio: 2}, {OutputSize: [2]int{3, 2}, SpatialScale: 0.5, Aligned: true}, {OutputSize: [2]int{2, 2}, SpatialScale: 0.5}} {
 			t.Run(fmt.Sprintf("%v/%+v", dt, o), func(t *testing.T) {
-				gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
-					x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 3, 6, 7}))
-					b := input(g, "boxes", boxesValue(dt))
-					y, err := gops.RoIAlign(x, b, o)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return y, gorgonia.Nodes{x, b}
+				roiGPUCheck(t, dt, tensor.Shape{2, 3, 6, 7}, true, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+					return gops.RoIAlign(x, b, o)
 				})
 			})
 		}
@@ -37,14 +30,8 @@ func TestGPURoIAlignBoxes(t *testing.T) {
 func TestGPUPSRoIAlignBoxes(t *testing.T) {
 	for _, dt := range gpuDtypes {
 		t.Run(dt.String(), func(t *testing.T) {
-			gpuCheck(t, dt, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes) {
-				x := input(g, "x", randValue(rng, dt, tensor.Shape{2, 8, 6, 7}))
-				b := input(g, "boxes", boxesValue(dt))
-				y, err := gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return y, gorgonia.Nodes{x, b}
+			roiGPUCheck(t, dt, tensor.Shape{2, 8, 6, 7}, true, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+				return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
 			})
 		})
 	}

@@ -62,6 +62,20 @@ func benchBoth(b *testing.B, name string, fn func(b *testing.B, reuse bool)) {
 	b.Run("reuse/"+name, func(b *testing.B) { fn(b, true) })
 }
 
+// benchPasses runs benchGraph of op as prefix+"forward" and
+// prefix+"forward+backward" (the gradients w.r.t. the inputs at wrt), each
+// through benchBoth.
+func benchPasses(b *testing.B, prefix string, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
+	op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
+	for _, backward := range []bool{false, true} {
+		name := prefix + "forward"
+		if backward {
+			name += "+backward"
+		}
+		benchBoth(b, name, func(b *testing.B, reuse bool) { benchGraph(b, reuse, backward, inputs, wrt, op) })
+	}
+}
+
 // benchTape times m.Reset(); m.RunAll() of g on a TapeMachine, with
 // ad.ReuseResults(g, reuse).
 func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool) {
@@ -119,17 +133,9 @@ func BenchmarkAvgPool2d(b *testing.B) {
 }
 
 func benchPool(b *testing.B, op func(x *gorgonia.Node) (*gorgonia.Node, error)) {
-	for _, backward := range []bool{false, true} {
-		name := "forward"
-		if backward {
-			name += "+backward"
-		}
-		benchBoth(b, name, func(b *testing.B, reuse bool) {
-			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 112, 112)}
-			}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0]) })
-		})
-	}
+	benchPasses(b, "", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 112, 112)}
+	}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0]) })
 }
 
 // BenchmarkSoftmax: softmax over the 1000 classes of [256, 1000] logits;
@@ -151,17 +157,9 @@ func BenchmarkCrossEntropy(b *testing.B) {
 }
 
 func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
-	for _, backward := range []bool{false, true} {
-		name := "forward"
-		if backward {
-			name += "+backward"
-		}
-		benchBoth(b, name, func(b *testing.B, reuse bool) {
-			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-				return gorgonia.Nodes{benchNode(g, r, "x", 2, 256, 1000)}
-			}, []int{0}, op)
-		})
-	}
+	benchPasses(b, "", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 2, 256, 1000)}
+	}, []int{0}, op)
 }
 
 // BenchmarkRunAll: the fixed cost of one m.Reset(); m.RunAll() on a
@@ -187,19 +185,11 @@ func BenchmarkInterpolate(b *testing.B) {
 		mode        string
 		n, ch, h, w int
 	}{{"nearest-fpn/", "nearest", 8, 256, 50, 68}, {"bilinear/", "bilinear", 8, 64, 56, 56}} {
-		for _, backward := range []bool{false, true} {
-			name := c.name + "forward"
-			if backward {
-				name += "+backward"
-			}
-			benchBoth(b, name, func(b *testing.B, reuse bool) {
-				benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.ch, c.h, c.w)}
-				}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-					return nn.Interpolate(in[0], nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: c.mode})
-				})
-			})
-		}
+		benchPasses(b, c.name, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+			return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.ch, c.h, c.w)}
+		}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.Interpolate(in[0], nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: c.mode})
+		})
 	}
 }
 
@@ -207,19 +197,11 @@ func BenchmarkInterpolate(b *testing.B) {
 // weight and bias; forward+backward: the gradients w.r.t. input, weight
 // and bias.
 func BenchmarkGroupNorm(b *testing.B) {
-	for _, backward := range []bool{false, true} {
-		name := "forward"
-		if backward {
-			name += "+backward"
-		}
-		benchBoth(b, name, func(b *testing.B, reuse bool) {
-			benchGraph(b, reuse, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-				return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 256, 50, 68), benchNode(g, r, "w", 1, 256), benchNode(g, r, "b", 1, 256)}
-			}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-				return nn.GroupNorm(in[0], 32, in[1], in[2], 0)
-			})
-		})
-	}
+	benchPasses(b, "", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 256, 50, 68), benchNode(g, r, "w", 1, 256), benchNode(g, r, "b", 1, 256)}
+	}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return nn.GroupNorm(in[0], 32, in[1], in[2], 0)
+	})
 }
 
 // convStackGraph is a small ResNet-like classifier, float32: x
@@ -309,13 +291,7 @@ func BenchmarkGridSample(b *testing.B) {
 	op := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 		return nn.GridSample(in[0], in[1], nn.GridSampleOpts{})
 	}
-	for _, backward := range []bool{false, true} {
-		name := "forward"
-		if backward {
-			name += "+backward"
-		}
-		benchBoth(b, name, func(b *testing.B, reuse bool) { benchGraph(b, reuse, backward, inputs, []int{0, 1}, op) })
-	}
+	benchPasses(b, "", inputs, []int{0, 1}, op)
 	for _, order := range []int{1, 2} {
 		name := "first-order"
 		if order == 2 {

@@ -21,19 +21,13 @@ func TestGridGatherS(t *testing.T) {
 	for _, pad := range []GridPadding{GridZeros, GridBorder, GridReflection} {
 		for _, ac := range []bool{false, true} {
 			g := &GridSampleGeom{N: 2, C: 3, H: 6, W: 9, HO: 5, WO: 7, Padding: pad, AlignCorners: ac}
-			x := make([]float32, g.N*g.C*g.H*g.W)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
+			x := randNormal[float32](r, g.N*g.C*g.H*g.W)
 			grid := make([]float32, g.N*g.HO*g.WO*2)
 			for i := range grid {
 				grid[i] = float32(2.4*r.Float64() - 1.2)
 			}
 			grid[3] = float32(math.NaN())
-			mask := make([]float32, g.N*g.HO*g.WO)
-			for i := range mask {
-				mask[i] = float32(r.NormFloat64())
-			}
+			mask := randNormal[float32](r, g.N*g.HO*g.WO)
 			for _, m := range [][]float32{nil, mask} {
 				for a := 0; a < 2; a++ {
 					fast, slow := make([]float32, g.N*g.C*g.HO*g.WO), make([]float32, g.N*g.C*g.HO*g.WO)
@@ -64,23 +58,14 @@ func TestGridGatherO(t *testing.T) {
 	for _, sz := range [][3]int{{2, 11, 7}, {3, 19, 8}, {1, 4, 2}} {
 		for _, pad := range []GridPadding{GridZeros, GridReflection} {
 			g := &GridSampleGeom{N: sz[0], C: sz[1], H: 6, W: 9, HO: 5, WO: sz[2], Padding: pad}
-			x := make([]float32, g.N*g.C*g.H*g.W)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			gr := make([]float32, g.N*g.C*g.HO*g.WO)
-			for i := range gr {
-				gr[i] = float32(r.NormFloat64())
-			}
+			x := randNormal[float32](r, g.N*g.C*g.H*g.W)
+			gr := randNormal[float32](r, g.N*g.C*g.HO*g.WO)
 			grid := make([]float32, g.N*g.HO*g.WO*2)
 			for i := range grid {
 				grid[i] = float32(2.4*r.Float64() - 1.2)
 			}
 			grid[1] = float32(math.NaN())
-			mask := make([]float32, g.N*g.HO*g.WO)
-			for i := range mask {
-				mask[i] = float32(r.NormFloat64())
-			}
+			mask := randNormal[float32](r, g.N*g.HO*g.WO)
 			for _, m := range [][]float32{nil, mask} {
 				for _, ab := range [][2]int{{0, 0}, {1, 0}, {0, 1}} {
 					var ref []float32
@@ -158,14 +143,8 @@ func TestGridSampleChannelsLast(t *testing.T) {
 		for _, pad := range []GridPadding{GridZeros, GridBorder, GridReflection} {
 			for _, ac := range []bool{false, true} {
 				g := &GridSampleGeom{N: sz.n, C: sz.c, H: sz.h, W: sz.w, HO: sz.ho, WO: sz.wo, Padding: pad, AlignCorners: ac}
-				x := make([]float32, g.N*g.C*g.H*g.W)
-				for i := range x {
-					x[i] = float32(r.NormFloat64())
-				}
-				gr := make([]float32, g.N*g.C*g.HO*g.WO)
-				for i := range gr {
-					gr[i] = float32(r.NormFloat64())
-				}
+				x := randNormal[float32](r, g.N*g.C*g.H*g.W)
+				gr := randNormal[float32](r, g.N*g.C*g.HO*g.WO)
 				grid := gridTestPoints(r, g)
 				m1, m2 := make([]float32, g.N*g.HO*g.WO), make([]float32, g.N*g.HO*g.WO)
 				for i := range m1 {

@@ -14,14 +14,8 @@ import (
 func BenchmarkGridSampleKernel(b *testing.B) {
 	g := &GridSampleGeom{N: 8, C: 64, H: 64, W: 64, HO: 64, WO: 64}
 	r := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, g.N*g.C*g.H*g.W)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	gr := make([]float32, g.N*g.C*g.HO*g.WO)
-	for i := range gr {
-		gr[i] = float32(r.NormFloat64())
-	}
+	x := randNormal[float32](r, g.N*g.C*g.H*g.W)
+	gr := randNormal[float32](r, g.N*g.C*g.HO*g.WO)
 	grid := make([]float32, g.N*g.HO*g.WO*2)
 	for i := range grid {
 		grid[i] = float32(2.2*r.Float64() - 1.1)
@@ -29,24 +23,11 @@ func BenchmarkGridSampleKernel(b *testing.B) {
 	out := make([]float32, len(gr))
 	dx := make([]float32, len(x))
 	dg := make([]float32, len(grid))
-	kernels := []struct {
-		name string
-		run  func()
-	}{
+	kernels := []benchKernel{
 		{"S", func() { GridSampleS(g, 0, 0, x, grid, nil, out) }},
 		{"T", func() { clear(dx); GridSampleT(g, 0, 0, gr, grid, nil, dx) }},
 		{"O", func() { clear(dg); GridSampleO(g, 0, 0, x, grid, gr, nil, dg) }},
 		{"taps", func() { tapScratch[float32]().Put(gridTaps(g, 0, 0, grid, nil)) }},
 	}
-	for _, k := range kernels {
-		b.Run(k.name, func(b *testing.B) {
-			t0, ok := processCPU()
-			for b.Loop() {
-				k.run()
-			}
-			if t1, ok1 := processCPU(); ok && ok1 {
-				b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
-			}
-		})
-	}
+	benchKernels(b, kernels)
 }

@@ -35,12 +35,8 @@ func TestGridChannelsLastGuarded(t *testing.T) {
 		grid, f3 := guarded[float32](t, 2*npix, tail)
 		m1, f4 := guarded[float32](t, npix, tail)
 		m2, f5 := guarded[float32](t, npix, tail)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		for i := range gr {
-			gr[i] = float32(r.NormFloat64())
-		}
+		copy(x, randNormal[float32](r, nx))
+		copy(gr, randNormal[float32](r, np))
 		copy(grid, gridTestPoints(r, g))
 		for i := range m1 {
 			m1[i], m2[i] = float32(r.NormFloat64()), float32(r.NormFloat64())

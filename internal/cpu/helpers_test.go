@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -56,5 +57,51 @@ func expectClose[T Float](t *testing.T, what string, got []T, want []float64, to
 		if d := math.Abs(float64(v) - want[i]); !(d <= tol*(1+math.Abs(want[i]))) {
 			t.Fatalf("%s[%d] = %v, want %v", what, i, v, want[i])
 		}
+	}
+}
+
+// randNormal is n draws of N(0, 1) as T.
+func randNormal[T Float](r *rand.Rand, n int) []T {
+	x := make([]T, n)
+	for i := range x {
+		x[i] = T(r.NormFloat64())
+	}
+	return x
+}
+
+// randBoxes is k boxes [batch index, x1, y1, x2, y2] in input coordinates
+// (1/scale pixels of an H×W feature map), each corner uniform in
+// [−0.2, 1.2] of the map: inside, across the border and outside.
+func randBoxes[T Float](r *rand.Rand, k, n, h, w int, scale float64) []T {
+	var boxes []T
+	s := 1 / scale
+	for i := 0; i < k; i++ {
+		x1, x2 := (r.Float64()*1.4-0.2)*float64(w)*s, (r.Float64()*1.4-0.2)*float64(w)*s
+		y1, y2 := (r.Float64()*1.4-0.2)*float64(h)*s, (r.Float64()*1.4-0.2)*float64(h)*s
+		boxes = append(boxes, T(i%n), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+	}
+	return boxes
+}
+
+// benchKernel is a named kernel call of a benchmark.
+type benchKernel struct {
+	name string
+	run  func()
+}
+
+// benchKernels runs each kernel as a sub-benchmark and reports the
+// process's CPU time per call (cpu-ns/op, where measured): on a shared
+// machine the wall time varies with the load, the CPU time less.
+func benchKernels(b *testing.B, kernels []benchKernel) {
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			t0, ok := processCPU()
+			for b.Loop() {
+				k.run()
+			}
+			if t1, ok1 := processCPU(); ok && ok1 {
+				b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
+			}
+		})
 	}
 }

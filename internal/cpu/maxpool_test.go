@@ -199,10 +199,7 @@ func TestRegularAxis(t *testing.T) {
 func BenchmarkMaxPoolKernel(b *testing.B) {
 	g := maxPoolCase{8 * 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false}.geom()
 	r := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, g.Planes*g.H*g.W)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
+	x := randNormal[float32](r, g.Planes*g.H*g.W)
 	x64 := make([]float64, len(x))
 	for i, v := range x {
 		x64[i] = float64(v)
@@ -210,10 +207,7 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 	hw, l := g.H*g.W, g.Rows.Out()*g.Cols.Out()
 	idx := make([]int, g.Planes*l)
 	out := make([]float32, len(idx))
-	kernels := []struct {
-		name string
-		run  func()
-	}{
+	kernels := []benchKernel{
 		{"float32", func() { MaxPoolArgmax(g, x, idx) }},
 		{"keys64", func() { maxPoolArgmax32(g, x, idx) }},
 		{"float64", func() { MaxPoolArgmax(g, x64, idx) }},
@@ -228,15 +222,5 @@ func BenchmarkMaxPoolKernel(b *testing.B) {
 		// As nn runs them: the argmax, then the gather.
 		{"argmax+gather", func() { MaxPoolArgmax(g, x, idx); PlaneGather(x, idx, out, g.Planes, hw, l) }},
 	}
-	for _, k := range kernels {
-		b.Run(k.name, func(b *testing.B) {
-			t0, ok := processCPU()
-			for b.Loop() {
-				k.run()
-			}
-			if t1, ok1 := processCPU(); ok && ok1 {
-				b.ReportMetric(float64(t1-t0)/float64(b.N), "cpu-ns/op")
-			}
-		})
-	}
+	benchKernels(b, kernels)
 }

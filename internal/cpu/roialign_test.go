@@ -52,20 +52,9 @@ func refRoIAlign[T Float](g *RoIAlignGeom, x, boxes, grad []T) (y, dx []float64)
 // across the border and outside both images.
 func roiAlignKernelCase[T Float](g *RoIAlignGeom, k int, seed uint64) (x, boxes, grad []T) {
 	r := rand.New(rand.NewPCG(seed, 1))
-	x = make([]T, g.N*g.C*g.H*g.W)
-	for i := range x {
-		x[i] = T(r.NormFloat64())
-	}
-	s := 1 / g.Scale
-	for i := 0; i < k; i++ {
-		x1, x2 := (r.Float64()*1.4-0.2)*float64(g.W)*s, (r.Float64()*1.4-0.2)*float64(g.W)*s
-		y1, y2 := (r.Float64()*1.4-0.2)*float64(g.H)*s, (r.Float64()*1.4-0.2)*float64(g.H)*s
-		boxes = append(boxes, T(i%g.N), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
-	}
-	grad = make([]T, k*g.C*g.PH*g.PW)
-	for i := range grad {
-		grad[i] = T(r.NormFloat64())
-	}
+	x = randNormal[T](r, g.N*g.C*g.H*g.W)
+	boxes = randBoxes[T](r, k, g.N, g.H, g.W, g.Scale)
+	grad = randNormal[T](r, k*g.C*g.PH*g.PW)
 	return x, boxes, grad
 }
 

@@ -55,12 +55,7 @@ func roiPoolKernelCase[T Float](g *PoolGeom, k int, seed uint64) (x, boxes []T) 
 			x[i] = T(r.NormFloat64())
 		}
 	}
-	s := 1 / g.Scale
-	for i := 0; i < k; i++ {
-		x1, x2 := (r.Float64()*1.4-0.2)*float64(g.W)*s, (r.Float64()*1.4-0.2)*float64(g.W)*s
-		y1, y2 := (r.Float64()*1.4-0.2)*float64(g.H)*s, (r.Float64()*1.4-0.2)*float64(g.H)*s
-		boxes = append(boxes, T(i%g.N), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
-	}
+	boxes = randBoxes[T](r, k, g.N, g.H, g.W, g.Scale)
 	return x, boxes
 }
 
