@@ -6,9 +6,9 @@
 // gradient penalties, MAML, Hessian-vector products. Use them instead of
 // gorgonia.Grad (v0.9.18), which caches derivatives on the nodes and
 // returns wrong numbers when called a second time on a graph. They also
-// work around the defects of Gorgonia's own derivative rules listed in
-// upstream.go, and report an op without a usable derivative as an error
-// naming it.
+// work around the known defects of Gorgonia's own derivative rules
+// (docs/GORGONIA.md), and report an op without a usable derivative as an
+// error naming it.
 //
 // Apply puts an op described by an OpSpec into a graph: a shape rule, a
 // forward computation on values (Forward, or a Kernel written once for
@@ -16,10 +16,16 @@
 // Both of Gorgonia's VMs use that one backward, and an op whose backward is
 // built from differentiable ops is itself differentiable to every order.
 // LinearPair declares an op and its transpose, each the other's backward, in
-// one call. Constant makes constant nodes that Gorgonia does not confuse.
+// one call. Constant makes constant nodes that Gorgonia does not confuse,
+// and Reshape a copy that Gorgonia's VMs cannot overwrite. ReuseResults
+// lets a graph that runs many times write each op's results into memory
+// of earlier runs.
 //
-// Builder writes a formula on nodes (Gorgonia's arithmetic, constants of
-// the nodes' dtype, Apply) as one expression that keeps the first error.
-// EmptyResult is the result of an op on an input without elements, and
-// Reduction a loss's typed reduction ("none", "mean", "sum").
+// The base that packages gops and nn build their ops on: Builder writes a
+// formula on nodes (Gorgonia's arithmetic, constants of the nodes' dtype,
+// Apply) as one expression that keeps the first error, so library code
+// needs no gorgonia.Must; EmptyResult (with NoElements) is the result of
+// an op on an input without elements; Reduction is a loss's typed
+// reduction ("none", "mean", "sum"), whose zero value is each function's
+// own default.
 package ad

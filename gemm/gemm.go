@@ -1,13 +1,14 @@
 // Package gemm exports gops' matrix product (internal/gemm: packing in Go,
 // micro-kernels in Go assembly, AVX-512 or AVX2/FMA chosen from the CPU's
 // features on amd64 and NEON on arm64, a portable Go kernel elsewhere; no
-// cgo, no system library), the one nn.MatMul and the layers use, as a
-// gonum BLAS implementation, for a Gorgonia user's own products:
+// cgo, no system library), the one nn.MatMul and nn's convolutions use, as
+// a gonum BLAS implementation, for a Gorgonia user's own products:
 //
 //	gorgonia.Use(gemm.Implementation{})
 //
 // Implementation embeds gonum's pure-Go BLAS and overrides Sgemm and Dgemm;
-// every other routine is gonum's. Products are bitwise identical for any
+// every other routine is gonum's. Kernel names the micro-kernel in use.
+// Products are bitwise identical for any
 // GOMAXPROCS and between the assembly kernels. Using it is the
 // caller's choice: importing this package changes no global state.
 package gemm

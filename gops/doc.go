@@ -1,8 +1,13 @@
 // Package gops adds torchvision's detection and deformable ops to Gorgonia
 // expression graphs, differentiable to every order: RoIAlign
-// (torchvision.ops.roi_align), RoIPool, PSRoIAlign, PSRoIPool and
-// DeformConv2d (torchvision.ops.deform_conv2d, v1 and v2). Their matrix
-// products are package nn's MatMul (torch.matmul, torch.bmm).
+// (torchvision.ops.roi_align), RoIPool, PSRoIAlign, PSRoIPool,
+// MultiScaleRoIAlign with BoxesToRoIs, and DeformConv2d
+// (torchvision.ops.deform_conv2d, v1 and v2); the box functions (BoxArea,
+// BoxConvert, ClipBoxesToImage, the IoUs and IoU losses, SigmoidFocalLoss,
+// IndexSelect), whose losses' ad.Reduction defaults to torchvision's
+// "none"; and NMS, BatchedNMS and RemoveSmallBoxes, which run on values
+// between graph runs. Their matrix products are package nn's MatMul
+// (torch.matmul, torch.bmm).
 //
 // Each op's backward is built from further differentiable nodes, so
 // ad.Grad (package github.com/gops-dev/gops/ad) can differentiate a gradient

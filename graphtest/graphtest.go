@@ -2,6 +2,15 @@
 // Gorgonia graph, at every order, against central finite differences, and
 // checks that Gorgonia's two VMs agree on it.
 //
+// Check compares derivatives of orders 1..k with finite differences,
+// CheckVMs the TapeMachine with the LispMachine, CheckDeterministic the
+// results under several GOMAXPROCS, and CheckEmpty a function's result and
+// gradients on inputs without elements; a failed finite-difference
+// comparison is a *Mismatch. Inputs, Float32, Eval and Floats are the helpers they share:
+// input nodes from tensors, float32 copies, running a graph and reading a
+// value. Package conformance (graphtest/conformance) runs all of them over
+// a table of ops.
+//
 // Gradients come from ad.Grad. Order 1 compares the gradient of <R, f(x)>
 // (R a random tensor shaped like f's output) with finite differences of
 // <R, f(x)>; order k compares the gradient of s_k = Σ_i <g_i, v_i>, where g

@@ -1,17 +1,21 @@
 // Package nn has the layers of a detection network around gops' vision
-// ops, as torch.nn.functional computes them, differentiable to every
-// order: MatMul (torch.matmul, torch.bmm); Conv2d and ConvTranspose2d;
-// MaxPool2d, AvgPool2d,
-// AdaptiveMaxPool2d and AdaptiveAvgPool2d; Interpolate (nearest,
-// bilinear); GridSample and AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy, MSELoss, SmoothL1Loss
-// and BinaryCrossEntropyWithLogits; ReLU,
-// LeakyReLU, Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and
-// Concat, copies that never alias an input; BatchNorm, GroupNorm and
-// LayerNorm; Dropout.
+// ops, as torch and torch.nn.functional compute them, differentiable to
+// every order: MatMul (torch.matmul, torch.bmm); Conv2d and
+// ConvTranspose2d; MaxPool2d, AvgPool2d, AdaptiveMaxPool2d and
+// AdaptiveAvgPool2d; Interpolate (nearest, bilinear); GridSample and
+// AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy,
+// MSELoss, SmoothL1Loss and BinaryCrossEntropyWithLogits; ReLU, LeakyReLU,
+// Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and Concat,
+// copies that never alias an input; BatchNorm, GroupNorm and LayerNorm;
+// Dropout.
 //
 // Every function takes and returns *gorgonia.Node and an error, with
-// torch's parameter names Go-cased in an options struct whose zero value
-// is torch's default. Tensors are float32 or float64, NCHW. Each op's
+// torch's parameter names Go-cased (in an options struct whose zero value
+// is torch's default where there are several); the losses' reduction is
+// an ad.Reduction whose zero value is torch's "mean". MatMul and the
+// convolutions run their matrix products on gops' own (package gemm), or
+// on OpenBLAS when the program installed it with openblas.Use. Tensors
+// are float32 or float64, NCHW. Each op's
 // backward is built from further differentiable ops (package ad), so
 // ad.Grad differentiates any gradient again; use ad.Grad, not
 // gorgonia.Grad. Results are bitwise the same for any GOMAXPROCS.

@@ -17,10 +17,12 @@
 // Use's error only says why OpenBLAS is not in use; gonum's BLAS then
 // computes the same results (up to the last bits), more slowly.
 //
-// Nothing in package gops calls Use; gops' demo (cmd/demo) and its tests and
-// benchmarks do. Those matrix products are every gorgonia.Mul /
-// BatchedMatMul and gops.MatMul (DeformConv2d's grouped product), which
-// otherwise runs on gops' own product (package gemm), not on gonum's.
+// Nothing in packages gops and nn calls Use; gops' demo (cmd/demo) and its
+// tests and benchmarks do. Those matrix products are every gorgonia.Mul /
+// BatchedMatMul, and nn.MatMul (so DeformConv2d's grouped product) and
+// nn.Conv2d's, which otherwise run on gops' own product (package gemm),
+// not on gonum's. Load returns the library as a BLAS without installing
+// it, and Describe says which BLAS a process uses now.
 //
 // OpenBLAS is looked for on Linux and macOS on amd64/arm64 (libopenblas.so.0,
 // libopenblas.so, libopenblas.dylib; Debian: apt-get install libopenblas0;

@@ -2,7 +2,9 @@
 // and float64, BLIS-style (packing in Go, a register-blocked micro-kernel in
 // Go assembly where the CPU has one: AVX-512 or AVX2/FMA on amd64, NEON on
 // arm64; a portable Go kernel elsewhere and with the build tag purego), with
-// no cgo and no system library.
+// no cgo and no system library. Gemm computes a product, Check validates
+// its sizes and slice lengths (for any BLAS), and Kernel names the
+// micro-kernel in use; package par's workers split large products.
 //
 // Results are bitwise identical for any GOMAXPROCS and between the assembly
 // kernels (AVX-512, AVX2/FMA and NEON compute alike): every element of C is

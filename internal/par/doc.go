@@ -6,4 +6,9 @@
 // wake goroutines, and a panic in a loop body is raised again on the
 // caller's goroutine. GOPS_WAIT_POLICY=passive in the environment makes
 // idle workers park at once instead of polling for the next loop.
+//
+// Scratch keeps the kernels' scratch buffers between calls, bounded by
+// ScratchBytes and ScratchBuffers, under one policy for every kernel
+// family (its doc comment says why); Pair and Of give a kernel generic
+// over two element types the keeper of its type.
 package par

@@ -1,8 +1,10 @@
-// Package vmath holds the vector loops of nn's row kernels (softmax,
-// log-softmax and their gradients): the maximum of a row, exp(x − shift)
-// with its sum, and a·x + b. On amd64 with AVX2 and FMA they are Go
-// assembly (exp_amd64.s); elsewhere, and under the purego tag, plain Go
-// with math.Exp.
+// Package vmath holds the vector loops of the row kernels in
+// internal/cpu: for softmax, log-softmax and their gradients, the maximum
+// of a row, exp(x − shift) with its sum, dot products, sums and a·x + b;
+// for the row normalisations (LayerNorm, GroupNorm), fused passes that
+// recompute x − μ and the normalised y instead of storing them. On amd64
+// with AVX2 and FMA (the exp also with AVX-512) they are Go assembly;
+// elsewhere, and under the purego tag, plain Go with math.Exp.
 //
 // The assembly's exp is a polynomial, within 2 ulp of math.Exp for
 // float32 and float64 (tested); results are deterministic: each function

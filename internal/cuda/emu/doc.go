@@ -1,33 +1,20 @@
-// Package emu runs gops' and nn's CUDA kernels (internal/cuda/kernels/gops/*.cu,
-// internal/cuda/kernels/nn/*.cu) on the CPU, unmodified, to test them where there is no
-// GPU: the kernels' arithmetic, index math, bounds and independence of the
+// Package emu runs gops' and nn's CUDA kernels (package kernels' .cu
+// sources) on the CPU, unmodified, to test them where there is no GPU:
+// the kernels' arithmetic, index math, bounds and independence of the
 // order in which the threads run.
 //
-// emu.h compiles each .cu as C++ with the system's g++ (cgo): __global__
-// and __device__ functions become plain ones, blockIdx, threadIdx,
-// blockDim and gridDim variables the launcher sets, atomics sequential
-// read-modify-writes, CUDA's intrinsics their exact C++ equivalents. A
-// launch runs the kernel once for each (block, thread) pair of the grid
-// that the host code's launch would have (internal/cuda/grid), one pair
-// after another, in an order the caller picks: forwards, backwards or
-// shuffled. The kernels are grid-stride loops without shared memory or
-// barriers, so any order is a legal schedule of the GPU's threads: a result
-// that depends on the order is a race.
-//
-// Launch takes a kernel's PTX entry name and the host code's argument list
-// (Ptr for device pointers, into memory from Alloc or Upload), as
-// internal/cuda/glue's Call.Launch does. The package needs cgo and a C++17
-// compiler, on linux/amd64 only; elsewhere it is empty. The tests compare
-// the emulated kernels bitwise with Go kernels, and only on amd64 does the
-// Go compiler never fuse a*b+c into one rounding: on arm64 (also ppc64,
-// s390x, riscv64) it emits fused multiply-adds, so the Go side would differ
-// from the unfused C++ (and from the PTX, built with -fmad=false) in the
-// last place. gen writes the k_*.cc tables from the committed PTX (go
-// generate).
-//
-// What emulation does not prove: the launch through Gorgonia's CUDA VM,
-// device memory handling, and the GPU's own math library (exp, log, erf
-// come from the C library here) and timing.
+// Launch runs a kernel, by its PTX entry name, with the host code's
+// arguments over the host code's grid (package grid), every (block,
+// thread) pair once in the order a Config picks (forwards, backwards,
+// shuffled, a smaller grid cap, chosen threads); CheckExclusive runs the
+// threads one at a time over Poison-filled outputs and reports an element
+// written twice. Device memory is C memory: Buffer, Alloc, Upload, Ptr,
+// Download, Slice. Kernels is the table of compiled kernels that gen
+// writes from the committed PTX (go generate). The package needs cgo and
+// a C++17 compiler, on linux/amd64 only (the tests compare with Go
+// kernels bitwise, and only there does Go never fuse a*b+c); elsewhere it
+// is empty. How the .cu files compile as C++, and what emulation does not
+// prove: docs/ARCHITECTURE.md ("The kernels on the CPU").
 package emu
 
 //go:generate go run ./gen

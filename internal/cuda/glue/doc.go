@@ -1,5 +1,5 @@
 // Package glue is the plumbing shared by the CUDA twins of packages gops
-// and nn, built under the cuda tag (glue.go): a package's PTX modules
+// and nn, built under the cuda tag: a package's PTX modules
 // (package kernels) registered with Gorgonia and its kernels looked up by
 // name (Module), Module.Twin, which makes an op's CUDA function (the type
 // of ad.OpSpec.CUDA) that allocates the result and has the op's launch

@@ -1,9 +1,9 @@
-// Package pack packs the tables that gops' CUDA kernels read (the
-// boxes' sampling grids and pooling bins), from the CPU code's grids and
-// bins. The host code (gops/*_cuda.go, build tag cuda) uploads what these
-// functions return, and the CPU emulator's tests (internal/cuda/emu) launch
-// the kernels on the same tables, so both run on one packing. Pure Go, no
-// build tag.
+// Package pack packs the tables that gops' CUDA kernels read, from the
+// CPU code's grids and bins: the boxes' sampling grids (Grids, and
+// BoxDerivGrids with the box members' coefficient flags) and pooling bins
+// (PoolBins). gops' launch code (build tag cuda) uploads what these
+// functions return, and gops' emulator tests launch the kernels on the
+// same tables, so both run on one packing. Pure Go, no build tag.
 package pack
 
 import (
