@@ -108,18 +108,23 @@ if /usr/bin/time -v true >/dev/null 2>&1; then have_time=true; fi
 maxrss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
 
 # ---------------------------------------------------------------- build
-log "building the gops and nn test binaries and scripts/benchtable"
+log "building the gops, nn and internal/cpu test binaries and scripts/benchtable"
 go build -o "$tmp/benchtable" ./scripts/benchtable
-for pkg in gops nn; do
-	if ! go test -c -o "$tmp/$pkg.test" "./$pkg"; then
+benchpkgs="gops nn internal/cpu"
+# benchfilter PKG: the benchmarks of PKG that make families; of internal/cpu
+# only the two that BENCHMARKS.md has always had (they were nn's).
+benchfilter() { if [ "$1" = internal/cpu ]; then grep -E '^Benchmark(GroupNormKernels|ChannelTotal)$'; else cat; fi; }
+for pkg in $benchpkgs; do
+	if ! go test -c -o "$tmp/${pkg//\//_}.test" "./$pkg"; then
 		echo "the $pkg package or its tests do not compile; nothing benchmarked" >&2
 		exit 1
 	fi
 done
 bin=$tmp/gops.test
 # gobench PKG ARGS...: PKG's test binary in the package directory, as go
-# test runs it. Families are the benchmarks of gops or of nn (famPkg).
-gobench() { local pkg=$1; shift; (cd "$pkg" && "$tmp/$pkg.test" -test.run '^$' "$@"); }
+# test runs it. Families are the benchmarks of gops, nn or internal/cpu (the
+# kernels alone: BenchmarkGroupNormKernels, BenchmarkChannelTotal) (famPkg).
+gobench() { local pkg=$1; shift; (cd "$pkg" && "$tmp/${pkg//\//_}.test" -test.run '^$' "$@"); }
 declare -A famPkg
 # The BLAS of gops' matrix products, as TestBLAS logs it: openblas.Describe()
 # after the openblas.UseFromEnv() of the test binary's TestMain (GOPS_BLAS=gonum:
@@ -133,11 +138,11 @@ second() { [[ -n $families2 && $blas == openblas* && $1 =~ ^($families2)$ ]]; }
 tagged() { sed -E "s/^(Benchmark[^[:space:]]*)-([0-9]+)([[:space:]])/\1@noopenblas-\2\3/"; }
 
 go_families=()
-for pkg in gops nn; do
+for pkg in $benchpkgs; do
 	while read -r b; do
 		go_families+=("${b#Benchmark}")
 		famPkg[${b#Benchmark}]=$pkg
-	done < <(gobench "$pkg" -test.list '^Benchmark' | grep '^Benchmark' || true)
+	done < <(gobench "$pkg" -test.list '^Benchmark' | grep '^Benchmark' | benchfilter "$pkg" || true)
 done
 
 # ---------------------------------------------------------------- torchvision names
@@ -184,7 +189,7 @@ for f in "${families[@]}"; do
 	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
 	if second "$f"; then
 		log "go GOPS_BLAS=gonum: Benchmark$f, -count $count -benchtime $benchtime"
-		if ! (cd "${famPkg[$f]}" && GOPS_BLAS=gonum "$tmp/${famPkg[$f]}.test" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
+		if ! (cd "${famPkg[$f]}" && GOPS_BLAS=gonum "$tmp/${famPkg[$f]//\//_}.test" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
 			problems+=("\`Benchmark$f\` with GOPS_BLAS=gonum failed (its rows may be missing).")
 		fi
 		cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
@@ -202,7 +207,7 @@ if $have_time; then
 		while IFS=$'\t' read -r name re; do
 			log "go peak RSS: $name$2"
 			local pkg=${famPkg[${name%%/*}]:-gops}
-			if (cd "$pkg" && GOPS_BLAS=$1 /usr/bin/time -v -o "$tmp/time" "$tmp/$pkg.test" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
+			if (cd "$pkg" && GOPS_BLAS=$1 /usr/bin/time -v -o "$tmp/time" "$tmp/${pkg//\//_}.test" -test.run '^$' -test.bench "$re" -test.benchmem -test.count 1 -test.benchtime "$benchtime") \
 				>"$tmp/rss.out" 2>&1 && grep -q '^Benchmark.*ns/op' "$tmp/rss.out"; then
 				printf '%s\t%s\n' "$name$2" "$(maxrss "$tmp/time")" >>"$tmp/gorss.tsv"
 			else
