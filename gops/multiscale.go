@@ -467,17 +467,17 @@ func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 }
 
 // gatherRoIRows copies rows idx (of width w) of src into dst, in order
-// (gatherRows, in parallel over the rows).
+// (cpu.GatherRows, in parallel over the rows).
 func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
 	dst = resizeRoIRows(dst, len(idx)*w)
 	par.For(len(idx), func(lo, hi int) {
-		gatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
+		cpu.GatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
 	})
 	return dst
 }
 
 // scatterRoIRows copies the rows of src (of width w) to rows idx of dst
-// (a copy, not scatterAddRows' sum: each box's row is written once).
+// (a copy, not cpu.ScatterAddRows' sum: each box's row is written once).
 func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
 	par.For(len(idx), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
