@@ -60,22 +60,18 @@ func SmoothL1[T Float](beta float64, order int, y, x []T) {
 // caller zeroes it). The targets must be in [0, c) or ignore (the caller
 // checks them).
 func Pick[T Float](vec bool, c, ignore int, dst, x []T, t []int) {
-	for i, ti := range t {
-		if ti == ignore {
-			continue
-		}
-		j := i*c + ti
-		if vec {
-			j = ti
-		}
-		dst[i] = x[j]
-	}
+	pick(vec, c, ignore, true, dst, x, t)
 }
 
 // Scatter is Pick's transpose: dst[i·c + t[i]] += g[i] (dst [n, c]), or
 // with vec dst[t[i]] += g[i] (dst [c]), rows in order, ignored targets
 // skipped. The targets must be in [0, c) or ignore.
 func Scatter[T Float](vec bool, c, ignore int, dst, g []T, t []int) {
+	pick(vec, c, ignore, false, dst, g, t)
+}
+
+// pick is Pick (forward) or Scatter.
+func pick[T Float](vec bool, c, ignore int, forward bool, dst, src []T, t []int) {
 	for i, ti := range t {
 		if ti == ignore {
 			continue
@@ -84,6 +80,10 @@ func Scatter[T Float](vec bool, c, ignore int, dst, g []T, t []int) {
 		if vec {
 			j = ti
 		}
-		dst[j] += g[i]
+		if forward {
+			dst[i] = src[j]
+		} else {
+			dst[j] += src[i]
+		}
 	}
 }
