@@ -32,38 +32,20 @@ import (
 // it to both where either is NaN); clamp(x, lo, hi) passes the gradient
 // where lo <= x <= hi, bounds included.
 
-// pointFn names a pointwise function of pointSpec (cpu.PointFn: the CPU
-// kernel evaluates it with cpu.PointOp.Eval, the CUDA twin, boxops_point
-// in internal/cuda/kernels/gops/boxops.cu, from the same code and
-// parameters, so the two cannot name different functions).
-type pointFn = cpu.PointFn
-
-const (
-	fnMaximum      = cpu.PointMaximum
-	fnMinimum      = cpu.PointMinimum
-	fnMaxShare     = cpu.PointMaxShare
-	fnClamp        = cpu.PointClamp
-	fnClampMask    = cpu.PointClampMask
-	fnAtan         = cpu.PointAtan
-	fnSigmoid      = cpu.PointSigmoid
-	fnSoftplus     = cpu.PointSoftplus
-	fnPow          = cpu.PointPow
-	fnDiv          = cpu.PointDiv
-	fnCopy         = cpu.PointCopy
-	fnMasked       = cpu.PointMasked
-	fnBothPositive = cpu.PointBothPositive
-)
-
-// pointOp is a pointFn with its parameters (cpu.PointOp).
+// pointOp is a pointwise function of pointSpec with its parameters
+// (cpu.PointOp): the CPU kernel evaluates it with cpu.PointOp.Eval, the
+// CUDA twin (boxops_point in internal/cuda/kernels/gops/boxops.cu) from
+// the same cpu.PointFn code and parameters, so the two cannot name
+// different functions.
 type pointOp = cpu.PointOp
 
 // pointParams names o's parameters in its spec's Params (ops are merged
 // by it).
 func pointParams(o pointOp) string {
 	switch o.Fn {
-	case fnClamp, fnClampMask:
+	case cpu.PointClamp, cpu.PointClampMask:
 		return fmt.Sprintf("[%v, %v]", o.P1, o.P2)
-	case fnPow:
+	case cpu.PointPow:
 		return fmt.Sprint(o.P1)
 	}
 	return ""
@@ -120,20 +102,20 @@ type pointGPU struct{ f pointOp }
 // is 0 (shareOf).
 func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
 	s := a.Shape()
-	name, f := "BoxMinimum", pointOp{Fn: fnMinimum}
+	name, f := "BoxMinimum", pointOp{Fn: cpu.PointMinimum}
 	if max {
-		name, f = "BoxMaximum", pointOp{Fn: fnMaximum}
+		name, f = "BoxMaximum", pointOp{Fn: cpu.PointMaximum}
 	}
 	spec := pointSpec(name, f, s, 2, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		first, second := in[0], in[1]
 		if !max { // minimum(a, b)'s share for a is maxShare(b, a)
 			first, second = second, first
 		}
-		ma, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: fnMaxShare}, s, 2, nil), first, second)
+		ma, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: cpu.PointMaxShare}, s, 2, nil), first, second)
 		if err != nil {
 			return nil, err
 		}
-		mb, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: fnMaxShare}, s, 2, nil), second, first)
+		mb, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: cpu.PointMaxShare}, s, 2, nil), second, first)
 		if err != nil {
 			return nil, err
 		}
@@ -162,9 +144,9 @@ func shareOf(u, m *gorgonia.Node) (*gorgonia.Node, error) {
 // where).
 func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 	s := x.Shape()
-	spec := pointSpec("BoxClamp", pointOp{Fn: fnClamp, P1: lo, P2: hi}, s, 1,
+	spec := pointSpec("BoxClamp", pointOp{Fn: cpu.PointClamp, P1: lo, P2: hi}, s, 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			m, err := ad.Apply(pointSpec("BoxClampMask", pointOp{Fn: fnClampMask, P1: lo, P2: hi}, s, 1, nil), in[0])
+			m, err := ad.Apply(pointSpec("BoxClampMask", pointOp{Fn: cpu.PointClampMask, P1: lo, P2: hi}, s, 1, nil), in[0])
 			if err != nil {
 				return nil, err
 			}
@@ -176,7 +158,7 @@ func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 
 // atanNode is torch.atan; gradient U / (1 + x²).
 func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxAtan", pointOp{Fn: fnAtan}, x.Shape(), 1,
+	spec := pointSpec("BoxAtan", pointOp{Fn: cpu.PointAtan}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			d := b.div(u, b.AddConst(b.Square(in[0]), 1))
@@ -187,7 +169,7 @@ func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // sigmoidNode is torch.sigmoid; gradient U ⊙ s ⊙ (1 − s) from its output s.
 func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSigmoid", pointOp{Fn: fnSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSigmoid", pointOp{Fn: cpu.PointSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		b := newBuild(out)
 		d := b.HadamardProd(u, b.HadamardProd(out, b.RSub(1, out)))
 		return b.Nodes(d)
@@ -197,7 +179,7 @@ func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // softplusNode is log(1 + exp(x)); gradient U ⊙ sigmoid(x).
 func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSoftplus", pointOp{Fn: fnSoftplus}, x.Shape(), 1, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSoftplus", pointOp{Fn: cpu.PointSoftplus}, x.Shape(), 1, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		s, err := sigmoidNode(in[0])
 		if err != nil {
 			return nil, err
@@ -211,7 +193,7 @@ func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 // powNode is torch.pow(x, gamma) for a constant gamma; gradient
 // U ⊙ gamma·x^(gamma−1), 0 for gamma = 0 (torch's pow_backward).
 func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxPow", pointOp{Fn: fnPow, P1: gamma}, x.Shape(), 1,
+	spec := pointSpec("BoxPow", pointOp{Fn: cpu.PointPow, P1: gamma}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			if gamma == 0 {
@@ -236,7 +218,7 @@ func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
 // so every order divides the same way.
 func divNode(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	s := a.Shape()
-	spec := pointSpec("BoxDiv", pointOp{Fn: fnDiv}, s, 2, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxDiv", pointOp{Fn: cpu.PointDiv}, s, 2, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		ga, err := divNode(u, in[1])
 		if err != nil {
 			return nil, err
@@ -264,14 +246,14 @@ func divKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 
 // stopGradient is x, through which no gradient flows (torch.no_grad).
 func stopGradient(x *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxStopGradient", pointOp{Fn: fnCopy}, x.Shape(), 1, nil), x)
+	return ad.Apply(pointSpec("BoxStopGradient", pointOp{Fn: cpu.PointCopy}, x.Shape(), 1, nil), x)
 }
 
 // maskedNode is x where m != 0 and 0 elsewhere (torch's x[mask] = ...):
 // linear in x and its own transpose; m gets no gradient.
 func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 	s := x.Shape()
-	spec := pointSpec("BoxMasked", pointOp{Fn: fnMasked}, s, 2, nil)
+	spec := pointSpec("BoxMasked", pointOp{Fn: cpu.PointMasked}, s, 2, nil)
 	spec.DiffWRT, spec.Backward = []bool{true, false}, nil
 	f, _ := ad.LinearPair(spec, spec)
 	return ad.Apply(f, x, m)
@@ -279,7 +261,7 @@ func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 
 // bothPositive is 1 where a > 0 and b > 0, else 0 (no gradient).
 func bothPositive(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxBothPositive", pointOp{Fn: fnBothPositive}, a.Shape(), 2, nil), a, b)
+	return ad.Apply(pointSpec("BoxBothPositive", pointOp{Fn: cpu.PointBothPositive}, a.Shape(), 2, nil), a, b)
 }
 
 // columnSpecs are ColumnSelect ([P, C] → its column j, [P]) and

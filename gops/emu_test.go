@@ -86,29 +86,29 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(3, 4))
 	emuRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
-		ops := []pointOp{{Fn: fnMaximum}, {Fn: fnMinimum}, {Fn: fnMaxShare}, {Fn: fnClamp, P1: -1, P2: 2}, {Fn: fnClampMask, P1: 0, P2: 0.5},
-			{Fn: fnAtan}, {Fn: fnSigmoid}, {Fn: fnSoftplus}, {Fn: fnPow, P1: 1.5}, {Fn: fnPow, P1: 2}, {Fn: fnDiv}, {Fn: fnCopy}, {Fn: fnMasked}, {Fn: fnBothPositive}}
+		ops := []pointOp{{Fn: cpu.PointMaximum}, {Fn: cpu.PointMinimum}, {Fn: cpu.PointMaxShare}, {Fn: cpu.PointClamp, P1: -1, P2: 2}, {Fn: cpu.PointClampMask, P1: 0, P2: 0.5},
+			{Fn: cpu.PointAtan}, {Fn: cpu.PointSigmoid}, {Fn: cpu.PointSoftplus}, {Fn: cpu.PointPow, P1: 1.5}, {Fn: cpu.PointPow, P1: 2}, {Fn: cpu.PointDiv}, {Fn: cpu.PointCopy}, {Fn: cpu.PointMasked}, {Fn: cpu.PointBothPositive}}
 		for _, op := range ops {
 			for _, n := range []int{0, 1, 300} {
 				a, b := emuValues[T](r, n), emuValues[T](r, n)
 				for i := 0; i < n; i += 7 { // ties
 					b[i] = a[i]
 				}
-				unary := op.Fn == fnClamp || op.Fn == fnClampMask || op.Fn == fnAtan || op.Fn == fnSigmoid || op.Fn == fnSoftplus || op.Fn == fnPow || op.Fn == fnCopy
+				unary := op.Fn == cpu.PointClamp || op.Fn == cpu.PointClampMask || op.Fn == cpu.PointAtan || op.Fn == cpu.PointSigmoid || op.Fn == cpu.PointSoftplus || op.Fn == cpu.PointPow || op.Fn == cpu.PointCopy
 				in := []ad.Tensor[T]{tensorOf(a), tensorOf(b)}
 				if unary {
 					in = in[:1]
 				}
 				want := make([]T, n)
 				k := pointKernel[T](op)
-				if op.Fn == fnDiv {
+				if op.Fn == cpu.PointDiv {
 					k = divKernel[T]
 				}
 				if err := k(tensorOf(want), in); err != nil {
 					t.Fatal(err)
 				}
 				tol := 0.0
-				if op.Fn == fnAtan || op.Fn == fnSigmoid || op.Fn == fnSoftplus || op.Fn == fnPow {
+				if op.Fn == cpu.PointAtan || op.Fn == cpu.PointSigmoid || op.Fn == cpu.PointSoftplus || op.Fn == cpu.PointPow {
 					tol = et.Tol[T]()
 				}
 				t.Run(fmt.Sprintf("fn%d/n%d", op.Fn, n), func(t *testing.T) {
