@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -256,10 +257,10 @@ func clipSpec(k int, size [2]int, mask bool) ad.OpSpec {
 			return tensor.Shape{k, 4}, nil
 		},
 		Kernel: ad.Floats(func(out ad.Tensor[float32], in []ad.Tensor[float32]) error {
-			clipKernel(out.Data, in[0].Data, bounds, mask)
+			cpu.ClipBoxes(out.Data, in[0].Data, bounds, mask)
 			return nil
 		}, func(out ad.Tensor[float64], in []ad.Tensor[float64]) error {
-			clipKernel(out.Data, in[0].Data, bounds, mask)
+			cpu.ClipBoxes(out.Data, in[0].Data, bounds, mask)
 			return nil
 		}),
 		KernelOverwrites: true,
@@ -277,20 +278,6 @@ func clipSpec(k int, size [2]int, mask bool) ad.OpSpec {
 type clipGPU struct {
 	bounds [4]float64
 	mask   bool
-}
-
-func clipKernel[T ad.Float](out, in []T, hi [4]float64, mask bool) {
-	for i, v := range in {
-		x, h := float64(v), hi[i%4]
-		if mask {
-			out[i] = 0
-			if x >= 0 && x <= h {
-				out[i] = 1
-			}
-			continue
-		}
-		out[i] = T(clamp(x, 0, h))
-	}
 }
 
 // boxPair holds the coordinates of P pairs of boxes, each a [P] node: the

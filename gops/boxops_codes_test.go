@@ -12,19 +12,25 @@ import (
 )
 
 // TestBoxOpsKernelCodes: the function codes that the box ops send to
-// internal/cuda/kernels/gops/boxops.cu (pointFn, boxprims.go; convertKind, boxops.go) are
-// the .cu enums' (PointFn, ConvertKind), name for name and in order, so
-// that the GPU runs the function the CPU does.
+// internal/cuda/kernels/gops/boxops.cu (cpu.PointFn, internal/cpu/boxprims.go,
+// PointMaximum for the .cu's fnMaximum; convertKind, boxops.go) are the
+// .cu enums' (PointFn, ConvertKind), name for name and in order, so that
+// the GPU runs the function the CPU does.
 func TestBoxOpsKernelCodes(t *testing.T) {
 	src, err := os.ReadFile("../internal/cuda/kernels/gops/boxops.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ goFile, goType, cuEnum string }{
-		{"boxprims.go", "pointFn", "PointFn"},
-		{"boxops.go", "convertKind", "ConvertKind"},
+	for _, c := range []struct{ goFile, goType, cuEnum, goPrefix string }{
+		{"../internal/cpu/boxprims.go", "PointFn", "PointFn", "Point"},
+		{"boxops.go", "convertKind", "ConvertKind", ""},
 	} {
 		goNames := goConstNames(t, c.goFile, c.goType)
+		if c.goPrefix != "" { // Go's PointX is the .cu's fnX
+			for i, n := range goNames {
+				goNames[i] = "fn" + strings.TrimPrefix(n, c.goPrefix)
+			}
+		}
 		m := regexp.MustCompile(`enum\s+` + c.cuEnum + `\s*\{([^}]*)\}`).FindSubmatch(src)
 		if m == nil {
 			t.Fatalf("internal/cuda/kernels/gops/boxops.cu: no enum %s", c.cuEnum)

@@ -25,7 +25,7 @@ func (d pointGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgon
 	if len(in) == 2 {
 		b = ptr(in[1])
 	}
-	return c.Launch("boxops_point"+sfx, n, ptr(in[0]), b, ptr(out), n, int(d.f.fn), d.f.p1, d.f.p2)
+	return c.Launch("boxops_point"+sfx, n, ptr(in[0]), b, ptr(out), n, int(d.f.Fn), d.f.P1, d.f.P2)
 }
 
 // launch runs ColumnSelect (d.fwd) or ColumnEmbed.

@@ -2,11 +2,11 @@ package gops
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -32,87 +32,21 @@ import (
 // it to both where either is NaN); clamp(x, lo, hi) passes the gradient
 // where lo <= x <= hi, bounds included.
 
-// pointFn names a pointwise function of pointSpec: the CPU kernel
-// evaluates it with eval, the CUDA twin (boxops_point in
-// internal/cuda/kernels/gops/boxops.cu, whose switch mirrors eval case by case) from the
-// same code and parameters, so the two cannot name different functions.
-type pointFn int
+// pointOp is a pointwise function of pointSpec with its parameters
+// (cpu.PointOp): the CPU kernel evaluates it with cpu.PointOp.Eval, the
+// CUDA twin (boxops_point in internal/cuda/kernels/gops/boxops.cu) from
+// the same cpu.PointFn code and parameters, so the two cannot name
+// different functions.
+type pointOp = cpu.PointOp
 
-const (
-	fnMaximum      pointFn = iota // maximum(a, b)
-	fnMinimum                     // minimum(a, b)
-	fnMaxShare                    // maxShare(a, b)
-	fnClamp                       // clamp(a, p1, p2)
-	fnClampMask                   // 1 where p1 <= a <= p2, else 0
-	fnAtan                        // math.Atan(a)
-	fnSigmoid                     // sigmoid(a)
-	fnSoftplus                    // softplus(a)
-	fnPow                         // math.Pow(a, p1)
-	fnDiv                         // a / b
-	fnCopy                        // a
-	fnMasked                      // a where b != 0, else 0
-	fnBothPositive                // 1 where a > 0 and b > 0, else 0
-)
-
-// pointOp is a pointFn with its parameters (clamp's lo and hi, pow's
-// exponent; 0 when unused).
-type pointOp struct {
-	fn     pointFn
-	p1, p2 float64
-}
-
-// eval is the function at a and b (b is 0 for a unary one), in float64;
-// the kernels round it to the op's dtype. A code that is not a pointFn
-// gives NaN.
-func (o pointOp) eval(a, b float64) float64 {
-	switch o.fn {
-	case fnMaximum:
-		return maximum(a, b)
-	case fnMinimum:
-		return minimum(a, b)
-	case fnMaxShare:
-		return maxShare(a, b)
-	case fnClamp:
-		return clamp(a, o.p1, o.p2)
-	case fnClampMask:
-		if a >= o.p1 && a <= o.p2 {
-			return 1
-		}
-		return 0
-	case fnAtan:
-		return math.Atan(a)
-	case fnSigmoid:
-		return sigmoid(a)
-	case fnSoftplus:
-		return softplus(a)
-	case fnPow:
-		return math.Pow(a, o.p1)
-	case fnDiv:
-		return a / b
-	case fnCopy:
-		return a
-	case fnMasked:
-		if b != 0 {
-			return a
-		}
-		return 0
-	case fnBothPositive:
-		if a > 0 && b > 0 {
-			return 1
-		}
-		return 0
-	}
-	return math.NaN() // not a pointFn: no caller builds one
-}
-
-// params names the op's parameters in its spec's Params (ops are merged
+// pointParams names o's parameters in its spec's Params (ops are merged
 // by it).
-func (o pointOp) params() string {
-	switch o.fn {
-	case fnClamp, fnClampMask:
-		return fmt.Sprintf("[%v, %v]", o.p1, o.p2)
-	case fnPow:
-		return fmt.Sprint(o.p1)
+func pointParams(o pointOp) string {
+	switch o.Fn {
+	case cpu.PointClamp, cpu.PointClampMask:
+		return fmt.Sprintf("[%v, %v]", o.P1, o.P2)
+	case cpu.PointPow:
+		return fmt.Sprint(o.P1)
 	}
 	return ""
 }
@@ -126,7 +60,7 @@ func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(
 		dims[i] = s.Dims()
 	}
 	spec := ad.OpSpec{
-		Name: name, Params: fmt.Sprintf("%s %v", f.params(), s), InputDims: dims, OutputDims: s.Dims(),
+		Name: name, Params: fmt.Sprintf("%s %v", pointParams(f), s), InputDims: dims, OutputDims: s.Dims(),
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			for i := range in {
 				if !slices.Equal(in[i], s) {
@@ -148,19 +82,14 @@ func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(
 	return withCUDA(spec, pointGPU{f})
 }
 
+// pointKernel is cpu.Point (unary with one input).
 func pointKernel[T ad.Float](f pointOp) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		a := in[0].Data
-		if len(in) == 1 {
-			for i, v := range a {
-				out.Data[i] = T(f.eval(float64(v), 0))
-			}
-			return nil
+		var b []T
+		if len(in) == 2 {
+			b = in[1].Data
 		}
-		b := in[1].Data[:len(a)]
-		for i, v := range a {
-			out.Data[i] = T(f.eval(float64(v), float64(b[i])))
-		}
+		cpu.Point(f, out.Data, in[0].Data, b)
 		return nil
 	}
 }
@@ -168,59 +97,25 @@ func pointKernel[T ad.Float](f pointOp) func(ad.Tensor[T], []ad.Tensor[T]) error
 // pointGPU is what pointSpec's CUDA twin needs (boxops_cuda.go).
 type pointGPU struct{ f pointOp }
 
-// torch.maximum and torch.minimum: NaN if either is NaN.
-func maximum(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	if a > b {
-		return a
-	}
-	return b
-}
-
-func minimum(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	if a < b {
-		return a
-	}
-	return b
-}
-
-// maxShare is the share of maximum(a, b)'s gradient that a gets (torch's
-// rule): 0 where a < b, ½ where a == b, 1 otherwise (NaN included).
-// minimum(a, b)'s share for a is maxShare(b, a).
-func maxShare(a, b float64) float64 {
-	switch {
-	case a < b:
-		return 0
-	case a == b:
-		return 0.5
-	}
-	return 1
-}
-
 // binaryMinMax applies maximum (max) or minimum to a and b of one shape;
 // gradients U ⊙ share(a, b), U ⊙ share(b, a), exactly 0 where the share
 // is 0 (shareOf).
 func binaryMinMax(a, b *gorgonia.Node, max bool) (*gorgonia.Node, error) {
 	s := a.Shape()
-	name, f := "BoxMinimum", pointOp{fn: fnMinimum}
+	name, f := "BoxMinimum", pointOp{Fn: cpu.PointMinimum}
 	if max {
-		name, f = "BoxMaximum", pointOp{fn: fnMaximum}
+		name, f = "BoxMaximum", pointOp{Fn: cpu.PointMaximum}
 	}
 	spec := pointSpec(name, f, s, 2, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		first, second := in[0], in[1]
 		if !max { // minimum(a, b)'s share for a is maxShare(b, a)
 			first, second = second, first
 		}
-		ma, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{fn: fnMaxShare}, s, 2, nil), first, second)
+		ma, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: cpu.PointMaxShare}, s, 2, nil), first, second)
 		if err != nil {
 			return nil, err
 		}
-		mb, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{fn: fnMaxShare}, s, 2, nil), second, first)
+		mb, err := ad.Apply(pointSpec("BoxMaxShare", pointOp{Fn: cpu.PointMaxShare}, s, 2, nil), second, first)
 		if err != nil {
 			return nil, err
 		}
@@ -244,22 +139,14 @@ func shareOf(u, m *gorgonia.Node) (*gorgonia.Node, error) {
 	return maskedNode(um, m)
 }
 
-// clamp is torch.clamp(x, lo, hi) (NaN stays NaN); ±Inf bounds are none.
-func clamp(x, lo, hi float64) float64 {
-	if x != x {
-		return x
-	}
-	return math.Min(math.Max(x, lo), hi)
-}
-
 // clampNode clamps x to [lo, hi]; its gradient is U where lo <= x <= hi,
 // exactly 0 elsewhere, even where U is infinite (torch's clamp_backward, a
 // where).
 func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 	s := x.Shape()
-	spec := pointSpec("BoxClamp", pointOp{fnClamp, lo, hi}, s, 1,
+	spec := pointSpec("BoxClamp", pointOp{Fn: cpu.PointClamp, P1: lo, P2: hi}, s, 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			m, err := ad.Apply(pointSpec("BoxClampMask", pointOp{fnClampMask, lo, hi}, s, 1, nil), in[0])
+			m, err := ad.Apply(pointSpec("BoxClampMask", pointOp{Fn: cpu.PointClampMask, P1: lo, P2: hi}, s, 1, nil), in[0])
 			if err != nil {
 				return nil, err
 			}
@@ -271,7 +158,7 @@ func clampNode(x *gorgonia.Node, lo, hi float64) (*gorgonia.Node, error) {
 
 // atanNode is torch.atan; gradient U / (1 + x²).
 func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxAtan", pointOp{fn: fnAtan}, x.Shape(), 1,
+	spec := pointSpec("BoxAtan", pointOp{Fn: cpu.PointAtan}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			d := b.div(u, b.AddConst(b.Square(in[0]), 1))
@@ -280,20 +167,9 @@ func atanNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return ad.Apply(spec, x)
 }
 
-// sigmoid and softplus without overflow (log(1 + exp(x))).
-func sigmoid(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
-
 // sigmoidNode is torch.sigmoid; gradient U ⊙ s ⊙ (1 − s) from its output s.
 func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSigmoid", pointOp{fn: fnSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSigmoid", pointOp{Fn: cpu.PointSigmoid}, x.Shape(), 1, func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		b := newBuild(out)
 		d := b.HadamardProd(u, b.HadamardProd(out, b.RSub(1, out)))
 		return b.Nodes(d)
@@ -303,7 +179,7 @@ func sigmoidNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 // softplusNode is log(1 + exp(x)); gradient U ⊙ sigmoid(x).
 func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxSoftplus", pointOp{fn: fnSoftplus}, x.Shape(), 1, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxSoftplus", pointOp{Fn: cpu.PointSoftplus}, x.Shape(), 1, func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		s, err := sigmoidNode(in[0])
 		if err != nil {
 			return nil, err
@@ -317,7 +193,7 @@ func softplusNode(x *gorgonia.Node) (*gorgonia.Node, error) {
 // powNode is torch.pow(x, gamma) for a constant gamma; gradient
 // U ⊙ gamma·x^(gamma−1), 0 for gamma = 0 (torch's pow_backward).
 func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
-	spec := pointSpec("BoxPow", pointOp{fn: fnPow, p1: gamma}, x.Shape(), 1,
+	spec := pointSpec("BoxPow", pointOp{Fn: cpu.PointPow, P1: gamma}, x.Shape(), 1,
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := newBuild(in[0])
 			if gamma == 0 {
@@ -342,7 +218,7 @@ func powNode(x *gorgonia.Node, gamma float64) (*gorgonia.Node, error) {
 // so every order divides the same way.
 func divNode(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	s := a.Shape()
-	spec := pointSpec("BoxDiv", pointOp{fn: fnDiv}, s, 2, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
+	spec := pointSpec("BoxDiv", pointOp{Fn: cpu.PointDiv}, s, 2, func(in gorgonia.Nodes, q, u *gorgonia.Node) (gorgonia.Nodes, error) {
 		ga, err := divNode(u, in[1])
 		if err != nil {
 			return nil, err
@@ -362,25 +238,22 @@ func divNode(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	return ad.Apply(spec, a, b)
 }
 
-// divKernel divides in T (Go's / on floats is IEEE division).
+// divKernel is cpu.Div.
 func divKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	a, b := in[0].Data, in[1].Data[:len(in[0].Data)]
-	for i, v := range a {
-		out.Data[i] = v / b[i]
-	}
+	cpu.Div(out.Data, in[0].Data, in[1].Data)
 	return nil
 }
 
 // stopGradient is x, through which no gradient flows (torch.no_grad).
 func stopGradient(x *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxStopGradient", pointOp{fn: fnCopy}, x.Shape(), 1, nil), x)
+	return ad.Apply(pointSpec("BoxStopGradient", pointOp{Fn: cpu.PointCopy}, x.Shape(), 1, nil), x)
 }
 
 // maskedNode is x where m != 0 and 0 elsewhere (torch's x[mask] = ...):
 // linear in x and its own transpose; m gets no gradient.
 func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 	s := x.Shape()
-	spec := pointSpec("BoxMasked", pointOp{fn: fnMasked}, s, 2, nil)
+	spec := pointSpec("BoxMasked", pointOp{Fn: cpu.PointMasked}, s, 2, nil)
 	spec.DiffWRT, spec.Backward = []bool{true, false}, nil
 	f, _ := ad.LinearPair(spec, spec)
 	return ad.Apply(f, x, m)
@@ -388,7 +261,7 @@ func maskedNode(x, m *gorgonia.Node) (*gorgonia.Node, error) {
 
 // bothPositive is 1 where a > 0 and b > 0, else 0 (no gradient).
 func bothPositive(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-	return ad.Apply(pointSpec("BoxBothPositive", pointOp{fn: fnBothPositive}, a.Shape(), 2, nil), a, b)
+	return ad.Apply(pointSpec("BoxBothPositive", pointOp{Fn: cpu.PointBothPositive}, a.Shape(), 2, nil), a, b)
 }
 
 // columnSpecs are ColumnSelect ([P, C] → its column j, [P]) and
@@ -410,16 +283,13 @@ func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 	return ad.LinearPair(mk("ColumnSelect", tensor.Shape{p, c}, tensor.Shape{p}, true), mk("ColumnEmbed", tensor.Shape{p}, tensor.Shape{p, c}, false))
 }
 
+// columnKernel is cpu.ColumnSelect (fwd) or cpu.ColumnEmbed.
 func columnKernel[T ad.Float](c, j int, fwd bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		if fwd {
-			for i := range out.Data {
-				out.Data[i] = in[0].Data[i*c+j]
-			}
+			cpu.ColumnSelect(c, j, out.Data, in[0].Data)
 		} else {
-			for i, v := range in[0].Data {
-				out.Data[i*c+j] = v
-			}
+			cpu.ColumnEmbed(c, j, out.Data, in[0].Data)
 		}
 		return nil
 	}
@@ -473,36 +343,18 @@ func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
 	return ad.Apply(withCUDA(spec, stackGPU{}), cols...)
 }
 
-// stackGPU is StackColumns' CUDA twin (boxops_cuda.go).
-type stackGPU struct{}
-
+// stackKernel is cpu.StackColumns.
 func stackKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	c := len(in)
+	cols := make([][]T, len(in))
 	for j, col := range in {
-		for i, v := range col.Data {
-			out.Data[i*c+j] = v
-		}
+		cols[j] = col.Data
 	}
+	cpu.StackColumns(out.Data, cols)
 	return nil
 }
 
-// gatherRows sets dst's row r to src's row idx[r] (rows of n elements);
-// scatterAddRows adds src's row r into dst's row idx[r], in order of r
-// (deterministic).
-func gatherRows[T ad.Float](dst, src []T, idx []int, n int) {
-	for r, i := range idx {
-		copy(dst[r*n:(r+1)*n], src[i*n:(i+1)*n])
-	}
-}
-
-func scatterAddRows[T ad.Float](dst, src []T, idx []int, n int) {
-	for r, i := range idx {
-		d, s := dst[i*n:(i+1)*n], src[r*n:(r+1)*n]
-		for e, v := range s {
-			d[e] += v
-		}
-	}
-}
+// stackGPU is StackColumns' CUDA twin (boxops_cuda.go).
+type stackGPU struct{}
 
 // rowGatherSpecs are RowGather (x [K, rest...] → [len(idx), rest...], rows
 // idx of x, idx fixed when the graph is built) and RowScatterAdd (back,
@@ -560,9 +412,9 @@ func rowSelectKernel[T ad.Float](fixed []int, k, n int, fwd bool) func(ad.Tensor
 			}
 		}
 		if fwd {
-			gatherRows(out.Data, in[0].Data, idx, n)
+			cpu.GatherRows(out.Data, in[0].Data, idx, n)
 		} else {
-			scatterAddRows(out.Data, in[0].Data, idx, n)
+			cpu.ScatterAddRows(out.Data, in[0].Data, idx, n)
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cuda/emu"
 	et "github.com/gops-dev/gops/internal/cuda/emu/emutest"
 	"gorgonia.org/tensor"
@@ -85,38 +86,38 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 	sfx := et.Sfx[T]()
 	r := rand.New(rand.NewPCG(3, 4))
 	emuRan.Kernel(t, "boxops_point"+sfx, func(t *testing.T) {
-		ops := []pointOp{{fn: fnMaximum}, {fn: fnMinimum}, {fn: fnMaxShare}, {fn: fnClamp, p1: -1, p2: 2}, {fn: fnClampMask, p1: 0, p2: 0.5},
-			{fn: fnAtan}, {fn: fnSigmoid}, {fn: fnSoftplus}, {fn: fnPow, p1: 1.5}, {fn: fnPow, p1: 2}, {fn: fnDiv}, {fn: fnCopy}, {fn: fnMasked}, {fn: fnBothPositive}}
+		ops := []pointOp{{Fn: cpu.PointMaximum}, {Fn: cpu.PointMinimum}, {Fn: cpu.PointMaxShare}, {Fn: cpu.PointClamp, P1: -1, P2: 2}, {Fn: cpu.PointClampMask, P1: 0, P2: 0.5},
+			{Fn: cpu.PointAtan}, {Fn: cpu.PointSigmoid}, {Fn: cpu.PointSoftplus}, {Fn: cpu.PointPow, P1: 1.5}, {Fn: cpu.PointPow, P1: 2}, {Fn: cpu.PointDiv}, {Fn: cpu.PointCopy}, {Fn: cpu.PointMasked}, {Fn: cpu.PointBothPositive}}
 		for _, op := range ops {
 			for _, n := range []int{0, 1, 300} {
 				a, b := emuValues[T](r, n), emuValues[T](r, n)
 				for i := 0; i < n; i += 7 { // ties
 					b[i] = a[i]
 				}
-				unary := op.fn == fnClamp || op.fn == fnClampMask || op.fn == fnAtan || op.fn == fnSigmoid || op.fn == fnSoftplus || op.fn == fnPow || op.fn == fnCopy
+				unary := op.Fn == cpu.PointClamp || op.Fn == cpu.PointClampMask || op.Fn == cpu.PointAtan || op.Fn == cpu.PointSigmoid || op.Fn == cpu.PointSoftplus || op.Fn == cpu.PointPow || op.Fn == cpu.PointCopy
 				in := []ad.Tensor[T]{tensorOf(a), tensorOf(b)}
 				if unary {
 					in = in[:1]
 				}
 				want := make([]T, n)
 				k := pointKernel[T](op)
-				if op.fn == fnDiv {
+				if op.Fn == cpu.PointDiv {
 					k = divKernel[T]
 				}
 				if err := k(tensorOf(want), in); err != nil {
 					t.Fatal(err)
 				}
 				tol := 0.0
-				if op.fn == fnAtan || op.fn == fnSigmoid || op.fn == fnSoftplus || op.fn == fnPow {
+				if op.Fn == cpu.PointAtan || op.Fn == cpu.PointSigmoid || op.Fn == cpu.PointSoftplus || op.Fn == cpu.PointPow {
 					tol = et.Tol[T]()
 				}
-				t.Run(fmt.Sprintf("fn%d/n%d", op.fn, n), func(t *testing.T) {
+				t.Run(fmt.Sprintf("fn%d/n%d", op.Fn, n), func(t *testing.T) {
 					emuRun(t, "boxops_point"+sfx, n, want, tol, nil, func(out emu.Ptr) []any {
 						bp := emu.Ptr(0) // a unary function: b = 0, as the host code
 						if !unary {
 							bp = et.Up(t, b)
 						}
-						return []any{et.Up(t, a), bp, out, n, int(op.fn), op.p1, op.p2}
+						return []any{et.Up(t, a), bp, out, n, int(op.Fn), op.P1, op.P2}
 					})
 				})
 			}
@@ -187,7 +188,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			for _, n := range []int{1, 4, 5} {
 				x := emuValues[T](r, c.k*n)
 				want := make([]T, len(c.idx)*n)
-				gatherRows(want, x, c.idx, n)
+				cpu.GatherRows(want, x, c.idx, n)
 				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
 				emuRun(t, "boxops_gather_rows"+sfx, p*n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), et.Up(t, c.idx), out, p, n} })
 			}
@@ -198,7 +199,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			for _, n := range []int{1, 4, 5} {
 				g := emuValues[T](r, len(c.idx)*n)
 				want := make([]T, c.k*n)
-				scatterAddRows(want, g, c.idx, n)
+				cpu.ScatterAddRows(want, g, c.idx, n)
 				start, rows := inverseRows(c.idx, c.k)
 				k := c.k
 				emuRun(t, "boxops_scatter_rows"+sfx, k*n, want, 0, nil, func(out emu.Ptr) []any {
@@ -232,7 +233,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 			for _, mask := range []bool{false, true} {
 				w, h := 8.0, 3.0
 				want := make([]T, 4*k)
-				clipKernel(want, x, [4]float64{w, h, w, h}, mask)
+				cpu.ClipBoxes(want, x, [4]float64{w, h, w, h}, mask)
 				n := 4 * k
 				emuRun(t, "boxops_clip"+sfx, n, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, x), out, n, w, h, mask} })
 			}

@@ -94,15 +94,13 @@ func boxesToRoIsSpec(counts []int) ad.OpSpec {
 // images' box counts.
 type roisGPU struct{ counts []int }
 
+// boxesToRoIsKernel is cpu.BoxesToRoIs.
 func boxesToRoIsKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	r := 0
+	boxes := make([][]T, len(in))
 	for i, b := range in {
-		for j := 0; j+4 <= len(b.Data); j += 4 {
-			out.Data[5*r] = T(i)
-			copy(out.Data[5*r+1:5*r+5], b.Data[j:j+4])
-			r++
-		}
+		boxes[i] = b.Data
 	}
+	cpu.BoxesToRoIs(out.Data, boxes)
 	return nil
 }
 
@@ -133,15 +131,13 @@ type roiRowsGPU struct {
 	embed     bool
 }
 
+// roiRowsKernel is cpu.RoIRows: RoIRowsEmbed (embed) or RoIRows.
 func roiRowsKernel[T ad.Float](off, n int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for j := 0; j < n; j++ {
-			r := 5 * (off + j)
-			if embed {
-				copy(out.Data[r+1:r+5], in[0].Data[4*j:4*j+4])
-			} else {
-				copy(out.Data[4*j:4*j+4], in[0].Data[r+1:r+5])
-			}
+		if embed {
+			cpu.RoIRows(off, n, true, in[0].Data, out.Data)
+		} else {
+			cpu.RoIRows(off, n, false, out.Data, in[0].Data)
 		}
 		return nil
 	}
@@ -467,17 +463,17 @@ func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
 }
 
 // gatherRoIRows copies rows idx (of width w) of src into dst, in order
-// (gatherRows, in parallel over the rows).
+// (cpu.GatherRows, in parallel over the rows).
 func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
 	dst = resizeRoIRows(dst, len(idx)*w)
 	par.For(len(idx), func(lo, hi int) {
-		gatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
+		cpu.GatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
 	})
 	return dst
 }
 
 // scatterRoIRows copies the rows of src (of width w) to rows idx of dst
-// (a copy, not scatterAddRows' sum: each box's row is written once).
+// (a copy, not cpu.ScatterAddRows' sum: each box's row is written once).
 func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
 	par.For(len(idx), func(lo, hi int) {
 		for j := lo; j < hi; j++ {

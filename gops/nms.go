@@ -1,11 +1,10 @@
 package gops
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/tensor"
 )
 
@@ -91,100 +90,9 @@ func NMS(boxes, scores *tensor.Dense, iouThreshold float64) ([]int, error) {
 		return []int{}, nil
 	}
 	if boxes.Dtype() == tensor.Float32 {
-		return nms(denseData[float32](boxes), denseData[float32](scores), iouThreshold), nil
+		return cpu.NMS(denseData[float32](boxes), denseData[float32](scores), iouThreshold), nil
 	}
-	return nms(denseData[float64](boxes), denseData[float64](scores), iouThreshold), nil
-}
-
-// scoreOrder is the indices of scores by decreasing score, NaN first,
-// equal scores by increasing index (torch's stable descending sort).
-func scoreOrder[T float32 | float64](scores []T) []int32 {
-	order := make([]int32, len(scores))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		sa, sb := scores[a], scores[b]
-		switch na, nb := sa != sa, sb != sb; {
-		case na && nb:
-		case na:
-			return -1
-		case nb:
-			return 1
-		case sa > sb:
-			return -1
-		case sa < sb:
-			return 1
-		}
-		return cmp.Compare(a, b)
-	})
-	return order
-}
-
-// nms is NMS on K > 0 boxes. The boxes are copied in score order into
-// separate coordinate arrays with their areas, and the candidates still in
-// play are kept in a list that each kept box filters, so that suppressed
-// boxes are never visited again; pairs that do not overlap skip the
-// division (their IoU is 0, or NaN for a zero union, neither above a
-// threshold >= 0). The arithmetic is torchvision's nms_kernel:
-// std::max/std::min as written there (a NaN coordinate of the candidate is
-// ignored by them), w = max(0, xx2 − xx1), ovr = inter / (area_i + area_j −
-// inter) in T, compared in float64 with the threshold.
-func nms[T float32 | float64](boxes, scores []T, thr float64) []int {
-	k := len(scores)
-	order := scoreOrder(scores)
-	x1, y1, x2, y2, area := make([]T, k), make([]T, k), make([]T, k), make([]T, k), make([]T, k)
-	for p, i := range order {
-		b := boxes[4*int(i) : 4*int(i)+4]
-		x1[p], y1[p], x2[p], y2[p] = b[0], b[1], b[2], b[3]
-		area[p] = T(T(b[2]-b[0]) * T(b[3]-b[1]))
-	}
-	live := make([]int32, k) // positions in score order still in play
-	for p := range live {
-		live[p] = int32(p)
-	}
-	keep := make([]int, 0, 64)
-	for len(live) > 0 {
-		i := live[0]
-		keep = append(keep, int(order[i]))
-		ix1, iy1, ix2, iy2, ia := x1[i], y1[i], x2[i], y2[i], area[i]
-		rest := live[1:]
-		n := 0
-		for _, j := range rest {
-			// A side <= 0 (max(0, ·) = 0): no overlap, box j stays; the
-			// height is not computed then.
-			suppress := false
-			if w := overlapSide(ix1, ix2, x1[j], x2[j]); 0 < w {
-				if h := overlapSide(iy1, iy2, y1[j], y2[j]); 0 < h {
-					inter := T(w * h)
-					ovr := inter / T(T(ia+area[j])-inter)
-					suppress = float64(ovr) > thr
-				}
-			}
-			if !suppress {
-				rest[n] = j
-				n++
-			}
-		}
-		live = rest[:n]
-	}
-	return keep
-}
-
-// overlapSide is the side of the overlap of the intervals [lo1, hi1] (the
-// kept box) and [lo2, hi2] (a candidate) before nms_kernel's max(0, ·):
-// std::min(hi1, hi2) − std::max(lo1, lo2), with std::max(lo1, lo2) as
-// written there, (lo1 < lo2) ? lo2 : lo1, and std::min(hi1, hi2) =
-// (hi2 < hi1) ? hi2 : hi1, so that a NaN of the candidate is ignored.
-func overlapSide[T float32 | float64](lo1, hi1, lo2, hi2 T) T {
-	lo, hi := lo1, hi1
-	if lo1 < lo2 {
-		lo = lo2
-	}
-	if hi2 < hi1 {
-		hi = hi2
-	}
-	return hi - lo
+	return cpu.NMS(denseData[float64](boxes), denseData[float64](scores), iouThreshold), nil
 }
 
 // BatchedNMS is torchvision.ops.batched_nms(boxes, scores, idxs,
@@ -216,62 +124,9 @@ func BatchedNMS(boxes, scores *tensor.Dense, idxs []int, iouThreshold float64) (
 		return []int{}, nil
 	}
 	if boxes.Dtype() == tensor.Float32 {
-		return batchedNMS(denseData[float32](boxes), denseData[float32](scores), idxs, iouThreshold), nil
+		return cpu.BatchedNMS(denseData[float32](boxes), denseData[float32](scores), idxs, iouThreshold), nil
 	}
-	return batchedNMS(denseData[float64](boxes), denseData[float64](scores), idxs, iouThreshold), nil
-}
-
-// batchedNMSVanillaAbove is the box count above which torchvision's CPU
-// batched_nms runs one NMS per category (boxes.numel() > 4000).
-const batchedNMSVanillaAbove = 1000
-
-func batchedNMS[T float32 | float64](boxes, scores []T, idxs []int, thr float64) []int {
-	k := len(scores)
-	if k > batchedNMSVanillaAbove {
-		byClass := map[int][]int{}
-		for i, c := range idxs {
-			byClass[c] = append(byClass[c], i)
-		}
-		var kept []int
-		for _, members := range byClass {
-			b, s := make([]T, 0, 4*len(members)), make([]T, 0, len(members))
-			for _, i := range members {
-				b = append(b, boxes[4*i:4*i+4]...)
-				s = append(s, scores[i])
-			}
-			for _, p := range nms(b, s, thr) {
-				kept = append(kept, members[p])
-			}
-		}
-		ks := make([]T, len(kept))
-		slices.Sort(kept)
-		for i, j := range kept {
-			ks[i] = scores[j]
-		}
-		out := make([]int, len(kept))
-		for i, p := range scoreOrder(ks) {
-			out[i] = kept[p]
-		}
-		return out
-	}
-	// The coordinate trick, in T as torchvision: boxes.max() (NaN if any
-	// coordinate is NaN), offsets = idx·(max + 1).
-	mx := boxes[0]
-	for _, v := range boxes {
-		if v != v || mx != mx {
-			mx = T(math.NaN())
-		} else if v > mx {
-			mx = v
-		}
-	}
-	shifted := make([]T, len(boxes))
-	for i, c := range idxs {
-		off := T(T(c) * (mx + 1))
-		for e := 4 * i; e < 4*i+4; e++ {
-			shifted[e] = boxes[e] + off
-		}
-	}
-	return nms(shifted, scores, thr)
+	return cpu.BatchedNMS(denseData[float64](boxes), denseData[float64](scores), idxs, iouThreshold), nil
 }
 
 // RemoveSmallBoxes is torchvision.ops.remove_small_boxes(boxes, min_size):
@@ -291,17 +146,7 @@ func RemoveSmallBoxes(boxes *tensor.Dense, minSize float64) ([]int, error) {
 		return []int{}, nil
 	}
 	if boxes.Dtype() == tensor.Float32 {
-		return removeSmall(denseData[float32](boxes), float32(minSize)), nil
+		return cpu.RemoveSmallBoxes(denseData[float32](boxes), float32(minSize)), nil
 	}
-	return removeSmall(denseData[float64](boxes), minSize), nil
-}
-
-func removeSmall[T float32 | float64](b []T, min T) []int {
-	keep := []int{}
-	for i := 0; 4*i < len(b); i++ {
-		if b[4*i+2]-b[4*i] >= min && b[4*i+3]-b[4*i+1] >= min {
-			keep = append(keep, i)
-		}
-	}
-	return keep
+	return cpu.RemoveSmallBoxes(denseData[float64](boxes), minSize), nil
 }

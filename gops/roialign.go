@@ -315,17 +315,14 @@ type boxCoordGPU struct {
 	embed  bool
 }
 
+// boxCoordKernel is cpu.BoxCoords: BoxCoordEmbed (embed) or
+// BoxCoordSelect.
 func boxCoordKernel[T ad.Float](dir int, embed bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	c0 := 2 - dir // y1 is column 2, x1 column 1; the second is two further
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		if embed {
-			for i := 0; 2*i < len(in[0].Data); i++ {
-				out.Data[5*i+c0], out.Data[5*i+c0+2] = in[0].Data[2*i], in[0].Data[2*i+1]
-			}
-			return nil
-		}
-		for i := 0; 2*i < len(out.Data); i++ {
-			out.Data[2*i], out.Data[2*i+1] = in[0].Data[5*i+c0], in[0].Data[5*i+c0+2]
+			cpu.BoxCoords(dir, true, in[0].Data, out.Data)
+		} else {
+			cpu.BoxCoords(dir, false, out.Data, in[0].Data)
 		}
 		return nil
 	}

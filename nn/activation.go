@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -54,16 +55,9 @@ func sigmoidSpec(s tensor.Shape) ad.OpSpec {
 		}), unaryGPU{kind: unarySigmoid})
 }
 
+// sigmoidKernel is cpu.Sigmoid.
 func sigmoidKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	for i, v := range in[0].Data {
-		x := float64(v)
-		if x >= 0 {
-			out.Data[i] = T(1 / (1 + math.Exp(-x)))
-		} else {
-			e := math.Exp(x)
-			out.Data[i] = T(e / (1 + e))
-		}
-	}
+	cpu.Sigmoid(out.Data, in[0].Data)
 	return nil
 }
 
@@ -143,18 +137,10 @@ func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
 		}), unaryGPU{kind: unaryLeaky, param: slope})
 }
 
+// leakyKernel is cpu.LeakyReLU.
 func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for i, v := range in[0].Data {
-			switch {
-			case v > 0 || v != v:
-				out.Data[i] = v
-			case slope == 0:
-				out.Data[i] = 0
-			default:
-				out.Data[i] = T(slope) * v
-			}
-		}
+		cpu.LeakyReLU(slope, out.Data, in[0].Data)
 		return nil
 	}
 }
@@ -166,15 +152,10 @@ func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
 		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil), unaryGPU{kind: unaryLeakySlope, param: slope})
 }
 
+// slopeKernel is cpu.LeakySlope.
 func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for i, v := range in[0].Data {
-			if v > 0 {
-				out.Data[i] = 1
-			} else {
-				out.Data[i] = T(slope)
-			}
-		}
+		cpu.LeakySlope(slope, out.Data, in[0].Data)
 		return nil
 	}
 }
@@ -190,10 +171,9 @@ func erfSpec(s tensor.Shape) ad.OpSpec {
 		}), unaryGPU{kind: unaryErf})
 }
 
+// erfKernel is cpu.Erf.
 func erfKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	for i, v := range in[0].Data {
-		out.Data[i] = T(math.Erf(float64(v)))
-	}
+	cpu.Erf(out.Data, in[0].Data)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -174,31 +175,14 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 	}, channelMeanGPU{n, c, l, stats})
 }
 
+// channelMeanKernel is cpu.ChannelMean, updating stats when not nil.
 func channelMeanKernel[T ad.Float](n, c, l int, stats *runningStats) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x := in[0].Data
-		cnt := float64(n * l)
-		for ci := 0; ci < c; ci++ {
-			var sum float64
-			for ni := 0; ni < n; ni++ {
-				for _, v := range x[(ni*c+ci)*l:][:l] {
-					sum += float64(v)
-				}
-			}
-			mean := sum / cnt
-			out.Data[ci] = T(mean)
-			if stats == nil {
-				continue
-			}
-			var ss float64
-			for ni := 0; ni < n; ni++ {
-				for _, v := range x[(ni*c+ci)*l:][:l] {
-					d := float64(v) - mean
-					ss += d * d
-				}
-			}
-			stats.update(ci, mean, ss/(cnt-1))
+		var update func(ci int, mean, unbiased float64)
+		if stats != nil {
+			update = stats.update
 		}
+		cpu.ChannelMean(n, c, l, out.Data, in[0].Data, update)
 		return nil
 	}
 }

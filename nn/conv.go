@@ -8,8 +8,6 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
-	"github.com/gops-dev/gops/internal/par"
-	"github.com/gops-dev/gops/internal/vmath"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -414,120 +412,32 @@ func convFamilySpec(name string, g cpu.ConvGeom, a, b, out tensor.Shape, k ad.Ke
 	}
 }
 
-// The family's three kernels, one loop: per sample n, the columns of the
-// input sample (im2col, or the sample itself for a pointwise convolution)
-// and one product per group:
-//
-//	convForward: out_n = W·cols(x_n)
-//	convInput:   cols = Wᵀ·G_n, then out_n = col2im(cols)
-//	convWeight:  out += G_n·cols(x_n)ᵀ, samples in order
-type convMode int
+// convMode picks a member of the family (cpu.ConvMode: the forward
+// convolution, the input's gradient, the weight's gradient).
+type convMode = cpu.ConvMode
 
 const (
-	convForward convMode = iota
-	convInput
-	convWeight
+	convForward = cpu.ConvForward
+	convInput   = cpu.ConvInput
+	convWeight  = cpu.ConvWeight
 )
 
+// convKernel is cpu.Conv with the product that product (product.go)
+// picks, asking installedBLAS once per run; Conv2dBias's third input is
+// the bias.
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
-		// newCols is a columns buffer (nil for a pointwise convolution),
-		// contents undefined: Im2col and the products overwrite every
-		// element.
-		newCols := func() []T {
-			if g.Pointwise() {
-				return nil
-			}
-			return colsScratch[T]().Get(g.C * g.K() * l)
-		}
-		w := in[1].Data // the weight, or G for convWeight
-		group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
 		ext := installedBLAS()
-		// sample does sample n's part with the columns buffer cols.
-		sample := func(n int, cols []T) error {
-			switch mode {
-			case convForward, convWeight:
-				src := in[0].Data[n*chw : (n+1)*chw]
-				if cols != nil {
-					cpu.Im2col(&g, src, cols)
-					src = cols
-				}
-				for gi := 0; gi < g.Groups; gi++ {
-					var err error
-					if mode == convForward {
-						dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
-						err = product(ext, false, false, cog, l, rows, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
-					} else {
-						gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
-						beta := T(min(n, 1)) // the first sample overwrites
-						err = product(ext, false, true, cog, rows, l, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out.Data, gi, cog*rows), rows)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				if mode == convForward && len(in) == 3 { // Conv2dBias
-					dst := out.Data[n*g.Cout*l : (n+1)*g.Cout*l]
-					for co, b := range in[2].Data {
-						vmath.Axpb(dst[co*l:(co+1)*l], dst[co*l:(co+1)*l], 1, b) // as AddChannelBias
-					}
-				}
-			case convInput:
-				dx := out.Data[n*chw : (n+1)*chw]
-				dst := dx
-				if cols != nil {
-					dst = cols
-				}
-				gn := in[0].Data[n*g.Cout*l : (n+1)*g.Cout*l]
-				for gi := 0; gi < g.Groups; gi++ {
-					if err := product(ext, true, false, rows, l, cog, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
-						return err
-					}
-				}
-				if cols != nil {
-					cpu.Col2im(&g, cols, dx)
-				}
-			}
-			return nil
+		mul := func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
+			return product(ext, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		}
-		if mode == convWeight || g.N < 2 {
-			// The weight gradient sums over the samples in order: one
-			// goroutine, one buffer.
-			cols := newCols()
-			defer colsScratch[T]().Put(cols) // nil is ignored
-			for n := 0; n < g.N; n++ {
-				if err := sample(n, cols); err != nil {
-					return err
-				}
-			}
-			return nil
+		var bias []T
+		if mode == convForward && len(in) == 3 {
+			bias = in[2].Data
 		}
-		// Samples are independent: spread over goroutines, a buffer each
-		// (torch's slow_conv2d keeps one for the whole batch).
-		errs := make([]error, g.N)
-		par.For(g.N, func(lo, hi int) {
-			cols := newCols()
-			defer colsScratch[T]().Put(cols) // nil is ignored
-			for n := lo; n < hi; n++ {
-				errs[n] = sample(n, cols)
-			}
-		})
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return cpu.Conv(&g, mode, mul, out.Data, in[0].Data, in[1].Data, bias)
 	}
 }
-
-// colsKeep keeps columns buffers between runs: a fresh buffer of
-// megabytes costs a page fault per 4 KiB on first touch, more than the
-// im2col that fills it. Buffers never leave a kernel.
-var colsKeep par.Pair[float32, float64]
-
-func colsScratch[T gemm.Float]() *par.Scratch[T] { return par.Of[T](&colsKeep) }
 
 // addBias is y + bias broadcast over axis 1 (BiasAdd): ∂y = U,
 // ∂bias = ChannelSum(U), and ChannelSum and ChannelBroadcast are a linear

@@ -2,10 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 )
 
@@ -42,20 +42,11 @@ func Dropout(input *gorgonia.Node, p float64, training bool, seed int64) (*gorgo
 	return gorgonia.HadamardProd(input, m)
 }
 
-// dropoutKernel writes the mask of the next run: 1/(1 − p) with
-// probability 1 − p, else 0.
+// dropoutKernel writes the mask of the next run (cpu.DropoutMask): 1/(1 − p)
+// with probability 1 − p, else 0.
 func dropoutKernel[T ad.Float](p float64, seed int64, runs *atomic.Uint64) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], _ []ad.Tensor[T]) error {
-		r := rand.New(rand.NewPCG(uint64(seed), runs.Add(1)-1))
-		keep := T(0)
-		if p < 1 {
-			keep = T(1 / (1 - p))
-		}
-		for i := range out.Data {
-			if r.Float64() >= p {
-				out.Data[i] = keep
-			}
-		}
+		cpu.DropoutMask(p, seed, runs.Add(1)-1, out.Data)
 		return nil
 	}
 }
@@ -64,7 +55,7 @@ func dropoutKernel[T ad.Float](p float64, seed int64, runs *atomic.Uint64) func(
 // ignores it in the CPU build).
 
 // dropoutGPU is Dropout's mask, drawn on the host from the stream that
-// dropoutKernel uses (seed and the shared run counter) (dropout_cuda.go).
+// cpu.DropoutMask uses (seed and the shared run counter) (dropout_cuda.go).
 type dropoutGPU struct {
 	p    float64
 	seed int64

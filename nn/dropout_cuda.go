@@ -3,26 +3,20 @@
 package nn
 
 import (
-	"math/rand/v2"
-
+	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
 )
 
 // Dropout's mask on the GPU: internal/cuda/kernels/nn/dropout.cu. The keep decisions are
-// drawn on the host from dropoutKernel's stream (PCG(seed, run), the run
-// counter shared with the CPU kernel), so the mask is bitwise the CPU's.
+// drawn on the host by cpu.DropoutKept (PCG(seed, run), the run counter
+// shared with the CPU kernel), so the mask is bitwise the CPU's.
 
 // launch draws the next run's decisions and writes the mask.
 func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
 	n := size(out)
-	r := rand.New(rand.NewPCG(uint64(d.seed), d.runs.Add(1)-1))
 	kept := make([]uint8, n)
-	for i := range kept {
-		if r.Float64() >= d.p {
-			kept[i] = 1
-		}
-	}
+	cpu.DropoutKept(d.p, d.seed, d.runs.Add(1)-1, kept)
 	keep := 0.0
 	if d.p < 1 {
 		keep = 1 / (1 - d.p)

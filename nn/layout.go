@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -133,18 +134,15 @@ func blocks(s tensor.Shape, axis int) (outer, inner int) {
 	return outer, inner
 }
 
+// concatKernel is cpu.Concat into shape out along axis.
 func concatKernel[T ad.Float](out tensor.Shape, axis int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(o ad.Tensor[T], in []ad.Tensor[T]) error {
-		outer, inner := blocks(out, axis)
-		row := out[axis] * inner
-		off := 0
-		for _, x := range in {
-			n := x.Shape[axis] * inner
-			for b := 0; b < outer; b++ {
-				copy(o.Data[b*row+off:b*row+off+n], x.Data[b*n:(b+1)*n])
-			}
-			off += n
+		outer, _ := blocks(out, axis)
+		xs := make([][]T, len(in))
+		for i, x := range in {
+			xs[i] = x.Data
 		}
+		cpu.Concat(outer, o.Data, xs)
 		return nil
 	}
 }
@@ -172,16 +170,13 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 		withCUDA(mk("NarrowEmbed", ns, s, false), narrowGPU{outer, inner, s[axis], start, length, false}))
 }
 
+// narrowKernel is cpu.Narrow (fwd) or its transpose NarrowEmbed.
 func narrowKernel[T ad.Float](outer, inner, size, start, length int, fwd bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(o ad.Tensor[T], in []ad.Tensor[T]) error {
-		n := length * inner
-		for b := 0; b < outer; b++ {
-			full := b*size*inner + start*inner
-			if fwd {
-				copy(o.Data[b*n:(b+1)*n], in[0].Data[full:full+n])
-			} else {
-				copy(o.Data[full:full+n], in[0].Data[b*n:(b+1)*n])
-			}
+		if fwd {
+			cpu.Narrow(outer, inner, size, start, length, false, o.Data, in[0].Data)
+		} else {
+			cpu.Narrow(outer, inner, size, start, length, true, in[0].Data, o.Data)
 		}
 		return nil
 	}

@@ -2,10 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -206,24 +206,18 @@ func pickSpecs(n, c, ignore int, vec bool) (pick, scatter ad.OpSpec) {
 		withCUDA(mk(map[bool]string{false: "Scatter", true: "ScatterVec"}[vec], tensor.Shape{n}, xs, false), pickGPU{vec, false, c, ignore}))
 }
 
+// pickKernel is cpu.Pick (forward) or cpu.Scatter, after checking the
+// targets.
 func pickKernel[T ad.Float](vec bool, c, ignore int, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for i, t := range in[1].Ints {
-			if t == ignore {
-				continue // out arrives zeroed
-			}
-			if t < 0 || t >= c {
-				return fmt.Errorf("nn: CrossEntropy: target %d at row %d is outside [0, %d) and not IgnoreIndex %d", t, i, c, ignore)
-			}
-			j := i*c + t
-			if vec {
-				j = t
-			}
-			if forward {
-				out.Data[i] = in[0].Data[j]
-			} else {
-				out.Data[j] += in[0].Data[i]
-			}
+		t := in[1].Ints
+		if err := checkTargets(t, c, ignore); err != nil {
+			return err
+		}
+		if forward {
+			cpu.Pick(vec, c, ignore, out.Data, in[0].Data, t) // out arrives zeroed
+		} else {
+			cpu.Scatter(vec, c, ignore, out.Data, in[0].Data, t)
 		}
 		return nil
 	}
@@ -320,38 +314,10 @@ func smoothL1Spec(s tensor.Shape, beta float64, order int) ad.OpSpec {
 		ad.Floats(smoothL1Kernel[float32](beta, order), smoothL1Kernel[float64](beta, order)), backward), unaryGPU{unarySmoothL1, beta, order})
 }
 
+// smoothL1Kernel is cpu.SmoothL1.
 func smoothL1Kernel[T ad.Float](beta float64, order int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		b := T(beta)
-		for i, d := range in[0].Data {
-			a := max(d, -d)
-			inside := a < b
-			var v T
-			switch order {
-			case 0:
-				if inside {
-					v = 0.5 * d * d / b
-				} else {
-					v = a - 0.5*b
-				}
-			case 1:
-				switch {
-				case inside:
-					v = d / b
-				case d > 0:
-					v = 1
-				case d != d:
-					v = d
-				default:
-					v = -1 // d < 0, and d = 0 with beta = 0 (torch 1.13's choice)
-				}
-			default:
-				if inside {
-					v = 1 / b
-				}
-			}
-			out.Data[i] = v
-		}
+		cpu.SmoothL1(beta, order, out.Data, in[0].Data)
 		return nil
 	}
 }
@@ -462,11 +428,9 @@ func softplusSpec(s tensor.Shape) ad.OpSpec {
 		}), unaryGPU{kind: unarySoftplus})
 }
 
+// softplusKernel is cpu.Softplus.
 func softplusKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	for i, v := range in[0].Data {
-		x := float64(v)
-		out.Data[i] = T(max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))))
-	}
+	cpu.Softplus(out.Data, in[0].Data)
 	return nil
 }
 

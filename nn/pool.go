@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/gops-dev/gops/ad"
@@ -302,15 +301,10 @@ func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div cpu.AvgDivisor, forward bool) 
 	}
 }
 
-// emptyFillKernel writes −Inf where the argmax is −1 (an empty window),
-// 0 elsewhere.
+// emptyFillKernel is cpu.EmptyWindowFill on the first n elements.
 func emptyFillKernel[T ad.Float](n int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		for i, j := range in[1].Ints[:n] {
-			if j < 0 {
-				out.Data[i] = T(math.Inf(-1))
-			}
-		}
+		cpu.EmptyWindowFill(out.Data[:n], in[1].Ints)
 		return nil
 	}
 }

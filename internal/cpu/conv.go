@@ -1,11 +1,11 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 )
-
-import "fmt"
 
 // ConvGeom is the geometry of a 2-D convolution as
 // torch.nn.functional.conv2d computes it: input [N, C, H, W], weight
@@ -175,4 +175,124 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 			vmath.Axpb(out[p*l:][:l], x[p*l:][:l], 1, b[p%c]) // 1·x + b: x + b exactly
 		}
 	})
+}
+
+// Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
+// m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
+// implementation runs (nn's product decision); Conv only calls it.
+type Product[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error
+
+// ConvMode picks one member of Conv2d's family for Conv.
+type ConvMode int
+
+// The members: per sample n, the columns of the input sample (Im2col, or
+// the sample itself for a pointwise convolution) and one product per
+// group:
+//
+//	ConvForward: out_n = W·cols(x_n) (+ bias)
+//	ConvInput:   cols = Wᵀ·G_n, then out_n = Col2im(cols)
+//	ConvWeight:  out += G_n·cols(x_n)ᵀ, samples in order
+const (
+	ConvForward ConvMode = iota
+	ConvInput
+	ConvWeight
+)
+
+// Conv runs one member of Conv2d's family on g with the product mul:
+// ConvForward reads x [N, C, H, W] from a and the weight
+// [Cout, C/Groups, KH, KW] from w, and writes out [N, Cout, HO, WO],
+// adding bias [Cout] when it is not nil; ConvInput reads the gradient G
+// [N, Cout, HO, WO] from a and the weight from w and writes the input's
+// gradient [N, C, H, W]; ConvWeight reads G from w and x from a and
+// writes the weight's gradient. ConvForward and ConvInput spread the
+// samples over goroutines, a columns buffer each; ConvWeight sums over
+// the samples in order on one. The first error of mul (in sample order)
+// is returned.
+func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
+	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
+	// newCols is a columns buffer (nil for a pointwise convolution),
+	// contents undefined: Im2col and the products overwrite every
+	// element.
+	newCols := func() []T {
+		if g.Pointwise() {
+			return nil
+		}
+		return colsScratch[T]().Get(g.C * g.K() * l)
+	}
+	group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
+	// sample does sample n's part with the columns buffer cols.
+	sample := func(n int, cols []T) error {
+		switch mode {
+		case ConvForward, ConvWeight:
+			src := a[n*chw : (n+1)*chw]
+			if cols != nil {
+				Im2col(g, src, cols)
+				src = cols
+			}
+			for gi := 0; gi < g.Groups; gi++ {
+				var err error
+				if mode == ConvForward {
+					dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
+					err = mul(false, false, cog, l, rows, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
+				} else {
+					gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
+					beta := T(min(n, 1)) // the first sample overwrites
+					err = mul(false, true, cog, rows, l, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out, gi, cog*rows), rows)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if mode == ConvForward && bias != nil {
+				dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
+				for co, b := range bias {
+					vmath.Axpb(dst[co*l:(co+1)*l], dst[co*l:(co+1)*l], 1, b) // as AddChannelBias
+				}
+			}
+		case ConvInput:
+			dx := out[n*chw : (n+1)*chw]
+			dst := dx
+			if cols != nil {
+				dst = cols
+			}
+			gn := a[n*g.Cout*l : (n+1)*g.Cout*l]
+			for gi := 0; gi < g.Groups; gi++ {
+				if err := mul(true, false, rows, l, cog, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
+					return err
+				}
+			}
+			if cols != nil {
+				Col2im(g, cols, dx)
+			}
+		}
+		return nil
+	}
+	if mode == ConvWeight || g.N < 2 {
+		// The weight gradient sums over the samples in order: one
+		// goroutine, one buffer.
+		cols := newCols()
+		defer colsScratch[T]().Put(cols) // nil is ignored
+		for n := 0; n < g.N; n++ {
+			if err := sample(n, cols); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Samples are independent: spread over goroutines, a buffer each
+	// (torch's slow_conv2d keeps one for the whole batch).
+	errs := make([]error, g.N)
+	par.For(g.N, func(lo, hi int) {
+		cols := newCols()
+		defer colsScratch[T]().Put(cols) // nil is ignored
+		for n := lo; n < hi; n++ {
+			errs[n] = sample(n, cols)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

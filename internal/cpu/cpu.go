@@ -10,9 +10,14 @@
 // (max with argmax, average, adaptive) and interpolation; GridSample's
 // family (sampling, transposes, grid contractions, bicubic, the tables of
 // the CUDA kernels) and AffineGrid; layout moves (channels-last,
-// broadcasts); and nn's row kernels (Softmax, LogSumExp and NLL, RowNorm,
-// the channel affine family, GroupNorm). Their scratch memory comes from
-// the keepers of package par.
+// broadcasts, Concat, Narrow); nn's row kernels (Softmax, LogSumExp and
+// NLL, RowNorm, the channel affine family, GroupNorm, BatchNorm's channel
+// mean); the convolution's per-sample loop (Conv, with the product passed
+// in); nn's elementwise activations and losses, CrossEntropy's Pick and
+// Scatter, Dropout's mask; gops' box primitives (the pointwise box
+// functions, column and row moves, ClipBoxes, BoxesToRoIs) and box
+// selection (NMS, BatchedNMS, RemoveSmallBoxes). Their scratch memory
+// comes from the keepers of package par.
 package cpu
 
 import (

@@ -24,3 +24,39 @@ func Swap01[T Float](src, bias, dst []T, a, b int) {
 		}
 	})
 }
+
+// Concat sets dst to the concatenation of xs along an axis
+// (torch.cat): dst and every x are outer blocks, each x's block
+// len(x)/outer elements long, copied side by side into dst's blocks of
+// len(dst)/outer.
+func Concat[T Float](outer int, dst []T, xs [][]T) {
+	if outer == 0 {
+		return
+	}
+	row := len(dst) / outer
+	off := 0
+	for _, x := range xs {
+		n := len(x) / outer
+		for b := 0; b < outer; b++ {
+			copy(dst[b*row+off:b*row+off+n], x[b*n:(b+1)*n])
+		}
+		off += n
+	}
+}
+
+// Narrow sets dst to src's elements [start, start+length) along an axis
+// (torch.narrow): src is outer blocks of size·inner elements, dst outer
+// blocks of length·inner. With embed it does the transpose instead,
+// copying dst's blocks back into those places of src and leaving the rest
+// of src as it is.
+func Narrow[T Float](outer, inner, size, start, length int, embed bool, dst, src []T) {
+	n := length * inner
+	for b := 0; b < outer; b++ {
+		full := b*size*inner + start*inner
+		if embed {
+			copy(src[full:full+n], dst[b*n:(b+1)*n])
+		} else {
+			copy(dst[b*n:(b+1)*n], src[full:full+n])
+		}
+	}
+}

@@ -285,3 +285,15 @@ func PlaneScatterAdd[T Float](g []T, idx []int, dx []T, planes, hw, l int) {
 		}
 	})
 }
+
+// EmptyWindowFill sets out[o] to −Inf where idx[o] is −1 (an empty
+// window of a max pooling, whose maximum torch gives as −Inf), leaving
+// the other elements as they are; idx has at least len(out) elements.
+// nn adds it to PlaneGather's result, which is 0 there.
+func EmptyWindowFill[T Float](out []T, idx []int) {
+	for i, j := range idx[:len(out)] {
+		if j < 0 {
+			out[i] = T(math.Inf(-1))
+		}
+	}
+}

@@ -4,10 +4,13 @@ import "github.com/gops-dev/gops/internal/par"
 
 // The kernels' scratch memory (par.Scratch), a keeper for each element
 // type: float buffers (channels-last copies, grid planes and weights), the
-// grid samplers' taps, and integer buffers (gather indices, max pooling's
-// keys and positions).
+// grid samplers' taps, integer buffers (gather indices, max pooling's
+// keys and positions), and Conv's columns buffers (a keeper of their own,
+// as before they moved here: a fresh buffer of megabytes costs a page
+// fault per 4 KiB on first touch, more than the Im2col that fills it).
 var (
 	floatKeep par.Pair[float32, float64]
+	colsKeep  par.Pair[float32, float64]
 	tapKeep   par.Pair[gridTap[float32], gridTap[float64]]
 	intKeep   par.Pair[int32, int64]
 )
@@ -20,3 +23,6 @@ func tapScratch[T Float]() *par.Scratch[gridTap[T]] { return par.Of[gridTap[T]](
 
 // intScratch is the keeper of K's buffers.
 func intScratch[K ~int32 | ~int64]() *par.Scratch[K] { return par.Of[K](&intKeep) }
+
+// colsScratch is the keeper of T's convolution columns.
+func colsScratch[T Float]() *par.Scratch[T] { return par.Of[T](&colsKeep) }

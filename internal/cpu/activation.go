@@ -1,0 +1,55 @@
+package cpu
+
+import "math"
+
+// The elementwise activations of nn (torch.sigmoid, leaky_relu and its
+// slope, erf), y[i] = f(x[i]) over slices of one length.
+
+// Sigmoid sets y to 1/(1 + exp(−x)) (torch.sigmoid), computed in float64
+// as exp(x)/(1 + exp(x)) for negative x so that it does not saturate
+// early.
+func Sigmoid[T Float](y, x []T) {
+	for i, v := range x {
+		x := float64(v)
+		if x >= 0 {
+			y[i] = T(1 / (1 + math.Exp(-x)))
+		} else {
+			e := math.Exp(x)
+			y[i] = T(e / (1 + e))
+		}
+	}
+}
+
+// LeakyReLU sets y to torch.nn.functional.leaky_relu(x, slope): x where
+// x > 0 (and NaN), slope·x elsewhere, 0 for slope 0 (−Inf included).
+func LeakyReLU[T Float](slope float64, y, x []T) {
+	for i, v := range x {
+		switch {
+		case v > 0 || v != v:
+			y[i] = v
+		case slope == 0:
+			y[i] = 0
+		default:
+			y[i] = T(slope) * v
+		}
+	}
+}
+
+// LeakySlope sets y to LeakyReLU's derivative: 1 where x > 0, slope
+// elsewhere (NaN included).
+func LeakySlope[T Float](slope float64, y, x []T) {
+	for i, v := range x {
+		if v > 0 {
+			y[i] = 1
+		} else {
+			y[i] = T(slope)
+		}
+	}
+}
+
+// Erf sets y to erf(x) (torch.erf), computed in float64.
+func Erf[T Float](y, x []T) {
+	for i, v := range x {
+		y[i] = T(math.Erf(float64(v)))
+	}
+}
