@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/boxops.cu, compiled for the CPU (emu.h), and its entry points as
 // boxops.ptx lists them.
-// Sources' SHA-256 (boxops.cu and the folder's .cuh): 9c93ed0ecd54cc87727f53c08748a702d4e25dc9686afdfed34cb2a91f86ce4e
+// Sources' SHA-256 (boxops.cu and the folder's .cuh): f7e3b8bdfba608752abccee307ffdf7960f8c759dcfa0768d8d24d31a26704ef
 
 #include "emu.h"
 

@@ -1,5 +1,5 @@
-// The box functions' small closed ops on the GPU (gops/boxprims.go,
-// gops/boxops.go, gops/indexselect.go, gops/multiscale.go), float (f32)
+// The box functions' small closed ops on the GPU (their CPU loops in
+// internal/cpu/boxprims.go and boxops.go; the ops in gops), float (f32)
 // and double (f64); launch code in gops/boxops_cuda.go.
 //
 // boxops_point is every pointwise op of pointSpec (BoxMaximum, BoxMinimum,
@@ -26,7 +26,8 @@
 
 #include "common.cuh"
 
-// The pointwise functions, in the order of pointFn's constants (boxprims.go).
+// The pointwise functions, in the order of cpu.PointFn's constants
+// (internal/cpu/boxprims.go).
 enum PointFn {
 	fnMaximum,
 	fnMinimum,
@@ -70,7 +71,7 @@ __device__ double goMin(double x, double y) {
 	return x < y ? x : y;
 }
 
-// clamp is boxprims.go's clamp: NaN stays NaN.
+// clamp is internal/cpu/boxprims.go's clamp: NaN stays NaN.
 __device__ double clamp(double x, double lo, double hi) {
 	if (x != x) return x;
 	return goMin(goMax(x, lo), hi);
