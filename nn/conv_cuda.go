@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
@@ -18,12 +19,12 @@ import (
 // not internal/gemm's: results agree with the CPU's to rounding, not
 // bitwise; im2col and col2im are bitwise.
 
-// launch runs the member d.mode of the family.
-func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs the member d.mode of the family.
+func (d convGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	if g.N == 0 {
 		if d.mode == convWeight {
-			return fill(c, sfx, ptr(out), 0, size(out)) // no samples: a zero gradient
+			return fill(c, sfx, glue.Ptr(out), 0, size(out)) // no samples: a zero gradient
 		}
 		return nil
 	}
@@ -51,7 +52,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 		case convForward, convWeight:
 			src := devMat{ds[0], n * chw}
 			if cols != nil {
-				args := append([]any{ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
+				args := append([]any{glue.Ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
 				if err := c.Launch("conv_im2col"+sfx, g.C*g.K()*l, args...); err != nil {
 					return err
 				}
@@ -80,7 +81,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 				}
 			}
 			if cols != nil {
-				args := append([]any{cu.DevicePtr(cols.Uintptr()), ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
+				args := append([]any{cu.DevicePtr(cols.Uintptr()), glue.Ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
 				if err := c.Launch("conv_col2im"+sfx, chw, args...); err != nil {
 					return err
 				}
@@ -90,7 +91,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	if d.bias {
 		// BiasAdd's kernel in place, as Conv2d's forward on the CPU adds
 		// the bias to each sample's product.
-		if err := c.Launch("norm_bias_add"+sfx, g.N*g.Cout*l, ptr(out), ptr(in[2]), ptr(out), g.N, g.Cout, l); err != nil {
+		if err := c.Launch("norm_bias_add"+sfx, g.N*g.Cout*l, glue.Ptr(out), glue.Ptr(in[2]), glue.Ptr(out), g.N, g.Cout, l); err != nil {
 			return err
 		}
 	}
@@ -109,7 +110,7 @@ func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
 // cublasGemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
 // cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
 // operands swapped, flags kept (as MatMul's twin, matmul_cuda.go).
-func cublasGemm(c *gpuCall, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
+func cublasGemm(c *glue.Call, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
 	if m == 0 || n == 0 || k == 0 {
 		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.Name, m, n, k)
 	}

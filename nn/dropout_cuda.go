@@ -13,8 +13,8 @@ import (
 // drawn on the host from dropoutKernel's stream (PCG(seed, run), the run
 // counter shared with the CPU kernel), so the mask is bitwise the CPU's.
 
-// launch draws the next run's decisions and writes the mask.
-func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
+// Launch draws the next run's decisions and writes the mask.
+func (d dropoutGPU) Launch(c *glue.Call, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
 	n := size(out)
 	r := rand.New(rand.NewPCG(uint64(d.seed), d.runs.Add(1)-1))
 	kept := make([]uint8, n)
@@ -31,5 +31,5 @@ func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgo
 	if err != nil {
 		return err
 	}
-	return c.Launch("dropout_mask"+sfx, n, p, ptr(out), c.Float(keep), n)
+	return c.Launch("dropout_mask"+sfx, n, p, glue.Ptr(out), c.Float(keep), n)
 }

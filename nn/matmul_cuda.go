@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -13,7 +14,7 @@ import (
 // MatMul's CUDA twin: cuBLAS' Sgemm/Dgemm on the engine's handle, one call
 // per batch. cuBLAS is column-major, so the row-major C = op(A)·op(B) is
 // computed as Cᵀ = op(B)ᵀ·op(A)ᵀ: the operands swapped, flags kept.
-func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d matMulGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	batch, m, n, k, err := matMulDims(in[0].Shape(), in[1].Shape(), d.transA, d.transB)
 	if err != nil {
 		return err
