@@ -28,13 +28,9 @@ func (d convGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgo
 		}
 		return nil
 	}
-	var ds [3]*tensor.Dense
-	for i, v := range []gorgonia.Value{in[0], in[1], out} {
-		t, ok := v.(*tensor.Dense)
-		if !ok {
-			return fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.Name, i, v)
-		}
-		ds[i] = t
+	ds, err := denseValues(c, in[0], in[1], out)
+	if err != nil {
+		return err
 	}
 	x, w, o := devMat{ds[0], 0}, devMat{ds[1], 0}, devMat{ds[2], 0}
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
@@ -42,7 +38,6 @@ func (d convGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgo
 	geom := []any{g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO}
 	var cols *tensor.Dense
 	if !g.Pointwise() {
-		var err error
 		if cols, err = c.TempTensor(g.C * g.K() * l); err != nil {
 			return err
 		}
@@ -98,6 +93,20 @@ func (d convGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgo
 	return c.Sync()
 }
 
+// denseValues are vs as *tensor.Dense, which cuBLAS' products take (as Go
+// slices of device memory).
+func denseValues(c *glue.Call, vs ...gorgonia.Value) ([]*tensor.Dense, error) {
+	ds := make([]*tensor.Dense, len(vs))
+	for i, v := range vs {
+		t, ok := v.(*tensor.Dense)
+		if !ok {
+			return nil, fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.Name, i, v)
+		}
+		ds[i] = t
+	}
+	return ds, nil
+}
+
 // devMat is a matrix operand in device memory: a tensor and the offset of
 // its first element.
 type devMat struct {
@@ -109,7 +118,8 @@ func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
 
 // cublasGemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
 // cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
-// operands swapped, flags kept (as MatMul's twin, matmul_cuda.go).
+// operands swapped, flags kept. Conv2d's family and MatMul's twin
+// (matmul_cuda.go) use it.
 func cublasGemm(c *glue.Call, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
 	if m == 0 || n == 0 || k == 0 {
 		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.Name, m, n, k)
