@@ -17,7 +17,7 @@ import (
 
 // boxGrids downloads the boxes and returns their packed grids
 // (pack.Grids) on the device.
-func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
+func boxGrids[T cpu.Float](c *glue.Call, boxes gorgonia.Value, grids func([]T) ([]cpu.RoIAlignBox[T], error)) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -35,7 +35,7 @@ func boxGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, grids func([]T) ([]
 
 // deviceGrids downloads the boxes and returns the packed sampling grids of
 // RoIAlign (geometry ra) or PSRoIAlign (ps) on the device.
-func deviceGrids(c *gpuCall, sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
+func deviceGrids(c *glue.Call, sfx string, boxes gorgonia.Value, ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom) (cu.DevicePtr, error) {
 	if sfx == "_f32" {
 		return boxGrids(c, boxes, func(b []float32) ([]cpu.RoIAlignBox[float32], error) { return gridsOf(ra, ps, b) })
 	}
@@ -53,7 +53,7 @@ func gridsOf[T cpu.Float](ra *cpu.RoIAlignGeom, ps *cpu.PoolGeom, boxes []T) ([]
 
 // poolBinsOf downloads the boxes, checks them and returns every box's bins
 // (pack.PoolBins) on the device.
-func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
+func poolBinsOf[T cpu.Float](c *glue.Call, g *cpu.PoolGeom, boxes gorgonia.Value, inclusive bool) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -66,16 +66,16 @@ func poolBinsOf[T cpu.Float](c *gpuCall, g *cpu.PoolGeom, boxes gorgonia.Value, 
 }
 
 // deviceBins is poolBinsOf for the boxes' dtype.
-func deviceBins(c *gpuCall, boxes gorgonia.Value, g *cpu.PoolGeom, inclusive bool) (cu.DevicePtr, error) {
+func deviceBins(c *glue.Call, boxes gorgonia.Value, g *cpu.PoolGeom, inclusive bool) (cu.DevicePtr, error) {
 	if boxes.Dtype() == tensor.Float32 {
 		return poolBinsOf[float32](c, g, boxes, inclusive)
 	}
 	return poolBinsOf[float64](c, g, boxes, inclusive)
 }
 
-// launch runs the forward or transpose kernel of PSRoIAlign or, when the op
+// Launch runs the forward or transpose kernel of PSRoIAlign or, when the op
 // rounds its boxes, of PSRoIPool (psroipool_cuda.go).
-func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d psGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if !d.align {
 		return d.launchPool(c, sfx, in, out)
 	}
@@ -83,8 +83,8 @@ func (d psGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.
 }
 
 // download copies a device value's elements to the host.
-func download[E any](c *gpuCall, v gorgonia.Value) ([]E, error) {
-	return glue.Download[E](c, ptr(v), glue.Size(v))
+func download[E any](c *glue.Call, v gorgonia.Value) ([]E, error) {
+	return glue.Download[E](c, glue.Ptr(v), glue.Size(v))
 }
 
 // int64s is idx as the kernels' long long index tables.

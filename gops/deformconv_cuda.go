@@ -3,6 +3,7 @@
 package gops
 
 import (
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -10,8 +11,8 @@ import (
 // DeformConv2d's CUDA twins: internal/cuda/kernels/gops/deformconv.cu, the members S, T, C, O
 // of every order and the offset embed/split pair.
 
-// launch runs member d.kind of order (d.a, d.b).
-func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs member d.kind of order (d.a, d.b).
+func (d deformGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	// The kernels' first 15 parameters: the geometry as long long scalars, in the
 	// order of deformconv.cu's Geom (cu copies 8 bytes per parameter, so no
@@ -22,30 +23,30 @@ func (d deformGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	switch d.kind {
 	case deformS:
 		if len(in) == 3 {
-			mask = ptr(in[2])
+			mask = glue.Ptr(in[2])
 		}
-		return c.Launch("deform_s"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_s"+sfx, out.Shape().TotalSize(), args(glue.Ptr(in[0]), glue.Ptr(in[1]), mask, glue.Ptr(out), d.a, d.b)...)
 	case deformT:
 		if len(in) == 3 {
-			mask = ptr(in[2])
+			mask = glue.Ptr(in[2])
 		}
-		return c.Launch("deform_t"+sfx, g.N*g.C, args(ptr(in[0]), ptr(in[1]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_t"+sfx, g.N*g.C, args(glue.Ptr(in[0]), glue.Ptr(in[1]), mask, glue.Ptr(out), d.a, d.b)...)
 	case deformC:
-		return c.Launch("deform_c"+sfx, out.Shape().TotalSize(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.a, d.b)...)
+		return c.Launch("deform_c"+sfx, out.Shape().TotalSize(), args(glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(in[2]), glue.Ptr(out), d.a, d.b)...)
 	default:
 		if len(in) == 4 {
-			mask = ptr(in[3])
+			mask = glue.Ptr(in[3])
 		}
-		return c.Launch("deform_o"+sfx, g.MaskLen(), args(ptr(in[0]), ptr(in[1]), ptr(in[2]), mask, ptr(out), d.a, d.b)...)
+		return c.Launch("deform_o"+sfx, g.MaskLen(), args(glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(in[2]), mask, glue.Ptr(out), d.a, d.b)...)
 	}
 }
 
-// launch runs OffsetEmbed or OffsetSplit.
-func (d offsetLayoutGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs OffsetEmbed or OffsetSplit.
+func (d offsetLayoutGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	rows := d.g.MaskLen() / max(d.g.L(), 1)
 	name := "offset_split"
 	if d.embed {
 		name = "offset_embed"
 	}
-	return c.Launch(name+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), rows, d.g.L(), d.which)
+	return c.Launch(name+sfx, out.Shape().TotalSize(), glue.Ptr(in[0]), glue.Ptr(out), rows, d.g.L(), d.which)
 }

@@ -26,7 +26,7 @@ import (
 // launchPyramid runs d (d.pyr set): with d.level < 0 the whole forward
 // (in: the maps, then the RoIs), else level d.level's member (in: the map
 // or, transposed, the gradient [K, R]; then the RoIs).
-func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorgonia.Value, out gorgonia.Value) error {
+func launchPyramid[T cpu.Float](c *glue.Call, sfx string, d boxDerivGPU, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.pyr
 	roisV := in[len(in)-1]
 	k := roisV.Shape()[0]
@@ -42,9 +42,9 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 	if d.transpose {
 		idx := byLevel[d.level]
 		if len(idx) == 0 {
-			return c.Launch("multiscale_zero"+sfx, size, ptr(out), size)
+			return c.Launch("multiscale_zero"+sfx, size, glue.Ptr(out), size)
 		}
-		return levelLaunch(c, sfx, d, d.level, rois, idx, ptr(in[0]), ptr(out), in[0].Shape().TotalSize()/k, size)
+		return levelLaunch(c, sfx, d, d.level, rois, idx, glue.Ptr(in[0]), glue.Ptr(out), in[0].Shape().TotalSize()/k, size)
 	}
 	row := size / max(k, 1)
 	levels := []int{d.level}
@@ -59,7 +59,7 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 		whole = whole || len(byLevel[l]) == k
 	}
 	if !whole {
-		if err := c.Launch("multiscale_zero"+sfx, size, ptr(out), size); err != nil {
+		if err := c.Launch("multiscale_zero"+sfx, size, glue.Ptr(out), size); err != nil {
 			return err
 		}
 	}
@@ -71,7 +71,7 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 		if d.level < 0 {
 			x = in[l]
 		}
-		if err := levelLaunch(c, sfx, d, l, rois, byLevel[l], ptr(x), ptr(out), row, size); err != nil {
+		if err := levelLaunch(c, sfx, d, l, rois, byLevel[l], glue.Ptr(x), glue.Ptr(out), row, size); err != nil {
 			return err
 		}
 	}
@@ -82,7 +82,7 @@ func launchPyramid[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, in []gorg
 // its transpose, on the boxes idx of rois: x is level l's map (or the
 // gradient [K, row]) and out the result [K, row] (or map l, of size
 // elements).
-func levelLaunch[T cpu.Float](c *gpuCall, sfx string, d boxDerivGPU, l int, rois []T, idx []int, x, out cu.DevicePtr, row, size int) error {
+func levelLaunch[T cpu.Float](c *glue.Call, sfx string, d boxDerivGPU, l int, rois []T, idx []int, x, out cu.DevicePtr, row, size int) error {
 	g, k := d.pyr, len(rois)/5
 	lg := g.levels[l]
 	all := len(idx) == k

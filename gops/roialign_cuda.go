@@ -4,6 +4,7 @@ package gops
 
 import (
 	"github.com/gops-dev/gops/internal/cpu"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
 )
@@ -12,20 +13,20 @@ import (
 // host, checked and gridded there by the CPU code (cpu.RoIAlignGrids), so
 // the GPU and CPU paths fail alike.
 
-// launch runs RoIAlign's forward or transpose kernel.
-func (d roiAlignGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs RoIAlign's forward or transpose kernel.
+func (d roiAlignGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	bp, err := deviceGrids(c, sfx, in[1], g, nil)
 	if err != nil {
 		return err
 	}
-	return launchRoIAlignKernel(c, sfx, g, d.transpose, ptr(in[0]), bp, ptr(out), in[1].Shape()[0], out.Shape().TotalSize())
+	return launchRoIAlignKernel(c, sfx, g, d.transpose, glue.Ptr(in[0]), bp, glue.Ptr(out), in[1].Shape()[0], out.Shape().TotalSize())
 }
 
 // launchRoIAlignKernel runs RoIAlign's forward kernel (x an input map,
 // out [k, C, PH, PW] of outSize elements) or its transpose (x a gradient
 // [k, C, PH, PW], out a map) for k boxes with packed grids bp.
-func launchRoIAlignKernel(c *gpuCall, sfx string, g *cpu.RoIAlignGeom, transpose bool, x, bp, out cu.DevicePtr, k, outSize int) error {
+func launchRoIAlignKernel(c *glue.Call, sfx string, g *cpu.RoIAlignGeom, transpose bool, x, bp, out cu.DevicePtr, k, outSize int) error {
 	if transpose {
 		return c.Launch("roialign_transpose"+sfx, g.N*g.C, x, bp, out, k, g.N, g.C, g.H, g.W, g.PH, g.PW)
 	}

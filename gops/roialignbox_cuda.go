@@ -34,8 +34,8 @@ func (d boxDerivGPU) geom() boxDerivGeom {
 	return boxDerivGeom{g.N, g.C, g.H, g.W, g.PH, g.PW, g.C / nb, nb, 1, g.Scale, true}
 }
 
-// launch runs the member's kernel or its transpose's.
-func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs the member's kernel or its transpose's.
+func (d boxDerivGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if d.pyr != nil {
 		if sfx == "_f32" {
 			return launchPyramid[float32](c, sfx, d, in, out)
@@ -53,13 +53,13 @@ func (d boxDerivGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gor
 	if err != nil {
 		return err
 	}
-	return d.launchKernel(c, sfx, g, ptr(in[0]), bp, ptr(out), k, out.Shape().TotalSize())
+	return d.launchKernel(c, sfx, g, glue.Ptr(in[0]), bp, glue.Ptr(out), k, out.Shape().TotalSize())
 }
 
 // launchKernel runs the member's kernel (x an input map, out [k, J·cOut,
 // PH, PW] of outSize elements) or its transpose's (x [k, J·cOut, PH, PW],
 // out a map of outSize elements) for k boxes with packed grids bp.
-func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp, out cu.DevicePtr, k, outSize int) error {
+func (d boxDerivGPU) launchKernel(c *glue.Call, sfx string, g boxDerivGeom, x, bp, out cu.DevicePtr, k, outSize int) error {
 	xm := 0
 	if d.xMajor {
 		xm = 1
@@ -74,7 +74,7 @@ func (d boxDerivGPU) launchKernel(c *gpuCall, sfx string, g boxDerivGeom, x, bp,
 
 // boxDerivGrids downloads the boxes and returns their packed grids on the
 // device (pack.BoxDerivGrids).
-func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
+func boxDerivGrids[T cpu.Float](c *glue.Call, boxes gorgonia.Value, d boxDerivGPU, g boxDerivGeom) (cu.DevicePtr, error) {
 	bx, err := download[T](c, boxes)
 	if err != nil {
 		return 0, err
@@ -90,11 +90,11 @@ func boxDerivGrids[T cpu.Float](c *gpuCall, boxes gorgonia.Value, d boxDerivGPU,
 	return glue.Upload(c, p)
 }
 
-// launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.
-func (d boxCoordGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs BoxCoordEmbed's or BoxCoordSelect's kernel.
+func (d boxCoordGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	embed := 0
 	if d.embed {
 		embed = 1
 	}
-	return c.Launch("roialignbox_coords"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(out), d.k, 2-d.dir, embed)
+	return c.Launch("roialignbox_coords"+sfx, out.Shape().TotalSize(), glue.Ptr(in[0]), glue.Ptr(out), d.k, 2-d.dir, embed)
 }

@@ -14,8 +14,8 @@ import (
 // RoIPool's CUDA twins: internal/cuda/kernels/gops/roipool.cu. The boxes are copied to the
 // host, checked and binned there by the CPU code (cpu.PoolBins).
 
-// launch runs one of RoIPool's kernels: argmax, gather or scatter-add.
-func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs one of RoIPool's kernels: argmax, gather or scatter-add.
+func (d roiPoolGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	gg := d.g
 	nb := gg.PH * gg.PW
 	// in[1] is the boxes (argmax) or the indices [K, C, PH, PW], whose
@@ -29,7 +29,7 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 		if tensor.Int.Size() != 8 {
 			return fmt.Errorf("gops: %s: the GPU kernels need a 64-bit int", c.Name)
 		}
-		return c.Launch("roipool_argmax"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(in[1]), bins, ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
+		return c.Launch("roipool_argmax"+sfx, out.Shape().TotalSize(), glue.Ptr(in[0]), glue.Ptr(in[1]), bins, glue.Ptr(out), in[1].Shape()[0], gg.C, gg.H, gg.W, nb)
 	}
 	bad, err := glue.Upload(c, []int64{math.MaxInt64})
 	if err != nil {
@@ -37,9 +37,9 @@ func (d roiPoolGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorg
 	}
 	idx := in[1]
 	if d.kind == roiGatherKind {
-		err = c.Launch("roipool_gather"+sfx, out.Shape().TotalSize(), ptr(in[0]), ptr(idx), ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
+		err = c.Launch("roipool_gather"+sfx, out.Shape().TotalSize(), glue.Ptr(in[0]), glue.Ptr(idx), glue.Ptr(out), out.Shape().TotalSize(), int64(in[0].Shape().TotalSize()), bad)
 	} else {
-		err = c.Launch("roipool_scatteradd"+sfx, gg.N*gg.C, ptr(in[0]), ptr(idx), ptr(out), idx.Shape()[0], gg.N, gg.C, gg.H, gg.W, nb, bad)
+		err = c.Launch("roipool_scatteradd"+sfx, gg.N*gg.C, glue.Ptr(in[0]), glue.Ptr(idx), glue.Ptr(out), idx.Shape()[0], gg.N, gg.C, gg.H, gg.W, nb, bad)
 	}
 	if err != nil {
 		return err

@@ -2,16 +2,19 @@
 
 package nn
 
-import "gorgonia.org/gorgonia"
+import (
+	"github.com/gops-dev/gops/internal/cuda/glue"
+	"gorgonia.org/gorgonia"
+)
 
 // The elementwise ops on the GPU: internal/cuda/kernels/nn/activation.cu (Sigmoid,
 // LeakyReLU, its slope, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
 // family).
 
-// launch runs the op d.kind on every element.
-func (d unaryGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs the op d.kind on every element.
+func (d unaryGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n := size(out)
-	x, y := ptr(in[0]), ptr(out)
+	x, y := glue.Ptr(in[0]), glue.Ptr(out)
 	switch d.kind {
 	case unarySigmoid:
 		return c.Launch("act_sigmoid"+sfx, n, x, y, n)

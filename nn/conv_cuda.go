@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
@@ -18,22 +19,18 @@ import (
 // not internal/gemm's: results agree with the CPU's to rounding, not
 // bitwise; im2col and col2im are bitwise.
 
-// launch runs the member d.mode of the family.
-func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs the member d.mode of the family.
+func (d convGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	if g.N == 0 {
 		if d.mode == convWeight {
-			return fill(c, sfx, ptr(out), 0, size(out)) // no samples: a zero gradient
+			return fill(c, sfx, glue.Ptr(out), 0, size(out)) // no samples: a zero gradient
 		}
 		return nil
 	}
-	var ds [3]*tensor.Dense
-	for i, v := range []gorgonia.Value{in[0], in[1], out} {
-		t, ok := v.(*tensor.Dense)
-		if !ok {
-			return fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.Name, i, v)
-		}
-		ds[i] = t
+	ds, err := denseValues(c, in[0], in[1], out)
+	if err != nil {
+		return err
 	}
 	x, w, o := devMat{ds[0], 0}, devMat{ds[1], 0}, devMat{ds[2], 0}
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
@@ -41,7 +38,6 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	geom := []any{g.C, g.H, g.W, g.KH, g.KW, g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.HO, g.WO}
 	var cols *tensor.Dense
 	if !g.Pointwise() {
-		var err error
 		if cols, err = c.TempTensor(g.C * g.K() * l); err != nil {
 			return err
 		}
@@ -51,7 +47,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 		case convForward, convWeight:
 			src := devMat{ds[0], n * chw}
 			if cols != nil {
-				args := append([]any{ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
+				args := append([]any{glue.Ptr(in[0]) + cu.DevicePtr(n*chw)*elem, cu.DevicePtr(cols.Uintptr())}, geom...)
 				if err := c.Launch("conv_im2col"+sfx, g.C*g.K()*l, args...); err != nil {
 					return err
 				}
@@ -80,7 +76,7 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 				}
 			}
 			if cols != nil {
-				args := append([]any{cu.DevicePtr(cols.Uintptr()), ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
+				args := append([]any{cu.DevicePtr(cols.Uintptr()), glue.Ptr(out) + cu.DevicePtr(n*chw)*elem}, geom...)
 				if err := c.Launch("conv_col2im"+sfx, chw, args...); err != nil {
 					return err
 				}
@@ -90,11 +86,25 @@ func (d convGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	if d.bias {
 		// BiasAdd's kernel in place, as Conv2d's forward on the CPU adds
 		// the bias to each sample's product.
-		if err := c.Launch("norm_bias_add"+sfx, g.N*g.Cout*l, ptr(out), ptr(in[2]), ptr(out), g.N, g.Cout, l); err != nil {
+		if err := c.Launch("norm_bias_add"+sfx, g.N*g.Cout*l, glue.Ptr(out), glue.Ptr(in[2]), glue.Ptr(out), g.N, g.Cout, l); err != nil {
 			return err
 		}
 	}
 	return c.Sync()
+}
+
+// denseValues are vs as *tensor.Dense, which cuBLAS' products take (as Go
+// slices of device memory).
+func denseValues(c *glue.Call, vs ...gorgonia.Value) ([]*tensor.Dense, error) {
+	ds := make([]*tensor.Dense, len(vs))
+	for i, v := range vs {
+		t, ok := v.(*tensor.Dense)
+		if !ok {
+			return nil, fmt.Errorf("nn: %s: CUDA value %d is a %T, want *tensor.Dense", c.Name, i, v)
+		}
+		ds[i] = t
+	}
+	return ds, nil
 }
 
 // devMat is a matrix operand in device memory: a tensor and the offset of
@@ -108,8 +118,9 @@ func (m devMat) at(off int) devMat { return devMat{m.t, m.off + off} }
 
 // cublasGemm is the row-major C ← op(A)·op(B) + beta·C (C m×n, K = k) on
 // cuBLAS, which is column-major: computed as Cᵀ = op(B)ᵀ·op(A)ᵀ, the
-// operands swapped, flags kept (as MatMul's twin, matmul_cuda.go).
-func cublasGemm(c *gpuCall, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
+// operands swapped, flags kept. Conv2d's family and MatMul's twin
+// (matmul_cuda.go) use it.
+func cublasGemm(c *glue.Call, transA, transB bool, m, n, k int, a devMat, lda int, b devMat, ldb int, beta float64, cm devMat, ldc int) error {
 	if m == 0 || n == 0 || k == 0 {
 		return fmt.Errorf("nn: %s: an empty product %dx%dx%d on the GPU", c.Name, m, n, k)
 	}

@@ -12,8 +12,8 @@ import (
 // drawn on the host by cpu.DropoutKept (PCG(seed, run), the run counter
 // shared with the CPU kernel), so the mask is bitwise the CPU's.
 
-// launch draws the next run's decisions and writes the mask.
-func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
+// Launch draws the next run's decisions and writes the mask.
+func (d dropoutGPU) Launch(c *glue.Call, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
 	n := size(out)
 	kept := make([]uint8, n)
 	cpu.DropoutKept(d.p, d.seed, d.runs.Add(1)-1, kept)
@@ -25,5 +25,5 @@ func (d dropoutGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgo
 	if err != nil {
 		return err
 	}
-	return c.Launch("dropout_mask"+sfx, n, p, ptr(out), c.Float(keep), n)
+	return c.Launch("dropout_mask"+sfx, n, p, glue.Ptr(out), c.Float(keep), n)
 }

@@ -14,15 +14,15 @@ import (
 // (gridGPUPlan, cpu.GridTable) from the grid and masks, downloaded per
 // call, and uploaded with its launches.
 
-func (d gridGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d gridGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if c.Dt == tensor.Float32 {
 		return gridRun[float32](d, c, sfx, in, out)
 	}
 	return gridRun[float64](d, c, sfx, in, out)
 }
 
-func gridRun[T cpu.Float](d gridGPU, c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
-	pl, err := gridGPUPlan(d, func(i int) ([]T, error) { return glue.Download[T](c, ptr(in[i]), size(in[i])) })
+func gridRun[T cpu.Float](d gridGPU, c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+	pl, err := gridGPUPlan(d, func(i int) ([]T, error) { return glue.Download[T](c, glue.Ptr(in[i]), size(in[i])) })
 	if err != nil {
 		return err
 	}
@@ -40,9 +40,9 @@ func gridRun[T cpu.Float](d gridGPU, c *gpuCall, sfx string, in []gorgonia.Value
 			var err error
 			switch v := a.(type) {
 			case gridIn:
-				args[i] = ptr(in[v])
+				args[i] = glue.Ptr(in[v])
 			case gridOut:
-				args[i] = ptr(out)
+				args[i] = glue.Ptr(out)
 			case gridTemp:
 				args[i] = temps[v]
 			case []int64:
@@ -63,22 +63,22 @@ func gridRun[T cpu.Float](d gridGPU, c *gpuCall, sfx string, in []gorgonia.Value
 	return nil
 }
 
-func (d gridLayoutGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d gridLayoutGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if d.split {
-		return c.Launch("gridsample_split"+sfx, size(out), ptr(in[0]), ptr(out), size(out), d.which)
+		return c.Launch("gridsample_split"+sfx, size(out), glue.Ptr(in[0]), glue.Ptr(out), size(out), d.which)
 	}
 	n := size(in[0])
-	return c.Launch("gridsample_embed"+sfx, 2*n, ptr(in[0]), ptr(out), n, d.which)
+	return c.Launch("gridsample_embed"+sfx, 2*n, glue.Ptr(in[0]), glue.Ptr(out), n, d.which)
 }
 
-func (d affineGridGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d affineGridGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if c.Dt == tensor.Float32 {
 		return affineGridRun[float32](d, c, sfx, in, out)
 	}
 	return affineGridRun[float64](d, c, sfx, in, out)
 }
 
-func affineGridRun[T cpu.Float](d affineGridGPU, c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func affineGridRun[T cpu.Float](d affineGridGPU, c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	xs, err := glue.Upload(c, cpu.AffineGridBase[T](d.w, d.alignCorners))
 	if err != nil {
 		return err
@@ -91,5 +91,5 @@ func affineGridRun[T cpu.Float](d affineGridGPU, c *gpuCall, sfx string, in []go
 	if !d.forward {
 		name, n = "gridsample_affine_t", d.n*6
 	}
-	return c.Launch(name+sfx, n, ptr(in[0]), ptr(out), d.n, d.h, d.w, xs, ys)
+	return c.Launch(name+sfx, n, glue.Ptr(in[0]), glue.Ptr(out), d.n, d.h, d.w, xs, ys)
 }

@@ -11,8 +11,8 @@ import (
 // (cpu.InterpAxis) and their inverse (interpTable, cudatables.go) are
 // uploaded per call.
 
-// launch runs Interpolate or its transpose.
-func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs Interpolate or its transpose.
+func (d interpGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	g := d.g
 	ho, wo := len(g.Rows.I0), len(g.Cols.I0)
 	var p [4]any
@@ -31,5 +31,5 @@ func (d interpGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	if !d.forward {
 		name, n = "interp_transpose", g.Planes*g.H*g.W
 	}
-	return c.Launch(name+sfx, n, ptr(in[0]), ptr(out), g.Planes, g.H, g.W, ho, wo, p[0], p[1], p[2], p[3], g.Nearest)
+	return c.Launch(name+sfx, n, glue.Ptr(in[0]), glue.Ptr(out), g.Planes, g.H, g.W, ho, wo, p[0], p[1], p[2], p[3], g.Nearest)
 }

@@ -10,13 +10,13 @@ import (
 
 // The copying layout ops and the fills on the GPU: internal/cuda/kernels/nn/layout.cu.
 
-// launch copies each input into its part of the result.
-func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch copies each input into its part of the result.
+func (d concatGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	outer, inner := blocks(d.out, d.axis)
 	row, off := d.out[d.axis]*inner, 0
 	for _, x := range in {
 		n := x.Shape()[d.axis] * inner
-		if err := c.Launch("layout_concat_copy"+sfx, outer*n, ptr(x), ptr(out), outer, n, row, off); err != nil {
+		if err := c.Launch("layout_concat_copy"+sfx, outer*n, glue.Ptr(x), glue.Ptr(out), outer, n, row, off); err != nil {
 			return err
 		}
 		off += n
@@ -24,22 +24,22 @@ func (d concatGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	return nil
 }
 
-// launch runs Narrow or NarrowEmbed.
-func (d narrowGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// Launch runs Narrow or NarrowEmbed.
+func (d narrowGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n, full := d.length*d.inner, d.size*d.inner
 	if d.fwd {
-		return c.Launch("layout_narrow"+sfx, d.outer*n, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
+		return c.Launch("layout_narrow"+sfx, d.outer*n, glue.Ptr(in[0]), glue.Ptr(out), d.outer, n, full, d.start*d.inner)
 	}
-	return c.Launch("layout_narrow_embed"+sfx, d.outer*full, ptr(in[0]), ptr(out), d.outer, n, full, d.start*d.inner)
+	return c.Launch("layout_narrow_embed"+sfx, d.outer*full, glue.Ptr(in[0]), glue.Ptr(out), d.outer, n, full, d.start*d.inner)
 }
 
-// launch fills the result with d.v.
-func (d fillGPU) launch(c *gpuCall, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
-	return fill(c, sfx, ptr(out), d.v, size(out))
+// Launch fills the result with d.v.
+func (d fillGPU) Launch(c *glue.Call, sfx string, _ []gorgonia.Value, out gorgonia.Value) error {
+	return fill(c, sfx, glue.Ptr(out), d.v, size(out))
 }
 
 // fill writes v into the n elements of the op's float dtype at p.
-func fill(c *gpuCall, sfx string, p cu.DevicePtr, v float64, n int) error {
+func fill(c *glue.Call, sfx string, p cu.DevicePtr, v float64, n int) error {
 	return c.Launch("layout_fill"+sfx, n, p, c.Float(v), n)
 }
 

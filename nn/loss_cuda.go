@@ -12,11 +12,11 @@ import (
 // CrossEntropy's picks and row ops on the GPU: internal/cuda/kernels/nn/loss.cu (SmoothL1Loss' family
 // and Softplus are unaryGPU, activation_cuda.go).
 
-// launch runs Pick, Scatter, PickVec or ScatterVec. The targets are
+// Launch runs Pick, Scatter, PickVec or ScatterVec. The targets are
 // checked on the host first, with pickKernel's error.
-func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d pickGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	n := in[1].Shape().TotalSize()
-	t, err := glue.Download[int](c, ptr(in[1]), n)
+	t, err := glue.Download[int](c, glue.Ptr(in[1]), n)
 	if err != nil {
 		return err
 	}
@@ -27,20 +27,20 @@ func (d pickGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgoni
 	}
 	switch {
 	case d.forward:
-		return c.Launch("loss_pick"+sfx, n, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore, d.vec)
+		return c.Launch("loss_pick"+sfx, n, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(out), n, d.c, d.ignore, d.vec)
 	case d.vec:
-		return c.Launch("loss_scatter_vec"+sfx, d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
+		return c.Launch("loss_scatter_vec"+sfx, d.c, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(out), n, d.c, d.ignore)
 	}
-	return c.Launch("loss_scatter"+sfx, n*d.c, ptr(in[0]), ptr(in[1]), ptr(out), n, d.c, d.ignore)
+	return c.Launch("loss_scatter"+sfx, n*d.c, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(out), n, d.c, d.ignore)
 }
 
-// launch runs LogSumExp, NLL, Mask, LogSumExpGrad or NLLGrad, one thread
+// Launch runs LogSumExp, NLL, Mask, LogSumExpGrad or NLLGrad, one thread
 // per row (the gradients divide by their row's sum of exponentials). NLL's and NLLGrad's targets are checked on
 // the host first, with checkTargets' error.
-func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+func (d lseGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	if d.kind == lseNLL || d.kind == lseNLLGrad {
 		ti := in[len(in)-1]
-		t, err := glue.Download[int](c, ptr(ti), d.rows)
+		t, err := glue.Download[int](c, glue.Ptr(ti), d.rows)
 		if err != nil {
 			return err
 		}
@@ -50,13 +50,13 @@ func (d lseGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia
 	}
 	switch d.kind {
 	case lseForward:
-		return c.Launch("loss_lse"+sfx, d.rows, ptr(in[0]), ptr(out), d.rows, d.n)
+		return c.Launch("loss_lse"+sfx, d.rows, glue.Ptr(in[0]), glue.Ptr(out), d.rows, d.n)
 	case lseNLL:
-		return c.Launch("loss_nll"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.n, d.ignore)
+		return c.Launch("loss_nll"+sfx, d.rows, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(out), d.rows, d.n, d.ignore)
 	case lseMask:
-		return c.Launch("loss_mask"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(out), d.rows, d.ignore)
+		return c.Launch("loss_mask"+sfx, d.rows, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(out), d.rows, d.ignore)
 	case lseGrad:
-		return c.Launch("loss_lse_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n)
+		return c.Launch("loss_lse_grad"+sfx, d.rows, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(in[2]), glue.Ptr(out), d.rows, d.n)
 	}
-	return c.Launch("loss_nll_grad"+sfx, d.rows, ptr(in[0]), ptr(in[1]), ptr(in[2]), ptr(out), d.rows, d.n, d.ignore)
+	return c.Launch("loss_nll_grad"+sfx, d.rows, glue.Ptr(in[0]), glue.Ptr(in[1]), glue.Ptr(in[2]), glue.Ptr(out), d.rows, d.n, d.ignore)
 }

@@ -3,17 +3,13 @@
 package nn
 
 import (
-	"fmt"
-
-	"gonum.org/v1/gonum/blas"
+	"github.com/gops-dev/gops/internal/cuda/glue"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
-// MatMul's CUDA twin: cuBLAS' Sgemm/Dgemm on the engine's handle, one call
-// per batch. cuBLAS is column-major, so the row-major C = op(A)·op(B) is
-// computed as Cᵀ = op(B)ᵀ·op(A)ᵀ: the operands swapped, flags kept.
-func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
+// MatMul's CUDA twin: one cublasGemm (conv_cuda.go: cuBLAS' Sgemm/Dgemm
+// on the engine's handle) per batch.
+func (d matMulGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error {
 	batch, m, n, k, err := matMulDims(in[0].Shape(), in[1].Shape(), d.transA, d.transB)
 	if err != nil {
 		return err
@@ -21,55 +17,25 @@ func (d matMulGPU) launch(c *gpuCall, sfx string, in []gorgonia.Value, out gorgo
 	if batch == 0 || m == 0 || n == 0 {
 		return nil
 	}
-	var ds [3]*tensor.Dense
-	for i, v := range []gorgonia.Value{in[0], in[1], out} {
-		t, ok := v.(*tensor.Dense)
-		if !ok {
-			return fmt.Errorf("nn: MatMul: CUDA value %d is a %T, want *tensor.Dense", i, v)
-		}
-		ds[i] = t
+	if k == 0 {
+		// An empty inner size: a zero product, as cuBLAS' C ← 0·C.
+		return fill(c, sfx, glue.Ptr(out), 0, size(out))
 	}
-	lda, ldb := max(k, 1), max(n, 1)
+	ds, err := denseValues(c, in[0], in[1], out)
+	if err != nil {
+		return err
+	}
+	a, b, o := devMat{ds[0], 0}, devMat{ds[1], 0}, devMat{ds[2], 0}
+	lda, ldb := k, n
 	if d.transA {
-		lda = max(m, 1)
+		lda = m
 	}
 	if d.transB {
-		ldb = max(k, 1)
+		ldb = k
 	}
-	tA, tB := blas.NoTrans, blas.NoTrans
-	if d.transA {
-		tA = blas.Trans
-	}
-	if d.transB {
-		tB = blas.Trans
-	}
-	c.E.DoWork()
-	bl := c.E.BLASContext()
 	for i := 0; i < batch; i++ {
-		// With k = 0, A and B are empty and not read: C's memory stands in.
-		ao, bo, co := i*m*k, i*k*n, i*m*n
-		switch sfx {
-		case "_f32":
-			a, b, cc := ds[0].Float32s(), ds[1].Float32s(), ds[2].Float32s()[co:co+m*n]
-			if k == 0 {
-				a, b, ao, bo = cc, cc, 0, 0
-			}
-			c.Ctx.Do(func() error {
-				bl.Sgemm(tB, tA, n, m, k, 1, b[bo:], ldb, a[ao:], lda, 0, cc, n)
-				return nil
-			})
-		default:
-			a, b, cc := ds[0].Float64s(), ds[1].Float64s(), ds[2].Float64s()[co:co+m*n]
-			if k == 0 {
-				a, b, ao, bo = cc, cc, 0, 0
-			}
-			c.Ctx.Do(func() error {
-				bl.Dgemm(tB, tA, n, m, k, 1, b[bo:], ldb, a[ao:], lda, 0, cc, n)
-				return nil
-			})
-		}
-		if err := bl.Err(); err != nil {
-			return fmt.Errorf("nn: MatMul: cuBLAS: %w", err)
+		if err := cublasGemm(c, d.transA, d.transB, m, n, k, a.at(i*m*k), lda, b.at(i*k*n), ldb, 0, o.at(i*m*n), n); err != nil {
+			return err
 		}
 	}
 	return c.Sync()

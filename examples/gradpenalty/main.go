@@ -21,6 +21,7 @@ import (
 	"os"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/examples/internal/gradnorm"
 	"github.com/gops-dev/gops/examples/internal/photo"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
@@ -112,14 +113,8 @@ func newModel(img *tensor.Dense, lambda float64) (*model, error) {
 		return nil, err
 	}
 	// P and L + λP; their gradients w.r.t. W and b differentiate ∂L/∂x again.
-	gx, err := ad.Grad(l, x)
+	p, obj, err := gradnorm.Penalty(l, x, lambda)
 	if err != nil {
-		return nil, err
-	}
-	f := ad.NewBuilder(l)
-	p := f.Sum(f.Square(gx[0]))
-	obj := f.Add(l, f.Scale(p, lambda))
-	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	dP, err := ad.Grad(p, w)

@@ -28,6 +28,7 @@ import (
 	"os"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/examples/internal/gradnorm"
 	"github.com/gops-dev/gops/examples/internal/mnist"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
@@ -214,14 +215,8 @@ func newGraph(ps []*param, b int, penalty bool, lambda float64, gradOf string, w
 	if penalty {
 		// P and L + λP; their gradients differentiate ∂L/∂x again, through
 		// GridSample's input and its grid.
-		gx, err := ad.Grad(l, x)
+		p, obj, err := gradnorm.Penalty(l, x, lambda)
 		if err != nil {
-			return nil, err
-		}
-		f := ad.NewBuilder(l)
-		p := f.Sum(f.Square(gx[0]))
-		obj := f.Add(l, f.Scale(p, lambda))
-		if err := f.Err(); err != nil {
 			return nil, err
 		}
 		nodes["P"], nodes["obj"] = p, obj

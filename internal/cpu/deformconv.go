@@ -45,6 +45,12 @@ func (g *DeformGeom) MaskLen() int { return g.N * g.OG * g.K() * g.L() }
 // padW is the row length of a padded plane.
 func (g *DeformGeom) padW() int { return g.W + 2 }
 
+// tapRow is the sample n, offset group grp and kernel position k of row tr
+// of the tap tables and of the masks, which are ordered (n, group, k).
+func (g *DeformGeom) tapRow(tr int) (n, grp, k int) {
+	return tr / g.K() / g.OG, tr / g.K() % g.OG, tr % g.K()
+}
+
 // padLen is the length of one padded plane, tail included.
 func (g *DeformGeom) padLen() int { return (g.H+2)*g.padW() + g.W + 4 }
 
@@ -273,7 +279,7 @@ func deformSampleLast[T Float](g *DeformGeom, taps []padTap[T], input, cols []T)
 		tile := make([]T, cg*sampleBlock) // [channels, positions]
 		for u := lo; u < hi; u++ {
 			tr, bl := u/blocks, u%blocks
-			k, n, grp := tr%K, tr/K/g.OG, tr/K%g.OG
+			n, grp, k := g.tapRow(tr)
 			l0 := bl * sampleBlock
 			ts := taps[tr*L+l0 : tr*L+min(l0+sampleBlock, L)]
 			img := input[n*pl*C+grp*cg:]
@@ -332,8 +338,7 @@ func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst [
 	pw := g.padW()
 	par.For(g.N*g.OG*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
-			k := tr % K
-			n, grp := tr/K/g.OG, tr/K%g.OG
+			n, grp, k := g.tapRow(tr)
 			ts := taps[tr*L : (tr+1)*L]
 			out := dst[tr*L : (tr+1)*L]
 			for c := grp * cg; c < (grp+1)*cg; c++ {
@@ -353,8 +358,7 @@ func deformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []padTap[T], input, c
 	pw := g.padW()
 	par.For(g.N*g.OG*K, func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
-			k := tr % K
-			n, grp := tr/K/g.OG, tr/K%g.OG
+			n, grp, k := g.tapRow(tr)
 			oy := dst[2*tr*L : (2*tr+1)*L]
 			ox := dst[(2*tr+1)*L : (2*tr+2)*L]
 			for c := grp * cg; c < (grp+1)*cg; c++ {

@@ -258,10 +258,7 @@ func maxPoolFast[T Float, K orderKey](g *Pool2dGeom, l *maxPoolLayout, x []T, id
 			for oh := 0; oh < ho; oh++ {
 				dst := out[oh*wo : (oh+1)*wo]
 				r0, r1 := rows.First[oh], rows.End[oh]
-				if r0 >= r1 {
-					for ow := range dst {
-						dst[ow] = -1 // an empty window: no input position
-					}
+				if emptyWindowRow(r0, r1, dst) {
 					continue
 				}
 				if n < wo {

@@ -203,10 +203,7 @@ func maxPoolPlaneKeys64(g *Pool2dGeom, plane []float32, out []int, keys, rowBest
 	for oh := 0; oh < rows.Out(); oh++ {
 		dst := out[oh*wo : (oh+1)*wo]
 		r0, r1 := rows.First[oh], rows.End[oh]
-		if r0 >= r1 {
-			for ow := range dst {
-				dst[ow] = -1 // an empty window: no input position
-			}
+		if emptyWindowRow(r0, r1, dst) {
 			continue
 		}
 		for ow := range dst {
@@ -296,4 +293,17 @@ func EmptyWindowFill[T Float](out []T, idx []int) {
 			out[i] = T(math.Inf(-1))
 		}
 	}
+}
+
+// emptyWindowRow reports whether an output row's windows are empty (input
+// rows [r0, r1) are none) and, if so, fills its argmax row dst with -1: no
+// input position.
+func emptyWindowRow(r0, r1 int, dst []int) bool {
+	if r0 < r1 {
+		return false
+	}
+	for ow := range dst {
+		dst[ow] = -1
+	}
+	return true
 }

@@ -149,6 +149,24 @@ func roiAlignBoxFamily[T Float](g *RoIAlignGeom, boxes []T) (*boxDerivFamily[T],
 	return &boxDerivFamily[T]{sample: g, coefs: g, grids: grids, cOut: g.C, cIn: g.C, cStride: 1}, nil
 }
 
+// RoIAlignBoxDeriv computes member F_ab (a + b >= 1) of RoIAlign's box
+// family: out is [K, J·C, PH, PW], J = 2^(a+b), channel j·C + c (file
+// comment); xMajor orders F_11's channels x-major. out must be zero on
+// entry (it is added to). Parallel over boxes; each output sums its
+// samples in grid order, so the result does not depend on the threads.
+func RoIAlignBoxDeriv[T Float](g *RoIAlignGeom, a, b int, xMajor bool, input, boxes, out []T) error {
+	return runBoxMember(roiAlignBoxFamily, g, false, a, b, xMajor, input, boxes, out)
+}
+
+// RoIAlignBoxDerivTranspose is the adjoint of RoIAlignBoxDeriv in its
+// input: it scatters grad [K, J·C, PH, PW] onto dst [N, C, H, W] (adding to
+// what is there). Parallel over ranges of channels: each worker owns its
+// channels and visits boxes, bins and samples in order, so the sums do not
+// depend on the threads.
+func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
+	return runBoxMember(roiAlignBoxFamily, g, true, a, b, xMajor, grad, boxes, dst)
+}
+
 // psRoIAlignBoxFamily is PSRoIAlign's family: PSRoIAlignGrids samples boxes
 // already scaled (scale 1), whose coordinates are the boxes' times
 // spatial_scale, aligned.
@@ -163,34 +181,6 @@ func psRoIAlignBoxFamily[T Float](g *PoolGeom, boxes []T) (*boxDerivFamily[T], e
 	return &boxDerivFamily[T]{sample: ag, coefs: &cg, grids: grids, cOut: g.C / nb, cIn: g.C, cStride: nb, binStride: 1}, nil
 }
 
-// RoIAlignBoxDeriv computes member F_ab (a + b >= 1) of RoIAlign's box
-// family: out is [K, J·C, PH, PW], J = 2^(a+b), channel j·C + c (file
-// comment); xMajor orders F_11's channels x-major. out must be zero on
-// entry (it is added to). Parallel over boxes; each output sums its
-// samples in grid order, so the result does not depend on the threads.
-func RoIAlignBoxDeriv[T Float](g *RoIAlignGeom, a, b int, xMajor bool, input, boxes, out []T) error {
-	f, err := roiAlignBoxFamily(g, boxes)
-	if err != nil {
-		return err
-	}
-	f.deriv(a, b, xMajor, input, boxes, out)
-	return nil
-}
-
-// RoIAlignBoxDerivTranspose is the adjoint of RoIAlignBoxDeriv in its
-// input: it scatters grad [K, J·C, PH, PW] onto dst [N, C, H, W] (adding to
-// what is there). Parallel over ranges of channels: each worker owns its
-// channels and visits boxes, bins and samples in order, so the sums do not
-// depend on the threads.
-func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
-	f, err := roiAlignBoxFamily(g, boxes)
-	if err != nil {
-		return err
-	}
-	f.transpose(a, b, xMajor, grad, boxes, dst)
-	return nil
-}
-
 // PSRoIAlignBoxDeriv computes member F_ab (a + b >= 1) of PSRoIAlign's box
 // family: as RoIAlignBoxDeriv with PSRoIAlign's sampling (boxes times
 // spatial_scale in T, minus 0.5, no size clamp) and its position-sensitive
@@ -198,12 +188,7 @@ func RoIAlignBoxDerivTranspose[T Float](g *RoIAlignGeom, a, b int, xMajor bool, 
 // bin (ph, pw) reading input channel (c·PH + ph)·PW + pw. out must be zero
 // on entry. Parallel over boxes, independent of the threads.
 func PSRoIAlignBoxDeriv[T Float](g *PoolGeom, a, b int, xMajor bool, input, boxes, out []T) error {
-	f, err := psRoIAlignBoxFamily(g, boxes)
-	if err != nil {
-		return err
-	}
-	f.deriv(a, b, xMajor, input, boxes, out)
-	return nil
+	return runBoxMember(psRoIAlignBoxFamily, g, false, a, b, xMajor, input, boxes, out)
 }
 
 // PSRoIAlignBoxDerivTranspose is the adjoint of PSRoIAlignBoxDeriv in its
@@ -211,101 +196,100 @@ func PSRoIAlignBoxDeriv[T Float](g *PoolGeom, a, b int, xMajor bool, input, boxe
 // to what is there). Parallel over output channels c, each owning input
 // channels (c·PH + ph)·PW + pw; independent of the threads.
 func PSRoIAlignBoxDerivTranspose[T Float](g *PoolGeom, a, b int, xMajor bool, grad, boxes, dst []T) error {
-	f, err := psRoIAlignBoxFamily(g, boxes)
+	return runBoxMember(psRoIAlignBoxFamily, g, true, a, b, xMajor, grad, boxes, dst)
+}
+
+// runBoxMember builds the family of geometry g and boxes and runs member
+// (a, b) on it: the derivative (v the input, w the output), parallel over
+// boxes, or, with transpose, its adjoint (v the gradient, w the
+// destination), parallel over output channels, each owning the input
+// channels it reads.
+func runBoxMember[G any, T Float](family func(*G, []T) (*boxDerivFamily[T], error), g *G, transpose bool, a, b int, xMajor bool, v, boxes, w []T) error {
+	f, err := family(g, boxes)
 	if err != nil {
 		return err
 	}
-	f.transpose(a, b, xMajor, grad, boxes, dst)
+	if transpose {
+		par.For(f.cOut, func(lo, hi int) { f.run(true, a, b, xMajor, 0, len(f.grids), lo, hi, w, boxes, v) })
+	} else {
+		par.For(len(f.grids), func(lo, hi int) { f.run(false, a, b, xMajor, lo, hi, 0, f.cOut, v, boxes, w) })
+	}
 	return nil
 }
 
-// deriv is member F_ab of the family (see RoIAlignBoxDeriv).
-func (f *boxDerivFamily[T]) deriv(a, b int, xMajor bool, input, boxes, out []T) {
+// run is member (a, b) of the family, or its adjoint (transpose), on boxes
+// [kLo, kHi) and output channels [cLo, cHi): img is the input map
+// [N, C, H, W], rows the member's value [K, J·C', PH, PW]. The member reads
+// img and adds to rows (zero on entry), each output the sum of its bin's
+// samples in grid order divided by the count; the adjoint reads rows and
+// adds to img. Boxes with an empty grid sample nothing.
+func (f *boxDerivFamily[T]) run(transpose bool, a, b int, xMajor bool, kLo, kHi, cLo, cHi int, img, boxes, rows []T) {
 	g := f.sample
 	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	par.For(len(f.grids), func(lo, hi int) {
-		coef := make([]T, J)
-		for k := lo; k < hi; k++ {
-			bx := &f.grids[k]
-			if bx.GH*bx.GW == 0 {
-				continue
-			}
-			cf := newRoIAlignBoxCoefs(f.coefs, boxes[5*k:5*k+5], bx)
-			x := input[int(boxes[5*k])*f.cIn*plane:]
-			o := out[k*J*f.cOut*bins : (k+1)*J*f.cOut*bins]
-			for ph := 0; ph < g.PH; ph++ {
-				for pw := 0; pw < g.PW; pw++ {
-					bin := ph*g.PW + pw
-					x := x[bin*f.binStride*plane:]
-					for iy := 0; iy < bx.GH; iy++ {
-						for ix := 0; ix < bx.GW; ix++ {
-							y, xx := bx.samplePoint(ph, pw, iy, ix)
-							t, ok := roiAlignDerivTap(y, xx, g.H, g.W, a, b)
-							if !ok {
-								continue
-							}
-							boxDerivCoefs(coef, a, b, xMajor, cf.y[ph*bx.GH+iy], cf.x[pw*bx.GW+ix])
-							for c := 0; c < f.cOut; c++ {
-								p := x[c*f.cStride*plane:]
-								v := t.w[0]*p[t.pos[0]] + t.w[1]*p[t.pos[1]] + t.w[2]*p[t.pos[2]] + t.w[3]*p[t.pos[3]]
-								for j, cj := range coef {
-									o[(j*f.cOut+c)*bins+bin] += cj * v
-								}
-							}
+	coef := make([]T, J)
+	for k := kLo; k < kHi; k++ {
+		bx := &f.grids[k]
+		if bx.GH*bx.GW == 0 {
+			continue
+		}
+		cf := newRoIAlignBoxCoefs(f.coefs, boxes[5*k:5*k+5], bx)
+		im := img[int(boxes[5*k])*f.cIn*plane:]
+		rk := rows[k*J*f.cOut*bins : (k+1)*J*f.cOut*bins]
+		for ph := 0; ph < g.PH; ph++ {
+			for pw := 0; pw < g.PW; pw++ {
+				bin := ph*g.PW + pw
+				im := im[bin*f.binStride*plane:]
+				for iy := 0; iy < bx.GH; iy++ {
+					for ix := 0; ix < bx.GW; ix++ {
+						y, xx := bx.samplePoint(ph, pw, iy, ix)
+						t, ok := roiAlignDerivTap(y, xx, g.H, g.W, a, b)
+						if !ok {
+							continue
+						}
+						boxDerivCoefs(coef, a, b, xMajor, cf.y[ph*bx.GH+iy], cf.x[pw*bx.GW+ix])
+						if transpose {
+							f.scatter(&t, coef, rk[bin:], im, cLo, cHi, bx.Count)
+						} else {
+							f.gather(&t, coef, im, rk[bin:], cLo, cHi)
 						}
 					}
-					for i := bin; i < len(o); i += bins {
-						o[i] /= bx.Count
+				}
+				if !transpose {
+					for i := bin; i < len(rk); i += bins {
+						rk[i] /= bx.Count
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
-// transpose is the adjoint of deriv in its input (see
-// RoIAlignBoxDerivTranspose): parallel over output channels, each owning
-// the input channels it reads.
-func (f *boxDerivFamily[T]) transpose(a, b int, xMajor bool, grad, boxes, dst []T) {
-	g := f.sample
-	plane, bins, J := g.H*g.W, g.PH*g.PW, boxDerivChannels(a, b)
-	par.For(f.cOut, func(lo, hi int) {
-		coef := make([]T, J)
-		for k := range f.grids {
-			bx := &f.grids[k]
-			if bx.GH*bx.GW == 0 {
-				continue
-			}
-			cf := newRoIAlignBoxCoefs(f.coefs, boxes[5*k:5*k+5], bx)
-			d := dst[int(boxes[5*k])*f.cIn*plane:]
-			gk := grad[k*J*f.cOut*bins : (k+1)*J*f.cOut*bins]
-			for ph := 0; ph < g.PH; ph++ {
-				for pw := 0; pw < g.PW; pw++ {
-					bin := ph*g.PW + pw
-					d := d[bin*f.binStride*plane:]
-					for iy := 0; iy < bx.GH; iy++ {
-						for ix := 0; ix < bx.GW; ix++ {
-							y, xx := bx.samplePoint(ph, pw, iy, ix)
-							t, ok := roiAlignDerivTap(y, xx, g.H, g.W, a, b)
-							if !ok {
-								continue
-							}
-							boxDerivCoefs(coef, a, b, xMajor, cf.y[ph*bx.GH+iy], cf.x[pw*bx.GW+ix])
-							for c := lo; c < hi; c++ {
-								var v T
-								for j, cj := range coef {
-									v += cj * gk[(j*f.cOut+c)*bins+bin]
-								}
-								v /= bx.Count
-								p := d[c*f.cStride*plane:]
-								for q, pos := range t.pos {
-									p[pos] += t.w[q] * v
-								}
-							}
-						}
-					}
-				}
-			}
+// gather adds, for channels [cLo, cHi), the tap t of img (the bin's first
+// channel) times each channel coefficient to rows (from the bin's output).
+func (f *boxDerivFamily[T]) gather(t *bilinearTap[T], coef, img, rows []T, cLo, cHi int) {
+	plane, bins := f.sample.H*f.sample.W, f.sample.PH*f.sample.PW
+	for c := cLo; c < cHi; c++ {
+		p := img[c*f.cStride*plane:]
+		v := t.w[0]*p[t.pos[0]] + t.w[1]*p[t.pos[1]] + t.w[2]*p[t.pos[2]] + t.w[3]*p[t.pos[3]]
+		for j, cj := range coef {
+			rows[(j*f.cOut+c)*bins] += cj * v
 		}
-	})
+	}
+}
+
+// scatter is gather's adjoint: for channels [cLo, cHi), the coefficients'
+// combination of rows, divided by count, spread over the tap t of img.
+func (f *boxDerivFamily[T]) scatter(t *bilinearTap[T], coef, rows, img []T, cLo, cHi int, count T) {
+	plane, bins := f.sample.H*f.sample.W, f.sample.PH*f.sample.PW
+	for c := cLo; c < cHi; c++ {
+		var v T
+		for j, cj := range coef {
+			v += cj * rows[(j*f.cOut+c)*bins]
+		}
+		v /= count
+		p := img[c*f.cStride*plane:]
+		for q, pos := range t.pos {
+			p[pos] += t.w[q] * v
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gops-dev/gops/internal/par"
 )
@@ -54,27 +55,21 @@ func RoIPoolArgmax[T Float](g *PoolGeom, input, boxes []T, idx []int) error {
 // comparison: the IEEE bits with the magnitude flipped for negative numbers,
 // -0 as +0 (they compare equal, so the first wins), and every NaN above
 // +Inf (so the first NaN wins, and stays).
-func orderKey32(v float32) int32 {
-	b := int32(math.Float32bits(v))
-	k := b ^ (b >> 31 & math.MaxInt32)
-	if v == 0 {
-		k = 0
-	}
-	if v != v {
-		k = math.MaxInt32
-	}
-	return k
-}
+func orderKey32(v float32) int32 { return orderBits(int32(math.Float32bits(v)), v == 0, v != v) }
 
 // orderKey64 is orderKey32 for float64.
-func orderKey64(v float64) int64 {
-	b := int64(math.Float64bits(v))
-	k := b ^ (b >> 63 & math.MaxInt64)
-	if v == 0 {
+func orderKey64(v float64) int64 { return orderBits(int64(math.Float64bits(v)), v == 0, v != v) }
+
+// orderBits is orderKey32's key of a float of IEEE bits b (as an int32 or
+// an int64), equal to zero (zero) or a NaN (nan).
+func orderBits[K orderKey](b K, zero, nan bool) K {
+	top := ^sentinelKey[K]() // the largest K
+	k := b ^ (b >> (8*unsafe.Sizeof(b) - 1) & top)
+	if zero {
 		k = 0
 	}
-	if v != v {
-		k = math.MaxInt64
+	if nan {
+		k = top
 	}
 	return k
 }

@@ -52,6 +52,13 @@ func (m *Module) Func(e *cuda.Engine, name string) (cu.Function, error) {
 // suffix. The result is not zeroed: the kernels write every element of it.
 type Launcher func(c *Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error
 
+// Kernel is an op's CUDA descriptor, declared beside the op in package
+// gops or nn: its Launch, in the family's *_cuda.go file, is the Launcher
+// that runs its kernels.
+type Kernel interface {
+	Launch(c *Call, sfx string, in []gorgonia.Value, out gorgonia.Value) error
+}
+
 // TwinFunc is an op's CUDA twin, the type of ad.OpSpec.CUDA: it computes the
 // op's result on device dev (Gorgonia's CUDADoer).
 type TwinFunc = func(extern gorgonia.External, dev gorgonia.Device, prealloc gorgonia.Value, inputs ...gorgonia.Value) (gorgonia.Value, error)
