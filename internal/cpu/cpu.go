@@ -6,7 +6,8 @@
 //
 // The groups: the RoI family (RoIAlign, RoIPool, PSRoIAlign, PSRoIPool,
 // with their geometries, box checks and the shared sampling grid and bin
-// rules); DeformConv2d and the convolution's Im2col/Col2im; pooling
+// rules) and MultiScaleRoIAlign's pyramid (FPN level mapper, per-level
+// gather, pool and scatter); DeformConv2d and the convolution's Im2col/Col2im; pooling
 // (max with argmax, average, adaptive) and interpolation; GridSample's
 // family (sampling, transposes, grid contractions, bicubic, the tables of
 // the CUDA kernels) and AffineGrid; layout moves (channels-last,
