@@ -211,7 +211,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 	emuRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 37} {
 			x := emuValues[T](r, 4*k)
-			for kind := xyxyToXYWH; kind <= cxcywhToXYXY; kind++ {
+			for kind := cpu.XYXYToXYWH; kind <= cpu.CXCYWHToXYXY; kind++ {
 				for _, tr := range []bool{false, true} {
 					want := make([]T, 4*k)
 					if err := convertKernel[T](kind, tr)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)}); err != nil {

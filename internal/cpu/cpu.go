@@ -17,9 +17,9 @@
 // (Conv) and MatMul's batch loop, with the product passed in; nn's
 // elementwise activations and losses, CrossEntropy's Pick and Scatter,
 // Dropout's mask; gops' box primitives (the pointwise box functions,
-// column and row moves, ClipBoxes, BoxesToRoIs) and box selection (NMS,
-// BatchedNMS, RemoveSmallBoxes). Their scratch memory comes from the
-// keepers of package par.
+// column and row moves, BoxConvert, ClipBoxes, BoxesToRoIs) and box
+// selection (NMS, BatchedNMS, RemoveSmallBoxes). Their scratch memory
+// comes from the keepers of package par.
 package cpu
 
 import (
