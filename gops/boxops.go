@@ -94,16 +94,6 @@ const (
 	BoxFormatCXCYWH = "cxcywh" // (cx, cy, w, h): centre, width, height
 )
 
-// convertKind is one of BoxConvert's four linear maps to or from xyxy.
-type convertKind int
-
-const (
-	xyxyToXYWH convertKind = iota
-	xywhToXYXY
-	xyxyToCXCYWH
-	cxcywhToXYXY
-)
-
 // BoxConvert is torchvision.ops.box_convert(boxes, in_fmt, out_fmt):
 // boxes [K, 4] from format in to format out, each one of "xyxy", "xywh"
 // and "cxcywh" (BoxFormatXYXY, ...), with torchvision's arithmetic
@@ -126,18 +116,18 @@ func BoxConvert(boxes *gorgonia.Node, in, out string) (*gorgonia.Node, error) {
 	if in == out {
 		return reshape(boxes, k, 4) // a copy, as torchvision's clone
 	}
-	var steps []convertKind
+	var steps []cpu.BoxConversion
 	switch in {
 	case BoxFormatXYWH:
-		steps = append(steps, xywhToXYXY)
+		steps = append(steps, cpu.XYWHToXYXY)
 	case BoxFormatCXCYWH:
-		steps = append(steps, cxcywhToXYXY)
+		steps = append(steps, cpu.CXCYWHToXYXY)
 	}
 	switch out {
 	case BoxFormatXYWH:
-		steps = append(steps, xyxyToXYWH)
+		steps = append(steps, cpu.XYXYToXYWH)
 	case BoxFormatCXCYWH:
-		steps = append(steps, xyxyToCXCYWH)
+		steps = append(steps, cpu.XYXYToCXCYWH)
 	}
 	y := boxes
 	for _, kind := range steps {
@@ -152,7 +142,7 @@ func BoxConvert(boxes *gorgonia.Node, in, out string) (*gorgonia.Node, error) {
 
 // convertSpecs are one conversion on [K, 4] rows and its transpose, a
 // linear pair.
-func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
+func convertSpecs(k int, kind cpu.BoxConversion) (f, ft ad.OpSpec) {
 	mk := func(name string, transpose bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%d K=%d", kind, k), InputDims: []int{2}, OutputDims: 2,
@@ -172,39 +162,14 @@ func convertSpecs(k int, kind convertKind) (f, ft ad.OpSpec) {
 // convertGPU is what the CUDA twins of BoxConvert and its transpose need
 // (boxops_cuda.go).
 type convertGPU struct {
-	kind      convertKind
+	kind      cpu.BoxConversion
 	transpose bool
 }
 
-// convertKernel applies one conversion (or its transpose) row by row. The
-// explicit conversions T(...) round each product, so that no
-// multiply-add is fused (torch rounds each step).
-func convertKernel[T ad.Float](kind convertKind, transpose bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// convertKernel is cpu.BoxConvert: one conversion or its transpose.
+func convertKernel[T ad.Float](kind cpu.BoxConversion, transpose bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		x, y := in[0].Data, out.Data
-		for r := 0; r+4 <= len(x); r += 4 {
-			a, b, c, d := x[r], x[r+1], x[r+2], x[r+3]
-			var o [4]T
-			switch {
-			case kind == xyxyToXYWH && !transpose:
-				o = [4]T{a, b, c - a, d - b}
-			case kind == xyxyToXYWH:
-				o = [4]T{a - c, b - d, c, d}
-			case kind == xywhToXYXY && !transpose:
-				o = [4]T{a, b, a + c, b + d}
-			case kind == xywhToXYXY:
-				o = [4]T{a + c, b + d, c, d}
-			case kind == xyxyToCXCYWH && !transpose:
-				o = [4]T{(a + c) / 2, (b + d) / 2, c - a, d - b}
-			case kind == xyxyToCXCYWH:
-				o = [4]T{T(a/2) - c, T(b/2) - d, T(a/2) + c, T(b/2) + d}
-			case kind == cxcywhToXYXY && !transpose:
-				o = [4]T{a - T(0.5*c), b - T(0.5*d), a + T(0.5*c), b + T(0.5*d)}
-			default: // cxcywhToXYXY transposed
-				o = [4]T{a + c, b + d, T(0.5*c) - T(0.5*a), T(0.5*d) - T(0.5*b)}
-			}
-			copy(y[r:r+4], o[:])
-		}
+		cpu.BoxConvert(kind, transpose, out.Data, in[0].Data)
 		return nil
 	}
 }

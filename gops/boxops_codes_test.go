@@ -13,7 +13,8 @@ import (
 
 // TestBoxOpsKernelCodes: the function codes that the box ops send to
 // internal/cuda/kernels/gops/boxops.cu (cpu.PointFn, internal/cpu/boxprims.go,
-// PointMaximum for the .cu's fnMaximum; convertKind, boxops.go) are the
+// PointMaximum for the .cu's fnMaximum; cpu.BoxConversion,
+// internal/cpu/boxops.go, XYXYToXYWH for the .cu's xyxyToXYWH) are the
 // .cu enums' (PointFn, ConvertKind), name for name and in order, so that
 // the GPU runs the function the CPU does.
 func TestBoxOpsKernelCodes(t *testing.T) {
@@ -21,15 +22,21 @@ func TestBoxOpsKernelCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ goFile, goType, cuEnum, goPrefix string }{
-		{"../internal/cpu/boxprims.go", "PointFn", "PointFn", "Point"},
-		{"boxops.go", "convertKind", "ConvertKind", ""},
+	for _, c := range []struct {
+		goFile, goType, cuEnum string
+		cuName                 func(goName string) string
+	}{
+		{"../internal/cpu/boxprims.go", "PointFn", "PointFn", func(n string) string {
+			return "fn" + strings.TrimPrefix(n, "Point") // Go's PointX is the .cu's fnX
+		}},
+		{"../internal/cpu/boxops.go", "BoxConversion", "ConvertKind", func(n string) string {
+			from, to, _ := strings.Cut(n, "To") // Go's XYXYToXYWH is the .cu's xyxyToXYWH
+			return strings.ToLower(from) + "To" + to
+		}},
 	} {
 		goNames := goConstNames(t, c.goFile, c.goType)
-		if c.goPrefix != "" { // Go's PointX is the .cu's fnX
-			for i, n := range goNames {
-				goNames[i] = "fn" + strings.TrimPrefix(n, c.goPrefix)
-			}
+		for i, n := range goNames {
+			goNames[i] = c.cuName(n)
 		}
 		m := regexp.MustCompile(`enum\s+` + c.cuEnum + `\s*\{([^}]*)\}`).FindSubmatch(src)
 		if m == nil {

@@ -211,7 +211,7 @@ func emuBoxOps[T ad.Float](t *testing.T) {
 	emuRan.Kernel(t, "boxops_convert"+sfx, func(t *testing.T) {
 		for _, k := range []int{0, 1, 37} {
 			x := emuValues[T](r, 4*k)
-			for kind := xyxyToXYWH; kind <= cxcywhToXYXY; kind++ {
+			for kind := cpu.XYXYToXYWH; kind <= cpu.CXCYWHToXYXY; kind++ {
 				for _, tr := range []bool{false, true} {
 					want := make([]T, 4*k)
 					if err := convertKernel[T](kind, tr)(tensorOf(want), []ad.Tensor[T]{tensorOf(x)}); err != nil {
@@ -292,18 +292,18 @@ func emuMultiScale[T ad.Float](t *testing.T) {
 		for _, c := range cases {
 			for _, row := range []int{1, 5, 49} {
 				p := len(c.idx) // c.idx: Go ints, the kernel's long longs on amd64
-				// gather: a level's rows of the gradient (pyramidTranspose)
+				// gather: a level's rows of the gradient (cpu.PyramidTranspose)
 				grad := emuValues[T](r, c.k*row)
-				want := gatherRoIRows(nil, grad, c.idx, row)
+				want := cpu.GatherLevelRows(nil, grad, c.idx, row)
 				emuRun(t, "multiscale_rows"+sfx, p*row, want, 0, nil, func(out emu.Ptr) []any { return []any{et.Up(t, grad), et.Up(t, c.idx), out, p, row, 0} })
-				// scatter: the level's pooled rows into the result (pyramidForward)
+				// scatter: the level's pooled rows into the result (cpu.PyramidForward)
 				pooled := emuValues[T](r, p*row)
 				before := make([]T, c.k*row)
 				for i := range before {
 					before[i] = -7
 				}
 				after := append([]T(nil), before...)
-				scatterRoIRows(after, pooled, c.idx, row)
+				cpu.ScatterLevelRows(after, pooled, c.idx, row)
 				emuRun(t, "multiscale_rows"+sfx, p*row, after, 0, before, func(out emu.Ptr) []any { return []any{et.Up(t, pooled), et.Up(t, c.idx), out, p, row, 1} })
 			}
 		}

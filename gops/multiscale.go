@@ -1,13 +1,12 @@
 package gops
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
-	"github.com/gops-dev/gops/internal/par"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -291,12 +290,12 @@ func MultiScaleRoIAlign(features, boxes []*gorgonia.Node, imageSizes [][2]int, o
 	if len(features) == 1 {
 		return RoIAlign(features[0], rois, RoIAlignOpts{OutputSize: opts.OutputSize, SpatialScale: scales[0], SamplingRatio: opts.SamplingRatio})
 	}
-	g := &pyramidGeom{mapper: mapper}
+	g := &pyramidGeom{Pyramid: cpu.Pyramid{Mapper: mapper}}
 	for _, b := range boxes {
 		g.counts = append(g.counts, b.Shape()[0])
 	}
 	for l, s := range shapes {
-		g.levels = append(g.levels, &cpu.RoIAlignGeom{
+		g.Levels = append(g.Levels, &cpu.RoIAlignGeom{
 			N: s[0], C: s[1], H: s[2], W: s[3], PH: opts.OutputSize[0], PW: opts.OutputSize[1],
 			Scale: scales[l], SamplingRatio: opts.SamplingRatio,
 		})
@@ -350,24 +349,15 @@ func scaleExponent(feature, image int) int {
 	return int(math.RoundToEven(float64(float32(math.Log2(float64(r))))))
 }
 
-// levelMapper is torchvision's LevelMapper: k = floor(k0 + log2(s/s0) +
-// eps) clamped to [kMin, kMax].
-type levelMapper struct {
-	kMin, kMax, k0, s0 int
-}
-
-// levelEps is LevelMapper's eps.
-const levelEps = 1e-6
-
 // newLevelMapper makes the mapper of scales as torchvision's _setup_scales:
 // kMin and kMax are −log2 of the first and last scales (in float32),
 // truncated.
-func newLevelMapper(name string, scales []float64, s0, k0 int) (levelMapper, error) {
+func newLevelMapper(name string, scales []float64, s0, k0 int) (cpu.LevelMapper, error) {
 	if k0 < 0 {
-		return levelMapper{}, fmt.Errorf("gops: %s: CanonicalLevel %d must be >= 0 (0 means 4)", name, k0)
+		return cpu.LevelMapper{}, fmt.Errorf("gops: %s: CanonicalLevel %d must be >= 0 (0 means 4)", name, k0)
 	}
 	if s0 < 0 {
-		return levelMapper{}, fmt.Errorf("gops: %s: CanonicalScale %d must be >= 0 (0 means 224)", name, s0)
+		return cpu.LevelMapper{}, fmt.Errorf("gops: %s: CanonicalScale %d must be >= 0 (0 means 224)", name, s0)
 	}
 	if s0 == 0 {
 		s0 = 224
@@ -375,39 +365,24 @@ func newLevelMapper(name string, scales []float64, s0, k0 int) (levelMapper, err
 	if k0 == 0 {
 		k0 = 4
 	}
-	lvl := func(s float64) int { return int(-math.Log2(float64(float32(s)))) }
-	m := levelMapper{kMin: lvl(scales[0]), kMax: lvl(scales[len(scales)-1]), k0: k0, s0: s0}
+	m := cpu.LevelMapper{KMin: cpu.ScaleLevel(scales[0]), KMax: cpu.ScaleLevel(scales[len(scales)-1]), K0: k0, S0: s0}
 	for l, sc := range scales {
-		if got := lvl(sc); got != m.kMin+l && m.kMax-m.kMin+1 == len(scales) {
-			return levelMapper{}, fmt.Errorf("gops: %s: scales %v put features[%d] (scale %v) at FPN level %d, want %d: each map must have half the scale of the one before", name, scales, l, sc, got, m.kMin+l)
+		if got := cpu.ScaleLevel(sc); got != m.KMin+l && m.KMax-m.KMin+1 == len(scales) {
+			return cpu.LevelMapper{}, fmt.Errorf("gops: %s: scales %v put features[%d] (scale %v) at FPN level %d, want %d: each map must have half the scale of the one before", name, scales, l, sc, got, m.KMin+l)
 		}
 	}
-	if len(scales) > 1 && m.kMax-m.kMin+1 != len(scales) {
-		return levelMapper{}, fmt.Errorf("gops: %s: scales %v give FPN levels %d to %d, not one level per each of the %d feature maps (each map must have half the scale of the one before)", name, scales, m.kMin, m.kMax, len(scales))
+	if len(scales) > 1 && m.KMax-m.KMin+1 != len(scales) {
+		return cpu.LevelMapper{}, fmt.Errorf("gops: %s: scales %v give FPN levels %d to %d, not one level per each of the %d feature maps (each map must have half the scale of the one before)", name, scales, m.KMin, m.KMax, len(scales))
 	}
 	return m, nil
 }
 
-// fpnLevel is the index of the feature map that box (x1, y1, x2, y2) pools
-// from, computed in T as torchvision does, or -1 for a box of negative
-// area (NaN level), which pools to zeros.
-func fpnLevel[T cpu.Float](m levelMapper, x1, y1, x2, y2 T) int {
-	s := T(math.Sqrt(float64((x2 - x1) * (y2 - y1))))
-	k := T(m.k0) + T(math.Log2(float64(s/T(m.s0))))
-	k += T(levelEps)
-	f := math.Floor(float64(k))
-	if math.IsNaN(f) {
-		return -1
-	}
-	return int(min(max(f, float64(m.kMin)), float64(m.kMax))) - m.kMin
-}
-
-// pyramidGeom is what MultiScaleRoIAlign's kernels need: each level's
-// RoIAlign geometry (its map's shape and scale) and the level mapper.
+// pyramidGeom is what MultiScaleRoIAlign's kernels need: the levels'
+// RoIAlign geometries and the level mapper (cpu.Pyramid), and the boxes
+// per image, to name a box in errors.
 type pyramidGeom struct {
-	levels []*cpu.RoIAlignGeom
-	mapper levelMapper
-	counts []int // boxes per image, to name a box in errors
+	cpu.Pyramid
+	counts []int
 }
 
 // boxName names RoI k as the user gave it, "boxes[i] row r", with what
@@ -423,146 +398,45 @@ func (g *pyramidGeom) boxName(k int, what string) string {
 	return fmt.Sprintf("box %d%s", k, what)
 }
 
-func (g *pyramidGeom) params() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "k0=%d, s0=%d, levels %d..%d", g.mapper.k0, g.mapper.s0, g.mapper.kMin, g.mapper.kMax)
-	for _, l := range g.levels {
-		fmt.Fprintf(&b, "; input=(%d,%d,%d,%d), spatial_scale=%v", l.N, l.C, l.H, l.W, l.Scale)
+// nameBox is err with the box of a *cpu.PyramidBoxError named as the
+// user gave it (boxName); other errors (and nil) as they are.
+func (g *pyramidGeom) nameBox(err error) error {
+	var e *cpu.PyramidBoxError
+	if !errors.As(err, &e) {
+		return err
 	}
-	l := g.levels[0]
-	fmt.Fprintf(&b, "; output_size=(%d,%d), sampling_ratio=%d", l.PH, l.PW, l.SamplingRatio)
-	return b.String()
+	if e.Level < 0 {
+		return fmt.Errorf("gops: MultiScaleRoIAlign: %s", g.boxName(e.Box, ": "+e.What))
+	}
+	return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", g.boxName(e.Box, ""), e.Level, e.What)
+}
+
+// params describes the pyramid for the op's Params: the mapper, each
+// level's input shape and scale, the output size and sampling ratio.
+func (g *pyramidGeom) params() string {
+	b := fmt.Appendf(nil, "k0=%d, s0=%d, levels %d..%d", g.Mapper.K0, g.Mapper.S0, g.Mapper.KMin, g.Mapper.KMax)
+	for _, l := range g.Levels {
+		b = fmt.Appendf(b, "; input=(%d,%d,%d,%d), spatial_scale=%v", l.N, l.C, l.H, l.W, l.Scale)
+	}
+	l := g.Levels[0]
+	return string(fmt.Appendf(b, "; output_size=(%d,%d), sampling_ratio=%d", l.PH, l.PW, l.SamplingRatio))
 }
 
 func (g *pyramidGeom) pooled(k int) tensor.Shape {
-	l := g.levels[0]
+	l := g.Levels[0]
 	return tensor.Shape{k, l.C, l.PH, l.PW}
 }
 
-// assignFPNLevels validates the RoIs [K, 5] and returns the boxes of each level, in
-// order.
+// assignFPNLevels is cpu.PyramidLevels, naming a bad box as the user gave
+// it (MultiScaleRoIAlign's CUDA twin assigns its levels with it).
 func assignFPNLevels[T cpu.Float](g *pyramidGeom, rois []T) ([][]int, error) {
-	if err := cpu.CheckBoxes("MultiScaleRoIAlign", rois, g.levels[0].N); err != nil {
-		for k := 0; 5*k+5 <= len(rois); k++ { // name it in the user's terms
-			for j := 1; j < 5; j++ {
-				if c := float64(rois[5*k+j]); math.IsNaN(c) || math.IsInf(c, 0) {
-					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: %s", g.boxName(k, fmt.Sprintf(": %s is %v", cpu.BoxColumns[j], c)))
-				}
-			}
-		}
-		return nil, err
-	}
-	byLevel := make([][]int, len(g.levels))
-	for k := 0; 5*k+5 <= len(rois); k++ {
-		r := rois[5*k : 5*k+5]
-		if l := fpnLevel(g.mapper, r[1], r[2], r[3], r[4]); l >= 0 {
-			byLevel[l] = append(byLevel[l], k)
-		}
-	}
-	return byLevel, nil
+	byLevel, err := cpu.PyramidLevels(&g.Pyramid, rois)
+	return byLevel, g.nameBox(err)
 }
 
-// gatherRoIRows copies rows idx (of width w) of src into dst, in order
-// (cpu.GatherRows, in parallel over the rows).
-func gatherRoIRows[T cpu.Float](dst, src []T, idx []int, w int) []T {
-	dst = resizeRoIRows(dst, len(idx)*w)
-	par.For(len(idx), func(lo, hi int) {
-		cpu.GatherRows(dst[lo*w:hi*w], src, idx[lo:hi], w)
-	})
-	return dst
-}
-
-// scatterRoIRows copies the rows of src (of width w) to rows idx of dst
-// (a copy, not cpu.ScatterAddRows' sum: each box's row is written once).
-func scatterRoIRows[T cpu.Float](dst, src []T, idx []int, w int) {
-	par.For(len(idx), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			copy(dst[idx[j]*w:(idx[j]+1)*w], src[j*w:(j+1)*w])
-		}
-	})
-}
-
-// levelError names the box of an error of RoIAlign's kernel on level l's
-// boxes idx: each is tried alone to find it.
-func levelError[T cpu.Float](pg *pyramidGeom, l int, rois []T, idx []int, err error) error {
-	g := pg.levels[l]
-	for _, k := range idx {
-		if e := cpu.CheckBoxes("RoIAlign", rois[5*k:5*k+5], g.N); e != nil {
-			continue
-		}
-		one := append([]T{0}, rois[5*k+1:5*k+5]...)
-		if _, e := cpu.RoIAlignGrids(g, one); e != nil {
-			return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", pg.boxName(k, ""), l, strings.TrimPrefix(e.Error(), "gops: RoIAlign: box 0: "))
-		}
-	}
-	return fmt.Errorf("gops: MultiScaleRoIAlign: level %d: %w", l, err)
-}
-
-// roiKernel is a RoIAlign-family CPU kernel k(g, data, rois, out) on one
-// level: RoIAlign, its transpose, or a box-family member or its transpose.
-type roiKernel[T cpu.Float] func(g *cpu.RoIAlignGeom, data, rois, out []T) error
-
-// pyramidForward pools every box of the levels only (all when only < 0)
-// into out [K, R] (R = C·PH·PW for RoIAlign, J·C·PH·PW for a box-family
-// member) from maps[l] with kernel k, leaving the others' rows zero.
-func pyramidForward[T cpu.Float](g *pyramidGeom, maps [][]T, rois, out []T, only int, k roiKernel[T]) error {
-	byLevel, err := assignFPNLevels(g, rois)
-	if err != nil {
-		return err
-	}
-	row := len(out) / max(len(rois)/5, 1)
-	var sub, buf []T
-	for l, idx := range byLevel {
-		if len(idx) == 0 || only >= 0 && l != only {
-			continue
-		}
-		if len(idx) == len(rois)/5 { // every box on this level: in place
-			if err := k(g.levels[l], maps[l], rois, out); err != nil {
-				return levelError(g, l, rois, idx, err)
-			}
-			continue
-		}
-		sub = gatherRoIRows(sub, rois, idx, 5)
-		buf = resizeRoIRows(buf, len(idx)*row)
-		pooled := buf
-		if err := k(g.levels[l], maps[l], sub, pooled); err != nil {
-			return levelError(g, l, rois, idx, err)
-		}
-		scatterRoIRows(out, pooled, idx, row)
-	}
-	return nil
-}
-
-// resizeRoIRows is s with length n, reallocated if too short.
-func resizeRoIRows[T cpu.Float](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
-// pyramidTranspose adds to dst (map l's shape) the transpose kernel k of
-// level l's RoIAlign (or box-family member) applied to the rows of grad
-// [K, R] of level l's boxes.
-func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T, k roiKernel[T]) error {
-	byLevel, err := assignFPNLevels(g, rois)
-	if err != nil {
-		return err
-	}
-	idx := byLevel[l]
-	if len(idx) == 0 {
-		return nil
-	}
-	sub, gsub := rois, grad
-	if len(idx) < len(rois)/5 {
-		row := len(grad) / (len(rois) / 5)
-		sub = gatherRoIRows(nil, rois, idx, 5)
-		gsub = gatherRoIRows(nil, grad, idx, row)
-	}
-	if err := k(g.levels[l], gsub, sub, dst); err != nil {
-		return levelError(g, l, rois, idx, err)
-	}
-	return nil
+// levelError is cpu.PyramidLevelError, naming the box as the user gave it.
+func levelError[T cpu.Float](g *pyramidGeom, l int, rois []T, idx []int, err error) error {
+	return g.nameBox(cpu.PyramidLevelError(&g.Pyramid, l, rois, idx, err))
 }
 
 // multiScaleSpec is MultiScaleRoIAlign's op: (maps..., rois) → [K, C, PH,
@@ -571,9 +445,9 @@ func pyramidTranspose[T cpu.Float](g *pyramidGeom, l int, grad, rois, dst []T, k
 // gradient of <G, M_l(X_l, rois)> (boxFamilyGrad of level l's members). Each is built only
 // when ad.Grad wants it.
 func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
-	nl := len(g.levels)
+	nl := len(g.Levels)
 	dims := make([]int, nl+1)
-	for l := range g.levels {
+	for l := range g.Levels {
 		dims[l] = 4
 	}
 	dims[nl] = 2
@@ -583,7 +457,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 		InputDims:  dims,
 		OutputDims: 4,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			for l, lg := range g.levels {
+			for l, lg := range g.Levels {
 				if want := (tensor.Shape{lg.N, lg.C, lg.H, lg.W}); !in[l].Eq(want) {
 					return nil, fmt.Errorf("gops: MultiScaleRoIAlign: features[%d] shape %v, want %v", l, in[l], want)
 				}
@@ -596,7 +470,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 		Kernel: ad.Floats(multiScaleKernel[float32](g), multiScaleKernel[float64](g)),
 		BackwardFor: func(in gorgonia.Nodes, _, grad *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			gs := make(gorgonia.Nodes, nl+1)
-			for l := range g.levels {
+			for l := range g.Levels {
 				if want[l] {
 					_, ft := levelSpecs(g, l)
 					var err error
@@ -622,13 +496,14 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 	}, boxDerivGPU{pyr: g, level: -1})
 }
 
+// multiScaleKernel is cpu.PyramidForward of RoIAlign on every level.
 func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		maps := make([][]T, len(g.levels))
+		maps := make([][]T, len(g.Levels))
 		for l := range maps {
 			maps[l] = in[l].Data
 		}
-		return pyramidForward(g, maps, in[len(g.levels)].Data, out.Data, -1, cpu.RoIAlignForward[T])
+		return g.nameBox(cpu.PyramidForward(&g.Pyramid, maps, in[len(g.Levels)].Data, out.Data, -1, cpu.RoIAlignForward[T]))
 	}
 }
 
@@ -646,16 +521,16 @@ func levelSpecs(g *pyramidGeom, l int) (f, ft ad.OpSpec) {
 // gradients are F_ab's on each box's own level: the family closes as
 // RoIAlign's does (boxFamilyGrad).
 func levelMemberSpecs(g *pyramidGeom, l, a, b int, xMajor bool) (f, ft ad.OpSpec) {
-	lg := g.levels[l]
+	lg := g.Levels[l]
 	J := 1 << (a + b)
 	name, params := "MultiScaleRoIAlignLevel", fmt.Sprintf("level %d of %s", l, g.params())
 	if a+b > 0 {
 		name = fmt.Sprintf("MultiScaleRoIAlignLevelBoxDeriv%d%d", a, b)
 		params = fmt.Sprintf("x_major=%t, %s", xMajor, params)
 	}
-	fwd := ad.Floats(levelKernel(g, l, memberKernel[float32](a, b, xMajor)), levelKernel(g, l, memberKernel[float64](a, b, xMajor)))
-	adj := ad.Floats(levelTransposeKernel(g, l, memberTransposeKernel[float32](a, b, xMajor)),
-		levelTransposeKernel(g, l, memberTransposeKernel[float64](a, b, xMajor)))
+	fwd := ad.Floats(levelKernel(g, l, cpu.RoIAlignMember[float32](a, b, xMajor)), levelKernel(g, l, cpu.RoIAlignMember[float64](a, b, xMajor)))
+	adj := ad.Floats(levelTransposeKernel(g, l, cpu.RoIAlignMemberTranspose[float32](a, b, xMajor)),
+		levelTransposeKernel(g, l, cpu.RoIAlignMemberTranspose[float64](a, b, xMajor)))
 	return boxMemberSpecs(name, params, tensor.Shape{lg.N, lg.C, lg.H, lg.W},
 		func(k int) tensor.Shape { return tensor.Shape{k, J * lg.C, lg.PH, lg.PW} }, a, b, fwd, adj, levelFamily{g, l},
 		&boxDerivGPU{ra: lg, a: a, b: b, xMajor: xMajor, pyr: g, level: l})
@@ -671,37 +546,18 @@ func (f levelFamily) specs(a, b int, xMajor bool) (fwd, adj ad.OpSpec) {
 	return levelMemberSpecs(f.g, f.l, a, b, xMajor)
 }
 
-// memberKernel is RoIAlign's box-family member F_ab as a roiKernel.
-func memberKernel[T cpu.Float](a, b int, xMajor bool) roiKernel[T] {
-	if a+b == 0 {
-		return cpu.RoIAlignForward[T]
-	}
-	return func(lg *cpu.RoIAlignGeom, x, rois, out []T) error {
-		clear(out) // RoIAlignBoxDeriv adds to out
-		return cpu.RoIAlignBoxDeriv(lg, a, b, xMajor, x, rois, out)
-	}
-}
-
-// memberTransposeKernel is F_abᵀ as a roiKernel (adding to its output).
-func memberTransposeKernel[T cpu.Float](a, b int, xMajor bool) roiKernel[T] {
-	if a+b == 0 {
-		return cpu.RoIAlignTranspose[T]
-	}
-	return func(lg *cpu.RoIAlignGeom, grad, rois, dst []T) error {
-		return cpu.RoIAlignBoxDerivTranspose(lg, a, b, xMajor, grad, rois, dst)
-	}
-}
-
-func levelKernel[T cpu.Float](g *pyramidGeom, l int, k roiKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// levelKernel is cpu.PyramidForward of k on level l only (M_l,ab).
+func levelKernel[T cpu.Float](g *pyramidGeom, l int, k cpu.RoIKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		maps := make([][]T, len(g.levels))
+		maps := make([][]T, len(g.Levels))
 		maps[l] = in[0].Data
-		return pyramidForward(g, maps, in[1].Data, out.Data, l, k)
+		return g.nameBox(cpu.PyramidForward(&g.Pyramid, maps, in[1].Data, out.Data, l, k))
 	}
 }
 
-func levelTransposeKernel[T cpu.Float](g *pyramidGeom, l int, k roiKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// levelTransposeKernel is cpu.PyramidTranspose of k on level l (M_l,abᵀ).
+func levelTransposeKernel[T cpu.Float](g *pyramidGeom, l int, k cpu.RoIKernel[T]) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		return pyramidTranspose(g, l, in[0].Data, in[1].Data, out.Data, k)
+		return g.nameBox(cpu.PyramidTranspose(&g.Pyramid, l, in[0].Data, in[1].Data, out.Data, k))
 	}
 }

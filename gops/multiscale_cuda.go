@@ -15,11 +15,11 @@ import (
 // MultiScaleRoIAlign's CUDA twin: its forward and its levels' box-family
 // members M_l,ab and their transposes (levelMemberSpecs) run RoIAlign's
 // kernels (roialign.cu, roialignbox.cu) level by level, as the CPU's
-// pyramidForward and pyramidTranspose do. The boxes are copied to the host
-// and assigned to levels there by the CPU code (assignFPNLevels), so the
-// two paths fail alike and pick the same level for every box. A level
-// holding only some of the boxes is pooled into a compact buffer from its
-// boxes' grids and its rows moved to their places (internal/cuda/kernels/gops/multiscale.cu);
+// cpu.PyramidForward and cpu.PyramidTranspose do. The boxes are copied to
+// the host and assigned to levels there by the CPU code (assignFPNLevels,
+// cpu.PyramidLevels), so the two paths fail alike and pick the same level
+// for every box. A level holding only some of the boxes is pooled into a
+// compact buffer from its boxes' grids and its rows moved to their places (internal/cuda/kernels/gops/multiscale.cu);
 // a transpose first gathers the level's rows of the gradient. The results
 // are the CPU's: the same kernels on the same boxes, then plain copies.
 
@@ -50,7 +50,7 @@ func launchPyramid[T cpu.Float](c *glue.Call, sfx string, d boxDerivGPU, in []go
 	levels := []int{d.level}
 	if d.level < 0 {
 		levels = levels[:0]
-		for l := range g.levels {
+		for l := range g.Levels {
 			levels = append(levels, l)
 		}
 	}
@@ -84,11 +84,11 @@ func launchPyramid[T cpu.Float](c *glue.Call, sfx string, d boxDerivGPU, in []go
 // elements).
 func levelLaunch[T cpu.Float](c *glue.Call, sfx string, d boxDerivGPU, l int, rois []T, idx []int, x, out cu.DevicePtr, row, size int) error {
 	g, k := d.pyr, len(rois)/5
-	lg := g.levels[l]
+	lg := g.Levels[l]
 	all := len(idx) == k
 	sub := rois
 	if !all {
-		sub = gatherRoIRows(nil, rois, idx, 5)
+		sub = cpu.GatherLevelRows(nil, rois, idx, 5)
 	}
 	gr, err := cpu.RoIAlignGrids(lg, sub)
 	if err != nil {

@@ -423,19 +423,15 @@ const (
 )
 
 // convKernel is cpu.Conv with the product that product (product.go)
-// picks, asking installedBLAS once per run; Conv2dBias's third input is
-// the bias.
+// picks (cpuProduct, asking installedBLAS once per run); Conv2dBias's
+// third input is the bias.
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		ext := installedBLAS()
-		mul := func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
-			return product(ext, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
-		}
 		var bias []T
 		if mode == convForward && len(in) == 3 {
 			bias = in[2].Data
 		}
-		return cpu.Conv(&g, mode, mul, out.Data, in[0].Data, in[1].Data, bias)
+		return cpu.Conv(&g, mode, cpuProduct[T](), out.Data, in[0].Data, in[1].Data, bias)
 	}
 }
 

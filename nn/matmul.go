@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -127,27 +128,16 @@ func matMulSpec(dims int, transA, transB bool) ad.OpSpec {
 	}, matMulGPU{transA: transA, transB: transB})
 }
 
+// matMulKernel is cpu.MatMul with the product that product (product.go)
+// picks (cpuProduct, asking installedBLAS once per run).
 func matMulKernel[T gemm.Float](transA, transB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		batch, m, n, k, err := matMulDims(in[0].Shape, in[1].Shape, transA, transB)
 		if err != nil {
 			return err
 		}
-		lda, ldb := k, n
-		if transA {
-			lda = m
-		}
-		if transB {
-			ldb = k
-		}
-		ext := installedBLAS()
-		for i := 0; i < batch; i++ {
-			a := in[0].Data[i*m*k : (i+1)*m*k]
-			b := in[1].Data[i*k*n : (i+1)*k*n]
-			c := out.Data[i*m*n : (i+1)*m*n]
-			if err := product(ext, transA, transB, m, n, k, a, max(lda, 1), b, max(ldb, 1), 0, c, max(n, 1)); err != nil {
-				return fmt.Errorf("nn: MatMul: %w", err)
-			}
+		if err := cpu.MatMul(batch, m, n, k, transA, transB, cpuProduct[T](), out.Data, in[0].Data, in[1].Data); err != nil {
+			return fmt.Errorf("nn: MatMul: %w", err)
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/gops-dev/gops/internal/cpu"
 	"github.com/gops-dev/gops/internal/gemm"
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
@@ -28,6 +29,15 @@ type installedProduct interface {
 func installedBLAS() installedProduct {
 	ext, _ := gorgonia.WhichBLAS().(installedProduct)
 	return ext
+}
+
+// cpuProduct is product on the BLAS installed now (installedBLAS, asked
+// once), as the cpu.Product that cpu.MatMul and cpu.Conv call.
+func cpuProduct[T gemm.Float]() cpu.Product[T] {
+	ext := installedBLAS()
+	return func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
+		return product(ext, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	}
 }
 
 // product computes c = op(a)·op(b) + beta·c (row-major, as gemm.Gemm) on

@@ -18,6 +18,49 @@ func ClipBoxes[T Float](out, in []T, hi [4]float64, mask bool) {
 	}
 }
 
+// BoxConversion is one of BoxConvert's four linear maps to or from xyxy,
+// in the order of the ConvertKind enum of the CUDA kernels' boxops.cu
+// (XYXYToXYWH is its xyxyToXYWH).
+type BoxConversion int
+
+const (
+	XYXYToXYWH   BoxConversion = iota // (x1, y1, x2, y2) → (x1, y1, w, h)
+	XYWHToXYXY                        // (x1, y1, w, h) → (x1, y1, x2, y2)
+	XYXYToCXCYWH                      // (x1, y1, x2, y2) → (cx, cy, w, h)
+	CXCYWHToXYXY                      // (cx, cy, w, h) → (x1, y1, x2, y2)
+)
+
+// BoxConvert sets y [K, 4] to conversion kind (or, with transpose, its
+// transpose) of each row of x [K, 4], with torchvision.ops.box_convert's
+// arithmetic (cx = (x1 + x2)/2, x1 = cx − 0.5·w, ...). The explicit
+// conversions T(...) round each product, so that no multiply-add is fused
+// (torch rounds each step).
+func BoxConvert[T Float](kind BoxConversion, transpose bool, y, x []T) {
+	for r := 0; r+4 <= len(x); r += 4 {
+		a, b, c, d := x[r], x[r+1], x[r+2], x[r+3]
+		var o [4]T
+		switch {
+		case kind == XYXYToXYWH && !transpose:
+			o = [4]T{a, b, c - a, d - b}
+		case kind == XYXYToXYWH:
+			o = [4]T{a - c, b - d, c, d}
+		case kind == XYWHToXYXY && !transpose:
+			o = [4]T{a, b, a + c, b + d}
+		case kind == XYWHToXYXY:
+			o = [4]T{a + c, b + d, c, d}
+		case kind == XYXYToCXCYWH && !transpose:
+			o = [4]T{(a + c) / 2, (b + d) / 2, c - a, d - b}
+		case kind == XYXYToCXCYWH:
+			o = [4]T{T(a/2) - c, T(b/2) - d, T(a/2) + c, T(b/2) + d}
+		case kind == CXCYWHToXYXY && !transpose:
+			o = [4]T{a - T(0.5*c), b - T(0.5*d), a + T(0.5*c), b + T(0.5*d)}
+		default: // CXCYWHToXYXY transposed
+			o = [4]T{a + c, b + d, T(0.5*c) - T(0.5*a), T(0.5*d) - T(0.5*b)}
+		}
+		copy(y[r:r+4], o[:])
+	}
+}
+
 // BoxesToRoIs sets rois [K, 5] to the box lists boxes (image i's [L_i, 4],
 // K = Σ L_i) with their image index in column 0
 // (torchvision.ops._utils.convert_boxes_to_roi_format): row r holds

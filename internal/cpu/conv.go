@@ -179,7 +179,8 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 
 // Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
 // m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
-// implementation runs (nn's product decision); Conv only calls it.
+// implementation runs (nn's product decision); Conv and MatMul only
+// call it.
 type Product[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error
 
 // ConvMode picks one member of Conv2d's family for Conv.

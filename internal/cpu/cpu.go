@@ -6,16 +6,18 @@
 //
 // The groups: the RoI family (RoIAlign, RoIPool, PSRoIAlign, PSRoIPool,
 // with their geometries, box checks and the shared sampling grid and bin
-// rules); DeformConv2d and the convolution's Im2col/Col2im; pooling
-// (max with argmax, average, adaptive) and interpolation; GridSample's
-// family (sampling, transposes, grid contractions, bicubic, the tables of
-// the CUDA kernels) and AffineGrid; layout moves (channels-last,
-// broadcasts, Concat, Narrow); nn's row kernels (Softmax, LogSumExp and
-// NLL, RowNorm, the channel affine family, GroupNorm, BatchNorm's channel
-// mean); the convolution's per-sample loop (Conv, with the product passed
-// in); nn's elementwise activations and losses, CrossEntropy's Pick and
-// Scatter, Dropout's mask; gops' box primitives (the pointwise box
-// functions, column and row moves, ClipBoxes, BoxesToRoIs) and box
+// rules) and MultiScaleRoIAlign's pyramid (FPN level mapper, per-level
+// gather, pool and scatter); DeformConv2d and the convolution's
+// Im2col/Col2im; pooling (max with argmax, average, adaptive) and
+// interpolation; GridSample's family (sampling, transposes, grid
+// contractions, bicubic, the tables of the CUDA kernels) and AffineGrid;
+// layout moves (channels-last, broadcasts, Concat, Narrow); nn's row
+// kernels (Softmax, LogSumExp and NLL, RowNorm, the channel affine family,
+// GroupNorm, BatchNorm's channel mean); the convolution's per-sample loop
+// (Conv) and MatMul's batch loop, with the product passed in; nn's
+// elementwise activations and losses, CrossEntropy's Pick and Scatter,
+// Dropout's mask; gops' box primitives (the pointwise box functions,
+// column and row moves, BoxConvert, ClipBoxes, BoxesToRoIs) and box
 // selection (NMS, BatchedNMS, RemoveSmallBoxes). Their scratch memory
 // comes from the keepers of package par.
 package cpu

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/boxops.cu, compiled for the CPU (emu.h), and its entry points as
 // boxops.ptx lists them.
-// Sources' SHA-256 (boxops.cu and the folder's .cuh): f7e3b8bdfba608752abccee307ffdf7960f8c759dcfa0768d8d24d31a26704ef
+// Sources' SHA-256 (boxops.cu and the folder's .cuh): e446ad2dd744632cac49b3441b620a9d87d2be0d93a20e6ddcbb5f2f04620534
 
 #include "emu.h"
 

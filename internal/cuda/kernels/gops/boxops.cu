@@ -21,7 +21,7 @@
 // source rows, in increasing order, from 0, as the CPU's scatterAddRows
 // (the rows of each destination are an inverse index, CSR, built and
 // checked on the host: no atomics); BoxConvert and its transpose (in T,
-// each operation rounded as convertKernel's); ClipBoxes and its mask;
+// each operation rounded as cpu.BoxConvert's); ClipBoxes and its mask;
 // BoxesToRoIs and RoIRowsEmbed / RoIRows.
 
 #include "common.cuh"
@@ -44,7 +44,8 @@ enum PointFn {
 	fnBothPositive,
 };
 
-// BoxConvert's conversions, in the order of convertKind's constants (boxops.go).
+// BoxConvert's conversions, in the order of cpu.BoxConversion's constants
+// (internal/cpu/boxops.go; XYXYToXYWH is xyxyToXYWH here).
 enum ConvertKind {
 	xyxyToXYWH,
 	xywhToXYXY,
@@ -154,7 +155,7 @@ template <typename T> __device__ void scatterRows(const T *g, const long long *s
 }
 
 // convert: one of BoxConvert's maps (or its transpose) on k rows of 4, in
-// T with every operation rounded as convertKernel's.
+// T with every operation rounded as cpu.BoxConvert's.
 template <typename T> __device__ void convert(const T *x, T *y, long long k, long long kind, long long transpose) {
 	const T half = (T)0.5, two = (T)2;
 	LOOP(r, k) {
