@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -411,15 +412,15 @@ func (g *pyramidGeom) nameBox(err error) error {
 	return fmt.Errorf("gops: MultiScaleRoIAlign: %s, level %d: %s", g.boxName(e.Box, ""), e.Level, e.What)
 }
 
-// params describes the pyramid for the op's Params: the mapper, each
-// level's input shape and scale, the output size and sampling ratio.
 func (g *pyramidGeom) params() string {
-	b := fmt.Appendf(nil, "k0=%d, s0=%d, levels %d..%d", g.Mapper.K0, g.Mapper.S0, g.Mapper.KMin, g.Mapper.KMax)
+	var b strings.Builder
+	fmt.Fprintf(&b, "k0=%d, s0=%d, levels %d..%d", g.Mapper.K0, g.Mapper.S0, g.Mapper.KMin, g.Mapper.KMax)
 	for _, l := range g.Levels {
-		b = fmt.Appendf(b, "; input=(%d,%d,%d,%d), spatial_scale=%v", l.N, l.C, l.H, l.W, l.Scale)
+		fmt.Fprintf(&b, "; input=(%d,%d,%d,%d), spatial_scale=%v", l.N, l.C, l.H, l.W, l.Scale)
 	}
 	l := g.Levels[0]
-	return string(fmt.Appendf(b, "; output_size=(%d,%d), sampling_ratio=%d", l.PH, l.PW, l.SamplingRatio))
+	fmt.Fprintf(&b, "; output_size=(%d,%d), sampling_ratio=%d", l.PH, l.PW, l.SamplingRatio)
+	return b.String()
 }
 
 func (g *pyramidGeom) pooled(k int) tensor.Shape {
