@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/boxops.cu, compiled for the CPU (emu.h), and its entry points as
 // boxops.ptx lists them.
-// Sources' SHA-256 (boxops.cu and the folder's .cuh): e446ad2dd744632cac49b3441b620a9d87d2be0d93a20e6ddcbb5f2f04620534
+// Sources' SHA-256 (boxops.cu and the folder's .cuh): bb4f842fbf7a4c012b11ec57ebf1e5820b6801038256445b1615d4311d7b9c51
 
 #include "emu.h"
 

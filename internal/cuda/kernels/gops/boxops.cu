@@ -18,7 +18,7 @@
 // The linear ops are copies, bitwise: ColumnSelect, ColumnEmbed and
 // StackColumns' columns; the row gathers (RowGather, IndexSelect) and
 // their scatter-adds, one thread per destination element summing its
-// source rows, in increasing order, from 0, as the CPU's scatterAddRows
+// source rows, in increasing order, from 0, as cpu.ScatterAddRows
 // (the rows of each destination are an inverse index, CSR, built and
 // checked on the host: no atomics); BoxConvert and its transpose (in T,
 // each operation rounded as cpu.BoxConvert's); ClipBoxes and its mask;
