@@ -175,6 +175,9 @@ func TestReduction(t *testing.T) {
 	if _, err := ad.Reduction("").Reduce(x); err == nil || !strings.Contains(err.Error(), `reduction ""`) {
 		t.Errorf("Reduce of an unresolved reduction: %v", err)
 	}
+	if _, err := ad.ReductionMean.Reduce(nil); err == nil || !strings.Contains(err.Error(), "nil node") {
+		t.Errorf("Reduce of a nil node: %v", err)
+	}
 }
 
 // EmptyResult fills its shape with v, in both dtypes, skips nil inputs,
@@ -217,8 +220,8 @@ func TestEmptyResult(t *testing.T) {
 	}
 	g := gorgonia.NewGraph()
 	one := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("s"))
-	if ad.NoElements(one) || ad.NoElements(vectorOf(g, "v", []float64{1})) {
-		t.Error("NoElements of a scalar or a vector of one")
+	if ad.NoElements(one) || ad.NoElements(vectorOf(g, "v", []float64{1})) || ad.NoElements(nil) {
+		t.Error("NoElements of a scalar, a vector of one or nil")
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 )
 
 // NoElements reports whether n is a tensor without elements (a size 0
-// somewhere in its shape); a scalar has one.
-func NoElements(n *gorgonia.Node) bool { return !n.IsScalar() && n.Shape().TotalSize() == 0 }
+// somewhere in its shape); a scalar has one, and a nil node is not one
+// (a caller's nil check names it).
+func NoElements(n *gorgonia.Node) bool {
+	return n != nil && !n.IsScalar() && n.Shape().TotalSize() == 0
+}
 
 // EmptyResult is the result of the op name on an input without elements,
 // which Gorgonia's elementwise ops cannot take (they panic on a goroutine

@@ -38,7 +38,8 @@ func (r Reduction) Resolve(def Reduction) (red Reduction, ok bool) {
 }
 
 // Shape is the shape of the reduced losses for per-element losses of shape
-// s: s for ReductionNone, a scalar otherwise.
+// s: s for ReductionNone, a scalar otherwise. r is a resolved reduction
+// (Resolve); "" counts as a scalar one.
 func (r Reduction) Shape(s tensor.Shape) tensor.Shape {
 	if r == ReductionNone {
 		return s.Clone()
@@ -47,7 +48,8 @@ func (r Reduction) Shape(s tensor.Shape) tensor.Shape {
 }
 
 // OfNothing is torch's reduction of no losses: NaN for a mean (0/0), 0
-// for a sum. (With ReductionNone there is nothing to fill.)
+// for a sum. (With ReductionNone there is nothing to fill.) r is a
+// resolved reduction (Resolve); "" gives 0.
 func (r Reduction) OfNothing() float64 {
 	if r == ReductionMean {
 		return math.NaN()
@@ -57,8 +59,12 @@ func (r Reduction) OfNothing() float64 {
 
 // Reduce applies r to the per-element losses l: l itself for
 // ReductionNone, gorgonia.Mean or gorgonia.Sum of all of them otherwise.
-// Errors: those of Gorgonia, r not resolved (see Resolve) or unknown.
+// Errors: l nil, r not resolved (see Resolve) or unknown, and those of
+// Gorgonia.
 func (r Reduction) Reduce(l *gorgonia.Node) (*gorgonia.Node, error) {
+	if l == nil {
+		return nil, fmt.Errorf("ad: Reduce: the losses are a nil node")
+	}
 	switch r {
 	case ReductionNone:
 		return l, nil

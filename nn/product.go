@@ -12,7 +12,9 @@ import (
 // (Conv2d, ConvTranspose2d and their gradients' products): gops' own
 // (package gemm), unless the program installed OpenBLAS with openblas.Use.
 // Each kernel run asks installedBLAS once and passes the answer to every
-// product it computes.
+// product it computes. installedBLAS reads Gorgonia's BLAS as Gorgonia's
+// own products do, without a lock: a program installs it (openblas.Use)
+// before running graphs, never while they run.
 
 // installedProduct is a BLAS installed with gorgonia.Use whose products
 // replace gops' own: OpenBLAS (package openblas' BLAS, the only one with a

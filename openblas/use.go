@@ -92,7 +92,10 @@ func Load() (*BLAS, error) {
 // graphs; nothing in package gops calls it. The first call of Use or
 // UseFromEnv decides; later calls return the same description and error
 // and install the same OpenBLAS again (undoing a gorgonia.Use of the program
-// in between). It is safe for concurrent use.
+// in between). Calls of Use and UseFromEnv are safe for concurrent use with
+// each other, but not with graphs running: Gorgonia's ops, and nn's
+// products (nn.MatMul, the convolutions), read Gorgonia's BLAS without a
+// lock, as gorgonia.Use documents for itself.
 func Use() (string, error) { return use(false) }
 
 // UseFromEnv is Use unless the environment variable GOPS_BLAS says
@@ -109,8 +112,8 @@ func use(fromEnv bool) (string, error) {
 		used = true
 		usedDesc, usedBLAS, usedErr = choose(fromEnv)
 	}
-	if usedBLAS != nil {
-		gorgonia.Use(usedBLAS)
+	if usedBLAS != nil && gorgonia.WhichBLAS() != usedBLAS {
+		gorgonia.Use(usedBLAS) // (installed already: no write)
 	}
 	return usedDesc, usedErr
 }

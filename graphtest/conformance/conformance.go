@@ -46,7 +46,8 @@ type Row struct {
 	Check graphtest.Options
 	More  []graphtest.Options
 	// Tol32 is vms/float32's relative and absolute tolerance (vms/float64
-	// uses 1e-12).
+	// uses 1e-12); 0 means graphtest.Options' defaults (RTol 1e-5, ATol
+	// 1e-7).
 	Tol32 float64
 	// Det are the inputs of the determinism check, float64; nil means In.
 	// Larger inputs go through more than one worker's share.

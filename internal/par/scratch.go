@@ -2,6 +2,7 @@ package par
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -19,12 +20,14 @@ import (
 // which would empty the pool just when it is needed.
 //
 // The memory held is bounded: a keeper holds at most ScratchBytes bytes
-// and ScratchBuffers buffers; a buffer given back that does not fit
-// replaces smaller kept ones, the largest being the most worth keeping,
-// or is left to the collector. A keeper holds several buffers, so that
-// the workers of one loop, and a kernel that needs two buffers at once,
-// each find one. Each kernel family has its own keepers, so that one
-// family's large buffers do not push out another's.
+// and ScratchBuffers buffers, and all keepers of the process together at
+// most ScratchTotal bytes; a buffer given back that does not fit replaces
+// smaller buffers of its keeper, the largest being the most worth
+// keeping, or is left to the collector. A keeper holds several buffers,
+// so that the workers of one loop, and a kernel that needs two buffers at
+// once, each find one. There is a keeper per kind of buffer (its element
+// type and its users: say float copies of feature maps, grid taps, GEMM's
+// packing), so that one kind's large buffers do not push out another's.
 //
 // Get hands a buffer to one caller only, and it must come back through Put
 // once the kernel is done with it, never reaching a kernel's result: its
@@ -36,12 +39,31 @@ type Scratch[E any] struct {
 	bytes int // the kept buffers' capacities in bytes
 }
 
-// ScratchBytes is the most memory one Scratch keeps, in bytes, and
-// ScratchBuffers the most buffers.
+// ScratchBytes is the most memory one Scratch keeps, in bytes,
+// ScratchBuffers the most buffers, and ScratchTotal the most memory all
+// of them keep together.
 const (
 	ScratchBytes   = 256 << 20
 	ScratchBuffers = 256
+	ScratchTotal   = 512 << 20
 )
+
+// scratchHeld is the memory all keepers keep, in bytes (buffers handed
+// out by Get are not counted).
+var scratchHeld atomic.Int64
+
+// reserveScratch counts size more bytes kept, if ScratchTotal allows.
+func reserveScratch(size int) bool {
+	for {
+		h := scratchHeld.Load()
+		if h+int64(size) > ScratchTotal {
+			return false
+		}
+		if scratchHeld.CompareAndSwap(h, h+int64(size)) {
+			return true
+		}
+	}
+}
 
 // Get returns a buffer of n elements, contents undefined: the smallest
 // kept one with room for n elements, or a new one.
@@ -64,7 +86,8 @@ func (s *Scratch[E]) Get(n int) []E {
 }
 
 // Put gives b, from Get, back to be kept, taking the place of smaller
-// kept buffers if the keeper is full; b must not be used afterwards.
+// kept buffers if the keeper, or all keepers together, are full; b must
+// not be used afterwards.
 func (s *Scratch[E]) Put(b []E) {
 	size := cap(b) * int(unsafe.Sizeof(*new(E)))
 	if size == 0 || size > ScratchBytes {
@@ -72,15 +95,15 @@ func (s *Scratch[E]) Put(b []E) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.bytes+size > ScratchBytes || len(s.kept) >= ScratchBuffers {
-		small := 0
+	for s.bytes+size > ScratchBytes || len(s.kept) >= ScratchBuffers || !reserveScratch(size) {
+		small := -1
 		for i, k := range s.kept {
-			if cap(k) < cap(s.kept[small]) {
+			if small < 0 || cap(k) < cap(s.kept[small]) {
 				small = i
 			}
 		}
-		if cap(s.kept[small]) >= cap(b) {
-			return
+		if small < 0 || cap(s.kept[small]) >= cap(b) {
+			return // the others are worth more: b is left to the collector
 		}
 		s.drop(small)
 	}
@@ -90,7 +113,9 @@ func (s *Scratch[E]) Put(b []E) {
 
 // drop forgets kept buffer i, under mu.
 func (s *Scratch[E]) drop(i int) {
-	s.bytes -= cap(s.kept[i]) * int(unsafe.Sizeof(*new(E)))
+	size := cap(s.kept[i]) * int(unsafe.Sizeof(*new(E)))
+	s.bytes -= size
+	scratchHeld.Add(-int64(size))
 	last := len(s.kept) - 1
 	s.kept[i] = s.kept[last]
 	s.kept[last] = nil

@@ -52,6 +52,36 @@ func TestScratchBounds(t *testing.T) {
 }
 
 // TestScratchConcurrent has goroutines take, write and give back buffers
+
+// TestScratchTotal checks ScratchTotal: keepers together keep at most that
+// many bytes (a keeper with nothing smaller to give up leaves a buffer to
+// the collector), Get's buffers are not counted, and the count goes back
+// to zero once every kept buffer is taken.
+func TestScratchTotal(t *testing.T) {
+	// The other tests' keepers are gone but still counted: start afresh.
+	defer scratchHeld.Store(scratchHeld.Swap(0))
+	base := scratchHeld.Load()
+	var a, b, c Scratch[byte]
+	a.Put(make([]byte, ScratchBytes))
+	b.Put(make([]byte, ScratchBytes))
+	if got := scratchHeld.Load() - base; got != 2*ScratchBytes {
+		t.Fatalf("held %d, want %d", got, 2*ScratchBytes)
+	}
+	c.Put(make([]byte, 1<<20))
+	if len(c.kept) != 0 || scratchHeld.Load()-base > ScratchTotal {
+		t.Fatalf("kept past ScratchTotal: %d buffers, held %d", len(c.kept), scratchHeld.Load()-base)
+	}
+	_ = a.Get(1)
+	c.Put(make([]byte, 1<<20))
+	if len(c.kept) != 1 {
+		t.Fatal("a buffer was not kept once ScratchTotal had room")
+	}
+	_, _ = b.Get(1), c.Get(1)
+	if got := scratchHeld.Load() - base; got != 0 {
+		t.Fatalf("held %d after every buffer was taken", got)
+	}
+}
+
 // at once (run with -race): none sees another's writes.
 func TestScratchConcurrent(t *testing.T) {
 	var s Scratch[int]
