@@ -286,7 +286,7 @@ func TestGPUMixedGraph(t *testing.T) {
 //
 // The cases' inputs are the golden file's; agreement of the CPU results with
 // torchvision's numbers is the CPU golden tests' business (roialign_golden_test.go,
-// roipool_golden_test.go, ..., deformconv_golden_test.go).
+// TestRoIPoolGolden, ..., deformconv_golden_test.go).
 //
 // Cases with K = 0 boxes are skipped: their output is empty, and Gorgonia's
 // elementwise ops (the HadamardProd of the cost) panic on empty tensors, on

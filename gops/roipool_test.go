@@ -179,7 +179,7 @@ func TestRoIPoolRoundsHalfAwayFromZero(t *testing.T) {
 
 // RoIPool and PSRoIPool round box coordinates: piecewise constant in
 // boxes, whose gradient is therefore zero. PSRoIAlign is not constant in
-// boxes: its box gradient is not zero (psroialignbox_test.go checks it).
+// boxes: its box gradient is not zero (TestPSRoIAlignBoxGradients checks it).
 func TestPoolBoxesGradient(t *testing.T) {
 	ops := []struct {
 		name string
@@ -231,4 +231,10 @@ func TestRoIPoolHugeBox(t *testing.T) {
 	if !slices.Equal(y, []float64{15}) {
 		t.Fatalf("output %v, want [15]", y)
 	}
+}
+
+func TestRoIPoolGolden(t *testing.T) {
+	checkPoolGolden(t, "roipool_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.RoIPool(x, b, gops.RoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+	}, nil)
 }

@@ -6,7 +6,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden.py
 
 Writes testdata/roialign_golden.json.gz. Deterministic: fixed seeds and fixed
-box lists. Only torch, torchvision, json and gzip are used.
+box lists. Only torch, torchvision and golden_common.py are used.
 
 JSON layout:
 
@@ -30,18 +30,17 @@ All numbers are the exact tensor values converted to Python floats via
 .double().tolist(); float32 cases are computed in float32.
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
-import torchvision
 from torchvision.ops import roi_align
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roialign_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
+
+OUT_PATH = out_path("roialign_golden.json.gz")
 
 INPUT_SHAPE = (2, 3, 9, 11)  # N, C, H, W (non-square)
-DTYPES = [("float32", torch.float32), ("float64", torch.float64)]
 ALIGNED = [False, True]
 SAMPLING = [-1, 0, 1, 2, 3]
 SCALES = [1.0, 0.5, 1.0 / 16.0]
@@ -129,9 +128,6 @@ def run_case(name, dtype_name, dtype, output_size, scale, sampling, aligned, box
     (out * g).sum().backward()
     grad_in = x.grad if x.grad is not None else torch.zeros_like(x)
 
-    def flat(t):
-        return t.detach().double().reshape(-1).tolist()
-
     return {
         "name": name,
         "dtype": dtype_name,
@@ -177,20 +173,7 @@ def main():
         name = "%s/empty_boxes" % dtype_name
         cases.append(run_case(name, dtype_name, dtype, (3, 2), 0.5, 2, True, [], gen))
 
-    doc = {
-        "torchvision": torchvision.__version__,
-        "torch": torch.__version__,
-        "cases": cases,
-    }
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    # mtime=0 keeps the gzip bytes identical between runs
-    with open(OUT_PATH, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    size = os.path.getsize(OUT_PATH)
-    print("wrote %s: %d cases, %d bytes gz (%d bytes json), torch %s, torchvision %s" % (
-        os.path.relpath(OUT_PATH), len(cases), size, len(data),
-        torch.__version__, torchvision.__version__))
+    write_torchvision(OUT_PATH, cases)
 
 
 if __name__ == "__main__":

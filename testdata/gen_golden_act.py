@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_act.py
 
 Writes testdata/act_golden.json.gz. Deterministic (fixed seed); the input
-includes exact zeros. Only torch, json and gzip are used.
+includes exact zeros. Only torch and golden_common.py are used.
 
 JSON layout:
 
@@ -20,14 +20,15 @@ JSON layout:
             "output": [...], "grad_input": [...], "v_input": [...], "hvp_input": [...]}
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "act_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("act_golden.json.gz")
 
 OPS = [
     ("relu", 0.0, lambda x, p: F.relu(x)),
@@ -41,14 +42,10 @@ OPS = [
 ]
 
 
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
-
-
 def main():
     gen = torch.Generator().manual_seed(29)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for op, p, f in OPS:
             x0 = torch.randn((3, 7), generator=gen, dtype=torch.float64) * 2
             x0[0, :3] = 0.0  # exact zeros: the kink of relu and leaky_relu
@@ -61,10 +58,7 @@ def main():
             cases.append({"name": f"{dname}/{op}/{p}", "op": op, "dtype": dname, "param": p,
                           "input_shape": list(x.shape), "input": flat(x), "grad_output": flat(g),
                           "output": flat(out), "grad_input": flat(gx), "v_input": flat(v), "hvp_input": flat(hx)})
-    doc = {"torch": torch.__version__, "op": "activation", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "activation", "cases": cases})
 
 
 if __name__ == "__main__":

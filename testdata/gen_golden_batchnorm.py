@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_batchnorm.py
 
 Writes testdata/batchnorm_golden.json.gz. Deterministic (fixed seed). Only
-torch, json and gzip are used.
+torch and golden_common.py are used.
 
 JSON layout: {"torch": str, "op": "batch_norm", "cases": [case, ...]}, case =
 {"name", "dtype", "training": bool, "momentum", "eps", "input_shape", "input",
@@ -19,14 +19,15 @@ JSON layout: {"torch": str, "op": "batch_norm", "cases": [case, ...]}, case =
  "v_weight" | null, "hvp_input", "hvp_weight" | null}
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batchnorm_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("batchnorm_golden.json.gz")
 
 CASES = [  # name, input shape, training, affine, momentum, eps
     ("train/affine", (4, 3, 2, 3), True, True, 0.1, 1e-5),
@@ -37,15 +38,11 @@ CASES = [  # name, input shape, training, affine, momentum, eps
 ]
 
 
-def flat(t):
-    return None if t is None else t.detach().double().reshape(-1).tolist()
-
-
 def main():
     gen = torch.Generator().manual_seed(37)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
-        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+    for dname, dt in DTYPES:
+        rnd = normal(gen, dt)
         for name, shape, training, affine, momentum, eps in CASES:
             c = shape[1]
             x = (rnd(*shape) * 2 + 1).requires_grad_()
@@ -55,13 +52,7 @@ def main():
             rv = torch.rand(c, generator=gen, dtype=torch.float64).to(dt) + 0.5
             rm0, rv0 = rm.clone(), rv.clone()
             out = F.batch_norm(x, rm, rv, w, b, training=training, momentum=momentum, eps=eps)
-            g = rnd(*out.shape)
-            wrt = [x] + ([w, b] if affine else [])
-            grads = torch.autograd.grad((g * out * out).sum(), wrt, create_graph=True)
-            vx = rnd(*shape)
-            vw = rnd(c) if affine else None
-            h = (grads[0] * vx).sum() + ((grads[1] * vw).sum() if affine else 0)
-            hv = torch.autograd.grad(h, [x] + ([w] if affine else []))
+            g, grads, vx, vw, hv = norm_grads_hvp(out, x, w, b, shape, (c,), rnd)
             cases.append({"name": f"{dname}/{name}", "dtype": dname, "training": training, "momentum": momentum,
                           "eps": eps, "input_shape": list(shape), "input": flat(x), "weight": flat(w), "bias": flat(b),
                           "running_mean": flat(rm0), "running_var": flat(rv0), "running_mean_after": flat(rm),
@@ -69,10 +60,7 @@ def main():
                           "grad_input": flat(grads[0]), "grad_weight": flat(grads[1]) if affine else None,
                           "grad_bias": flat(grads[2]) if affine else None, "v_input": flat(vx), "v_weight": flat(vw),
                           "hvp_input": flat(hv[0]), "hvp_weight": flat(hv[1]) if affine else None})
-    doc = {"torch": torch.__version__, "op": "batch_norm", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "batch_norm", "cases": cases})
 
 
 if __name__ == "__main__":

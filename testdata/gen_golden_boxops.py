@@ -10,7 +10,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_boxops.py
 
 Writes testdata/boxops_golden.json.gz. Deterministic (fixed seed). Only
-torch, torchvision, math, json and gzip are used.
+torch, torchvision, math and golden_common.py are used.
 
 JSON layout:
 
@@ -53,10 +53,8 @@ above the threshold 0.3), NaN scores, the two batched_nms strategies and no
 boxes.
 """
 
-import gzip
-import json
 import math
-import os
+import sys
 
 import torch
 import torchvision
@@ -65,7 +63,10 @@ from torchvision import ops
 # ±Inf is written as ±1e308 (JSON has no infinity).
 INF = 1e308
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boxops_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("boxops_golden.json.gz")
 
 
 def enc(t):
@@ -128,7 +129,7 @@ def differentiable_cases(gen):
     # has a zero union: NaN, which would poison whole gradient rows).
     corners2 = torch.cat([corners[[0, 2, 3, 4, 6, 7]], generic_boxes(2, gen)])
     generic1, generic2 = generic_boxes(5, gen), generic_boxes(4, gen)
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for bname, b in [("corners", corners), ("generic", generic1)]:
             cases.append(run(bname, "box_area", dt, dname, lambda a, _: ops.box_area(a), b, None, gen, {}))
             for fi in ["xyxy", "xywh", "cxcywh"]:
@@ -200,7 +201,7 @@ def degenerate_cases(gen):
     k = d.shape[0]
     # every ordered pair of boxes, for the losses (row i of boxes1 with row i of boxes2)
     la, lb = d.repeat_interleave(k, dim=0), d.repeat(k, 1)
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for op, f in [("box_iou", lambda a, b, eps: ops.box_iou(a, b)),
                       ("generalized_box_iou", lambda a, b, eps: ops.generalized_box_iou(a, b)),
                       ("distance_box_iou", lambda a, b, eps: ops.distance_box_iou(a, b, eps)),
@@ -244,7 +245,7 @@ def focal_precision_cases(gen):
     xs = [12.02, -12.02, 20.0, -20.0, 30.0, -30.0, 50.0, -50.0, 90.0, -90.0, 0.5, -3.0]
     logits = torch.tensor([xs, xs, xs], dtype=torch.float64)
     targets = torch.tensor([[1.0] * len(xs), [0.0] * len(xs), [0.25] * len(xs)], dtype=torch.float64)
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for alpha, gamma in [(0.25, 0.0), (-1.0, 0.0), (0.25, 2.0)]:
             for red in ["none", "sum"]:
                 c = run(f"large-logits/alpha={alpha}/gamma={gamma}/{red}", "sigmoid_focal_loss", dt, dname,
@@ -290,7 +291,7 @@ def random_detections(n, gen, dt, size=200.0, ties=False):
 
 def selection_cases(gen):
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for n, ties in [(60, False), (300, True), (1200, True)]:
             b, s = random_detections(n, gen, dt, ties=ties)
             for thr in ([0.0, 0.3, 0.5, 0.7, 1.0] if n < 1000 else [0.5]):
@@ -326,10 +327,7 @@ def main():
     cases = differentiable_cases(gen) + selection_cases(gen)
     gen2 = torch.Generator().manual_seed(15)
     cases += degenerate_cases(gen2) + focal_precision_cases(gen2)
-    doc = {"torch": torch.__version__, "torchvision": torchvision.__version__, "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print("wrote %d cases to %s" % (len(cases), OUT_PATH))
+    write_json(OUT_PATH, {"torch": torch.__version__, "torchvision": torchvision.__version__, "cases": cases})
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ Run from the repository root:
 
     /usr/bin/python3 testdata/gen_golden_conv.py
 
-Writes testdata/conv_golden.json.gz. Deterministic (fixed seed). Only torch,
-json and gzip are used.
+Writes testdata/conv_golden.json.gz. Deterministic (fixed seed). Only torch and
+golden_common.py are used.
 
 JSON layout:
 
@@ -36,14 +36,15 @@ All numbers are the exact tensor values as Python floats via
 .double().tolist(); float32 cases are computed in float32.
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, normal, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("conv_golden.json.gz")
 
 # (name, input [N, C, H, W], cout, kernel, stride, padding, dilation, groups, bias)
 CONV = [
@@ -65,10 +66,6 @@ CONVT = [
     ("dilation2/groups2", (1, 4, 3, 4), 2, (2, 3), (1, 2), (0, 1), (0, 1), (2, 1), 2, False),
     ("1x1", (2, 3, 3, 2), 4, (1, 1), (1, 1), (0, 0), (0, 0), (1, 1), 1, True),
 ]
-
-
-def flat(t):
-    return None if t is None else t.detach().double().reshape(-1).tolist()
 
 
 def case(name, op, dt, dname, x, w, b, kw, gen):
@@ -101,8 +98,8 @@ def case(name, op, dt, dname, x, w, b, kw, gen):
 def main():
     gen = torch.Generator().manual_seed(13)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
-        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+    for dname, dt in DTYPES:
+        rnd = normal(gen, dt)
         for name, shp, cout, k, s, p, d, groups, bias in CONV:
             x = rnd(*shp)
             w = rnd(cout, shp[1] // groups, *k)
@@ -115,10 +112,7 @@ def main():
             b = rnd(cout) if bias else None
             kw = {"stride": s, "padding": p, "output_padding": op, "dilation": d, "groups": groups}
             cases.append(case(name, "conv_transpose2d", dt, dname, x, w, b, kw, gen))
-    doc = {"torch": torch.__version__, "op": "conv", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "conv", "cases": cases})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_deform.py
 
 Writes testdata/deformconv_golden.json.gz. Deterministic: fixed seeds, one
-thread, gzip mtime 0. Only torch, torchvision, json and gzip are used.
+thread, gzip mtime 0. Only torch, torchvision and golden_common.py are used.
 
 JSON layout:
 
@@ -50,17 +50,16 @@ at -1 and H / W), or zero ("offsets=zero": an ordinary convolution). Masks are
 uniform in (0, 1.5).
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
-import torchvision
 from torchvision.ops import deform_conv2d
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deformconv_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
 
-DTYPES = [("float32", torch.float32), ("float64", torch.float64)]
+OUT_PATH = out_path("deformconv_golden.json.gz")
+
 STEP = 1.0 / 256.0
 
 
@@ -177,9 +176,6 @@ def run_case(dtype_name, dtype, p, gen):
     assert out.dtype == dtype
     (out * g).sum().backward()
 
-    def flat(t):
-        return t.detach().double().reshape(-1).tolist()
-
     def grad(t):
         return flat(t.grad if t.grad is not None else torch.zeros_like(t))
 
@@ -229,20 +225,7 @@ def main():
     names = [c["name"] for c in cases]
     assert len(set(names)) == len(names), "duplicate case names"
 
-    doc = {
-        "torchvision": torchvision.__version__,
-        "torch": torch.__version__,
-        "cases": cases,
-    }
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    # mtime=0 keeps the gzip bytes identical between runs
-    with open(OUT_PATH, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    size = os.path.getsize(OUT_PATH)
-    print("wrote %s: %d cases, %d bytes gz (%d bytes json), torch %s, torchvision %s" % (
-        os.path.relpath(OUT_PATH), len(cases), size, len(data),
-        torch.__version__, torchvision.__version__))
+    write_torchvision(OUT_PATH, cases)
 
 
 if __name__ == "__main__":

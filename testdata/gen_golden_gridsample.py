@@ -97,15 +97,17 @@ JSON layout:
 All numbers are float64 values as Python floats.
 """
 
-import gzip
-import json
 import math
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gridsample_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import flat, out_path, write_compact  # noqa: E402
+
+OUT_PATH = out_path("gridsample_golden.json.gz")
 
 N, C, HO, WO = 2, 3, 3, 5
 TOL = 1e-10
@@ -276,10 +278,6 @@ def make_grid(H, W, align, gen):
     g = torch.tensor(xy, dtype=torch.float64)
     g = torch.round(g * 1024) / 1024  # dyadic: exact in float32, exact unnormalizing
     return g.reshape(N, HO, WO, 2)
-
-
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
 
 
 def grads(outputs, inputs, create_graph=False):
@@ -490,10 +488,7 @@ def main():
         composed.append(composed_case(name, mode, padding, align, in_shape, out_size, gen, stats))
     doc = {"torch": torch.__version__, "op": "grid_sample", "cases": cases, "bicubic_cases": bicubic,
            "affine_cases": affine, "composed_cases": composed}
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(OUT_PATH, "wb") as f:  # mtime=0 keeps the bytes identical between runs
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
+    write_compact(OUT_PATH, doc)
     print("max abs diff, reference vs torch (fd_*: vs central differences of torch's first order): " +
           ", ".join("%s %.3g" % kv for kv in stats.items()))
     print("kink points per case: " + " ".join(str(len(c["kink_points"])) for c in cases + bicubic))

@@ -8,7 +8,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_interp.py
 
 Writes testdata/interp_golden.json.gz. Deterministic (fixed seed). Only
-torch, json and gzip are used.
+torch and golden_common.py are used.
 
 JSON layout:
 
@@ -24,14 +24,15 @@ JSON layout:
     }
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("interp_golden.json.gz")
 
 CASES = [  # name, input shape, mode, align_corners, size, scale_factor
     ("nearest/x2", (2, 3, 4, 5), "nearest", False, None, (2.0, 2.0)),
@@ -52,14 +53,10 @@ CASES = [  # name, input shape, mode, align_corners, size, scale_factor
 ]
 
 
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
-
-
 def main():
     gen = torch.Generator().manual_seed(23)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for name, shape, mode, align, size, sf in CASES:
             x = torch.randn(shape, generator=gen, dtype=torch.float64).to(dt).requires_grad_()
             kw = {"mode": mode}
@@ -75,10 +72,7 @@ def main():
                           "input_shape": list(shape), "input": flat(x), "grad_output": flat(g),
                           "output_shape": list(out.shape), "output": flat(out), "grad_input": flat(gx),
                           "v_input": flat(v), "hvp_input": flat(hx)})
-    doc = {"torch": torch.__version__, "op": "interpolate", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "interpolate", "cases": cases})
 
 
 if __name__ == "__main__":

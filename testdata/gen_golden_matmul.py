@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_matmul.py
 
 Writes testdata/matmul_golden.json.gz. Deterministic (fixed seed). Only
-torch, json and gzip are used.
+torch and golden_common.py are used.
 
 JSON layout:
 
@@ -32,13 +32,14 @@ All numbers are the exact tensor values as Python floats via .double().tolist();
 float32 cases are computed in float32.
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "matmul_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("matmul_golden.json.gz")
 
 # (name, batch or None, m, n, k): sizes 1, primes, around the kernels' tiles.
 SHAPES = [
@@ -61,14 +62,10 @@ def op(x, trans):
     return x.transpose(-1, -2) if trans else x
 
 
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
-
-
 def main():
     gen = torch.Generator().manual_seed(12)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         for name, batch, m, n, k in SHAPES:
             pre = [] if batch is None else [batch]
             for ta in (False, True):
@@ -89,10 +86,7 @@ def main():
                         "grad_output": flat(g), "output_shape": list(out.shape), "output": flat(out),
                         "grad_a": flat(ga), "grad_b": flat(gb), "v_a": flat(v), "grad2_b": flat(g2b),
                     })
-    doc = {"torch": torch.__version__, "op": "matmul", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "matmul", "cases": cases})
 
 
 if __name__ == "__main__":

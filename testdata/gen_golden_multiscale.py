@@ -7,8 +7,8 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_multiscale.py
 
 Writes testdata/multiscale_golden.json.gz. Deterministic: fixed seeds and
-fixed box sizes. Only torch, torchvision, collections, json and gzip are
-used.
+fixed box sizes. Only torch, torchvision, collections, json, gzip and
+golden_common.py are used.
 
 JSON layout:
 
@@ -43,16 +43,15 @@ float32. Numbers are the exact tensor values as Python floats
 import gzip
 import json
 import math
-import os
+import sys
 from collections import OrderedDict
 
 import torch
 import torchvision
 from torchvision.ops import MultiScaleRoIAlign
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-DTYPES = [("float32", torch.float32), ("float64", torch.float64)]
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path  # noqa: E402
 
 
 def boxes_of(sizes, img_h, img_w, gen):
@@ -111,10 +110,6 @@ RUNS = [  # (config, output size, sampling ratio)
     ("fpn1", (2, 2), 2),
     ("fpn2/no-boxes", (2, 2), 2),
 ]
-
-
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
 
 
 def make_case(cfg, output_size, sampling_ratio, dtype_name, dtype, seed):
@@ -181,7 +176,7 @@ def main():
             cases.append(make_case(cfgs[cfg], size, sr, dname, dt, 1000 + i))
     doc = {"torchvision": torchvision.__version__, "torch": torch.__version__,
            "op": "MultiScaleRoIAlign", "cases": cases}
-    path = os.path.join(HERE, "multiscale_golden.json.gz")
+    path = out_path("multiscale_golden.json.gz")
     with gzip.GzipFile(path, "wb", mtime=0) as f:
         f.write(json.dumps(doc).encode())
     print("wrote %d cases to %s" % (len(cases), path))

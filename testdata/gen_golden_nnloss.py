@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_nnloss.py
 
 Writes testdata/nnloss_golden.json.gz. Deterministic (fixed seed). Only
-torch, math, json and gzip are used.
+torch, math and golden_common.py are used.
 
 JSON layout:
 
@@ -39,15 +39,16 @@ use sum(G * out^2) so that the
 second derivative is not only the op's own.
 """
 
-import gzip
-import json
 import math
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnloss_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, normal, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("nnloss_golden.json.gz")
 
 
 def enc(t):
@@ -84,8 +85,8 @@ def run(name, op, dt, dname, x, f, extra, gen, square=False, wrt_weight=None):
 def main():
     gen = torch.Generator().manual_seed(19)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
-        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+    for dname, dt in DTYPES:
+        rnd = normal(gen, dt)
         for name, shape, axis, mag in [("3x5/axis1", (3, 5), 1, 1.0), ("2x3x4/axis1", (2, 3, 4), 1, 1.0),
                                        ("2x3x4/axis-1", (2, 3, 4), -1, 1.0), ("4x3/axis0", (4, 3), 0, 1.0),
                                        ("large", (2, 6), 1, 300.0), ("vector", (7,), 0, 1.0)]:
@@ -135,17 +136,14 @@ def main():
     # logsumexp after the other cases, so that theirs are unchanged. The
     # special rows: −Inf entries, a NaN, a huge value (finite results only:
     # JSON has no ±Inf; the infinite ones are in nn's internal tests).
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
-        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+    for dname, dt in DTYPES:
+        rnd = normal(gen, dt)
         for name, x in [("3x5", rnd(3, 5)), ("large", rnd(2, 6) * 300), ("2x1000", rnd(2, 1000) * 3)]:
             cases.append(run(name, "logsumexp", dt, dname, x, lambda t: torch.logsumexp(t, dim=1), {"axis": 1}, gen, square=True))
         inf, big = math.inf, 3e38 if dt == torch.float32 else 1e300
         x = torch.tensor([[1.0, -inf, 2.0, 0.5], [math.nan, 1.0, 2.0, 0.0], [big, 1.0, -big, 2.0], [-inf, -inf, 0.25, -inf]], dtype=dt)
         cases.append(run("special", "logsumexp", dt, dname, x, lambda t: torch.logsumexp(t, dim=1), {"axis": 1}, gen))
-    doc = {"torch": torch.__version__, "op": "loss", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "loss", "cases": cases})
 
 
 if __name__ == "__main__":

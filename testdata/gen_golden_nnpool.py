@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_nnpool.py
 
 Writes testdata/nnpool_golden.json.gz. Deterministic (fixed seed). Only
-torch, math, json and gzip are used.
+torch, math and golden_common.py are used.
 
 JSON layout:
 
@@ -34,15 +34,16 @@ All numbers are the exact tensor values as Python floats via
 .double().tolist(); float32 cases are computed in float32.
 """
 
-import gzip
-import json
 import math
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnpool_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("nnpool_golden.json.gz")
 
 MAX = [  # name, input shape, kernel, stride, padding, dilation, ceil_mode, special
     ("k3s2p1", (2, 3, 7, 6), (3, 3), (2, 2), (1, 1), (1, 1), False, None),
@@ -63,10 +64,6 @@ AVG = [  # name, input shape, kernel, stride, padding, ceil_mode, count_include_
 ]
 ADAPTIVE = [("7x5->3x2", (2, 2, 7, 5), (3, 2)), ("4x4->4x4", (1, 2, 4, 4), (4, 4)), ("5x6->1x1", (1, 3, 5, 6), (1, 1)),
             ("3x3->5x4", (1, 1, 3, 3), (5, 4))]
-
-
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
 
 
 def clean(t):
@@ -100,7 +97,7 @@ def run(f, x, gen, dt, square=True):
 def main():
     gen = torch.Generator().manual_seed(17)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
+    for dname, dt in DTYPES:
         rnd = lambda s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
         for name, shp, k, s, p, d, ceil, special in MAX:
             x = rnd(shp)
@@ -128,10 +125,7 @@ def main():
                 c = run(lambda t: f(t, out), rnd(shp), gen, dt)
                 c.update({"name": f"{dname}/{op}/{name}", "op": op, "dtype": dname, "output_size": list(out)})
                 cases.append(c)
-    doc = {"torch": torch.__version__, "op": "pool", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "pool", "cases": cases})
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Run from the repository root:
     /usr/bin/python3 testdata/gen_golden_norm.py
 
 Writes testdata/norm_golden.json.gz. Deterministic (fixed seed). Only
-torch, json and gzip are used.
+torch and golden_common.py are used.
 
 JSON layout:
 
@@ -24,14 +24,15 @@ JSON layout:
             "hvp_input": [...], "hvp_weight": [...] | null}
 """
 
-import gzip
-import json
-import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "norm_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
+
+OUT_PATH = out_path("norm_golden.json.gz")
 
 CASES = [  # name, op, input shape, groups or normalized shape, affine, eps
     ("groups2/affine", "group_norm", (2, 4, 3, 3), 2, True, 1e-5),
@@ -44,15 +45,11 @@ CASES = [  # name, op, input shape, groups or normalized shape, affine, eps
 ]
 
 
-def flat(t):
-    return None if t is None else t.detach().double().reshape(-1).tolist()
-
-
 def main():
     gen = torch.Generator().manual_seed(31)
     cases = []
-    for dname, dt in [("float32", torch.float32), ("float64", torch.float64)]:
-        rnd = lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+    for dname, dt in DTYPES:
+        rnd = normal(gen, dt)
         for name, op, shape, p, affine, eps in CASES:
             x = (rnd(*shape) * 2 + 0.5).requires_grad_()
             pshape = (shape[1],) if op == "group_norm" else p
@@ -62,13 +59,7 @@ def main():
                 out = F.group_norm(x, p, w, b, eps)
             else:
                 out = F.layer_norm(x, p, w, b, eps)
-            g = rnd(*out.shape)
-            wrt = [x] + ([w, b] if affine else [])
-            grads = torch.autograd.grad((g * out * out).sum(), wrt, create_graph=True)
-            vx = rnd(*shape)
-            vw = rnd(*pshape) if affine else None
-            h = (grads[0] * vx).sum() + ((grads[1] * vw).sum() if affine else 0)
-            hv = torch.autograd.grad(h, [x] + ([w] if affine else []))
+            g, grads, vx, vw, hv = norm_grads_hvp(out, x, w, b, shape, pshape, rnd)
             cases.append({"name": f"{dname}/{op}/{name}", "op": op, "dtype": dname,
                           "num_groups": p if op == "group_norm" else 0,
                           "normalized_shape": list(p) if op == "layer_norm" else [], "eps": eps,
@@ -77,10 +68,7 @@ def main():
                           "grad_weight": flat(grads[1]) if affine else None, "grad_bias": flat(grads[2]) if affine else None,
                           "v_input": flat(vx), "v_weight": flat(vw), "hvp_input": flat(hv[0]),
                           "hvp_weight": flat(hv[1]) if affine else None})
-    doc = {"torch": torch.__version__, "op": "norm", "cases": cases}
-    with gzip.open(OUT_PATH, "wt") as f:
-        json.dump(doc, f)
-    print(f"wrote {len(cases)} cases to {OUT_PATH}")
+    write_json(OUT_PATH, {"torch": torch.__version__, "op": "norm", "cases": cases})
 
 
 if __name__ == "__main__":

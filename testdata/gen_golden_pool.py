@@ -8,7 +8,7 @@ Run from the repository root:
 
 Writes testdata/roipool_golden.json.gz, testdata/psroialign_golden.json.gz
 and testdata/psroipool_golden.json.gz. Deterministic: fixed seeds and fixed
-box lists. Only torch, torchvision, math, json and gzip are used.
+box lists. Only torch, torchvision, math and golden_common.py are used.
 
 JSON layout, as testdata/gen_golden.py:
 
@@ -48,18 +48,14 @@ ps_roi_align also get one case per dtype at scale 0.3, where the products
 are rounded in the working dtype.
 """
 
-import gzip
-import json
 import math
-import os
+import sys
 
 import torch
-import torchvision
 from torchvision.ops import ps_roi_align, ps_roi_pool, roi_pool
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-DTYPES = [("float32", torch.float32), ("float64", torch.float64)]
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
 SCALES = [1.0, 0.5, 1.0 / 16.0]
 OUTPUT_SIZES = [(3, 2), (2, 2), (4, 3)]
 H, W = 9, 11
@@ -153,10 +149,6 @@ def ps_roi_pool_border_boxes(boxes, scale, output_size, dtype):
     return out
 
 
-def flat(t):
-    return t.detach().double().reshape(-1).tolist()
-
-
 def run_case(op, name, dtype_name, dtype, input_shape, output_size, scale, sampling,
              boxes_rows, gen, ties):
     x = torch.randn(input_shape, generator=gen, dtype=torch.float64)
@@ -224,18 +216,9 @@ def scale_name(s):
 
 
 def write(op, cases):
-    path = os.path.join(HERE, {"roi_pool": "roipool", "ps_roi_align": "psroialign",
+    path = out_path({"roi_pool": "roipool", "ps_roi_align": "psroialign",
                                "ps_roi_pool": "psroipool"}[op] + "_golden.json.gz")
-    doc = {"torchvision": torchvision.__version__, "torch": torch.__version__, "op": op,
-           "cases": cases}
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    # mtime=0 keeps the gzip bytes identical between runs
-    with open(path, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    print("wrote %s: %d cases, %d bytes gz (%d bytes json), torch %s, torchvision %s" % (
-        os.path.relpath(path), len(cases), os.path.getsize(path), len(data),
-        torch.__version__, torchvision.__version__))
+    write_torchvision(path, cases, op)
 
 
 def main():

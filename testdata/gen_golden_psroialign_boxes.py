@@ -37,8 +37,9 @@ from torchvision.ops import ps_roi_align
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_golden_roialign_boxes import bin_sums, golden_case, write_golden  # noqa: E402
+from golden_common import out_path  # noqa: E402
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "psroialign_boxes_golden.json.gz")
+OUT_PATH = out_path("psroialign_boxes_golden.json.gz")
 H, W = 9, 11
 
 

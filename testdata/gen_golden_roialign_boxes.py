@@ -40,16 +40,16 @@ JSON layout: {"torchvision": str, "torch": str, "cases": [case, ...]} with
     }
 """
 
-import gzip
-import json
 import math
-import os
+import sys
 
 import torch
-import torchvision
 from torchvision.ops import roi_align
 
-OUT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roialign_boxes_golden.json.gz")
+sys.dont_write_bytecode = True  # no __pycache__ in testdata/
+from golden_common import flat, out_path, write_torchvision  # noqa: E402
+
+OUT_PATH = out_path("roialign_boxes_golden.json.gz")
 INPUT_SHAPE = (2, 3, 9, 11)
 
 
@@ -189,9 +189,6 @@ def main():
 
 def golden_case(name, output_size, scale, sampling, aligned, x, boxes, g, out, gx, gb, kinks):
     """One case of the JSON layout above, from float64 tensors."""
-    def flat(t):
-        return t.detach().double().reshape(-1).tolist()
-
     return {
         "name": name,
         "dtype": "float64",
@@ -214,14 +211,7 @@ def golden_case(name, output_size, scale, sampling, aligned, x, boxes, g, out, g
 
 def write_golden(path, cases):
     """Writes the cases as gzipped JSON with the torch versions."""
-    doc = {"torchvision": torchvision.__version__, "torch": torch.__version__, "cases": cases}
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(path, "wb") as f:  # mtime=0 keeps the bytes identical between runs
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    print("wrote %s: %d cases, %d bytes gz, torch %s, torchvision %s" % (
-        os.path.relpath(path), len(cases), os.path.getsize(path),
-        torch.__version__, torchvision.__version__))
+    write_torchvision(path, cases)
 
 
 if __name__ == "__main__":
