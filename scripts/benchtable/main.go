@@ -22,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -157,6 +158,18 @@ func readGo(path string) ([]*goRow, error) {
 	return parseGo(f, runtime.GOMAXPROCS(0))
 }
 
+// readGoNames reads the raw go test -bench output at goPath and the
+// torchvision benchmark names at namesPath, the two inputs every command
+// pairs up.
+func readGoNames(goPath, namesPath string) ([]*goRow, []string, error) {
+	rows, err := readGo(goPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := readLines(namesPath)
+	return rows, names, err
+}
+
 func pairsCmd(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("pairs", flag.ContinueOnError)
 	goPath := fs.String("go", "", "raw go test -bench output")
@@ -164,11 +177,7 @@ func pairsCmd(args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rows, err := readGo(*goPath)
-	if err != nil {
-		return err
-	}
-	names, err := readLines(*namesPath)
+	rows, names, err := readGoNames(*goPath, *namesPath)
 	if err != nil {
 		return err
 	}
@@ -292,24 +301,12 @@ func tablesCmd(args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rows, err := readGo(*goPath)
-	if err != nil {
-		return err
-	}
-	names, err := readLines(*namesPath)
-	if err != nil {
-		return err
-	}
-	rss, err := readRSS(*rssPath)
-	if err != nil {
-		return err
-	}
-	tv, err := readTV(*tvDir)
-	if err != nil {
-		return err
-	}
-	floors, err := readLines(*floorsPath)
-	if err != nil {
+	// Every input is read before the first error (in this order) is returned.
+	rows, names, err := readGoNames(*goPath, *namesPath)
+	rss, rssErr := readRSS(*rssPath)
+	tv, tvErr := readTV(*tvDir)
+	floors, floorsErr := readLines(*floorsPath)
+	if err := cmp.Or(err, rssErr, tvErr, floorsErr); err != nil {
 		return err
 	}
 	goByName := map[string]*goRow{}
