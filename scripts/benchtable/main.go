@@ -332,11 +332,8 @@ func tablesCmd(args []string, w io.Writer) error {
 		return -1
 	}
 
-	side := section{
-		title: "gops and torchvision side by side (float32)",
-		head:  "| work | gops ms | torchvision ms | ratio (gops/torchvision) | gops peak RSS | torchvision peak RSS |",
-		align: "|---|---:|---:|---:|---:|---:|",
-	}
+	side := newSection("gops and torchvision side by side (float32)", 1,
+		"work", "gops ms", "torchvision ms", "ratio (gops/torchvision)", "gops peak RSS", "torchvision peak RSS")
 	var goOnly []*goRow
 	for _, r := range rows {
 		if !slices.Contains(names, tvName(r.name)) {
@@ -349,12 +346,8 @@ func tablesCmd(args []string, w io.Writer) error {
 	}
 	side.write(w, false)
 
-	gops := section{
-		title: "gops only",
-		head:  "| benchmark | ms/op | min | max | runs | B/op | allocs/op |",
-		align: "|---|---:|---:|---:|---:|---:|---:|",
-		none:  true,
-	}
+	gops := newSection("gops only", 1, "benchmark", "ms/op", "min", "max", "runs", "B/op", "allocs/op")
+	gops.none = true
 	for _, r := range goOnly {
 		lo, hi := -1.0, -1.0
 		if len(r.ms) > 0 {
@@ -364,12 +357,8 @@ func tablesCmd(args []string, w io.Writer) error {
 	}
 	gops.write(w, true)
 
-	tvOnly := section{
-		title: "torchvision only",
-		head:  "| work | torchvision ms | torchvision peak RSS |",
-		align: "|---|---:|---:|",
-		none:  true,
-	}
+	tvOnly := newSection("torchvision only", 1, "work", "torchvision ms", "torchvision peak RSS")
+	tvOnly.none = true
 	for _, n := range names {
 		if goByName[n] == nil {
 			t := tvGet(n)
@@ -379,15 +368,13 @@ func tablesCmd(args []string, w io.Writer) error {
 	tvOnly.write(w, true)
 
 	if orders := orderPairs(rows); len(orders) > 0 {
-		second := section{
-			title: "Second order against first order",
-			intro: []string{
-				"X/second-order against X/first-order of the same graph (the first-order pass",
-				"plus a gradient penalty's gradient); issues 6 and 13 ask gops' second-order",
-				"pass to cost at most 3x its first-order pass.",
-			},
-			head:  "| work | gops first ms | gops second ms | gops second / first | torchvision first ms | torchvision second ms | torchvision second / first |",
-			align: "|---|---:|---:|---:|---:|---:|---:|",
+		second := newSection("Second order against first order", 1,
+			"work", "gops first ms", "gops second ms", "gops second / first",
+			"torchvision first ms", "torchvision second ms", "torchvision second / first")
+		second.intro = []string{
+			"X/second-order against X/first-order of the same graph (the first-order pass",
+			"plus a gradient penalty's gradient); issues 6 and 13 ask gops' second-order",
+			"pass to cost at most 3x its first-order pass.",
 		}
 		for _, o := range orders {
 			g1, g2 := goMs(o.first), goMs(o.second)
@@ -398,14 +385,11 @@ func tablesCmd(args []string, w io.Writer) error {
 	}
 
 	if len(floors) > 0 {
-		conv := section{
-			title: "Against plain convolution",
-			intro: []string{
-				"The floor is torchvision's (i.e. torch's) dense convolution of the same size;",
-				"issue 6 asks for gops' DeformConv2d forward at most 4x the floor's forward.",
-			},
-			head:  "| work | floor | gops ms | floor ms | gops / floor | torchvision ms | torchvision / floor |",
-			align: "|---|---|---:|---:|---:|---:|---:|",
+		conv := newSection("Against plain convolution", 2,
+			"work", "floor", "gops ms", "floor ms", "gops / floor", "torchvision ms", "torchvision / floor")
+		conv.intro = []string{
+			"The floor is torchvision's (i.e. torch's) dense convolution of the same size;",
+			"issue 6 asks for gops' DeformConv2d forward at most 4x the floor's forward.",
 		}
 		for _, l := range floors {
 			work, floor, ok := strings.Cut(l, "\t")
@@ -431,9 +415,27 @@ type section struct {
 	rows        []string
 }
 
+// newSection starts a section whose table has the given column names; its
+// first left columns are left-aligned, the others (numbers) right-aligned.
+func newSection(title string, left int, cols ...string) section {
+	align := make([]string, len(cols))
+	for i := range align {
+		align[i] = "---:"
+		if i < left {
+			align[i] = "---"
+		}
+	}
+	return section{title: title, head: tableRow(cols), align: "|" + strings.Join(align, "|") + "|"}
+}
+
+// tableRow is the Markdown table row of the given cells.
+func tableRow(cells []string) string {
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
 // add appends a table row of the given cells.
 func (s *section) add(cells ...string) {
-	s.rows = append(s.rows, "| "+strings.Join(cells, " | ")+" |")
+	s.rows = append(s.rows, tableRow(cells))
 }
 
 // write writes the section, after a blank line when it is not the first.
