@@ -142,9 +142,3 @@ func normEps(name string, eps float64) (float64, error) {
 	}
 	return eps, nil
 }
-
-// invStd is 1/√(variance + eps).
-func invStd(variance *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
-	b := ad.NewBuilder(variance)
-	return b.Node(b.Inverse(b.Sqrt(b.AddConst(variance, eps))))
-}
