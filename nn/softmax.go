@@ -20,14 +20,7 @@ import (
 // Errors when the node is built: input nil, not float, a scalar, axis out
 // of range.
 func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	a, err := checkAxis("Softmax", input, axis)
-	if err != nil {
-		return nil, err
-	}
-	if ad.NoElements(input) {
-		return ad.EmptyResult("Softmax", input.Shape(), 0, fillTwin, input)
-	}
-	return ad.Apply(softmaxSpec(input.Shape(), a, false), input)
+	return softmax("Softmax", input, axis, false)
 }
 
 // LogSoftmax is torch.nn.functional.log_softmax(input, dim=axis):
@@ -35,14 +28,19 @@ func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 // Shapes, errors and orders as Softmax; the gradient is U − softmax(x) ⊙
 // Σ_axis U.
 func LogSoftmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	a, err := checkAxis("LogSoftmax", input, axis)
+	return softmax("LogSoftmax", input, axis, true)
+}
+
+// softmax is Softmax (log false) or LogSoftmax, called name.
+func softmax(name string, input *gorgonia.Node, axis int, log bool) (*gorgonia.Node, error) {
+	a, err := checkAxis(name, input, axis)
 	if err != nil {
 		return nil, err
 	}
 	if ad.NoElements(input) {
-		return ad.EmptyResult("LogSoftmax", input.Shape(), 0, fillTwin, input)
+		return ad.EmptyResult(name, input.Shape(), 0, fillTwin, input)
 	}
-	return ad.Apply(softmaxSpec(input.Shape(), a, true), input)
+	return ad.Apply(softmaxSpec(input.Shape(), a, log), input)
 }
 
 // checkAxis checks a float input of rank ≥ 1 and returns axis made
