@@ -54,14 +54,9 @@ func pairLoss(name string, boxes1, boxes2 *gorgonia.Node, reduction ad.Reduction
 	if boxes1.Shape()[0] == 0 {
 		return ad.EmptyResult(name, red.Shape(tensor.Shape{0}), 0, nil, boxes1, boxes2)
 	}
-	p, err := pairOf(boxes1, boxes2)
+	l, err := onPairs(name, boxes1, boxes2, f)
 	if err != nil {
-		return nil, wrapErr(name, err)
-	}
-	b := newBuild(boxes1)
-	l := f(b, p)
-	if b.Err() != nil {
-		return nil, wrapErr(name, b.Err())
+		return nil, err
 	}
 	y, err := red.Reduce(l)
 	return y, wrapErr(name, err)

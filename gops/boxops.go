@@ -262,6 +262,21 @@ func pairOf(a, b *gorgonia.Node) (boxPair, error) {
 	return boxPair{ca[0], ca[1], ca[2], ca[3], cb[0], cb[1], cb[2], cb[3]}, nil
 }
 
+// onPairs builds f on the pairs of rows of a and b, both [P, 4] (pairOf),
+// with a builder on their graph; errors name the op.
+func onPairs(name string, a, b *gorgonia.Node, f func(b *build, p boxPair) *gorgonia.Node) (*gorgonia.Node, error) {
+	p, err := pairOf(a, b)
+	if err != nil {
+		return nil, wrapErr(name, err)
+	}
+	bd := newBuild(a)
+	r := f(bd, p)
+	if bd.Err() != nil {
+		return nil, wrapErr(name, bd.Err())
+	}
+	return r, nil
+}
+
 // pairwise evaluates f on all N·M pairs of boxes1 [N, 4] and boxes2
 // [M, 4] and returns [N, M].
 func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b *build, p boxPair) *gorgonia.Node) (*gorgonia.Node, error) {
@@ -279,14 +294,9 @@ func pairwise(name string, boxes1, boxes2 *gorgonia.Node, eps float64, f func(b 
 	if err != nil {
 		return nil, wrapErr(name, err)
 	}
-	p, err := pairOf(a, c)
+	r, err := onPairs(name, a, c, f)
 	if err != nil {
-		return nil, wrapErr(name, err)
-	}
-	b := newBuild(boxes1)
-	r := f(b, p)
-	if b.Err() != nil {
-		return nil, wrapErr(name, b.Err())
+		return nil, err
 	}
 	y, err := reshape(r, n, m)
 	return y, wrapErr(name, err)

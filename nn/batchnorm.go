@@ -105,41 +105,21 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		mean = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningMean), gorgonia.WithName(fmt.Sprintf("runningMean%p", runningMean)))
 		variance = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningVar), gorgonia.WithName(fmt.Sprintf("runningVar%p", runningVar)))
 	}
-	mb, err := ad.Apply(bcast, mean)
-	if err != nil {
-		return nil, err
-	}
-	d, err := gorgonia.Sub(x3, mb)
-	if err != nil {
-		return nil, err
-	}
+	b := ad.NewBuilder(x3)
+	d := b.Sub(x3, b.Apply(bcast, mean))
 	if opts.Training {
-		b := ad.NewBuilder(d)
-		if variance, err = b.Node(b.Apply(channelMeanSpec(s3, nil), b.Square(d))); err != nil {
-			return nil, err
-		}
+		variance = b.Apply(channelMeanSpec(s3, nil), b.Square(d))
 	}
-	inv, err := invStd(variance, eps)
-	if err != nil {
-		return nil, err
-	}
+	inv := b.Inverse(b.Sqrt(b.AddConst(variance, eps))) // 1/√(variance + eps)
 	if weight != nil {
-		if inv, err = gorgonia.HadamardProd(inv, weight); err != nil {
-			return nil, err
-		}
+		inv = b.HadamardProd(inv, weight)
 	}
-	ib, err := ad.Apply(bcast, inv)
-	if err != nil {
-		return nil, err
-	}
-	y, err := gorgonia.HadamardProd(d, ib)
-	if err != nil {
-		return nil, err
-	}
+	y := b.HadamardProd(d, b.Apply(bcast, inv))
 	if bias != nil {
-		if y, err = addBias(y, bias); err != nil {
-			return nil, err
-		}
+		y = b.Do(func() (*gorgonia.Node, error) { return addBias(y, bias) })
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
 	}
 	return ad.Reshape(y, s...)
 }

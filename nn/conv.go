@@ -317,12 +317,8 @@ func convSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
 	return withCUDA(convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			dx, err := ad.Apply(convTSpec(g), u, in[1])
-			if err != nil {
-				return nil, err
-			}
-			dw, err := ad.Apply(convWSpec(g), in[0], u)
-			return gorgonia.Nodes{dx, dw}, err
+			b := ad.NewBuilder(u)
+			return b.Nodes(b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u))
 		}), convGPU{g, convForward, false})
 }
 
@@ -346,17 +342,10 @@ func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
 		},
 		Kernel: ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			dx, err := ad.Apply(convTSpec(g), u, in[1])
-			if err != nil {
-				return nil, err
-			}
-			dw, err := ad.Apply(convWSpec(g), in[0], u)
-			if err != nil {
-				return nil, err
-			}
+			b := ad.NewBuilder(u)
+			dx, dw := b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u)
 			sum, _ := channelSpecs(out)
-			db, err := ad.Apply(sum, u)
-			return gorgonia.Nodes{dx, dw, db}, err
+			return b.Nodes(dx, dw, b.Apply(sum, u))
 		},
 	}, convGPU{g, convForward, true})
 }
@@ -365,12 +354,8 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 	gs, w, out := tensor.Shape{g.N, g.Cout, g.HO, g.WO}, weightShape(g), tensor.Shape{g.N, g.C, g.H, g.W}
 	return withCUDA(convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			dg, err := ad.Apply(convSpec(g), u, in[1])
-			if err != nil {
-				return nil, err
-			}
-			dw, err := ad.Apply(convWSpec(g), u, in[0])
-			return gorgonia.Nodes{dg, dw}, err
+			b := ad.NewBuilder(u)
+			return b.Nodes(b.Apply(convSpec(g), u, in[1]), b.Apply(convWSpec(g), u, in[0]))
 		}), convGPU{g, convInput, false})
 }
 
@@ -378,12 +363,8 @@ func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
 	return withCUDA(convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			dx, err := ad.Apply(convTSpec(g), in[1], u)
-			if err != nil {
-				return nil, err
-			}
-			dg, err := ad.Apply(convSpec(g), in[0], u)
-			return gorgonia.Nodes{dx, dg}, err
+			b := ad.NewBuilder(u)
+			return b.Nodes(b.Apply(convTSpec(g), in[1], u), b.Apply(convSpec(g), in[0], u))
 		}), convGPU{g, convWeight, false})
 }
 

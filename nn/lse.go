@@ -117,55 +117,29 @@ func lseGradSpec(rows, n int, tg *lseTarget) ad.OpSpec {
 		BackwardFor: func(in gorgonia.Nodes, _, v *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			x, u := in[0], in[ui]
 			sum, bcast := axisSpecs(s, 1)
-			sm, err := ad.Apply(softmaxSpec(s, 1, false), x)
-			if err != nil {
-				return nil, err
+			b := ad.NewBuilder(v)
+			// mask is Mask(a, t) with a target, a itself without.
+			mask := func(a *gorgonia.Node) *gorgonia.Node {
+				if tg == nil {
+					return a
+				}
+				return b.Apply(maskSpec(rows, tg.ignore), a, in[2])
 			}
+			sm := b.Apply(softmaxSpec(s, 1, false), x)
 			grads := make(gorgonia.Nodes, len(in))
 			if want[0] {
-				um := u
-				if tg != nil {
-					if um, err = ad.Apply(maskSpec(rows, tg.ignore), u, in[2]); err != nil {
-						return nil, err
-					}
-				}
-				ub, err := ad.Apply(bcast, um)
-				if err != nil {
-					return nil, err
-				}
-				w, err := gorgonia.HadamardProd(v, ub)
-				if err != nil {
-					return nil, err
-				}
-				if grads[0], err = ad.Apply(softmaxGradSpec(s, 1, false), sm, w); err != nil {
-					return nil, err
-				}
+				w := b.HadamardProd(v, b.Apply(bcast, mask(u)))
+				grads[0] = b.Apply(softmaxGradSpec(s, 1, false), sm, w)
 			}
 			if want[ui] {
-				vs, err := gorgonia.HadamardProd(v, sm)
-				if err != nil {
-					return nil, err
-				}
-				du, err := ad.Apply(sum, vs)
-				if err != nil {
-					return nil, err
-				}
+				du := mask(b.Apply(sum, b.HadamardProd(v, sm)))
 				if tg != nil {
-					if du, err = ad.Apply(maskSpec(rows, tg.ignore), du, in[2]); err != nil {
-						return nil, err
-					}
 					pick, _ := pickSpecs(rows, n, tg.ignore, false)
-					vt, err := ad.Apply(pick, v, in[2])
-					if err != nil {
-						return nil, err
-					}
-					if du, err = gorgonia.Sub(du, vt); err != nil {
-						return nil, err
-					}
+					du = b.Sub(du, b.Apply(pick, v, in[2]))
 				}
 				grads[ui] = du
 			}
-			return grads, nil
+			return b.Nodes(grads...)
 		},
 	}, gpu)
 }

@@ -37,11 +37,7 @@ func GroupNorm(input *gorgonia.Node, numGroups int, weight, bias *gorgonia.Node,
 	if numGroups < 1 || c%numGroups != 0 {
 		return nil, fmt.Errorf("nn: %s: %d channels not divisible into numGroups %d", name, c, numGroups)
 	}
-	if err := paramShapes(name, tensor.Shape{c}, weight, bias); err != nil {
-		return nil, err
-	}
-	eps, err = normEps(name, eps)
-	if err != nil {
+	if eps, err = normParams(name, tensor.Shape{c}, weight, bias, eps); err != nil {
 		return nil, err
 	}
 	if ad.NoElements(input) {
@@ -75,11 +71,7 @@ func LayerNorm(input *gorgonia.Node, normalizedShape []int, weight, bias *gorgon
 	if k == 0 || k > s.Dims() || !slices.Equal(tensor.Shape(s[s.Dims()-k:]), ns) {
 		return nil, fmt.Errorf("nn: %s: normalizedShape %v must be the trailing axes of input %v", name, normalizedShape, s)
 	}
-	if err := paramShapes(name, ns, weight, bias); err != nil {
-		return nil, err
-	}
-	eps, err = normEps(name, eps)
-	if err != nil {
+	if eps, err = normParams(name, ns, weight, bias, eps); err != nil {
 		return nil, err
 	}
 	if ad.NoElements(input) {
@@ -132,6 +124,15 @@ func paramShapes(name string, want tensor.Shape, weight, bias *gorgonia.Node) er
 	return nil
 }
 
+// normParams checks weight and bias (paramShapes against want), then eps
+// (normEps), and returns eps.
+func normParams(name string, want tensor.Shape, weight, bias *gorgonia.Node, eps float64) (float64, error) {
+	if err := paramShapes(name, want, weight, bias); err != nil {
+		return 0, err
+	}
+	return normEps(name, eps)
+}
+
 // normEps checks eps and returns it, 0 meaning torch's default.
 func normEps(name string, eps float64) (float64, error) {
 	if !(eps >= 0) {
@@ -141,10 +142,4 @@ func normEps(name string, eps float64) (float64, error) {
 		return defaultEps, nil
 	}
 	return eps, nil
-}
-
-// invStd is 1/√(variance + eps).
-func invStd(variance *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
-	b := ad.NewBuilder(variance)
-	return b.Node(b.Inverse(b.Sqrt(b.AddConst(variance, eps))))
 }

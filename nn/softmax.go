@@ -20,14 +20,7 @@ import (
 // Errors when the node is built: input nil, not float, a scalar, axis out
 // of range.
 func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	a, err := checkAxis("Softmax", input, axis)
-	if err != nil {
-		return nil, err
-	}
-	if ad.NoElements(input) {
-		return ad.EmptyResult("Softmax", input.Shape(), 0, fillTwin, input)
-	}
-	return ad.Apply(softmaxSpec(input.Shape(), a, false), input)
+	return softmax("Softmax", input, axis, false)
 }
 
 // LogSoftmax is torch.nn.functional.log_softmax(input, dim=axis):
@@ -35,14 +28,19 @@ func Softmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
 // Shapes, errors and orders as Softmax; the gradient is U − softmax(x) ⊙
 // Σ_axis U.
 func LogSoftmax(input *gorgonia.Node, axis int) (*gorgonia.Node, error) {
-	a, err := checkAxis("LogSoftmax", input, axis)
+	return softmax("LogSoftmax", input, axis, true)
+}
+
+// softmax is Softmax (log false) or LogSoftmax, called name.
+func softmax(name string, input *gorgonia.Node, axis int, log bool) (*gorgonia.Node, error) {
+	a, err := checkAxis(name, input, axis)
 	if err != nil {
 		return nil, err
 	}
 	if ad.NoElements(input) {
-		return ad.EmptyResult("LogSoftmax", input.Shape(), 0, fillTwin, input)
+		return ad.EmptyResult(name, input.Shape(), 0, fillTwin, input)
 	}
-	return ad.Apply(softmaxSpec(input.Shape(), a, true), input)
+	return ad.Apply(softmaxSpec(input.Shape(), a, log), input)
 }
 
 // checkAxis checks a float input of rank ≥ 1 and returns axis made
@@ -132,78 +130,23 @@ func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			y, u := in[0], in[1]
 			sum, bcast := axisSpecs(s, axis)
-			// sumB is bcast(Σ_axis a ⊙ b).
-			sumB := func(a, b *gorgonia.Node) (*gorgonia.Node, error) {
-				p := a
-				if b != nil {
-					var err error
-					if p, err = gorgonia.HadamardProd(a, b); err != nil {
-						return nil, err
-					}
-				}
-				r, err := ad.Apply(sum, p)
-				if err != nil {
-					return nil, err
-				}
-				return ad.Apply(bcast, r)
-			}
+			b := ad.NewBuilder(v)
+			// sumB is bcast(Σ_axis p).
+			sumB := func(p *gorgonia.Node) *gorgonia.Node { return b.Apply(bcast, b.Apply(sum, p)) }
 			if log {
 				// g = U − e ⊙ ΣU, e = exp(y): ∂/∂U = V − Σ(e ⊙ V), ∂/∂y = −V ⊙ e ⊙ ΣU.
-				e, err := gorgonia.Exp(y)
-				if err != nil {
-					return nil, err
-				}
-				sev, err := sumB(e, v)
-				if err != nil {
-					return nil, err
-				}
-				du, err := gorgonia.Sub(v, sev)
-				if err != nil {
-					return nil, err
-				}
-				su, err := sumB(u, nil)
-				if err != nil {
-					return nil, err
-				}
-				ve, err := gorgonia.HadamardProd(v, e)
-				if err != nil {
-					return nil, err
-				}
-				ves, err := gorgonia.HadamardProd(ve, su)
-				if err != nil {
-					return nil, err
-				}
-				dy, err := gorgonia.Neg(ves)
-				return gorgonia.Nodes{dy, du}, err
+				e := b.Exp(y)
+				du := b.Sub(v, sumB(b.HadamardProd(e, v)))
+				su := sumB(u)
+				dy := b.Neg(b.HadamardProd(b.HadamardProd(v, e), su))
+				return b.Nodes(dy, du)
 			}
 			// g = y ⊙ (U − Σ U ⊙ y): ∂/∂U = y ⊙ (V − Σ V ⊙ y) (this op again),
 			// ∂/∂y = V ⊙ (U − Σ U ⊙ y) − U ⊙ Σ V ⊙ y.
-			du, err := ad.Apply(softmaxGradSpec(s, axis, false), y, v)
-			if err != nil {
-				return nil, err
-			}
-			suy, err := sumB(u, y)
-			if err != nil {
-				return nil, err
-			}
-			svy, err := sumB(v, y)
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.Sub(u, suy)
-			if err != nil {
-				return nil, err
-			}
-			vd, err := gorgonia.HadamardProd(v, d)
-			if err != nil {
-				return nil, err
-			}
-			usvy, err := gorgonia.HadamardProd(u, svy)
-			if err != nil {
-				return nil, err
-			}
-			dy, err := gorgonia.Sub(vd, usvy)
-			return gorgonia.Nodes{dy, du}, err
+			du := b.Apply(softmaxGradSpec(s, axis, false), y, v)
+			suy, svy := sumB(b.HadamardProd(u, y)), sumB(b.HadamardProd(v, y))
+			dy := b.Sub(b.HadamardProd(v, b.Sub(u, suy)), b.HadamardProd(u, svy))
+			return b.Nodes(dy, du)
 		},
 	}, softmaxGradGPU{outer, n, inner, log})
 }

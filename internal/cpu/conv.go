@@ -56,33 +56,51 @@ func (g *ConvGeom) Pointwise() bool {
 // channels in parallel. Each output row reads input columns
 // x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
-	hw, k, l := g.H*g.W, g.K(), g.L()
+	l := g.L()
+	colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
+		row := cols[r*l:][:l]
+		for ho := 0; ho < g.HO; ho++ {
+			out := row[ho*g.WO:][:g.WO]
+			y := y0 + ho*g.SH
+			if y < 0 || y >= g.H || wlo >= whi {
+				clear(out)
+				continue
+			}
+			clear(out[:wlo])
+			clear(out[whi:])
+			src := plane[y*g.W : (y+1)*g.W]
+			if g.SW == 1 {
+				copy(out[wlo:whi], src[x0+wlo:x0+whi])
+				continue
+			}
+			for wo := wlo; wo < whi; wo++ {
+				out[wo] = src[x0+wo*g.SW]
+			}
+		}
+	})
+}
+
+// colRows calls row once for every column row r = c·K + ki·KW + kj of one
+// sample, with channel c's plane of planes [C, H, W]: channels in
+// parallel, kernel positions in order within a channel. Output (ho, wo) of
+// the row reads input (y0 + ho·SH, x0 + wo·SW), y0 = ki·DH − PH,
+// x0 = kj·DW − PW; [wlo, whi) are the wo that read inside the image
+// (validCols). Im2col and Col2im walk the same rows.
+func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wlo, whi int)) {
+	hw := g.H * g.W
+	// A row's columns depend on kj alone: found once, not per row.
+	spans := make([][3]int, g.KW)
+	for kj := range spans {
+		x0 := kj*g.DW - g.PW
+		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
+		spans[kj] = [3]int{x0, wlo, whi}
+	}
 	par.For(g.C, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			plane := x[c*hw : (c+1)*hw]
+			plane := planes[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
-				for kj := 0; kj < g.KW; kj++ {
-					row := cols[(c*k+ki*g.KW+kj)*l:][:l]
-					x0 := kj*g.DW - g.PW
-					wlo, whi := validCols(x0, g.SW, g.W, g.WO)
-					for ho := 0; ho < g.HO; ho++ {
-						out := row[ho*g.WO:][:g.WO]
-						y := ho*g.SH - g.PH + ki*g.DH
-						if y < 0 || y >= g.H || wlo >= whi {
-							clear(out)
-							continue
-						}
-						clear(out[:wlo])
-						clear(out[whi:])
-						src := plane[y*g.W : (y+1)*g.W]
-						if g.SW == 1 {
-							copy(out[wlo:whi], src[x0+wlo:x0+whi])
-							continue
-						}
-						for wo := wlo; wo < whi; wo++ {
-							out[wo] = src[x0+wo*g.SW]
-						}
-					}
+				for kj, s := range spans {
+					row(plane, (c*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
 				}
 			}
 		}
@@ -107,31 +125,22 @@ func validCols(x0, stride, w, wout int) (lo, hi int) {
 // order of kernel positions, then output positions, so the sums are the
 // same for any GOMAXPROCS.
 func Col2im[T Float](g *ConvGeom, cols, dx []T) {
-	hw, k, l := g.H*g.W, g.K(), g.L()
-	par.For(g.C, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			plane := dx[c*hw : (c+1)*hw]
-			for ki := 0; ki < g.KH; ki++ {
-				for kj := 0; kj < g.KW; kj++ {
-					row := cols[(c*k+ki*g.KW+kj)*l:][:l]
-					x0 := kj*g.DW - g.PW
-					wlo, whi := validCols(x0, g.SW, g.W, g.WO)
-					for ho := 0; ho < g.HO; ho++ {
-						y := ho*g.SH - g.PH + ki*g.DH
-						if y < 0 || y >= g.H || wlo >= whi {
-							continue
-						}
-						dst := plane[y*g.W : (y+1)*g.W]
-						in := row[ho*g.WO:][:g.WO]
-						if g.SW == 1 {
-							axpy(1, in[wlo:whi], dst[x0+wlo:x0+whi])
-							continue
-						}
-						for wo := wlo; wo < whi; wo++ {
-							dst[x0+wo*g.SW] += in[wo]
-						}
-					}
-				}
+	l := g.L()
+	colRows(g, dx, func(plane []T, r, y0, x0, wlo, whi int) {
+		row := cols[r*l:][:l]
+		for ho := 0; ho < g.HO; ho++ {
+			y := y0 + ho*g.SH
+			if y < 0 || y >= g.H || wlo >= whi {
+				continue
+			}
+			dst := plane[y*g.W : (y+1)*g.W]
+			in := row[ho*g.WO:][:g.WO]
+			if g.SW == 1 {
+				axpy(1, in[wlo:whi], dst[x0+wlo:x0+whi])
+				continue
+			}
+			for wo := wlo; wo < whi; wo++ {
+				dst[x0+wo*g.SW] += in[wo]
 			}
 		}
 	})

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/gops-dev/gops/internal/par"
+import (
+	"strings"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // GridSample's S_ab and T_ab (gridsample.go): the taps applied to the
 // input planes, and scattered back by the transpose.
@@ -11,26 +15,37 @@ import "github.com/gops-dev/gops/internal/par"
 // once; a worker copies its plane into a zero frame, so that every corner
 // is read without a test.
 func GridSampleS[T Float](g *GridSampleGeom, a, b int, x, grid, mask, out []T) {
-	if g.Bicubic {
-		cubicGrid(g, "S", a, b, [4][]T{x, grid, mask}, out)
-		return
-	}
-	taps := gridTaps(g, a, b, grid, mask)
-	defer tapScratch[T]().Put(taps)
-	gridSampleTaps(g, taps, x, out)
+	gridApply(g, "S", a, b, [4][]T{x, grid, mask}, out)
 }
 
 // GridSampleS2 computes S_(a+1)b(x, grid, m1) + S_a(b+1)(x, grid, m2), the
 // pair of members that the derivatives of O_ab sum, in one pass: its taps
 // are the sums of the two members' (m1, m2 [N, HO, WO]). Bilinear only.
 func GridSampleS2[T Float](g *GridSampleGeom, a, b int, x, grid, m1, m2, out []T) {
+	gridApply(g, "S2", a, b, [4][]T{x, grid, m1, m2}, out)
+}
+
+// gridApply computes kind ("S", "S2", "T" or "T2") of in[0] (x for S, gr
+// for T) with grid in[1] and masks in[2], in[3] into out: through
+// cubicGrid for bicubic, else through the taps of one member (gridTaps)
+// or of a pair (gridTaps2).
+func gridApply[T Float](g *GridSampleGeom, kind string, a, b int, in [4][]T, out []T) {
 	if g.Bicubic {
-		cubicGrid(g, "S2", a, b, [4][]T{x, grid, m1, m2}, out)
+		cubicGrid(g, kind, a, b, in, out)
 		return
 	}
-	taps := gridTaps2(g, a, b, grid, m1, m2)
+	var taps []gridTap[T]
+	if strings.HasSuffix(kind, "2") {
+		taps = gridTaps2(g, a, b, in[1], in[2], in[3])
+	} else {
+		taps = gridTaps(g, a, b, in[1], in[2])
+	}
 	defer tapScratch[T]().Put(taps)
-	gridSampleTaps(g, taps, x, out)
+	if kind[0] == 'S' {
+		gridSampleTaps(g, taps, in[0], out)
+	} else {
+		gridScatterTaps(g, taps, in[0], out)
+	}
 }
 
 // gridSampleTaps is S with the taps given.
@@ -86,25 +101,13 @@ func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 // zero-framed plane, whose interior it then copies out), so the sums do
 // not depend on the threads.
 func GridSampleT[T Float](g *GridSampleGeom, a, b int, gr, grid, mask, dst []T) {
-	if g.Bicubic {
-		cubicGrid(g, "T", a, b, [4][]T{gr, grid, mask}, dst)
-		return
-	}
-	taps := gridTaps(g, a, b, grid, mask)
-	defer tapScratch[T]().Put(taps)
-	gridScatterTaps(g, taps, gr, dst)
+	gridApply(g, "T", a, b, [4][]T{gr, grid, mask}, dst)
 }
 
 // GridSampleT2 is GridSampleS2's transpose in x: T_(a+1)b(gr, grid, m1) +
 // T_a(b+1)(gr, grid, m2) in one pass (dst zero on entry). Bilinear only.
 func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []T) {
-	if g.Bicubic {
-		cubicGrid(g, "T2", a, b, [4][]T{gr, grid, m1, m2}, dst)
-		return
-	}
-	taps := gridTaps2(g, a, b, grid, m1, m2)
-	defer tapScratch[T]().Put(taps)
-	gridScatterTaps(g, taps, gr, dst)
+	gridApply(g, "T2", a, b, [4][]T{gr, grid, m1, m2}, dst)
 }
 
 // gridScatterTaps is T with the taps given.

@@ -23,27 +23,23 @@ var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
 
-// kernels lists the micro-kernels this CPU can run, best first.
-func kernels32() []impl[float32] {
-	var ks []impl[float32]
-	if hasAVX512 {
-		ks = append(ks, impl[float32]{"avx512", 12, 32, kernS512})
-	}
-	if hasAVX2 {
-		ks = append(ks, impl[float32]{"avx2", 6, 16, kernS256})
-	}
-	return append(ks, goImpl[float32]())
-}
+// kernels32 and kernels64 list the micro-kernels this CPU can run, best
+// first.
+func kernels32() []impl[float32] { return kernelsFor(16, kernS512, kernS256) }
+func kernels64() []impl[float64] { return kernelsFor(8, kernD512, kernD256) }
 
-func kernels64() []impl[float64] {
-	var ks []impl[float64]
+// kernelsFor lists, for lanes values of T per AVX-512 register, the
+// AVX-512 kernel k512 (12 rows by 2 registers), the AVX2 kernel k256 (6
+// rows by 2 half-width registers) and the Go one.
+func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T]) []impl[T] {
+	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[float64]{"avx512", 12, 16, kernD512})
+		ks = append(ks, impl[T]{"avx512", 12, 2 * lanes, k512})
 	}
 	if hasAVX2 {
-		ks = append(ks, impl[float64]{"avx2", 6, 8, kernD256})
+		ks = append(ks, impl[T]{"avx2", 6, lanes, k256})
 	}
-	return append(ks, goImpl[float64]())
+	return append(ks, goImpl[T]())
 }
 
 // peakS512 and peakS256 run n iterations of 24 (AVX-512) or 12 (AVX2)

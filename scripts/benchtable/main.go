@@ -22,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -157,6 +158,18 @@ func readGo(path string) ([]*goRow, error) {
 	return parseGo(f, runtime.GOMAXPROCS(0))
 }
 
+// readGoNames reads the raw go test -bench output at goPath and the
+// torchvision benchmark names at namesPath, the two inputs every command
+// pairs up.
+func readGoNames(goPath, namesPath string) ([]*goRow, []string, error) {
+	rows, err := readGo(goPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := readLines(namesPath)
+	return rows, names, err
+}
+
 func pairsCmd(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("pairs", flag.ContinueOnError)
 	goPath := fs.String("go", "", "raw go test -bench output")
@@ -164,11 +177,7 @@ func pairsCmd(args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rows, err := readGo(*goPath)
-	if err != nil {
-		return err
-	}
-	names, err := readLines(*namesPath)
+	rows, names, err := readGoNames(*goPath, *namesPath)
 	if err != nil {
 		return err
 	}
@@ -292,24 +301,12 @@ func tablesCmd(args []string, w io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rows, err := readGo(*goPath)
-	if err != nil {
-		return err
-	}
-	names, err := readLines(*namesPath)
-	if err != nil {
-		return err
-	}
-	rss, err := readRSS(*rssPath)
-	if err != nil {
-		return err
-	}
-	tv, err := readTV(*tvDir)
-	if err != nil {
-		return err
-	}
-	floors, err := readLines(*floorsPath)
-	if err != nil {
+	// Every input is read before the first error (in this order) is returned.
+	rows, names, err := readGoNames(*goPath, *namesPath)
+	rss, rssErr := readRSS(*rssPath)
+	tv, tvErr := readTV(*tvDir)
+	floors, floorsErr := readLines(*floorsPath)
+	if err := cmp.Or(err, rssErr, tvErr, floorsErr); err != nil {
 		return err
 	}
 	goByName := map[string]*goRow{}
@@ -335,10 +332,8 @@ func tablesCmd(args []string, w io.Writer) error {
 		return -1
 	}
 
-	fmt.Fprintln(w, "## gops and torchvision side by side (float32)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| work | gops ms | torchvision ms | ratio (gops/torchvision) | gops peak RSS | torchvision peak RSS |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	side := newSection("gops and torchvision side by side (float32)", 1,
+		"work", "gops ms", "torchvision ms", "ratio (gops/torchvision)", "gops peak RSS", "torchvision peak RSS")
 	var goOnly []*goRow
 	for _, r := range rows {
 		if !slices.Contains(names, tvName(r.name)) {
@@ -347,82 +342,122 @@ func tablesCmd(args []string, w io.Writer) error {
 		}
 		t := tvGet(tvName(r.name))
 		g := median(r.ms)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.name, ms(g), ms(t.ms), ratio(g, t.ms), mib(goRSS(r.name)), mib(t.rssKiB))
+		side.add(r.name, ms(g), ms(t.ms), ratio(g, t.ms), mib(goRSS(r.name)), mib(t.rssKiB))
 	}
+	side.write(w, false)
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "## gops only")
-	fmt.Fprintln(w)
-	if len(goOnly) == 0 {
-		fmt.Fprintln(w, "(none)")
-	} else {
-		fmt.Fprintln(w, "| benchmark | ms/op | min | max | runs | B/op | allocs/op |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
-		for _, r := range goOnly {
-			lo, hi := -1.0, -1.0
-			if len(r.ms) > 0 {
-				lo, hi = slices.Min(r.ms), slices.Max(r.ms)
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s |\n", r.name, ms(median(r.ms)), ms(lo), ms(hi), len(r.ms), num(median(r.bytes)), num(median(r.allocs)))
+	gops := newSection("gops only", 1, "benchmark", "ms/op", "min", "max", "runs", "B/op", "allocs/op")
+	gops.none = true
+	for _, r := range goOnly {
+		lo, hi := -1.0, -1.0
+		if len(r.ms) > 0 {
+			lo, hi = slices.Min(r.ms), slices.Max(r.ms)
 		}
+		gops.add(r.name, ms(median(r.ms)), ms(lo), ms(hi), strconv.Itoa(len(r.ms)), num(median(r.bytes)), num(median(r.allocs)))
 	}
+	gops.write(w, true)
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "## torchvision only")
-	fmt.Fprintln(w)
-	var tvOnly []string
+	tvOnly := newSection("torchvision only", 1, "work", "torchvision ms", "torchvision peak RSS")
+	tvOnly.none = true
 	for _, n := range names {
 		if goByName[n] == nil {
-			tvOnly = append(tvOnly, n)
-		}
-	}
-	if len(tvOnly) == 0 {
-		fmt.Fprintln(w, "(none)")
-	} else {
-		fmt.Fprintln(w, "| work | torchvision ms | torchvision peak RSS |")
-		fmt.Fprintln(w, "|---|---:|---:|")
-		for _, n := range tvOnly {
 			t := tvGet(n)
-			fmt.Fprintf(w, "| %s | %s | %s |\n", n, ms(t.ms), mib(t.rssKiB))
+			tvOnly.add(n, ms(t.ms), mib(t.rssKiB))
 		}
 	}
+	tvOnly.write(w, true)
 
 	if orders := orderPairs(rows); len(orders) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "## Second order against first order")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "X/second-order against X/first-order of the same graph (the first-order pass")
-		fmt.Fprintln(w, "plus a gradient penalty's gradient); issues 6 and 13 ask gops' second-order")
-		fmt.Fprintln(w, "pass to cost at most 3x its first-order pass.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| work | gops first ms | gops second ms | gops second / first | torchvision first ms | torchvision second ms | torchvision second / first |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+		second := newSection("Second order against first order", 1,
+			"work", "gops first ms", "gops second ms", "gops second / first",
+			"torchvision first ms", "torchvision second ms", "torchvision second / first")
+		second.intro = []string{
+			"X/second-order against X/first-order of the same graph (the first-order pass",
+			"plus a gradient penalty's gradient); issues 6 and 13 ask gops' second-order",
+			"pass to cost at most 3x its first-order pass.",
+		}
 		for _, o := range orders {
 			g1, g2 := goMs(o.first), goMs(o.second)
 			t1, t2 := tvGet(tvName(o.first)).ms, tvGet(tvName(o.second)).ms
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", o.work, ms(g1), ms(g2), ratio(g2, g1), ms(t1), ms(t2), ratio(t2, t1))
+			second.add(o.work, ms(g1), ms(g2), ratio(g2, g1), ms(t1), ms(t2), ratio(t2, t1))
 		}
+		second.write(w, true)
 	}
 
 	if len(floors) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "## Against plain convolution")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "The floor is torchvision's (i.e. torch's) dense convolution of the same size;")
-		fmt.Fprintln(w, "issue 6 asks for gops' DeformConv2d forward at most 4x the floor's forward.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| work | floor | gops ms | floor ms | gops / floor | torchvision ms | torchvision / floor |")
-		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+		conv := newSection("Against plain convolution", 2,
+			"work", "floor", "gops ms", "floor ms", "gops / floor", "torchvision ms", "torchvision / floor")
+		conv.intro = []string{
+			"The floor is torchvision's (i.e. torch's) dense convolution of the same size;",
+			"issue 6 asks for gops' DeformConv2d forward at most 4x the floor's forward.",
+		}
 		for _, l := range floors {
 			work, floor, ok := strings.Cut(l, "\t")
 			if !ok {
 				return fmt.Errorf("bad floors line %q", l)
 			}
 			g, f, t := goMs(work), tvGet(floor).ms, tvGet(tvName(work)).ms
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", work, floor, ms(g), ms(f), ratio(g, f), ms(t), ratio(t, f))
+			conv.add(work, floor, ms(g), ms(f), ratio(g, f), ms(t), ratio(t, f))
 		}
+		conv.write(w, true)
 	}
 	return nil
+}
+
+// section is one Markdown section of the tables: a "## title" heading,
+// optional introductory lines, and a table whose header line is head and
+// alignment row align.
+type section struct {
+	title       string
+	intro       []string
+	head, align string
+	none        bool // an empty table is written as "(none)"
+	rows        []string
+}
+
+// newSection starts a section whose table has the given column names; its
+// first left columns are left-aligned, the others (numbers) right-aligned.
+func newSection(title string, left int, cols ...string) section {
+	align := make([]string, len(cols))
+	for i := range align {
+		align[i] = "---:"
+		if i < left {
+			align[i] = "---"
+		}
+	}
+	return section{title: title, head: tableRow(cols), align: "|" + strings.Join(align, "|") + "|"}
+}
+
+// tableRow is the Markdown table row of the given cells.
+func tableRow(cells []string) string {
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+// add appends a table row of the given cells.
+func (s *section) add(cells ...string) {
+	s.rows = append(s.rows, tableRow(cells))
+}
+
+// write writes the section, after a blank line when it is not the first.
+func (s *section) write(w io.Writer, blankBefore bool) {
+	if blankBefore {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "## "+s.title)
+	fmt.Fprintln(w)
+	if len(s.intro) > 0 {
+		fmt.Fprintln(w, strings.Join(s.intro, "\n"))
+		fmt.Fprintln(w)
+	}
+	if s.none && len(s.rows) == 0 {
+		fmt.Fprintln(w, "(none)")
+		return
+	}
+	fmt.Fprintln(w, s.head)
+	fmt.Fprintln(w, s.align)
+	for _, r := range s.rows {
+		fmt.Fprintln(w, r)
+	}
 }
 
 // orderPair is a Go benchmark X/second-order[@VARIANT] and its

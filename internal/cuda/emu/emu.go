@@ -183,45 +183,26 @@ func pack(k Kernel, args []any) ([]uint64, error) {
 	}
 	slots := make([]uint64, len(args))
 	for i, a := range args {
-		want := k.Sig[i]
-		bad := func() error {
-			return fmt.Errorf("emu: argument %d of %s is a %T, the kernel's is %q", i, k.Name, a, want)
-		}
+		var kind byte // the parameter type a fits: 'p', 'l', 'f' or 'd'
 		switch v := a.(type) {
 		case Ptr:
-			if want != 'p' {
-				return nil, bad()
-			}
-			slots[i] = uint64(v)
+			kind, slots[i] = 'p', uint64(v)
 		case int:
-			if want != 'l' {
-				return nil, bad()
-			}
-			slots[i] = uint64(int64(v))
+			kind, slots[i] = 'l', uint64(int64(v))
 		case int64:
-			if want != 'l' {
-				return nil, bad()
-			}
-			slots[i] = uint64(v)
+			kind, slots[i] = 'l', uint64(v)
 		case bool:
-			if want != 'l' {
-				return nil, bad()
-			}
+			kind = 'l'
 			if v {
 				slots[i] = 1
 			}
 		case float32:
-			if want != 'f' {
-				return nil, bad()
-			}
-			slots[i] = uint64(math.Float32bits(v))
+			kind, slots[i] = 'f', uint64(math.Float32bits(v))
 		case float64:
-			if want != 'd' {
-				return nil, bad()
-			}
-			slots[i] = math.Float64bits(v)
-		default:
-			return nil, bad()
+			kind, slots[i] = 'd', math.Float64bits(v)
+		}
+		if want := k.Sig[i]; kind == 0 || kind != want {
+			return nil, fmt.Errorf("emu: argument %d of %s is a %T, the kernel's is %q", i, k.Name, a, want)
 		}
 	}
 	return slots, nil
