@@ -1,6 +1,8 @@
 package gops_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -12,10 +14,163 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The benchmarks' shared harness, and RoIPool and PSRoIAlign at the sizes of
-// scripts/bench_torchvision.py:
+// The benchmarks of the RoI pooling family (RoIAlign, RoIPool, PSRoIAlign,
+// PSRoIPool, the box gradients, MultiScaleRoIAlign) and the harness that the
+// package's benchmarks share (timeVM, the data, poolBenchGraph). The sizes
+// are those of scripts/bench_torchvision.py; scripts/bench.sh compares the
+// two.
+
+// The Mask R-CNN box-head size of scripts/bench_torchvision.py: a [2, 256,
+// 50, 68] stride-16 feature map of an 800x1088 image, 512 random valid boxes
+// with batch indices 0, 1, 0, 1, ..., a 7x7 output with 2x2 samples per bin.
+// scripts/bench.sh compares these benchmarks with torchvision's.
+const (
+	benchN, benchC, benchH, benchW = 2, 256, 50, 68
+	benchK                         = 512
+	benchImgH, benchImgW           = 800, 1088
+	benchSeed                      = 0
+)
+
+var benchOpts = gops.RoIAlignOpts{
+	OutputSize:    [2]int{7, 7},
+	SpatialScale:  1.0 / 16,
+	SamplingRatio: 2,
+	Aligned:       true,
+}
+
+// roiAlignBenchData is the benchmark's input, boxes and upstream gradient G.
+type roiAlignBenchData[T cpu.Float] struct {
+	x, boxes, grad []T
+}
+
+// newRoIAlignBenchData draws the data from a fixed seed: x and G standard
+// normal; box corners uniform over the image, sorted so that x1 <= x2 and
+// y1 <= y2 (as random_boxes in the python script; the same distribution,
+// not the same numbers).
+func newRoIAlignBenchData[T cpu.Float]() roiAlignBenchData[T] {
+	return newRoIBenchData[T](benchC, benchK, benchK*benchC*benchOpts.OutputSize[0]*benchOpts.OutputSize[1])
+}
+
+// newRoIBenchData draws x [benchN, c, benchH, benchW], k boxes and a G of
+// gradLen elements as newRoIAlignBenchData describes.
+func newRoIBenchData[T cpu.Float](c, k, gradLen int) roiAlignBenchData[T] {
+	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
+	randn := func(n int) []T {
+		s := make([]T, n)
+		for i := range s {
+			s[i] = T(float32(r.NormFloat64()))
+		}
+		return s
+	}
+	var d roiAlignBenchData[T]
+	d.x = randn(benchN * c * benchH * benchW)
+	d.boxes = make([]T, 0, 5*k)
+	for i := 0; i < k; i++ {
+		x1, x2 := float32(r.Float64()*benchImgW), float32(r.Float64()*benchImgW)
+		y1, y2 := float32(r.Float64()*benchImgH), float32(r.Float64()*benchImgH)
+		d.boxes = append(d.boxes, T(i%benchN), T(min(x1, x2)), T(min(y1, y2)), T(max(x1, x2)), T(max(y1, y2)))
+	}
+	d.grad = randn(gradLen)
+	return d
+}
+
+func benchGeom() *cpu.RoIAlignGeom {
+	return &cpu.RoIAlignGeom{
+		N: benchN, C: benchC, H: benchH, W: benchW,
+		PH: benchOpts.OutputSize[0], PW: benchOpts.OutputSize[1],
+		Scale: benchOpts.SpatialScale, SamplingRatio: benchOpts.SamplingRatio, Aligned: benchOpts.Aligned,
+	}
+}
+
+func benchDtype[T cpu.Float]() tensor.Dtype {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// benchRoIAlignGraph times RoIAlign (and, with backward, its input
+// gradient) on a TapeMachine with benchPool, checking the result once
+// against the CPU kernels (dx = Fᵀ(1·G) bitwise).
+func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward bool) {
+	d := newRoIAlignBenchData[T]()
+	want := func(b *testing.B) []T {
+		g := benchGeom()
+		if backward {
+			dx := make([]T, benchN*benchC*benchH*benchW)
+			if err := cpu.RoIAlignTranspose(g, d.grad, d.boxes, dx); err != nil {
+				b.Fatal(err)
+			}
+			return dx
+		}
+		y := make([]T, len(d.grad))
+		if err := cpu.RoIAlignForward(g, d.x, d.boxes, y); err != nil {
+			b.Fatal(err)
+		}
+		return y
+	}
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, bx, benchOpts) }
+	benchPool(b, op, d, benchC, backward, want)
+}
+
+// BenchmarkRoIAlign times RoIAlign at the Mask R-CNN box-head size.
+//
+//   - forward, forward+backward: the op on a TapeMachine, float32 (the
+//     comparison with torchvision); float64/... the same in float64 (named
+//     so that -bench 'RoIAlign/^forward' selects float32 only).
+//   - kernel/forward, kernel/transpose: cpu.RoIAlignForward and
+//     cpu.RoIAlignTranspose alone on preallocated slices (transpose includes
+//     zeroing its destination), float32. forward+backward minus the two is
+//     the cost of the graph (allocation).
+func BenchmarkRoIAlign(b *testing.B) {
+	b.Run("forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false) })
+	b.Run("forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true) })
+	b.Run("float64/forward", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
+	b.Run("float64/forward+backward", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
+
+	b.Run("kernel/forward", func(b *testing.B) {
+		d := newRoIAlignBenchData[float32]()
+		g := benchGeom()
+		out := make([]float32, len(d.grad))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := cpu.RoIAlignForward(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/transpose", func(b *testing.B) {
+		d := newRoIAlignBenchData[float32]()
+		g := benchGeom()
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := cpu.RoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// timeVM is a benchmark's timed loop: the graph built once, rerun with
+// m.Reset(); m.RunAll().
+func timeVM(b *testing.B, m gorgonia.VM) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// RoIPool and PSRoIAlign at the sizes of scripts/bench_torchvision.py:
 // RoIPool on RoIAlign's [2, 256, 50, 68] feature map with 512 boxes (the
-// data of roialign_bench_test.go); PSRoIAlign on [2, 490, 50, 68] (10
+// data of BenchmarkRoIAlign); PSRoIAlign on [2, 490, 50, 68] (10
 // output channels per 7x7 bin) with 256 boxes and 2x2 samples per bin. Both
 // 7x7, spatial scale 1/16, float32.
 const (
@@ -123,4 +278,237 @@ func benchPS(b *testing.B, g *cpu.PoolGeom, op func(x, b *gorgonia.Node) (*gorgo
 			}
 		}
 	})
+}
+
+func benchPoolGeom() *cpu.PoolGeom {
+	return &cpu.PoolGeom{N: benchN, C: benchC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16}
+}
+
+// BenchmarkRoIPool times RoIPool at the RoIAlign benchmark size, float32.
+//
+//   - forward, forward+backward: the op on a TapeMachine (the comparison with
+//     torchvision); forward is argmax + gather, forward+backward adds the
+//     scatter-add of G.
+//   - kernel/argmax, kernel/gather, kernel/scatter-add: the three kernels
+//     alone on preallocated slices (scatter-add includes zeroing its
+//     destination).
+func BenchmarkRoIPool(b *testing.B) {
+	d := newRoIAlignBenchData[float32]()
+	g := benchPoolGeom()
+	argmax := func(b *testing.B) []int {
+		idx := make([]int, len(d.grad))
+		if err := cpu.RoIPoolArgmax(g, d.x, d.boxes, idx); err != nil {
+			b.Fatal(err)
+		}
+		return idx
+	}
+	gather := func(b *testing.B) []float32 {
+		y := make([]float32, len(d.grad))
+		if err := cpu.RoIGather(d.x, argmax(b), y, 49); err != nil {
+			b.Fatal(err)
+		}
+		return y
+	}
+	scatter := func(b *testing.B) []float32 {
+		dx := make([]float32, len(d.x))
+		if err := cpu.RoIScatterAdd(g, d.grad, argmax(b), dx); err != nil {
+			b.Fatal(err)
+		}
+		return dx
+	}
+	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIPool(x, bx, benchPoolOpts) }
+	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchC, false, gather) })
+	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchC, true, scatter) })
+
+	b.Run("kernel/argmax", func(b *testing.B) {
+		out := make([]int, len(d.grad))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := cpu.RoIPoolArgmax(g, d.x, d.boxes, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/gather", func(b *testing.B) {
+		idx := argmax(b)
+		out := make([]float32, len(idx))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := cpu.RoIGather(d.x, idx, out, 49); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kernel/scatter-add", func(b *testing.B) {
+		idx := argmax(b)
+		dst := make([]float32, len(d.x))
+		b.ReportAllocs()
+		for b.Loop() {
+			clear(dst)
+			if err := cpu.RoIScatterAdd(g, d.grad, idx, dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func benchPSGeom() *cpu.PoolGeom {
+	return &cpu.PoolGeom{N: benchN, C: benchPSC, H: benchH, W: benchW, PH: 7, PW: 7, Scale: 1.0 / 16, SamplingRatio: 2}
+}
+
+// newPSRoIAlignBenchData draws PSRoIAlign's data as newRoIAlignBenchData
+// does (x and G standard normal, valid boxes uniform over the image), for
+// [2, 490, 50, 68] and 256 boxes.
+func newPSRoIAlignBenchData[T cpu.Float]() roiAlignBenchData[T] {
+	return newRoIBenchData[T](benchPSC, benchPSK, benchPSK*benchPSC)
+}
+
+// BenchmarkPSRoIAlign times PSRoIAlign on [2, 490, 50, 68] with 256 boxes,
+// float32 (benchPS).
+func BenchmarkPSRoIAlign(b *testing.B) {
+	benchPS(b, benchPSGeom(), func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.PSRoIAlign(x, bx, benchPSOpts) },
+		cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignTranspose[float32])
+}
+
+// BenchmarkPSRoIPool times PSRoIPool on PSRoIAlign's data, [2, 490, 50, 68]
+// with 256 boxes, output 7x7, float32 (benchPS).
+func BenchmarkPSRoIPool(b *testing.B) {
+	g := benchPSGeom()
+	g.SamplingRatio = 0
+	opts := gops.PSRoIPoolOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16}
+	benchPS(b, g, func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.PSRoIPool(x, bx, opts) },
+		cpu.PSRoIPoolForward[float32], cpu.PSRoIPoolTranspose[float32])
+}
+
+// benchBoxGrad times op's gradients w.r.t. the input and the boxes at the
+// RoIAlign benchmark size (c channels, k boxes), float32, on a
+// TapeMachine: with second false, the forward and <G, out>'s gradients
+// w.r.t. x and boxes (out.backward(G) with boxes.requires_grad in torch);
+// with second, also the gradient w.r.t. x and boxes of
+// <∂<G, out>/∂boxes, V>, a Hessian-vector product through the boxes.
+func benchBoxGrad(b *testing.B, op func(x, bx *gorgonia.Node) (*gorgonia.Node, error), c, k, outLen int, second bool) {
+	d := newRoIBenchData[float32](c, k, outLen)
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(benchN, c, benchH, benchW), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(benchN, c, benchH, benchW), tensor.WithBacking(d.x))))
+	bx := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(k, 5), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(k, 5), tensor.WithBacking(d.boxes))))
+	out, err := op(x, bx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gr := gorgonia.NewTensor(g, tensor.Float32, out.Dims(), gorgonia.WithShape(out.Shape()...), gorgonia.WithName("G"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(out.Shape()...), tensor.WithBacking(d.grad))))
+	grads, err := ad.VJP(out, gr, x, bx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if second {
+		v := make([]float32, 5*k)
+		for i := range v {
+			v[i] = float32(i%7) - 3
+		}
+		vn := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(k, 5), gorgonia.WithName("V"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(k, 5), tensor.WithBacking(v))))
+		if _, err := ad.VJP(grads[1], vn, x, bx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	timeVM(b, m)
+}
+
+// BenchmarkBoxGradients times the gradients w.r.t. boxes (issue 14's
+// section 1), float32, at the sizes of the ops' own benchmarks:
+//
+//   - RoIAlign/forward+backward: RoIAlign with the gradients w.r.t. input
+//     and boxes (F_10, F_01 and the transpose); scripts/bench_torchvision.py
+//     times the same on torch autograd over a gather-based roi_align (the
+//     only way to get these gradients with torchvision's sampling in torch);
+//   - RoIAlign/second-order: also the gradient of <∂L/∂boxes, V> w.r.t.
+//     input and boxes (F_11, F_20 = 0, transposes);
+//   - PSRoIAlign/forward+backward: the same for PSRoIAlign at its benchmark
+//     size (490 channels, 256 boxes).
+func BenchmarkBoxGradients(b *testing.B) {
+	outLen := benchK * benchC * 49
+	roi := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, bx, benchOpts) }
+	b.Run("RoIAlign/forward+backward", func(b *testing.B) { benchBoxGrad(b, roi, benchC, benchK, outLen, false) })
+	b.Run("RoIAlign/second-order", func(b *testing.B) { benchBoxGrad(b, roi, benchC, benchK, outLen, true) })
+	ps := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.PSRoIAlign(x, bx, gops.PSRoIAlignOpts{OutputSize: [2]int{7, 7}, SpatialScale: 1.0 / 16, SamplingRatio: 2})
+	}
+	b.Run("PSRoIAlign/forward+backward", func(b *testing.B) { benchBoxGrad(b, ps, 490, 256, 256*10*49, false) })
+}
+
+// Mask R-CNN's box-head pooler at the size of scripts/bench_torchvision.py
+// (MultiScaleRoIAlign/...): the four FPN levels of one 800x1088 image,
+// [1, 256, 200, 272], [1, 256, 100, 136], [1, 256, 50, 68] and
+// [1, 256, 25, 34] (strides 4 to 32, scales inferred), 512 boxes, 7x7
+// output, 2x2 samples per bin, float32.
+var benchPyramidShapes = [][]int{{1, 256, 200, 272}, {1, 256, 100, 136}, {1, 256, 50, 68}, {1, 256, 25, 34}}
+
+const benchPyramidK = 512
+
+// benchPyramidBoxes are the benchmark's boxes, the same numbers as
+// bench_torchvision.py's pyramid_boxes: box i has size s = 32·28^u (u the
+// fractional part of i·0.618...) and aspect ratio 2^(2v−1), centred at a
+// point of a low-discrepancy sequence, clipped to the image. About 37% of
+// them pool from map 0 (s < 112), 21% from each of the others.
+func benchPyramidBoxes() []float32 {
+	frac := func(x float64) float64 { return x - math.Floor(x) }
+	d := make([]float32, 0, 4*benchPyramidK)
+	for i := 0; i < benchPyramidK; i++ {
+		fi := float64(i)
+		s := 32 * math.Pow(28, frac(fi*0.6180339887498949))
+		a := math.Sqrt(math.Pow(2, 2*frac(fi*1.4142135623730951)-1))
+		w, h := s*a, s/a
+		cx, cy := frac(fi*0.7548776662466927)*benchImgW, frac(fi*0.5698402909980532)*benchImgH
+		d = append(d, float32(max(cx-w/2, 0)), float32(max(cy-h/2, 0)), float32(min(cx+w/2, benchImgW)), float32(min(cy+h/2, benchImgH)))
+	}
+	return d
+}
+
+// benchMultiScale times MultiScaleRoIAlign (with backward, the gradients
+// w.r.t. all four maps of <G, out>, as out.backward(G)) on a TapeMachine.
+func benchMultiScale(b *testing.B, backward bool) {
+	r := rand.New(rand.NewPCG(benchSeed, benchSeed))
+	randn := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+		}
+		return s
+	}
+	g := gorgonia.NewGraph()
+	var feats gorgonia.Nodes
+	for l, s := range benchPyramidShapes {
+		feats = append(feats, gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(s...), gorgonia.WithName("p"+string(rune('2'+l))),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(randn(tensor.Shape(s).TotalSize()))))))
+	}
+	boxes := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(benchPyramidK, 4), gorgonia.WithName("boxes"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(benchPyramidK, 4), tensor.WithBacking(benchPyramidBoxes()))))
+	out, err := gops.MultiScaleRoIAlign(feats, gorgonia.Nodes{boxes}, [][2]int{{benchImgH, benchImgW}},
+		gops.MultiScaleRoIAlignOpts{OutputSize: [2]int{7, 7}, SamplingRatio: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if backward {
+		ys := out.Shape().Clone()
+		gr := gorgonia.NewTensor(g, tensor.Float32, 4, gorgonia.WithShape(ys...), gorgonia.WithName("G"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(ys...), tensor.WithBacking(randn(ys.TotalSize())))))
+		if _, err := ad.VJP(out, gr, feats...); err != nil { // out.backward(G)
+			b.Fatal(err)
+		}
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	timeVM(b, m)
+}
+
+// BenchmarkMultiScaleRoIAlign times Mask R-CNN's box-head pooler:
+// forward, and forward+backward (gradients w.r.t. the four maps).
+func BenchmarkMultiScaleRoIAlign(b *testing.B) {
+	b.Run("forward", func(b *testing.B) { benchMultiScale(b, false) })
+	b.Run("forward+backward", func(b *testing.B) { benchMultiScale(b, true) })
 }

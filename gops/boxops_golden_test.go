@@ -122,8 +122,7 @@ func TestBoxOpsGolden(t *testing.T) {
 			}
 			g := gorgonia.NewGraph()
 			node := func(shape []int, data []float64, name string) *gorgonia.Node {
-				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-					gorgonia.WithValue(goldenTensor(c.Dtype, shape, data)))
+				return goldenNode(g, c.Dtype, name, shape, data)
 			}
 			x1 := node(c.Shape1, c.X1, "x1")
 			wrt := gorgonia.Nodes{x1}

@@ -259,21 +259,77 @@ func roiGPUCheck(t *testing.T, dt tensor.Dtype, xs tensor.Shape, wrtBoxes bool, 
 	})
 }
 
+// roiGPUDtypes runs roiGPUCheck in each of gpuDtypes, a subtest each.
+func roiGPUDtypes(t *testing.T, xs tensor.Shape, wrtBoxes bool, op func(x, b *gorgonia.Node) (*gorgonia.Node, error)) {
+	for _, dt := range gpuDtypes {
+		t.Run(dt.String(), func(t *testing.T) { roiGPUCheck(t, dt, xs, wrtBoxes, op) })
+	}
+}
+
+// roiAlignGPUOpts runs roiGPUCheck of RoIAlign on [2, 3, 6, 7] with each of
+// opts in each of gpuDtypes, a subtest each.
+func roiAlignGPUOpts(t *testing.T, wrtBoxes bool, opts ...gops.RoIAlignOpts) {
+	for _, dt := range gpuDtypes {
+		for _, o := range opts {
+			t.Run(fmt.Sprintf("%v/%+v", dt, o), func(t *testing.T) {
+				roiGPUCheck(t, dt, tensor.Shape{2, 3, 6, 7}, wrtBoxes, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+					return gops.RoIAlign(x, b, o)
+				})
+			})
+		}
+	}
+}
+
 // TestGPUMixedGraph: our ops between Gorgonia's elementwise ops, all on the
 // GPU: gops.RoIAlign(tanh(x)·x + x) then squared.
 func TestGPUMixedGraph(t *testing.T) {
-	for _, dt := range gpuDtypes {
-		t.Run(dt.String(), func(t *testing.T) {
-			roiGPUCheck(t, dt, tensor.Shape{2, 3, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
-				h := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Tanh(x)), x)), x))
-				y, err := gops.RoIAlign(h, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
-				if err != nil {
-					return nil, err
-				}
-				return gorgonia.Square(y)
-			})
-		})
-	}
+	roiGPUDtypes(t, tensor.Shape{2, 3, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		h := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.Tanh(x)), x)), x))
+		y, err := gops.RoIAlign(h, b, gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Square(y)
+	})
+}
+
+// The pooled ops' twins (roialign_cuda.go, roipool_cuda.go, ...): the
+// forward and the gradients of order 1 and 2 w.r.t. the input; the box
+// members' twins (internal/cuda/kernels/gops/roialignbox.cu): gradients of
+// order 1 and 2 w.r.t. the input and the boxes run F_10, F_01, F_11 and
+// their transposes on the GPU.
+
+func TestGPURoIAlign(t *testing.T) {
+	roiAlignGPUOpts(t, false, gops.RoIAlignOpts{OutputSize: [2]int{2, 3}, SamplingRatio: 2}, gops.RoIAlignOpts{OutputSize: [2]int{3, 2}, SpatialScale: 0.5, Aligned: true})
+}
+
+func TestGPURoIAlignBoxes(t *testing.T) {
+	roiAlignGPUOpts(t, true, gops.RoIAlignOpts{OutputSize: [2]int{2, 3}, SamplingRatio: 2}, gops.RoIAlignOpts{OutputSize: [2]int{3, 2}, SpatialScale: 0.5, Aligned: true},
+		gops.RoIAlignOpts{OutputSize: [2]int{2, 2}, SpatialScale: 0.5})
+}
+
+func psRoIAlignGPU(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{2, 2}, SamplingRatio: 2})
+}
+
+func TestGPUPSRoIAlign(t *testing.T) {
+	roiGPUDtypes(t, tensor.Shape{2, 8, 6, 7}, false, psRoIAlignGPU)
+}
+
+func TestGPUPSRoIAlignBoxes(t *testing.T) {
+	roiGPUDtypes(t, tensor.Shape{2, 8, 6, 7}, true, psRoIAlignGPU)
+}
+
+func TestGPURoIPool(t *testing.T) {
+	roiGPUDtypes(t, tensor.Shape{2, 3, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.RoIPool(x, b, gops.RoIPoolOpts{OutputSize: [2]int{2, 2}})
+	})
+}
+
+func TestGPUPSRoIPool(t *testing.T) {
+	roiGPUDtypes(t, tensor.Shape{2, 8, 6, 7}, false, func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+		return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: [2]int{2, 2}})
+	})
 }
 
 // GPU against CPU on the golden grid (issue 7): for every case of the
@@ -319,23 +375,10 @@ func gpuGoldenCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, y, g
 	gpuCompare(t, dt, g, y, wrt, g1, g2)
 }
 
-func goldenDtype(s string) tensor.Dtype {
-	if s == "float32" {
-		return tensor.Float32
-	}
-	return tensor.Float64
-}
-
-// gpuGoldenNode is a tensor input holding a golden case's values.
-func gpuGoldenNode(g *gorgonia.ExprGraph, dtype, name string, shape []int, data []float64) *gorgonia.Node {
-	return gorgonia.NewTensor(g, goldenDtype(dtype), len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-		gorgonia.WithValue(goldenTensor(dtype, shape, data)))
-}
-
 // gpuPoolGolden runs the GPU comparison for every non-empty case of file
 // (RoIAlign, RoIPool, PSRoIAlign, PSRoIPool: differentiable in x only; the
 // boxes have no gradient).
-func gpuPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error)) {
+func gpuPoolGolden(t *testing.T, file string, op goldenPoolOp) {
 	needGPU(t)
 	ran := 0
 	for _, c := range loadGoldenFile[poolGoldenCase](t, file) {
@@ -345,10 +388,10 @@ func gpuPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b *g
 		ran++
 		t.Run(c.Name, func(t *testing.T) {
 			g := gorgonia.NewGraph()
-			x := gpuGoldenNode(g, c.Dtype, "x", c.InputShape, c.Input)
-			b := gpuGoldenNode(g, c.Dtype, "boxes", c.BoxesShape, c.Boxes)
-			gy := gpuGoldenNode(g, c.Dtype, "grad_output", c.OutputShape, c.GradOutput)
-			y, err := op(&c, x, b)
+			x := goldenNode(g, c.Dtype, "x", c.InputShape, c.Input)
+			b := goldenNode(g, c.Dtype, "boxes", c.BoxesShape, c.Boxes)
+			gy := goldenNode(g, c.Dtype, "grad_output", c.OutputShape, c.GradOutput)
+			y, err := op(&c.goldenCase, x, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,4 +404,20 @@ func gpuPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b *g
 	if ran == 0 {
 		t.Fatalf("%s: no non-empty case", file)
 	}
+}
+
+func TestGPUGoldenRoIAlign(t *testing.T) {
+	gpuPoolGolden(t, "roialign_golden.json.gz", goldenRoIAlign)
+}
+
+func TestGPUGoldenRoIPool(t *testing.T) {
+	gpuPoolGolden(t, "roipool_golden.json.gz", goldenRoIPool)
+}
+
+func TestGPUGoldenPSRoIAlign(t *testing.T) {
+	gpuPoolGolden(t, "psroialign_golden.json.gz", goldenPSRoIAlign)
+}
+
+func TestGPUGoldenPSRoIPool(t *testing.T) {
+	gpuPoolGolden(t, "psroipool_golden.json.gz", goldenPSRoIPool)
 }

@@ -50,17 +50,17 @@ func TestGPUGoldenDeformConv2d(t *testing.T) {
 				}
 			}
 			g := gorgonia.NewGraph()
-			x := gpuGoldenNode(g, c.Dtype, "input", c.InputShape, c.Input)
-			off := gpuGoldenNode(g, c.Dtype, "offset", c.OffsetShape, c.Offset)
-			w := gpuGoldenNode(g, c.Dtype, "weight", c.WeightShape, c.Weight)
+			x := goldenNode(g, c.Dtype, "input", c.InputShape, c.Input)
+			off := goldenNode(g, c.Dtype, "offset", c.OffsetShape, c.Offset)
+			w := goldenNode(g, c.Dtype, "weight", c.WeightShape, c.Weight)
 			wrt := gorgonia.Nodes{x, off, w}
 			var bias, mask *gorgonia.Node
 			if c.Bias != nil {
-				bias = gpuGoldenNode(g, c.Dtype, "bias", []int{len(c.Bias)}, c.Bias)
+				bias = goldenNode(g, c.Dtype, "bias", []int{len(c.Bias)}, c.Bias)
 				wrt = append(wrt, bias)
 			}
 			if c.Mask != nil {
-				mask = gpuGoldenNode(g, c.Dtype, "mask", c.MaskShape, c.Mask)
+				mask = goldenNode(g, c.Dtype, "mask", c.MaskShape, c.Mask)
 				wrt = append(wrt, mask)
 			}
 			y, err := gops.DeformConv2d(x, off, w, bias, mask, gops.DeformConv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation})
@@ -70,7 +70,7 @@ func TestGPUGoldenDeformConv2d(t *testing.T) {
 			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
 				t.Fatalf("output shape %v, want %v", y.Shape(), c.OutputShape)
 			}
-			gy := gpuGoldenNode(g, c.Dtype, "grad_output", c.OutputShape, c.GradOutput)
+			gy := goldenNode(g, c.Dtype, "grad_output", c.OutputShape, c.GradOutput)
 			gpuGoldenCompare(t, goldenDtype(c.Dtype), g, y, gy, wrt)
 		})
 	}

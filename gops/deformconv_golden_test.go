@@ -6,7 +6,6 @@ import (
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // deformGolden is one torchvision.ops.deform_conv2d evaluation written by
@@ -44,14 +43,12 @@ func TestDeformConv2dGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			rtol, atol := 1e-11, 1e-11
-			dt := tensor.Float64
 			if c.Dtype == "float32" {
-				rtol, atol, dt = 2e-5, 2e-5, tensor.Float32
+				rtol, atol = 2e-5, 2e-5
 			}
 			g := gorgonia.NewGraph()
 			node := func(name string, shape []int, data []float64) *gorgonia.Node {
-				return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-					gorgonia.WithValue(goldenTensor(c.Dtype, shape, data)))
+				return goldenNode(g, c.Dtype, name, shape, data)
 			}
 			x := node("input", c.InputShape, c.Input)
 			off := node("offset", c.OffsetShape, c.Offset)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/gops"
 	"github.com/gops-dev/gops/internal/golden"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -40,6 +41,21 @@ func goldenTensor(dtype string, shape []int, data []float64) *tensor.Dense {
 	return golden.Tensor(dtype, shape, data)
 }
 
+// goldenDtype is the tensor dtype of a case's "float32" or "float64".
+func goldenDtype(s string) tensor.Dtype {
+	if s == "float32" {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
+// goldenNode is a tensor input named name holding a golden case's values in
+// the case's dtype.
+func goldenNode(g *gorgonia.ExprGraph, dtype, name string, shape []int, data []float64) *gorgonia.Node {
+	return gorgonia.NewTensor(g, goldenDtype(dtype), len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(goldenTensor(dtype, shape, data)))
+}
+
 // assertClose compares got to want elementwise with |got-want| <= atol + rtol|want|.
 func assertClose(t *testing.T, what string, got, want []float64, rtol, atol float64) {
 	t.Helper()
@@ -56,21 +72,34 @@ type poolGoldenCase struct {
 	BorderBoxes []int     `json:"border_boxes"` // ps_roi_pool: boxes where torchvision's forward differs
 }
 
+// goldenPoolOp is a pooled op with a golden case's parameters, shared by the
+// CPU golden tests and the GPU ones (cuda_test.go).
+type goldenPoolOp func(c *goldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error)
+
+func goldenRoIAlign(c *goldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
+}
+
+func goldenRoIPool(c *goldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return gops.RoIPool(x, b, gops.RoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+}
+
+func goldenPSRoIAlign(c *goldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
+}
+
+func goldenPSRoIPool(c *goldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
+	return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
+}
+
 // runPoolGolden builds op(x, boxes) and the input gradient of
 // sum(op ⊙ grad_output) for one golden case and runs them on a TapeMachine.
 func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node) (*gorgonia.Node, error)) (y, dx []float64) {
 	t.Helper()
-	dt := tensor.Float64
-	if c.Dtype == "float32" {
-		dt = tensor.Float32
-	}
 	g := gorgonia.NewGraph()
-	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.InputShape...), gorgonia.WithName("x"),
-		gorgonia.WithValue(goldenTensor(c.Dtype, c.InputShape, c.Input)))
-	b := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(c.BoxesShape...), gorgonia.WithName("boxes"),
-		gorgonia.WithValue(goldenTensor(c.Dtype, c.BoxesShape, c.Boxes)))
-	gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
-		gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
+	x := goldenNode(g, c.Dtype, "x", c.InputShape, c.Input)
+	b := goldenNode(g, c.Dtype, "boxes", c.BoxesShape, c.Boxes)
+	gy := goldenNode(g, c.Dtype, "gy", c.OutputShape, c.GradOutput)
 	yn, err := op(x, b)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +120,7 @@ func runPoolGolden(t *testing.T, c *poolGoldenCase, op func(x, b *gorgonia.Node)
 // conformance table's empty case), one subtest per case, and checks its
 // output y and input gradient dx with check (nil: assertPoolGolden). It
 // returns the cases it ran.
-func checkPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error),
+func checkPoolGolden(t *testing.T, file string, op goldenPoolOp,
 	check func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64)) []poolGoldenCase {
 	if check == nil {
 		check = assertPoolGolden
@@ -103,7 +132,7 @@ func checkPoolGolden(t *testing.T, file string, op func(c *poolGoldenCase, x, b 
 		}
 		ran = append(ran, c)
 		t.Run(c.Name, func(t *testing.T) {
-			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return op(&c, x, b) })
+			y, dx := runPoolGolden(t, &c, func(x, b *gorgonia.Node) (*gorgonia.Node, error) { return op(&c.goldenCase, x, b) })
 			rtol, atol := goldenTol(&c)
 			check(t, &c, y, dx, rtol, atol)
 		})

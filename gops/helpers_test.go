@@ -187,6 +187,26 @@ func runBadInput(t *testing.T, build poolBuild, cases []badInputCase) {
 	}
 }
 
+// graphError is the error that a test of bad input expects from a graph g
+// whose node y was built with error err: err itself where the error is
+// expected at build (then y must be nil), else, where the build succeeded,
+// the error of running g.
+func graphError(t *testing.T, g *gorgonia.ExprGraph, y *gorgonia.Node, err error, atRun bool) error {
+	t.Helper()
+	if !atRun {
+		if y != nil {
+			t.Fatalf("got a node where a build error was expected")
+		}
+		return err
+	}
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	return m.RunAll()
+}
+
 // expectOpError builds op(x, boxes) and requires an error containing want:
 // when the node is built (atBuild) or when it runs.
 func expectOpError(t *testing.T, x, boxes *tensor.Dense, atBuild bool, want string, op poolOp) {
@@ -195,16 +215,7 @@ func expectOpError(t *testing.T, x, boxes *tensor.Dense, atBuild bool, want stri
 	xn := gorgonia.NewTensor(g, x.Dtype(), x.Dims(), gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x))
 	bn := gorgonia.NewTensor(g, boxes.Dtype(), boxes.Dims(), gorgonia.WithShape(boxes.Shape()...), gorgonia.WithValue(boxes))
 	y, err := op(xn, bn)
-	if !atBuild {
-		if err != nil {
-			t.Fatalf("build: %v", err)
-		}
-		m := gorgonia.NewTapeMachine(g)
-		defer m.Close()
-		err = m.RunAll()
-	} else if y != nil {
-		t.Fatalf("got a node where a build error was expected")
-	}
+	err = graphError(t, g, y, err, !atBuild)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want it to contain %q", err, want)
 	}

@@ -44,8 +44,7 @@ func runMultiScaleGolden(t *testing.T, c *multiScaleGoldenCase, scales []float64
 	g := gorgonia.NewGraph()
 	var feats, boxes gorgonia.Nodes
 	for l, s := range c.FeatureShapes {
-		feats = append(feats, gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(s...), gorgonia.WithName("f"+string(rune('0'+l))),
-			gorgonia.WithValue(goldenTensor(c.Dtype, s, c.Features[l]))))
+		feats = append(feats, goldenNode(g, c.Dtype, "f"+string(rune('0'+l)), s, c.Features[l]))
 	}
 	for i, s := range c.BoxesShapes {
 		v := goldenTensor(c.Dtype, s, c.Boxes[i])
@@ -68,8 +67,7 @@ func runMultiScaleGolden(t *testing.T, c *multiScaleGoldenCase, scales []float64
 	if y.Shape().TotalSize() == 0 {
 		cost = gorgonia.Must(gorgonia.Sum(y)) // Gorgonia's elementwise ops panic on empty tensors
 	} else {
-		gy := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(c.OutputShape...), gorgonia.WithName("gy"),
-			gorgonia.WithValue(goldenTensor(c.Dtype, c.OutputShape, c.GradOutput)))
+		gy := goldenNode(g, c.Dtype, "gy", c.OutputShape, c.GradOutput)
 		cost = gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
 	}
 	grads, err := ad.Grad(cost, feats...)

@@ -71,9 +71,7 @@ func TestPSRoIAlignBadInput(t *testing.T) {
 }
 
 func TestPSRoIAlignGolden(t *testing.T) {
-	ran := checkPoolGolden(t, "psroialign_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
-	}, func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
+	ran := checkPoolGolden(t, "psroialign_golden.json.gz", goldenPSRoIAlign, func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
 		// torchvision's NaN (a bin without samples) is 0 here, as the
 		// golden file already holds it; check that it is exactly 0.
 		for _, i := range c.NaNOutput {

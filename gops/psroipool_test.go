@@ -33,9 +33,7 @@ func TestPSRoIPoolBadInput(t *testing.T) {
 // everywhere (its backward clips at [0, H] too).
 func TestPSRoIPoolGolden(t *testing.T) {
 	differ := 0
-	checkPoolGolden(t, "psroipool_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
-	}, func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
+	checkPoolGolden(t, "psroipool_golden.json.gz", goldenPSRoIPool, func(t *testing.T, c *poolGoldenCase, y, dx []float64, rtol, atol float64) {
 		assertClose(t, "output (clipped at H, W)", y, c.OutputGops, rtol, atol)
 		assertClose(t, "grad_input", dx, c.GradInput, rtol, atol)
 		per := len(y) / c.BoxesShape[0]

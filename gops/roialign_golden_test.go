@@ -5,14 +5,11 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 )
 
 func TestRoIAlignGolden(t *testing.T) {
-	checkPoolGolden(t, "roialign_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
-	}, nil)
+	checkPoolGolden(t, "roialign_golden.json.gz", goldenRoIAlign, nil)
 }
 
 // roiBoxGoldenCase is one case of testdata/gen_golden_roialign_boxes.py:
@@ -30,34 +27,26 @@ type roiBoxGoldenCase struct {
 // gradients of boxes with a sample point exactly on an integer are skipped
 // there: float32 rounding may put it in the other cell, a kink).
 func TestRoIAlignBoxGradientGolden(t *testing.T) {
-	checkBoxGradientGolden(t, "roialign_boxes_golden.json.gz", func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.RoIAlign(x, b, gops.RoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio, Aligned: c.Aligned})
-	})
+	checkBoxGradientGolden(t, "roialign_boxes_golden.json.gz", goldenRoIAlign)
 }
 
 // TestPSRoIAlignBoxGradientGolden: as TestRoIAlignBoxGradientGolden for
 // PSRoIAlign (testdata/gen_golden_psroialign_boxes.py).
 func TestPSRoIAlignBoxGradientGolden(t *testing.T) {
-	checkBoxGradientGolden(t, "psroialign_boxes_golden.json.gz", func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale, SamplingRatio: c.SamplingRatio})
-	})
+	checkBoxGradientGolden(t, "psroialign_boxes_golden.json.gz", goldenPSRoIAlign)
 }
 
 // checkBoxGradientGolden compares output, input gradient and box gradient
 // of sum(op(x, boxes) ⊙ grad_output) with each case of file.
-func checkBoxGradientGolden(t *testing.T, file string, op func(c *roiBoxGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error)) {
+func checkBoxGradientGolden(t *testing.T, file string, op goldenPoolOp) {
 	for _, c := range loadGoldenFile[roiBoxGoldenCase](t, file) {
 		for _, dt := range []string{"float64", "float32"} {
 			t.Run(c.Name+"/"+dt, func(t *testing.T) {
 				g := gorgonia.NewGraph()
-				node := func(name string, shape []int, data []float64) *gorgonia.Node {
-					v := goldenTensor(dt, shape, data)
-					return gorgonia.NewTensor(g, v.Dtype(), len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(v))
-				}
-				x := node("x", c.InputShape, c.Input)
-				b := node("boxes", c.BoxesShape, c.Boxes)
-				gy := node("gy", c.OutputShape, c.GradOutput)
-				y, err := op(&c, x, b)
+				x := goldenNode(g, dt, "x", c.InputShape, c.Input)
+				b := goldenNode(g, dt, "boxes", c.BoxesShape, c.Boxes)
+				gy := goldenNode(g, dt, "gy", c.OutputShape, c.GradOutput)
+				y, err := op(&c.goldenCase, x, b)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -234,7 +234,5 @@ func TestRoIPoolHugeBox(t *testing.T) {
 }
 
 func TestRoIPoolGolden(t *testing.T) {
-	checkPoolGolden(t, "roipool_golden.json.gz", func(c *poolGoldenCase, x, b *gorgonia.Node) (*gorgonia.Node, error) {
-		return gops.RoIPool(x, b, gops.RoIPoolOpts{OutputSize: c.OutputSize, SpatialScale: c.SpatialScale})
-	}, nil)
+	checkPoolGolden(t, "roipool_golden.json.gz", goldenRoIPool, nil)
 }

@@ -319,7 +319,7 @@ fi
 describe() {
 	case $1 in
 	RoIAlign) cat <<'EOF'
-- **RoIAlign** (`BenchmarkRoIAlign`, gops/roialign_bench_test.go): the Mask
+- **RoIAlign** (`BenchmarkRoIAlign`, gops/bench_test.go): the Mask
   R-CNN box-head size; input [2, 256, 50, 68], 512 random valid boxes of an
   800x1088 image (batch indices 0/1), output 7x7, spatial_scale 1/16,
   sampling_ratio 2, aligned=True. forward+backward: the input gradient of
@@ -339,21 +339,21 @@ EOF
 EOF
 		;;
 	RoIPool) cat <<'EOF'
-- **RoIPool** (`BenchmarkRoIPool`, gops/roipool_bench_test.go;
+- **RoIPool** (`BenchmarkRoIPool`, gops/bench_test.go;
   `torchvision.ops.roi_pool`): RoIAlign's data (input [2, 256, 50, 68], 512
   boxes), output 7x7, spatial_scale 1/16. gops-only rows: kernel/argmax,
   kernel/gather, kernel/scatter-add, the three CPU kernels alone.
 EOF
 		;;
 	PSRoIAlign) cat <<'EOF'
-- **PSRoIAlign** (`BenchmarkPSRoIAlign`, gops/psroialign_bench_test.go;
+- **PSRoIAlign** (`BenchmarkPSRoIAlign`, gops/bench_test.go;
   `torchvision.ops.ps_roi_align`): input [2, 490, 50, 68] (10 output channels
   per 7x7 bin), 256 boxes, output 7x7, spatial_scale 1/16, sampling_ratio 2.
   gops-only rows: kernel/forward, kernel/transpose, the CPU kernels alone.
 EOF
 		;;
 	BoxGradients) cat <<'EOF'
-- **BoxGradients** (`BenchmarkBoxGradients`, gops/roialignbox_bench_test.go):
+- **BoxGradients** (`BenchmarkBoxGradients`, gops/bench_test.go):
   gradients w.r.t. the boxes, which torchvision does not give. RoIAlign at
   its benchmark size with the gradients w.r.t. input and boxes of
   <G, out>; torch's side: roi_align's value and input gradient, plus the
@@ -366,7 +366,7 @@ EOF
 EOF
 		;;
 	PSRoIPool) cat <<'EOF'
-- **PSRoIPool** (`BenchmarkPSRoIPool`, gops/psroipool_bench_test.go;
+- **PSRoIPool** (`BenchmarkPSRoIPool`, gops/bench_test.go;
   `torchvision.ops.ps_roi_pool`): PSRoIAlign's data, input [2, 490, 50, 68],
   256 boxes, output 7x7, spatial_scale 1/16. gops-only rows: kernel/forward,
   kernel/transpose, the CPU kernels alone.
@@ -403,7 +403,7 @@ EOF
 EOF
 		;;
 	SecondOrder) cat <<'EOF'
-- **SecondOrder** (`BenchmarkSecondOrder`, gops/secondorder_bench_test.go;
+- **SecondOrder** (`BenchmarkSecondOrder`, gops/deformconv_bench_test.go;
   gops only): x [2, 16, 32, 32] → DeformConv2d v2 3x3 (weight
   [16, 16, 3, 3], given offsets and mask) → RoIAlign 7x7 of 64 boxes →
   L = Σ y². first-order: ∇L w.r.t. weight, offsets and input; second-order:
@@ -452,7 +452,7 @@ EOF
   order against first order").
 EOF
 		;;
-	*) echo "- **$1**: \`Benchmark$1\` in gops/*_bench_test.go; scripts/bench_torchvision.py." ;;
+	*) echo "- **$1**: \`Benchmark$1\` in gops/*bench_test.go; scripts/bench_torchvision.py." ;;
 	esac
 }
 

@@ -127,7 +127,7 @@ run_ps_roi_pool_forward, run_ps_roi_pool_forward_backward = pool_runs(ps_roi_poo
 
 # Mask R-CNN's box-head pooler: the four FPN levels (strides 4..32) of one
 # 800x1088 image, 512 boxes, 7x7, sampling 2. The boxes are the same numbers
-# as gops/multiscale_bench_test.go's benchPyramidBoxes.
+# as gops/bench_test.go's benchPyramidBoxes.
 PYRAMID_SHAPES = [(1, 256, 200, 272), (1, 256, 100, 136), (1, 256, 50, 68), (1, 256, 25, 34)]
 PYRAMID_BOXES = 512
 
