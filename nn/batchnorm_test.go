@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
@@ -34,57 +33,25 @@ func TestBatchNormGolden(t *testing.T) {
 	for _, c := range golden.Load[batchNormGoldenCase](t, filepath.Join("..", "testdata", "batchnorm_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
 			gg := newGoldenGraph(t, c.Dtype)
-			rtol, atol := 1e-10, 1e-11
+			gg.rtol, gg.atol = 1e-10, 1e-11
 			if c.Dtype == "float32" {
-				rtol, atol = 1e-4, 1e-5
+				gg.rtol, gg.atol = 1e-4, 1e-5
 			}
 			x := gg.node("x", c.InputShape, c.Input)
 			ch := c.InputShape[1]
 			var w, b *gorgonia.Node
-			wrt := gorgonia.Nodes{x}
 			if c.Weight != nil {
 				w, b = gg.node("w", []int{ch}, c.Weight), gg.node("b", []int{ch}, c.Bias)
-				wrt = append(wrt, w, b)
 			}
 			rm, rv := golden.Tensor(c.Dtype, []int{ch}, c.RunningMean), golden.Tensor(c.Dtype, []int{ch}, c.RunningVar)
 			y, err := nn.BatchNorm(x, w, b, rm, rv, nn.BatchNormOpts{Training: c.Training, Momentum: c.Momentum, Eps: c.Eps})
 			if err != nil {
 				t.Fatal(err)
 			}
-			gy := gg.node("G", c.InputShape, c.GradOutput)
-			g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", c.InputShape, c.VInput)))))
-			hwrt := gorgonia.Nodes{x}
-			if w != nil {
-				h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", []int{ch}, c.VWeight)))))))
-				hwrt = append(hwrt, w)
-			}
-			hv, err := ad.Grad(h, hwrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(gg.g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			next := 2
-			if w != nil {
-				golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
-				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
-				next = 4
-			}
-			golden.AssertClose(t, "hvp_input", got[next], c.HVPInput, rtol, atol)
-			if w != nil {
-				golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
-			}
+			gg.checkWeight(y, x, w, b, false, &c.weightGolden)
 			// One run of the graph updated the running statistics once.
-			golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, rtol, atol)
-			golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, rtol, atol)
+			golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, gg.rtol, gg.atol)
+			golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, gg.rtol, gg.atol)
 		})
 	}
 }

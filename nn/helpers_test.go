@@ -129,3 +129,57 @@ func (gg *goldenGraph) checkInput(y, x *gorgonia.Node, c *inputGolden) {
 	golden.AssertClose(gg.t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
 	golden.AssertClose(gg.t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
 }
+
+// checkWeight requires y = op(x, w, b) to give the case's output, the
+// gradients of L w.r.t. x, w and b, and the Hessian-vector product (the
+// gradient of <∂L/∂x, v_x> + <∂L/∂w, v_w>) w.r.t. x and w, in gg's
+// tolerances. L is Σ G·y², or Σ G·y when linear. w and b may be nil (no
+// such parameter): their gradients and w's HVP are then not checked.
+func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *weightGolden) {
+	gg.t.Helper()
+	t := gg.t
+	gy := gg.node("G", y.Shape(), c.GradOutput)
+	cost := gorgonia.Must(gorgonia.HadamardProd(y, gy))
+	if !linear {
+		cost = gorgonia.Must(gorgonia.HadamardProd(cost, y))
+	}
+	wrt := gorgonia.Nodes{x}
+	for _, n := range []*gorgonia.Node{w, b} {
+		if n != nil {
+			wrt = append(wrt, n)
+		}
+	}
+	g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(cost)), wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", x.Shape(), c.VInput)))))
+	hwrt := gorgonia.Nodes{x}
+	if w != nil {
+		h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", w.Shape(), c.VWeight)))))))
+		hwrt = append(hwrt, w)
+	}
+	hv, err := ad.Grad(h, hwrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphtest.Eval(gg.g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{c.Output, c.GradInput}
+	names := []string{"output", "grad_input"}
+	if w != nil {
+		want, names = append(want, c.GradWeight), append(names, "grad_weight")
+	}
+	if b != nil {
+		want, names = append(want, c.GradBias), append(names, "grad_bias")
+	}
+	want, names = append(want, c.HVPInput), append(names, "hvp_input")
+	if w != nil {
+		want, names = append(want, c.HVPWeight), append(names, "hvp_weight")
+	}
+	for i := range want {
+		golden.AssertClose(t, names[i], got[i], want[i], gg.rtol, gg.atol)
+	}
+}

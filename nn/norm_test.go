@@ -35,21 +35,18 @@ func TestNormGolden(t *testing.T) {
 	for _, c := range golden.Load[normGoldenCase](t, filepath.Join("..", "testdata", "norm_golden.json.gz")) {
 		t.Run(c.Name, func(t *testing.T) {
 			gg := newGoldenGraph(t, c.Dtype)
-			g, node := gg.g, gg.node
-			rtol, atol := 1e-10, 1e-11 // variance and its inverse square root lose digits
+			gg.rtol, gg.atol = 1e-10, 1e-11 // variance and its inverse square root lose digits
 			if c.Dtype == "float32" {
-				rtol, atol = 1e-4, 1e-5
+				gg.rtol, gg.atol = 1e-4, 1e-5
 			}
-			x := node("x", c.InputShape, c.Input)
+			x := gg.node("x", c.InputShape, c.Input)
 			pshape := c.NormalizedShape
 			if c.Op == "group_norm" {
 				pshape = []int{c.InputShape[1]}
 			}
 			var w, b *gorgonia.Node
-			wrt := gorgonia.Nodes{x}
 			if c.Weight != nil {
-				w, b = node("w", pshape, c.Weight), node("b", pshape, c.Bias)
-				wrt = append(wrt, w, b)
+				w, b = gg.node("w", pshape, c.Weight), gg.node("b", pshape, c.Bias)
 			}
 			var y *gorgonia.Node
 			var err error
@@ -61,35 +58,7 @@ func TestNormGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gy := node("G", c.InputShape, c.GradOutput)
-			g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], node("vx", c.InputShape, c.VInput)))))
-			hwrt := gorgonia.Nodes{x}
-			if w != nil {
-				h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], node("vw", pshape, c.VWeight)))))))
-				hwrt = append(hwrt, w)
-			}
-			hv, err := ad.Grad(h, hwrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			if w != nil {
-				golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
-				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
-				golden.AssertClose(t, "hvp_input", got[4], c.HVPInput, rtol, atol)
-				golden.AssertClose(t, "hvp_weight", got[5], c.HVPWeight, rtol, atol)
-			} else {
-				golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
-			}
+			gg.checkWeight(y, x, w, b, false, &c.weightGolden)
 		})
 	}
 }
