@@ -1,11 +1,9 @@
 package nn_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -32,35 +30,29 @@ type convGoldenCase struct {
 // dilation, depthwise and grouped, pointwise, non-square and
 // kernel-sized inputs.
 func TestConvGolden(t *testing.T) {
-	for _, c := range golden.Load[convGoldenCase](t, filepath.Join("..", "testdata", "conv_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			gg.rtol, gg.atol = 1e-11, 1e-11
-			if c.Dtype == "float32" {
-				gg.rtol, gg.atol = 2e-5, 2e-5
-			}
-			x, w := gg.node("x", c.InputShape, c.Input), gg.node("w", c.WeightShape, c.Weight)
-			var b *gorgonia.Node
-			if c.Bias != nil {
-				b = gg.node("b", []int{len(c.Bias)}, c.Bias)
-			}
-			var y *gorgonia.Node
-			var err error
-			if c.Op == "conv2d" {
-				y, err = nn.Conv2d(x, w, b, nn.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Groups: c.Groups})
-			} else {
-				y, err = nn.ConvTranspose2d(x, w, b, nn.ConvTranspose2dOpts{Stride: c.Stride, Padding: c.Padding,
-					OutputPadding: c.OutputPadding, Dilation: c.Dilation, Groups: c.Groups})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gg.checkWeight(y, x, w, b, true, &c.weightGolden)
-		})
-	}
+	runGolden(t, "conv_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *convGoldenCase) {
+		gg.setTol(1e-11, 1e-11, 2e-5, 2e-5)
+		x, w := gg.node("x", c.InputShape, c.Input), gg.node("w", c.WeightShape, c.Weight)
+		var b *gorgonia.Node
+		if c.Bias != nil {
+			b = gg.node("b", []int{len(c.Bias)}, c.Bias)
+		}
+		var y *gorgonia.Node
+		var err error
+		if c.Op == "conv2d" {
+			y, err = nn.Conv2d(x, w, b, nn.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Groups: c.Groups})
+		} else {
+			y, err = nn.ConvTranspose2d(x, w, b, nn.ConvTranspose2dOpts{Stride: c.Stride, Padding: c.Padding,
+				OutputPadding: c.OutputPadding, Dilation: c.Dilation, Groups: c.Groups})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		gg.checkWeight(y, x, w, b, true, &c.weightGolden)
+	})
 }
 
 // TestConvBadInput: errors that name the tensor and the problem.

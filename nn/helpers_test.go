@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -181,5 +182,34 @@ func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *we
 	}
 	for i := range want {
 		golden.AssertClose(t, names[i], got[i], want[i], gg.rtol, gg.atol)
+	}
+}
+
+// goldenCase is a golden case that embeds inputGolden (its name and
+// dtype).
+type goldenCase interface{ base() *inputGolden }
+
+func (c *inputGolden) base() *inputGolden { return c }
+
+// runGolden runs check on each case of testdata/file (a gzipped JSON
+// list of C) as a subtest named after the case, with a goldenGraph of the
+// case's dtype.
+func runGolden[C any, P interface {
+	*C
+	goldenCase
+}](t *testing.T, file string, check func(t *testing.T, gg *goldenGraph, c P)) {
+	t.Helper()
+	for _, c := range golden.Load[C](t, filepath.Join("..", "testdata", file)) {
+		p := P(&c)
+		t.Run(p.base().Name, func(t *testing.T) { check(t, newGoldenGraph(t, p.base().Dtype), p) })
+	}
+}
+
+// setTol sets gg's tolerances: rtol64 and atol64 in float64, rtol32 and
+// atol32 in float32.
+func (gg *goldenGraph) setTol(rtol64, atol64, rtol32, atol32 float64) {
+	gg.rtol, gg.atol = rtol64, atol64
+	if gg.dt == tensor.Float32 {
+		gg.rtol, gg.atol = rtol32, atol32
 	}
 }

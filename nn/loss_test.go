@@ -3,7 +3,6 @@ package nn_test
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,117 +43,114 @@ type lossGoldenCase struct {
 // and the Hessian-vector product w.r.t. the input equal torch's, float32
 // and float64; NaN where torch gives NaN.
 func TestLossGolden(t *testing.T) {
-	for _, c := range golden.Load[lossGoldenCase](t, filepath.Join("..", "testdata", "nnloss_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			g, node := gg.g, gg.node
-			rtol, atol := gg.rtol, gg.atol
-			if c.Dtype == "float64" && c.Op == "bce_with_logits" {
-				// Our gradient sums (1 − y) and −lw·sigmoid(−x), which
-				// cancel for logits of magnitude 40; torch's is
-				// sigmoid(x) − y: a few 1e-9 relative apart.
-				rtol = 1e-8
+	runGolden(t, "nnloss_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *lossGoldenCase) {
+		g, node := gg.g, gg.node
+		rtol, atol := gg.rtol, gg.atol
+		if c.Dtype == "float64" && c.Op == "bce_with_logits" {
+			// Our gradient sums (1 − y) and −lw·sigmoid(−x), which
+			// cancel for logits of magnitude 40; torch's is
+			// sigmoid(x) − y: a few 1e-9 relative apart.
+			rtol = 1e-8
+		}
+		if c.Dtype == "float32" && strings.HasSuffix(c.Name, "/large") {
+			// Logits of magnitude 300, squared outputs: the HVP cancels
+			// terms of order 1e3 in float32. On the float32 inputs of
+			// log_softmax/large, float64 autograd gives hvp[3] =
+			// -5.119951; torch's float32 says -5.119873 (1.5e-5 relative
+			// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
+			rtol = 4e-5
+		}
+		for _, i := range c.NaN["input"] {
+			c.Input[i] = math.NaN()
+		}
+		for _, i := range c.NaN["input_neg_inf"] {
+			c.Input[i] = math.Inf(-1)
+		}
+		x := node("x", c.InputShape, c.Input)
+		wrt := gorgonia.Nodes{x}
+		var y *gorgonia.Node
+		var err error
+		switch c.Op {
+		case "softmax":
+			y, err = nn.Softmax(x, c.Axis)
+		case "log_softmax":
+			y, err = nn.LogSoftmax(x, c.Axis)
+		case "logsumexp":
+			y, err = nn.LogSumExpRows(x)
+		case "mse_loss":
+			y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
+		case "smooth_l1_loss":
+			y, err = nn.SmoothL1Loss(x, node("target", c.TargetShape, c.Target), c.Beta, c.Reduction)
+		case "bce_with_logits":
+			opts := nn.BCEWithLogitsOpts{Reduction: c.Reduction}
+			if c.Weight != nil {
+				opts.Weight = node("weight", c.WeightShape, c.Weight)
 			}
-			if c.Dtype == "float32" && strings.HasSuffix(c.Name, "/large") {
-				// Logits of magnitude 300, squared outputs: the HVP cancels
-				// terms of order 1e3 in float32. On the float32 inputs of
-				// log_softmax/large, float64 autograd gives hvp[3] =
-				// -5.119951; torch's float32 says -5.119873 (1.5e-5 relative
-				// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
-				rtol = 4e-5
+			if c.PosWeight != nil {
+				opts.PosWeight = node("pos_weight", []int{len(c.PosWeight)}, c.PosWeight)
 			}
-			for _, i := range c.NaN["input"] {
-				c.Input[i] = math.NaN()
+			y, err = nn.BinaryCrossEntropyWithLogits(x, node("target", c.TargetShape, c.Target), opts)
+		case "cross_entropy":
+			ts := make([]int, len(c.Target))
+			for i, v := range c.Target {
+				ts[i] = int(v)
 			}
-			for _, i := range c.NaN["input_neg_inf"] {
-				c.Input[i] = math.Inf(-1)
+			tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(len(ts)), gorgonia.WithName("target"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(len(ts)), tensor.WithBacking(ts))))
+			opts := nn.CrossEntropyOpts{IgnoreIndex: &c.IgnoreIndex, LabelSmoothing: c.LabelSmoothing, Reduction: c.Reduction}
+			if c.Weight != nil {
+				opts.Weight = node("weight", []int{len(c.Weight)}, c.Weight)
+				wrt = append(wrt, opts.Weight)
 			}
-			x := node("x", c.InputShape, c.Input)
-			wrt := gorgonia.Nodes{x}
-			var y *gorgonia.Node
-			var err error
-			switch c.Op {
-			case "softmax":
-				y, err = nn.Softmax(x, c.Axis)
-			case "log_softmax":
-				y, err = nn.LogSoftmax(x, c.Axis)
-			case "logsumexp":
-				y, err = nn.LogSumExpRows(x)
-			case "mse_loss":
-				y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
-			case "smooth_l1_loss":
-				y, err = nn.SmoothL1Loss(x, node("target", c.TargetShape, c.Target), c.Beta, c.Reduction)
-			case "bce_with_logits":
-				opts := nn.BCEWithLogitsOpts{Reduction: c.Reduction}
-				if c.Weight != nil {
-					opts.Weight = node("weight", c.WeightShape, c.Weight)
+			y, err = nn.CrossEntropy(x, tn, opts)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) && !(len(c.OutputShape) == 0 && y.IsScalar()) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		gy := node("G", c.OutputShape, c.GradOutput)
+		var p *gorgonia.Node
+		if y.IsScalar() {
+			p = gorgonia.Must(gorgonia.Mul(y, gy))
+		} else {
+			p = gorgonia.Must(gorgonia.HadamardProd(y, gy))
+			if c.Square {
+				p = gorgonia.Must(gorgonia.HadamardProd(p, y))
+			}
+			p = gorgonia.Must(gorgonia.Sum(p))
+		}
+		g1, err := ad.Grad(p, wrt...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := node("v", c.InputShape, c.VInput)
+		hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], v)))), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := graphtest.Eval(g, append(gorgonia.Nodes{y, hx[0]}, g1...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, vals, want []float64) {
+			t.Helper()
+			for _, i := range c.NaN[what] {
+				if !math.IsNaN(vals[i]) {
+					t.Fatalf("%s[%d] = %v, want NaN", what, i, vals[i])
 				}
-				if c.PosWeight != nil {
-					opts.PosWeight = node("pos_weight", []int{len(c.PosWeight)}, c.PosWeight)
-				}
-				y, err = nn.BinaryCrossEntropyWithLogits(x, node("target", c.TargetShape, c.Target), opts)
-			case "cross_entropy":
-				ts := make([]int, len(c.Target))
-				for i, v := range c.Target {
-					ts[i] = int(v)
-				}
-				tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(len(ts)), gorgonia.WithName("target"),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(len(ts)), tensor.WithBacking(ts))))
-				opts := nn.CrossEntropyOpts{IgnoreIndex: &c.IgnoreIndex, LabelSmoothing: c.LabelSmoothing, Reduction: c.Reduction}
-				if c.Weight != nil {
-					opts.Weight = node("weight", []int{len(c.Weight)}, c.Weight)
-					wrt = append(wrt, opts.Weight)
-				}
-				y, err = nn.CrossEntropy(x, tn, opts)
+				vals[i] = 0
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) && !(len(c.OutputShape) == 0 && y.IsScalar()) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gy := node("G", c.OutputShape, c.GradOutput)
-			var p *gorgonia.Node
-			if y.IsScalar() {
-				p = gorgonia.Must(gorgonia.Mul(y, gy))
-			} else {
-				p = gorgonia.Must(gorgonia.HadamardProd(y, gy))
-				if c.Square {
-					p = gorgonia.Must(gorgonia.HadamardProd(p, y))
-				}
-				p = gorgonia.Must(gorgonia.Sum(p))
-			}
-			g1, err := ad.Grad(p, wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := node("v", c.InputShape, c.VInput)
-			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], v)))), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, append(gorgonia.Nodes{y, hx[0]}, g1...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check := func(what string, vals, want []float64) {
-				t.Helper()
-				for _, i := range c.NaN[what] {
-					if !math.IsNaN(vals[i]) {
-						t.Fatalf("%s[%d] = %v, want NaN", what, i, vals[i])
-					}
-					vals[i] = 0
-				}
-				golden.AssertClose(t, what, vals, want, rtol, atol)
-			}
-			check("output", got[0], c.Output)
-			check("hvp_input", got[1], c.HVPInput)
-			check("grad_input", got[2], c.GradInput)
-			if c.GradWeight != nil {
-				check("grad_weight", got[3], c.GradWeight)
-			}
-		})
-	}
+			golden.AssertClose(t, what, vals, want, rtol, atol)
+		}
+		check("output", got[0], c.Output)
+		check("hvp_input", got[1], c.HVPInput)
+		check("grad_input", got[2], c.GradInput)
+		if c.GradWeight != nil {
+			check("grad_weight", got[3], c.GradWeight)
+		}
+	})
 }
 
 // TestLossBadInput: errors that name the op and the problem.

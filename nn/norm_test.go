@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -32,35 +31,29 @@ type normGoldenCase struct {
 // bias, and Hessian-vector products w.r.t. input and weight equal torch's,
 // float32 and float64.
 func TestNormGolden(t *testing.T) {
-	for _, c := range golden.Load[normGoldenCase](t, filepath.Join("..", "testdata", "norm_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			gg.rtol, gg.atol = 1e-10, 1e-11 // variance and its inverse square root lose digits
-			if c.Dtype == "float32" {
-				gg.rtol, gg.atol = 1e-4, 1e-5
-			}
-			x := gg.node("x", c.InputShape, c.Input)
-			pshape := c.NormalizedShape
-			if c.Op == "group_norm" {
-				pshape = []int{c.InputShape[1]}
-			}
-			var w, b *gorgonia.Node
-			if c.Weight != nil {
-				w, b = gg.node("w", pshape, c.Weight), gg.node("b", pshape, c.Bias)
-			}
-			var y *gorgonia.Node
-			var err error
-			if c.Op == "group_norm" {
-				y, err = nn.GroupNorm(x, c.NumGroups, w, b, c.Eps)
-			} else {
-				y, err = nn.LayerNorm(x, c.NormalizedShape, w, b, c.Eps)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			gg.checkWeight(y, x, w, b, false, &c.weightGolden)
-		})
-	}
+	runGolden(t, "norm_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *normGoldenCase) {
+		gg.setTol(1e-10, 1e-11, 1e-4, 1e-5) // variance and its inverse square root lose digits
+		x := gg.node("x", c.InputShape, c.Input)
+		pshape := c.NormalizedShape
+		if c.Op == "group_norm" {
+			pshape = []int{c.InputShape[1]}
+		}
+		var w, b *gorgonia.Node
+		if c.Weight != nil {
+			w, b = gg.node("w", pshape, c.Weight), gg.node("b", pshape, c.Bias)
+		}
+		var y *gorgonia.Node
+		var err error
+		if c.Op == "group_norm" {
+			y, err = nn.GroupNorm(x, c.NumGroups, w, b, c.Eps)
+		} else {
+			y, err = nn.LayerNorm(x, c.NormalizedShape, w, b, c.Eps)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg.checkWeight(y, x, w, b, false, &c.weightGolden)
+	})
 }
 
 // TestNormBadInput: errors that name the tensor and the problem.
@@ -99,30 +92,24 @@ type batchNormGoldenCase struct {
 // Hessian-vector products w.r.t. input and weight, and the running
 // statistics after one run, equal torch's, float32 and float64.
 func TestBatchNormGolden(t *testing.T) {
-	for _, c := range golden.Load[batchNormGoldenCase](t, filepath.Join("..", "testdata", "batchnorm_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			gg.rtol, gg.atol = 1e-10, 1e-11
-			if c.Dtype == "float32" {
-				gg.rtol, gg.atol = 1e-4, 1e-5
-			}
-			x := gg.node("x", c.InputShape, c.Input)
-			ch := c.InputShape[1]
-			var w, b *gorgonia.Node
-			if c.Weight != nil {
-				w, b = gg.node("w", []int{ch}, c.Weight), gg.node("b", []int{ch}, c.Bias)
-			}
-			rm, rv := golden.Tensor(c.Dtype, []int{ch}, c.RunningMean), golden.Tensor(c.Dtype, []int{ch}, c.RunningVar)
-			y, err := nn.BatchNorm(x, w, b, rm, rv, nn.BatchNormOpts{Training: c.Training, Momentum: c.Momentum, Eps: c.Eps})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gg.checkWeight(y, x, w, b, false, &c.weightGolden)
-			// One run of the graph updated the running statistics once.
-			golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, gg.rtol, gg.atol)
-			golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, gg.rtol, gg.atol)
-		})
-	}
+	runGolden(t, "batchnorm_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *batchNormGoldenCase) {
+		gg.setTol(1e-10, 1e-11, 1e-4, 1e-5)
+		x := gg.node("x", c.InputShape, c.Input)
+		ch := c.InputShape[1]
+		var w, b *gorgonia.Node
+		if c.Weight != nil {
+			w, b = gg.node("w", []int{ch}, c.Weight), gg.node("b", []int{ch}, c.Bias)
+		}
+		rm, rv := golden.Tensor(c.Dtype, []int{ch}, c.RunningMean), golden.Tensor(c.Dtype, []int{ch}, c.RunningVar)
+		y, err := nn.BatchNorm(x, w, b, rm, rv, nn.BatchNormOpts{Training: c.Training, Momentum: c.Momentum, Eps: c.Eps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg.checkWeight(y, x, w, b, false, &c.weightGolden)
+		// One run of the graph updated the running statistics once.
+		golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, gg.rtol, gg.atol)
+		golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, gg.rtol, gg.atol)
+	})
 }
 
 // TestBatchNormBadInput: errors that name the tensor and the problem.
