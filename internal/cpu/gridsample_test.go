@@ -168,13 +168,7 @@ func checkMember(t *testing.T, g *GridSampleGeom, a, b int, x, grid, gr, mask []
 	// <T(G, M), X> = <M ⊙ G, K(X)>.
 	tr := make([]float64, len(x))
 	run(func() { GridSampleT(g, a, b, gr, grid, mask, tr) })
-	var lhs, rhs float64
-	for i := range x {
-		lhs += tr[i] * x[i]
-	}
-	for i := range sm {
-		rhs += gr[i] * sm[i]
-	}
+	lhs, rhs := dot(tr, x), dot(gr, sm)
 	if math.Abs(lhs-rhs) > 1e-11*(1+math.Abs(rhs)) {
 		t.Fatalf("(%d, %d): <T(G), X> = %v, <G, S(X)> = %v", a, b, lhs, rhs)
 	}
@@ -263,13 +257,7 @@ func TestAffineGridTranspose(t *testing.T) {
 		out, dt := make([]float64, n*h*w*2), make([]float64, 6*n)
 		AffineGrid(n, h, w, ac, theta, out)
 		AffineGridT(n, h, w, ac, gr, dt)
-		var lhs, rhs float64
-		for i := range dt {
-			lhs += dt[i] * theta[i]
-		}
-		for i := range out {
-			rhs += gr[i] * out[i]
-		}
+		lhs, rhs := dot(dt, theta), dot(gr, out)
 		if math.Abs(lhs-rhs) > 1e-12 {
 			t.Fatalf("align=%t: %v vs %v", ac, lhs, rhs)
 		}
@@ -347,13 +335,7 @@ func TestGridSampleBicubicMembers(t *testing.T) {
 					s, tr := make([]float64, len(gr)), make([]float64, len(x))
 					GridSampleS(g, a, b, x, grid, mask, s)
 					GridSampleT(g, a, b, gr, grid, mask, tr)
-					var lhs, rhs float64
-					for i := range x {
-						lhs += tr[i] * x[i]
-					}
-					for i := range s {
-						rhs += gr[i] * s[i]
-					}
+					lhs, rhs := dot(tr, x), dot(gr, s)
 					if math.IsNaN(lhs) || math.Abs(lhs-rhs) > 1e-10*(1+math.Abs(rhs)) {
 						t.Fatalf("pad %d align %t (%d, %d): <T(G), X> = %v, <G, S(X)> = %v", pad, ac, a, b, lhs, rhs)
 					}
