@@ -109,6 +109,16 @@ func randSlice(r *rand.Rand, n int, scale float64) []float64 {
 	return v
 }
 
+// randGrid is n grid coordinates drawn uniformly from [−lim, lim) as T:
+// T(2·lim·u − lim) for u = r.Float64().
+func randGrid[T Float](r *rand.Rand, n int, lim float64) []T {
+	grid := make([]T, n)
+	for i := range grid {
+		grid[i] = T(2*lim*r.Float64() - lim)
+	}
+	return grid
+}
+
 // TestGridSampleMembers: S, T, C and O of every order against refMember
 // (S directly, T through <T(G), X> = <G, S(X)>, C and O as channel
 // contractions of refMember), every mode, padding and align_corners, with
@@ -448,10 +458,7 @@ func BenchmarkGridSampleKernel(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	x := randNormal[float32](r, g.N*g.C*g.H*g.W)
 	gr := randNormal[float32](r, g.N*g.C*g.HO*g.WO)
-	grid := make([]float32, g.N*g.HO*g.WO*2)
-	for i := range grid {
-		grid[i] = float32(2.2*r.Float64() - 1.1)
-	}
+	grid := randGrid[float32](r, g.N*g.HO*g.WO*2, 1.1)
 	out := make([]float32, len(gr))
 	dx := make([]float32, len(x))
 	dg := make([]float32, len(grid))
