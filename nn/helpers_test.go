@@ -45,24 +45,6 @@ func (gg *goldenGraph) node(name string, shape []int, data []float64) *gorgonia.
 		gorgonia.WithValue(golden.Tensor(gg.dtype, shape, data)))
 }
 
-// squareGradHVP builds the gradient of Σ G·y² w.r.t. x (G the case's
-// grad_output, of y's shape) and the Hessian-vector product along v (the
-// gradient of <gradient, v> w.r.t. x).
-func (gg *goldenGraph) squareGradHVP(y, x *gorgonia.Node, g, v []float64) (gx, hx *gorgonia.Node) {
-	gg.t.Helper()
-	gy := gg.node("G", y.Shape(), g)
-	d, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), x)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
-	vn := gg.node("v", x.Shape(), v)
-	h, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(d[0], vn)))), x)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
-	return d[0], h[0]
-}
-
 // errCase is a call that must fail with an error containing want.
 type errCase struct {
 	name string
@@ -117,29 +99,25 @@ type weightGolden struct {
 }
 
 // checkInput requires y = op(x), with x the case's input node, to give the
-// case's output, gradient and Hessian-vector product w.r.t. x (see
-// squareGradHVP).
+// case's output, gradient and Hessian-vector product w.r.t. x of
+// L = Σ G·y² (see gradHVP).
 func (gg *goldenGraph) checkInput(y, x *gorgonia.Node, c *inputGolden) {
 	gg.t.Helper()
-	gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
-	got, err := graphtest.Eval(gg.g, y, gx, hx)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
+	got := gg.gradHVP(y, x, nil, nil, false, c.GradOutput, c.VInput, nil)
 	golden.AssertClose(gg.t, "output", got[0], c.Output, gg.rtol, gg.atol)
 	golden.AssertClose(gg.t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
 	golden.AssertClose(gg.t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
 }
 
-// checkWeight requires y = op(x, w, b) to give the case's output, the
-// gradients of L w.r.t. x, w and b, and the Hessian-vector product (the
-// gradient of <∂L/∂x, v_x> + <∂L/∂w, v_w>) w.r.t. x and w, in gg's
-// tolerances. L is Σ G·y², or Σ G·y when linear. w and b may be nil (no
-// such parameter): their gradients and w's HVP are then not checked.
-func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *weightGolden) {
+// gradHVP evaluates y, the gradients of L w.r.t. x, w and b, and the
+// Hessian-vector product (the gradient of <∂L/∂x, vx> + <∂L/∂w, vw>)
+// w.r.t. x and w, in that order. L is Σ G·y², or Σ G·y when linear (G
+// of y's shape). w and b may be nil (no such parameter): their gradients
+// and w's HVP are then left out.
+func (gg *goldenGraph) gradHVP(y, x, w, b *gorgonia.Node, linear bool, g, vx, vw []float64) [][]float64 {
 	gg.t.Helper()
 	t := gg.t
-	gy := gg.node("G", y.Shape(), c.GradOutput)
+	gy := gg.node("G", y.Shape(), g)
 	cost := gorgonia.Must(gorgonia.HadamardProd(y, gy))
 	if !linear {
 		cost = gorgonia.Must(gorgonia.HadamardProd(cost, y))
@@ -154,10 +132,10 @@ func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *we
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", x.Shape(), c.VInput)))))
+	h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", x.Shape(), vx)))))
 	hwrt := gorgonia.Nodes{x}
 	if w != nil {
-		h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", w.Shape(), c.VWeight)))))))
+		h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", w.Shape(), vw)))))))
 		hwrt = append(hwrt, w)
 	}
 	hv, err := ad.Grad(h, hwrt...)
@@ -168,6 +146,14 @@ func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *we
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+// checkWeight requires y = op(x, w, b) to give the case's output and
+// gradHVP's gradients and Hessian-vector product, in gg's tolerances.
+func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *weightGolden) {
+	gg.t.Helper()
+	got := gg.gradHVP(y, x, w, b, linear, c.GradOutput, c.VInput, c.VWeight)
 	want := [][]float64{c.Output, c.GradInput}
 	names := []string{"output", "grad_input"}
 	if w != nil {
@@ -181,7 +167,7 @@ func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *we
 		want, names = append(want, c.HVPWeight), append(names, "hvp_weight")
 	}
 	for i := range want {
-		golden.AssertClose(t, names[i], got[i], want[i], gg.rtol, gg.atol)
+		golden.AssertClose(gg.t, names[i], got[i], want[i], gg.rtol, gg.atol)
 	}
 }
 
