@@ -2,10 +2,8 @@ package nn_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -43,17 +41,14 @@ func (c *actGoldenCase) activation(x *gorgonia.Node) (*gorgonia.Node, error) {
 // exact zeros in the input (ReLU's and LeakyReLU's kink: torch's
 // derivative there is 0 and the slope).
 func TestActivationGolden(t *testing.T) {
-	for _, c := range golden.Load[actGoldenCase](t, filepath.Join("..", "testdata", "act_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			x := gg.node("x", c.InputShape, c.Input)
-			y, err := c.activation(x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gg.checkInput(y, x, &c.inputGolden)
-		})
-	}
+	runGolden(t, "act_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *actGoldenCase) {
+		x := gg.node("x", c.InputShape, c.Input)
+		y, err := c.activation(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg.checkInput(y, x, &c.inputGolden)
+	})
 }
 
 // TestActivationBadInput: nil, an integer dtype, an unknown GELU

@@ -1,13 +1,9 @@
 package nn_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
-	"github.com/gops-dev/gops/graphtest"
-	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -34,64 +30,29 @@ type convGoldenCase struct {
 // dilation, depthwise and grouped, pointwise, non-square and
 // kernel-sized inputs.
 func TestConvGolden(t *testing.T) {
-	for _, c := range golden.Load[convGoldenCase](t, filepath.Join("..", "testdata", "conv_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			g, node := gg.g, gg.node
-			rtol, atol := 1e-11, 1e-11
-			if c.Dtype == "float32" {
-				rtol, atol = 2e-5, 2e-5
-			}
-			x, w := node("x", c.InputShape, c.Input), node("w", c.WeightShape, c.Weight)
-			var b *gorgonia.Node
-			wrt := gorgonia.Nodes{x, w}
-			if c.Bias != nil {
-				b = node("b", []int{len(c.Bias)}, c.Bias)
-				wrt = append(wrt, b)
-			}
-			var y *gorgonia.Node
-			var err error
-			if c.Op == "conv2d" {
-				y, err = nn.Conv2d(x, w, b, nn.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Groups: c.Groups})
-			} else {
-				y, err = nn.ConvTranspose2d(x, w, b, nn.ConvTranspose2dOpts{Stride: c.Stride, Padding: c.Padding,
-					OutputPadding: c.OutputPadding, Dilation: c.Dilation, Groups: c.Groups})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gy := node("G", c.OutputShape, c.GradOutput)
-			cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gy))))
-			g1, err := ad.Grad(cost, wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vx, vw := node("vx", c.InputShape, c.VInput), node("vw", c.WeightShape, c.VWeight)
-			h := gorgonia.Must(gorgonia.Add(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], vx)))),
-				gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], vw))))))
-			g2, err := ad.Grad(h, x, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, append(append(gorgonia.Nodes{y}, g1...), g2...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
-			next := 3
-			if b != nil {
-				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
-				next = 4
-			}
-			golden.AssertClose(t, "hvp_input", got[next], c.HVPInput, rtol, atol)
-			golden.AssertClose(t, "hvp_weight", got[next+1], c.HVPWeight, rtol, atol)
-		})
-	}
+	runGolden(t, "conv_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *convGoldenCase) {
+		gg.setTol(1e-11, 1e-11, 2e-5, 2e-5)
+		x, w := gg.node("x", c.InputShape, c.Input), gg.node("w", c.WeightShape, c.Weight)
+		var b *gorgonia.Node
+		if c.Bias != nil {
+			b = gg.node("b", []int{len(c.Bias)}, c.Bias)
+		}
+		var y *gorgonia.Node
+		var err error
+		if c.Op == "conv2d" {
+			y, err = nn.Conv2d(x, w, b, nn.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Groups: c.Groups})
+		} else {
+			y, err = nn.ConvTranspose2d(x, w, b, nn.ConvTranspose2dOpts{Stride: c.Stride, Padding: c.Padding,
+				OutputPadding: c.OutputPadding, Dilation: c.Dilation, Groups: c.Groups})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		gg.checkWeight(y, x, w, b, true, &c.weightGolden)
+	})
 }
 
 // TestConvBadInput: errors that name the tensor and the problem.

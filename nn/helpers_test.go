@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,24 +43,6 @@ func (gg *goldenGraph) node(name string, shape []int, data []float64) *gorgonia.
 	}
 	return gorgonia.NewTensor(gg.g, gg.dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
 		gorgonia.WithValue(golden.Tensor(gg.dtype, shape, data)))
-}
-
-// squareGradHVP builds the gradient of Σ G·y² w.r.t. x (G the case's
-// grad_output, of y's shape) and the Hessian-vector product along v (the
-// gradient of <gradient, v> w.r.t. x).
-func (gg *goldenGraph) squareGradHVP(y, x *gorgonia.Node, g, v []float64) (gx, hx *gorgonia.Node) {
-	gg.t.Helper()
-	gy := gg.node("G", y.Shape(), g)
-	d, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), x)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
-	vn := gg.node("v", x.Shape(), v)
-	h, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(d[0], vn)))), x)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
-	return d[0], h[0]
 }
 
 // errCase is a call that must fail with an error containing want.
@@ -116,16 +99,103 @@ type weightGolden struct {
 }
 
 // checkInput requires y = op(x), with x the case's input node, to give the
-// case's output, gradient and Hessian-vector product w.r.t. x (see
-// squareGradHVP).
+// case's output, gradient and Hessian-vector product w.r.t. x of
+// L = Σ G·y² (see gradHVP).
 func (gg *goldenGraph) checkInput(y, x *gorgonia.Node, c *inputGolden) {
 	gg.t.Helper()
-	gx, hx := gg.squareGradHVP(y, x, c.GradOutput, c.VInput)
-	got, err := graphtest.Eval(gg.g, y, gx, hx)
-	if err != nil {
-		gg.t.Fatal(err)
-	}
+	got := gg.gradHVP(y, x, nil, nil, false, c.GradOutput, c.VInput, nil)
 	golden.AssertClose(gg.t, "output", got[0], c.Output, gg.rtol, gg.atol)
 	golden.AssertClose(gg.t, "grad_input", got[1], c.GradInput, gg.rtol, gg.atol)
 	golden.AssertClose(gg.t, "hvp_input", got[2], c.HVPInput, gg.rtol, gg.atol)
+}
+
+// gradHVP evaluates y, the gradients of L w.r.t. x, w and b, and the
+// Hessian-vector product (the gradient of <∂L/∂x, vx> + <∂L/∂w, vw>)
+// w.r.t. x and w, in that order. L is Σ G·y², or Σ G·y when linear (G
+// of y's shape). w and b may be nil (no such parameter): their gradients
+// and w's HVP are then left out.
+func (gg *goldenGraph) gradHVP(y, x, w, b *gorgonia.Node, linear bool, g, vx, vw []float64) [][]float64 {
+	gg.t.Helper()
+	t := gg.t
+	gy := gg.node("G", y.Shape(), g)
+	cost := gorgonia.Must(gorgonia.HadamardProd(y, gy))
+	if !linear {
+		cost = gorgonia.Must(gorgonia.HadamardProd(cost, y))
+	}
+	wrt := gorgonia.Nodes{x}
+	for _, n := range []*gorgonia.Node{w, b} {
+		if n != nil {
+			wrt = append(wrt, n)
+		}
+	}
+	g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(cost)), wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], gg.node("vx", x.Shape(), vx)))))
+	hwrt := gorgonia.Nodes{x}
+	if w != nil {
+		h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], gg.node("vw", w.Shape(), vw)))))))
+		hwrt = append(hwrt, w)
+	}
+	hv, err := ad.Grad(h, hwrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphtest.Eval(gg.g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// checkWeight requires y = op(x, w, b) to give the case's output and
+// gradHVP's gradients and Hessian-vector product, in gg's tolerances.
+func (gg *goldenGraph) checkWeight(y, x, w, b *gorgonia.Node, linear bool, c *weightGolden) {
+	gg.t.Helper()
+	got := gg.gradHVP(y, x, w, b, linear, c.GradOutput, c.VInput, c.VWeight)
+	want := [][]float64{c.Output, c.GradInput}
+	names := []string{"output", "grad_input"}
+	if w != nil {
+		want, names = append(want, c.GradWeight), append(names, "grad_weight")
+	}
+	if b != nil {
+		want, names = append(want, c.GradBias), append(names, "grad_bias")
+	}
+	want, names = append(want, c.HVPInput), append(names, "hvp_input")
+	if w != nil {
+		want, names = append(want, c.HVPWeight), append(names, "hvp_weight")
+	}
+	for i := range want {
+		golden.AssertClose(gg.t, names[i], got[i], want[i], gg.rtol, gg.atol)
+	}
+}
+
+// goldenCase is a golden case that embeds inputGolden (its name and
+// dtype).
+type goldenCase interface{ base() *inputGolden }
+
+func (c *inputGolden) base() *inputGolden { return c }
+
+// runGolden runs check on each case of testdata/file (a gzipped JSON
+// list of C) as a subtest named after the case, with a goldenGraph of the
+// case's dtype.
+func runGolden[C any, P interface {
+	*C
+	goldenCase
+}](t *testing.T, file string, check func(t *testing.T, gg *goldenGraph, c P)) {
+	t.Helper()
+	for _, c := range golden.Load[C](t, filepath.Join("..", "testdata", file)) {
+		p := P(&c)
+		t.Run(p.base().Name, func(t *testing.T) { check(t, newGoldenGraph(t, p.base().Dtype), p) })
+	}
+}
+
+// setTol sets gg's tolerances: rtol64 and atol64 in float64, rtol32 and
+// atol32 in float32.
+func (gg *goldenGraph) setTol(rtol64, atol64, rtol32, atol32 float64) {
+	gg.rtol, gg.atol = rtol64, atol64
+	if gg.dt == tensor.Float32 {
+		gg.rtol, gg.atol = rtol32, atol32
+	}
 }

@@ -1,11 +1,9 @@
 package nn_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gops-dev/gops/internal/golden"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -27,26 +25,23 @@ type interpGoldenCase struct {
 // factors, output 1×1) values, gradients of Σ G·out² and Hessian-vector
 // products equal torch's, float32 and float64.
 func TestInterpolateGolden(t *testing.T) {
-	for _, c := range golden.Load[interpGoldenCase](t, filepath.Join("..", "testdata", "interp_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			x := gg.node("x", c.InputShape, c.Input)
-			opts := nn.InterpolateOpts{Mode: c.Mode, AlignCorners: c.AlignCorners}
-			if c.Size != nil {
-				opts.Size = [2]int{c.Size[0], c.Size[1]}
-			} else {
-				opts.ScaleFactor = [2]float64{c.ScaleFactor[0], c.ScaleFactor[1]}
-			}
-			y, err := nn.Interpolate(x, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gg.checkInput(y, x, &c.inputGolden)
-		})
-	}
+	runGolden(t, "interp_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *interpGoldenCase) {
+		x := gg.node("x", c.InputShape, c.Input)
+		opts := nn.InterpolateOpts{Mode: c.Mode, AlignCorners: c.AlignCorners}
+		if c.Size != nil {
+			opts.Size = [2]int{c.Size[0], c.Size[1]}
+		} else {
+			opts.ScaleFactor = [2]float64{c.ScaleFactor[0], c.ScaleFactor[1]}
+		}
+		y, err := nn.Interpolate(x, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		gg.checkInput(y, x, &c.inputGolden)
+	})
 }
 
 // TestInterpolateBadInput: errors that name the problem.

@@ -3,7 +3,8 @@ package nn_test
 import (
 	"fmt"
 	"math"
-	"path/filepath"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -44,117 +45,114 @@ type lossGoldenCase struct {
 // and the Hessian-vector product w.r.t. the input equal torch's, float32
 // and float64; NaN where torch gives NaN.
 func TestLossGolden(t *testing.T) {
-	for _, c := range golden.Load[lossGoldenCase](t, filepath.Join("..", "testdata", "nnloss_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			g, node := gg.g, gg.node
-			rtol, atol := gg.rtol, gg.atol
-			if c.Dtype == "float64" && c.Op == "bce_with_logits" {
-				// Our gradient sums (1 − y) and −lw·sigmoid(−x), which
-				// cancel for logits of magnitude 40; torch's is
-				// sigmoid(x) − y: a few 1e-9 relative apart.
-				rtol = 1e-8
+	runGolden(t, "nnloss_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *lossGoldenCase) {
+		g, node := gg.g, gg.node
+		rtol, atol := gg.rtol, gg.atol
+		if c.Dtype == "float64" && c.Op == "bce_with_logits" {
+			// Our gradient sums (1 − y) and −lw·sigmoid(−x), which
+			// cancel for logits of magnitude 40; torch's is
+			// sigmoid(x) − y: a few 1e-9 relative apart.
+			rtol = 1e-8
+		}
+		if c.Dtype == "float32" && strings.HasSuffix(c.Name, "/large") {
+			// Logits of magnitude 300, squared outputs: the HVP cancels
+			// terms of order 1e3 in float32. On the float32 inputs of
+			// log_softmax/large, float64 autograd gives hvp[3] =
+			// -5.119951; torch's float32 says -5.119873 (1.5e-5 relative
+			// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
+			rtol = 4e-5
+		}
+		for _, i := range c.NaN["input"] {
+			c.Input[i] = math.NaN()
+		}
+		for _, i := range c.NaN["input_neg_inf"] {
+			c.Input[i] = math.Inf(-1)
+		}
+		x := node("x", c.InputShape, c.Input)
+		wrt := gorgonia.Nodes{x}
+		var y *gorgonia.Node
+		var err error
+		switch c.Op {
+		case "softmax":
+			y, err = nn.Softmax(x, c.Axis)
+		case "log_softmax":
+			y, err = nn.LogSoftmax(x, c.Axis)
+		case "logsumexp":
+			y, err = nn.LogSumExpRows(x)
+		case "mse_loss":
+			y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
+		case "smooth_l1_loss":
+			y, err = nn.SmoothL1Loss(x, node("target", c.TargetShape, c.Target), c.Beta, c.Reduction)
+		case "bce_with_logits":
+			opts := nn.BCEWithLogitsOpts{Reduction: c.Reduction}
+			if c.Weight != nil {
+				opts.Weight = node("weight", c.WeightShape, c.Weight)
 			}
-			if c.Dtype == "float32" && strings.HasSuffix(c.Name, "/large") {
-				// Logits of magnitude 300, squared outputs: the HVP cancels
-				// terms of order 1e3 in float32. On the float32 inputs of
-				// log_softmax/large, float64 autograd gives hvp[3] =
-				// -5.119951; torch's float32 says -5.119873 (1.5e-5 relative
-				// off), ours -5.119995 (0.9e-5): 2.4e-5 apart.
-				rtol = 4e-5
+			if c.PosWeight != nil {
+				opts.PosWeight = node("pos_weight", []int{len(c.PosWeight)}, c.PosWeight)
 			}
-			for _, i := range c.NaN["input"] {
-				c.Input[i] = math.NaN()
+			y, err = nn.BinaryCrossEntropyWithLogits(x, node("target", c.TargetShape, c.Target), opts)
+		case "cross_entropy":
+			ts := make([]int, len(c.Target))
+			for i, v := range c.Target {
+				ts[i] = int(v)
 			}
-			for _, i := range c.NaN["input_neg_inf"] {
-				c.Input[i] = math.Inf(-1)
+			tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(len(ts)), gorgonia.WithName("target"),
+				gorgonia.WithValue(tensor.New(tensor.WithShape(len(ts)), tensor.WithBacking(ts))))
+			opts := nn.CrossEntropyOpts{IgnoreIndex: &c.IgnoreIndex, LabelSmoothing: c.LabelSmoothing, Reduction: c.Reduction}
+			if c.Weight != nil {
+				opts.Weight = node("weight", []int{len(c.Weight)}, c.Weight)
+				wrt = append(wrt, opts.Weight)
 			}
-			x := node("x", c.InputShape, c.Input)
-			wrt := gorgonia.Nodes{x}
-			var y *gorgonia.Node
-			var err error
-			switch c.Op {
-			case "softmax":
-				y, err = nn.Softmax(x, c.Axis)
-			case "log_softmax":
-				y, err = nn.LogSoftmax(x, c.Axis)
-			case "logsumexp":
-				y, err = nn.LogSumExpRows(x)
-			case "mse_loss":
-				y, err = nn.MSELoss(x, node("target", c.TargetShape, c.Target), c.Reduction)
-			case "smooth_l1_loss":
-				y, err = nn.SmoothL1Loss(x, node("target", c.TargetShape, c.Target), c.Beta, c.Reduction)
-			case "bce_with_logits":
-				opts := nn.BCEWithLogitsOpts{Reduction: c.Reduction}
-				if c.Weight != nil {
-					opts.Weight = node("weight", c.WeightShape, c.Weight)
+			y, err = nn.CrossEntropy(x, tn, opts)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) && !(len(c.OutputShape) == 0 && y.IsScalar()) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		gy := node("G", c.OutputShape, c.GradOutput)
+		var p *gorgonia.Node
+		if y.IsScalar() {
+			p = gorgonia.Must(gorgonia.Mul(y, gy))
+		} else {
+			p = gorgonia.Must(gorgonia.HadamardProd(y, gy))
+			if c.Square {
+				p = gorgonia.Must(gorgonia.HadamardProd(p, y))
+			}
+			p = gorgonia.Must(gorgonia.Sum(p))
+		}
+		g1, err := ad.Grad(p, wrt...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := node("v", c.InputShape, c.VInput)
+		hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], v)))), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := graphtest.Eval(g, append(gorgonia.Nodes{y, hx[0]}, g1...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, vals, want []float64) {
+			t.Helper()
+			for _, i := range c.NaN[what] {
+				if !math.IsNaN(vals[i]) {
+					t.Fatalf("%s[%d] = %v, want NaN", what, i, vals[i])
 				}
-				if c.PosWeight != nil {
-					opts.PosWeight = node("pos_weight", []int{len(c.PosWeight)}, c.PosWeight)
-				}
-				y, err = nn.BinaryCrossEntropyWithLogits(x, node("target", c.TargetShape, c.Target), opts)
-			case "cross_entropy":
-				ts := make([]int, len(c.Target))
-				for i, v := range c.Target {
-					ts[i] = int(v)
-				}
-				tn := gorgonia.NewTensor(g, tensor.Int, 1, gorgonia.WithShape(len(ts)), gorgonia.WithName("target"),
-					gorgonia.WithValue(tensor.New(tensor.WithShape(len(ts)), tensor.WithBacking(ts))))
-				opts := nn.CrossEntropyOpts{IgnoreIndex: &c.IgnoreIndex, LabelSmoothing: c.LabelSmoothing, Reduction: c.Reduction}
-				if c.Weight != nil {
-					opts.Weight = node("weight", []int{len(c.Weight)}, c.Weight)
-					wrt = append(wrt, opts.Weight)
-				}
-				y, err = nn.CrossEntropy(x, tn, opts)
+				vals[i] = 0
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) && !(len(c.OutputShape) == 0 && y.IsScalar()) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gy := node("G", c.OutputShape, c.GradOutput)
-			var p *gorgonia.Node
-			if y.IsScalar() {
-				p = gorgonia.Must(gorgonia.Mul(y, gy))
-			} else {
-				p = gorgonia.Must(gorgonia.HadamardProd(y, gy))
-				if c.Square {
-					p = gorgonia.Must(gorgonia.HadamardProd(p, y))
-				}
-				p = gorgonia.Must(gorgonia.Sum(p))
-			}
-			g1, err := ad.Grad(p, wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := node("v", c.InputShape, c.VInput)
-			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], v)))), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, append(gorgonia.Nodes{y, hx[0]}, g1...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check := func(what string, vals, want []float64) {
-				t.Helper()
-				for _, i := range c.NaN[what] {
-					if !math.IsNaN(vals[i]) {
-						t.Fatalf("%s[%d] = %v, want NaN", what, i, vals[i])
-					}
-					vals[i] = 0
-				}
-				golden.AssertClose(t, what, vals, want, rtol, atol)
-			}
-			check("output", got[0], c.Output)
-			check("hvp_input", got[1], c.HVPInput)
-			check("grad_input", got[2], c.GradInput)
-			if c.GradWeight != nil {
-				check("grad_weight", got[3], c.GradWeight)
-			}
-		})
-	}
+			golden.AssertClose(t, what, vals, want, rtol, atol)
+		}
+		check("output", got[0], c.Output)
+		check("hvp_input", got[1], c.HVPInput)
+		check("grad_input", got[2], c.GradInput)
+		if c.GradWeight != nil {
+			check("grad_weight", got[3], c.GradWeight)
+		}
+	})
 }
 
 // TestLossBadInput: errors that name the op and the problem.
@@ -352,4 +350,136 @@ func rowMaxExpSum(row []float64) (m, s float64) {
 		s += math.Exp(v - m)
 	}
 	return m, s
+}
+
+// TestSoftmaxLarge checks Softmax and LogSoftmax and their gradients on
+// tensors large enough to be split over goroutines, with contiguous lines
+// (the last axis) and strided ones (a middle axis), against a float64
+// reference written here with math.Exp, and bitwise across GOMAXPROCS.
+func TestSoftmaxLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		shape []int
+		axis  int
+	}{{[]int{40, 1003}, 1}, {[]int{3, 1001, 9}, 1}, {[]int{2, 5, 4099}, -1}} {
+		size := tensor.Shape(c.shape).TotalSize()
+		x, u := make([]float64, size), make([]float64, size)
+		for i := range x {
+			x[i], u[i] = 8*r.NormFloat64(), r.NormFloat64()
+		}
+		x[5] = math.Inf(-1) // a −Inf logit: probability 0
+		for _, log := range []bool{false, true} {
+			wantY, wantG := softmaxReference(c.shape, c.axis, x, u, log)
+			for _, dtype := range []string{"float32", "float64"} {
+				name := fmt.Sprintf("%v/axis%d/log=%v/%s", c.shape, c.axis, log, dtype)
+				t.Run(name, func(t *testing.T) {
+					// Absolute errors scale with a line's log Σ exp (the
+					// log-softmax output) and Σ u (the gradients): about 30
+					// and 60 here.
+					rtol, atol := 1e-12, 1e-13
+					if dtype == "float32" {
+						rtol, atol = 1e-5, 5e-5
+					}
+					var first []float64
+					for _, procs := range []int{1, 3} {
+						old := runtime.GOMAXPROCS(procs)
+						y, g := runSoftmax(t, dtype, c.shape, c.axis, log, x, u)
+						runtime.GOMAXPROCS(old)
+						golden.AssertClose(t, "output", y, wantY, rtol, atol)
+						golden.AssertClose(t, "grad", g, wantG, rtol, atol)
+						got := append(y, g...)
+						if first == nil {
+							first = got
+							continue
+						}
+						for i := range got {
+							if math.Float64bits(got[i]) != math.Float64bits(first[i]) {
+								t.Fatalf("GOMAXPROCS %d: element %d = %v, %v with GOMAXPROCS 1", procs, i, got[i], first[i])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// runSoftmax evaluates Softmax (or LogSoftmax) of x and the gradient of
+// Σ u ⊙ y w.r.t. x on the TapeMachine.
+func runSoftmax(t *testing.T, dtype string, shape []int, axis int, log bool, x, u []float64) (y, gx []float64) {
+	t.Helper()
+	dt := tensor.Float64
+	if dtype == "float32" {
+		dt = tensor.Float32
+	}
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("x"),
+		gorgonia.WithValue(golden.Tensor(dtype, shape, x)))
+	un := gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("u"),
+		gorgonia.WithValue(golden.Tensor(dtype, shape, u)))
+	op := nn.Softmax
+	if log {
+		op = nn.LogSoftmax
+	}
+	yn, err := op(xn, axis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(yn, un)))), xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	return graphtest.Floats(yn.Value()), graphtest.Floats(gr[0].Value())
+}
+
+// softmaxReference is softmax or log-softmax along axis and its gradient
+// for upstream u, in float64 with math.Exp, line by line.
+func softmaxReference(shape []int, axis int, x, u []float64, log bool) (y, g []float64) {
+	if axis < 0 {
+		axis += len(shape)
+	}
+	outer, n, inner := 1, shape[axis], 1
+	for i, d := range shape {
+		if i < axis {
+			outer *= d
+		} else if i > axis {
+			inner *= d
+		}
+	}
+	y, g = make([]float64, len(x)), make([]float64, len(x))
+	for o := range outer {
+		for i := range inner {
+			at := func(k int) int { return (o*n+k)*inner + i }
+			m := math.Inf(-1)
+			for k := range n {
+				m = math.Max(m, x[at(k)])
+			}
+			var s float64
+			for k := range n {
+				s += math.Exp(x[at(k)] - m)
+			}
+			var su, sus float64
+			for k := range n {
+				p := math.Exp(x[at(k)]-m) / s
+				su += u[at(k)]
+				sus += u[at(k)] * p
+			}
+			for k := range n {
+				p := math.Exp(x[at(k)]-m) / s
+				if log {
+					y[at(k)] = x[at(k)] - m - math.Log(s)
+					g[at(k)] = u[at(k)] - p*su
+				} else {
+					y[at(k)] = p
+					g[at(k)] = p * (u[at(k)] - sus)
+				}
+			}
+		}
+	}
+	return y, g
 }

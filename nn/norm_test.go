@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -32,66 +31,29 @@ type normGoldenCase struct {
 // bias, and Hessian-vector products w.r.t. input and weight equal torch's,
 // float32 and float64.
 func TestNormGolden(t *testing.T) {
-	for _, c := range golden.Load[normGoldenCase](t, filepath.Join("..", "testdata", "norm_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			g, node := gg.g, gg.node
-			rtol, atol := 1e-10, 1e-11 // variance and its inverse square root lose digits
-			if c.Dtype == "float32" {
-				rtol, atol = 1e-4, 1e-5
-			}
-			x := node("x", c.InputShape, c.Input)
-			pshape := c.NormalizedShape
-			if c.Op == "group_norm" {
-				pshape = []int{c.InputShape[1]}
-			}
-			var w, b *gorgonia.Node
-			wrt := gorgonia.Nodes{x}
-			if c.Weight != nil {
-				w, b = node("w", pshape, c.Weight), node("b", pshape, c.Bias)
-				wrt = append(wrt, w, b)
-			}
-			var y *gorgonia.Node
-			var err error
-			if c.Op == "group_norm" {
-				y, err = nn.GroupNorm(x, c.NumGroups, w, b, c.Eps)
-			} else {
-				y, err = nn.LayerNorm(x, c.NormalizedShape, w, b, c.Eps)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			gy := node("G", c.InputShape, c.GradOutput)
-			g1, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gorgonia.Must(gorgonia.HadamardProd(y, gy)), y)))), wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[0], node("vx", c.InputShape, c.VInput)))))
-			hwrt := gorgonia.Nodes{x}
-			if w != nil {
-				h = gorgonia.Must(gorgonia.Add(h, gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(g1[1], node("vw", pshape, c.VWeight)))))))
-				hwrt = append(hwrt, w)
-			}
-			hv, err := ad.Grad(h, hwrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, append(append(gorgonia.Nodes{y}, g1...), hv...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.AssertClose(t, "output", got[0], c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			if w != nil {
-				golden.AssertClose(t, "grad_weight", got[2], c.GradWeight, rtol, atol)
-				golden.AssertClose(t, "grad_bias", got[3], c.GradBias, rtol, atol)
-				golden.AssertClose(t, "hvp_input", got[4], c.HVPInput, rtol, atol)
-				golden.AssertClose(t, "hvp_weight", got[5], c.HVPWeight, rtol, atol)
-			} else {
-				golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
-			}
-		})
-	}
+	runGolden(t, "norm_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *normGoldenCase) {
+		gg.setTol(1e-10, 1e-11, 1e-4, 1e-5) // variance and its inverse square root lose digits
+		x := gg.node("x", c.InputShape, c.Input)
+		pshape := c.NormalizedShape
+		if c.Op == "group_norm" {
+			pshape = []int{c.InputShape[1]}
+		}
+		var w, b *gorgonia.Node
+		if c.Weight != nil {
+			w, b = gg.node("w", pshape, c.Weight), gg.node("b", pshape, c.Bias)
+		}
+		var y *gorgonia.Node
+		var err error
+		if c.Op == "group_norm" {
+			y, err = nn.GroupNorm(x, c.NumGroups, w, b, c.Eps)
+		} else {
+			y, err = nn.LayerNorm(x, c.NormalizedShape, w, b, c.Eps)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg.checkWeight(y, x, w, b, false, &c.weightGolden)
+	})
 }
 
 // TestNormBadInput: errors that name the tensor and the problem.
@@ -108,6 +70,66 @@ func TestNormBadInput(t *testing.T) {
 		{"shape", func() (*gorgonia.Node, error) { return nn.LayerNorm(x, []int{4, 3}, nil, nil, 0) }, "normalizedShape [4 3] must be the trailing axes"},
 		{"empty shape", func() (*gorgonia.Node, error) { return nn.LayerNorm(x, nil, nil, nil, 0) }, "must be the trailing axes"},
 		{"layer bias", func() (*gorgonia.Node, error) { return nn.LayerNorm(x, []int{3}, nil, v(4), 0) }, "bias shape (4), want (3)"},
+	})
+}
+
+// batchNormGoldenCase is one torch evaluation written by
+// testdata/gen_golden_batchnorm.py.
+type batchNormGoldenCase struct {
+	weightGolden
+	Training         bool      `json:"training"`
+	Momentum         float64   `json:"momentum"`
+	Eps              float64   `json:"eps"`
+	RunningMean      []float64 `json:"running_mean"`
+	RunningVar       []float64 `json:"running_var"`
+	RunningMeanAfter []float64 `json:"running_mean_after"`
+	RunningVarAfter  []float64 `json:"running_var_after"`
+}
+
+// TestBatchNormGolden: training (batch statistics, with and without
+// affine parameters, rank 2 to 4) and eval (running statistics, batch 1)
+// values, gradients of Σ G·out² w.r.t. input, weight and bias,
+// Hessian-vector products w.r.t. input and weight, and the running
+// statistics after one run, equal torch's, float32 and float64.
+func TestBatchNormGolden(t *testing.T) {
+	runGolden(t, "batchnorm_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *batchNormGoldenCase) {
+		gg.setTol(1e-10, 1e-11, 1e-4, 1e-5)
+		x := gg.node("x", c.InputShape, c.Input)
+		ch := c.InputShape[1]
+		var w, b *gorgonia.Node
+		if c.Weight != nil {
+			w, b = gg.node("w", []int{ch}, c.Weight), gg.node("b", []int{ch}, c.Bias)
+		}
+		rm, rv := golden.Tensor(c.Dtype, []int{ch}, c.RunningMean), golden.Tensor(c.Dtype, []int{ch}, c.RunningVar)
+		y, err := nn.BatchNorm(x, w, b, rm, rv, nn.BatchNormOpts{Training: c.Training, Momentum: c.Momentum, Eps: c.Eps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg.checkWeight(y, x, w, b, false, &c.weightGolden)
+		// One run of the graph updated the running statistics once.
+		golden.AssertClose(t, "running_mean", graphtest.Floats(rm), c.RunningMeanAfter, gg.rtol, gg.atol)
+		golden.AssertClose(t, "running_var", graphtest.Floats(rv), c.RunningVarAfter, gg.rtol, gg.atol)
+	})
+}
+
+// TestBatchNormBadInput: errors that name the tensor and the problem.
+func TestBatchNormBadInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 3, 2, 2))
+	r := func(n int) *tensor.Dense { return tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(n)) }
+	one := gorgonia.NewTensor(g, tensor.Float64, 2, gorgonia.WithShape(1, 3))
+	runErrCases(t, []errCase{
+		{"eval without stats", func() (*gorgonia.Node, error) { return nn.BatchNorm(x, nil, nil, nil, nil, nn.BatchNormOpts{}) }, "runningMean is nil in eval mode"},
+		{"stats shape", func() (*gorgonia.Node, error) { return nn.BatchNorm(x, nil, nil, r(2), r(3), nn.BatchNormOpts{}) }, "runningMean float64 (2), want (3) float64"},
+		{"momentum", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(x, nil, nil, r(3), r(3), nn.BatchNormOpts{Training: true, Momentum: 2})
+		}, "Momentum 2 must be in [0, 1]"},
+		{"one value per channel", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(one, nil, nil, nil, nil, nn.BatchNormOpts{Training: true})
+		}, "more than one value per channel"},
+		{"weight", func() (*gorgonia.Node, error) {
+			return nn.BatchNorm(x, gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2)), nil, r(3), r(3), nn.BatchNormOpts{})
+		}, "weight shape (2), want (3)"},
 	})
 }
 

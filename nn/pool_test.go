@@ -2,7 +2,6 @@ package nn_test
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
@@ -56,62 +55,41 @@ func (c *poolGoldenCase) apply(x *gorgonia.Node) (*gorgonia.Node, error) {
 // max: the last NaN), count_include_pad both ways, divisor_override,
 // adaptive windows that overlap or repeat.
 func TestPoolGolden(t *testing.T) {
-	for _, c := range golden.Load[poolGoldenCase](t, filepath.Join("..", "testdata", "nnpool_golden.json.gz")) {
-		t.Run(c.Name, func(t *testing.T) {
-			gg := newGoldenGraph(t, c.Dtype)
-			rtol, atol := gg.rtol, gg.atol
-			in := append([]float64(nil), c.Input...)
-			for _, i := range c.InputNaN {
-				in[i] = math.NaN()
+	runGolden(t, "nnpool_golden.json.gz", func(t *testing.T, gg *goldenGraph, c *poolGoldenCase) {
+		rtol, atol := gg.rtol, gg.atol
+		in := append([]float64(nil), c.Input...)
+		for _, i := range c.InputNaN {
+			in[i] = math.NaN()
+		}
+		for _, i := range c.InputNegInf {
+			in[i] = math.Inf(-1)
+		}
+		x := gg.node("x", c.InputShape, in)
+		y, err := c.apply(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
+			t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
+		}
+		got := gg.gradHVP(y, x, nil, nil, !c.Square, c.GradOutput, c.VInput, nil)
+		out := got[0]
+		for _, i := range c.OutputNaN {
+			if !math.IsNaN(out[i]) {
+				t.Fatalf("output[%d] = %v, want NaN", i, out[i])
 			}
-			for _, i := range c.InputNegInf {
-				in[i] = math.Inf(-1)
+			out[i] = 0
+		}
+		for _, i := range c.OutputNegInf {
+			if !math.IsInf(out[i], -1) {
+				t.Fatalf("output[%d] = %v, want -Inf", i, out[i])
 			}
-			g, node := gg.g, gg.node
-			x := node("x", c.InputShape, in)
-			y, err := c.apply(x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
-				t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
-			}
-			gy := node("G", c.OutputShape, c.GradOutput)
-			p := gorgonia.Must(gorgonia.HadamardProd(y, gy))
-			if c.Square {
-				p = gorgonia.Must(gorgonia.HadamardProd(p, y))
-			}
-			gx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(p)), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v := node("v", c.InputShape, c.VInput)
-			hx, err := ad.Grad(gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(gx[0], v)))), x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := graphtest.Eval(g, y, gx[0], hx[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := got[0]
-			for _, i := range c.OutputNaN {
-				if !math.IsNaN(out[i]) {
-					t.Fatalf("output[%d] = %v, want NaN", i, out[i])
-				}
-				out[i] = 0
-			}
-			for _, i := range c.OutputNegInf {
-				if !math.IsInf(out[i], -1) {
-					t.Fatalf("output[%d] = %v, want -Inf", i, out[i])
-				}
-				out[i] = 0
-			}
-			golden.AssertClose(t, "output", out, c.Output, rtol, atol)
-			golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
-			golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
-		})
-	}
+			out[i] = 0
+		}
+		golden.AssertClose(t, "output", out, c.Output, rtol, atol)
+		golden.AssertClose(t, "grad_input", got[1], c.GradInput, rtol, atol)
+		golden.AssertClose(t, "hvp_input", got[2], c.HVPInput, rtol, atol)
+	})
 }
 
 // TestPoolBadInput: errors that name the op and the problem.

@@ -22,10 +22,7 @@ func TestGridGatherS(t *testing.T) {
 		for _, ac := range []bool{false, true} {
 			g := &GridSampleGeom{N: 2, C: 3, H: 6, W: 9, HO: 5, WO: 7, Padding: pad, AlignCorners: ac}
 			x := randNormal[float32](r, g.N*g.C*g.H*g.W)
-			grid := make([]float32, g.N*g.HO*g.WO*2)
-			for i := range grid {
-				grid[i] = float32(2.4*r.Float64() - 1.2)
-			}
+			grid := randGrid[float32](r, g.N*g.HO*g.WO*2, 1.2)
 			grid[3] = float32(math.NaN())
 			mask := randNormal[float32](r, g.N*g.HO*g.WO)
 			for _, m := range [][]float32{nil, mask} {
@@ -60,10 +57,7 @@ func TestGridGatherO(t *testing.T) {
 			g := &GridSampleGeom{N: sz[0], C: sz[1], H: 6, W: 9, HO: 5, WO: sz[2], Padding: pad}
 			x := randNormal[float32](r, g.N*g.C*g.H*g.W)
 			gr := randNormal[float32](r, g.N*g.C*g.HO*g.WO)
-			grid := make([]float32, g.N*g.HO*g.WO*2)
-			for i := range grid {
-				grid[i] = float32(2.4*r.Float64() - 1.2)
-			}
+			grid := randGrid[float32](r, g.N*g.HO*g.WO*2, 1.2)
 			grid[1] = float32(math.NaN())
 			mask := randNormal[float32](r, g.N*g.HO*g.WO)
 			for _, m := range [][]float32{nil, mask} {

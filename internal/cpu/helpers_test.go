@@ -105,3 +105,13 @@ func benchKernels(b *testing.B, kernels []benchKernel) {
 		})
 	}
 }
+
+// dot is Σ a[i]·b[i], summed in index order (the adjoint checks'
+// <T(G), X> and <G, S(X)>).
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}

@@ -99,15 +99,7 @@ func maxPoolData(r *rand.Rand, x []float32, nan bool) {
 // the kernel, odd and tiny sizes, on planes of ties, ±0, −Inf, +Inf,
 // NaN, all −Inf, and plain random values.
 func TestMaxPoolArgmax(t *testing.T) {
-	avx2 := maxPoolAVX2
-	defer func() { maxPoolAVX2 = avx2 }()
-	for _, on := range []bool{true, false} {
-		if on && !avx2 {
-			continue
-		}
-		maxPoolAVX2 = on
-		t.Run(fmt.Sprint("avx2=", on), testMaxPoolArgmax)
-	}
+	withAVX2(t, &maxPoolAVX2, testMaxPoolArgmax)
 }
 
 func testMaxPoolArgmax(t *testing.T) {

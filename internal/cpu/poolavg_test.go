@@ -67,15 +67,17 @@ func sameBits[T Float](t *testing.T, what string, got, want []T) {
 	}
 }
 
-// withAVX2 runs f with the AVX2 kernels on and off (where there are any).
-func withAVX2(t *testing.T, f func(t *testing.T)) {
-	saved := avgAVX2
-	defer func() { avgAVX2 = saved }()
+// withAVX2 runs f as subtests "avx2=false" and "avx2=true" with *flag (a
+// kernel family's AVX2 switch) set to each, the AVX2 kernels on only
+// where *flag was true (the CPU has them); *flag is restored after.
+func withAVX2(t *testing.T, flag *bool, f func(t *testing.T)) {
+	saved := *flag
+	defer func() { *flag = saved }()
 	for _, on := range []bool{false, true} {
 		if on && !saved {
 			continue
 		}
-		avgAVX2 = on
+		*flag = on
 		t.Run(fmt.Sprint("avx2=", on), f)
 	}
 }
@@ -112,7 +114,7 @@ func testAvgPoolFast[T Float](t *testing.T) {
 // TestAvgPoolFast: AvgPool and AvgPoolT equal the general loops they
 // replaced, bitwise, with and without AVX2.
 func TestAvgPoolFast(t *testing.T) {
-	withAVX2(t, func(t *testing.T) {
+	withAVX2(t, &avgAVX2, func(t *testing.T) {
 		t.Run("float32", testAvgPoolFast[float32])
 		t.Run("float64", testAvgPoolFast[float64])
 	})
@@ -165,7 +167,7 @@ func testInterpFast[T Float](t *testing.T) {
 // TestInterpFast: Interp and InterpT equal the general loops they
 // replaced, bitwise, with and without AVX2.
 func TestInterpFast(t *testing.T) {
-	withAVX2(t, func(t *testing.T) {
+	withAVX2(t, &avgAVX2, func(t *testing.T) {
 		t.Run("float32", testInterpFast[float32])
 		t.Run("float64", testInterpFast[float64])
 	})

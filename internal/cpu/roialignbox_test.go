@@ -123,13 +123,7 @@ func checkBoxFamily(t *testing.T, f *boxFamilyFuncs, x, boxes []float64) {
 		if err := f.transpose(m[0], m[1], m[2] == 1, gr, boxes, dx); err != nil {
 			t.Fatal(err)
 		}
-		var l, rr float64
-		for i := range y {
-			l += y[i] * gr[i]
-		}
-		for i := range x {
-			rr += x[i] * dx[i]
-		}
+		l, rr := dot(y, gr), dot(x, dx)
 		if math.Abs(l-rr) > 1e-10*(1+math.Abs(l)) {
 			t.Fatalf("member %v: <F x, g> = %g, <x, Fᵀ g> = %g", m, l, rr)
 		}

@@ -17,15 +17,13 @@ import (
 // the process from a worker goroutine.
 func TestForPanic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	got := func() (r any) {
-		defer func() { r = recover() }()
+	got := recovered(func() {
 		For(8, func(lo, hi int) {
 			if lo <= 5 && 5 < hi {
 				panic("chunk with 5")
 			}
 		})
-		return nil
-	}()
+	})
 	if got != "chunk with 5" {
 		t.Fatalf("recovered %v, want the chunk's panic", got)
 	}
@@ -56,15 +54,13 @@ func TestForGrains(t *testing.T) {
 		}
 	}
 	runtime.GOMAXPROCS(4)
-	got := func() (r any) {
-		defer func() { r = recover() }()
+	got := recovered(func() {
 		ForGrains(8, 2, func(lo, hi int) {
 			if lo <= 5 && 5 < hi {
 				panic("grain with 5")
 			}
 		})
-		return nil
-	}()
+	})
 	if got != "grain with 5" {
 		t.Fatalf("recovered %v, want the grain's panic", got)
 	}
@@ -122,15 +118,13 @@ func testTeam(t *testing.T) {
 	}
 	wg.Wait()
 	for range 20 {
-		got := func() (r any) {
-			defer func() { r = recover() }()
+		got := recovered(func() {
 			For(4, func(lo, hi int) {
 				if lo == 3 {
 					panic("last chunk")
 				}
 			})
-			return nil
-		}()
+		})
 		if got != "last chunk" {
 			t.Fatalf("recovered %v, want the last chunk's panic", got)
 		}
@@ -273,11 +267,7 @@ func TestForStress(t *testing.T) {
 						}
 					})
 				}
-				got := func() (p any) {
-					defer func() { p = recover() }()
-					level(0, 0)
-					return nil
-				}()
+				got := recovered(func() { level(0, 0) })
 				switch {
 				case pd < 0 && got != nil:
 					t.Errorf("caller %d run %d: unexpected panic %v", c, it, got)
@@ -329,4 +319,12 @@ func TestForTeamShrinks(t *testing.T) {
 		}
 		For(2, func(lo, hi int) {})
 	}
+}
+
+// recovered runs f and returns the value of the panic that ended it (nil
+// when f returned).
+func recovered(f func()) (r any) {
+	defer func() { r = recover() }()
+	f()
+	return nil
 }
