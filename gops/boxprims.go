@@ -270,12 +270,7 @@ func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("[%d, %d] column %d", p, c, j), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("gops: "+name, from, to),
 			Kernel:           ad.Floats(columnKernel[float32](c, j, fwd), columnKernel[float64](c, j, fwd)),
 			KernelOverwrites: fwd,
 		}, columnGPU{p, c, j, fwd})

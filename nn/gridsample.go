@@ -510,12 +510,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 	mk := func(name string, from, to tensor.Shape, split bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("which=%d, %v", which, from), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("nn: "+name, from, to),
 			Kernel:           ad.Floats(gridLayoutKernel[float32](which, split), gridLayoutKernel[float64](which, split)),
 			KernelOverwrites: split,
 		}, gridLayoutGPU{which, split})
@@ -575,12 +570,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 	mk := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("nn: "+opName, from, to),
 			Kernel:           ad.Floats(affineGridKernel[float32](n, h, w, alignCorners, forward), affineGridKernel[float64](n, h, w, alignCorners, forward)),
 			KernelOverwrites: true,
 		}, affineGridGPU{n, h, w, alignCorners, forward})

@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -101,12 +100,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 	spec := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
 		return ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{4}, OutputDims: 4,
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+opName, from, to),
 			Kernel: ad.Floats(interpKernel[float32](&g, forward), interpKernel[float64](&g, forward)),
 		}
 	}

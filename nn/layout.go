@@ -157,12 +157,7 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d [%d, %d)", s, axis, start, start+length), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+name, from, to),
 			Kernel: ad.Floats(narrowKernel[float32](outer, inner, s[axis], start, length, fwd), narrowKernel[float64](outer, inner, s[axis], start, length, fwd)),
 		}
 	}

@@ -89,12 +89,7 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	outer, n, inner := lines(s, axis)
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
-			}
-			return s.Clone(), nil
-		},
+		Shape:            ad.FixedShape("nn: "+name, s, s),
 		Kernel:           ad.Floats(softmaxKernel[float32](outer, n, inner, log), softmaxKernel[float64](outer, n, inner, log)),
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
@@ -181,12 +176,7 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, k ad.Kernel) ad.OpSpec {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+name, from, to),
 			Kernel: k,
 		}
 	}
