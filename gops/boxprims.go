@@ -340,12 +340,17 @@ func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
 
 // stackKernel is cpu.StackColumns.
 func stackKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	cols := make([][]T, len(in))
-	for j, col := range in {
-		cols[j] = col.Data
-	}
-	cpu.StackColumns(out.Data, cols)
+	cpu.StackColumns(out.Data, tensorData(in))
 	return nil
+}
+
+// tensorData is the data of each tensor of in, in order.
+func tensorData[T ad.Float](in []ad.Tensor[T]) [][]T {
+	d := make([][]T, len(in))
+	for i, t := range in {
+		d[i] = t.Data
+	}
+	return d
 }
 
 // stackGPU is StackColumns' CUDA twin (boxops_cuda.go).
