@@ -82,10 +82,7 @@ func lines(s tensor.Shape, axis int) (outer, n, inner int) {
 // softmaxSpec is Softmax, or LogSoftmax with log, along axis of shape s.
 func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	s = s.Clone()
-	name := "Softmax"
-	if log {
-		name = "LogSoftmax"
-	}
+	name := logName("Softmax", log)
 	outer, n, inner := lines(s, axis)
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
@@ -99,16 +96,21 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	}, softmaxGPU{outer, n, inner, log})
 }
 
+// logName is base, or its log-softmax twin "Log"+base with log.
+func logName(base string, log bool) string {
+	if log {
+		return "Log" + base
+	}
+	return base
+}
+
 // softmaxGradSpec is the gradient of Softmax (log false) or LogSoftmax for
 // upstream U, from the op's output y: y ⊙ (U − Σ_axis U ⊙ y), or
 // U − exp(y) ⊙ Σ_axis U. One fused kernel; its own derivatives are built
 // from differentiable nodes (and itself), so every order is available.
 func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	s = s.Clone()
-	name := "SoftmaxGrad"
-	if log {
-		name = "LogSoftmaxGrad"
-	}
+	name := logName("SoftmaxGrad", log)
 	outer, n, inner := lines(s, axis)
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: s.Dims(),
