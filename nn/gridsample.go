@@ -520,14 +520,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 }
 
 func gridLayoutKernel[T ad.Float](which int, split bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if split {
-			cpu.GridSplit(which, in[0].Data, out.Data)
-		} else {
-			cpu.GridEmbed(which, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(split, func(in, out []T) { cpu.GridSplit(which, in, out) }, func(in, out []T) { cpu.GridEmbed(which, in, out) })
 }
 
 // AffineGrid is torch.nn.functional.affine_grid for 2-D transforms: the
@@ -580,14 +573,9 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 }
 
 func affineGridKernel[T ad.Float](n, h, w int, alignCorners, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.AffineGrid(n, h, w, alignCorners, in[0].Data, out.Data)
-		} else {
-			cpu.AffineGridT(n, h, w, alignCorners, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward,
+		func(in, out []T) { cpu.AffineGrid(n, h, w, alignCorners, in, out) },
+		func(in, out []T) { cpu.AffineGridT(n, h, w, alignCorners, in, out) })
 }
 
 // The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA

@@ -110,14 +110,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 
 // interpKernel is Interp (forward) or its transpose.
 func interpKernel[T ad.Float](g *cpu.InterpGeom, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.Interp(g, in[0].Data, out.Data)
-		} else {
-			cpu.InterpT(g, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward, func(in, out []T) { cpu.Interp(g, in, out) }, func(in, out []T) { cpu.InterpT(g, in, out) })
 }
 
 // The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA

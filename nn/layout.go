@@ -192,3 +192,15 @@ type narrowGPU struct {
 	outer, inner, size, start, length int
 	fwd                               bool
 }
+
+// linearKernel is the one-input kernel of a linear pair's member: f (with
+// forward) or its transpose ft, from in[0] into out.
+func linearKernel[T ad.Float](forward bool, f, ft func(in, out []T)) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	if !forward {
+		f = ft
+	}
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		f(in[0].Data, out.Data)
+		return nil
+	}
+}

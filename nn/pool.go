@@ -281,14 +281,7 @@ func gatherKernel[T ad.Float](planes, hw, l int, gather bool) func(ad.Tensor[T],
 
 // avgKernel is the average pooling (forward) or its transpose.
 func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div cpu.AvgDivisor, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.AvgPool(g, div, in[0].Data, out.Data)
-		} else {
-			cpu.AvgPoolT(g, div, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward, func(in, out []T) { cpu.AvgPool(g, div, in, out) }, func(in, out []T) { cpu.AvgPoolT(g, div, in, out) })
 }
 
 // emptyFillKernel is cpu.EmptyWindowFill on the first n elements.
