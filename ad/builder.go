@@ -93,6 +93,15 @@ func (b *Builder) step(name string, op func() (*gorgonia.Node, error), in ...*go
 	})
 }
 
+// unary and binary are step for a Gorgonia function of one or two nodes.
+func (b *Builder) unary(name string, f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgonia.Node) *gorgonia.Node {
+	return b.step(name, func() (*gorgonia.Node, error) { return f(x) }, x)
+}
+
+func (b *Builder) binary(name string, f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgonia.Node) *gorgonia.Node {
+	return b.step(name, func() (*gorgonia.Node, error) { return f(x, y) }, x, y)
+}
+
 // Const is a scalar constant k of the builder's dtype (a float32 builder
 // rounds k to float32), made with Constant.
 func (b *Builder) Const(k float64) *gorgonia.Node {
@@ -111,48 +120,36 @@ func (b *Builder) Apply(spec OpSpec, in ...*gorgonia.Node) *gorgonia.Node {
 }
 
 // Add is gorgonia.Add: x + y (same shapes, or one a scalar).
-func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.step("Add", func() (*gorgonia.Node, error) { return gorgonia.Add(x, y) }, x, y)
-}
+func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.binary("Add", gorgonia.Add, x, y) }
 
 // Sub is gorgonia.Sub: x − y (same shapes, or one a scalar).
-func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.step("Sub", func() (*gorgonia.Node, error) { return gorgonia.Sub(x, y) }, x, y)
-}
+func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node { return b.binary("Sub", gorgonia.Sub, x, y) }
 
 // HadamardProd is gorgonia.HadamardProd: x ⊙ y, elementwise on one shape.
 func (b *Builder) HadamardProd(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.step("HadamardProd", func() (*gorgonia.Node, error) { return gorgonia.HadamardProd(x, y) }, x, y)
+	return b.binary("HadamardProd", gorgonia.HadamardProd, x, y)
 }
 
 // Square is gorgonia.Square: x².
 func (b *Builder) Square(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Square", func() (*gorgonia.Node, error) { return gorgonia.Square(x) }, x)
+	return b.unary("Square", gorgonia.Square, x)
 }
 
 // Cube is gorgonia.Cube: x³.
-func (b *Builder) Cube(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Cube", func() (*gorgonia.Node, error) { return gorgonia.Cube(x) }, x)
-}
+func (b *Builder) Cube(x *gorgonia.Node) *gorgonia.Node { return b.unary("Cube", gorgonia.Cube, x) }
 
 // Neg is gorgonia.Neg: −x.
-func (b *Builder) Neg(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Neg", func() (*gorgonia.Node, error) { return gorgonia.Neg(x) }, x)
-}
+func (b *Builder) Neg(x *gorgonia.Node) *gorgonia.Node { return b.unary("Neg", gorgonia.Neg, x) }
 
 // Exp is gorgonia.Exp: eˣ.
-func (b *Builder) Exp(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Exp", func() (*gorgonia.Node, error) { return gorgonia.Exp(x) }, x)
-}
+func (b *Builder) Exp(x *gorgonia.Node) *gorgonia.Node { return b.unary("Exp", gorgonia.Exp, x) }
 
 // Sqrt is gorgonia.Sqrt: √x.
-func (b *Builder) Sqrt(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Sqrt", func() (*gorgonia.Node, error) { return gorgonia.Sqrt(x) }, x)
-}
+func (b *Builder) Sqrt(x *gorgonia.Node) *gorgonia.Node { return b.unary("Sqrt", gorgonia.Sqrt, x) }
 
 // Inverse is gorgonia.Inverse: 1/x.
 func (b *Builder) Inverse(x *gorgonia.Node) *gorgonia.Node {
-	return b.step("Inverse", func() (*gorgonia.Node, error) { return gorgonia.Inverse(x) }, x)
+	return b.unary("Inverse", gorgonia.Inverse, x)
 }
 
 // Sum is gorgonia.Sum: the sum of x along the axes given, of all its

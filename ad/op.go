@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"slices"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -156,6 +157,20 @@ func (s *OpSpec) inputDtype(i int) tensor.Dtype {
 		return tensor.Dtype{}
 	}
 	return s.InputDtypes[i]
+}
+
+// FixedShape is an OpSpec.Shape for an op built for one input shape: the
+// first input must be exactly want (slices.Equal), and the result is out.
+// Any other first input is the error "<op>: input <got>, want <want>", op
+// naming the package and the op ("nn: Softmax"). want and out are cloned.
+func FixedShape(op string, want, out tensor.Shape) func([]tensor.Shape) (tensor.Shape, error) {
+	want, out = want.Clone(), out.Clone()
+	return func(in []tensor.Shape) (tensor.Shape, error) {
+		if !slices.Equal(in[0], want) {
+			return nil, fmt.Errorf("%s: input %v, want %v", op, in[0], want)
+		}
+		return out.Clone(), nil
+	}
 }
 
 // Apply builds a node that applies the op spec describes to inputs, in

@@ -270,12 +270,7 @@ func columnSpecs(p, c, j int) (sel, embed ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("[%d, %d] column %d", p, c, j), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("gops: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("gops: "+name, from, to),
 			Kernel:           ad.Floats(columnKernel[float32](c, j, fwd), columnKernel[float64](c, j, fwd)),
 			KernelOverwrites: fwd,
 		}, columnGPU{p, c, j, fwd})
@@ -345,12 +340,17 @@ func stackColumns(cols ...*gorgonia.Node) (*gorgonia.Node, error) {
 
 // stackKernel is cpu.StackColumns.
 func stackKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	cols := make([][]T, len(in))
-	for j, col := range in {
-		cols[j] = col.Data
-	}
-	cpu.StackColumns(out.Data, cols)
+	cpu.StackColumns(out.Data, tensorData(in))
 	return nil
+}
+
+// tensorData is the data of each tensor of in, in order.
+func tensorData[T ad.Float](in []ad.Tensor[T]) [][]T {
+	d := make([][]T, len(in))
+	for i, t := range in {
+		d[i] = t.Data
+	}
+	return d
 }
 
 // stackGPU is StackColumns' CUDA twin (boxops_cuda.go).

@@ -96,11 +96,7 @@ type roisGPU struct{ counts []int }
 
 // boxesToRoIsKernel is cpu.BoxesToRoIs.
 func boxesToRoIsKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	boxes := make([][]T, len(in))
-	for i, b := range in {
-		boxes[i] = b.Data
-	}
-	cpu.BoxesToRoIs(out.Data, boxes)
+	cpu.BoxesToRoIs(out.Data, tensorData(in))
 	return nil
 }
 
@@ -500,10 +496,7 @@ func multiScaleSpec(g *pyramidGeom) ad.OpSpec {
 // multiScaleKernel is cpu.PyramidForward of RoIAlign on every level.
 func multiScaleKernel[T cpu.Float](g *pyramidGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		maps := make([][]T, len(g.Levels))
-		for l := range maps {
-			maps[l] = in[l].Data
-		}
+		maps := tensorData(in[:len(g.Levels)])
 		return g.nameBox(cpu.PyramidForward(&g.Pyramid, maps, in[len(g.Levels)].Data, out.Data, -1, cpu.RoIAlignForward[T]))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/internal/dense"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -53,14 +54,7 @@ func smooth(dt tensor.Dtype, s tensor.Shape) gorgonia.Value {
 	for i := range d {
 		d[i] = math.Sin(0.37*float64(i)+0.1) + 0.05*float64(i%7)
 	}
-	if dt == tensor.Float32 {
-		d32 := make([]float32, len(d))
-		for i, v := range d {
-			d32[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(s...), tensor.WithBacking(d32))
-	}
-	return tensor.New(tensor.WithShape(s...), tensor.WithBacking(d))
+	return dense.Of(dt, s, d)
 }
 
 // valueAndGrads evaluates f on in and the gradients of <R, f(in)> w.r.t.

@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -182,12 +181,7 @@ func elementwiseSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kern
 	s = s.Clone()
 	return ad.OpSpec{
 		Name: name, Params: params + fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: s.Dims(), DiffWRT: diff,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
-			}
-			return s.Clone(), nil
-		},
+		Shape:    ad.FixedShape("nn: "+name, s, s),
 		Kernel:   k,
 		Backward: backward,
 	}

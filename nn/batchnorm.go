@@ -140,12 +140,7 @@ func channelMeanSpec(s tensor.Shape, stats *runningStats) ad.OpSpec {
 	k := 1 / float64(n*l)
 	return withCUDA(ad.OpSpec{
 		Name: "ChannelMean", Params: fmt.Sprintf("%v %p", s, stats), InputDims: []int{3}, OutputDims: 1,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: ChannelMean: input %v, want %v", in[0], s)
-			}
-			return tensor.Shape{c}, nil
-		},
+		Shape:  ad.FixedShape("nn: ChannelMean", s, tensor.Shape{c}),
 		Kernel: ad.Floats(channelMeanKernel[float32](n, c, l, stats), channelMeanKernel[float64](n, c, l, stats)),
 		Backward: func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			_, bc := channelSpecs(s)

@@ -456,12 +456,7 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 	n, c, l := s[0], s[1], s.TotalSize()/max(s[0]*s[1], 1)
 	sum = ad.OpSpec{
 		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: ChannelSum: input %v, want %v", in[0], s)
-			}
-			return tensor.Shape{c}, nil
-		},
+		Shape:  ad.FixedShape("nn: ChannelSum", s, tensor.Shape{c}),
 		Kernel: ad.Floats(channelKernel[float32](n, c, l, true), channelKernel[float64](n, c, l, true)),
 	}
 	broadcast = ad.OpSpec{

@@ -510,12 +510,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 	mk := func(name string, from, to tensor.Shape, split bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("which=%d, %v", which, from), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("nn: "+name, from, to),
 			Kernel:           ad.Floats(gridLayoutKernel[float32](which, split), gridLayoutKernel[float64](which, split)),
 			KernelOverwrites: split,
 		}, gridLayoutGPU{which, split})
@@ -525,14 +520,7 @@ func gridSplitSpec(f *gridFamily, which int) ad.OpSpec {
 }
 
 func gridLayoutKernel[T ad.Float](which int, split bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if split {
-			cpu.GridSplit(which, in[0].Data, out.Data)
-		} else {
-			cpu.GridEmbed(which, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(split, func(in, out []T) { cpu.GridSplit(which, in, out) }, func(in, out []T) { cpu.GridEmbed(which, in, out) })
 }
 
 // AffineGrid is torch.nn.functional.affine_grid for 2-D transforms: the
@@ -575,12 +563,7 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 	mk := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
 		return withCUDA(ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:            ad.FixedShape("nn: "+opName, from, to),
 			Kernel:           ad.Floats(affineGridKernel[float32](n, h, w, alignCorners, forward), affineGridKernel[float64](n, h, w, alignCorners, forward)),
 			KernelOverwrites: true,
 		}, affineGridGPU{n, h, w, alignCorners, forward})
@@ -590,14 +573,9 @@ func AffineGrid(theta *gorgonia.Node, size [4]int, alignCorners bool) (*gorgonia
 }
 
 func affineGridKernel[T ad.Float](n, h, w int, alignCorners, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.AffineGrid(n, h, w, alignCorners, in[0].Data, out.Data)
-		} else {
-			cpu.AffineGridT(n, h, w, alignCorners, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward,
+		func(in, out []T) { cpu.AffineGrid(n, h, w, alignCorners, in, out) },
+		func(in, out []T) { cpu.AffineGridT(n, h, w, alignCorners, in, out) })
 }
 
 // The CUDA twin's descriptors (launch code in the *_cuda.go files; withCUDA

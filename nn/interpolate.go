@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -101,12 +100,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 	spec := func(opName string, from, to tensor.Shape, forward bool) ad.OpSpec {
 		return ad.OpSpec{
 			Name: opName, Params: params, InputDims: []int{4}, OutputDims: 4,
-			Shape: func(sh []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(sh[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, sh[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+opName, from, to),
 			Kernel: ad.Floats(interpKernel[float32](&g, forward), interpKernel[float64](&g, forward)),
 		}
 	}
@@ -116,14 +110,7 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 
 // interpKernel is Interp (forward) or its transpose.
 func interpKernel[T ad.Float](g *cpu.InterpGeom, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.Interp(g, in[0].Data, out.Data)
-		} else {
-			cpu.InterpT(g, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward, func(in, out []T) { cpu.Interp(g, in, out) }, func(in, out []T) { cpu.InterpT(g, in, out) })
 }
 
 // The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA

@@ -157,12 +157,7 @@ func narrowSpecs(s tensor.Shape, axis, start, length int) (narrow, embed ad.OpSp
 	mk := func(name string, from, to tensor.Shape, fwd bool) ad.OpSpec {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d [%d, %d)", s, axis, start, start+length), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+name, from, to),
 			Kernel: ad.Floats(narrowKernel[float32](outer, inner, s[axis], start, length, fwd), narrowKernel[float64](outer, inner, s[axis], start, length, fwd)),
 		}
 	}
@@ -196,4 +191,16 @@ type concatGPU struct {
 type narrowGPU struct {
 	outer, inner, size, start, length int
 	fwd                               bool
+}
+
+// linearKernel is the one-input kernel of a linear pair's member: f (with
+// forward) or its transpose ft, from in[0] into out.
+func linearKernel[T ad.Float](forward bool, f, ft func(in, out []T)) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	if !forward {
+		f = ft
+	}
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		f(in[0].Data, out.Data)
+		return nil
+	}
 }

@@ -44,12 +44,7 @@ func lseSpec(rows, n int) ad.OpSpec {
 	s := tensor.Shape{rows, n}
 	return withCUDA(ad.OpSpec{
 		Name: "LogSumExp", Params: fmt.Sprint(s), InputDims: []int{2}, OutputDims: 1,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: LogSumExp: input %v, want %v", in[0], s)
-			}
-			return tensor.Shape{rows}, nil
-		},
+		Shape:            ad.FixedShape("nn: LogSumExp", s, tensor.Shape{rows}),
 		Kernel:           ad.Floats(lseKernel[float32](rows, n), lseKernel[float64](rows, n)),
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {

@@ -174,12 +174,7 @@ func channelTotalSpecs(s tensor.Shape, g chanGeom) (total, spread ad.OpSpec) {
 	params := fmt.Sprintf("%v as %v", s, g)
 	total = ad.OpSpec{
 		Name: "ChannelTotal", Params: params, InputDims: []int{s.Dims()}, OutputDims: 1,
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: ChannelTotal: input %v, want %v", in[0], s)
-			}
-			return tensor.Shape{g.c}, nil
-		},
+		Shape:  ad.FixedShape("nn: ChannelTotal", s, tensor.Shape{g.c}),
 		Kernel: ad.Floats(channelReduceKernel[float32](g, false), channelReduceKernel[float64](g, false)),
 	}
 	spread = ad.OpSpec{

@@ -202,12 +202,7 @@ func maxPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, params string)
 	argmax := ad.OpSpec{
 		Name: name + "Argmax", Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 		OutputDtype: tensor.Int, DiffWRT: []bool{false}, KernelOverwrites: true, // −1 for an empty window
-		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(s[0], in) {
-				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, s[0], in)
-			}
-			return out.Clone(), nil
-		},
+		Shape:  ad.FixedShape("nn: "+name, in, out),
 		Kernel: ad.Floats(argmaxKernel[float32](&g), argmaxKernel[float64](&g)),
 	}
 	idx, err := ad.Apply(withCUDA(argmax, maxPoolGPU{&g, poolArgmax}), input)
@@ -254,12 +249,7 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDiv
 	spec := func(opName string, from, to tensor.Shape, k ad.Kernel) ad.OpSpec {
 		return ad.OpSpec{
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
-			Shape: func(s []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(s[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", opName, s[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+opName, from, to),
 			Kernel: k,
 		}
 	}
@@ -291,14 +281,7 @@ func gatherKernel[T ad.Float](planes, hw, l int, gather bool) func(ad.Tensor[T],
 
 // avgKernel is the average pooling (forward) or its transpose.
 func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div cpu.AvgDivisor, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		if forward {
-			cpu.AvgPool(g, div, in[0].Data, out.Data)
-		} else {
-			cpu.AvgPoolT(g, div, in[0].Data, out.Data)
-		}
-		return nil
-	}
+	return linearKernel(forward, func(in, out []T) { cpu.AvgPool(g, div, in, out) }, func(in, out []T) { cpu.AvgPoolT(g, div, in, out) })
 }
 
 // emptyFillKernel is cpu.EmptyWindowFill on the first n elements.

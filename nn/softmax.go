@@ -82,19 +82,11 @@ func lines(s tensor.Shape, axis int) (outer, n, inner int) {
 // softmaxSpec is Softmax, or LogSoftmax with log, along axis of shape s.
 func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	s = s.Clone()
-	name := "Softmax"
-	if log {
-		name = "LogSoftmax"
-	}
+	name := logName("Softmax", log)
 	outer, n, inner := lines(s, axis)
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims()}, OutputDims: s.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) {
-				return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], s)
-			}
-			return s.Clone(), nil
-		},
+		Shape:            ad.FixedShape("nn: "+name, s, s),
 		Kernel:           ad.Floats(softmaxKernel[float32](outer, n, inner, log), softmaxKernel[float64](outer, n, inner, log)),
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
@@ -104,16 +96,21 @@ func softmaxSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	}, softmaxGPU{outer, n, inner, log})
 }
 
+// logName is base, or its log-softmax twin "Log"+base with log.
+func logName(base string, log bool) string {
+	if log {
+		return "Log" + base
+	}
+	return base
+}
+
 // softmaxGradSpec is the gradient of Softmax (log false) or LogSoftmax for
 // upstream U, from the op's output y: y ⊙ (U − Σ_axis U ⊙ y), or
 // U − exp(y) ⊙ Σ_axis U. One fused kernel; its own derivatives are built
 // from differentiable nodes (and itself), so every order is available.
 func softmaxGradSpec(s tensor.Shape, axis int, log bool) ad.OpSpec {
 	s = s.Clone()
-	name := "SoftmaxGrad"
-	if log {
-		name = "LogSoftmaxGrad"
-	}
+	name := logName("SoftmaxGrad", log)
 	outer, n, inner := lines(s, axis)
 	return withCUDA(ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: s.Dims(),
@@ -181,12 +178,7 @@ func axisSpecs(s tensor.Shape, axis int) (sum, bcast ad.OpSpec) {
 	mk := func(name string, from, to tensor.Shape, k ad.Kernel) ad.OpSpec {
 		return ad.OpSpec{
 			Name: name, Params: fmt.Sprintf("%v axis %d", s, axis), InputDims: []int{from.Dims()}, OutputDims: to.Dims(),
-			Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-				if !slices.Equal(in[0], from) {
-					return nil, fmt.Errorf("nn: %s: input %v, want %v", name, in[0], from)
-				}
-				return to.Clone(), nil
-			},
+			Shape:  ad.FixedShape("nn: "+name, from, to),
 			Kernel: k,
 		}
 	}

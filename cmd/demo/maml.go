@@ -65,11 +65,38 @@ func setParams(theta gorgonia.Nodes, p Params) error {
 	return nil
 }
 
+// tape is a compiled graph (its machine) and its parameter nodes, the part
+// that LossGrad and MetaGraph share.
+type tape struct {
+	m     gorgonia.VM
+	theta gorgonia.Nodes
+}
+
+// Close releases the machine.
+func (t *tape) Close() { t.m.Close() }
+
+// run sets the parameters to p, then the inputs through each of set in
+// order, and runs the graph (called what in its error).
+func (t *tape) run(p Params, what string, set ...func() error) error {
+	if err := setParams(t.theta, p); err != nil {
+		return err
+	}
+	for _, f := range set {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	t.m.Reset()
+	if err := t.m.RunAll(); err != nil {
+		return fmt.Errorf("running the %s graph: %w", what, err)
+	}
+	return nil
+}
+
 // LossGrad is a compiled graph of the model's loss on one scene shape and
 // its first-order gradient w.r.t. every parameter.
 type LossGrad struct {
-	m      gorgonia.VM
-	theta  gorgonia.Nodes
+	tape
 	in     sceneInputs
 	lossV  gorgonia.Value
 	logitV gorgonia.Value
@@ -92,7 +119,7 @@ type LossGradValues struct {
 // NewLossGrad builds the graph for scenes of b canvases and k boxes.
 func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	g := gorgonia.NewGraph()
-	lg := &LossGrad{theta: newParamNodes(g, a), in: newSceneInputs(g, "x", b, k, a.Canvas)}
+	lg := &LossGrad{tape: tape{theta: newParamNodes(g, a)}, in: newSceneInputs(g, "x", b, k, a.Canvas)}
 	fw, err := a.BuildModel(lg.theta, lg.in.canvas, lg.in.boxes, lg.in.target)
 	if err != nil {
 		return nil, err
@@ -113,20 +140,10 @@ func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	return lg, nil
 }
 
-// Close releases the machine.
-func (lg *LossGrad) Close() { lg.m.Close() }
-
 // Eval runs the graph at parameters p on scene sc.
 func (lg *LossGrad) Eval(p Params, sc *Scene) (*LossGradValues, error) {
-	if err := setParams(lg.theta, p); err != nil {
+	if err := lg.run(p, "loss", func() error { return lg.in.set(sc) }); err != nil {
 		return nil, err
-	}
-	if err := lg.in.set(sc); err != nil {
-		return nil, err
-	}
-	lg.m.Reset()
-	if err := lg.m.RunAll(); err != nil {
-		return nil, fmt.Errorf("running the loss graph: %w", err)
 	}
 	out := &LossGradValues{}
 	var err error
@@ -164,8 +181,7 @@ func (lg *LossGrad) Eval(p Params, sc *Scene) (*LossGradValues, error) {
 // the Hessian-vector product -α·∇²Ls·∇θ'Lq: second derivatives through
 // RoIAlign and DeformConv2d (input, offset, mask and weight).
 type MetaGraph struct {
-	m          gorgonia.VM
-	theta      gorgonia.Nodes
+	tape
 	sup, qry   sceneInputs
 	lsV, lqV   gorgonia.Value
 	logitV     gorgonia.Value
@@ -187,9 +203,9 @@ type MetaValues struct {
 func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error) {
 	g := gorgonia.NewGraph()
 	mg := &MetaGraph{
-		theta: newParamNodes(g, a),
-		sup:   newSceneInputs(g, "support", bs, ks, a.Canvas),
-		qry:   newSceneInputs(g, "query", bq, kq, a.Canvas),
+		tape: tape{theta: newParamNodes(g, a)},
+		sup:  newSceneInputs(g, "support", bs, ks, a.Canvas),
+		qry:  newSceneInputs(g, "query", bq, kq, a.Canvas),
 	}
 	fs, err := a.BuildModel(mg.theta, mg.sup.canvas, mg.sup.boxes, mg.sup.target)
 	if err != nil {
@@ -232,23 +248,10 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 	return mg, nil
 }
 
-// Close releases the machine.
-func (mg *MetaGraph) Close() { mg.m.Close() }
-
 // Eval runs the graph at parameters p on task t.
 func (mg *MetaGraph) Eval(p Params, t *Task) (*MetaValues, error) {
-	if err := setParams(mg.theta, p); err != nil {
+	if err := mg.run(p, "meta", func() error { return mg.sup.set(t.Support) }, func() error { return mg.qry.set(t.Query) }); err != nil {
 		return nil, err
-	}
-	if err := mg.sup.set(t.Support); err != nil {
-		return nil, err
-	}
-	if err := mg.qry.set(t.Query); err != nil {
-		return nil, err
-	}
-	mg.m.Reset()
-	if err := mg.m.RunAll(); err != nil {
-		return nil, fmt.Errorf("running the meta graph: %w", err)
 	}
 	out := &MetaValues{}
 	var err error

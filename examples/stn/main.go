@@ -128,25 +128,8 @@ func newParams(rng *rand.Rand) []*param {
 // and returns the logits [B, 10] and θ [B, 2, 3].
 func forward(x *gorgonia.Node, w gorgonia.Nodes) (logits, theta *gorgonia.Node, err error) {
 	b := x.Shape()[0]
-	linear := func(h, w, bias *gorgonia.Node) (*gorgonia.Node, error) {
-		y, err := nn.MatMul(h, w, false, false)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.BroadcastAdd(y, bias, nil, []byte{0})
-	}
-	// localisation net → θ
-	h, err := nn.Conv2d(x, w[locConvW], w[locConvB], nn.Conv2dOpts{Stride: [2]int{locStride, locStride}})
-	if err != nil {
-		return nil, nil, err
-	}
-	if h, err = nn.Tanh(h); err != nil {
-		return nil, nil, err
-	}
-	if h, err = nn.Flatten(h, 1); err != nil {
-		return nil, nil, err
-	}
-	t, err := linear(h, w[locFCW], w[locFCB])
+	// the localisation net → θ
+	t, err := head(x, w[locConvW:locFCB+1], nn.Conv2dOpts{Stride: [2]int{locStride, locStride}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,19 +145,28 @@ func forward(x *gorgonia.Node, w gorgonia.Nodes) (logits, theta *gorgonia.Node, 
 	if err != nil {
 		return nil, nil, err
 	}
-	// classifier
-	c, err := nn.Conv2d(v, w[clsConvW], w[clsConvB], nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
-	if err != nil {
-		return nil, nil, err
-	}
-	if c, err = nn.Tanh(c); err != nil {
-		return nil, nil, err
-	}
-	if c, err = nn.Flatten(c, 1); err != nil {
-		return nil, nil, err
-	}
-	logits, err = linear(c, w[clsFCW], w[clsFCB])
+	// the classifier
+	logits, err = head(v, w[clsConvW:clsFCB+1], nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
 	return logits, theta, err
+}
+
+// head is the shape of both sub-networks: conv (w[0], w[1]) → tanh →
+// flatten → linear (w[2], w[3]).
+func head(x *gorgonia.Node, w gorgonia.Nodes, opts nn.Conv2dOpts) (*gorgonia.Node, error) {
+	h, err := nn.Conv2d(x, w[0], w[1], opts)
+	if err != nil {
+		return nil, err
+	}
+	if h, err = nn.Tanh(h); err != nil {
+		return nil, err
+	}
+	if h, err = nn.Flatten(h, 1); err != nil {
+		return nil, err
+	}
+	if h, err = nn.MatMul(h, w[2], false, false); err != nil {
+		return nil, err
+	}
+	return gorgonia.BroadcastAdd(h, w[3], nil, []byte{0})
 }
 
 // graph is one compiled graph for a batch of b digits: the images and

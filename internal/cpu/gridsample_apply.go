@@ -41,21 +41,32 @@ func gridApply[T Float](g *GridSampleGeom, kind string, a, b int, in [4][]T, out
 		taps = gridTaps(g, a, b, in[1], in[2])
 	}
 	defer tapScratch[T]().Put(taps)
-	if kind[0] == 'S' {
+	t32, cl := any(taps).([]gridTap[float32])
+	cl = cl && gridChannelsLast(g)
+	switch {
+	case kind[0] == 'S' && cl:
+		gridSampleCL32(g, t32, any(in[0]).([]float32), any(out).([]float32))
+	case kind[0] == 'S':
 		gridSampleTaps(g, taps, in[0], out)
-	} else {
+	case cl:
+		gridScatterCL32(g, t32, any(in[0]).([]float32), any(out).([]float32))
+	default:
 		gridScatterTaps(g, taps, in[0], out)
 	}
 }
 
-// gridSampleTaps is S with the taps given.
-func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
-	if t32, ok := any(taps).([]gridTap[float32]); ok {
-		if gridChannelsLast(g) {
-			gridSampleCL32(g, t32, any(x).([]float32), any(out).([]float32))
-			return
-		}
+// gridFrame is a worker's zero-framed plane for the bilinear loops;
+// nearest reads the plane itself (nil).
+func gridFrame[T Float](g *GridSampleGeom) []T {
+	if g.Nearest {
+		return nil
 	}
+	return make([]T, g.framedSize())
+}
+
+// gridSampleTaps is S with the taps given, planes first (gridApply takes
+// the channels-last case).
+func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	var soa *gridSoA[float32] // float32 taps for the AVX2 gathers
 	if t32, ok := any(taps).([]gridTap[float32]); ok && gridAVX2 && !g.Nearest {
@@ -63,10 +74,7 @@ func gridSampleTaps[T Float](g *GridSampleGeom, taps []gridTap[T], x, out []T) {
 		defer soa.release()
 	}
 	par.For(g.N*g.C, func(lo, hi int) {
-		var pp []T
-		if !g.Nearest {
-			pp = make([]T, g.framedSize())
-		}
+		pp := gridFrame[T](g)
 		for nc := lo; nc < hi; nc++ {
 			plane, o, tp := x[nc*hw:(nc+1)*hw], out[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
 			if soa != nil {
@@ -110,20 +118,12 @@ func GridSampleT2[T Float](g *GridSampleGeom, a, b int, gr, grid, m1, m2, dst []
 	gridApply(g, "T2", a, b, [4][]T{gr, grid, m1, m2}, dst)
 }
 
-// gridScatterTaps is T with the taps given.
+// gridScatterTaps is T with the taps given, planes first (gridApply takes
+// the channels-last case).
 func gridScatterTaps[T Float](g *GridSampleGeom, taps []gridTap[T], gr, dst []T) {
-	if t32, ok := any(taps).([]gridTap[float32]); ok {
-		if gridChannelsLast(g) {
-			gridScatterCL32(g, t32, any(gr).([]float32), any(dst).([]float32))
-			return
-		}
-	}
 	hw, p, wp := g.H*g.W, g.HO*g.WO, g.W+2
 	par.For(g.N*g.C, func(lo, hi int) {
-		var pp []T
-		if !g.Nearest {
-			pp = make([]T, g.framedSize())
-		}
+		pp := gridFrame[T](g)
 		for nc := lo; nc < hi; nc++ {
 			plane, src, tp := dst[nc*hw:(nc+1)*hw], gr[nc*p:(nc+1)*p], taps[nc/g.C*p:][:p]
 			if g.Nearest {

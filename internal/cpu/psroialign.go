@@ -60,8 +60,7 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb := g.H*g.W, g.PH*g.PW
-	cOut := g.C / nb
+	plane, nb, cOut := g.psDims()
 	par.For(len(grids), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
@@ -133,8 +132,7 @@ func PSRoIAlignTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb := g.H*g.W, g.PH*g.PW
-	cOut := g.C / nb
+	plane, nb, cOut := g.psDims()
 	par.For(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
 		var taps, in []bilinearTap[T]
 		var spans []binSpan

@@ -25,8 +25,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb := g.H*g.W, g.PH*g.PW
-	cOut := g.C / nb
+	plane, nb, cOut := g.psDims()
 	par.For(len(boxes)/5, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n := int(boxes[5*k])
@@ -61,8 +60,7 @@ func PSRoIPoolTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb := g.H*g.W, g.PH*g.PW
-	cOut := g.C / nb
+	plane, nb, cOut := g.psDims()
 	par.For(g.C, func(lo, hi int) {
 		for k := 0; k < len(boxes)/5; k++ {
 			n := int(boxes[5*k])

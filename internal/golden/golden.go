@@ -10,6 +10,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gops-dev/gops/internal/dense"
 	"gorgonia.org/tensor"
 )
 
@@ -48,13 +49,9 @@ func Decode(t testing.TB, path string, doc any) {
 // Tensor builds a tensor of the case's dtype ("float32" or "float64").
 func Tensor(dtype string, shape []int, data []float64) *tensor.Dense {
 	if dtype == "float32" {
-		d := make([]float32, len(data))
-		for i, v := range data {
-			d[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+		return dense.Of(tensor.Float32, shape, data)
 	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
+	return dense.Of(tensor.Float64, shape, append([]float64(nil), data...))
 }
 
 // AssertClose compares got to want elementwise with

@@ -89,95 +89,67 @@ const expChunk32 = 1024
 func expSum32(dst, src []float32, shift float32) float64 {
 	if hasAVX512 {
 		var lanes [16]float64
+		var pad [16]float32
 		n := len(src) &^ 15
 		for i := 0; i < n; i += expChunk32 {
 			expSumS512(&dst[i], &src[i], min(expChunk32, n-i), shift, &lanes)
 		}
-		if t := len(src) - n; t > 0 {
-			var pad [16]float32
-			for i := range pad {
-				pad[i] = float32(math.Inf(-1))
-			}
-			copy(pad[:], src[n:])
-			expSumS512(&pad[0], &pad[0], 16, shift, &lanes)
-			copy(dst[n:], pad[:t])
-		}
+		expTail(dst[n:], src[n:], pad[:], func() { expSumS512(&pad[0], &pad[0], 16, shift, &lanes) })
 		return sumLanes(lanes[:])
 	}
 	if !hasAVX2 {
 		return expSumGo(dst, src, shift)
 	}
 	var s float64
-	n := len(src) &^ 7
-	if n > 0 {
-		s = expSumS(&dst[0], &src[0], n, shift)
-	}
-	if t := len(src) - n; t > 0 {
-		var pad [8]float32
-		for i := range pad {
-			pad[i] = float32(math.Inf(-1))
-		}
-		copy(pad[:], src[n:])
-		s += expSumS(&pad[0], &pad[0], 8, shift)
-		copy(dst[n:], pad[:t])
-	}
+	var pad [8]float32
+	n := vecRun(len(src), 8, func(n int) { s = expSumS(&dst[0], &src[0], n, shift) })
+	expTail(dst[n:], src[n:], pad[:], func() { s += expSumS(&pad[0], &pad[0], 8, shift) })
 	return s
 }
 
 func expSum64(dst, src []float64, shift float64) float64 {
 	if hasAVX512 {
 		var lanes [16]float64
+		var pad [8]float64
 		n := len(src) &^ 7
 		if n > 0 {
 			expSumD512(&dst[0], &src[0], n, shift, &lanes)
 		}
-		if t := len(src) - n; t > 0 {
-			var pad [8]float64
-			for i := range pad {
-				pad[i] = math.Inf(-1)
-			}
-			copy(pad[:], src[n:])
-			expSumD512(&pad[0], &pad[0], 8, shift, &lanes)
-			copy(dst[n:], pad[:t])
-		}
+		expTail(dst[n:], src[n:], pad[:], func() { expSumD512(&pad[0], &pad[0], 8, shift, &lanes) })
 		return sumLanes(lanes[:8])
 	}
 	if !hasAVX2 {
 		return expSumGo(dst, src, shift)
 	}
 	var s float64
-	n := len(src) &^ 3
-	if n > 0 {
-		s = expSumD(&dst[0], &src[0], n, shift)
-	}
-	if t := len(src) - n; t > 0 {
-		pad := [4]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-		copy(pad[:], src[n:])
-		s += expSumD(&pad[0], &pad[0], 4, shift)
-		copy(dst[n:], pad[:t])
-	}
+	var pad [4]float64
+	n := vecRun(len(src), 4, func(n int) { s = expSumD(&dst[0], &src[0], n, shift) })
+	expTail(dst[n:], src[n:], pad[:], func() { s += expSumD(&pad[0], &pad[0], 4, shift) })
 	return s
 }
 
+// expTail runs the assembly exp (run, in place on pad) on the tail src
+// that the vector loop left, padded with −Inf (whose exp adds 0) to one
+// vector, and copies the tail's results to dst. No tail, no call.
+func expTail[T Float](dst, src, pad []T, run func()) {
+	if len(src) == 0 {
+		return
+	}
+	for i := range pad {
+		pad[i] = T(math.Inf(-1))
+	}
+	copy(pad, src)
+	run()
+	copy(dst, pad[:len(src)])
+}
+
 func axpb32(dst, src []float32, a, b float32) {
-	n := len(src) &^ 7
-	if !hasAVX2 {
-		n = 0
-	}
-	if n > 0 {
-		axpbS(&dst[0], &src[0], n, a, b)
-	}
+	n := vecRun(len(src), 8, func(n int) { axpbS(&dst[0], &src[0], n, a, b) })
 	axpbGo(dst[n:], src[n:], a, b)
 }
 
 func axpb64(dst, src []float64, a, b float64) {
-	n := len(src) &^ 3
-	if !hasAVX2 {
-		n = 0
-	}
-	if n > 0 {
-		axpbD(&dst[0], &src[0], n, a, b)
-	}
+	n := vecRun(len(src), 4, func(n int) { axpbD(&dst[0], &src[0], n, a, b) })
 	axpbGo(dst[n:], src[n:], a, b)
 }
 
@@ -212,6 +184,17 @@ func vecLen(l, w int) int {
 		return 0
 	}
 	return l &^ (w - 1)
+}
+
+// vecRun calls asm with vecLen(l, w) unless that is 0, and returns it: the
+// typed wrappers below run their assembly loop on that prefix and the Go
+// loop on the rest.
+func vecRun(l, w int, asm func(n int)) int {
+	n := vecLen(l, w)
+	if n > 0 {
+		asm(n)
+	}
+	return n
 }
 
 // dot, sum, lanewise and axpb run the assembly loop asm (taking a
@@ -298,88 +281,58 @@ func vectorLoops() bool { return hasAVX2 }
 
 func subSq32(x []float32, m float32) float64 {
 	var s float64
-	if n := vecLen(len(x), 8); n > 0 {
-		s = subSqS(&x[0], n, -m)
-		x = x[n:]
-	}
-	return s + subSqGo(x, m)
+	n := vecRun(len(x), 8, func(n int) { s = subSqS(&x[0], n, -m) })
+	return s + subSqGo(x[n:], m)
 }
 
 func subSq64(x []float64, m float64) float64 {
 	var s float64
-	if n := vecLen(len(x), 4); n > 0 {
-		s = subSqD(&x[0], n, -m)
-		x = x[n:]
-	}
-	return s + subSqGo(x, m)
+	n := vecRun(len(x), 4, func(n int) { s = subSqD(&x[0], n, -m) })
+	return s + subSqGo(x[n:], m)
 }
 
 func subDot32(u, x []float32, m float32) float64 {
 	var s float64
-	if n := vecLen(len(u), 8); n > 0 {
-		s = subDotS(&u[0], &x[0], n, -m)
-		u, x = u[n:], x[n:]
-	}
-	return s + subDotGo(u, x, m)
+	n := vecRun(len(u), 8, func(n int) { s = subDotS(&u[0], &x[0], n, -m) })
+	return s + subDotGo(u[n:], x[n:], m)
 }
 
 func subDot64(u, x []float64, m float64) float64 {
 	var s float64
-	if n := vecLen(len(u), 4); n > 0 {
-		s = subDotD(&u[0], &x[0], n, -m)
-		u, x = u[n:], x[n:]
-	}
-	return s + subDotGo(u, x, m)
+	n := vecRun(len(u), 4, func(n int) { s = subDotD(&u[0], &x[0], n, -m) })
+	return s + subDotGo(u[n:], x[n:], m)
 }
 
 func sumDotNorm32(u, x []float32, m, r float32) (su, suy float64) {
 	var s [2]float64
-	if n := vecLen(len(u), 8); n > 0 {
-		sumDotNormS(&u[0], &x[0], n, -m, r, &s)
-		u, x = u[n:], x[n:]
-	}
-	tu, tuy := sumDotNormGo(u, x, m, r)
+	n := vecRun(len(u), 8, func(n int) { sumDotNormS(&u[0], &x[0], n, -m, r, &s) })
+	tu, tuy := sumDotNormGo(u[n:], x[n:], m, r)
 	return s[0] + tu, s[1] + tuy
 }
 
 func sumDotNorm64(u, x []float64, m, r float64) (su, suy float64) {
 	var s [2]float64
-	if n := vecLen(len(u), 4); n > 0 {
-		sumDotNormD(&u[0], &x[0], n, -m, r, &s)
-		u, x = u[n:], x[n:]
-	}
-	tu, tuy := sumDotNormGo(u, x, m, r)
+	n := vecRun(len(u), 4, func(n int) { sumDotNormD(&u[0], &x[0], n, -m, r, &s) })
+	tu, tuy := sumDotNormGo(u[n:], x[n:], m, r)
 	return s[0] + tu, s[1] + tuy
 }
 
 func normAffine32(dst, x []float32, m, r, w, b float32) {
-	if n := vecLen(len(x), 8); n > 0 {
-		normAffineS(&dst[0], &x[0], n, -m, r, w, b)
-		dst, x = dst[n:], x[n:]
-	}
-	normAffineGo(dst, x, m, r, w, b)
+	n := vecRun(len(x), 8, func(n int) { normAffineS(&dst[0], &x[0], n, -m, r, w, b) })
+	normAffineGo(dst[n:], x[n:], m, r, w, b)
 }
 
 func normAffine64(dst, x []float64, m, r, w, b float64) {
-	if n := vecLen(len(x), 4); n > 0 {
-		normAffineD(&dst[0], &x[0], n, -m, r, w, b)
-		dst, x = dst[n:], x[n:]
-	}
-	normAffineGo(dst, x, m, r, w, b)
+	n := vecRun(len(x), 4, func(n int) { normAffineD(&dst[0], &x[0], n, -m, r, w, b) })
+	normAffineGo(dst[n:], x[n:], m, r, w, b)
 }
 
 func normGrad32(dst, u, x []float32, k *[6]float32) {
-	if n := vecLen(len(dst), 8); n > 0 {
-		normGradS(&dst[0], &u[0], &x[0], n, k)
-		dst, u, x = dst[n:], u[n:], x[n:]
-	}
-	normGradGo(dst, u, x, k)
+	n := vecRun(len(dst), 8, func(n int) { normGradS(&dst[0], &u[0], &x[0], n, k) })
+	normGradGo(dst[n:], u[n:], x[n:], k)
 }
 
 func normGrad64(dst, u, x []float64, k *[6]float64) {
-	if n := vecLen(len(dst), 4); n > 0 {
-		normGradD(&dst[0], &u[0], &x[0], n, k)
-		dst, u, x = dst[n:], u[n:], x[n:]
-	}
-	normGradGo(dst, u, x, k)
+	n := vecRun(len(dst), 4, func(n int) { normGradD(&dst[0], &u[0], &x[0], n, k) })
+	normGradGo(dst[n:], u[n:], x[n:], k)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gops-dev/gops/internal/dense"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -74,14 +75,7 @@ func Random(rng *rand.Rand, dt tensor.Dtype, shape tensor.Shape) tensor.Tensor {
 // Tensor is d as a host tensor of dtype dt (Float32: rounded) and the
 // given shape.
 func Tensor(dt tensor.Dtype, shape tensor.Shape, d []float64) tensor.Tensor {
-	if dt == tensor.Float32 {
-		f := make([]float32, len(d))
-		for i, v := range d {
-			f[i] = float32(v)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	return dense.Of(dt, shape, d)
 }
 
 // Input is a tensor node of g named name, holding v.

@@ -247,11 +247,7 @@ func peak(s *strings.Builder, name, reg, xor string, acc int) {
 	for i := 0; i < acc; i++ {
 		w("VFMADD231PS %s%d, %s%d, %s%d", reg, acc, reg, acc+1, reg, i)
 	}
-	w("DECQ CX")
-	w("JNE %s_loop", name)
-	fmt.Fprintf(s, "%s_done:\n", name)
-	w("VZEROUPPER")
-	w("RET")
+	loopEnd(s, name)
 }
 
 // interleaveS8 writes func interleaveS8(dst *float32, st int, src *float32,
@@ -262,15 +258,7 @@ func peak(s *strings.Builder, name, reg, xor string, acc int) {
 // loop's.
 func interleaveS8(s *strings.Builder) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	s.WriteString("\n// func interleaveS8(dst *float32, st int, src *float32, ld, kb int, alpha float32)\nTEXT ·interleaveS8(SB), NOSPLIT, $0-44\n")
-	w("MOVQ dst+0(FP), DI")
-	w("MOVQ st+8(FP), R13")
-	w("MOVQ src+16(FP), SI")
-	w("MOVQ ld+24(FP), R8")
-	w("MOVQ kb+32(FP), CX")
-	w("SHLQ $2, R13")        // st in bytes
-	w("SHLQ $2, R8")         // ld in bytes
-	w("LEAQ (R8)(R8*2), R9") // 3·ld
+	interleaveHead(s, "interleaveS8", "float32", 44, 2)
 	w("LEAQ (SI)(R8*4), BX") // rows 4-7
 	w("LEAQ (R13)(R13*2), R10")
 	w("LEAQ (DI)(R13*4), DX") // dst rows p+4..p+7
@@ -310,11 +298,7 @@ func interleaveS8(s *strings.Builder) {
 	w("ADDQ $32, BX")
 	w("ADDQ AX, DI")
 	w("ADDQ AX, DX")
-	w("DECQ CX")
-	w("JNE interleaveS8_loop")
-	s.WriteString("interleaveS8_done:\n")
-	w("VZEROUPPER")
-	w("RET")
+	loopEnd(s, "interleaveS8")
 }
 
 // interleaveD4 is interleaveS8 for float64 in 4×4 blocks: func
@@ -322,15 +306,7 @@ func interleaveS8(s *strings.Builder) {
 // float64), 4 rows, kb a multiple of 4.
 func interleaveD4(s *strings.Builder) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	s.WriteString("\n// func interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha float64)\nTEXT ·interleaveD4(SB), NOSPLIT, $0-48\n")
-	w("MOVQ dst+0(FP), DI")
-	w("MOVQ st+8(FP), R13")
-	w("MOVQ src+16(FP), SI")
-	w("MOVQ ld+24(FP), R8")
-	w("MOVQ kb+32(FP), CX")
-	w("SHLQ $3, R13")
-	w("SHLQ $3, R8")
-	w("LEAQ (R8)(R8*2), R9")
+	interleaveHead(s, "interleaveD4", "float64", 48, 3)
 	w("LEAQ (R13)(R13*2), R10")
 	w("MOVQ R13, AX")
 	w("SHLQ $2, AX") // 4·st bytes
@@ -355,9 +331,27 @@ func interleaveD4(s *strings.Builder) {
 	}
 	w("ADDQ $32, SI")
 	w("ADDQ AX, DI")
-	w("DECQ CX")
-	w("JNE interleaveD4_loop")
-	s.WriteString("interleaveD4_done:\n")
-	w("VZEROUPPER")
-	w("RET")
+	loopEnd(s, "interleaveD4")
+}
+
+// interleaveHead writes the header of func name(dst *elem, st int, src
+// *elem, ld, kb int, alpha elem) (frame: its argument bytes) and loads
+// the arguments: DI dst, SI src, CX kb, R13 st and R8 ld in bytes
+// (shifted by shift, log2 of elem's size), R9 3·ld.
+func interleaveHead(s *strings.Builder, name, elem string, frame, shift int) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	fmt.Fprintf(s, "\n// func %s(dst *%s, st int, src *%s, ld, kb int, alpha %s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, elem, elem, elem, name, frame)
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ st+8(FP), R13")
+	w("MOVQ src+16(FP), SI")
+	w("MOVQ ld+24(FP), R8")
+	w("MOVQ kb+32(FP), CX")
+	w("SHLQ $%d, R13", shift)
+	w("SHLQ $%d, R8", shift)
+	w("LEAQ (R8)(R8*2), R9")
+}
+
+// loopEnd closes the loop name_loop counted down in CX, and the function.
+func loopEnd(s *strings.Builder, name string) {
+	fmt.Fprintf(s, "\tDECQ CX\n\tJNE %s_loop\n%s_done:\n\tVZEROUPPER\n\tRET\n", name, name)
 }
