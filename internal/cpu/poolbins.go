@@ -20,14 +20,6 @@ func (g *PoolGeom) Params() string {
 		g.N, g.C, g.H, g.W, g.PH, g.PW, g.Scale, g.SamplingRatio)
 }
 
-// psDims are the sizes of the position-sensitive ops (PSRoIPool,
-// PSRoIAlign): an input plane H·W, the bins per box PH·PW, and the output
-// channels C/(PH·PW) (each bin reads its own input channel of each).
-func (g *PoolGeom) psDims() (plane, bins, cOut int) {
-	bins = g.PH * g.PW
-	return g.H * g.W, bins, g.C / bins
-}
-
 // PoolBin is one bin of a box: rows [hs, he) and columns [ws, we) of an
 // H×W plane, already clipped to it; empty when he <= hs or we <= ws.
 type PoolBin struct{ HS, HE, WS, WE int }

@@ -60,7 +60,8 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb, cOut := g.psDims()
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
 	par.For(len(grids), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
@@ -132,7 +133,8 @@ func PSRoIAlignTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb, cOut := g.psDims()
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
 	par.For(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
 		var taps, in []bilinearTap[T]
 		var spans []binSpan

@@ -25,7 +25,8 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb, cOut := g.psDims()
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
 	par.For(len(boxes)/5, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			n := int(boxes[5*k])
@@ -60,7 +61,8 @@ func PSRoIPoolTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
 	if err != nil {
 		return err
 	}
-	plane, nb, cOut := g.psDims()
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
 	par.For(g.C, func(lo, hi int) {
 		for k := 0; k < len(boxes)/5; k++ {
 			n := int(boxes[5*k])
