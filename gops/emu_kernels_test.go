@@ -342,16 +342,10 @@ func testPSRoIPool[T et.Float](t *testing.T) {
 func roiPoolInput[T et.Float](r *rand.Rand, n int) []T {
 	x := make([]T, n)
 	for i := range x {
-		switch r.IntN(12) {
-		case 0:
-			x[i] = T(math.NaN())
-		case 1:
-			x[i] = T(math.Inf(1 - 2*r.IntN(2)))
-		case 2:
-			x[i] = T(math.Copysign(0, -1))
-		case 3:
-			x[i] = 0
-		case 4, 5:
+		switch v, k := et.Special[T](r, 12); {
+		case k < 4:
+			x[i] = v
+		case k < 6:
 			x[i] = T(r.IntN(3)) // ties
 		default:
 			x[i] = T(r.NormFloat64())
