@@ -92,25 +92,11 @@ type roiCase struct {
 	x, bx, gr []float64
 }
 
-// goldenRoI is the part of a testdata/*_golden.json.gz case the kernels'
-// tests take: the geometry and inputs, not torch's results (the CPU
-// kernels' golden tests compare those).
-type goldenRoI struct {
-	OutputSize    [2]int    `json:"output_size"`
-	SpatialScale  float64   `json:"spatial_scale"`
-	SamplingRatio int       `json:"sampling_ratio"`
-	Aligned       bool      `json:"aligned"`
-	InputShape    []int     `json:"input_shape"`
-	Input         []float64 `json:"input"`
-	Boxes         []float64 `json:"boxes"`
-	GradOutput    []float64 `json:"grad_output"`
-}
-
 // goldenCases are file's cases as roiCases; ps: C is the output channels
 // (the input's over PH·PW).
 func goldenCases(t *testing.T, file string, ps bool) []roiCase {
 	var cs []roiCase
-	for _, g := range golden.Load[goldenRoI](t, filepath.Join("..", "testdata", file)) {
+	for _, g := range golden.Load[golden.RoI](t, filepath.Join("..", "testdata", file)) {
 		c := roiCase{N: g.InputShape[0], C: g.InputShape[1], H: g.InputShape[2], W: g.InputShape[3], PH: g.OutputSize[0], PW: g.OutputSize[1],
 			K: len(g.Boxes) / 5, scale: g.SpatialScale, sr: g.SamplingRatio, aligned: g.Aligned, x: g.Input, bx: g.Boxes, gr: g.GradOutput}
 		if ps {
