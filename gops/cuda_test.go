@@ -267,13 +267,7 @@ func TestGPUPSRoIPool(t *testing.T) {
 // Σ_i Σ g1_i² w.r.t. wrt, and runs gpuCompare.
 func gpuGoldenCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, y, gy *gorgonia.Node, wrt gorgonia.Nodes) {
 	t.Helper()
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	must := cudatest.Must(t)
 	cost := must(gorgonia.Sum(must(gorgonia.HadamardProd(y, gy))))
 	g1, err := ad.Grad(cost, wrt...)
 	if err != nil {

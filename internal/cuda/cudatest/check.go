@@ -24,13 +24,7 @@ type Checker struct {
 // Σ_i Σ R2_i ⊙ g1_i w.r.t. wrt (order 2, g2), failing t on an error.
 func (c Checker) Grads(t testing.TB, g *gorgonia.ExprGraph, rng *rand.Rand, dt tensor.Dtype, f *gorgonia.Node, wrt gorgonia.Nodes) (g1, g2 gorgonia.Nodes) {
 	t.Helper()
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	must := Must(t)
 	weighted := func(n *gorgonia.Node, name string) *gorgonia.Node {
 		r := Input(g, name, Random(rng, dt, n.Shape()))
 		return must(gorgonia.Sum(must(gorgonia.HadamardProd(n, r))))
@@ -48,6 +42,17 @@ func (c Checker) Grads(t testing.TB, g *gorgonia.ExprGraph, rng *rand.Rand, dt t
 		t.Fatal(err)
 	}
 	return g1, g2
+}
+
+// Must is a graph builder's check for t: it fails t on err, else returns n.
+func Must(t testing.TB) func(n *gorgonia.Node, err error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 }
 
 // Compare runs g, which holds f and its gradients of order 1 (g1) and 2
