@@ -129,25 +129,29 @@ func BenchmarkRoIAlign(b *testing.B) {
 	b.Run("float64/forward", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
 	b.Run("float64/forward+backward", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
 
+	benchKernels(b, benchGeom(), newRoIAlignBenchData[float32](), cpu.RoIAlignForward[float32], cpu.RoIAlignTranspose[float32])
+}
+
+// benchKernels are an aligned pooling's kernel/forward and
+// kernel/transpose benchmarks: its CPU kernels fwd and adj alone with
+// geometry g on d, into preallocated slices (transpose includes zeroing
+// its destination).
+func benchKernels[G any](b *testing.B, g *G, d roiAlignBenchData[float32], fwd, adj func(*G, []float32, []float32, []float32) error) {
 	b.Run("kernel/forward", func(b *testing.B) {
-		d := newRoIAlignBenchData[float32]()
-		g := benchGeom()
 		out := make([]float32, len(d.grad))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := cpu.RoIAlignForward(g, d.x, d.boxes, out); err != nil {
+			if err := fwd(g, d.x, d.boxes, out); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("kernel/transpose", func(b *testing.B) {
-		d := newRoIAlignBenchData[float32]()
-		g := benchGeom()
 		dst := make([]float32, len(d.x))
 		b.ReportAllocs()
 		for b.Loop() {
 			clear(dst)
-			if err := cpu.RoIAlignTranspose(g, d.grad, d.boxes, dst); err != nil {
+			if err := adj(g, d.grad, d.boxes, dst); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -259,25 +263,7 @@ func benchPS(b *testing.B, g *cpu.PoolGeom, op func(x, b *gorgonia.Node) (*gorgo
 	}
 	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, forward) })
 	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, transpose) })
-	b.Run("kernel/forward", func(b *testing.B) {
-		out := make([]float32, len(d.grad))
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := fwd(g, d.x, d.boxes, out); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("kernel/transpose", func(b *testing.B) {
-		dst := make([]float32, len(d.x))
-		b.ReportAllocs()
-		for b.Loop() {
-			clear(dst)
-			if err := adj(g, d.grad, d.boxes, dst); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchKernels(b, g, d, fwd, adj)
 }
 
 func benchPoolGeom() *cpu.PoolGeom {

@@ -60,6 +60,9 @@ var (
 	input     = cudatest.Input
 )
 
+// gpu is the GPU check of a graph (cudatest.Checker).
+var gpu = cudatest.Checker{Grad: ad.Grad, Floats: values}
+
 // closeValues compares a GPU result with the CPU's within cudatest.Close's
 // tolerance.
 func closeValues(got, want gorgonia.Value, dt tensor.Dtype) error {
@@ -75,104 +78,16 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, build func(g *gorgonia.ExprGraph, r
 	rng := rand.New(rand.NewSource(7))
 	g := gorgonia.NewGraph()
 	f, wrt := build(g, rng)
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	weighted := func(n *gorgonia.Node, name string) *gorgonia.Node {
-		r := input(g, name, randValue(rng, dt, n.Shape()))
-		return must(gorgonia.Sum(must(gorgonia.HadamardProd(n, r))))
-	}
-	cost := weighted(f, "R")
-	g1, err := ad.Grad(cost, wrt...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	terms := make(gorgonia.Nodes, len(g1))
-	for i, d := range g1 {
-		terms[i] = weighted(d, fmt.Sprintf("R2_%d", i))
-	}
-	g2, err := ad.Grad(must(gorgonia.ReduceAdd(terms)), wrt...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g1, g2 := gpu.Grads(t, g, rng, dt, f, wrt)
 	gpuCompare(t, dt, g, f, wrt, g1, g2)
 }
 
 // gpuCompare runs g, which holds f and its gradients of order 1 (g1) and 2
-// (g2), one per node of wrt, on the GPU with Gorgonia's CUDA TapeMachine,
-// and compares f, g1 and g2 with a CPU evaluation of the whole graph (each
-// node's Do in topological order, from the inputs' values), within
-// closeValues' tolerance; on a difference it logs gpuNodeHints.
+// (g2), one per node of wrt, on the GPU and compares it with the CPU
+// (gpu.Compare); on a difference it logs gpuNodeHints.
 func gpuCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, f *gorgonia.Node, wrt, g1, g2 gorgonia.Nodes) {
 	t.Helper()
-	if len(g1) != len(wrt) || len(g2) != len(wrt) {
-		t.Fatalf("%d and %d gradients for %d inputs", len(g1), len(g2), len(wrt))
-	}
-	results := append(gorgonia.Nodes{f}, append(append(gorgonia.Nodes(nil), g1...), g2...)...)
-	gotVals := make([]gorgonia.Value, len(results))
-	for i, n := range results {
-		gorgonia.Read(n, &gotVals[i])
-	}
-	// The inputs' host values, taken before the VM moves anything.
-	leaves := map[*gorgonia.Node]gorgonia.Value{}
-	for _, n := range g.AllNodes() {
-		if n.Op() == nil {
-			leaves[n] = hostCopy(n.Value())
-		}
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatalf("GPU run: %v", err)
-	}
-	for i, v := range gotVals {
-		if v == nil {
-			t.Fatalf("result %d (%v) was not read", i, results[i])
-		}
-		gotVals[i] = hostCopy(v)
-	}
-
-	// The whole graph on the CPU: every node that one of the results
-	// depends on (the order-2 gradients are not below the order-2 cost, and
-	// a zero gradient is a constant below nothing).
-	host := map[*gorgonia.Node]gorgonia.Value{}
-	var eval func(n *gorgonia.Node) gorgonia.Value
-	eval = func(n *gorgonia.Node) gorgonia.Value {
-		if v, done := host[n]; done {
-			return v
-		}
-		if n.Op() == nil {
-			host[n] = leaves[n]
-			return host[n]
-		}
-		kids := children(g, n)
-		in := make([]gorgonia.Value, len(kids))
-		for i, k := range kids {
-			in[i] = eval(k)
-		}
-		v, err := n.Op().Do(in...)
-		if err != nil {
-			t.Fatalf("%v on the CPU: %v", n.Op(), err)
-		}
-		host[n] = v
-		return v
-	}
-	for _, r := range results {
-		eval(r)
-	}
-	for i, n := range results {
-		what := "f"
-		if i > 0 {
-			what = fmt.Sprintf("order-%d gradient w.r.t. %s", 1+(i-1)/len(wrt), wrt[(i-1)%len(wrt)].Name())
-		}
-		if err := closeValues(gotVals[i], host[n], dt); err != nil {
-			t.Errorf("%s: %v", what, err)
-		}
-	}
+	gpu.Compare(t, dt, g, f, wrt, g1, g2)
 	if t.Failed() {
 		gpuNodeHints(t, g, dt)
 	}
@@ -352,13 +267,7 @@ func TestGPUPSRoIPool(t *testing.T) {
 // Σ_i Σ g1_i² w.r.t. wrt, and runs gpuCompare.
 func gpuGoldenCompare(t *testing.T, dt tensor.Dtype, g *gorgonia.ExprGraph, y, gy *gorgonia.Node, wrt gorgonia.Nodes) {
 	t.Helper()
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	must := cudatest.Must(t)
 	cost := must(gorgonia.Sum(must(gorgonia.HadamardProd(y, gy))))
 	g1, err := ad.Grad(cost, wrt...)
 	if err != nil {

@@ -92,25 +92,11 @@ type roiCase struct {
 	x, bx, gr []float64
 }
 
-// goldenRoI is the part of a testdata/*_golden.json.gz case the kernels'
-// tests take: the geometry and inputs, not torch's results (the CPU
-// kernels' golden tests compare those).
-type goldenRoI struct {
-	OutputSize    [2]int    `json:"output_size"`
-	SpatialScale  float64   `json:"spatial_scale"`
-	SamplingRatio int       `json:"sampling_ratio"`
-	Aligned       bool      `json:"aligned"`
-	InputShape    []int     `json:"input_shape"`
-	Input         []float64 `json:"input"`
-	Boxes         []float64 `json:"boxes"`
-	GradOutput    []float64 `json:"grad_output"`
-}
-
 // goldenCases are file's cases as roiCases; ps: C is the output channels
 // (the input's over PH·PW).
 func goldenCases(t *testing.T, file string, ps bool) []roiCase {
 	var cs []roiCase
-	for _, g := range golden.Load[goldenRoI](t, filepath.Join("..", "testdata", file)) {
+	for _, g := range golden.Load[golden.RoI](t, filepath.Join("..", "testdata", file)) {
 		c := roiCase{N: g.InputShape[0], C: g.InputShape[1], H: g.InputShape[2], W: g.InputShape[3], PH: g.OutputSize[0], PW: g.OutputSize[1],
 			K: len(g.Boxes) / 5, scale: g.SpatialScale, sr: g.SamplingRatio, aligned: g.Aligned, x: g.Input, bx: g.Boxes, gr: g.GradOutput}
 		if ps {
@@ -213,39 +199,60 @@ func packGrids[T et.Float](t *testing.T, grids []cpu.RoIAlignBox[T], bx []T) []T
 }
 
 func testRoIAlign[T et.Float](t *testing.T) {
+	alignKernels(t, "roialign", false, [4]uint64{3, 4, 5, 6}, roiCase.ra, cpu.RoIAlignForward[T], cpu.RoIAlignTranspose[T], cpu.RoIAlignGrids[T])
+}
+
+// alignKernels tests an aligned pooling's forward and transpose kernels
+// (name+"_forward", name+"_transpose": roialign, psroialign) on psCases
+// and the cases of name's golden file. The input holds C channels, or
+// C·PH·PW position-sensitive ones (ps); geom is the CPU kernels'
+// geometry, grids the boxes' sampling grids the host code packs, seeds
+// the two kernels' random draws.
+func alignKernels[T et.Float, G any](t *testing.T, name string, ps bool, seeds [4]uint64, geom func(roiCase) G,
+	fwd, tr func(*G, []T, []T, []T) error, grids func(*G, []T) ([]cpu.RoIAlignBox[T], error)) {
 	sfx := et.Sfx[T]()
-	emuRan.Kernel(t, "roialign_forward"+sfx, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(3, 4))
-		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
-			g := c.ra()
-			x, bx := or[T](c.x, r, c.N*c.C*c.H*c.W), boxes[T](r, c)
+	cases := func() []roiCase { return append(psCases, goldenCases(t, name+"_golden.json.gz", ps)...) }
+	chans := func(c roiCase) int {
+		if ps {
+			return c.C * c.PH * c.PW
+		}
+		return c.C
+	}
+	emuRan.Kernel(t, name+"_forward"+sfx, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(seeds[0], seeds[1]))
+		for _, c := range cases() {
+			g, ch := geom(c), chans(c)
+			x, bx := or[T](c.x, r, c.N*ch*c.H*c.W), boxes[T](r, c)
 			n := c.K * c.C * c.PH * c.PW
 			want := make([]T, n)
-			if err := cpu.RoIAlignForward(&g, x, bx, want); err != nil {
+			if err := fwd(&g, x, bx, want); err != nil {
 				t.Fatal(err)
 			}
-			grids, err := cpu.RoIAlignGrids(&g, bx)
+			gs, err := grids(&g, bx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			o, reg := out[T](t, n)
-			et.Run(t, et.Case{Name: "roialign_forward" + sfx, N: n, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.C, c.H, c.W, c.PH, c.PW}})
+			et.Run(t, et.Case{Name: name + "_forward" + sfx, N: n, Outs: []emu.Region{reg}, Check: check(o, want),
+				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, gs, bx)), o.Ptr(), c.K, ch, c.H, c.W, c.PH, c.PW}})
 		}
 	})
-	emuRan.Kernel(t, "roialign_transpose"+sfx, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(5, 6))
-		for _, c := range append(psCases, goldenCases(t, "roialign_golden.json.gz", false)...) {
-			g := c.ra()
+	emuRan.Kernel(t, name+"_transpose"+sfx, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(seeds[2], seeds[3]))
+		for _, c := range cases() {
+			g, ch := geom(c), chans(c)
 			gr, bx := or[T](c.gr, r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
-			want := make([]T, c.N*c.C*c.H*c.W)
-			if err := cpu.RoIAlignTranspose(&g, gr, bx, want); err != nil {
+			want := make([]T, c.N*ch*c.H*c.W)
+			if err := tr(&g, gr, bx, want); err != nil {
 				t.Fatal(err)
 			}
-			grids, _ := cpu.RoIAlignGrids(&g, bx)
+			gs, err := grids(&g, bx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			o, reg := out[T](t, len(want))
-			et.Run(t, et.Case{Name: "roialign_transpose" + sfx, N: c.N * c.C, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, c.N, c.C, c.H, c.W, c.PH, c.PW}})
+			et.Run(t, et.Case{Name: name + "_transpose" + sfx, N: c.N * ch, Outs: []emu.Region{reg}, Check: check(o, want),
+				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, gs, bx)), o.Ptr(), c.K, c.N, ch, c.H, c.W, c.PH, c.PW}})
 		}
 	})
 }
@@ -255,41 +262,11 @@ func testRoIAlign[T et.Float](t *testing.T) {
 var psCases = append(append([]roiCase(nil), roiCases...), roiCase{N: 1, C: 1, H: 8, W: 8, PH: 2, PW: 2, K: 3, scale: 1, sr: 70})
 
 func testPSRoIAlign[T et.Float](t *testing.T) {
-	sfx := et.Sfx[T]()
-	emuRan.Kernel(t, "psroialign_forward"+sfx, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(7, 8))
-		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
-			g := c.ps()
-			x, bx := or[T](c.x, r, g.N*g.C*g.H*g.W), boxes[T](r, c)
-			n := c.K * c.C * c.PH * c.PW
-			want := make([]T, n)
-			if err := cpu.PSRoIAlignForward(&g, x, bx, want); err != nil {
-				t.Fatal(err)
-			}
-			_, grids, err := cpu.PSRoIAlignGrids(&g, bx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, reg := out[T](t, n)
-			et.Run(t, et.Case{Name: "psroialign_forward" + sfx, N: n, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, x), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.C, c.H, c.W, c.PH, c.PW}})
-		}
-	})
-	emuRan.Kernel(t, "psroialign_transpose"+sfx, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(9, 10))
-		for _, c := range append(psCases, goldenCases(t, "psroialign_golden.json.gz", true)...) {
-			g := c.ps()
-			gr, bx := or[T](c.gr, r, c.K*c.C*c.PH*c.PW), boxes[T](r, c)
-			want := make([]T, g.N*g.C*g.H*g.W)
-			if err := cpu.PSRoIAlignTranspose(&g, gr, bx, want); err != nil {
-				t.Fatal(err)
-			}
-			_, grids, _ := cpu.PSRoIAlignGrids(&g, bx)
-			o, reg := out[T](t, len(want))
-			et.Run(t, et.Case{Name: "psroialign_transpose" + sfx, N: g.N * g.C, Outs: []emu.Region{reg}, Check: check(o, want),
-				Args: []any{et.Up(t, gr), et.Up(t, packGrids(t, grids, bx)), o.Ptr(), c.K, g.N, g.C, c.H, c.W, c.PH, c.PW}})
-		}
-	})
+	grids := func(g *cpu.PoolGeom, bx []T) ([]cpu.RoIAlignBox[T], error) {
+		_, gs, err := cpu.PSRoIAlignGrids(g, bx)
+		return gs, err
+	}
+	alignKernels(t, "psroialign", true, [4]uint64{7, 8, 9, 10}, roiCase.ps, cpu.PSRoIAlignForward[T], cpu.PSRoIAlignTranspose[T], grids)
 }
 
 // bins is the host code's bins of the boxes (gops' poolBinsOf:
@@ -342,16 +319,10 @@ func testPSRoIPool[T et.Float](t *testing.T) {
 func roiPoolInput[T et.Float](r *rand.Rand, n int) []T {
 	x := make([]T, n)
 	for i := range x {
-		switch r.IntN(12) {
-		case 0:
-			x[i] = T(math.NaN())
-		case 1:
-			x[i] = T(math.Inf(1 - 2*r.IntN(2)))
-		case 2:
-			x[i] = T(math.Copysign(0, -1))
-		case 3:
-			x[i] = 0
-		case 4, 5:
+		switch v, k := et.Special[T](r, 12); {
+		case k < 4:
+			x[i] = v
+		case k < 6:
 			x[i] = T(r.IntN(3)) // ties
 		default:
 			x[i] = T(r.NormFloat64())

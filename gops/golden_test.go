@@ -13,20 +13,13 @@ import (
 
 // goldenCase is one torchvision evaluation written by testdata/gen_golden.py.
 type goldenCase struct {
-	Name          string    `json:"name"`
-	Dtype         string    `json:"dtype"`
-	OutputSize    [2]int    `json:"output_size"`
-	SpatialScale  float64   `json:"spatial_scale"`
-	SamplingRatio int       `json:"sampling_ratio"`
-	Aligned       bool      `json:"aligned"`
-	InputShape    []int     `json:"input_shape"`
-	Input         []float64 `json:"input"`
-	BoxesShape    []int     `json:"boxes_shape"`
-	Boxes         []float64 `json:"boxes"`
-	GradOutput    []float64 `json:"grad_output"`
-	OutputShape   []int     `json:"output_shape"`
-	Output        []float64 `json:"output"`
-	GradInput     []float64 `json:"grad_input"`
+	golden.RoI
+	Name        string    `json:"name"`
+	Dtype       string    `json:"dtype"`
+	BoxesShape  []int     `json:"boxes_shape"`
+	OutputShape []int     `json:"output_shape"`
+	Output      []float64 `json:"output"`
+	GradInput   []float64 `json:"grad_input"`
 }
 
 // loadGoldenFile reads the cases of a testdata/*.json.gz file written by one

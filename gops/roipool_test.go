@@ -116,13 +116,21 @@ func TestRoIPoolNaNPropagates(t *testing.T) {
 		0, 5, 5, 1,
 		5, 5, 4, 1,
 	}
+	checkPlaneBin(t, plane, math.IsNaN, "NaN", 1)
+}
+
+// checkPlaneBin pools the 4×4 plane into one bin over all of it and fails
+// unless the output is want (is tells) with the gradient on element at
+// only.
+func checkPlaneBin(t *testing.T, plane []float64, is func(float64) bool, want string, at int) {
+	t.Helper()
 	y, dx := runRoIPoolPlane(t, plane, boxesTensor([5]float64{0, 0, 0, 3, 3}), [2]int{1, 1})
-	if !math.IsNaN(y[0]) {
-		t.Fatalf("output %v, want NaN", y)
+	if !is(y[0]) {
+		t.Fatalf("output %v, want %s", y, want)
 	}
 	for i, v := range dx {
-		if (v != 0) != (i == 1) {
-			t.Fatalf("gradient %v: want it on element 1 only", dx)
+		if (v != 0) != (i == at) {
+			t.Fatalf("gradient %v: want it on element %d only", dx, at)
 		}
 	}
 }
@@ -134,15 +142,7 @@ func TestRoIPoolAllNegativeInfinity(t *testing.T) {
 	for i := range plane {
 		plane[i] = math.Inf(-1)
 	}
-	y, dx := runRoIPoolPlane(t, plane, boxesTensor([5]float64{0, 0, 0, 3, 3}), [2]int{1, 1})
-	if !math.IsInf(y[0], -1) {
-		t.Fatalf("output %v, want -Inf", y)
-	}
-	for i, v := range dx {
-		if (v != 0) != (i == 0) {
-			t.Fatalf("gradient %v: want it on element 0 only", dx)
-		}
-	}
+	checkPlaneBin(t, plane, func(v float64) bool { return math.IsInf(v, -1) }, "-Inf", 0)
 }
 
 // C's round, half away from zero: at scale 0.5 the box (0.5·2, 2.5·2, ...)

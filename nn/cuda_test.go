@@ -32,6 +32,9 @@ func init() {
 	}
 }
 
+// gpu is the GPU check of a graph (cudatest.Checker).
+var gpu = cudatest.Checker{Grad: ad.Grad, Floats: valueFloats}
+
 // gpuCase builds f from the input nodes xs (their shapes are shapes) and
 // differentiates w.r.t. all of them.
 type gpuCase struct {
@@ -132,83 +135,10 @@ func gpuCheck(t *testing.T, dt tensor.Dtype, c gpuCase) {
 	for i, s := range c.shapes {
 		xs[i] = cudatest.Input(g, fmt.Sprintf("x%d", i), cudatest.Random(rng, dt, s))
 	}
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	f := must(c.f(xs))
-	weighted := func(n *gorgonia.Node, name string) *gorgonia.Node {
-		r := cudatest.Input(g, name, cudatest.Random(rng, dt, n.Shape()))
-		return must(gorgonia.Sum(must(gorgonia.HadamardProd(n, r))))
-	}
-	g1, err := ad.Grad(weighted(f, "R"), xs...)
+	f, err := c.f(xs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms := make(gorgonia.Nodes, len(g1))
-	for i, d := range g1 {
-		terms[i] = weighted(d, fmt.Sprintf("R2_%d", i))
-	}
-	g2, err := ad.Grad(must(gorgonia.ReduceAdd(terms)), xs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := append(append(gorgonia.Nodes{f}, g1...), g2...)
-	got := make([]gorgonia.Value, len(results))
-	for i, n := range results {
-		gorgonia.Read(n, &got[i])
-	}
-	leaves := map[*gorgonia.Node]gorgonia.Value{}
-	for _, n := range g.AllNodes() {
-		if n.Op() == nil {
-			leaves[n] = cudatest.HostCopy(n.Value())
-		}
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatalf("GPU run: %v", err)
-	}
-	host := map[*gorgonia.Node]gorgonia.Value{}
-	var eval func(n *gorgonia.Node) gorgonia.Value
-	eval = func(n *gorgonia.Node) gorgonia.Value {
-		if v, done := host[n]; done {
-			return v
-		}
-		if n.Op() == nil {
-			host[n] = leaves[n]
-			return host[n]
-		}
-		var in []gorgonia.Value
-		for it := g.From(n.ID()); it.Next(); {
-			in = append(in, eval(it.Node().(*gorgonia.Node)))
-		}
-		v, err := n.Op().Do(in...)
-		if err != nil {
-			t.Fatalf("%v on the CPU: %v", n.Op(), err)
-		}
-		host[n] = v
-		return v
-	}
-	for i, n := range results {
-		if got[i] == nil {
-			t.Fatalf("result %d (%v) was not read", i, n)
-		}
-		what := "f"
-		if i > 0 {
-			what = fmt.Sprintf("order-%d gradient w.r.t. x%d", 1+(i-1)/len(xs), (i-1)%len(xs))
-		}
-		if err := gpuClose(cudatest.HostCopy(got[i]), eval(n), dt); err != nil {
-			t.Errorf("%s: %v", what, err)
-		}
-	}
-}
-
-// gpuClose compares a GPU result with the CPU's within cudatest.Close's
-// tolerance.
-func gpuClose(got, want gorgonia.Value, dt tensor.Dtype) error {
-	return cudatest.Close(valueFloats(got), valueFloats(want), dt)
+	g1, g2 := gpu.Grads(t, g, rng, dt, f, xs)
+	gpu.Compare(t, dt, g, f, xs, g1, g2)
 }

@@ -67,16 +67,10 @@ func emuIn[T ad.Float](r *rand.Rand, n int, special bool) []T {
 	for i := range x {
 		x[i] = T(r.NormFloat64() * 3)
 		if special {
-			switch r.IntN(16) {
-			case 0:
-				x[i] = T(math.NaN())
-			case 1:
-				x[i] = T(math.Inf(1 - 2*r.IntN(2)))
-			case 2:
-				x[i] = T(math.Copysign(0, -1))
-			case 3:
-				x[i] = 0
-			case 4:
+			switch v, k := et.Special[T](r, 16); {
+			case k < 4:
+				x[i] = v
+			case k == 4:
 				x[i] = T(r.NormFloat64() * 80)
 			}
 		}

@@ -14,6 +14,20 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// RoI is the part of a RoI pooling case (testdata/gen_golden.py: RoIAlign,
+// RoIPool and their position-sensitive forms) that sets the op and its
+// inputs; the golden tests' cases embed it with torch's results.
+type RoI struct {
+	OutputSize    [2]int    `json:"output_size"`
+	SpatialScale  float64   `json:"spatial_scale"`
+	SamplingRatio int       `json:"sampling_ratio"`
+	Aligned       bool      `json:"aligned"`
+	InputShape    []int     `json:"input_shape"`
+	Input         []float64 `json:"input"`
+	Boxes         []float64 `json:"boxes"`
+	GradOutput    []float64 `json:"grad_output"`
+}
+
 // Load reads the cases of a .json.gz golden file ({"cases": [...]}),
 // failing the test if it cannot or if there are none.
 func Load[C any](t testing.TB, path string) []C {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +178,21 @@ func EqualInts[I ~int | ~int32 | ~int64](got []I, want []int) error {
 		}
 	}
 	return nil
+}
+
+// Special draws k = r.IntN(n) and, for k < 4, the value the kernels must
+// carry through: NaN, ±Inf (one more draw for the sign), −0, +0. Other k
+// are the caller's own values (ties, large or normal draws); v is then 0.
+func Special[T Float](r *rand.Rand, n int) (v T, k int) {
+	switch k = r.IntN(n); k {
+	case 0:
+		v = T(math.NaN())
+	case 1:
+		v = T(math.Inf(1 - 2*r.IntN(2)))
+	case 2:
+		v = T(math.Copysign(0, -1))
+	}
+	return v, k
 }
 
 // Tol is the tolerance of an elementwise kernel that calls exp, log1p or
