@@ -55,7 +55,7 @@ import torch
 from torchvision.ops import ps_roi_align, ps_roi_pool, roi_pool
 
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
-from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
+from golden_common import DTYPES, flat, out_path, roi_case, write_torchvision  # noqa: E402
 SCALES = [1.0, 0.5, 1.0 / 16.0]
 OUTPUT_SIZES = [(3, 2), (2, 2), (4, 3)]
 H, W = 9, 11
@@ -175,20 +175,7 @@ def run_case(op, name, dtype_name, dtype, input_shape, output_size, scale, sampl
     (out * g).sum().backward()
     grad_in = x.grad if x.grad is not None else torch.zeros_like(x)
 
-    case = {
-        "name": name,
-        "dtype": dtype_name,
-        "output_size": list(output_size),
-        "spatial_scale": float(scale),
-        "input_shape": list(input_shape),
-        "input": flat(x),
-        "boxes_shape": [K, 5],
-        "boxes": flat(boxes),
-        "grad_output": flat(g),
-        "output_shape": list(out_shape),
-        "output": flat(out),
-        "grad_input": flat(grad_in),
-    }
+    case = roi_case(name, dtype_name, output_size, scale, {}, x, boxes, g, out, grad_in)
     if op == "ps_roi_align":
         case["sampling_ratio"] = int(sampling)
         nan = torch.isnan(out.detach()).reshape(-1)
