@@ -98,6 +98,15 @@ def normal(gen, dt):
     return lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
 
 
+def affine_params(rnd, shape, affine):
+    """A normalisation's weight rnd(*shape) + 1 and bias rnd(*shape), drawn
+    in that order and requiring grad; None, None when not affine."""
+    if not affine:
+        return None, None
+    w = (rnd(*shape) + 1).requires_grad_()
+    return w, rnd(*shape).requires_grad_()
+
+
 def norm_grads_hvp(out, x, w, b, xshape, wshape, rnd):
     """For a normalisation out of x with an optional affine weight w and
     bias b (both None or both given): draws G, the gradients of
