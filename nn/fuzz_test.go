@@ -41,6 +41,16 @@ func (f *fuzzBytes) poison(x *tensor.Dense, n int, set func(k int) (float64, boo
 	}
 }
 
+// refused reports whether the op refused its inputs (err is not nil); an
+// error that does not name the op ("nn: ...") fails t.
+func refused(t *testing.T, err error) bool {
+	t.Helper()
+	if err != nil && !strings.HasPrefix(err.Error(), "nn: ") {
+		t.Fatalf("error that names no op: %v", err)
+	}
+	return err != nil
+}
+
 // pick is vals[k], or false when k is past vals.
 func pick(k int, vals ...float64) (float64, bool) {
 	if k < len(vals) {
@@ -102,10 +112,7 @@ func FuzzConv2d(f *testing.F) {
 		} else {
 			y, err = nn.Conv2d(nodes[0], nodes[1], b, opts)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		requireFinite(t, g, y, nodes)
@@ -162,10 +169,7 @@ func FuzzPool2d(f *testing.F) {
 		}
 		g, nodes := graphtest.Inputs(in)
 		y, err := apply(nodes[0])
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes[0])
@@ -246,10 +250,7 @@ func FuzzLayers(f *testing.F) {
 		default:
 			y, err = nn.LeakyReLU(xn, float64(p)/10)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		if y.Shape().TotalSize() == 0 {
@@ -321,10 +322,7 @@ func FuzzGridSample(f *testing.F) {
 		if err == nil {
 			y, err = nn.GridSample(nodes[0], gridNode, opts)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		if y.Shape().TotalSize() == 0 {
