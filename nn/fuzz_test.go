@@ -27,6 +27,38 @@ func (f *fuzzBytes) intn(n int) int {
 	return int(f.b[f.i-1]) % n
 }
 
+// poison overwrites x's elements (float64) one by one: set(f.intn(n))
+// gives the new value, or false to keep the element.
+func (f *fuzzBytes) poison(x *tensor.Dense, n int, set func(k int) (float64, bool)) {
+	if x.Shape().TotalSize() == 0 {
+		return
+	}
+	d := x.Data().([]float64)
+	for i := range d {
+		if v, ok := set(f.intn(n)); ok {
+			d[i] = v
+		}
+	}
+}
+
+// refused reports whether the op refused its inputs (err is not nil); an
+// error that does not name the op ("nn: ...") fails t.
+func refused(t *testing.T, err error) bool {
+	t.Helper()
+	if err != nil && !strings.HasPrefix(err.Error(), "nn: ") {
+		t.Fatalf("error that names no op: %v", err)
+	}
+	return err != nil
+}
+
+// pick is vals[k], or false when k is past vals.
+func pick(k int, vals ...float64) (float64, bool) {
+	if k < len(vals) {
+		return vals[k], true
+	}
+	return 0, false
+}
+
 // FuzzConv2d: shapes, groups, stride, padding (sometimes negative or too
 // large), dilation, output padding, bias on or off, Conv2d or
 // ConvTranspose2d, float32 or float64; the invariant: an error that names
@@ -80,10 +112,7 @@ func FuzzConv2d(f *testing.F) {
 		} else {
 			y, err = nn.Conv2d(nodes[0], nodes[1], b, opts)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		requireFinite(t, g, y, nodes)
@@ -110,19 +139,7 @@ func FuzzPool2d(f *testing.F) {
 			w += 8 * (1 + fb.intn(4))
 		}
 		x := smoothTensor(1, n, c, h, w)
-		if x.Shape().TotalSize() > 0 {
-			d := x.Data().([]float64)
-			for i := range d {
-				switch fb.intn(16) {
-				case 0:
-					d[i] = math.NaN()
-				case 1:
-					d[i] = math.Inf(-1)
-				case 2:
-					d[i] = math.Inf(1)
-				}
-			}
-		}
+		fb.poison(x, 16, func(k int) (float64, bool) { return pick(k, math.NaN(), math.Inf(-1), math.Inf(1)) })
 		in := []*tensor.Dense{x}
 		if fb.intn(2) == 1 {
 			in = graphtest.Float32(in)
@@ -152,10 +169,7 @@ func FuzzPool2d(f *testing.F) {
 		}
 		g, nodes := graphtest.Inputs(in)
 		y, err := apply(nodes[0])
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		grads, err := ad.Grad(gorgonia.Must(gorgonia.Sum(y)), nodes[0])
@@ -236,10 +250,7 @@ func FuzzLayers(f *testing.F) {
 		default:
 			y, err = nn.LeakyReLU(xn, float64(p)/10)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		if y.Shape().TotalSize() == 0 {
@@ -284,23 +295,15 @@ func FuzzGridSample(f *testing.F) {
 		opts := nn.GridSampleOpts{Mode: []string{"", "bilinear", "nearest", "bicubic"}[fb.intn(4)],
 			PaddingMode: []string{"", "zeros", "border", "reflection", "wrap"}[fb.intn(5)], AlignCorners: fb.intn(2) == 1}
 		grid := smoothTensor(1.3, gn, ho, wo, last)
-		if grid.Shape().TotalSize() > 0 {
-			d := grid.Data().([]float64)
-			for i := range d {
-				switch fb.intn(12) {
-				case 0:
-					d[i] = math.NaN()
-				case 1:
-					d[i] = math.Inf(1)
-				case 2:
-					d[i] = math.Inf(-1)
-				case 3:
-					d[i] = 3e38 * float64(fb.intn(3)-1)
-				case 4:
-					d[i] = float64(fb.intn(5)-2) / 2 // on the lattice's kinks
-				}
+		fb.poison(grid, 12, func(k int) (float64, bool) {
+			switch k {
+			case 3:
+				return 3e38 * float64(fb.intn(3)-1), true
+			case 4:
+				return float64(fb.intn(5)-2) / 2, true // on the lattice's kinks
 			}
-		}
+			return pick(k, math.NaN(), math.Inf(1), math.Inf(-1))
+		})
 		affine := fb.intn(4) == 0
 		in := []*tensor.Dense{smoothTensor(1, n, c, h, w), grid}
 		if affine {
@@ -319,10 +322,7 @@ func FuzzGridSample(f *testing.F) {
 		if err == nil {
 			y, err = nn.GridSample(nodes[0], gridNode, opts)
 		}
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "nn: ") {
-				t.Fatalf("error that names no op: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		if y.Shape().TotalSize() == 0 {

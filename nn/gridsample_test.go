@@ -490,22 +490,27 @@ type affineGridGoldenCase struct {
 	GradTheta    []float64 `json:"grad_theta"`
 }
 
+// affineGrid builds the case's theta node and AffineGrid(theta).
+func (c *affineGridGoldenCase) affineGrid(gg *goldenGraph) (theta, grid *gorgonia.Node) {
+	gg.t.Helper()
+	theta = gg.node("theta", []int{c.Size[0], 2, 3}, c.Theta)
+	grid, err := nn.AffineGrid(theta, [4]int{c.Size[0], c.Size[1], c.Size[2], c.Size[3]}, c.AlignCorners)
+	if err != nil {
+		gg.t.Fatal(err)
+	}
+	return theta, grid
+}
+
 // composedGoldenCase is GridSample(input, AffineGrid(theta)) with
-// L = <out, G>: torch's first order and the reference's gradients of
-// <∂L/∂theta, V_theta>.
+// L = <out, G>: the affine case's fields (its output and G those of the
+// sampling), torch's gradient w.r.t. input and the reference's gradients
+// of <∂L/∂theta, V_theta>.
 type composedGoldenCase struct {
-	Name          string    `json:"name"`
+	affineGridGoldenCase
 	Mode          string    `json:"mode"`
 	PaddingMode   string    `json:"padding_mode"`
-	AlignCorners  bool      `json:"align_corners"`
-	Theta         []float64 `json:"theta"`
-	Size          []int     `json:"size"`
 	InputShape    []int     `json:"input_shape"`
 	Input         []float64 `json:"input"`
-	GradOutput    []float64 `json:"grad_output"`
-	OutputShape   []int     `json:"output_shape"`
-	Output        []float64 `json:"output"`
-	GradTheta     []float64 `json:"grad_theta"`
 	GradInput     []float64 `json:"grad_input"`
 	VTheta        []float64 `json:"v_theta"`
 	HVPTheta      []float64 `json:"hvp_theta"`
@@ -624,12 +629,7 @@ func TestAffineGridGolden(t *testing.T) {
 		for _, dt := range gridGoldenDtypes {
 			t.Run(c.Name+"/"+dt, func(t *testing.T) {
 				gg := newGoldenGraph(t, dt)
-				n := c.Size[0]
-				theta := gg.node("theta", []int{n, 2, 3}, c.Theta)
-				y, err := nn.AffineGrid(theta, [4]int{c.Size[0], c.Size[1], c.Size[2], c.Size[3]}, c.AlignCorners)
-				if err != nil {
-					t.Fatal(err)
-				}
+				theta, y := c.affineGrid(gg)
 				if !y.Shape().Eq(tensor.Shape(c.OutputShape)) {
 					t.Fatalf("shape %v, want %v", y.Shape(), c.OutputShape)
 				}
@@ -661,19 +661,14 @@ func TestAffineGridSampleGolden(t *testing.T) {
 					t.Skipf("nn.GridSample does not accept bicubic: %v", bicubicErr)
 				}
 				gg := newGoldenGraph(t, dt)
-				n := c.Size[0]
-				theta := gg.node("theta", []int{n, 2, 3}, c.Theta)
+				theta, grid := c.affineGrid(gg)
 				x := gg.node("x", c.InputShape, c.Input)
-				grid, err := nn.AffineGrid(theta, [4]int{c.Size[0], c.Size[1], c.Size[2], c.Size[3]}, c.AlignCorners)
-				if err != nil {
-					t.Fatal(err)
-				}
 				y, err := nn.GridSample(x, grid, nn.GridSampleOpts{Mode: c.Mode, PaddingMode: c.PaddingMode, AlignCorners: c.AlignCorners})
 				if err != nil {
 					t.Fatal(err)
 				}
 				d := gg.grads(gg.dot(y, gg.node("G", c.OutputShape, c.GradOutput)), theta, x)
-				h := gg.grads(gg.dot(d[0], gg.node("Vtheta", []int{n, 2, 3}, c.VTheta)), theta, x)
+				h := gg.grads(gg.dot(d[0], gg.node("Vtheta", []int{c.Size[0], 2, 3}, c.VTheta)), theta, x)
 				got, err := graphtest.Eval(gg.g, y, d[0], d[1], h[0], h[1])
 				if err != nil {
 					t.Fatal(err)

@@ -36,7 +36,7 @@ import torch
 from torchvision.ops import roi_align
 
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
-from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
+from golden_common import DTYPES, out_path, roi_case, write_torchvision  # noqa: E402
 
 OUT_PATH = out_path("roialign_golden.json.gz")
 
@@ -128,22 +128,9 @@ def run_case(name, dtype_name, dtype, output_size, scale, sampling, aligned, box
     (out * g).sum().backward()
     grad_in = x.grad if x.grad is not None else torch.zeros_like(x)
 
-    return {
-        "name": name,
-        "dtype": dtype_name,
-        "output_size": list(output_size),
-        "spatial_scale": float(scale),
-        "sampling_ratio": int(sampling),
-        "aligned": bool(aligned),
-        "input_shape": list(INPUT_SHAPE),
-        "input": flat(x),
-        "boxes_shape": [K, 5],
-        "boxes": flat(boxes),
-        "grad_output": flat(g),
-        "output_shape": list(out_shape),
-        "output": flat(out),
-        "grad_input": flat(grad_in),
-    }
+    return roi_case(name, dtype_name, output_size, scale,
+                    {"sampling_ratio": int(sampling), "aligned": bool(aligned)},
+                    x, boxes, g, out, grad_in)
 
 
 def scale_name(s):

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
-from golden_common import DTYPES, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
+from golden_common import DTYPES, affine_params, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
 
 OUT_PATH = out_path("batchnorm_golden.json.gz")
 
@@ -46,8 +46,7 @@ def main():
         for name, shape, training, affine, momentum, eps in CASES:
             c = shape[1]
             x = (rnd(*shape) * 2 + 1).requires_grad_()
-            w = (rnd(c) + 1).requires_grad_() if affine else None
-            b = rnd(c).requires_grad_() if affine else None
+            w, b = affine_params(rnd, (c,), affine)
             rm = rnd(c) * 0.5
             rv = torch.rand(c, generator=gen, dtype=torch.float64).to(dt) + 0.5
             rm0, rv0 = rm.clone(), rv.clone()

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
-from golden_common import DTYPES, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
+from golden_common import DTYPES, affine_params, flat, norm_grads_hvp, normal, out_path, write_json  # noqa: E402
 
 OUT_PATH = out_path("norm_golden.json.gz")
 
@@ -53,8 +53,7 @@ def main():
         for name, op, shape, p, affine, eps in CASES:
             x = (rnd(*shape) * 2 + 0.5).requires_grad_()
             pshape = (shape[1],) if op == "group_norm" else p
-            w = (rnd(*pshape) + 1).requires_grad_() if affine else None
-            b = rnd(*pshape).requires_grad_() if affine else None
+            w, b = affine_params(rnd, pshape, affine)
             if op == "group_norm":
                 out = F.group_norm(x, p, w, b, eps)
             else:

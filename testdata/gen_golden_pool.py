@@ -55,7 +55,7 @@ import torch
 from torchvision.ops import ps_roi_align, ps_roi_pool, roi_pool
 
 sys.dont_write_bytecode = True  # no __pycache__ in testdata/
-from golden_common import DTYPES, flat, out_path, write_torchvision  # noqa: E402
+from golden_common import DTYPES, flat, out_path, roi_case, write_torchvision  # noqa: E402
 SCALES = [1.0, 0.5, 1.0 / 16.0]
 OUTPUT_SIZES = [(3, 2), (2, 2), (4, 3)]
 H, W = 9, 11
@@ -175,20 +175,7 @@ def run_case(op, name, dtype_name, dtype, input_shape, output_size, scale, sampl
     (out * g).sum().backward()
     grad_in = x.grad if x.grad is not None else torch.zeros_like(x)
 
-    case = {
-        "name": name,
-        "dtype": dtype_name,
-        "output_size": list(output_size),
-        "spatial_scale": float(scale),
-        "input_shape": list(input_shape),
-        "input": flat(x),
-        "boxes_shape": [K, 5],
-        "boxes": flat(boxes),
-        "grad_output": flat(g),
-        "output_shape": list(out_shape),
-        "output": flat(out),
-        "grad_input": flat(grad_in),
-    }
+    case = roi_case(name, dtype_name, output_size, scale, {}, x, boxes, g, out, grad_in)
     if op == "ps_roi_align":
         case["sampling_ratio"] = int(sampling)
         nan = torch.isnan(out.detach()).reshape(-1)
@@ -213,6 +200,15 @@ EXTRA_SCALE = 0.3
 
 def scale_name(s):
     return {1.0: "1", 0.5: "0.5", 1.0 / 16.0: "1_16", EXTRA_SCALE: "0.3"}[s]
+
+
+def ps_case(op, name, dtype_name, dtype, output_size, scale, sampling, gen, empty=False):
+    """A position-sensitive op's case: input (2, C, H, W) with C = 2 * ph * pw,
+    the boxes of make_boxes(scale, gen) (none if empty), no ties."""
+    c = 2 * output_size[0] * output_size[1]
+    boxes = [] if empty else make_boxes(scale, gen)
+    return run_case(op, name, dtype_name, dtype, (2, c, H, W), output_size, scale, sampling,
+                    boxes, gen, False)
 
 
 def write(op, cases):
@@ -255,19 +251,16 @@ def main():
                 output_size = OUTPUT_SIZES[seed % len(OUTPUT_SIZES)]
                 gen = torch.Generator().manual_seed(3000 + seed)
                 seed += 1
-                c = 2 * output_size[0] * output_size[1]
                 name = "%s/sampling=%d/scale=%s/out=%dx%d" % (dtype_name, sampling, scale_name(scale),
                                                               output_size[0], output_size[1])
-                cases.append(run_case("ps_roi_align", name, dtype_name, dtype, (2, c, H, W),
-                                      output_size, scale, sampling, make_boxes(scale, gen), gen,
-                                      False))
+                cases.append(ps_case("ps_roi_align", name, dtype_name, dtype, output_size, scale,
+                                     sampling, gen))
         gen = torch.Generator().manual_seed(3800 + seed)
-        cases.append(run_case("ps_roi_align", "%s/sampling=2/scale=0.3/out=2x2" % dtype_name,
-                              dtype_name, dtype, (2, 8, H, W), (2, 2), EXTRA_SCALE, 2,
-                              make_boxes(EXTRA_SCALE, gen), gen, False))
+        cases.append(ps_case("ps_roi_align", "%s/sampling=2/scale=0.3/out=2x2" % dtype_name,
+                             dtype_name, dtype, (2, 2), EXTRA_SCALE, 2, gen))
         gen = torch.Generator().manual_seed(3900 + seed)
-        cases.append(run_case("ps_roi_align", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
-                              (2, 8, H, W), (2, 2), 0.5, 2, [], gen, False))
+        cases.append(ps_case("ps_roi_align", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
+                             (2, 2), 0.5, 2, gen, empty=True))
     write("ps_roi_align", cases)
 
     # ps_roi_pool: every dtype x scale x output size; C = 2 * ph * pw.
@@ -277,14 +270,13 @@ def main():
             for output_size in OUTPUT_SIZES:
                 gen = torch.Generator().manual_seed(4000 + seed)
                 seed += 1
-                c = 2 * output_size[0] * output_size[1]
                 name = "%s/scale=%s/out=%dx%d" % (dtype_name, scale_name(scale), output_size[0],
                                                   output_size[1])
-                cases.append(run_case("ps_roi_pool", name, dtype_name, dtype, (2, c, H, W),
-                                      output_size, scale, 0, make_boxes(scale, gen), gen, False))
+                cases.append(ps_case("ps_roi_pool", name, dtype_name, dtype, output_size, scale, 0,
+                                     gen))
         gen = torch.Generator().manual_seed(4900 + seed)
-        cases.append(run_case("ps_roi_pool", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
-                              (2, 8, H, W), (2, 2), 0.5, 0, [], gen, False))
+        cases.append(ps_case("ps_roi_pool", "%s/empty_boxes" % dtype_name, dtype_name, dtype,
+                             (2, 2), 0.5, 0, gen, empty=True))
     write("ps_roi_pool", cases)
 
 

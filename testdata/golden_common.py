@@ -1,6 +1,6 @@
 """What the golden generators (testdata/gen_golden*.py) share: the dtypes,
-where a file is written, a tensor as a JSON list, and the two ways the
-files are written.
+where a file is written, a tensor as a JSON list, a RoI op's case, and
+the two ways the files are written.
 
 Not run on its own. A generator, run as a script from the repository root,
 has this folder on sys.path and imports it after setting
@@ -70,10 +70,41 @@ def write_torchvision(path, cases, op=None):
         torch.__version__, torchvision.__version__))
 
 
+def roi_case(name, dtype_name, output_size, scale, params, x, boxes, g, out, grad_in):
+    """A RoI op's case as gen_golden.py's layout has it: name, dtype,
+    output_size, spatial_scale, the op's own parameters (the dict params,
+    in its order), then input, boxes, grad_output (G of L = <out, G>),
+    output and grad_input (dL/dx), each tensor after its shape where the
+    layout has one."""
+    case = {"name": name, "dtype": dtype_name, "output_size": list(output_size),
+            "spatial_scale": float(scale)}
+    case.update(params)
+    case.update({
+        "input_shape": list(x.shape),
+        "input": flat(x),
+        "boxes_shape": [boxes.shape[0], 5],
+        "boxes": flat(boxes),
+        "grad_output": flat(g),
+        "output_shape": list(out.shape),
+        "output": flat(out),
+        "grad_input": flat(grad_in),
+    })
+    return case
+
+
 def normal(gen, dt):
     """rnd(*shape): standard normal values drawn from gen in float64, then
     cast to dt (the same draws for both dtypes of a seed)."""
     return lambda *s: torch.randn(s, generator=gen, dtype=torch.float64).to(dt)
+
+
+def affine_params(rnd, shape, affine):
+    """A normalisation's weight rnd(*shape) + 1 and bias rnd(*shape), drawn
+    in that order and requiring grad; None, None when not affine."""
+    if not affine:
+        return None, None
+    w = (rnd(*shape) + 1).requires_grad_()
+    return w, rnd(*shape).requires_grad_()
 
 
 def norm_grads_hvp(out, x, w, b, xshape, wshape, rnd):

@@ -8,6 +8,14 @@ import (
 	"testing"
 )
 
+// roiCase is one case of the RoI kernels' tests: its name, the geometry
+// (PoolGeom or RoIAlignGeom) and the number of boxes.
+type roiCase[G any] struct {
+	name string
+	g    G
+	k    int
+}
+
 // pairAcrossProcs runs a kernel (into y, ny elements first set to 42, so that
 // every output must be written) and its transpose (into dx, nx zeros) at
 // each GOMAXPROCS of procs, and fails unless every run gives the bits of

@@ -65,11 +65,7 @@ func checkPSKernels[T Float](t *testing.T, p psKernelPair[T], g *PoolGeom, k int
 }
 
 func TestPSRoIAlignKernelsMatchReference(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		g    PoolGeom
-		k    int
-	}{
+	for _, c := range []roiCase[PoolGeom]{
 		{"C'=3/3x3/sampling=2", PoolGeom{N: 2, C: 27, H: 13, W: 17, PH: 3, PW: 3, Scale: 0.25, SamplingRatio: 2}, 9},
 		{"C'=10/7x7/adaptive", PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5, SamplingRatio: 0}, 7},
 		{"C'=1/2x2/sampling=3", PoolGeom{N: 1, C: 4, H: 9, W: 11, PH: 2, PW: 2, Scale: 1, SamplingRatio: 3}, 5},

@@ -35,11 +35,7 @@ func refPSRoIPool[T Float](g *PoolGeom, x, boxes, grad []T) (y, dx []float64) {
 // The PSRoIPool kernels against refPSRoIPool, bitwise the same for any
 // number of threads.
 func TestPSRoIPoolKernelsMatchReference(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		g    PoolGeom
-		k    int
-	}{
+	for _, c := range []roiCase[PoolGeom]{
 		{"C'=3/3x3", PoolGeom{N: 2, C: 27, H: 13, W: 17, PH: 3, PW: 3, Scale: 0.25}, 9},
 		{"C'=10/7x7", PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5}, 7},
 		{"C'=1/2x2", PoolGeom{N: 1, C: 4, H: 9, W: 11, PH: 2, PW: 2, Scale: 1}, 5},

@@ -69,11 +69,7 @@ func checkRoIAlignKernels[T Float](t *testing.T, g *RoIAlignGeom, k int, tol flo
 }
 
 func TestRoIAlignKernelsMatchReference(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		g    RoIAlignGeom
-		k    int
-	}{
+	for _, c := range []roiCase[RoIAlignGeom]{
 		{"C=37/7x7/sampling=2/aligned", RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.25, SamplingRatio: 2, Aligned: true}, 9},
 		{"C=37/3x2/adaptive", RoIAlignGeom{N: 2, C: 37, H: 13, W: 17, PH: 3, PW: 2, Scale: 0.5, SamplingRatio: 0}, 9},
 		{"C=40/30x30 (bins in two blocks)", RoIAlignGeom{N: 1, C: 40, H: 9, W: 11, PH: 30, PW: 30, Scale: 1, SamplingRatio: 1}, 3},

@@ -80,11 +80,7 @@ func checkRoIPoolArgmax[T Float](t *testing.T, g *PoolGeom, k int) {
 }
 
 func TestRoIPoolArgmaxMatchesReference(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		g    PoolGeom
-		k    int
-	}{
+	for _, c := range []roiCase[PoolGeom]{
 		{"C=37/7x7", PoolGeom{N: 2, C: 37, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5}, 12},
 		{"C=3/3x2", PoolGeom{N: 2, C: 3, H: 9, W: 11, PH: 3, PW: 2, Scale: 1}, 12},
 		{"C=40/30x30 (bins in two blocks)", PoolGeom{N: 1, C: 40, H: 9, W: 11, PH: 30, PW: 30, Scale: 1}, 3},
