@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): dc134d724f91a047d05edb95084b1a5c4dbaa824ef96b9aceb0570493c951d7c
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): 9e803b3cbebf34428518314e00918d84795af7450e83d9468a5a67e190a3e622
 
 #include "emu.h"
 
