@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): 9e803b3cbebf34428518314e00918d84795af7450e83d9468a5a67e190a3e622
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): ac1b6d1b44743c93e3fdc3642c1633a60bd86618e9741a717d8e36437e5f0176
 
 #include "emu.h"
 
