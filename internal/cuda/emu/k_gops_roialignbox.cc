@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): ac1b6d1b44743c93e3fdc3642c1633a60bd86618e9741a717d8e36437e5f0176
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): fd88d2919db5685f391a0684e9d364b4e824876c931eeb351236c68c950e73eb
 
 #include "emu.h"
 

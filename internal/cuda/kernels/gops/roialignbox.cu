@@ -92,6 +92,12 @@ template <typename T> __device__ bool sampleSide(T v, long long n, long long d, 
 	return true;
 }
 
+// sampleHits is sampleSide where one of s's two taps is q (the transpose's
+// pixel row or column), else false.
+template <typename T> __device__ bool sampleHits(T v, long long n, long long d, long long q, DSide<T> &s) {
+	return sampleSide<T>(v, n, d, s) && (s.lo == q || s.hi == q);
+}
+
 // out[k, j·cOut + c, ph, pw]: one thread per element, samples in grid order.
 template <typename T>
 __device__ void boxDeriv(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW, long long cOut,
@@ -154,14 +160,12 @@ __device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, long long K, 
 					long long ph = bin / PW, pw = bin % PW;
 					for (long long iy = 0; iy < gh; iy++) {
 						DSide<T> sy;
-						if (!sampleSide<T>(sampleY<T>(bx, ph, iy), H, a, sy)) continue;
-						if (sy.lo != py && sy.hi != py) continue;
+						if (!sampleHits<T>(sampleY<T>(bx, ph, iy), H, a, py, sy)) continue;
 						T cy[2];
 						coefPair<T>(cy, ph, iy, gh, PH, scale, bx[8] != 0);
 						for (long long ix = 0; ix < gw; ix++) {
 							DSide<T> sx;
-							if (!sampleSide<T>(sampleX<T>(bx, pw, ix), W, b, sx)) continue;
-							if (sx.lo != px && sx.hi != px) continue;
+							if (!sampleHits<T>(sampleX<T>(bx, pw, ix), W, b, px, sx)) continue;
 							T cx[2];
 							coefPair<T>(cx, pw, ix, gw, PW, scale, bx[9] != 0);
 							T v = 0;
