@@ -21,6 +21,16 @@ type Tensor[T Float] struct {
 	Ints  []int
 }
 
+// Optional is in[i].Data, or nil where in has no input i: the optional last
+// input of a kernel whose op is built with or without it (the mask of
+// torchvision's deform_conv2d, the one of a masked grid sample).
+func Optional[T Float](in []Tensor[T], i int) []T {
+	if i < len(in) {
+		return in[i].Data
+	}
+	return nil
+}
+
 // Kernel is an op's forward computation written once, generically, for
 // both float dtypes; Floats makes one. The zero Kernel is none.
 type Kernel struct {

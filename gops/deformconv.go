@@ -269,22 +269,15 @@ func deformSpec(g *cpu.DeformGeom, kind deformKind, a, b int, masked bool) ad.Op
 // given, is the last input of S, T and O.
 func deformKernel[T ad.Float](g *cpu.DeformGeom, kind deformKind, a, b int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		var mask []T
-		switch {
-		case (kind == deformS || kind == deformT) && len(in) == 3:
-			mask = in[2].Data
-		case kind == deformO && len(in) == 4:
-			mask = in[3].Data
-		}
 		switch kind {
 		case deformS:
-			cpu.DeformS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+			cpu.DeformS(g, a, b, in[0].Data, in[1].Data, ad.Optional(in, 2), out.Data)
 		case deformT:
-			cpu.DeformT(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+			cpu.DeformT(g, a, b, in[0].Data, in[1].Data, ad.Optional(in, 2), out.Data)
 		case deformC:
 			cpu.DeformC(g, a, b, in[0].Data, in[1].Data, in[2].Data, out.Data)
 		default:
-			cpu.DeformO(g, a, b, in[0].Data, in[1].Data, in[2].Data, mask, out.Data)
+			cpu.DeformO(g, a, b, in[0].Data, in[1].Data, in[2].Data, ad.Optional(in, 3), out.Data)
 		}
 		return nil
 	}

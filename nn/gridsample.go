@@ -261,13 +261,6 @@ func (f *gridFamily) spec(kind gridKind, a, b, n int) ad.OpSpec {
 // gridKernel is member kind (a, b) on the CPU.
 func gridKernel[T ad.Float](g *cpu.GridSampleGeom, kind gridKind, a, b int) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		var mask []T
-		switch {
-		case (kind == gridS || kind == gridT) && len(in) == 3:
-			mask = in[2].Data
-		case kind == gridO && len(in) == 4:
-			mask = in[3].Data
-		}
 		switch kind {
 		case gridS2:
 			cpu.GridSampleS2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, out.Data)
@@ -276,13 +269,13 @@ func gridKernel[T ad.Float](g *cpu.GridSampleGeom, kind gridKind, a, b int) func
 		case gridO2:
 			cpu.GridSampleO2(g, a, b, in[0].Data, in[1].Data, in[2].Data, in[3].Data, in[4].Data, out.Data)
 		case gridS:
-			cpu.GridSampleS(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+			cpu.GridSampleS(g, a, b, in[0].Data, in[1].Data, ad.Optional(in, 2), out.Data)
 		case gridT:
-			cpu.GridSampleT(g, a, b, in[0].Data, in[1].Data, mask, out.Data)
+			cpu.GridSampleT(g, a, b, in[0].Data, in[1].Data, ad.Optional(in, 2), out.Data)
 		case gridC:
 			cpu.GridSampleC(g, a, b, in[0].Data, in[1].Data, in[2].Data, out.Data)
 		default:
-			cpu.GridSampleO(g, a, b, in[0].Data, in[1].Data, in[2].Data, mask, out.Data)
+			cpu.GridSampleO(g, a, b, in[0].Data, in[1].Data, in[2].Data, ad.Optional(in, 3), out.Data)
 		}
 		return nil
 	}

@@ -58,28 +58,8 @@ ROI_ALIGN_ARGS = dict(output_size=(7, 7), spatial_scale=SPATIAL_SCALE,
 
 
 def setup_roi_align(requires_grad):
-    def setup():
-        gen = torch.Generator().manual_seed(SEED)
-        x = torch.randn(FEAT_SHAPE, generator=gen, dtype=torch.float32)
-        boxes = random_boxes(NUM_BOXES, IMG_H, IMG_W, FEAT_SHAPE[0], gen)
-        out_shape = (NUM_BOXES, FEAT_SHAPE[1]) + ROI_ALIGN_ARGS["output_size"]
-        grad = torch.randn(out_shape, generator=gen, dtype=torch.float32)
-        if requires_grad:
-            x.requires_grad_(True)
-        return {"x": x, "boxes": boxes, "grad": grad}
-    return setup
-
-
-def run_roi_align_forward(s):
-    with torch.no_grad():
-        roi_align(s["x"], s["boxes"], **ROI_ALIGN_ARGS)
-
-
-def run_roi_align_forward_backward(s):
-    x = s["x"]
-    x.grad = None
-    out = roi_align(x, s["boxes"], **ROI_ALIGN_ARGS)
-    out.backward(s["grad"])
+    """RoIAlign's inputs: setup_pool's, at FEAT_SHAPE with NUM_BOXES boxes."""
+    return setup_pool(FEAT_SHAPE, NUM_BOXES, FEAT_SHAPE[1], requires_grad)
 
 
 # ------------------------------------------ RoIPool, PSRoIAlign, PSRoIPool
@@ -117,6 +97,7 @@ def pool_runs(fn, args):
     return forward, forward_backward
 
 
+run_roi_align_forward, run_roi_align_forward_backward = pool_runs(roi_align, ROI_ALIGN_ARGS)
 run_roi_pool_forward, run_roi_pool_forward_backward = pool_runs(roi_pool, ROI_POOL_ARGS)
 run_ps_roi_align_forward, run_ps_roi_align_forward_backward = pool_runs(ps_roi_align,
                                                                         PS_ROI_ALIGN_ARGS)

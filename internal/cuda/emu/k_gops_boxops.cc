@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/boxops.cu, compiled for the CPU (emu.h), and its entry points as
 // boxops.ptx lists them.
-// Sources' SHA-256 (boxops.cu and the folder's .cuh): bb4f842fbf7a4c012b11ec57ebf1e5820b6801038256445b1615d4311d7b9c51
+// Sources' SHA-256 (boxops.cu and the folder's .cuh): df2d4a7ad7fe176811a7ff57f17d20cc93400f31879655c31a85b1679074daf6
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/deformconv.cu, compiled for the CPU (emu.h), and its entry points as
 // deformconv.ptx lists them.
-// Sources' SHA-256 (deformconv.cu and the folder's .cuh): 6b4f33f3aa3eca210fcd16cc9d19a8893eb9c6ba48eec50e86931f06f9a2660b
+// Sources' SHA-256 (deformconv.cu and the folder's .cuh): ab9cc9b9bbe0b838a2f8a3827425839c7bf3233144e8f5255c8169d2d0f7592c
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/layout.cu, compiled for the CPU (emu.h), and its entry points as
 // layout.ptx lists them.
-// Sources' SHA-256 (layout.cu and the folder's .cuh): 40c5d198b142d2110e234cc053da3eda2ca0455e9d6a3f73a8608fa468b75e57
+// Sources' SHA-256 (layout.cu and the folder's .cuh): bb675f0f0c8adbbf451b773fdbd24a99ae317e3d32c12075bb2c8799717b71b2
 
 #include "emu.h"
 

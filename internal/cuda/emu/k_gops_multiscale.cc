@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/multiscale.cu, compiled for the CPU (emu.h), and its entry points as
 // multiscale.ptx lists them.
-// Sources' SHA-256 (multiscale.cu and the folder's .cuh): b729cc8378b6dd01fc4fb1816a174a7be19de7ae2a8ab7278f4e4ada2e10a548
+// Sources' SHA-256 (multiscale.cu and the folder's .cuh): 21351c748839c31abb7a638c6f778a23705d7c12278006d14fcd96867a4e38e8
 
 #include "emu.h"
 

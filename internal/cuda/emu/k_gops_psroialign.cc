@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroialign.cu, compiled for the CPU (emu.h), and its entry points as
 // psroialign.ptx lists them.
-// Sources' SHA-256 (psroialign.cu and the folder's .cuh): eb1a186a957ba4124c93bf8603df8771423dd377eaf8951c806ad4012f153f13
+// Sources' SHA-256 (psroialign.cu and the folder's .cuh): 8cb5f4e5382c2988a8c53aed0d33cf84a1956dd22d276c46bccc5c8c391ec188
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 8206b451cf4978af29ce3c7435c1b00e767cfa0f22515ba90217f7226a7e2b5e
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 8b967d59618f016d2ae0165fafcce974d046b8e1c682d3bd038b29b7586749e3
 
 #include "emu.h"
 

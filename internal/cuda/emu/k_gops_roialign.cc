@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialign.cu, compiled for the CPU (emu.h), and its entry points as
 // roialign.ptx lists them.
-// Sources' SHA-256 (roialign.cu and the folder's .cuh): 7669d8201fc4d5df49ce301868182dcf4b22dd9f81950c3033a0566339f64b5b
+// Sources' SHA-256 (roialign.cu and the folder's .cuh): 8c4913fb70fe3011cceb0eb3bb944afb481e0a79135989e93b15096995a28a76
 
 #include "emu.h"
 

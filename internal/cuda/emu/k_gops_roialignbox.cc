@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roialignbox.cu, compiled for the CPU (emu.h), and its entry points as
 // roialignbox.ptx lists them.
-// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): dc134d724f91a047d05edb95084b1a5c4dbaa824ef96b9aceb0570493c951d7c
+// Sources' SHA-256 (roialignbox.cu and the folder's .cuh): fd88d2919db5685f391a0684e9d364b4e824876c931eeb351236c68c950e73eb
 
 #include "emu.h"
 

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/roipool.cu, compiled for the CPU (emu.h), and its entry points as
 // roipool.ptx lists them.
-// Sources' SHA-256 (roipool.cu and the folder's .cuh): 844d9ec63892c5088131d483a115d8bde71e809a783846c6d9fc81f63e516708
+// Sources' SHA-256 (roipool.cu and the folder's .cuh): 5048a34970b6255e2dbbbfa954c93a310f8e07410f497ab93efc3cc2000ea19c
 
 #include "emu.h"
 

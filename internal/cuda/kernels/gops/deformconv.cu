@@ -79,8 +79,7 @@ template <typename T> __device__ void deformScatter(Geom g, const T *cols, const
 	long long K = g.kh * g.kw, L = g.ho * g.wo, cg = g.c / g.og, plane = g.h * g.w;
 	LOOP(i, g.n * g.c) {
 		long long n = i / g.c, c = i % g.c;
-		T *d = dst + (long long)i * plane;
-		for (long long p = 0; p < plane; p++) d[p] = 0;
+		T *d = zeroedPlane<T>(dst, i, plane);
 		for (long long k = 0; k < K; k++) {
 			long long tr = (n * g.og + c / cg) * K + k;
 			const T *col = cols + (((long long)c * K + k) * g.n + n) * L;

@@ -42,8 +42,7 @@ __device__ void psRoIAlignTranspose(const T *g, const T *bp, T *dst, long long K
 	LOOP(i, N * C) {
 		long long n = i / C, ci = i % C, co = ci / nb, bin = ci % nb;
 		long long ph = bin / PW, pw = bin % PW;
-		T *d = dst + (long long)i * H * W;
-		for (long long p = 0; p < H * W; p++) d[p] = 0;
+		T *d = zeroedPlane<T>(dst, i, H * W);
 		for (long long k = 0; k < K; k++) {
 			const T *b = bp + 8 * k;
 			if ((long long)b[0] != n) continue;

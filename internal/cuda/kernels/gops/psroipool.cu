@@ -32,8 +32,7 @@ __device__ void psRoIPoolTranspose(const T *g, const T *boxes, const long long *
 	long long cOut = C / NB;
 	LOOP(i, N * C) {
 		long long n = i / C, ci = i % C, co = ci / NB, bin = ci % NB;
-		T *d = dst + (long long)i * H * W;
-		for (long long p = 0; p < H * W; p++) d[p] = 0;
+		T *d = zeroedPlane<T>(dst, i, H * W);
 		for (long long k = 0; k < K; k++) {
 			if ((long long)boxes[5 * k] != n) continue;
 			const long long *b = bins + 4 * (k * NB + bin);

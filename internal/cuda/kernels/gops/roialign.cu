@@ -40,8 +40,7 @@ template <typename T>
 __device__ void roiAlignTranspose(const T *g, const T *bp, T *dst, long long K, long long N, long long C, long long H, long long W, long long PH, long long PW) {
 	LOOP(i, N * C) {
 		long long n = i / C, c = i % C;
-		T *d = dst + (long long)i * H * W;
-		for (long long p = 0; p < H * W; p++) d[p] = 0;
+		T *d = zeroedPlane<T>(dst, i, H * W);
 		for (long long k = 0; k < K; k++) {
 			const T *b = bp + 8 * k;
 			if ((long long)b[0] != n) continue;

@@ -84,6 +84,20 @@ template <typename T> __device__ T coefOf(long long j, long long a, long long b,
 // inside is roiAlignDerivTap's test, one coordinate at a time (false for NaN).
 template <typename T> __device__ bool inside(T v, long long n) { return v >= -1 && v <= (T)n; }
 
+// sampleSide sets s to derivSide(v, n, d) of the sample coordinate v, or
+// is false (s untouched) where v lies outside (inside's test).
+template <typename T> __device__ bool sampleSide(T v, long long n, long long d, DSide<T> &s) {
+	if (!inside<T>(v, n)) return false;
+	s = derivSide<T>(v, n, d);
+	return true;
+}
+
+// sampleHits is sampleSide where one of s's two taps is q (the transpose's
+// pixel row or column), else false.
+template <typename T> __device__ bool sampleHits(T v, long long n, long long d, long long q, DSide<T> &s) {
+	return sampleSide<T>(v, n, d, s) && (s.lo == q || s.hi == q);
+}
+
 // out[k, j·cOut + c, ph, pw]: one thread per element, samples in grid order.
 template <typename T>
 __device__ void boxDeriv(const T *x, const T *bp, T *out, long long K, long long C, long long H, long long W, long long PH, long long PW, long long cOut,
@@ -101,15 +115,13 @@ __device__ void boxDeriv(const T *x, const T *bp, T *out, long long K, long long
 		const T *p = x + ((long long)bx[0] * C + (long long)bin * binStride + (long long)c * cStride) * H * W;
 		T acc = 0;
 		for (long long iy = 0; iy < gh; iy++) {
-			T y = sampleY<T>(bx, ph, iy);
-			if (!inside<T>(y, H)) continue;
-			DSide<T> sy = derivSide<T>(y, H, a);
+			DSide<T> sy;
+			if (!sampleSide<T>(sampleY<T>(bx, ph, iy), H, a, sy)) continue;
 			T cy[2];
 			coefPair<T>(cy, ph, iy, gh, PH, scale, bx[8] != 0);
 			for (long long ix = 0; ix < gw; ix++) {
-				T xx = sampleX<T>(bx, pw, ix);
-				if (!inside<T>(xx, W)) continue;
-				DSide<T> sx = derivSide<T>(xx, W, b);
+				DSide<T> sx;
+				if (!sampleSide<T>(sampleX<T>(bx, pw, ix), W, b, sx)) continue;
 				T v = sy.f0 * sx.f0 * p[sy.lo * W + sx.lo] + sy.f0 * sx.f1 * p[sy.lo * W + sx.hi] +
 				      sy.f1 * sx.f0 * p[sy.hi * W + sx.lo] + sy.f1 * sx.f1 * p[sy.hi * W + sx.hi];
 				T cx[2];
@@ -147,17 +159,13 @@ __device__ void boxDerivTranspose(const T *g, const T *bp, T *dst, long long K, 
 				for (long long bin = b0; bin < b1; bin++) {
 					long long ph = bin / PW, pw = bin % PW;
 					for (long long iy = 0; iy < gh; iy++) {
-						T y = sampleY<T>(bx, ph, iy);
-						if (!inside<T>(y, H)) continue;
-						DSide<T> sy = derivSide<T>(y, H, a);
-						if (sy.lo != py && sy.hi != py) continue;
+						DSide<T> sy;
+						if (!sampleHits<T>(sampleY<T>(bx, ph, iy), H, a, py, sy)) continue;
 						T cy[2];
 						coefPair<T>(cy, ph, iy, gh, PH, scale, bx[8] != 0);
 						for (long long ix = 0; ix < gw; ix++) {
-							T xx = sampleX<T>(bx, pw, ix);
-							if (!inside<T>(xx, W)) continue;
-							DSide<T> sx = derivSide<T>(xx, W, b);
-							if (sx.lo != px && sx.hi != px) continue;
+							DSide<T> sx;
+							if (!sampleHits<T>(sampleX<T>(bx, pw, ix), W, b, px, sx)) continue;
 							T cx[2];
 							coefPair<T>(cx, pw, ix, gw, PW, scale, bx[9] != 0);
 							T v = 0;

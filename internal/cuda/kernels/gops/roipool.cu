@@ -72,8 +72,7 @@ __device__ void roiScatterAdd(const T *g, const long long *idx, T *dst, long lon
 	long long plane = (long long)H * W, len = (long long)N * C * plane;
 	LOOP(i, N * C) {
 		long long n = i / C, c = i % C;
-		T *d = dst + (long long)i * plane;
-		for (long long p = 0; p < plane; p++) d[p] = 0;
+		T *d = zeroedPlane<T>(dst, i, plane);
 		for (long long k = 0; k < K; k++) {
 			long long r = k * C + c;
 			const long long *row = idx + (long long)r * NB;
