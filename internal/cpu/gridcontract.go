@@ -165,19 +165,8 @@ func gridOTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps [
 				taps[j] = gridTap[T]{i: zero} // reads zeros; its scale is 0
 				continue
 			}
-			lx, ly := x-T(fx), y-T(fy)
-			t := gridTap[T]{i: int32((int(fy)+1)*wp + int(fx) + 1), ok: true, w: [4]T{1 - lx, lx, 1 - ly, ly}}
-			if a == 1 {
-				t.w[0], t.w[1] = -1, 1
-			}
-			if b == 1 {
-				t.w[2], t.w[3] = -1, 1
-			}
-			taps[j] = t
-			m := T(1)
-			if mask != nil {
-				m = mask[j]
-			}
+			taps[j].setO(int32((int(fy)+1)*wp+int(fx)+1), x-T(fx), y-T(fy), a, b)
+			m := maskAt(mask, j)
 			if hasX {
 				scale[2*j] = sx * pa * pb * m
 			}
@@ -186,6 +175,29 @@ func gridOTapsZeros[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps [
 			}
 		}
 	})
+}
+
+// setO sets t to GridSampleO's tap of a point in cell i at fractions
+// (lx, ly): w holds the factors fx0, fx1, fy0, fy1, that is (1 − l, l)
+// per coordinate, or (−1, 1) for a coordinate differentiated (a, resp. b,
+// is 1).
+func (t *gridTap[T]) setO(i int32, lx, ly T, a, b int) {
+	t.i, t.ok = i, true
+	t.w[0], t.w[1], t.w[2], t.w[3] = 1-lx, lx, 1-ly, ly
+	if a == 1 {
+		t.w[0], t.w[1] = -1, 1
+	}
+	if b == 1 {
+		t.w[2], t.w[3] = -1, 1
+	}
+}
+
+// maskAt is mask[j], or 1 where there is no mask.
+func maskAt[T Float](mask []T, j int) T {
+	if mask == nil {
+		return 1
+	}
+	return mask[j]
 }
 
 // gridOTapsPoints is gridOTaps through newGridPoint, for every mode and
@@ -208,19 +220,8 @@ func gridOTapsPoints[T Float](g *GridSampleGeom, a, b int, grid, mask []T, taps 
 				taps[j] = gridTap[T]{i: g.zeroCell()} // reads zeros; its scale is 0
 				continue
 			}
-			// w holds the factors fx0, fx1, fy0, fy1.
-			t := gridTap[T]{i: pt.i, ok: true, w: [4]T{1 - pt.lx, pt.lx, 1 - pt.ly, pt.ly}}
-			if a == 1 {
-				t.w[0], t.w[1] = -1, 1
-			}
-			if b == 1 {
-				t.w[2], t.w[3] = -1, 1
-			}
-			taps[j] = t
-			m := T(1)
-			if mask != nil {
-				m = mask[j]
-			}
+			taps[j].setO(pt.i, pt.lx, pt.ly, a, b)
+			m := maskAt(mask, j)
 			if hasX {
 				scale[2*j] = pt.kx * pow(pt.kx, a) * pow(pt.ky, b) * m
 			}
