@@ -28,13 +28,17 @@ type Module struct {
 	PTX []string
 }
 
-// Register adds m's modules, with their entry points, to Gorgonia's CUDA
-// standard library. Call it once, from an init of the package's cuda
-// build, before any TapeMachine is made.
-func (m *Module) Register() {
+// Register registers the PTX modules of internal/cuda/kernels/<pkg> (every
+// one the folder holds, embedded by pattern), with their entry points, in
+// Gorgonia's CUDA standard library as name0, name1, ..., and returns them as
+// a Module whose errors begin with pkg. Call it once per package, from a
+// package-level variable of its cuda build, before any TapeMachine is made.
+func Register(pkg, name string) *Module {
+	m := &Module{Pkg: pkg, Name: name, PTX: kernels.PTX(pkg)}
 	for i, ptx := range m.PTX {
 		gorgonia.AddToStdLib(fmt.Sprintf("%s%d", m.Name, i), ptx, kernels.EntryNames(ptx))
 	}
+	return m
 }
 
 // Func returns the loaded kernel name (its module is found by name).
