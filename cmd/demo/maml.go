@@ -24,6 +24,20 @@ func newSceneInputs(g *gorgonia.ExprGraph, prefix string, b, k, side int) sceneI
 	}
 }
 
+// lossGrad builds the model at parameters at on the scene inputs and the
+// gradient of its loss w.r.t. wrt.
+func (in sceneInputs) lossGrad(a Arch, at, wrt gorgonia.Nodes) (*Forward, gorgonia.Nodes, error) {
+	fw, err := a.BuildModel(at, in.canvas, in.boxes, in.target)
+	if err != nil {
+		return nil, nil, err
+	}
+	grads, err := ad.Grad(fw.Loss, wrt...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gradient: %w", err)
+	}
+	return fw, grads, nil
+}
+
 // set binds a scene's values (copies) to the input nodes.
 func (s sceneInputs) set(sc *Scene) error {
 	for _, p := range []struct {
@@ -120,13 +134,9 @@ type LossGradValues struct {
 func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	g := gorgonia.NewGraph()
 	lg := &LossGrad{tape: tape{theta: newParamNodes(g, a)}, in: newSceneInputs(g, "x", b, k, a.Canvas)}
-	fw, err := a.BuildModel(lg.theta, lg.in.canvas, lg.in.boxes, lg.in.target)
+	fw, grads, err := lg.in.lossGrad(a, lg.theta, lg.theta)
 	if err != nil {
-		return nil, err
-	}
-	grads, err := ad.Grad(fw.Loss, lg.theta...)
-	if err != nil {
-		return nil, fmt.Errorf("loss gradient: %w", err)
+		return nil, fmt.Errorf("loss: %w", err)
 	}
 	gorgonia.Read(fw.Loss, &lg.lossV)
 	gorgonia.Read(fw.Logits, &lg.logitV)
@@ -207,13 +217,9 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 		sup:  newSceneInputs(g, "support", bs, ks, a.Canvas),
 		qry:  newSceneInputs(g, "query", bq, kq, a.Canvas),
 	}
-	fs, err := a.BuildModel(mg.theta, mg.sup.canvas, mg.sup.boxes, mg.sup.target)
+	fs, inner, err := mg.sup.lossGrad(a, mg.theta, mg.theta)
 	if err != nil {
-		return nil, fmt.Errorf("support model: %w", err)
-	}
-	inner, err := ad.Grad(fs.Loss, mg.theta...)
-	if err != nil {
-		return nil, fmt.Errorf("inner gradient: %w", err)
+		return nil, fmt.Errorf("support loss: %w", err)
 	}
 	step, err := ad.Constant(g, gorgonia.NewF64(alpha))
 	if err != nil {
@@ -229,13 +235,9 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 			return nil, err
 		}
 	}
-	fq, err := a.BuildModel(adapted, mg.qry.canvas, mg.qry.boxes, mg.qry.target)
+	fq, meta, err := mg.qry.lossGrad(a, adapted, mg.theta)
 	if err != nil {
-		return nil, fmt.Errorf("query model: %w", err)
-	}
-	meta, err := ad.Grad(fq.Loss, mg.theta...)
-	if err != nil {
-		return nil, fmt.Errorf("meta-gradient: %w", err)
+		return nil, fmt.Errorf("query loss (meta-gradient): %w", err)
 	}
 	gorgonia.Read(fs.Loss, &mg.lsV)
 	gorgonia.Read(fq.Loss, &mg.lqV)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -48,13 +47,9 @@ func (l *Learner) RefineBoxes(p Params, t *Task, rng *rand.Rand) (*Refinement, e
 	g := gorgonia.NewGraph()
 	theta := newParamNodes(g, a)
 	in := newSceneInputs(g, "refine", bq, kq, a.Canvas)
-	fw, err := a.BuildModel(theta, in.canvas, in.boxes, in.target)
+	fw, gb, err := in.lossGrad(a, theta, gorgonia.Nodes{in.boxes})
 	if err != nil {
-		return nil, err
-	}
-	gb, err := ad.Grad(fw.Loss, in.boxes)
-	if err != nil {
-		return nil, fmt.Errorf("box gradient: %w", err)
+		return nil, fmt.Errorf("boxes: %w", err)
 	}
 	var logitV, gradV gorgonia.Value
 	gorgonia.Read(fw.Logits, &logitV)
