@@ -25,7 +25,11 @@ import (
 // listed in upstream.go are worked around: Slice's derivative op,
 // OuterProd's rule (Mul matrix·vector uses it), scalar gradients that arrive
 // as 0-d tensors, the derivative ops of SoftMax, LogSoftMax and Dropout, and
-// the backward of Conv2d, which is refused.
+// the backward of Conv2d, which is refused. Gorgonia's Sum, HadamardProd
+// (and Mul by a scalar), Add, Sub, division by a scalar and Square are
+// differentiated by this package's own rules, which keep a scalar gradient
+// spread over a shape until an op needs it as a tensor and build only the
+// wanted gradients: the gradient of Sum(y ⊙ R) w.r.t. y is R itself.
 //
 // The seed is a constant 1 in cost's dtype. A wrt node that cost does not
 // depend on gets a constant zero gradient of its shape, so that higher
