@@ -25,7 +25,11 @@ import (
 // listed in upstream.go are worked around: Slice's derivative op,
 // OuterProd's rule (Mul matrix·vector uses it), scalar gradients that arrive
 // as 0-d tensors, the derivative ops of SoftMax, LogSoftMax and Dropout, and
-// the backward of Conv2d, which is refused.
+// the backward of Conv2d, which is refused. Gorgonia's Sum, HadamardProd
+// (and Mul by a scalar), Add, Sub, division by a scalar and Square are
+// differentiated by this package's own rules, which keep a scalar gradient
+// spread over a shape until an op needs it as a tensor and build only the
+// wanted gradients: the gradient of Sum(y ⊙ R) w.r.t. y is R itself.
 //
 // The seed is a constant 1 in cost's dtype. A wrt node that cost does not
 // depend on gets a constant zero gradient of its shape, so that higher
@@ -120,15 +124,15 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 		}
 	}
 
-	pending := map[*gorgonia.Node]gorgonia.Nodes{cost: {seed}}
-	total := make(map[*gorgonia.Node]*gorgonia.Node)
+	pending := map[*gorgonia.Node][]gradTerm{cost: {{n: seed}}}
+	total := make(map[*gorgonia.Node]gradTerm)
 
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		if !reaches[n] || len(pending[n]) == 0 {
 			continue
 		}
-		gn, err := sumGrads(n, pending[n])
+		gn, err := sumTerms(n, pending[n])
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +152,7 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 		if !need {
 			continue
 		}
-		grads, err := symDiff(n, kids, gn, want)
+		grads, err := diffNode(n, kids, gn, want)
 		if err != nil {
 			return nil, err
 		}
@@ -156,13 +160,18 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 			if !want[j] {
 				continue
 			}
-			if grads[j] == nil {
+			gj := grads[j].n
+			if gj == nil {
 				return nil, fmt.Errorf("ad: Grad: op %v has no gradient w.r.t. its input %d (%s), which depends on a wrt node", n.Op(), j, nodeName(c))
 			}
-			if gs, cs := grads[j].Shape(), c.Shape(); !gradShapeFits(n.Op(), gs, cs) {
+			if grads[j].spread {
+				if !gj.IsScalar() {
+					return nil, fmt.Errorf("ad: Grad: op %v: a spread gradient of shape %v for its input %d (%s)", n.Op(), gj.Shape(), j, nodeName(c))
+				}
+			} else if gs, cs := gj.Shape(), c.Shape(); !gradShapeFits(n.Op(), gs, cs) {
 				return nil, fmt.Errorf("ad: Grad: op %v returned a gradient of shape %v for its input %d (%s) of shape %v", n.Op(), gs, j, nodeName(c), cs)
 			}
-			if gd, cd := grads[j].Dtype(), c.Dtype(); gd != cd {
+			if gd, cd := gj.Dtype(), c.Dtype(); gd != cd {
 				return nil, fmt.Errorf("ad: Grad: op %v returned a gradient of dtype %v for its input %d (%s) of dtype %v", n.Op(), gd, j, nodeName(c), cd)
 			}
 			pending[c] = append(pending[c], grads[j])
@@ -171,7 +180,11 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 
 	out := make(gorgonia.Nodes, len(wrt))
 	for i, w := range wrt {
-		if t, ok := total[w]; ok {
+		if tt, ok := total[w]; ok {
+			t, err := tt.dense(w)
+			if err != nil {
+				return nil, err
+			}
 			if !w.IsScalar() && !slices.Equal(t.Shape(), w.Shape()) {
 				// A Gorgonia rule gave the gradient another shape of the same
 				// size, (3, 1) for (3) say: hand it out in w's.
@@ -254,6 +267,28 @@ func diffWRT(n *gorgonia.Node) []bool {
 		}
 	}
 	return out
+}
+
+// diffNode differentiates one node for the upstream gradient gn: by
+// rules.go's rules where one applies, otherwise by symDiff with gn made a
+// tensor.
+func diffNode(n *gorgonia.Node, kids gorgonia.Nodes, gn gradTerm, want []bool) ([]gradTerm, error) {
+	if out, ok, err := ownRule(n, kids, gn, want); ok || err != nil {
+		return out, err
+	}
+	d, err := gn.dense(n)
+	if err != nil {
+		return nil, wrapDiff(n, err)
+	}
+	grads, err := symDiff(n, kids, d, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gradTerm, len(grads))
+	for j, gj := range grads {
+		out[j] = gradTerm{n: gj}
+	}
+	return out, nil
 }
 
 // symDiff differentiates one node, applying the fixes for upstream rules

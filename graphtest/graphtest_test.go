@@ -87,7 +87,7 @@ func TestCheckCatchesWrongBackward(t *testing.T) {
 	}
 }
 
-// Square(Reshape(x)) on the TapeMachine writes into x's memory (a Gorgonia
+// Cube(Reshape(x)) on the TapeMachine writes into x's memory (a Gorgonia
 // v0.9.18 aliasing bug); the check reports it instead of a huge mismatch.
 func TestCheckReportsOverwrittenInput(t *testing.T) {
 	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) {
@@ -95,7 +95,7 @@ func TestCheckReportsOverwrittenInput(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return gorgonia.Square(r)
+		return gorgonia.Cube(r)
 	}
 	err := Check(f, []*tensor.Dense{vec(0.3, -0.7, 1.1)}, Options{Order: 1})
 	if err == nil || !strings.Contains(err.Error(), "overwrote input 0") {
