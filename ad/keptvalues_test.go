@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -20,14 +19,7 @@ func TestDefaultKeepsValues(t *testing.T) {
 	const n = 1 << 14
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(n), gorgonia.WithName("x"))
-	y, err := ad.Apply(squareSpec(), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	z, err := ad.Apply(squareSpec(), y)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y, z := squares(t, x)
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	type kept struct {
