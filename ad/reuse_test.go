@@ -24,6 +24,19 @@ func squareSpec() ad.OpSpec {
 	}
 }
 
+// squares is y = x², z = y² (squareSpec) in x's graph.
+func squares(t *testing.T, x *gorgonia.Node) (y, z *gorgonia.Node) {
+	t.Helper()
+	y, err := ad.Apply(squareSpec(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z, err = ad.Apply(squareSpec(), y); err != nil {
+		t.Fatal(err)
+	}
+	return y, z
+}
+
 // first is the address of v's first element.
 func first(t *testing.T, v gorgonia.Value) *float64 {
 	t.Helper()
@@ -44,14 +57,7 @@ func TestReuseResults(t *testing.T) {
 		g := gorgonia.NewGraph()
 		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 2, 3}))))
-		y, err := ad.Apply(squareSpec(), x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		z, err := ad.Apply(squareSpec(), y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		y, z := squares(t, x)
 		var d1, d2 *gorgonia.Node
 		if lisp {
 			gorgonia.Must(gorgonia.Sum(z)) // the LispMachine's cost

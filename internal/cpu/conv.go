@@ -95,7 +95,7 @@ func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wl
 		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 		spans[kj] = [3]int{x0, wlo, whi}
 	}
-	par.For(g.C, func(lo, hi int) {
+	par.ForWork(g.C, g.C*g.K()*g.L(), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			plane := planes[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
@@ -149,7 +149,7 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 // ChannelSum writes s[c] = Σ over n and l of x[n, c, l] for x
 // [N, C, L] (a bias gradient), in the order n, then l.
 func ChannelSum[T Float](x, s []T, n, c, l int) {
-	par.For(c, func(lo, hi int) {
+	par.ForWork(c, n*c*l, func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			var acc T
 			for ni := 0; ni < n; ni++ {
@@ -165,7 +165,7 @@ func ChannelSum[T Float](x, s []T, n, c, l int) {
 // ChannelBroadcast writes x[n, c, l] = s[c] for x [N, C, L] (ChannelSum's
 // transpose).
 func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
-	par.For(n*c, func(lo, hi int) {
+	par.ForWork(n*c, n*c*l, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			row := x[p*l:][:l]
 			v := s[p%c]
@@ -179,7 +179,7 @@ func ChannelBroadcast[T Float](s, x []T, n, c, l int) {
 // AddChannelBias writes out[n, c, l] = x[n, c, l] + b[c] for x [N, C, L],
 // planes in parallel.
 func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
-	par.For(n*c, func(lo, hi int) {
+	par.ForWork(n*c, n*c*l, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			vmath.Axpb(out[p*l:][:l], x[p*l:][:l], 1, b[p%c]) // 1·x + b: x + b exactly
 		}
@@ -292,7 +292,7 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 	// Samples are independent: spread over goroutines, a buffer each
 	// (torch's slow_conv2d keeps one for the whole batch).
 	errs := make([]error, g.N)
-	par.For(g.N, func(lo, hi int) {
+	par.ForWork(g.N, g.N*g.Cout*rows*l, func(lo, hi int) {
 		cols := newCols()
 		defer colsScratch[T]().Put(cols) // nil is ignored
 		for n := lo; n < hi; n++ {

@@ -58,7 +58,7 @@ func (g *DeformGeom) padLen() int { return (g.H+2)*g.padW() + g.W + 4 }
 func padImages[T Float](g *DeformGeom, x []T) []T {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
 	p := make([]T, planes*pl)
-	par.For(planes, func(lo, hi int) {
+	par.ForWork(planes, planes*pl, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			src, dst := x[i*plane:(i+1)*plane], p[i*pl:(i+1)*pl]
 			for y := 0; y < g.H; y++ {
@@ -72,7 +72,7 @@ func padImages[T Float](g *DeformGeom, x []T) []T {
 // unpadImages copies the inside of every padded plane of p into x.
 func unpadImages[T Float](g *DeformGeom, p, x []T) {
 	planes, plane, pl, pw := g.N*g.C, g.H*g.W, g.padLen(), g.padW()
-	par.For(planes, func(lo, hi int) {
+	par.ForWork(planes, planes*pl, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			src, dst := p[i*pl:(i+1)*pl], x[i*plane:(i+1)*plane]
 			for y := 0; y < g.H; y++ {
@@ -149,7 +149,7 @@ func contractRow[T Float](ts []padTap[T], x []T, pw int, col, out []T) {
 func deformTaps[T Float](g *DeformGeom, a, b int, offset, mask []T) []padTap[T] {
 	taps := make([]padTap[T], g.MaskLen())
 	K, L := g.K(), g.L()
-	par.For(g.N*g.OG, func(lo, hi int) {
+	par.ForWork(g.N*g.OG, 8*len(taps), func(lo, hi int) {
 		for ng := lo; ng < hi; ng++ {
 			for k := 0; k < K; k++ {
 				i, j := k/g.KW, k%g.KW
@@ -227,7 +227,7 @@ const sampleLastMinChannels = 16
 func deformSamplePlanes[T Float](g *DeformGeom, taps []padTap[T], input, cols []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	par.For(g.C, func(lo, hi int) {
+	par.ForWork(g.C, 4*len(cols), func(lo, hi int) {
 		for n := 0; n < g.N; n++ {
 			for k := 0; k < K; k++ {
 				for c := lo; c < hi; c++ {
@@ -312,7 +312,7 @@ func deformSampleLast[T Float](g *DeformGeom, taps []padTap[T], input, cols []T)
 func deformScatter[T Float](g *DeformGeom, taps []padTap[T], cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	par.For(g.C, func(lo, hi int) {
+	par.ForWork(g.C, 4*len(cols), func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			grp := c / cg
 			for n := 0; n < g.N; n++ {
@@ -336,7 +336,7 @@ func deformScatter[T Float](g *DeformGeom, taps []padTap[T], cols, dst []T) {
 func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	par.For(g.N*g.OG*K, func(lo, hi int) {
+	par.ForWork(g.N*g.OG*K, 4*len(cols), func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			n, grp, k := g.tapRow(tr)
 			ts := taps[tr*L : (tr+1)*L]
@@ -356,7 +356,7 @@ func deformContract[T Float](g *DeformGeom, taps []padTap[T], input, cols, dst [
 func deformOffsetGrad[T Float](g *DeformGeom, tapsY, tapsX []padTap[T], input, cols, mask, dst []T) {
 	K, L, cg := g.K(), g.L(), g.C/g.OG
 	pw := g.padW()
-	par.For(g.N*g.OG*K, func(lo, hi int) {
+	par.ForWork(g.N*g.OG*K, 4*len(cols), func(lo, hi int) {
 		for tr := lo; tr < hi; tr++ {
 			n, grp, k := g.tapRow(tr)
 			oy := dst[2*tr*L : (2*tr+1)*L]

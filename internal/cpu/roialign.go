@@ -50,7 +50,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	defer floatScratch[T]().Put(xcl)
 	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
-	par.For(len(grids), func(lo, hi int) {
+	par.ForWork(len(grids), 4*len(out), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		acc := make([]T, block*g.C) // sums of a block of bins, [bin, C]
@@ -110,7 +110,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 	dcl := floatScratch[T]().Get(len(dst))
 	defer floatScratch[T]().Put(dcl)
 	clear(dcl)
-	par.For(g.C, func(lo, hi int) {
+	par.ForWork(g.C, 4*len(grad), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
 		cw := hi - lo

@@ -210,9 +210,9 @@ func runBoxMember[G any, T Float](family func(*G, []T) (*boxDerivFamily[T], erro
 		return err
 	}
 	if transpose {
-		par.For(f.cOut, func(lo, hi int) { f.run(true, a, b, xMajor, 0, len(f.grids), lo, hi, w, boxes, v) })
+		par.ForWork(f.cOut, 4*len(v), func(lo, hi int) { f.run(true, a, b, xMajor, 0, len(f.grids), lo, hi, w, boxes, v) })
 	} else {
-		par.For(len(f.grids), func(lo, hi int) { f.run(false, a, b, xMajor, lo, hi, 0, f.cOut, v, boxes, w) })
+		par.ForWork(len(f.grids), 4*len(w), func(lo, hi int) { f.run(false, a, b, xMajor, lo, hi, 0, f.cOut, v, boxes, w) })
 	}
 	return nil
 }

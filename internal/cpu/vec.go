@@ -135,7 +135,7 @@ func transpose2D[T number](dst []T, ldd int, src []T, lds int, rows, cols int, a
 func transposeBatch[T number](dst, src []T, n, rows, cols int, add bool) {
 	const band = 4 * transposeTile
 	bands := (rows + band - 1) / band
-	par.For(n*bands, func(lo, hi int) {
+	par.ForWork(n*bands, 2*n*rows*cols, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			b, i0 := t/bands, t%bands*band
 			i1 := min(i0+band, rows)

@@ -328,3 +328,25 @@ func recovered(f func()) (r any) {
 	f()
 	return nil
 }
+
+// TestForWork: below InlineWork the loop runs once, on [0, n), on the
+// caller's goroutine; above, For's split (each index once).
+func TestForWork(t *testing.T) {
+	var calls [][2]int
+	ForWork(5, InlineWork-1, func(lo, hi int) { calls = append(calls, [2]int{lo, hi}) })
+	if len(calls) != 1 || calls[0] != [2]int{0, 5} {
+		t.Errorf("small loop ran as %v, want [[0 5]]", calls)
+	}
+	ForWork(0, 0, func(lo, hi int) { t.Errorf("empty loop ran [%d, %d)", lo, hi) })
+	seen := make([]atomic.Int32, 1000)
+	ForWork(len(seen), InlineWork, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			seen[i].Add(1)
+		}
+	})
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("index %d ran %d times", i, c)
+		}
+	}
+}
