@@ -44,6 +44,8 @@ type options struct {
 	out, data  string
 	firstOrder bool
 	compare    bool
+	dumpStep   string // -dump-step: write the first meta-step here and exit
+	benchSteps int    // -bench-steps: time this many meta-steps and exit
 }
 
 // defaultConfig is the default run: about 40 s on two cores.
@@ -93,6 +95,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	train := fs.String("train-digits", classString(c.TrainClasses), "digit classes of meta-training tasks (training split), e.g. 0-5 or 0,2,4")
 	test := fs.String("test-digits", classString(c.TestClasses), "digit classes of held-out tasks (test split)")
 	fs.Float64Var(&c.FDStep, "fd-step", c.FDStep, "step of the finite-difference check of the meta-gradient")
+	fs.StringVar(&o.dumpStep, "dump-step", "", "write the first meta-step's inputs and gops' results (JSON, gzipped if `FILE` ends in .gz) for scripts/maml_torch.py --check, and exit")
+	fs.IntVar(&o.benchSteps, "bench-steps", 0, "time `N` meta-steps of each variant after 1 s of warm-up, print the min and median, and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -255,7 +259,16 @@ func run(o *options, stdout, stderr io.Writer) int {
 	if o.compare {
 		variants = append(variants, 1-primary)
 	}
-	if _, err := RunMAML(o.cfg, RunOpts{Out: o.out, Data: o.data, Variants: variants}, stdout); err != nil {
+	var err error
+	switch {
+	case o.dumpStep != "":
+		err = runDump(o, variants, o.dumpStep, stdout)
+	case o.benchSteps > 0:
+		err = runBench(o, variants, o.benchSteps, stdout)
+	default:
+		_, err = RunMAML(o.cfg, RunOpts{Out: o.out, Data: o.data, Variants: variants}, stdout)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
