@@ -50,11 +50,8 @@ func (l *Learner) Figure(p0, p Params, t *Task, ref *Refinement) (*Figure, error
 	// The model at both parameter vectors, adapted to t.
 	var runs [2]*LossGradValues
 	for i, pp := range []Params{p0, p} {
-		ad, _, err := l.Adapt(pp, t)
-		if err != nil {
-			return nil, err
-		}
-		if runs[i], err = l.qry.Eval(ad, sc); err != nil {
+		var err error
+		if _, runs[i], err = l.Objective(pp, t); err != nil {
 			return nil, err
 		}
 	}

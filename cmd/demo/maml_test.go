@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -264,14 +266,23 @@ func TestMetaGraphRepeatable(t *testing.T) {
 	cfg, l, rng, task := tinyLearnerAndTask(t, 8, 9)
 	defer l.Close()
 	p := cfg.Arch.InitParams(rng)
-	a, err := l.meta.Eval(p, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.meta.Eval(p.AddScaled(0.3, a.MetaGrad), task); err != nil {
-		t.Fatal(err)
-	}
-	b, err := l.meta.Eval(p, task)
+	// All runs on one replica of the graphs: the same machines.
+	var a, b *MetaValues
+	var s *LossGradValues
+	err := l.one(func(g *taskGraphs) error {
+		var err error
+		if a, err = g.meta.Eval(p, task); err != nil {
+			return err
+		}
+		if _, err := g.meta.Eval(p.AddScaled(0.3, a.MetaGrad), task); err != nil {
+			return err
+		}
+		if b, err = g.meta.Eval(p, task); err != nil {
+			return err
+		}
+		s, err = g.sup.Eval(p, task.Support)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +295,6 @@ func TestMetaGraphRepeatable(t *testing.T) {
 	}
 	if math.Abs(obj-a.QueryLoss) > 1e-12*math.Abs(obj) {
 		t.Errorf("query loss at θ': second-order graph %.15g, first-order graphs %.15g", a.QueryLoss, obj)
-	}
-	s, err := l.sup.Eval(p, task.Support)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if s.Loss != a.SupportLoss || !reflect.DeepEqual(s.Grad, a.InnerGrad) {
 		t.Errorf("support loss or inner gradient differ between the graphs")
@@ -470,4 +477,100 @@ func tinyLearnerAndTask(t *testing.T, seed1, seed2 uint64) (Config, *Learner, *r
 		t.Fatal(err)
 	}
 	return cfg, l, rng, task
+}
+
+// TestConcurrentTasksBitwise runs two meta-steps of both variants, the
+// held-out evaluation and the finite-difference check with the tasks one
+// after another (one replica of the graphs) and side by side (four), at
+// GOMAXPROCS 1, 2 and 4: every number must be the same bit for bit.
+func TestConcurrentTasksBitwise(t *testing.T) {
+	train, test := loadMNIST(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cfg := tinyConfig(2)
+	cfg.MetaBatch = 4
+	cfg.Arch.Ways, cfg.Arch.Canvas = cfg.Ways, cfg.Scene.Canvas
+	type outcome struct {
+		params []Params
+		logs   [][]StepLog
+		eval   EvalResult
+		check  *FDCheck
+	}
+	run := func(replicas int) outcome {
+		t.Helper()
+		l, err := newLearner(cfg, replicas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if l.graphs.Len() != replicas {
+			t.Fatalf("newLearner(cfg, %d) built %d replicas", replicas, l.graphs.Len())
+		}
+		p0 := cfg.Arch.InitParams(rand.New(rand.NewPCG(7, 7)))
+		var o outcome
+		o.params, o.logs, err = l.MetaTrain([]Variant{SecondOrder, FirstOrder}, p0, train, rand.New(rand.NewPCG(8, 8)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range o.logs {
+			for j := range o.logs[i] {
+				o.logs[i][j].StepTime, o.logs[i][j].TotalTime = 0, 0
+			}
+		}
+		erng := rand.New(rand.NewPCG(9, 9))
+		held := make([]*Task, 6)
+		for i := range held {
+			if held[i], err = SampleTask(erng, test, cfg.TestClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if o.eval, err = l.Evaluate(o.params[0], held); err != nil {
+			t.Fatal(err)
+		}
+		if o.check, err = l.CheckMetaGradient(o.params[0], held[0], rand.New(rand.NewPCG(10, 10)), cfg.FDStep); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	bits := func(o outcome) []uint64 {
+		var b []uint64
+		for _, p := range o.params {
+			for _, x := range p {
+				for _, v := range x {
+					b = append(b, math.Float64bits(v))
+				}
+			}
+		}
+		for _, l := range o.logs {
+			for _, s := range l {
+				b = append(b, math.Float64bits(s.MetaLoss), math.Float64bits(s.QueryAcc), math.Float64bits(s.GradNorm))
+			}
+		}
+		b = append(b, math.Float64bits(o.eval.Acc), math.Float64bits(o.eval.AccCI95), math.Float64bits(o.eval.Loss))
+		for _, r := range o.check.Rows {
+			b = append(b, math.Float64bits(r.Step), math.Float64bits(r.Analytic), math.Float64bits(r.Numeric), math.Float64bits(r.FirstOrder))
+		}
+		return b
+	}
+	runtime.GOMAXPROCS(1)
+	ref := run(1)
+	want := bits(ref)
+	if len(ref.logs) != 2 || len(ref.logs[0]) != 2 || len(ref.check.Rows) != numParams+1 {
+		t.Fatalf("reference run: %d variants, %d steps, %d check rows", len(ref.logs), len(ref.logs[0]), len(ref.check.Rows))
+	}
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		for _, replicas := range []int{1, 4} {
+			got := run(replicas)
+			if b := bits(got); !slices.Equal(b, want) {
+				i := 0
+				for i < min(len(b), len(want)) && b[i] == want[i] {
+					i++
+				}
+				t.Errorf("GOMAXPROCS %d, %d replicas: value %d of %d differs from one replica at GOMAXPROCS 1", procs, replicas, i, len(want))
+			}
+			if !reflect.DeepEqual(got.logs, ref.logs) {
+				t.Errorf("GOMAXPROCS %d, %d replicas: logs %v, want %v", procs, replicas, got.logs, ref.logs)
+			}
+		}
+	}
 }

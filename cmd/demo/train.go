@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/gops-dev/gops/replica"
 )
 
 // Config is everything a MAML run depends on; the flags fill it.
@@ -50,13 +52,32 @@ func (v Variant) Short() string {
 	return "second-order"
 }
 
-// Learner holds the compiled graphs of one configuration.
+// Learner holds the compiled graphs of one configuration, one replica of
+// them per task run side by side.
 type Learner struct {
-	cfg   Config
-	meta  *MetaGraph // second order, support and query shapes
-	sup   *LossGrad  // first order on support scenes
-	qry   *LossGrad  // first order on query scenes
-	shape [4]int     // bs, ks, bq, kq
+	cfg    Config
+	graphs *replica.Pool[*taskGraphs]
+	shape  [4]int // bs, ks, bq, kq
+}
+
+// taskGraphs is one replica of the compiled graphs: what one task needs.
+type taskGraphs struct {
+	meta *MetaGraph // second order, support and query shapes
+	sup  *LossGrad  // first order on support scenes
+	qry  *LossGrad  // first order on query scenes
+}
+
+// Close releases the machines built.
+func (g *taskGraphs) Close() {
+	if g.meta != nil {
+		g.meta.Close()
+	}
+	if g.sup != nil {
+		g.sup.Close()
+	}
+	if g.qry != nil {
+		g.qry.Close()
+	}
 }
 
 // sceneShape is the (canvases, boxes) of a scene of n digits.
@@ -65,34 +86,59 @@ func sceneShape(n int, so SceneOpts) (int, int) {
 	return (n + per - 1) / per, n
 }
 
-// NewLearner builds the graphs.
+// NewLearner builds the graphs: one replica per processor, at most one
+// per task of a meta-step (replica.DefaultSize).
 func NewLearner(cfg Config) (*Learner, error) {
+	return newLearner(cfg, replica.DefaultSize(cfg.MetaBatch))
+}
+
+// newLearner builds n replicas of the graphs; n = 1 runs the tasks one
+// after another on the caller's goroutine.
+func newLearner(cfg Config, n int) (*Learner, error) {
 	bs, ks := sceneShape(cfg.Ways*cfg.Shots, cfg.Scene)
 	bq, kq := sceneShape(cfg.Ways*cfg.Queries, cfg.Scene)
 	l := &Learner{cfg: cfg, shape: [4]int{bs, ks, bq, kq}}
 	var err error
-	if l.meta, err = NewMetaGraph(cfg.Arch, bs, ks, bq, kq, cfg.InnerLR); err != nil {
-		return nil, err
-	}
-	if l.sup, err = NewLossGrad(cfg.Arch, bs, ks); err != nil {
-		return nil, err
-	}
-	if l.qry, err = NewLossGrad(cfg.Arch, bq, kq); err != nil {
+	l.graphs, err = replica.NewPool(n, func(int) (*taskGraphs, error) {
+		g := &taskGraphs{}
+		var err error
+		if g.meta, err = NewMetaGraph(cfg.Arch, bs, ks, bq, kq, cfg.InnerLR); err == nil {
+			if g.sup, err = NewLossGrad(cfg.Arch, bs, ks); err == nil {
+				g.qry, err = NewLossGrad(cfg.Arch, bq, kq)
+			}
+		}
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		return g, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
 // Close releases the machines.
-func (l *Learner) Close() {
-	l.meta.Close()
-	l.sup.Close()
-	l.qry.Close()
+func (l *Learner) Close() { l.graphs.Close() }
+
+// one runs f on one replica of the graphs.
+func (l *Learner) one(f func(g *taskGraphs) error) error {
+	return l.graphs.Run(1, func(g *taskGraphs, _ int) error { return f(g) })
 }
 
 // Adapt takes the inner step on t's support set: θ' = θ - α∇Ls(θ).
-func (l *Learner) Adapt(p Params, t *Task) (Params, *LossGradValues, error) {
-	s, err := l.sup.Eval(p, t.Support)
+func (l *Learner) Adapt(p Params, t *Task) (ad Params, s *LossGradValues, err error) {
+	err = l.one(func(g *taskGraphs) error {
+		ad, s, err = l.adapt(g, p, t)
+		return err
+	})
+	return ad, s, err
+}
+
+// adapt is Adapt on the replica g.
+func (l *Learner) adapt(g *taskGraphs, p Params, t *Task) (Params, *LossGradValues, error) {
+	s, err := g.sup.Eval(p, t.Support)
 	if err != nil {
 		return Params{}, nil, err
 	}
@@ -102,8 +148,11 @@ func (l *Learner) Adapt(p Params, t *Task) (Params, *LossGradValues, error) {
 // Objective is the MAML objective of task t at θ, Lq(θ - α∇Ls(θ)),
 // evaluated with the first-order graphs only (no derivative of a gradient
 // is involved), with the query evaluation at the adapted parameters.
-func (l *Learner) Objective(p Params, t *Task) (float64, *LossGradValues, error) {
-	f, q, _, err := l.objective(p, t)
+func (l *Learner) Objective(p Params, t *Task) (f float64, q *LossGradValues, err error) {
+	err = l.one(func(g *taskGraphs) error {
+		f, q, _, err = l.objective(g, p, t)
+		return err
+	})
 	return f, q, err
 }
 
@@ -111,13 +160,13 @@ func (l *Learner) Objective(p Params, t *Task) (float64, *LossGradValues, error)
 // sampling points: floor of every offset, support ones at θ then query ones
 // at θ'. The objective is smooth in θ as long as no offset crosses an
 // integer (the bilinear interpolation has kinks at pixel boundaries, and
-// torchvision's boundary rule switches there too).
-func (l *Learner) objective(p Params, t *Task) (float64, *LossGradValues, []float64, error) {
-	ad, s, err := l.Adapt(p, t)
+// torchvision's boundary rule switches there too). It runs on the replica g.
+func (l *Learner) objective(g *taskGraphs, p Params, t *Task) (float64, *LossGradValues, []float64, error) {
+	ad, s, err := l.adapt(g, p, t)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	q, err := l.qry.Eval(ad, t.Query)
+	q, err := g.qry.Eval(ad, t.Query)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -136,9 +185,18 @@ type TaskStep struct {
 }
 
 // Step evaluates the meta-gradient of task t at θ with variant v.
-func (l *Learner) Step(v Variant, p Params, t *Task) (*TaskStep, error) {
+func (l *Learner) Step(v Variant, p Params, t *Task) (ts *TaskStep, err error) {
+	err = l.one(func(g *taskGraphs) error {
+		ts, err = l.step(g, v, p, t)
+		return err
+	})
+	return ts, err
+}
+
+// step is Step on the replica g.
+func (l *Learner) step(g *taskGraphs, v Variant, p Params, t *Task) (*TaskStep, error) {
 	if v == SecondOrder {
-		m, err := l.meta.Eval(p, t)
+		m, err := g.meta.Eval(p, t)
 		if err != nil {
 			return nil, err
 		}
@@ -146,11 +204,11 @@ func (l *Learner) Step(v Variant, p Params, t *Task) (*TaskStep, error) {
 	}
 	// FOMAML: evaluate the inner gradient, feed θ' as a value, and take the
 	// query gradient w.r.t. θ' as the meta-gradient.
-	ad, _, err := l.Adapt(p, t)
+	ad, _, err := l.adapt(g, p, t)
 	if err != nil {
 		return nil, err
 	}
-	q, err := l.qry.Eval(ad, t.Query)
+	q, err := g.qry.Eval(ad, t.Query)
 	if err != nil {
 		return nil, err
 	}
@@ -164,16 +222,24 @@ type EvalResult struct {
 }
 
 // Evaluate adapts p to each task with one inner step on its support set
-// and measures the query accuracy.
+// and measures the query accuracy. The tasks run side by side on the
+// replicas; their results are combined in task order.
 func (l *Learner) Evaluate(p Params, tasks []*Task) (EvalResult, error) {
-	var accs []float64
+	accs := make([]float64, len(tasks))
+	losses := make([]float64, len(tasks))
 	var r EvalResult
-	for _, t := range tasks {
-		loss, q, err := l.Objective(p, t)
+	err := l.graphs.Run(len(tasks), func(g *taskGraphs, j int) error {
+		loss, q, _, err := l.objective(g, p, tasks[j])
 		if err != nil {
-			return r, err
+			return err
 		}
-		accs = append(accs, accuracy(q.Logits, t.Query.Labels, l.cfg.Ways))
+		accs[j], losses[j] = accuracy(q.Logits, tasks[j].Query.Labels, l.cfg.Ways), loss
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	for _, loss := range losses {
 		r.Loss += loss / float64(len(tasks))
 	}
 	r.Acc, r.AccCI95 = meanCI(accs)
@@ -267,11 +333,18 @@ func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *ra
 			p := ps[i]
 			sum := zerosLike(p)
 			var loss, acc float64
-			for _, t := range tasks {
-				ts, err := l.Step(v, p, t)
-				if err != nil {
-					return ps, logs, err
-				}
+			// The tasks run side by side; their sums are taken in task
+			// order, so the numbers do not depend on the replicas.
+			steps := make([]*TaskStep, len(tasks))
+			err := l.graphs.Run(len(tasks), func(g *taskGraphs, j int) error {
+				var err error
+				steps[j], err = l.step(g, v, p, tasks[j])
+				return err
+			})
+			if err != nil {
+				return ps, logs, err
+			}
+			for _, ts := range steps {
 				loss += ts.QueryLoss / float64(len(tasks))
 				acc += ts.QueryAcc / float64(len(tasks))
 				for a := range sum {
@@ -323,13 +396,19 @@ type FDRow struct {
 	FORelErr          float64 // the same for the first-order approximation
 }
 
-// CheckMetaGradient runs the check at θ = p on task t.
+// CheckMetaGradient runs the check at θ = p on task t, the directions
+// side by side on the replicas.
 func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64) (*FDCheck, error) {
-	m, err := l.meta.Eval(p, t)
-	if err != nil {
-		return nil, err
-	}
-	fo, err := l.Step(FirstOrder, p, t)
+	var m *MetaValues
+	var fo *TaskStep
+	err := l.one(func(g *taskGraphs) error {
+		var err error
+		if m, err = g.meta.Eval(p, t); err != nil {
+			return err
+		}
+		fo, err = l.step(g, FirstOrder, p, t)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -353,13 +432,17 @@ func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64
 	}
 	dirs = append(dirs, all)
 	names = append(names, "all parameters")
-	res := &FDCheck{Pass: true}
-	for k, d := range dirs {
-		num, step, scheme, err := l.directional(p, d, t, h)
-		if err != nil {
-			return nil, err
-		}
-		r := FDRow{Name: names[k], Step: step, Scheme: scheme, Analytic: m.MetaGrad.Dot(d), Numeric: num, FirstOrder: fo.Grad.Dot(d)}
+	res := &FDCheck{Pass: true, Rows: make([]FDRow, len(dirs))}
+	err = l.graphs.Run(len(dirs), func(g *taskGraphs, k int) error {
+		num, step, scheme, err := l.directional(g, p, dirs[k], t, h)
+		res.Rows[k] = FDRow{Name: names[k], Step: step, Scheme: scheme, Analytic: m.MetaGrad.Dot(dirs[k]), Numeric: num, FirstOrder: fo.Grad.Dot(dirs[k])}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k := range res.Rows {
+		r := &res.Rows[k]
 		r.RelErr = relErr(r.Analytic, r.Numeric)
 		r.AbsErr = math.Abs(r.Analytic - r.Numeric)
 		r.FORelErr = relErr(r.FirstOrder, r.Numeric)
@@ -369,7 +452,6 @@ func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64
 		if !(r.RelErr <= metaFDRelTol || r.AbsErr <= metaFDAbsTol) {
 			res.Pass = false
 		}
-		res.Rows = append(res.Rows, r)
 	}
 	return res, nil
 }
@@ -381,14 +463,14 @@ func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64
 // (F(θ+hd) - F(θ-hd)) / 2h when no offset changes its integer part
 // between θ-hd and θ+hd, else the one-sided second-order difference on a
 // side where none does, (∓3F(θ) ± 4F(θ±hd) ∓ F(θ±2hd)) / 2h, else tries
-// again with h/10.
-func (l *Learner) directional(p Params, d Params, t *Task, h float64) (float64, float64, string, error) {
+// again with h/10. It runs on the replica g.
+func (l *Learner) directional(g *taskGraphs, p Params, d Params, t *Task, h float64) (float64, float64, string, error) {
 	type point struct {
 		f     float64
 		cells []float64
 	}
 	at := func(s float64) (point, error) {
-		f, _, cells, err := l.objective(p.AddScaled(s, d), t)
+		f, _, cells, err := l.objective(g, p.AddScaled(s, d), t)
 		return point{f, cells}, err
 	}
 	p0, err := at(0)

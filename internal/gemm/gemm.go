@@ -17,7 +17,6 @@ package gemm
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/gops-dev/gops/internal/par"
 )
@@ -147,7 +146,7 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 	// reads B's rows where they are instead of a packed copy, except for a
 	// last panel narrower than NR.
 	p.direct = !transB && m <= p.mc
-	procs := runtime.GOMAXPROCS(0)
+	procs := par.Procs() // GOMAXPROCS, divided among concurrent jobs
 	if m*n*k < parallelMin || m*n*k/parallelMin < 0 {
 		procs = 1 // not worth starting goroutines (the product overflowing int is not small)
 	}

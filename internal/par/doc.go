@@ -6,6 +6,8 @@
 // wake goroutines, and a panic in a loop body is raised again on the
 // caller's goroutine. GOPS_WAIT_POLICY=passive in the environment makes
 // idle workers park at once instead of polling for the next loop.
+// Outer tells them that several jobs run side by side (package replica),
+// and Procs is then one loop's share of the processors.
 //
 // Scratch keeps the kernels' scratch buffers between calls, bounded by
 // ScratchBytes and ScratchBuffers, under one policy for every kernel

@@ -14,7 +14,7 @@ import (
 // body is raised again on the caller's goroutine once all chunks are done,
 // where package ad turns it into an error naming the op.
 func For(n int, body func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := share(runtime.GOMAXPROCS(0)) // divided among concurrent jobs (Outer)
 	if workers > n {
 		workers = n
 	}
@@ -58,7 +58,7 @@ func runWorkers(k int, work func(w int)) {
 func ForGrains(n, grain int, body func(lo, hi int)) {
 	grain = max(grain, 1)
 	grains := (n + grain - 1) / grain
-	workers := min(runtime.GOMAXPROCS(0), grains)
+	workers := min(share(runtime.GOMAXPROCS(0)), grains)
 	if workers <= 1 {
 		if n > 0 {
 			body(0, n)
