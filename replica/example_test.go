@@ -3,6 +3,7 @@ package replica_test
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/replica"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -27,7 +28,7 @@ func newSumOfSquares(int) (*sumOfSquares, error) {
 	if err != nil {
 		return nil, err
 	}
-	grads, err := gorgonia.Grad(y, r.x)
+	grads, err := ad.Grad(y, r.x)
 	if err != nil {
 		return nil, err
 	}
