@@ -134,3 +134,22 @@ func TestCloseWaitsForRun(t *testing.T) {
 		t.Error("Run after Close succeeded")
 	}
 }
+
+// TestZeroPool: a Pool not made by NewPool has no replicas; Run says so
+// instead of waiting for one forever, and Close does nothing.
+func TestZeroPool(t *testing.T) {
+	var p replica.Pool[*counter]
+	done := make(chan error, 1)
+	go func() { done <- p.Run(2, func(*counter, int) error { return nil }) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "NewPool") {
+			t.Errorf("Run on a zero Pool: %v, want an error pointing to NewPool", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run on a zero Pool still waiting after 5 s")
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close on a zero Pool: %v", err)
+	}
+}

@@ -85,13 +85,17 @@ func (p *Pool[R]) Len() int { return len(p.replicas) }
 // from several goroutines share its replicas. A job must not call Run on
 // its own Pool (it would wait for a replica that its own caller holds),
 // nor Close it. Run on a closed Pool, or one closed before Run got a
-// replica, returns an error, as does a nil job.
+// replica, returns an error, as do a nil job and a Pool not made by
+// NewPool.
 func (p *Pool[R]) Run(jobs int, job func(r R, j int) error) error {
 	if job == nil {
 		return errors.New("replica: Run: job is nil")
 	}
 	if p.closed.Load() {
 		return errClosed
+	}
+	if len(p.replicas) == 0 {
+		return errors.New("replica: Run on a Pool without replicas (make it with NewPool)")
 	}
 	if jobs <= 0 {
 		return nil
@@ -178,7 +182,7 @@ var errClosed = errors.New("replica: Run on a closed Pool")
 // started before it that had not got a replica yet. Calling Close again
 // does nothing. A job must not call Close: it would wait for itself.
 func (p *Pool[R]) Close() error {
-	if p.closed.Swap(true) {
+	if p.closed.Swap(true) || p.free == nil {
 		return nil
 	}
 	for range p.replicas {
