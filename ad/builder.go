@@ -3,6 +3,7 @@ package ad
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -153,9 +154,19 @@ func (b *Builder) Inverse(x *gorgonia.Node) *gorgonia.Node {
 }
 
 // Sum is gorgonia.Sum: the sum of x along the axes given, of all its
-// elements (a scalar) if none.
+// elements (a scalar) if none. The axes must be distinct and in
+// [0, x.Dims()) (torch.sum's negative dims are not taken: Gorgonia
+// panics on them, and sums a repeated axis into a node whose gradient
+// has the wrong shape); others are the builder's error.
 func (b *Builder) Sum(x *gorgonia.Node, along ...int) *gorgonia.Node {
-	return b.step("Sum", func() (*gorgonia.Node, error) { return gorgonia.Sum(x, along...) }, x)
+	return b.step("Sum", func() (*gorgonia.Node, error) {
+		for i, a := range along {
+			if a < 0 || a >= x.Dims() || slices.Contains(along[:i], a) {
+				return nil, fmt.Errorf("ad: Builder.Sum: axes %v, want distinct axes of x %v", along, x.Shape())
+			}
+		}
+		return gorgonia.Sum(x, along...)
+	}, x)
 }
 
 // Scale is k·x for a constant k (Const(k), gorgonia.Mul with a scalar).

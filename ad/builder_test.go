@@ -239,3 +239,22 @@ func TestBuilderNestedFailureFirst(t *testing.T) {
 		t.Errorf("error %v, want the nested Add's", err)
 	}
 }
+
+// TestBuilderSumAxes: axes outside x, or repeated, are the builder's
+// error naming the axes and x's shape, not Gorgonia's panic (a negative
+// axis) or a node whose gradient has the wrong shape (a repeated one).
+func TestBuilderSumAxes(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("x"))
+	for _, axes := range [][]int{{-1}, {2}, {0, 0}, {1, 0, 1}} {
+		b := ad.NewBuilder(x)
+		b.Sum(x, axes...)
+		if err := b.Err(); err == nil || !strings.Contains(err.Error(), "Builder.Sum") || !strings.Contains(err.Error(), "(2, 3)") {
+			t.Errorf("Sum along %v: %v", axes, err)
+		}
+	}
+	b := ad.NewBuilder(x)
+	if s := b.Sum(x, 1, 0); b.Err() != nil || !s.IsScalar() {
+		t.Errorf("Sum along [1 0]: %v, %v", s, b.Err())
+	}
+}

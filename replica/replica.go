@@ -28,7 +28,7 @@ import (
 )
 
 // Pool is a fixed set of replicas, each used by one goroutine at a time.
-// Its methods may be called from several goroutines, except Close.
+// Its methods may be called from several goroutines.
 type Pool[R any] struct {
 	replicas []R
 	free     chan int // indices of the replicas no Run is using
@@ -41,19 +41,25 @@ type Pool[R any] struct {
 // processor: more would only queue behind each other. Callers with a
 // known number of jobs per Run pass at most that many (DefaultSize). If a
 // build fails, NewPool closes the replicas built before it (see Close)
-// and returns the error, naming the replica.
+// and returns the error, naming the replica. A nil build is an error.
 func NewPool[R any](n int, build func(i int) (R, error)) (*Pool[R], error) {
+	if build == nil {
+		return nil, errors.New("replica: NewPool: build is nil")
+	}
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool[R]{free: make(chan int, n)}
+	p := &Pool[R]{}
 	for i := range n {
 		r, err := build(i)
 		if err != nil {
 			err = fmt.Errorf("replica: building replica %d of %d: %w", i, n, err)
-			return nil, errors.Join(err, p.Close())
+			return nil, errors.Join(err, p.closeReplicas())
 		}
 		p.replicas = append(p.replicas, r)
+	}
+	p.free = make(chan int, len(p.replicas))
+	for i := range p.replicas {
 		p.free <- i
 	}
 	return p, nil
@@ -74,11 +80,22 @@ func (p *Pool[R]) Len() int { return len(p.replicas) }
 // the failing job with the lowest index, as a sequential loop would
 // return: after a failure, no job with a higher index starts. A panic in
 // a job is raised again on the caller's goroutine once the other
-// goroutines are done. A job must not call Run on its own Pool, nor Close
-// it. Run on a closed Pool returns an error.
+// goroutines are done, and a job that calls runtime.Goexit (testing's
+// t.FailNow) ends the caller's goroutine the same way. Runs on one Pool
+// from several goroutines share its replicas. A job must not call Run on
+// its own Pool (it would wait for a replica that its own caller holds),
+// nor Close it. Run on a closed Pool, or one closed before Run got a
+// replica, returns an error, as do a nil job and a Pool not made by
+// NewPool.
 func (p *Pool[R]) Run(jobs int, job func(r R, j int) error) error {
+	if job == nil {
+		return errors.New("replica: Run: job is nil")
+	}
 	if p.closed.Load() {
-		return errors.New("replica: Run on a closed Pool")
+		return errClosed
+	}
+	if len(p.replicas) == 0 {
+		return errors.New("replica: Run on a Pool without replicas (make it with NewPool)")
 	}
 	if jobs <= 0 {
 		return nil
@@ -86,61 +103,97 @@ func (p *Pool[R]) Run(jobs int, job func(r R, j int) error) error {
 	workers := min(len(p.replicas), jobs)
 	defer par.Outer(workers)()
 	var (
-		next     atomic.Int64
-		failed   atomic.Int64 // the lowest failing job, jobs if none
-		errs     = make([]error, jobs)
-		once     sync.Once
-		panicked any
-		wg       sync.WaitGroup
+		next, done atomic.Int64
+		failed     atomic.Int64 // the lowest failing job, jobs if none; −1 after a panic or Goexit
+		mu         sync.Mutex   // guards firstErr and the stores to failed
+		firstErr   error
+		panicked   any
+		goexited   bool
+		wg         sync.WaitGroup
 	)
 	failed.Store(int64(jobs))
+	fail := func(j int64, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if j < failed.Load() {
+			failed.Store(j)
+			firstErr = err
+		}
+	}
 	work := func() {
 		defer wg.Done()
-		defer func() {
-			if v := recover(); v != nil {
-				once.Do(func() { panicked = v })
-				failed.Store(-1) // no new job starts
-			}
-		}()
-		i := <-p.free
+		i, ok := <-p.free
+		if !ok { // closed: the jobs left unclaimed make Run fail
+			return
+		}
 		defer func() { p.free <- i }()
+		normal := false
+		defer func() {
+			if normal {
+				return
+			}
+			v := recover()
+			mu.Lock()
+			defer mu.Unlock()
+			if v == nil {
+				goexited = true
+			} else if panicked == nil {
+				panicked = v
+			}
+			failed.Store(-1) // no new job starts
+		}()
 		for {
 			j := next.Add(1) - 1
 			if j >= int64(jobs) || j > failed.Load() {
+				normal = true
 				return
 			}
 			if err := job(p.replicas[i], int(j)); err != nil {
-				errs[j] = err
-				for f := failed.Load(); j < f; f = failed.Load() {
-					if failed.CompareAndSwap(f, j) {
-						break
-					}
-				}
+				fail(j, err)
 			}
+			done.Add(1)
 		}
 	}
 	wg.Add(workers)
+	defer wg.Wait() // also when a job ends the caller's goroutine (Goexit)
 	for range workers - 1 {
 		go work()
 	}
 	work()
 	wg.Wait()
-	if panicked != nil {
+	switch {
+	case panicked != nil:
 		panic(panicked)
-	}
-	if f := failed.Load(); f < int64(jobs) {
-		return errs[f]
+	case goexited:
+		runtime.Goexit()
+	case firstErr != nil:
+		return firstErr
+	case done.Load() < int64(jobs):
+		return fmt.Errorf("replica: Run: Pool closed after %d of %d jobs", done.Load(), jobs)
 	}
 	return nil
 }
 
-// Close closes each replica that has a Close method (Close() error or
-// Close()) and returns the errors, joined. It must not be called while a
-// Run is in progress; Run fails afterwards.
+var errClosed = errors.New("replica: Run on a closed Pool")
+
+// Close waits for the Runs in progress to finish, then closes each
+// replica that has a Close method (Close() error or Close()) and returns
+// the errors, joined. Runs that start afterwards fail; so do those
+// started before it that had not got a replica yet. Calling Close again
+// does nothing. A job must not call Close: it would wait for itself.
 func (p *Pool[R]) Close() error {
-	if p.closed.Swap(true) {
+	if p.closed.Swap(true) || p.free == nil {
 		return nil
 	}
+	for range p.replicas {
+		<-p.free
+	}
+	close(p.free)
+	return p.closeReplicas()
+}
+
+// closeReplicas closes the replicas that have a Close method.
+func (p *Pool[R]) closeReplicas() error {
 	var errs []error
 	for _, r := range p.replicas {
 		switch c := any(r).(type) {

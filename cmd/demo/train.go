@@ -37,6 +37,7 @@ const (
 	FirstOrder                 // FOMAML: the inner gradient is a constant
 )
 
+// String is the variant's name in the demo's headings and errors.
 func (v Variant) String() string {
 	if v == FirstOrder {
 		return "first-order MAML (FOMAML)"

@@ -2,6 +2,7 @@ package par
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,11 +18,13 @@ var outer atomic.Int64
 // there are processors: with as many jobs as processors, each kernel runs
 // its loop on its own goroutine. It is the nested parallelism of OpenMP
 // with one active level. Results do not change: the loops' results are
-// the same for any worker count. k < 1 counts as 1; end may be called once.
+// the same for any worker count. k < 1 counts as 1. Calls of end after
+// the first do nothing; a caller that never calls end leaves the loops
+// divided for good.
 func Outer(k int) (end func()) {
 	k = max(k, 1)
 	outer.Add(int64(k))
-	return func() { outer.Add(-int64(k)) }
+	return sync.OnceFunc(func() { outer.Add(-int64(k)) })
 }
 
 // Procs is how many goroutines one parallel loop may use now: GOMAXPROCS,

@@ -61,3 +61,35 @@ func TestOuter(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestOuterEndTwice: a second call of end changes nothing, so a caller
+// that ends twice (a defer beside an early end) cannot take another
+// caller's jobs off the count.
+func TestOuterEndTwice(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	other := Outer(2)
+	defer other()
+	end := Outer(2)
+	end()
+	end()
+	if got := Procs(); got != 2 {
+		t.Errorf("GOMAXPROCS 4, Outer(2) running and another Outer(2) ended twice: Procs %d, want 2", got)
+	}
+}
+
+// TestForWorkNegative: negative work runs the loop inline; a negative
+// count runs nothing, whatever the work.
+func TestForWorkNegative(t *testing.T) {
+	calls := 0
+	ForWork(5, -1, func(lo, hi int) {
+		if lo != 0 || hi != 5 {
+			t.Errorf("ForWork(5, -1) ran [%d, %d)", lo, hi)
+		}
+		calls++
+	})
+	ForWork(-3, 1<<20, func(int, int) { calls += 10 })
+	ForWork(-3, -1, func(int, int) { calls += 10 })
+	if calls != 1 {
+		t.Errorf("ForWork(5, -1), ForWork(-3, 1<<20), ForWork(-3, -1): %d calls, want 1", calls)
+	}
+}
