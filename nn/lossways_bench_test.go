@@ -13,7 +13,8 @@ import (
 // forward and the gradient w.r.t. every differentiable input, of four of
 // nn's ops (float32) with the upstream gradient R a random tensor, written
 // two ways: grad, the loss the ordinary way, ad.Grad(Sum(y ⊙ R)); vjp,
-// ad.VJP(y, R). Issue 25 asks grad to cost at most 1.3× vjp. Sizes:
+// ad.VJP(y, R); engine, grad run by a TapeMachine with nn.Engine. Issue
+// 25 asks grad to cost at most 1.3× vjp. Sizes:
 // Softmax over the 1000 classes of [512, 1000]; GroupNorm, 32 groups of
 // [8, 64, 56, 56] with weight and bias; GridSample of [8, 64, 64, 64] at a
 // grid [8, 64, 64, 2] (BenchmarkGridSample's); bilinear Interpolate ×2 of
@@ -41,7 +42,7 @@ func BenchmarkLossWays(b *testing.B) {
 			return nn.Interpolate(in[0], nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: "bilinear"})
 		}},
 	} {
-		for _, way := range []string{"grad", "vjp"} {
+		for _, way := range []string{"grad", "engine", "vjp"} {
 			b.Run(c.name+"/"+way, func(b *testing.B) {
 				g := gorgonia.NewGraph()
 				r := rand.New(rand.NewPCG(1, 2))
@@ -59,7 +60,11 @@ func BenchmarkLossWays(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				benchTape(b, g, false)
+				var opts []gorgonia.VMOpt
+				if way == "engine" {
+					opts = append(opts, gorgonia.WithEngine(nn.Engine{}))
+				}
+				benchTape(b, g, false, opts...)
 			})
 		}
 	}
