@@ -76,8 +76,8 @@ func benchPasses(b *testing.B, prefix string, inputs func(g *gorgonia.ExprGraph,
 	}
 }
 
-// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine, with
-// ad.ReuseResults(g, reuse).
+// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine made with
+// opts, with ad.ReuseResults(g, reuse).
 func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool, opts ...gorgonia.VMOpt) {
 	ad.ReuseResults(g, reuse)
 	m := gorgonia.NewTapeMachine(g, opts...)
