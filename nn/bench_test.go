@@ -76,11 +76,11 @@ func benchPasses(b *testing.B, prefix string, inputs func(g *gorgonia.ExprGraph,
 	}
 }
 
-// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine, with
-// ad.ReuseResults(g, reuse).
-func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool) {
+// benchTape times m.Reset(); m.RunAll() of g on a TapeMachine made with
+// opts, with ad.ReuseResults(g, reuse).
+func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool, opts ...gorgonia.VMOpt) {
 	ad.ReuseResults(g, reuse)
-	m := gorgonia.NewTapeMachine(g)
+	m := gorgonia.NewTapeMachine(g, opts...)
 	defer m.Close()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -20,6 +20,10 @@
 // ad.Grad differentiates any gradient again; use ad.Grad, not
 // gorgonia.Grad. Results are bitwise the same for any GOMAXPROCS.
 //
+// Engine is a machine option (gorgonia.WithEngine) that runs Gorgonia's
+// own Sum over every axis and same-shape Mul in one vectorised, parallel
+// pass: the forward of a loss written as Sum(HadamardProd(y, R)).
+//
 // Bad arguments (ranks, dtypes, channel counts, sizes) give an error that
 // names the tensor and the problem when the node is built.
 package nn

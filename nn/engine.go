@@ -1,0 +1,173 @@
+package nn
+
+import (
+	"github.com/gops-dev/gops/internal/par"
+	"github.com/gops-dev/gops/internal/vmath"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Engine is a tensor.Engine for Gorgonia's CPU machines that makes the
+// forward of a loss written the ordinary way, Sum(HadamardProd(y, R)),
+// cheaper: it is gorgonia.StandardEngine with two methods of its own.
+//
+//   - Sum over every axis of a float32 or float64 tensor: vector loops
+//     (package vmath's) over fixed blocks of sumBlock elements, run by the
+//     worker team, the blocks' float64 sums added in order; tensor's
+//     StdEng adds the elements one after the other into one accumulator
+//     of the tensor's own type, a chain of dependent adds on one core.
+//     The result differs from StdEng's by rounding only (it is the more
+//     accurate of the two) and is bitwise the same for any GOMAXPROCS.
+//   - Mul of two float32 or float64 tensors of the same shape, neither a
+//     view: a·b in one pass by the worker team (StdEng copies a, then
+//     multiplies on one core); the reuse, incr and unsafe options keep
+//     their meaning and the products are StdEng's, bit for bit.
+//
+// Every other call, and these two for other dtypes, shapes or views, is
+// StdEng's. Gorgonia's machines give every value they hold the machine's
+// engine after each instruction, so a value's engine cannot be chosen by
+// the op that made it; Engine takes effect for a whole machine:
+//
+//	m := gorgonia.NewTapeMachine(g, gorgonia.WithEngine(nn.Engine{}))
+//
+// (gorgonia.NewLispMachine takes the same option.) Not for the CUDA
+// build's machines, whose engine is the CUDA engine.
+type Engine struct {
+	gorgonia.StandardEngine
+}
+
+// Sum is tensor.Sumer's Sum: a summed over the axes along (all of them if
+// along is empty). See Engine for what is its own.
+func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
+	d, ok := a.(*tensor.Dense)
+	if !ok || d.IsView() || !everyAxis(along, d.Dims()) {
+		return e.StandardEngine.Sum(a, along...)
+	}
+	if d.Shape().TotalSize() == 0 { // Data panics on an empty Dense
+		switch d.Dtype() {
+		case tensor.Float64:
+			return tensor.New(tensor.FromScalar(0.0)), nil
+		case tensor.Float32:
+			return tensor.New(tensor.FromScalar(float32(0))), nil
+		}
+		return e.StandardEngine.Sum(a, along...)
+	}
+	switch x := d.Data().(type) {
+	case []float64:
+		return tensor.New(tensor.FromScalar(sumBlocks(x))), nil
+	case []float32:
+		return tensor.New(tensor.FromScalar(float32(sumBlocks(x)))), nil
+	}
+	return e.StandardEngine.Sum(a, along...)
+}
+
+// everyAxis reports whether along names every one of dims axes in order,
+// or none (tensor's convention for all of them).
+func everyAxis(along []int, dims int) bool {
+	if len(along) == 0 {
+		return true
+	}
+	if len(along) != dims {
+		return false
+	}
+	for i, ax := range along {
+		if ax != i {
+			return false
+		}
+	}
+	return true
+}
+
+// sumBlock is the number of elements whose sum one worker computes as a
+// whole: large enough that joining the team is cheap beside it (see
+// par.InlineWork), small enough that float32 lanes accumulating
+// sumBlock/8 elements lose little.
+const sumBlock = 1 << 15
+
+// sumBlocks is Σx: vmath.Sum over blocks of sumBlock elements, the blocks'
+// sums added in order, so the order is fixed for a given len(x).
+func sumBlocks[T vmath.Float](x []T) float64 {
+	blocks := (len(x) + sumBlock - 1) / sumBlock
+	part := make([]float64, blocks)
+	par.ForGrains(blocks, 1, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			part[b] = vmath.Sum(x[b*sumBlock : min((b+1)*sumBlock, len(x))])
+		}
+	})
+	var s float64
+	for _, v := range part {
+		s += v
+	}
+	return s
+}
+
+// Mul is tensor.Muler's Mul: the elementwise product a·b, honouring
+// tensor.WithReuse, tensor.WithIncr and tensor.UseUnsafe. See Engine for
+// what is its own.
+func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
+	at, aDense := a.(*tensor.Dense)
+	bt, bDense := b.(*tensor.Dense)
+	if !aDense || !bDense || at.IsView() || bt.IsView() || !at.Shape().Eq(bt.Shape()) ||
+		at.Dtype() != bt.Dtype() || at.Shape().TotalSize() == 0 {
+		return e.StandardEngine.Mul(a, b, opts...)
+	}
+	fo := tensor.ParseFuncOpts(opts...)
+	reuse, incr, unsafe := fo.Reuse(), fo.Incr(), !fo.Safe()
+	if fo.As().Type != nil && fo.As() != at.Dtype() {
+		return e.StandardEngine.Mul(a, b, opts...)
+	}
+	var out *tensor.Dense
+	switch {
+	case incr != nil:
+		out, _ = incr.(*tensor.Dense)
+	case reuse != nil:
+		out, _ = reuse.(*tensor.Dense)
+	case unsafe:
+		out = at
+	default:
+		out = tensor.New(tensor.Of(at.Dtype()), tensor.WithShape(at.Shape().Clone()...), tensor.WithEngine(e))
+	}
+	if out == nil || out.IsView() || out.Dtype() != at.Dtype() || out.Shape().TotalSize() != at.Shape().TotalSize() {
+		return e.StandardEngine.Mul(a, b, opts...)
+	}
+	if !mulInto(out.Data(), at.Data(), bt.Data(), incr != nil) {
+		return e.StandardEngine.Mul(a, b, opts...)
+	}
+	if reuse != nil && incr == nil && !out.Shape().Eq(at.Shape()) {
+		if err := out.Reshape(at.Shape().Clone()...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// mulInto sets (incr false) or adds to (incr true) out the elementwise
+// product of x and y, all of one float dtype and one length; false if the
+// dtype is not float32 or float64.
+func mulInto(out, x, y any, incr bool) bool {
+	switch o := out.(type) {
+	case []float64:
+		mulLoop(o, x.([]float64), y.([]float64), incr)
+	case []float32:
+		mulLoop(o, x.([]float32), y.([]float32), incr)
+	default:
+		return false
+	}
+	return true
+}
+
+func mulLoop[T vmath.Float](out, x, y []T, incr bool) {
+	x, y = x[:len(out)], y[:len(out)]
+	par.ForWork(len(out), 3*len(out), func(lo, hi int) {
+		o, a, b := out[lo:hi], x[lo:hi], y[lo:hi]
+		if incr {
+			for i := range o {
+				o[i] += a[i] * b[i]
+			}
+			return
+		}
+		for i := range o {
+			o[i] = a[i] * b[i]
+		}
+	})
+}
