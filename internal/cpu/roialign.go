@@ -48,7 +48,8 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	plane, bins := g.H*g.W, g.PH*g.PW
 	xcl := floatScratch[T]().Get(len(input))
 	defer floatScratch[T]().Put(xcl)
-	transposeBatch(xcl, input, g.N, g.C, plane, false)
+	// Only the rows that the boxes sample; the rest of xcl is never read.
+	transposeSpansToLast(xcl, input, g.C, plane, roiAlignRowSpans(g, grids, boxes))
 	block := binBlock(bins, g.C)
 	par.ForWork(len(grids), 4*len(out), func(lo, hi int) {
 		var taps []bilinearTap[T]
@@ -90,14 +91,17 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 }
 
 // RoIAlignTranspose is the adjoint of RoIAlignForward in its input: it
-// scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] (adding to what is
-// there) with the same weights. A point outside the image adds nothing (as
-// torchvision's backward; adding 0·g to pixel 0 would spread an infinite
-// gradient).
+// sets dst [N, C, H, W] to the scatter of grad[k, c, ph, pw] with the same
+// weights (every element written: 0 where no point reads, so dst need not
+// be cleared). A point outside the image adds nothing (as torchvision's
+// backward; adding 0·g to pixel 0 would spread an infinite gradient).
 //
 // The sums are made channels-last ([N, H, W, C]), each point adding its
 // bin's gradient row (over channels, divided by the count) to its four
-// pixels' rows with axpy, and then added to dst. Parallel over ranges of
+// pixels' rows with axpy, and then copied to dst: the same values as
+// adding them to zeros, as a sum that starts from +0 is never −0. Only
+// the rows of each image that its boxes sample (roiAlignRowSpans) are
+// summed and copied; the rest of dst is cleared. Parallel over ranges of
 // channels: each worker owns its channels of every pixel and visits the
 // boxes, points and pixels in order, so sums are bitwise reproducible
 // without atomics.
@@ -109,7 +113,15 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 	plane, bins := g.H*g.W, g.PH*g.PW
 	dcl := floatScratch[T]().Get(len(dst))
 	defer floatScratch[T]().Put(dcl)
-	clear(dcl)
+	rows := roiAlignRowSpans(g, grids, boxes)
+	for n, s := range rows {
+		clear(dcl[(n*plane+s.Lo)*g.C : (n*plane+s.Hi)*g.C])
+		for c := range g.C {
+			p := dst[(n*g.C+c)*plane : (n*g.C+c+1)*plane]
+			clear(p[:s.Lo])
+			clear(p[s.Hi:])
+		}
+	}
 	par.ForWork(g.C, 4*len(grad), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
@@ -140,7 +152,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 			})
 		}
 	})
-	transposeBatch(dst, dcl, g.N, plane, g.C, true)
+	transposeSpansFromLast(dst, dcl, g.C, plane, rows, false)
 	return nil
 }
 
