@@ -315,11 +315,29 @@ func geomParams(g cpu.ConvGeom) string {
 //	convW: ∂X = convT(G, U), ∂G = conv(X, U)
 func convSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return withCUDA(convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+	spec := convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			return b.Nodes(b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u))
-		}), convGPU{g, convForward, false})
+		})
+	spec.KernelOverwrites = convOverwrites(g, convForward)
+	return withCUDA(spec, convGPU{g, convForward, false})
+}
+
+// convOverwrites says whether cpu.Conv in mode writes every element of its
+// result, which then need not be cleared first (ad.OpSpec's
+// KernelOverwrites): the forward member's products have beta 0 (product
+// writes c without reading it) and cover every sample, the weight
+// gradient's first sample's product has beta 0 when there is a sample;
+// the input gradient adds its columns into the result (Col2im).
+func convOverwrites(g cpu.ConvGeom, mode convMode) bool {
+	switch mode {
+	case convForward:
+		return true
+	case convWeight:
+		return g.N > 0
+	}
+	return false
 }
 
 // convBiasSpec is Conv2d with its bias, one op: the forward member with the
@@ -340,7 +358,8 @@ func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			return out.Clone(), nil
 		},
-		Kernel: ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+		Kernel:           ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+		KernelOverwrites: convOverwrites(g, convForward),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			dx, dw := b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u)
@@ -361,11 +380,13 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return withCUDA(convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
+	spec := convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			return b.Nodes(b.Apply(convTSpec(g), in[1], u), b.Apply(convSpec(g), in[0], u))
-		}), convGPU{g, convWeight, false})
+		})
+	spec.KernelOverwrites = convOverwrites(g, convWeight)
+	return withCUDA(spec, convGPU{g, convWeight, false})
 }
 
 func weightShape(g cpu.ConvGeom) tensor.Shape {
