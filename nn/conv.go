@@ -454,7 +454,8 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(biasAddKernel[float32](n, c, l), biasAddKernel[float64](n, c, l)),
+		Kernel:           ad.Floats(biasAddKernel[float32](n, c, l), biasAddKernel[float64](n, c, l)),
+		KernelOverwrites: true, // AddChannelBias writes every element
 		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 			sum, _ := channelSpecs(s)
 			db, err := ad.Apply(sum, grad)
@@ -479,6 +480,8 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
 		Shape:  ad.FixedShape("nn: ChannelSum", s, tensor.Shape{c}),
 		Kernel: ad.Floats(channelKernel[float32](n, c, l, true), channelKernel[float64](n, c, l, true)),
+		// ChannelSum and ChannelBroadcast write every element.
+		KernelOverwrites: true,
 	}
 	broadcast = ad.OpSpec{
 		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
@@ -488,7 +491,8 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
+		Kernel:           ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
+		KernelOverwrites: true,
 	}
 	return ad.LinearPair(withCUDA(sum, channelGPU{n, c, l, channelSum}), withCUDA(broadcast, channelGPU{n, c, l, channelBroadcast}))
 }
