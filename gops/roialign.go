@@ -149,6 +149,7 @@ func (f roiAlignFamily) specs(a, b int, xMajor bool) (fwd, adj ad.OpSpec) {
 	adj = fwd
 	adj.Name, adj.Shape = "RoIAlignTranspose", tshape
 	adj.Kernel = boxKernels(g, cpu.RoIAlignTranspose[float32], cpu.RoIAlignTranspose[float64])
+	adj.KernelOverwrites = true
 	adj.BackwardFor = boxFamilyBackward(f, 0, 0, true)
 	return ad.LinearPair(withCUDA(fwd, roiAlignGPU{g, false}), withCUDA(adj, roiAlignGPU{g, true}))
 }

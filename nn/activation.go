@@ -60,7 +60,12 @@ func sigmoidKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	return nil
 }
 
-// Tanh is torch.tanh (Gorgonia's, right at every order).
+// Tanh is torch.tanh. Its values are bitwise those of Gorgonia's Tanh
+// (the same functions, cpu.Tanh), and so are its derivatives of every
+// order: its gradient is the expression Gorgonia's Tanh builds,
+// (1 − t⊙t)⊙U from its own output t with Gorgonia's HadamardProd and Sub.
+// Unlike Gorgonia's, which clones its input and then works in place, it
+// writes into its result, which ad.ReuseResults can keep between runs.
 func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := checkActivation("Tanh", x); err != nil {
 		return nil, err
@@ -68,7 +73,42 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if ad.NoElements(x) {
 		return ad.EmptyResult("Tanh", x.Shape(), 0, fillTwin, x)
 	}
-	return gorgonia.Tanh(x)
+	return ad.Apply(tanhSpec(x.Shape()), x)
+}
+
+// tanhSpec is Tanh; Backward (1 − t⊙t)⊙U as Gorgonia's tanhDiffExpr, with
+// a scalar constant 1 of t's dtype (Gorgonia's "one").
+func tanhSpec(s tensor.Shape) ad.OpSpec {
+	spec := elementwiseSpec("Tanh", "", s, nil, ad.Floats(tanhKernel[float32], tanhKernel[float64]),
+		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
+			var one *gorgonia.Node
+			if out.Dtype() == tensor.Float32 {
+				one = gorgonia.NewConstant(float32(1))
+			} else {
+				one = gorgonia.NewConstant(1.0)
+			}
+			sq, err := gorgonia.HadamardProd(out, out)
+			if err != nil {
+				return nil, err
+			}
+			d, err := gorgonia.Sub(one, sq)
+			if err != nil {
+				return nil, err
+			}
+			g, err := gorgonia.HadamardProd(d, u)
+			if err != nil {
+				return nil, err
+			}
+			return gorgonia.Nodes{g}, nil
+		})
+	spec.KernelOverwrites = true
+	return spec
+}
+
+// tanhKernel is cpu.Tanh.
+func tanhKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
+	cpu.Tanh(out.Data, in[0].Data)
+	return nil
 }
 
 // SiLU is torch.nn.functional.silu: x·sigmoid(x).

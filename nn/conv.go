@@ -315,11 +315,29 @@ func geomParams(g cpu.ConvGeom) string {
 //	convW: ∂X = convT(G, U), ∂G = conv(X, U)
 func convSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, w, out := tensor.Shape{g.N, g.C, g.H, g.W}, weightShape(g), tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return withCUDA(convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+	spec := convFamilySpec("Conv2d", g, x, w, out, ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			return b.Nodes(b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u))
-		}), convGPU{g, convForward, false})
+		})
+	spec.KernelOverwrites = convOverwrites(g, convForward)
+	return withCUDA(spec, convGPU{g, convForward, false})
+}
+
+// convOverwrites says whether cpu.Conv in mode writes every element of its
+// result, which then need not be cleared first (ad.OpSpec's
+// KernelOverwrites): the forward member's products have beta 0 (product
+// writes c without reading it) and cover every sample, the weight
+// gradient's first sample's product has beta 0 when there is a sample;
+// the input gradient adds its columns into the result (Col2im).
+func convOverwrites(g cpu.ConvGeom, mode convMode) bool {
+	switch mode {
+	case convForward:
+		return true
+	case convWeight:
+		return g.N > 0
+	}
+	return false
 }
 
 // convBiasSpec is Conv2d with its bias, one op: the forward member with the
@@ -340,7 +358,8 @@ func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
 			}
 			return out.Clone(), nil
 		},
-		Kernel: ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+		Kernel:           ad.Floats(convKernel[float32](g, convForward), convKernel[float64](g, convForward)),
+		KernelOverwrites: convOverwrites(g, convForward),
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			dx, dw := b.Apply(convTSpec(g), u, in[1]), b.Apply(convWSpec(g), in[0], u)
@@ -361,11 +380,13 @@ func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {
 	x, gs := tensor.Shape{g.N, g.C, g.H, g.W}, tensor.Shape{g.N, g.Cout, g.HO, g.WO}
-	return withCUDA(convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
+	spec := convFamilySpec("Conv2dWeightGrad", g, x, gs, weightShape(g), ad.Floats(convKernel[float32](g, convWeight), convKernel[float64](g, convWeight)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			return b.Nodes(b.Apply(convTSpec(g), in[1], u), b.Apply(convSpec(g), in[0], u))
-		}), convGPU{g, convWeight, false})
+		})
+	spec.KernelOverwrites = convOverwrites(g, convWeight)
+	return withCUDA(spec, convGPU{g, convWeight, false})
 }
 
 func weightShape(g cpu.ConvGeom) tensor.Shape {
@@ -433,7 +454,8 @@ func addBias(y, bias *gorgonia.Node) (*gorgonia.Node, error) {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(biasAddKernel[float32](n, c, l), biasAddKernel[float64](n, c, l)),
+		Kernel:           ad.Floats(biasAddKernel[float32](n, c, l), biasAddKernel[float64](n, c, l)),
+		KernelOverwrites: true, // AddChannelBias writes every element
 		Backward: func(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 			sum, _ := channelSpecs(s)
 			db, err := ad.Apply(sum, grad)
@@ -458,6 +480,8 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 		Name: "ChannelSum", Params: fmt.Sprint(s), InputDims: []int{s.Dims()}, OutputDims: 1,
 		Shape:  ad.FixedShape("nn: ChannelSum", s, tensor.Shape{c}),
 		Kernel: ad.Floats(channelKernel[float32](n, c, l, true), channelKernel[float64](n, c, l, true)),
+		// ChannelSum and ChannelBroadcast write every element.
+		KernelOverwrites: true,
 	}
 	broadcast = ad.OpSpec{
 		Name: "ChannelBroadcast", Params: fmt.Sprint(s), InputDims: []int{1}, OutputDims: s.Dims(),
@@ -467,7 +491,8 @@ func channelSpecs(s tensor.Shape) (sum, broadcast ad.OpSpec) {
 			}
 			return s.Clone(), nil
 		},
-		Kernel: ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
+		Kernel:           ad.Floats(channelKernel[float32](n, c, l, false), channelKernel[float64](n, c, l, false)),
+		KernelOverwrites: true,
 	}
 	return ad.LinearPair(withCUDA(sum, channelGPU{n, c, l, channelSum}), withCUDA(broadcast, channelGPU{n, c, l, channelBroadcast}))
 }

@@ -103,6 +103,8 @@ func matMulSpec(dims int, transA, transB bool) ad.OpSpec {
 			return tensor.Shape{m, n}, nil
 		},
 		Kernel: ad.Floats(matMulKernel[float32](transA, transB), matMulKernel[float64](transA, transB)),
+		// Every product has beta 0: product writes c without reading it.
+		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 			a, b := in[0], in[1]
 			var da, db *gorgonia.Node

@@ -12,7 +12,7 @@ import (
 )
 
 // reuseNet is a small network through the memory-bound ops (Conv2d,
-// GroupNorm, ReLU, MaxPool2d, AvgPool2d, Interpolate, GridSample,
+// GroupNorm, ReLU, MaxPool2d, AvgPool2d, Tanh, Interpolate, GridSample,
 // Softmax, CrossEntropy) with its loss, the loss's gradient w.r.t. x and
 // the weights, and the gradient of the penalty Σ‖∇ₓL‖² w.r.t. the
 // weights: the values that TestReuseResults compares, read with
@@ -56,7 +56,7 @@ func newReuseNet(t *testing.T, dt tensor.Dtype) *reuseNet {
 	h := must(nn.Conv2d(x, w, b, nn.Conv2dOpts{Padding: [2]int{1, 1}}))
 	h = must(nn.ReLU(must(nn.GroupNorm(h, 4, gw, gb, 0))))
 	h = must(nn.MaxPool2d(h, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}))
-	h = must(nn.AvgPool2d(h, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}, Stride: [2]int{1, 1}}))
+	h = must(nn.Tanh(must(nn.AvgPool2d(h, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}, Stride: [2]int{1, 1}}))))
 	h = must(nn.Interpolate(h, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: "bilinear"}))
 	h = must(nn.GridSample(h, grid, nn.GridSampleOpts{}))
 	logits := must(nn.MatMul(must(nn.Flatten(h, 1)), fc, false, false))

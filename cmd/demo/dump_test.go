@@ -161,3 +161,30 @@ func TestDumpFlag(t *testing.T) {
 		t.Errorf("the file holds %d variants, %v", len(d.Variants), err)
 	}
 }
+
+// TestCPUProfileFlag: -cpuprofile parses, and startCPUProfile writes a
+// profile (gzipped protobuf) that stop closes; a folder that does not
+// exist is an error.
+func TestCPUProfileFlag(t *testing.T) {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o, err := parseFlags(fs, []string{"-cpuprofile", "cpu.prof"})
+	if err != nil || o.cpuProfile != "cpu.prof" {
+		t.Fatalf("parsed %+v, %v", o, err)
+	}
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	stop, err := startCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Errorf("profile of %d bytes, %v: want gzip data", len(data), err)
+	}
+	if _, err := startCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.prof")); err == nil {
+		t.Error("a profile in a missing folder accepted")
+	}
+}

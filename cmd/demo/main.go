@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,7 @@ type options struct {
 	compare    bool
 	dumpStep   string // -dump-step: write the first meta-step here and exit
 	benchSteps int    // -bench-steps: time this many meta-steps and exit
+	cpuProfile string // -cpuprofile: write a CPU profile of the run here
 }
 
 // defaultConfig is the default run: about 40 s on two cores.
@@ -96,6 +98,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	test := fs.String("test-digits", classString(c.TestClasses), "digit classes of held-out tasks (test split)")
 	fs.Float64Var(&c.FDStep, "fd-step", c.FDStep, "step of the finite-difference check of the meta-gradient")
 	fs.StringVar(&o.dumpStep, "dump-step", "", "write the first meta-step's inputs and gops' results (JSON, gzipped if `FILE` ends in .gz) for scripts/maml_torch.py --check, and exit")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof reads it)")
 	fs.IntVar(&o.benchSteps, "bench-steps", 0, "time `N` meta-steps of each variant after 1 s of warm-up, print the min and median, and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -246,7 +249,37 @@ func main() {
 	// gonum's BLAS runs; the error is in the description, which the MNIST
 	// demo prints on its blas line (openblas.Describe()).
 	openblas.UseFromEnv()
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+			os.Exit(2)
+		}
+		status := run(o, os.Stdout, os.Stderr)
+		if err := stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+			status = 1
+		}
+		os.Exit(status)
+	}
 	os.Exit(run(o, os.Stdout, os.Stderr))
+}
+
+// startCPUProfile starts a CPU profile into the file path; stop ends it
+// and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // run executes the demo and returns the exit status.

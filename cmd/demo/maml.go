@@ -54,6 +54,20 @@ func (s sceneInputs) set(sc *Scene) error {
 	return nil
 }
 
+// newReuseGraph returns a new graph whose ops write their results into
+// the memory of two runs before (ad.ReuseResults) instead of fresh arrays:
+// at the larger sizes many [B, F, H, W] results of megabytes each that
+// would be zeroed and faulted in afresh every run. It is safe for the
+// demo's graphs: one TapeMachine runs each graph, one run at a time, and
+// every value leaves a run only through gorgonia.Read, which on a
+// TapeMachine copies (and values copies again), never as a node's Value.
+// The values are the same, bit for bit.
+func newReuseGraph() *gorgonia.ExprGraph {
+	g := gorgonia.NewGraph()
+	ad.ReuseResults(g, true)
+	return g
+}
+
 // newParamNodes makes one input node per parameter.
 func newParamNodes(g *gorgonia.ExprGraph, a Arch) gorgonia.Nodes {
 	shapes := a.ParamShapes()
@@ -132,7 +146,7 @@ type LossGradValues struct {
 
 // NewLossGrad builds the graph for scenes of b canvases and k boxes.
 func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
-	g := gorgonia.NewGraph()
+	g := newReuseGraph()
 	lg := &LossGrad{tape: tape{theta: newParamNodes(g, a)}, in: newSceneInputs(g, "x", b, k, a.Canvas)}
 	fw, grads, err := lg.in.lossGrad(a, lg.theta, lg.theta)
 	if err != nil {
@@ -211,7 +225,7 @@ type MetaValues struct {
 // NewMetaGraph builds the graph for support scenes of (bs canvases, ks
 // boxes) and query scenes of (bq, kq), with inner step size alpha.
 func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error) {
-	g := gorgonia.NewGraph()
+	g := newReuseGraph()
 	mg := &MetaGraph{
 		tape: tape{theta: newParamNodes(g, a)},
 		sup:  newSceneInputs(g, "support", bs, ks, a.Canvas),

@@ -44,7 +44,7 @@ func (l *Learner) RefineBoxes(p Params, t *Task, rng *rand.Rand) (*Refinement, e
 	a := l.cfg.Arch
 	sc := t.Query
 	bq, kq := sc.Canvas.Shape()[0], len(sc.Labels)
-	g := gorgonia.NewGraph()
+	g := newReuseGraph()
 	theta := newParamNodes(g, a)
 	in := newSceneInputs(g, "refine", bq, kq, a.Canvas)
 	fw, gb, err := in.lossGrad(a, theta, gorgonia.Nodes{in.boxes})

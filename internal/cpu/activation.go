@@ -1,9 +1,29 @@
 package cpu
 
-import "math"
+import (
+	"math"
 
-// The elementwise activations of nn (torch.sigmoid, leaky_relu and its
-// slope, erf), y[i] = f(x[i]) over slices of one length.
+	"github.com/chewxy/math32"
+)
+
+// The elementwise activations of nn (torch.tanh, torch.sigmoid, leaky_relu
+// and its slope, erf), y[i] = f(x[i]) over slices of one length.
+
+// Tanh sets y to tanh(x) (torch.tanh): math.Tanh in float64 and
+// chewxy/math32's Tanh in float32, the functions Gorgonia's tensor package
+// calls, so the values are bitwise Gorgonia's Tanh.
+func Tanh[T Float](y, x []T) {
+	switch ys := any(y).(type) {
+	case []float64:
+		for i, v := range any(x).([]float64) {
+			ys[i] = math.Tanh(v)
+		}
+	case []float32:
+		for i, v := range any(x).([]float32) {
+			ys[i] = math32.Tanh(v)
+		}
+	}
+}
 
 // Sigmoid sets y to 1/(1 + exp(−x)) (torch.sigmoid), computed in float64
 // as exp(x)/(1 + exp(x)) for negative x so that it does not saturate

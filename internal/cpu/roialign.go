@@ -34,21 +34,19 @@ func RoIAlignGrids[T Float](g *RoIAlignGeom, boxes []T) ([]RoIAlignBox[T], error
 // RoIAlignForward computes out[k, c, ph, pw] (K×C×PH×PW), the average of the
 // bilinear samples of input[batch(k), c] in bin (ph, pw) of box k.
 //
-// The input is first copied channels-last ([N, H, W, C]). A bin's C sums
-// are then one row, to which each sample point adds its four pixels' rows
-// with axpy, so every output sums the same terms in the same order (per
-// point, its four pixels in tap order) whatever the number of threads. Rows
-// of a block of bins are written to out once complete. Parallel over boxes;
-// each box writes only its own output.
+// A bin's C sums are one row, to which each sample point adds its four
+// pixels of every channel (gatherPixels, reading the input where it is: a
+// channels-last copy of the whole input cost more than the sampling at
+// large images with small boxes), so every output sums the same terms in
+// the same order (per point, its four pixels in tap order) whatever the
+// number of threads. Rows of a block of bins are written to out once
+// complete. Parallel over boxes; each box writes only its own output.
 func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	grids, err := RoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	xcl := floatScratch[T]().Get(len(input))
-	defer floatScratch[T]().Put(xcl)
-	transposeBatch(xcl, input, g.N, g.C, plane, false)
 	block := binBlock(bins, g.C)
 	par.ForWork(len(grids), 4*len(out), func(lo, hi int) {
 		var taps []bilinearTap[T]
@@ -63,7 +61,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 				continue
 			}
 			n := int(boxes[5*k])
-			x := xcl[n*plane*g.C : (n+1)*plane*g.C]
+			x := input[n*g.C*plane : (n+1)*g.C*plane]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
 				for _, sp := range spans {
@@ -73,9 +71,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 						clear(row)
 					}
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], false)
-					for _, q := range px {
-						axpy(q.w, x[q.pos*g.C:(q.pos+1)*g.C], row)
-					}
+					gatherPixels(row, x, plane, px)
 					// Bins end in order; a bin may continue in the next chunk.
 					if sp.last && (r == block-1 || sp.bin == bins-1) {
 						b0 := sp.bin - r
@@ -90,14 +86,15 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 }
 
 // RoIAlignTranspose is the adjoint of RoIAlignForward in its input: it
-// scatters grad[k, c, ph, pw] back onto dst [N, C, H, W] (adding to what is
-// there) with the same weights. A point outside the image adds nothing (as
-// torchvision's backward; adding 0·g to pixel 0 would spread an infinite
-// gradient).
+// sets dst [N, C, H, W] to the scatter of grad[k, c, ph, pw] with the same
+// weights (every element written: 0 where no point reads, so dst need not
+// be cleared). A point outside the image adds nothing (as torchvision's
+// backward; adding 0·g to pixel 0 would spread an infinite gradient).
 //
-// The sums are made channels-last ([N, H, W, C]), each point adding its
-// bin's gradient row (over channels, divided by the count) to its four
-// pixels' rows with axpy, and then added to dst. Parallel over ranges of
+// dst is cleared, then each point adds its bin's gradient (per channel,
+// divided by the count) to its four pixels of every channel
+// (scatterPixels, in place: a channels-last copy cost more than the
+// scatter at large images with small boxes). Parallel over ranges of
 // channels: each worker owns its channels of every pixel and visits the
 // boxes, points and pixels in order, so sums are bitwise reproducible
 // without atomics.
@@ -107,9 +104,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	dcl := floatScratch[T]().Get(len(dst))
-	defer floatScratch[T]().Put(dcl)
-	clear(dcl)
+	clear(dst)
 	par.ForWork(g.C, 4*len(grad), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
@@ -120,7 +115,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
-			d := dcl[n*plane*g.C : (n+1)*plane*g.C]
+			d := dst[(n*g.C+lo)*plane : (n*g.C+hi)*plane]
 			gk := grad[k*g.C*bins : (k+1)*g.C*bins]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
@@ -133,14 +128,11 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 					}
 					gv := gb[r*cw : (r+1)*cw]
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], true)
-					for _, q := range px {
-						axpy(q.w, gv, d[q.pos*g.C+lo:q.pos*g.C+hi])
-					}
+					scatterPixels(d, plane, gv, px)
 				}
 			})
 		}
 	})
-	transposeBatch(dst, dcl, g.N, plane, g.C, true)
 	return nil
 }
 
@@ -153,3 +145,32 @@ const binBlockElems = 1 << 15
 // whole box when it fits in binBlockElems, otherwise blocks of bins, at
 // least one.
 func binBlock(bins, c int) int { return max(1, min(bins, binBlockElems/max(c, 1))) }
+
+// gatherPixels adds, for each channel c of row, the pixels px of plane c
+// of x (channels-first, planes of plane elements), weighted, in the order
+// of px: row[c] += w·x[c·plane + pos]. Each element gets the same terms in
+// the same order as axpy over a channels-last copy would add, and the
+// product is rounded before the sum (the conversion keeps the compiler
+// from fusing them), as gonum's axpy does.
+func gatherPixels[T Float](row, x []T, plane int, px []pixelWeight[T]) {
+	for c := range row {
+		xc := x[c*plane : (c+1)*plane]
+		s := row[c]
+		for _, q := range px {
+			s += T(q.w * xc[q.pos])
+		}
+		row[c] = s
+	}
+}
+
+// scatterPixels is gatherPixels' transpose: for each channel c of gv, it
+// adds gv[c]·w to pixel pos of plane c of d for the pixels px, in their
+// order.
+func scatterPixels[T Float](d []T, plane int, gv []T, px []pixelWeight[T]) {
+	for c, v := range gv {
+		dc := d[c*plane : (c+1)*plane]
+		for _, q := range px {
+			dc[q.pos] += T(q.w * v)
+		}
+	}
+}

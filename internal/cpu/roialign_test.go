@@ -120,3 +120,35 @@ func TestRoIAlignKernelsZeroWeightOfInf(t *testing.T) {
 		}
 	}
 }
+
+// Small boxes on a large plane (the kernels read and write the planes in
+// place): the results equal the reference, and the transpose sets every
+// element of dst (NaN before).
+func TestRoIAlignKernelsSmallBoxes(t *testing.T) {
+	g := &RoIAlignGeom{N: 3, C: 5, H: 40, W: 37, PH: 3, PW: 4, Scale: 1, SamplingRatio: 2, Aligned: true}
+	// Image 0: two boxes far apart; image 1: none; image 2: one across the
+	// top edge and an inverted one.
+	boxes := []float64{
+		0, 3.2, 4.7, 9.1, 8.3,
+		0, 20.5, 30.25, 27, 35.5,
+		2, 10, -3, 16, 5,
+		2, 12, 20, 8, 15,
+	}
+	r := rand.New(rand.NewPCG(5, 1))
+	x := randNormal[float64](r, g.N*g.C*g.H*g.W)
+	grad := randNormal[float64](r, 4*g.C*g.PH*g.PW)
+	wantY, wantDX := refRoIAlign(g, x, boxes, grad)
+	y := make([]float64, len(grad))
+	if err := RoIAlignForward(g, x, boxes, y); err != nil {
+		t.Fatal(err)
+	}
+	expectClose(t, "output", y, wantY, 1e-12)
+	dx := make([]float64, len(x))
+	for i := range dx {
+		dx[i] = math.NaN()
+	}
+	if err := RoIAlignTranspose(g, grad, boxes, dx); err != nil {
+		t.Fatal(err)
+	}
+	expectClose(t, "grad", dx, wantDX, 1e-12)
+}
