@@ -76,31 +76,14 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return ad.Apply(tanhSpec(x.Shape()), x)
 }
 
-// tanhSpec is Tanh; Backward (1 − t⊙t)⊙U as Gorgonia's tanhDiffExpr, with
-// a scalar constant 1 of t's dtype (Gorgonia's "one").
+// tanhSpec is Tanh; Backward (1 − t⊙t)⊙U, Gorgonia's tanhDiffExpr with
+// the constant 1 of t's dtype.
 func tanhSpec(s tensor.Shape) ad.OpSpec {
-	spec := elementwiseSpec("Tanh", "", s, nil, ad.Floats(tanhKernel[float32], tanhKernel[float64]),
+	spec := withCUDA(elementwiseSpec("Tanh", "", s, nil, ad.Floats(tanhKernel[float32], tanhKernel[float64]),
 		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			var one *gorgonia.Node
-			if out.Dtype() == tensor.Float32 {
-				one = gorgonia.NewConstant(float32(1))
-			} else {
-				one = gorgonia.NewConstant(1.0)
-			}
-			sq, err := gorgonia.HadamardProd(out, out)
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.Sub(one, sq)
-			if err != nil {
-				return nil, err
-			}
-			g, err := gorgonia.HadamardProd(d, u)
-			if err != nil {
-				return nil, err
-			}
-			return gorgonia.Nodes{g}, nil
-		})
+			b := ad.NewBuilder(out)
+			return b.Nodes(b.HadamardProd(b.RSub(1, b.HadamardProd(out, out)), u))
+		}), unaryGPU{kind: unaryTanh})
 	spec.KernelOverwrites = true
 	return spec
 }
@@ -235,6 +218,7 @@ type unaryKind int
 
 const (
 	unarySigmoid    unaryKind = iota // the stable Sigmoid
+	unaryTanh                        // tanh
 	unaryLeaky                       // LeakyReLU with slope param
 	unaryLeakySlope                  // its slope: 1 or param
 	unaryErf                         // erf

@@ -8,7 +8,7 @@ import (
 )
 
 // The elementwise ops on the GPU: internal/cuda/kernels/nn/activation.cu (Sigmoid,
-// LeakyReLU, its slope, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
+// Tanh, LeakyReLU, its slope, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
 // family).
 
 // Launch runs the op d.kind on every element.
@@ -18,6 +18,8 @@ func (d unaryGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorg
 	switch d.kind {
 	case unarySigmoid:
 		return c.Launch("act_sigmoid"+sfx, n, x, y, n)
+	case unaryTanh:
+		return c.Launch("act_tanh"+sfx, n, x, y, n)
 	case unaryLeaky:
 		return c.Launch("act_leaky"+sfx, n, x, y, c.Float(d.param), d.param == 0, n)
 	case unaryLeakySlope:

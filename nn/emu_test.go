@@ -130,6 +130,7 @@ func emuActivation[T ad.Float](t *testing.T) {
 	// of −40) is checked as closely as a large one.
 	acts = append(acts,
 		act{"act_sigmoid", sigmoidKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
+		act{"act_tanh", tanhKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
 		act{"act_erf", erfKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()},
 		act{"loss_softplus", softplusKernel[T], func(x, y emu.Ptr, n int) []any { return []any{x, y, n} }, et.Tol[T]()})
 	byName := map[string][]act{}

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/activation.cu, compiled for the CPU (emu.h), and its entry points as
 // activation.ptx lists them.
-// Sources' SHA-256 (activation.cu and the folder's .cuh): 1dffe4f2652d222be6bd912fa0352d8657b6c42199c00a416a32ee707fbed29d
+// Sources' SHA-256 (activation.cu and the folder's .cuh): c07a25640578c8b391dc8cbf716ee50eb68d5e43defba0d0dea81f8ffd29e04e
 
 #include "emu.h"
 
@@ -15,6 +15,8 @@ namespace nn_activation {
 extern "C" const emu_kernel emu_nn_activation[] = {
 	EMU_ENTRY(nn_activation, act_sigmoid_f32)
 	EMU_ENTRY(nn_activation, act_sigmoid_f64)
+	EMU_ENTRY(nn_activation, act_tanh_f32)
+	EMU_ENTRY(nn_activation, act_tanh_f64)
 	EMU_ENTRY(nn_activation, act_leaky_f32)
 	EMU_ENTRY(nn_activation, act_leaky_f64)
 	EMU_ENTRY(nn_activation, act_leaky_slope_f32)

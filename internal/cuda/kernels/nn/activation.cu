@@ -1,5 +1,5 @@
 // The activations' own ops on the GPU (nn/activation.go): the stable
-// Sigmoid, LeakyReLU and its slope, Erf (GELU's). Elementwise; float (f32)
+// Sigmoid, Tanh, LeakyReLU and its slope, Erf (GELU's). Elementwise; float (f32)
 // and double (f64).
 
 #include "common.cuh"
@@ -17,6 +17,13 @@ template <typename T> __device__ void sigmoid(const T *x, T *out, long long n) {
 			out[i] = (T)(e / (1 + e));
 		}
 	}
+}
+
+// tanh_ equals nn's tanhKernel: tanh in double, rounded to T. Not
+// bitwise: Go's math.Tanh (float64) and math32.Tanh (float32) may differ
+// from CUDA's in the last places.
+template <typename T> __device__ void tanh_(const T *x, T *out, long long n) {
+	LOOP(i, n) out[i] = (T)tanh((double)x[i]);
 }
 
 // leaky equals nn's leakyKernel: x where x > 0 or NaN, 0 where the slope
@@ -42,6 +49,8 @@ template <typename T> __device__ void erf_(const T *x, T *out, long long n) {
 
 extern "C" __global__ void act_sigmoid_f32(const float *x, float *out, long long n) { sigmoid<float>(x, out, n); }
 extern "C" __global__ void act_sigmoid_f64(const double *x, double *out, long long n) { sigmoid<double>(x, out, n); }
+extern "C" __global__ void act_tanh_f32(const float *x, float *out, long long n) { tanh_<float>(x, out, n); }
+extern "C" __global__ void act_tanh_f64(const double *x, double *out, long long n) { tanh_<double>(x, out, n); }
 extern "C" __global__ void act_leaky_f32(const float *x, float *out, float slope, long long zero, long long n) { leaky<float>(x, out, slope, zero, n); }
 extern "C" __global__ void act_leaky_f64(const double *x, double *out, double slope, long long zero, long long n) { leaky<double>(x, out, slope, zero, n); }
 extern "C" __global__ void act_leaky_slope_f32(const float *x, float *out, float slope, long long n) { leaky_slope<float>(x, out, slope, n); }
