@@ -142,6 +142,9 @@ func TestDumpFlag(t *testing.T) {
 	if err != nil || o.dumpStep != "a.json" || o.benchSteps != 7 {
 		t.Fatalf("parsed %+v, %v", o, err)
 	}
+	if _, err := parseFlags(flag.NewFlagSet("demo", flag.ContinueOnError), []string{"-bench-steps", "-1"}); err == nil || !strings.Contains(err.Error(), "-bench-steps") {
+		t.Errorf("-bench-steps -1: %v, want an error naming the flag", err)
+	}
 	loadMNIST(t)
 	path := filepath.Join(t.TempDir(), "step.json")
 	o = &options{cfg: tinyConfig(1), dumpStep: path, compare: true}

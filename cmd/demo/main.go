@@ -106,6 +106,9 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if o.benchSteps < 0 {
+		return nil, fmt.Errorf("-bench-steps must be >= 0 (0: no benchmark), got %d", o.benchSteps)
+	}
 	var err error
 	if c.TrainClasses, err = parseClasses(*train); err != nil {
 		return nil, fmt.Errorf("-train-digits: %w", err)
