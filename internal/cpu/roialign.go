@@ -35,11 +35,12 @@ func RoIAlignGrids[T Float](g *RoIAlignGeom, boxes []T) ([]RoIAlignBox[T], error
 // bilinear samples of input[batch(k), c] in bin (ph, pw) of box k.
 //
 // A bin's C sums are one row, to which each sample point adds its four
-// pixels of every channel (gatherPixels, reading the input where it is: a
-// channels-last copy of the whole input cost more than the sampling at
-// large images with small boxes), so every output sums the same terms in
-// the same order (per point, its four pixels in tap order) whatever the
-// number of threads. Rows of a block of bins are written to out once
+// pixels of every channel, so every output sums the same terms in the
+// same order (per point, its four pixels in tap order) whatever the number
+// of threads and whichever layout is read: a channels-last copy of the
+// input ([N, H, W, C], whole C-long pixel rows added with axpy) when the
+// boxes sample densely (roiAlignChannelsLast), else the NCHW planes where
+// they are (gatherPixels). Rows of a block of bins are written to out once
 // complete. Parallel over boxes; each box writes only its own output.
 func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 	grids, err := RoIAlignGrids(g, boxes)
@@ -47,6 +48,13 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
+	cl := roiAlignChannelsLast(g, grids)
+	src := input
+	if cl {
+		src = floatScratch[T]().Get(len(input))
+		defer floatScratch[T]().Put(src)
+		transposeBatch(src, input, g.N, g.C, plane, false)
+	}
 	block := binBlock(bins, g.C)
 	par.ForWork(len(grids), 4*len(out), func(lo, hi int) {
 		var taps []bilinearTap[T]
@@ -61,7 +69,7 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 				continue
 			}
 			n := int(boxes[5*k])
-			x := input[n*g.C*plane : (n+1)*g.C*plane]
+			x := src[n*g.C*plane : (n+1)*g.C*plane]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
 				for _, sp := range spans {
@@ -71,7 +79,13 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 						clear(row)
 					}
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], false)
-					gatherPixels(row, x, plane, px)
+					if cl {
+						for _, q := range px {
+							axpy(q.w, x[q.pos*g.C:(q.pos+1)*g.C], row)
+						}
+					} else {
+						gatherPixels(row, x, plane, px)
+					}
 					// Bins end in order; a bin may continue in the next chunk.
 					if sp.last && (r == block-1 || sp.bin == bins-1) {
 						b0 := sp.bin - r
@@ -91,20 +105,27 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 // be cleared). A point outside the image adds nothing (as torchvision's
 // backward; adding 0·g to pixel 0 would spread an infinite gradient).
 //
-// dst is cleared, then each point adds its bin's gradient (per channel,
-// divided by the count) to its four pixels of every channel
-// (scatterPixels, in place: a channels-last copy cost more than the
-// scatter at large images with small boxes). Parallel over ranges of
-// channels: each worker owns its channels of every pixel and visits the
-// boxes, points and pixels in order, so sums are bitwise reproducible
-// without atomics.
+// Each point adds its bin's gradient (per channel, divided by the count)
+// to its four pixels of every channel: into a cleared channels-last
+// buffer with axpy, then transposed into dst, when the boxes sample
+// densely (roiAlignChannelsLast), else into the cleared NCHW planes of
+// dst in place (scatterPixels); the same terms in the same order either
+// way. Parallel over ranges of channels: each worker owns its channels of
+// every pixel and visits the boxes, points and pixels in order, so sums
+// are bitwise reproducible without atomics.
 func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 	grids, err := RoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	clear(dst)
+	cl := roiAlignChannelsLast(g, grids)
+	acc := dst
+	if cl {
+		acc = floatScratch[T]().Get(len(dst))
+		defer floatScratch[T]().Put(acc)
+	}
+	clear(acc)
 	par.ForWork(g.C, 4*len(grad), func(lo, hi int) {
 		var taps []bilinearTap[T]
 		var spans []binSpan
@@ -115,7 +136,7 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		for k := range grids {
 			b := &grids[k]
 			n := int(boxes[5*k])
-			d := dst[(n*g.C+lo)*plane : (n*g.C+hi)*plane]
+			d := acc[n*g.C*plane : (n+1)*g.C*plane]
 			gk := grad[k*g.C*bins : (k+1)*g.C*bins]
 			div := newDivider(b)
 			b.sampleChunks(g, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
@@ -128,13 +149,43 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 					}
 					gv := gb[r*cw : (r+1)*cw]
 					px = mergePixels(px[:0], taps[sp.lo:sp.hi], true)
-					scatterPixels(d, plane, gv, px)
+					if cl {
+						for _, q := range px {
+							axpy(q.w, gv, d[q.pos*g.C+lo:q.pos*g.C+hi])
+						}
+					} else {
+						scatterPixels(d[lo*plane:hi*plane], plane, gv, px)
+					}
 				}
 			})
 		}
 	})
+	if cl {
+		transposeBatch(dst, acc, g.N, plane, g.C, false)
+	}
 	return nil
 }
+
+// roiAlignChannelsLast reports whether the RoIAlign kernels work on a
+// channels-last copy of the maps: when the boxes' sample points touch
+// (four pixels each) at least clTouches times as many pixels as the maps
+// hold. Then the copy, two sequential passes over the maps, costs less
+// than reading or writing each channel's plane at scattered pixels, and
+// whole C-long pixel rows go through axpy; with a few small boxes on large
+// maps (the demo's larger size) the planes are read where they are.
+func roiAlignChannelsLast[T Float](g *RoIAlignGeom, grids []RoIAlignBox[T]) bool {
+	touches, pixels := 0, g.N*g.H*g.W
+	for k := range grids {
+		touches += 4 * grids[k].GH * grids[k].GW * g.PH * g.PW
+		if touches >= clTouches*pixels {
+			return true
+		}
+	}
+	return false
+}
+
+// clTouches is roiAlignChannelsLast's threshold (see there).
+var clTouches = 2
 
 // binBlockElems bounds the rows of consecutive bins (C values each) that the
 // RoIAlign kernels hold per worker, so that an enormous OutputSize costs

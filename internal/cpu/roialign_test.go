@@ -152,3 +152,64 @@ func TestRoIAlignKernelsSmallBoxes(t *testing.T) {
 	}
 	expectClose(t, "grad", dx, wantDX, 1e-12)
 }
+
+// TestRoIAlignKernelsLayoutsBitwise: the channels-last path and the
+// in-place path (roiAlignChannelsLast picks one by how densely the boxes
+// sample) give the same bits, forward and transpose, float32 and float64,
+// dense and sparse boxes, the transpose's dst prefilled with NaN.
+func TestRoIAlignKernelsLayoutsBitwise(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { roiAlignLayoutsBitwise[float32](t) })
+	t.Run("float64", func(t *testing.T) { roiAlignLayoutsBitwise[float64](t) })
+}
+
+func roiAlignLayoutsBitwise[T Float](t *testing.T) {
+	defer func(v int) { clTouches = v }(clTouches)
+	for _, tc := range []struct {
+		g *RoIAlignGeom
+		k int
+	}{
+		{&RoIAlignGeom{N: 2, C: 19, H: 23, W: 17, PH: 3, PW: 5, Scale: 0.5, SamplingRatio: 0, Aligned: true}, 9},
+		{&RoIAlignGeom{N: 1, C: 3, H: 64, W: 64, PH: 2, PW: 2, Scale: 1, SamplingRatio: 2}, 2},
+	} {
+		x, boxes, grad := roiAlignKernelCase[T](tc.g, tc.k, 11)
+		run := func(touches int) (y, dx []T) {
+			clTouches = touches
+			y = make([]T, len(grad))
+			dx = make([]T, len(x))
+			for i := range dx {
+				dx[i] = T(math.NaN())
+			}
+			if err := RoIAlignForward(tc.g, x, boxes, y); err != nil {
+				t.Fatal(err)
+			}
+			if err := RoIAlignTranspose(tc.g, grad, boxes, dx); err != nil {
+				t.Fatal(err)
+			}
+			return y, dx
+		}
+		grids, err := RoIAlignGrids(tc.g, boxes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clTouches = 0
+		if !roiAlignChannelsLast(tc.g, grids) {
+			t.Fatalf("%+v: clTouches 0 does not pick channels-last", tc.g)
+		}
+		clTouches = 1 << 40
+		if roiAlignChannelsLast(tc.g, grids) {
+			t.Fatalf("%+v: a huge clTouches picks channels-last", tc.g)
+		}
+		yc, dc := run(0)
+		yp, dp := run(1 << 40)
+		for i := range yc {
+			if math.Float64bits(float64(yc[i])) != math.Float64bits(float64(yp[i])) {
+				t.Fatalf("%+v: output %d: channels-last %v, in place %v", tc.g, i, yc[i], yp[i])
+			}
+		}
+		for i := range dc {
+			if math.Float64bits(float64(dc[i])) != math.Float64bits(float64(dp[i])) {
+				t.Fatalf("%+v: grad %d: channels-last %v, in place %v", tc.g, i, dc[i], dp[i])
+			}
+		}
+	}
+}
