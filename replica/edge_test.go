@@ -70,14 +70,14 @@ func TestRunHugeJobs(t *testing.T) {
 // TestNewPoolHuge: a huge replica count fails with the build's error,
 // not a panic making the free list.
 func TestNewPoolHuge(t *testing.T) {
-	_, err := replica.NewPool(1<<62, func(i int) (*counter, error) {
+	_, err := replica.NewPool(math.MaxInt/2, func(i int) (*counter, error) {
 		if i == 3 {
 			return nil, errors.New("enough")
 		}
 		return &counter{id: i}, nil
 	})
 	if err == nil || !strings.Contains(err.Error(), "replica 3") {
-		t.Errorf("NewPool(1<<62) failing at replica 3: %v", err)
+		t.Errorf("NewPool(MaxInt/2) failing at replica 3: %v", err)
 	}
 }
 

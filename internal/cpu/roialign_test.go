@@ -195,12 +195,12 @@ func roiAlignLayoutsBitwise[T Float](t *testing.T) {
 		if !roiAlignChannelsLast(tc.g, grids) {
 			t.Fatalf("%+v: clTouches 0 does not pick channels-last", tc.g)
 		}
-		clTouches = 1 << 40
+		clTouches = 1 << 20
 		if roiAlignChannelsLast(tc.g, grids) {
 			t.Fatalf("%+v: a huge clTouches picks channels-last", tc.g)
 		}
 		yc, dc := run(0)
-		yp, dp := run(1 << 40)
+		yp, dp := run(1 << 20)
 		for i := range yc {
 			if math.Float64bits(float64(yc[i])) != math.Float64bits(float64(yp[i])) {
 				t.Fatalf("%+v: output %d: channels-last %v, in place %v", tc.g, i, yc[i], yp[i])
