@@ -23,26 +23,27 @@ func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) { return LeakyReLU(x, 0) }
 // x > 0, negativeSlope·x elsewhere (torch's default slope is 0.01; pass
 // it). Derivative 1 or negativeSlope (negativeSlope at 0, as torch).
 func LeakyReLU(x *gorgonia.Node, negativeSlope float64) (*gorgonia.Node, error) {
-	if err := checkActivation("LeakyReLU", x); err != nil {
-		return nil, err
-	}
-	if ad.NoElements(x) {
-		return ad.EmptyResult("LeakyReLU", x.Shape(), 0, fillTwin, x)
-	}
-	return ad.Apply(leakySpec(x.Shape(), negativeSlope), x)
+	return unary("LeakyReLU", x, func(s tensor.Shape) ad.OpSpec { return leakySpec(s, negativeSlope) })
 }
 
 // Sigmoid is torch.sigmoid: 1/(1+exp(−x)), computed without saturating
 // early (Gorgonia's returns exactly 1 above 19 in float64). Its gradient
 // is U·s·(1 − s) from its own output s.
 func Sigmoid(x *gorgonia.Node) (*gorgonia.Node, error) {
-	if err := checkActivation("Sigmoid", x); err != nil {
+	return unary("Sigmoid", x, sigmoidSpec)
+}
+
+// unary is the elementwise op spec(x's shape) applied to x, after the
+// activations' input checks; on an input without elements, its empty
+// result.
+func unary(name string, x *gorgonia.Node, spec func(tensor.Shape) ad.OpSpec) (*gorgonia.Node, error) {
+	if err := checkActivation(name, x); err != nil {
 		return nil, err
 	}
 	if ad.NoElements(x) {
-		return ad.EmptyResult("Sigmoid", x.Shape(), 0, fillTwin, x)
+		return ad.EmptyResult(name, x.Shape(), 0, fillTwin, x)
 	}
-	return ad.Apply(sigmoidSpec(x.Shape()), x)
+	return ad.Apply(spec(x.Shape()), x)
 }
 
 // sigmoidSpec is the stable sigmoid; Backward U ⊙ s ⊙ (1 − s).
@@ -67,13 +68,7 @@ func sigmoidKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 // Unlike Gorgonia's, which clones its input and then works in place, it
 // writes into its result, which ad.ReuseResults can keep between runs.
 func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
-	if err := checkActivation("Tanh", x); err != nil {
-		return nil, err
-	}
-	if ad.NoElements(x) {
-		return ad.EmptyResult("Tanh", x.Shape(), 0, fillTwin, x)
-	}
-	return ad.Apply(tanhSpec(x.Shape()), x)
+	return unary("Tanh", x, tanhSpec)
 }
 
 // tanhSpec is Tanh; Backward (1 − t⊙t)⊙U, Gorgonia's tanhDiffExpr with

@@ -43,17 +43,16 @@ func RoIAlignGrids[T Float](g *RoIAlignGeom, boxes []T) ([]RoIAlignBox[T], error
 // they are (gatherPixels). Rows of a block of bins are written to out once
 // complete. Parallel over boxes; each box writes only its own output.
 func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
-	grids, err := RoIAlignGrids(g, boxes)
+	grids, xcl, err := roiAlignLayout(g, boxes, len(input))
 	if err != nil {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	cl := roiAlignChannelsLast(g, grids)
-	src := input
+	cl, src := xcl != nil, input
 	if cl {
-		src = floatScratch[T]().Get(len(input))
-		defer floatScratch[T]().Put(src)
-		transposeBatch(src, input, g.N, g.C, plane, false)
+		defer floatScratch[T]().Put(xcl)
+		transposeBatch(xcl, input, g.N, g.C, plane, false)
+		src = xcl
 	}
 	block := binBlock(bins, g.C)
 	par.ForWork(len(grids), 4*len(out), func(lo, hi int) {
@@ -114,16 +113,15 @@ func RoIAlignForward[T Float](g *RoIAlignGeom, input, boxes, out []T) error {
 // every pixel and visits the boxes, points and pixels in order, so sums
 // are bitwise reproducible without atomics.
 func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
-	grids, err := RoIAlignGrids(g, boxes)
+	grids, dcl, err := roiAlignLayout(g, boxes, len(dst))
 	if err != nil {
 		return err
 	}
 	plane, bins := g.H*g.W, g.PH*g.PW
-	cl := roiAlignChannelsLast(g, grids)
-	acc := dst
+	cl, acc := dcl != nil, dst
 	if cl {
-		acc = floatScratch[T]().Get(len(dst))
-		defer floatScratch[T]().Put(acc)
+		defer floatScratch[T]().Put(dcl)
+		acc = dcl
 	}
 	clear(acc)
 	par.ForWork(g.C, 4*len(grad), func(lo, hi int) {
@@ -164,6 +162,18 @@ func RoIAlignTranspose[T Float](g *RoIAlignGeom, grad, boxes, dst []T) error {
 		transposeBatch(dst, acc, g.N, plane, g.C, false)
 	}
 	return nil
+}
+
+// roiAlignLayout is where both kernels start: the boxes' grids and, when
+// roiAlignChannelsLast picks the channels-last layout, a scratch buffer of
+// n elements for the copy (nil otherwise; give it back with
+// floatScratch[T]().Put).
+func roiAlignLayout[T Float](g *RoIAlignGeom, boxes []T, n int) ([]RoIAlignBox[T], []T, error) {
+	grids, err := RoIAlignGrids(g, boxes)
+	if err != nil || !roiAlignChannelsLast(g, grids) {
+		return grids, nil, err
+	}
+	return grids, floatScratch[T]().Get(n), nil
 }
 
 // roiAlignChannelsLast reports whether the RoIAlign kernels work on a
