@@ -98,3 +98,66 @@ func TestEngineSumSpecials(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineLikeStdEng: the calls that Engine leaves to StdEng, or does on
+// its own in ways easy to get wrong (ints, 0-d scalars, a row vector times
+// a vector, a reuse tensor of another shape, a mixed-dtype pair), give
+// StdEng's values and shapes, or an error where StdEng's is one.
+func TestEngineLikeStdEng(t *testing.T) {
+	f64 := func(shape []int, v ...float64) *tensor.Dense {
+		if len(shape) == 0 {
+			return tensor.New(tensor.FromScalar(v[0]))
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), v...)))
+	}
+	cases := []struct {
+		name string
+		mk   func() (a, b *tensor.Dense, opts []tensor.FuncOpt)
+	}{
+		{"ints", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) {
+			return tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{1, 2, 3})), tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{4, 5, 6})), nil
+		}},
+		{"0-d", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) { return f64(nil, 3), f64(nil, -0.5), nil }},
+		{"row-vector-vector", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) {
+			return f64([]int{1, 3}, 1, 2, 3), f64([]int{3}, 4, 5, 6), nil
+		}},
+		{"reuse-other-shape", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) {
+			return f64([]int{2, 3}, 1, 2, 3, 4, 5, 6), f64([]int{2, 3}, 6, 5, 4, 3, 2, 1),
+				[]tensor.FuncOpt{tensor.WithReuse(f64([]int{3, 2}, 0, 0, 0, 0, 0, 0))}
+		}},
+		{"unsafe", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) {
+			return f64([]int{2}, 1, 2), f64([]int{2}, 3, 4), []tensor.FuncOpt{tensor.UseUnsafe()}
+		}},
+		{"float32-float64", func() (a, b *tensor.Dense, _ []tensor.FuncOpt) {
+			return tensor.New(tensor.WithShape(2), tensor.WithBacking([]float32{1, 2})), f64([]int{2}, 3, 4), nil
+		}},
+	}
+	for _, c := range cases {
+		a, b, opts := c.mk()
+		want, errStd := tensor.StdEng{}.Mul(a, b, opts...)
+		a, b, opts = c.mk()
+		got, err := nn.Engine{}.Mul(a, b, opts...)
+		if (err != nil) != (errStd != nil) {
+			t.Errorf("%s: Mul error %v, StdEng's %v", c.name, err, errStd)
+			continue
+		}
+		if err == nil {
+			if g, w := graphtest.Floats(got), graphtest.Floats(want); !bitsEqual(g, w) || !got.Shape().Eq(want.Shape()) || len(got.Shape()) != len(want.Shape()) {
+				t.Errorf("%s: Mul = %v %v, StdEng's %v %v", c.name, got.Shape(), g, want.Shape(), w)
+			}
+		}
+		a, _, _ = c.mk()
+		sw, errStd := tensor.StdEng{}.Sum(a)
+		a, _, _ = c.mk()
+		sg, err := nn.Engine{}.Sum(a)
+		if (err != nil) != (errStd != nil) {
+			t.Errorf("%s: Sum error %v, StdEng's %v", c.name, err, errStd)
+			continue
+		}
+		if err == nil {
+			if g, w := graphtest.Floats(sg), graphtest.Floats(sw); !bitsEqual(g, w) || sg.Dtype() != sw.Dtype() || len(sg.Shape()) != len(sw.Shape()) {
+				t.Errorf("%s: Sum = %v %v %v, StdEng's %v %v %v", c.name, sg.Dtype(), sg.Shape(), g, sw.Dtype(), sw.Shape(), w)
+			}
+		}
+	}
+}
