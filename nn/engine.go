@@ -40,8 +40,11 @@ type Engine struct {
 	gorgonia.StandardEngine
 }
 
-// Sum is tensor.Sumer's Sum: a summed over the axes along (all of them if
-// along is empty). See Engine for what is its own.
+// Sum is tensor.Sumer's Sum (torch.sum): a summed over the axes along
+// (all of them if along is empty), a's shape without those axes, a 0-d
+// scalar of a's dtype when every axis is summed (0 for a tensor without
+// elements). Errors are StdEng's (an axis out of range, a dtype it cannot
+// add). See Engine for what is its own.
 func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
 	d, ok := a.(*tensor.Dense)
 	if !ok || !flat(d) || !everyAxis(along, d.Dims()) {
@@ -111,9 +114,12 @@ func sumBlocks[T vmath.Float](x []T) float64 {
 	return s
 }
 
-// Mul is tensor.Muler's Mul: the elementwise product a·b, honouring
-// tensor.WithReuse, tensor.WithIncr and tensor.UseUnsafe. See Engine for
-// what is its own.
+// Mul is tensor.Muler's Mul (torch.mul): the elementwise product a·b of
+// a's shape, honouring tensor.WithReuse, tensor.WithIncr and
+// tensor.UseUnsafe (the result is then the reuse tensor, reshaped to a's
+// shape, the incr tensor or a). Errors are StdEng's (shapes or dtypes
+// that differ, a reuse tensor of another size). See Engine for what is
+// its own.
 func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
 	at, aDense := a.(*tensor.Dense)
 	bt, bDense := b.(*tensor.Dense)
