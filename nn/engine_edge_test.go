@@ -6,6 +6,7 @@ import (
 
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -158,6 +159,50 @@ func TestEngineLikeStdEng(t *testing.T) {
 			if g, w := graphtest.Floats(sg), graphtest.Floats(sw); !bitsEqual(g, w) || sg.Dtype() != sw.Dtype() || len(sg.Shape()) != len(sw.Shape()) {
 				t.Errorf("%s: Sum = %v %v %v, StdEng's %v %v %v", c.name, sg.Dtype(), sg.Shape(), g, sw.Dtype(), sw.Shape(), w)
 			}
+		}
+	}
+}
+
+// TestEngineLispBackprop: the LispMachine's own backward pass (its
+// DoDiff, which multiplies with tensor.WithIncr into the inputs'
+// gradients) gives, under nn.Engine, the gradients it gives under its
+// default engine: Sum(sin(x) ⊙ r ⊙ r), float64 and float32.
+func TestEngineLispBackprop(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		var grads [2][]float64
+		for i, withEngine := range []bool{false, true} {
+			g := gorgonia.NewGraph()
+			xv, _ := engineTensor(dt, 3, 4, 5)
+			rv, _ := engineTensor(dt, 4, 4, 5)
+			x := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(4, 5), gorgonia.WithName("x"), gorgonia.WithValue(xv))
+			r := gorgonia.NewTensor(g, dt, 2, gorgonia.WithShape(4, 5), gorgonia.WithName("r"), gorgonia.WithValue(rv))
+			prod, err := gorgonia.HadamardProd(gorgonia.Must(gorgonia.Sin(x)), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(prod, r))); err != nil {
+				t.Fatal(err)
+			}
+			var opts []gorgonia.VMOpt
+			if withEngine {
+				opts = append(opts, gorgonia.WithEngine(nn.Engine{}))
+			}
+			m := gorgonia.NewLispMachine(g, opts...)
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			m.Close()
+			gv, err := x.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			grads[i] = graphtest.Floats(gv)
+		}
+		if len(grads[0]) != 20 || grads[0][1] == 0 {
+			t.Fatalf("%v: LispMachine gradient %v", dt, grads[0])
+		}
+		if !bitsEqual(grads[0], grads[1]) {
+			t.Errorf("%v: LispMachine gradient with nn.Engine %v, without %v", dt, grads[1], grads[0])
 		}
 	}
 }
