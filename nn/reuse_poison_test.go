@@ -20,33 +20,13 @@ import (
 func poisonNet(t *testing.T, dt tensor.Dtype) (*gorgonia.ExprGraph, *gorgonia.Node, []*gorgonia.Value) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	r := rand.New(rand.NewPCG(6, 1))
-	node := func(name string, shape ...int) *gorgonia.Node {
-		v := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
-		switch d := v.Data().(type) {
-		case []float32:
-			for i := range d {
-				d[i] = float32(0.4 * r.NormFloat64())
-			}
-		case []float64:
-			for i := range d {
-				d[i] = 0.4 * r.NormFloat64()
-			}
-		}
-		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(v))
-	}
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	x := node("x", 3, 4, 9, 8)
-	w1, b1 := node("w1", 6, 2, 3, 3), node("b1", 6)
-	w2 := node("w2", 4, 6, 1, 1)
-	wt, bt := node("wt", 4, 3, 2, 2), node("bt", 3)
-	fc := node("fc", 5, 3*10*8)
+	node := randNodes(g, dt, rand.New(rand.NewPCG(6, 1)))
+	must := mustNode(t)
+	x := node("x", 0.4, 3, 4, 9, 8)
+	w1, b1 := node("w1", 0.4, 6, 2, 3, 3), node("b1", 0.4, 6)
+	w2 := node("w2", 0.4, 4, 6, 1, 1)
+	wt, bt := node("wt", 0.4, 4, 3, 2, 2), node("bt", 0.4, 3)
+	fc := node("fc", 0.4, 5, 3*10*8)
 	h := must(nn.Conv2d(x, w1, b1, nn.Conv2dOpts{Padding: [2]int{1, 2}, Dilation: [2]int{1, 2}, Groups: 2}))
 	h = must(nn.Tanh(h))
 	h = must(nn.Conv2d(h, w2, nil, nn.Conv2dOpts{Stride: [2]int{2, 2}}))
@@ -54,22 +34,7 @@ func poisonNet(t *testing.T, dt tensor.Dtype) (*gorgonia.ExprGraph, *gorgonia.No
 	logits := must(nn.MatMul(must(nn.Flatten(h, 1)), fc, false, true))
 	loss := must(gorgonia.Sum(must(gorgonia.Square(must(nn.Tanh(logits))))))
 	weights := gorgonia.Nodes{w1, b1, w2, wt, bt, fc}
-	g1, err := ad.Grad(loss, append(weights, x)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	penalty := must(gorgonia.Sum(must(gorgonia.Square(g1[len(weights)]))))
-	g2, err := ad.Grad(penalty, weights...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vals []*gorgonia.Value
-	for _, out := range append(append(gorgonia.Nodes{h, logits, loss}, g1...), g2...) {
-		v := new(gorgonia.Value)
-		gorgonia.Read(out, v)
-		vals = append(vals, v)
-	}
-	return g, x, vals
+	return g, x, readWithPenalty(t, loss, x, weights, h, logits, loss)
 }
 
 // TestReuseResultsOverwrite: with ad.ReuseResults on, runs on an input
