@@ -17,13 +17,17 @@ import (
 //     StdEng adds the elements one after the other into one accumulator
 //     of the tensor's own type, a chain of dependent adds on one core.
 //     The result differs from StdEng's by rounding only (it is the more
-//     accurate of the two) and is bitwise the same for any GOMAXPROCS.
+//     accurate of the two; in float32, where partial sums pass
+//     ±MaxFloat32, one of the two may overflow to ±Inf and the other not)
+//     and is bitwise the same for any GOMAXPROCS. NaN and ±Inf elements
+//     give StdEng's NaN and ±Inf.
 //   - Mul of two float32 or float64 tensors of the same shape, neither a
-//     view: a·b in one pass by the worker team (StdEng copies a, then
+//     view nor lazily transposed: a·b in one pass by the worker team (StdEng copies a, then
 //     multiplies on one core); the reuse, incr and unsafe options keep
 //     their meaning and the products are StdEng's, bit for bit.
 //
-// Every other call, and these two for other dtypes, shapes or views, is
+// Every other call, and these two for other dtypes, shapes, views, lazily
+// transposed (Dense.T without Transpose) or masked tensors, is
 // StdEng's. Gorgonia's machines give every value they hold the machine's
 // engine after each instruction, so a value's engine cannot be chosen by
 // the op that made it; Engine takes effect for a whole machine:
@@ -36,11 +40,14 @@ type Engine struct {
 	gorgonia.StandardEngine
 }
 
-// Sum is tensor.Sumer's Sum: a summed over the axes along (all of them if
-// along is empty). See Engine for what is its own.
+// Sum is tensor.Sumer's Sum (torch.sum): a summed over the axes along
+// (all of them if along is empty), a's shape without those axes, a 0-d
+// scalar of a's dtype when every axis is summed (0 for a tensor without
+// elements). Errors are StdEng's (an axis out of range, a dtype it cannot
+// add). See Engine for what is its own.
 func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
 	d, ok := a.(*tensor.Dense)
-	if !ok || d.IsView() || !everyAxis(along, d.Dims()) {
+	if !ok || !flat(d) || !everyAxis(along, d.Dims()) {
 		return e.StandardEngine.Sum(a, along...)
 	}
 	if d.Shape().TotalSize() == 0 { // Data panics on an empty Dense
@@ -60,6 +67,12 @@ func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
 	}
 	return e.StandardEngine.Sum(a, along...)
 }
+
+// flat reports whether d's elements are its array's, in order: not a
+// view, not transposed lazily (Dense.T without Transpose, whose array is
+// still in the old order) and not masked, the tensors that tensor's own
+// engine walks with an iterator.
+func flat(d *tensor.Dense) bool { return !d.IsView() && !d.RequiresIterator() && !d.IsMasked() }
 
 // everyAxis reports whether along names every one of dims axes in order,
 // or none (tensor's convention for all of them).
@@ -101,13 +114,16 @@ func sumBlocks[T vmath.Float](x []T) float64 {
 	return s
 }
 
-// Mul is tensor.Muler's Mul: the elementwise product a·b, honouring
-// tensor.WithReuse, tensor.WithIncr and tensor.UseUnsafe. See Engine for
-// what is its own.
+// Mul is tensor.Muler's Mul (torch.mul): the elementwise product a·b of
+// a's shape, honouring tensor.WithReuse, tensor.WithIncr and
+// tensor.UseUnsafe (the result is then the reuse tensor, reshaped to a's
+// shape, the incr tensor or a). Errors are StdEng's (shapes or dtypes
+// that differ, a reuse tensor of another size). See Engine for what is
+// its own.
 func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
 	at, aDense := a.(*tensor.Dense)
 	bt, bDense := b.(*tensor.Dense)
-	if !aDense || !bDense || at.IsView() || bt.IsView() || !at.Shape().Eq(bt.Shape()) ||
+	if !aDense || !bDense || !flat(at) || !flat(bt) || !at.Shape().Eq(bt.Shape()) ||
 		at.Dtype() != bt.Dtype() || at.Shape().TotalSize() == 0 {
 		return e.StandardEngine.Mul(a, b, opts...)
 	}
@@ -127,7 +143,7 @@ func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, 
 	default:
 		out = tensor.New(tensor.Of(at.Dtype()), tensor.WithShape(at.Shape().Clone()...), tensor.WithEngine(e))
 	}
-	if out == nil || out.IsView() || out.Dtype() != at.Dtype() || out.Shape().TotalSize() != at.Shape().TotalSize() {
+	if out == nil || !flat(out) || out.Dtype() != at.Dtype() || out.Shape().TotalSize() != at.Shape().TotalSize() {
 		return e.StandardEngine.Mul(a, b, opts...)
 	}
 	if !mulInto(out.Data(), at.Data(), bt.Data(), incr != nil) {

@@ -26,28 +26,8 @@ type reuseNet struct {
 func newReuseNet(t *testing.T, dt tensor.Dtype) *reuseNet {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	r := rand.New(rand.NewPCG(3, 4))
-	node := func(name string, scale float64, shape ...int) *gorgonia.Node {
-		v := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
-		switch d := v.Data().(type) {
-		case []float32:
-			for i := range d {
-				d[i] = float32(scale * r.NormFloat64())
-			}
-		case []float64:
-			for i := range d {
-				d[i] = scale * r.NormFloat64()
-			}
-		}
-		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(v))
-	}
-	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	node := randNodes(g, dt, rand.New(rand.NewPCG(3, 4)))
+	must := mustNode(t)
 	x := node("x", 1, 2, 3, 12, 12)
 	w, b := node("w", 0.3, 8, 3, 3, 3), node("b", 0.1, 8)
 	gw, gb := node("gw", 0.5, 8), node("gb", 0.1, 8)
@@ -65,22 +45,61 @@ func newReuseNet(t *testing.T, dt tensor.Dtype) *reuseNet {
 	loss := must(nn.CrossEntropy(logits, target, nn.CrossEntropyOpts{}))
 	probs := must(nn.Softmax(logits, 1))
 	weights := gorgonia.Nodes{w, b, gw, gb, fc, grid}
+	return &reuseNet{g: g, x: x, vals: readWithPenalty(t, loss, x, weights, h, probs, loss)}
+}
+
+// randNodes returns a maker of input nodes of g of dtype dt with values
+// scale·N(0, 1) drawn from r.
+func randNodes(g *gorgonia.ExprGraph, dt tensor.Dtype, r *rand.Rand) func(name string, scale float64, shape ...int) *gorgonia.Node {
+	return func(name string, scale float64, shape ...int) *gorgonia.Node {
+		v := tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
+		switch d := v.Data().(type) {
+		case []float32:
+			for i := range d {
+				d[i] = float32(scale * r.NormFloat64())
+			}
+		case []float64:
+			for i := range d {
+				d[i] = scale * r.NormFloat64()
+			}
+		}
+		return gorgonia.NewTensor(g, dt, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name), gorgonia.WithValue(v))
+	}
+}
+
+// mustNode returns a helper that fails t on an error and returns the node.
+func mustNode(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+}
+
+// readWithPenalty reads (gorgonia.Read) the nodes outs, then the
+// gradient of loss w.r.t. weights and x, then the gradient w.r.t.
+// weights of the penalty Σ‖∇ₓloss‖².
+func readWithPenalty(t *testing.T, loss, x *gorgonia.Node, weights gorgonia.Nodes, outs ...*gorgonia.Node) []*gorgonia.Value {
+	t.Helper()
 	g1, err := ad.Grad(loss, append(weights, x)...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	must := mustNode(t)
 	penalty := must(gorgonia.Sum(must(gorgonia.Square(g1[len(weights)]))))
 	g2, err := ad.Grad(penalty, weights...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &reuseNet{g: g, x: x}
-	for _, out := range append(append(gorgonia.Nodes{h, probs, loss}, g1...), g2...) {
+	var vals []*gorgonia.Value
+	for _, out := range append(append(append(gorgonia.Nodes(nil), outs...), g1...), g2...) {
 		v := new(gorgonia.Value)
 		gorgonia.Read(out, v)
-		n.vals = append(n.vals, v)
+		vals = append(vals, v)
 	}
-	return n
+	return vals
 }
 
 // TestReuseResults: the network of reuseNet, its gradient and the

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/activation.cu, compiled for the CPU (emu.h), and its entry points as
 // activation.ptx lists them.
-// Sources' SHA-256 (activation.cu and the folder's .cuh): c07a25640578c8b391dc8cbf716ee50eb68d5e43defba0d0dea81f8ffd29e04e
+// Sources' SHA-256 (activation.cu and the folder's .cuh): d10aac4c053d9e689aea258162a008a20e4f609de25396b8c086c89552c2899e
 
 #include "emu.h"
 

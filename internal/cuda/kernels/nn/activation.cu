@@ -19,9 +19,9 @@ template <typename T> __device__ void sigmoid(const T *x, T *out, long long n) {
 	}
 }
 
-// tanh_ equals nn's tanhKernel: tanh in double, rounded to T. Not
-// bitwise: Go's math.Tanh (float64) and math32.Tanh (float32) may differ
-// from CUDA's in the last places.
+// tanh_ is nn's tanhKernel up to rounding: tanh in double, rounded to T,
+// where the CPU takes Go's math.Tanh (float64) and math32.Tanh (float32,
+// computed in float): not bitwise, the last places may differ.
 template <typename T> __device__ void tanh_(const T *x, T *out, long long n) {
 	LOOP(i, n) out[i] = (T)tanh((double)x[i]);
 }
