@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gops-dev/gops/internal/golden"
 )
 
 // TestDumpStep: the dump holds the seed's initial θ, the first meta-step's
@@ -86,19 +87,8 @@ func TestDumpStep(t *testing.T) {
 	if err := WriteStepDump(path, d); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var back StepDump
-	if err := json.NewDecoder(z).Decode(&back); err != nil {
-		t.Fatal(err)
-	}
+	golden.Decode(t, path, &back)
 	if !reflect.DeepEqual(&back, d) {
 		t.Error("the file does not read back to the same dump")
 	}
