@@ -106,13 +106,7 @@ func (b *Builder) binary(name string, f func(x, y *gorgonia.Node) (*gorgonia.Nod
 // Const is a scalar constant k of the builder's dtype (a float32 builder
 // rounds k to float32), made with Constant.
 func (b *Builder) Const(k float64) *gorgonia.Node {
-	return b.Do(func() (*gorgonia.Node, error) {
-		var v gorgonia.Value = gorgonia.NewF64(k)
-		if b.dt == tensor.Float32 {
-			v = gorgonia.NewF32(float32(k))
-		}
-		return Constant(b.g, v)
-	})
+	return b.Do(func() (*gorgonia.Node, error) { return scalarConstant(b.g, b.dt, k) })
 }
 
 // Apply is Apply(spec, in...): an op built from an OpSpec.

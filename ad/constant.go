@@ -117,3 +117,13 @@ func (o constantOp) DiffWRT(n int) []bool { return make([]bool, n) }
 func (o constantOp) SymDiff(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.Nodes, error) {
 	return make(gorgonia.Nodes, len(in)), nil
 }
+
+// scalarConstant is Constant of the scalar k in dtype dt: float32 if dt
+// is, float64 otherwise.
+func scalarConstant(g *gorgonia.ExprGraph, dt tensor.Dtype, k float64) (*gorgonia.Node, error) {
+	var v gorgonia.Value = gorgonia.NewF64(k)
+	if dt == tensor.Float32 {
+		v = gorgonia.NewF32(float32(k))
+	}
+	return Constant(g, v)
+}

@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // gradTerm is one term of a node's gradient: the node n, or, with spread
@@ -172,10 +171,8 @@ func squareRule(x *gorgonia.Node, g gradTerm) ([]gradTerm, error) {
 		return nil, err
 	}
 	if g.spread {
-		if !isOne(g.n) {
-			if two, err = gorgonia.HadamardProd(g.n, two); err != nil {
-				return nil, err
-			}
+		if two, err = times(g.n, two); err != nil {
+			return nil, err
 		}
 		d, err := gorgonia.HadamardProd(x, two)
 		return []gradTerm{{n: d}}, err
@@ -231,13 +228,11 @@ func (r *binRule) mul(want []bool) ([]gradTerm, bool, error) {
 		x, other := pair[0], pair[1]
 		var t gradTerm
 		var err error
-		switch {
-		case x.IsScalar() && !r.n.IsScalar():
+		if x.IsScalar() && !r.n.IsScalar() {
 			t, err = r.total(other)
-		case r.g.spread && other.IsScalar():
-			t.spread = true
-			t.n, err = times(r.g.n, other)
-		default:
+		} else {
+			// A spread scalar times a scalar stays a spread scalar.
+			t.spread = r.g.spread && other.IsScalar()
 			t.n, err = times(r.g.n, other)
 		}
 		if err != nil {
@@ -311,9 +306,5 @@ func isOne(n *gorgonia.Node) bool {
 
 // scalarConst is a scalar Constant v of like's dtype.
 func scalarConst(like *gorgonia.Node, v float64) (*gorgonia.Node, error) {
-	var val gorgonia.Value = gorgonia.NewF64(v)
-	if like.Dtype() == tensor.Float32 {
-		val = gorgonia.NewF32(float32(v))
-	}
-	return Constant(like.Graph(), val)
+	return scalarConstant(like.Graph(), like.Dtype(), v)
 }
