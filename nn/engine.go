@@ -1,8 +1,7 @@
 package nn
 
 import (
-	"github.com/gops-dev/gops/internal/par"
-	"github.com/gops-dev/gops/internal/vmath"
+	"github.com/gops-dev/gops/internal/cpu"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -61,9 +60,9 @@ func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
 	}
 	switch x := d.Data().(type) {
 	case []float64:
-		return tensor.New(tensor.FromScalar(sumBlocks(x))), nil
+		return tensor.New(tensor.FromScalar(cpu.SumBlocks(x))), nil
 	case []float32:
-		return tensor.New(tensor.FromScalar(float32(sumBlocks(x)))), nil
+		return tensor.New(tensor.FromScalar(float32(cpu.SumBlocks(x)))), nil
 	}
 	return e.StandardEngine.Sum(a, along...)
 }
@@ -89,29 +88,6 @@ func everyAxis(along []int, dims int) bool {
 		}
 	}
 	return true
-}
-
-// sumBlock is the number of elements whose sum one worker computes as a
-// whole: large enough that joining the team is cheap beside it (see
-// par.InlineWork), small enough that float32 lanes accumulating
-// sumBlock/8 elements lose little.
-const sumBlock = 1 << 15
-
-// sumBlocks is Σx: vmath.Sum over blocks of sumBlock elements, the blocks'
-// sums added in order, so the order is fixed for a given len(x).
-func sumBlocks[T vmath.Float](x []T) float64 {
-	blocks := (len(x) + sumBlock - 1) / sumBlock
-	part := make([]float64, blocks)
-	par.ForGrains(blocks, 1, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			part[b] = vmath.Sum(x[b*sumBlock : min((b+1)*sumBlock, len(x))])
-		}
-	})
-	var s float64
-	for _, v := range part {
-		s += v
-	}
-	return s
 }
 
 // Mul is tensor.Muler's Mul (torch.mul): the elementwise product a·b of
@@ -163,27 +139,11 @@ func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, 
 func mulInto(out, x, y any, incr bool) bool {
 	switch o := out.(type) {
 	case []float64:
-		mulLoop(o, x.([]float64), y.([]float64), incr)
+		cpu.MulInto(o, x.([]float64), y.([]float64), incr)
 	case []float32:
-		mulLoop(o, x.([]float32), y.([]float32), incr)
+		cpu.MulInto(o, x.([]float32), y.([]float32), incr)
 	default:
 		return false
 	}
 	return true
-}
-
-func mulLoop[T vmath.Float](out, x, y []T, incr bool) {
-	x, y = x[:len(out)], y[:len(out)]
-	par.ForWork(len(out), 3*len(out), func(lo, hi int) {
-		o, a, b := out[lo:hi], x[lo:hi], y[lo:hi]
-		if incr {
-			for i := range o {
-				o[i] += a[i] * b[i]
-			}
-			return
-		}
-		for i := range o {
-			o[i] = a[i] * b[i]
-		}
-	})
 }
