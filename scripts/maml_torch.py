@@ -234,6 +234,9 @@ def relerr(a, b):
 
 def compare(what, got, want, names, failures):
     print(f"  {what}")
+    if not (len(names) == len(got) == len(want)):
+        failures.append(f"{what}: {len(got)} gradients against {len(want)} for {len(names)} parameters")
+        return
     for name, a, b in zip(names, got, want):
         e = relerr(a, b)
         ok = e <= TOL
@@ -278,9 +281,11 @@ def check(path):
     check_ops(theta, tasks[0], crop, failures)
     gops = {v["Variant"]: v for v in d["Variants"]}
     runs = [("second-order", True, "replica"), ("first-order", False, "replica"), ("first-order", False, "torchvision")]
+    compared = 0
     for variant, second, ops in runs:
         if variant not in gops:
             continue
+        compared += 1
         want = gops[variant]
         lq, g = meta_grad(theta, tasks, alpha, crop, second, ops)
         el = abs(lq - want["QueryLoss"]) / abs(want["QueryLoss"])
@@ -288,6 +293,8 @@ def check(path):
         if el > TOL:
             failures.append(f"{variant} ({ops}) query loss")
         compare(f"{variant} meta-gradient ({ops} ops) vs gops", g, [tensor(t) for t in want["Grad"]], names, failures)
+    if compared == 0:
+        failures.append(f"{path} holds no meta-step variant to compare (Variants: {sorted(gops)})")
     if failures:
         print("FAIL: " + "; ".join(failures))
         return 1
@@ -326,6 +333,10 @@ def main():
     ap.add_argument("--steps", type=int, default=50, help="timed meta-steps per variant (--bench)")
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (--bench)")
     args = ap.parse_args()
+    if args.steps < 1:
+        ap.error(f"--steps {args.steps}: at least one timed meta-step is needed")
+    if args.threads < 1:
+        ap.error(f"--threads {args.threads}: at least one thread is needed")
     torch.set_default_dtype(torch.float64)
     if args.check:
         return check(args.check)
