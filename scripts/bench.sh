@@ -16,10 +16,27 @@
 #   SKIP       skip the op families that match this regexp as a whole.
 #   PYTHON     python with torch and torchvision (default /usr/bin/python3);
 #              if it cannot import torchvision, the torchvision columns are n/a.
-#   COUNT      go test -count (default 5): gops ms is the median of COUNT runs.
+#   ROUNDS     rounds (default 2); each runs every Go benchmark (-count
+#              COUNT) and then every torchvision benchmark in every torch
+#              configuration, so that the two sides alternate. gops ms is the
+#              min over all Go runs, torchvision ms the min over all rounds
+#              and configurations (the table names the configuration).
+#   COUNT      go test -count per round (default 3).
 #   BENCHTIME  go test -benchtime (default 1s).
-#   TV_REPEATS, TV_WARMUP
-#              bench_torchvision.py --repeats (default 20), --warmup (default 3).
+#   TV_REPEATS, TV_WARMUP, TV_WARMUP_S
+#              bench_torchvision.py --repeats (default 20), --warmup (default
+#              3) and --warmup-seconds (default 1: each torch benchmark warms
+#              up for at least a second).
+#   TORCH_CONFIGS
+#              the torch configurations, THREADSt-ALLOC words: ALLOC default
+#              (glibc's malloc as it comes: blocks above its mmap threshold
+#              are unmapped when freed and faulted in afresh), kept (glibc
+#              keeping freed blocks: MALLOC_MMAP_MAX_=0 and a large
+#              MALLOC_TRIM_THRESHOLD_) or jemalloc (libjemalloc.so.2 through
+#              LD_PRELOAD). Default: 1t and 2t (up to the core count) with
+#              default and kept, and jemalloc where Debian's libjemalloc2 is
+#              installed. OPENBLAS_CORETYPE is set for both sides to SkylakeX on
+#              a CPU with AVX-512, else Haswell on one with AVX2, unless set.
 #   SECOND     when gops runs its matrix products on OpenBLAS (openblas.UseFromEnv()
 #              in the gops tests' TestMain, as TestBLAS logs it), the op
 #              families (extended regexp) timed a second time with
@@ -33,8 +50,10 @@
 #
 # Every torchvision benchmark runs in its own python process, and every
 # paired Go benchmark once more in its own process (-count 1) under GNU time,
-# for its peak RSS. The defaults take about 6-7 minutes on 2 cores (all five
-# families: RoIAlign, RoIPool, PSRoIAlign, PSRoIPool, DeformConv2d, Conv2d).
+# for its peak RSS. Each round runs the torchvision benchmarks of one torch
+# configuration in one python process; every benchmark then runs once more
+# in a process of its own (2 threads, kept blocks, 3 runs), for its peak RSS.
+# The defaults take about 30 minutes on 2 cores.
 #
 # Needs: go, awk; optional: /usr/bin/time (GNU time, for the Go peak RSS).
 set -euo pipefail
@@ -58,10 +77,58 @@ while (($#)); do
 	esac
 done
 py=${PYTHON:-/usr/bin/python3}
-count=${COUNT:-5}
+rounds=${ROUNDS:-2}
+count=${COUNT:-3}
 benchtime=${BENCHTIME:-1s}
 tv_repeats=${TV_REPEATS:-20}
 tv_warmup=${TV_WARMUP:-3}
+tv_warmup_s=${TV_WARMUP_S:-1}
+if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
+	if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+		export OPENBLAS_CORETYPE=SkylakeX
+	elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+		export OPENBLAS_CORETYPE=Haswell
+	fi
+fi
+jemalloc=
+for f in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 /usr/lib/libjemalloc.so.2; do
+	if [[ -r $f ]]; then jemalloc=$f; break; fi
+done
+if [[ -z ${TORCH_CONFIGS:-} ]]; then
+	TORCH_CONFIGS=
+	for t in 1 2; do
+		((t == 1 || t <= $(nproc 2>/dev/null || echo 1))) || continue
+		for a in default kept ${jemalloc:+jemalloc}; do TORCH_CONFIGS+="${t}t-$a "; done
+	done
+fi
+for v in rounds count tv_repeats; do
+	if [[ ! ${!v} =~ ^[1-9][0-9]*$ ]]; then
+		echo "${v^^}=${!v}: want a whole number of at least 1" >&2
+		exit 2
+	fi
+done
+torch_configs=($TORCH_CONFIGS)
+for c in "${torch_configs[@]}"; do
+	if [[ ! $c =~ ^[1-9][0-9]*t-(default|kept|jemalloc)$ ]]; then
+		echo "TORCH_CONFIGS: bad configuration '$c' (want THREADSt-default|kept|jemalloc)" >&2
+		exit 2
+	fi
+	if [[ $c == *-jemalloc && -z $jemalloc ]]; then
+		echo "TORCH_CONFIGS: $c, but no libjemalloc.so.2 (apt-get install libjemalloc2)" >&2
+		exit 2
+	fi
+done
+# torchrun CONFIG ARGS...: bench_torchvision.py ARGS under CONFIG.
+torchrun() {
+	local c=$1
+	shift
+	local env=()
+	case ${c#*-} in
+	kept) env=(MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000) ;;
+	jemalloc) env=(LD_PRELOAD=$jemalloc) ;;
+	esac
+	env "${env[@]}" "$py" scripts/bench_torchvision.py --threads "${c%%t-*}" "$@"
+}
 families2=${SECOND-DeformConv2d|SecondOrder}
 
 # Floors: "work<TAB>floor"; the table "Against plain convolution" compares
@@ -177,23 +244,42 @@ if ((${#families[@]} == 0)); then
 fi
 log "families: ${families[*]}${skipped:+ (skipped: ${skipped[*]})}"
 
-# ---------------------------------------------------------------- Go timings
+# ---------------------------------------------------------------- timings, alternating
 : >"$tmp/go.txt"
 : >"$tmp/go2.txt"
-for f in "${families[@]}"; do
-	[[ " ${go_families[*]} " == *" $f "* ]] || continue
-	log "go: Benchmark$f, -count $count -benchtime $benchtime"
-	if ! gobench "${famPkg[$f]}" -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime" 2>&1 | tee "$tmp/go.$f.txt" >&2; then
-		problems+=("\`Benchmark$f\` failed (its rows may be missing; see the stderr of \`scripts/bench.sh\`).")
-	fi
-	cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
-	if second "$f"; then
-		log "go GOPS_BLAS=gonum: Benchmark$f, -count $count -benchtime $benchtime"
-		if ! (cd "${famPkg[$f]}" && GOPS_BLAS=gonum "$tmp/${famPkg[$f]//\//_}.test" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
-			problems+=("\`Benchmark$f\` with GOPS_BLAS=gonum failed (its rows may be missing).")
+mkdir "$tmp/tv"
+: >"$tmp/tv.err"
+tvonly=()
+while read -r name; do tvonly+=(--only "$name"); done <"$tmp/tvnames"
+for ((round = 1; round <= rounds; round++)); do
+	for f in "${families[@]}"; do
+		[[ " ${go_families[*]} " == *" $f "* ]] || continue
+		log "round $round/$rounds, go: Benchmark$f, -count $count -benchtime $benchtime"
+		if ! gobench "${famPkg[$f]}" -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime" 2>&1 | tee "$tmp/go.$f.txt" >&2; then
+			problems+=("\`Benchmark$f\` failed in round $round (its rows may be missing; see the stderr of \`scripts/bench.sh\`).")
 		fi
-		cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
-		tagged <"$tmp/go2.$f.txt" >>"$tmp/go.txt"
+		cat "$tmp/go.$f.txt" >>"$tmp/go.txt"
+		if second "$f"; then
+			log "round $round/$rounds, go GOPS_BLAS=gonum: Benchmark$f, -count $count -benchtime $benchtime"
+			if ! (cd "${famPkg[$f]}" && GOPS_BLAS=gonum "$tmp/${famPkg[$f]//\//_}.test" -test.run '^$' -test.bench "^Benchmark$f\$" -test.benchmem -test.count "$count" -test.benchtime "$benchtime") 2>&1 | tee "$tmp/go2.$f.txt" >&2; then
+				problems+=("\`Benchmark$f\` with GOPS_BLAS=gonum failed in round $round (its rows may be missing).")
+			fi
+			cat "$tmp/go2.$f.txt" >>"$tmp/go2.txt"
+			tagged <"$tmp/go2.$f.txt" >>"$tmp/go.txt"
+		fi
+	done
+	if $tv_ok && ((${#tvonly[@]})); then
+		for c in "${torch_configs[@]}"; do
+			log "round $round/$rounds, torchvision $c: $(wc -l <"$tmp/tvnames") benchmarks"
+			json=$tmp/tv/$c.r$round.json
+			if ! torchrun "$c" "${tvonly[@]}" --repeats "$tv_repeats" --warmup "$tv_warmup" --warmup-seconds "$tv_warmup_s" \
+				>"$json" 2>"$tmp/tv.1.err"; then
+				rm -f "$json"
+				problems+=("bench_torchvision.py under $c failed in round $round (see the stderr of \`scripts/bench.sh\`).")
+			fi
+			cat "$tmp/tv.1.err" >&2
+			cat "$tmp/tv.1.err" >>"$tmp/tv.err"
+		done
 	fi
 done
 
@@ -238,23 +324,20 @@ if [[ ${GEMM:-1} != 0 ]]; then
 	fi
 fi
 
-# ---------------------------------------------------------------- torchvision
-mkdir "$tmp/tv"
-: >"$tmp/tv.err"
+# ---------------------------------------------------------------- torchvision peak RSS
+mkdir "$tmp/tvrss"
 tv_idle_rss=n/a
 if $tv_ok; then
 	i=0
 	while read -r name; do
 		i=$((i + 1))
-		log "torchvision: $name"
-		json=$tmp/tv/$(printf %03d $i).json
-		if ! "$py" scripts/bench_torchvision.py --only "$name" --repeats "$tv_repeats" --warmup "$tv_warmup" \
-			>"$json" 2>"$tmp/tv.1.err"; then
+		log "torchvision peak RSS: $name"
+		json=$tmp/tvrss/$(printf %03d $i).json
+		if ! MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000 "$py" scripts/bench_torchvision.py --only "$name" \
+			--threads 2 --repeats 3 --warmup 1 --warmup-seconds 0 >"$json" 2>>"$tmp/tvrss.err"; then
 			rm -f "$json"
-			problems+=("bench_torchvision.py --only '$name' failed.")
+			problems+=("bench_torchvision.py --only '$name' (peak RSS) failed.")
 		fi
-		cat "$tmp/tv.1.err" >&2
-		cat "$tmp/tv.1.err" >>"$tmp/tv.err"
 	done <"$tmp/tvnames"
 	tv_idle_rss=$("$py" -c 'import resource, torch, torchvision
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)' 2>/dev/null || echo n/a)
@@ -265,7 +348,7 @@ tv_threads=n/a
 if $tv_ok; then
 	# stderr line: "torch X, torchvision Y, threads N, warmup W, repeats R"
 	tv_versions=$(sed -n 's/^torch \([^,]*\), torchvision \([^,]*\),.*/torch \1, torchvision \2/p' "$tmp/tv.err" | head -n1)
-	tv_threads=$(sed -n 's/.*, threads \([0-9]*\),.*/\1/p' "$tmp/tv.err" | head -n1)
+	tv_threads="${torch_configs[*]}"
 fi
 
 # ---------------------------------------------------------------- BENCHMARKS.md
@@ -288,11 +371,12 @@ log "done"
 if awk -v s="$load_start" -v m="$load_max" -v c="$cores" 'BEGIN {exit !(m > c + 0.75)}'; then
 	problems+=("Other processes competed for the CPU: 1-minute load average $load_start at the start, up to $load_max during the run, on $cores cores (this script alone makes about $cores). The times are inflated, unevenly; rerun on a quiet machine.")
 fi
-rerun="COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup"
+rerun="ROUNDS=$rounds COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup TV_WARMUP_S=$tv_warmup_s"
 # OpenBLAS's kernel choice and torch's threads, as this run had them: both
 # sides' matrix products depend on them.
 [[ -z ${OMP_NUM_THREADS:-} ]] || rerun="OMP_NUM_THREADS=$OMP_NUM_THREADS $rerun"
 [[ -z ${OPENBLAS_CORETYPE:-} ]] || rerun="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE $rerun"
+rerun="TORCH_CONFIGS='${torch_configs[*]}' $rerun"
 [[ -z $only ]] || rerun="ONLY='$only' $rerun"
 [[ -z $skip ]] || rerun="SKIP='$skip' $rerun"
 [[ $py == /usr/bin/python3 ]] || rerun="PYTHON=$py $rerun"
@@ -301,8 +385,8 @@ rerun="$rerun scripts/bench.sh"
 [[ $out == BENCHMARKS.md ]] || rerun="$rerun $out"
 
 defaults=
-if [[ -z ${OPENBLAS_CORETYPE:-}${OMP_NUM_THREADS:-} && -z $only && -z $skip && $py == /usr/bin/python3 && $families2 == 'DeformConv2d|SecondOrder' && $count == 5 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 ]]; then
-	defaults="(the defaults: \`scripts/bench.sh\` alone does the same)."
+if [[ -z ${OMP_NUM_THREADS:-} && -z $only && -z $skip && $py == /usr/bin/python3 && $families2 == 'DeformConv2d|SecondOrder' && $rounds == 2 && $count == 3 && $benchtime == 1s && $tv_repeats == 20 && $tv_warmup == 3 && $tv_warmup_s == 1 ]]; then
+	defaults="(with this machine's default torch configurations and OpenBLAS core, the defaults: \`scripts/bench.sh\` alone does the same)."
 fi
 
 second_note=
@@ -470,7 +554,7 @@ max below); compare numbers of one run, on one machine, only.
 
 ## Machine
 
-- CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs, torch threads $tv_threads)
+- CPU: ${cpu:-n/a}, $cores cores${mem:+, $mem memory} (Go GOMAXPROCS $procs; torch configurations $tv_threads)
 - 1-minute load average: $load_start at the start of the run, at most $load_max during it
   (the benchmarks themselves make about $cores)
 - Go: $gover; gops' matrix products: $blas (\`openblas.UseFromEnv()\`)
@@ -491,7 +575,7 @@ ${defaults:+$defaults }Variants:
 scripts/bench.sh other.md                      # writes elsewhere
 ONLY='RoIAlign|DeformConv2d' scripts/bench.sh  # some op families (Conv2d comes with DeformConv2d)
 scripts/bench.sh --skip 'RoIPool|PSRoIAlign'   # all but some
-COUNT=1 TV_REPEATS=5 scripts/bench.sh          # quicker, noisier
+ROUNDS=1 COUNT=1 TV_REPEATS=5 TORCH_CONFIGS=2t-kept scripts/bench.sh  # quicker, noisier
 \`\`\`
 
 It needs Go, awk, GNU time (\`/usr/bin/time\`, for the gops peak RSS) and,
@@ -501,9 +585,11 @@ for the torchvision columns, a python that imports torch and torchvision
 
 ## Method
 
-- gops: one \`go test -c\` binary; per op family one process,
+- $rounds rounds alternate the two sides: each runs every Go benchmark and
+  then every torchvision benchmark in every torch configuration.
+- gops: one \`go test -c\` binary; per op family and round one process,
   \`-test.bench '^BenchmarkX\$' -test.count $count -test.benchtime $benchtime -test.benchmem\`;
-  gops ms is the median of the $count runs, each the mean over
+  gops ms is the min of the $((rounds * count)) runs, each the mean over
   $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
   whose graph was built once.
 - Rows FAMILY/reuse/...: the same graph with \`ad.ReuseResults(g, true)\`:
@@ -512,14 +598,22 @@ for the torchvision columns, a python that imports torch and torchvision
   torch's caching allocator hands a freed block to the next tensor); the
   values are bitwise the same. The torch side of these rows is the same
   torch work, timed again.
-${second_note}- torchvision: scripts/bench_torchvision.py, one python process per
-  benchmark (\`--only NAME --repeats $tv_repeats --warmup $tv_warmup\`);
-  torchvision ms is the median of the $tv_repeats timed runs.
+${second_note}- torchvision, given its best: scripts/bench_torchvision.py, per round
+  and torch configuration one python process (\`--repeats $tv_repeats
+  --warmup $tv_warmup --warmup-seconds $tv_warmup_s\`: every benchmark warmed
+  up for at least ${tv_warmup_s} s, then the min of $tv_repeats timed runs);
+  torchvision ms is the least over rounds and configurations, and
+  "torch's best" the configuration that gave it (THREADSt-ALLOC: threads;
+  default glibc malloc, kept = freed blocks kept by MALLOC_MMAP_MAX_=0 and
+  a large MALLOC_TRIM_THRESHOLD_, jemalloc = libjemalloc through LD_PRELOAD).
+  For forward-only rows torch also picks the faster of no_grad and
+  autograd recording. OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} for both sides.
 - Peak RSS, whole process: gops, each paired benchmark once more alone in its
   own process (\`-test.bench '^BenchmarkX\$/^sub\$/...' -test.count 1\`) under
   \`/usr/bin/time -v\`; the test binary doing nothing peaks at $(mib "$go_idle_rss").
-  torchvision, the \`maxrss_kib\` (getrusage) of the benchmark's own process,
-  which includes importing torch and torchvision: $(mib "$tv_idle_rss") alone.
+  torchvision, the \`maxrss_kib\` (getrusage) of a process running only that
+  benchmark (2 threads, freed blocks kept, 3 runs), which includes importing
+  torch and torchvision: $(mib "$tv_idle_rss") alone.
   Both include the benchmark's inputs.
 
 ## Workloads
@@ -531,7 +625,7 @@ EOF
 		echo "Not run this time (ONLY/SKIP): ${skipped[*]}."
 	fi
 	echo
-	"$tmp/benchtable" tables -go "$tmp/go.txt" -gorss "$tmp/gorss.tsv" -tvdir "$tmp/tv" -tvnames "$tmp/tvnames" -floors "$tmp/floors"
+	"$tmp/benchtable" tables -go "$tmp/go.txt" -gorss "$tmp/gorss.tsv" -tvdir "$tmp/tv" -tvrssdir "$tmp/tvrss" -tvnames "$tmp/tvnames" -floors "$tmp/floors"
 	if ((${#problems[@]})); then
 		echo
 		echo "## Problems in this run"

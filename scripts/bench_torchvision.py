@@ -5,11 +5,19 @@ Run with Debian's python (needs python3-torchvision):
 
     /usr/bin/python3 scripts/bench_torchvision.py [--only NAME] [--repeats N] [--warmup N]
 
-Prints one JSON object to stdout, mapping each benchmark name to its median
-time in milliseconds, plus the process's peak RSS:
+Prints one JSON object to stdout, mapping each benchmark name to its time in
+milliseconds (the min of the timed runs, or their median with --stat median),
+plus the process's peak RSS:
 
     {"RoIAlign/forward": 12.3, "RoIAlign/forward+backward": 45.6,
      "maxrss_kib": 456789}   # resource.getrusage(RUSAGE_SELF).ru_maxrss, KiB on Linux
+
+Each benchmark is warmed up for --warmup runs and at least --warmup-seconds
+(default 1 s: oneDNN picks and caches its kernels, the allocator settles)
+before --repeats timed runs. Give torch its best from the environment: the
+thread count (--threads), glibc keeping freed blocks (MALLOC_MMAP_MAX_=0 and
+a large MALLOC_TRIM_THRESHOLD_, or jemalloc through LD_PRELOAD) and
+OPENBLAS_CORETYPE; scripts/bench.sh runs every combination and keeps the best.
 
 Versions, thread count and per-benchmark progress go to stderr.
 
@@ -300,6 +308,8 @@ NN_CONV = {  # name: (input N, C, H, W; Cout; kernel; padding)
     "resnet-64": ((8, 64, 56, 56), 64, 3, 1),
     "resnet-256": ((8, 256, 14, 14), 256, 3, 1),
     "pointwise-1024": ((8, 256, 14, 14), 1024, 1, 0),
+    "stem-7x7": ((4, 3, 224, 224), 64, 7, 3, 2),  # ResNet's stem: stride 2
+    "depthwise-128": ((8, 128, 28, 28), 128, 3, 1, 1, 128),  # 128 groups
 }
 
 
@@ -352,13 +362,31 @@ def run_nn_forward_backward(s):
 
 
 def nn_conv(cfg):
-    shape, cout, k, p = NN_CONV[cfg]
+    shape, cout, k, p, stride, groups = (NN_CONV[cfg] + (1, 1))[:6]
 
     def make(gen):
         x = torch.randn(shape, generator=gen, dtype=torch.float32)
-        w = torch.randn((cout, shape[1], k, k), generator=gen, dtype=torch.float32) * 0.05
+        w = torch.randn((cout, shape[1] // groups, k, k), generator=gen, dtype=torch.float32) * 0.05
         b = torch.randn((cout,), generator=gen, dtype=torch.float32)
-        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, padding=p)
+        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, stride=stride, padding=p, groups=groups)
+    return make
+
+
+def nn_avg_pool_2x2(gen):
+    """A 2x2, stride 2 average pooling of [8, 256, 28, 28]."""
+    x = torch.randn((8, 256, 28, 28), generator=gen, dtype=torch.float32)
+    return [x], lambda: torch.nn.functional.avg_pool2d(x, 2, 2)
+
+
+def nn_batch_norm(training):
+    """BatchNorm of [8, 64, 56, 56] with weight, bias and running
+    statistics (training: batch statistics, the running ones updated)."""
+    def make(gen):
+        x = torch.randn((8, 64, 56, 56), generator=gen, dtype=torch.float32)
+        w = torch.randn((64,), generator=gen, dtype=torch.float32)
+        b = torch.randn((64,), generator=gen, dtype=torch.float32)
+        rm, rv = torch.zeros(64), torch.ones(64)
+        return [x, w, b], lambda: torch.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
     return make
 
 
@@ -379,6 +407,7 @@ def nn_logits(fn):
 
 NN_INTERPOLATE = {  # name: (input N, C, H, W; F.interpolate's keyword arguments), scale factor 2
     "nearest-fpn": ((8, 256, 50, 68), dict(mode="nearest")),
+    "nearest-2": ((2, 256, 50, 68), dict(mode="nearest")),
     "bilinear": ((8, 64, 56, 56), dict(mode="bilinear", align_corners=False)),
 }
 
@@ -462,6 +491,11 @@ for _name, _make in [("MaxPool2d", nn_pool(torch.nn.functional.max_pool2d)),
 for _cfg in NN_INTERPOLATE:
     NN_BENCHMARKS["Interpolate/%s/forward" % _cfg] = (setup_nn(nn_interpolate(_cfg), False), run_nn_forward)
     NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
+for _name, _make in [("AvgPool2d/2x2", nn_avg_pool_2x2),
+                     ("BatchNorm/training", nn_batch_norm(True)),
+                     ("BatchNorm/eval", nn_batch_norm(False))]:
+    NN_BENCHMARKS[_name + "/forward"] = (setup_nn(_make, False), run_nn_forward)
+    NN_BENCHMARKS[_name + "/forward+backward"] = (setup_nn(_make, True), run_nn_forward_backward)
 NN_BENCHMARKS["GridSample/forward"] = (setup_nn(nn_grid_sample, False), run_nn_forward)
 NN_BENCHMARKS["GridSample/forward+backward"] = (setup_nn(nn_grid_sample, True), run_nn_forward_backward)
 NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
@@ -471,7 +505,8 @@ NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), ru
 # memory, as torch's caching allocator hands out the block just freed):
 # the same torch work, timed again under the other name.
 for _key in [k for k in NN_BENCHMARKS if k.split("/")[0] in (
-        "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm")]:
+        "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm",
+        "BatchNorm")]:
     _family, _rest = _key.split("/", 1)
     NN_BENCHMARKS[_family + "/reuse/" + _rest] = NN_BENCHMARKS[_key]
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
@@ -543,16 +578,21 @@ BENCHMARKS = {
 }
 
 
-def bench(setup, run, warmup, repeats):
+def bench(setup, run, warmup, warmup_seconds, repeats, stat):
+    """Runs setup once, run warmup times and for at least warmup_seconds,
+    then times repeats runs; returns their min or median (stat) in ms."""
     state = setup()
-    for _ in range(warmup):
+    t0 = time.perf_counter()
+    done = 0
+    while done < warmup or time.perf_counter() - t0 < warmup_seconds:
         run(state)
+        done += 1
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         run(state)
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return min(times) if stat == "min" else statistics.median(times)
 
 
 def main():
@@ -561,11 +601,17 @@ def main():
                     help="run only this benchmark (may be repeated); one of: %s"
                     % ", ".join(BENCHMARKS))
     ap.add_argument("--repeats", type=int, default=20, help="timed runs (min 10 recommended)")
-    ap.add_argument("--warmup", type=int, default=3, help="untimed warm-up runs")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed warm-up runs (at least)")
+    ap.add_argument("--warmup-seconds", type=float, default=1.0,
+                    help="untimed warm-up time per benchmark, at least (seconds)")
+    ap.add_argument("--stat", choices=("min", "median"), default="min",
+                    help="what of the timed runs to report")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="torch.set_num_threads (default: all cores)")
     args = ap.parse_args()
 
+    if args.repeats < 1 or args.warmup < 0 or args.warmup_seconds < 0 or args.threads < 1:
+        ap.error("--repeats and --threads must be at least 1, --warmup and --warmup-seconds at least 0")
     names = args.only or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
@@ -574,13 +620,13 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
 
-    print("torch %s, torchvision %s, threads %d, warmup %d, repeats %d" % (
+    print("torch %s, torchvision %s, threads %d, warmup %d and %g s, repeats %d, %s" % (
         torch.__version__, torchvision.__version__, torch.get_num_threads(),
-        args.warmup, args.repeats), file=sys.stderr)
+        args.warmup, args.warmup_seconds, args.repeats, args.stat), file=sys.stderr)
     results = {}
     for name in names:
         setup, run = BENCHMARKS[name]
-        results[name] = bench(setup, run, args.warmup, args.repeats)
+        results[name] = bench(setup, run, args.warmup, args.warmup_seconds, args.repeats, args.stat)
         print("%s: %.3f ms" % (name, results[name]), file=sys.stderr)
 
     results["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -9,12 +9,19 @@
 //	    go test -bench output) whose name is also a torchvision benchmark
 //	    name (one per line in NAMES); regexp selects exactly that benchmark
 //	    for -test.bench.
-//	benchtable tables -go GO.txt -gorss RSS.tsv -tvdir DIR -tvnames NAMES -floors FLOORS
-//	    prints the tables. RSS.tsv: "name<TAB>KiB" lines, the peak RSS of the
-//	    process that ran only that Go benchmark. DIR/*.json: outputs of
-//	    scripts/bench_torchvision.py; a name's time and the file's maxrss_kib
-//	    are its torchvision time and peak RSS. FLOORS: "work<TAB>floor" lines,
-//	    e.g. DeformConv2d/v1/forward and Conv2d/forward.
+//	benchtable tables -go GO.txt -gorss RSS.tsv -tvdir DIR [-tvrssdir RSSDIR] -tvnames NAMES -floors FLOORS
+//	    prints the tables. GO.txt may hold several runs of a benchmark (all
+//	    rounds): the tables give their min, and the gops-only table also
+//	    the median and max. RSS.tsv: "name<TAB>KiB" lines, the peak RSS of
+//	    the process that ran only that Go benchmark. DIR/*.json: outputs of
+//	    scripts/bench_torchvision.py, named CONFIG.anything.json (CONFIG
+//	    says how torch ran, e.g. 2t-kept: 2 threads, freed blocks kept); a
+//	    name's torchvision time is its min over every file and the table
+//	    names the CONFIG that gave it. RSSDIR/*.json: the same outputs, one
+//	    benchmark a process, whose maxrss_kib is that benchmark's
+//	    torchvision peak RSS (without -tvrssdir, DIR's files give it).
+//	    FLOORS: "work<TAB>floor" lines, e.g. DeformConv2d/v1/forward and
+//	    Conv2d/forward.
 //
 // Names are those of scripts/bench_torchvision.py: Go's BenchmarkX/sub/...-N
 // is "X/sub/...".
@@ -189,9 +196,16 @@ func pairsCmd(args []string, w io.Writer) error {
 	return nil
 }
 
-// tvResult is one torchvision benchmark: median ms and its process's peak RSS.
-type tvResult struct{ ms, rssKiB float64 }
+// tvResult is one torchvision benchmark: its best time (ms) over the
+// runs, the configuration that gave it, and a process's peak RSS (KiB).
+type tvResult struct {
+	ms, rssKiB float64
+	config     string
+}
 
+// readTV reads the bench_torchvision.py outputs DIR/*.json: per name the
+// least time over the files, with the CONFIG part of its file's name
+// (up to the first dot), and the peak RSS of that file's process.
 func readTV(dir string) (map[string]tvResult, error) {
 	out := map[string]tvResult{}
 	if dir == "" {
@@ -214,9 +228,10 @@ func readTV(dir string) (map[string]tvResult, error) {
 		if !ok {
 			rss = -1
 		}
+		config, _, _ := strings.Cut(filepath.Base(path), ".")
 		for k, v := range m {
-			if k != "maxrss_kib" {
-				out[k] = tvResult{v, rss}
+			if old, seen := out[k]; k != "maxrss_kib" && (!seen || v < old.ms) {
+				out[k] = tvResult{v, rss, config}
 			}
 		}
 	}
@@ -252,6 +267,14 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// least is the smallest of xs, −1 (n/a) for none.
+func least(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	return slices.Min(xs)
 }
 
 const na = "n/a"
@@ -296,6 +319,7 @@ func tablesCmd(args []string, w io.Writer) error {
 	goPath := fs.String("go", "", "raw go test -bench output")
 	rssPath := fs.String("gorss", "", "name<TAB>KiB lines")
 	tvDir := fs.String("tvdir", "", "directory of bench_torchvision.py JSON outputs")
+	tvRSSDir := fs.String("tvrssdir", "", "directory of one-benchmark bench_torchvision.py outputs, for the peak RSS")
 	namesPath := fs.String("tvnames", "", "torchvision benchmark names")
 	floorsPath := fs.String("floors", "", "work<TAB>floor lines")
 	if err := fs.Parse(args); err != nil {
@@ -305,9 +329,19 @@ func tablesCmd(args []string, w io.Writer) error {
 	rows, names, err := readGoNames(*goPath, *namesPath)
 	rss, rssErr := readRSS(*rssPath)
 	tv, tvErr := readTV(*tvDir)
+	tvRSS, tvRSSErr := readTV(*tvRSSDir)
 	floors, floorsErr := readLines(*floorsPath)
-	if err := cmp.Or(err, rssErr, tvErr, floorsErr); err != nil {
+	if err := cmp.Or(err, rssErr, tvErr, tvRSSErr, floorsErr); err != nil {
 		return err
+	}
+	if *tvRSSDir != "" {
+		for k, r := range tv {
+			r.rssKiB = -1
+			if v, ok := tvRSS[k]; ok {
+				r.rssKiB = v.rssKiB
+			}
+			tv[k] = r
+		}
 	}
 	goByName := map[string]*goRow{}
 	for _, r := range rows {
@@ -317,11 +351,11 @@ func tablesCmd(args []string, w io.Writer) error {
 		if r, ok := tv[name]; ok {
 			return r
 		}
-		return tvResult{-1, -1}
+		return tvResult{-1, -1, na}
 	}
 	goMs := func(name string) float64 {
 		if r := goByName[name]; r != nil {
-			return median(r.ms)
+			return least(r.ms)
 		}
 		return -1
 	}
@@ -333,7 +367,7 @@ func tablesCmd(args []string, w io.Writer) error {
 	}
 
 	side := newSection("gops and torchvision side by side (float32)", 1,
-		"work", "gops ms", "torchvision ms", "ratio (gops/torchvision)", "gops peak RSS", "torchvision peak RSS")
+		"work", "gops ms", "torchvision ms", "ratio (gops/torchvision)", "torch's best", "gops peak RSS", "torchvision peak RSS")
 	var goOnly []*goRow
 	for _, r := range rows {
 		if !slices.Contains(names, tvName(r.name)) {
@@ -341,19 +375,19 @@ func tablesCmd(args []string, w io.Writer) error {
 			continue
 		}
 		t := tvGet(tvName(r.name))
-		g := median(r.ms)
-		side.add(r.name, ms(g), ms(t.ms), ratio(g, t.ms), mib(goRSS(r.name)), mib(t.rssKiB))
+		g := least(r.ms)
+		side.add(r.name, ms(g), ms(t.ms), ratio(g, t.ms), t.config, mib(goRSS(r.name)), mib(t.rssKiB))
 	}
 	side.write(w, false)
 
-	gops := newSection("gops only", 1, "benchmark", "ms/op", "min", "max", "runs", "B/op", "allocs/op")
+	gops := newSection("gops only", 1, "benchmark", "min ms/op", "median", "max", "runs", "B/op", "allocs/op")
 	gops.none = true
 	for _, r := range goOnly {
 		lo, hi := -1.0, -1.0
 		if len(r.ms) > 0 {
 			lo, hi = slices.Min(r.ms), slices.Max(r.ms)
 		}
-		gops.add(r.name, ms(median(r.ms)), ms(lo), ms(hi), strconv.Itoa(len(r.ms)), num(median(r.bytes)), num(median(r.allocs)))
+		gops.add(r.name, ms(lo), ms(median(r.ms)), ms(hi), strconv.Itoa(len(r.ms)), num(median(r.bytes)), num(median(r.allocs)))
 	}
 	gops.write(w, true)
 

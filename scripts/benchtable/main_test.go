@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -97,5 +99,42 @@ func TestOrderPairs(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("pair %d: got %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestReadTV: a name's time is its least over the files, with the CONFIG
+// of the file that gave it and that file's peak RSS.
+func TestReadTV(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"1t-default.r1.json": `{"A/forward": 3.0, "B/forward": 1.0, "maxrss_kib": 100}`,
+		"2t-kept.r1.json":    `{"A/forward": 2.0, "B/forward": 4.0, "maxrss_kib": 200}`,
+		"2t-kept.r2.json":    `{"A/forward": 2.5, "maxrss_kib": 300}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := readTV(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]tvResult{
+		"A/forward": {2.0, 200, "2t-kept"},
+		"B/forward": {1.0, 100, "1t-default"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("readTV: %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("readTV[%q] = %+v, want %+v", k, got[k], w)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"A": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readTV(dir); err == nil {
+		t.Error("readTV of a file with a non-number: no error")
 	}
 }
