@@ -1,5 +1,11 @@
 package cpu
 
+import (
+	"math"
+
+	"github.com/gops-dev/gops/internal/vmath"
+)
+
 // ChannelMean sets mean[ci] to the mean of channel ci of x [n, c, l]
 // (BatchNorm's batch mean), summed in float64 sample by sample. With
 // stats not nil it also computes the channel's unbiased variance
@@ -29,4 +35,115 @@ func ChannelMean[T Float](n, c, l int, mean, x []T, stats func(ci int, mean, unb
 		}
 		stats(ci, m, ss/(cnt-1))
 	}
+}
+
+// BatchGeom is BatchNorm's input seen as [N, C, L] (L the product of the
+// axes after the channel's), contiguous, normalised with Eps.
+type BatchGeom struct {
+	N, C, L int
+	Eps     float64
+}
+
+// plane is the plane of sample ni, channel ci of x seen as g.
+func (g BatchGeom) plane(ni, ci int) (lo, hi int) {
+	lo = (ni*g.C + ci) * g.L
+	return lo, lo + g.L
+}
+
+// batchMoments returns channel ci's mean μ, r = (σ² + Eps)^(-1/2) with σ²
+// the biased variance, and the unbiased one, all in float64: Σ x as
+// vmath.Sum of each plane added in sample order, then Σ (x − μ)² likewise
+// (vmath.SubSqSum, μ rounded to T), over N·L values.
+func batchMoments[T Float](g BatchGeom, ci int, x []T) (mean, r, unbiased float64) {
+	cnt := float64(g.N * g.L)
+	var sum float64
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		sum += vmath.Sum(x[lo:hi])
+	}
+	mean = sum / cnt
+	var ss float64
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		ss += vmath.SubSqSum(x[lo:hi], T(mean))
+	}
+	return mean, 1 / math.Sqrt(ss/cnt+g.Eps), ss / (cnt - 1)
+}
+
+// param is p[ci], or def when p is nil (no weight or bias).
+func param[T Float](p []T, ci int, def T) T {
+	if p == nil {
+		return def
+	}
+	return p[ci]
+}
+
+// BatchNormTrain sets y = (x − μ)·r·w[c] + b[c] for x and y [N, C, L]
+// (vmath.NormAffine), μ and r the channel's batch statistics
+// (batchMoments); w or b nil for none. With stats not nil it calls
+// stats(ci, μ, unbiased variance) once per channel (BatchNorm's running
+// statistics), from the goroutine of the channel. Channels are spread over
+// goroutines, each channel's three passes over its planes done while they
+// are in cache; a channel's numbers do not depend on the split.
+func BatchNormTrain[T Float](g BatchGeom, y, x, w, b []T, stats func(ci int, mean, unbiased float64)) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, unbiased := batchMoments(g, ci, x)
+			if stats != nil {
+				stats(ci, m, unbiased)
+			}
+			wc, bc := param(w, ci, 1), param(b, ci, 0)
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				vmath.NormAffine(y[plo:phi], x[plo:phi], T(m), T(r), wc, bc)
+			}
+		}
+	})
+}
+
+// BatchNormGradX sets dx, for upstream u, to the gradient w.r.t. x of
+// Σ u·BatchNormTrain(x, w): per channel, torch's batch_norm_backward,
+//
+//	dx = r·w[c]·(u − mean u − x̂·mean(u·x̂)), x̂ = (x − μ)·r,
+//
+// with μ and r recomputed (batchMoments), Σu and Σu·x̂ in float64
+// (vmath.SumDotNorm), then one vmath.NormGrad pass; w nil for 1. dx, u
+// and x [N, C, L]; channels spread over goroutines as BatchNormTrain.
+func BatchNormGradX[T Float](g BatchGeom, dx, x, u, w []T) {
+	cnt := float64(g.N * g.L)
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, _ := batchMoments(g, ci, x)
+			var su, suy float64
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				s, sy := vmath.SumDotNorm(u[plo:phi], x[plo:phi], T(m), T(r))
+				su += s
+				suy += sy
+			}
+			rw := T(-r * float64(param(w, ci, 1)))
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				vmath.NormGrad(dx[plo:phi], u[plo:phi], x[plo:phi], T(m), T(r), T(suy/cnt), T(su/cnt), rw, rw)
+			}
+		}
+	})
+}
+
+// BatchNormGradW sets dw[c] = Σ u·x̂ over channel c's N·L values, the
+// gradient w.r.t. the weight of Σ u·BatchNormTrain(x, w): r·Σ u·(x − μ)
+// in float64 (vmath.SubDot per plane, added in sample order), μ and r
+// recomputed (batchMoments). u and x [N, C, L], dw [C].
+func BatchNormGradW[T Float](g BatchGeom, dw, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, _ := batchMoments(g, ci, x)
+			var s float64
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				s += vmath.SubDot(u[plo:phi], x[plo:phi], T(m))
+			}
+			dw[ci] = T(r * s)
+		}
+	})
 }
