@@ -19,13 +19,17 @@ import (
 //	BatchNormTrain(x, w, b)  = x̂·w[c] + b[c] (w, b optional)
 //	BatchNormGradX(x, u, w)  = r·w·(u − mean u − x̂·mean(u·x̂)), per channel
 //	BatchNormGradW(u, x)     = Σ u·x̂, [C]
+//	BatchNormGradB(u)        = Σ u, [C] (ChannelTotal)
 //
 // BatchNormTrain's gradients for upstream u are GradX(x, u, w),
-// GradW(u, x) and ChannelTotal(u) (torch's batch_norm_backward); each op
-// recomputes the channel's statistics while its planes are in cache. For
-// upstream V:
+// GradW(u, x) and GradB(u) (torch's batch_norm_backward). First-order
+// passes give them a last input, BatchNormStats(u, x): each channel's μ,
+// r, Σu and Σu·x̂ from one pass over its planes while they are in cache,
+// so that ∂x is one more pass and ∂w, ∂b are read off; that input is a
+// function of the others, declared without a gradient. For upstream V:
 //
 //	GradW: ∂u = ChannelAffine(BatchNormTrain(x), V), ∂x = GradX(x, u, V)
+//	GradB: ∂u = ChannelSpread(V)
 //	GradX: ∂u = GradX(x, V, w) (linear in u, symmetric),
 //	       ∂w = ChannelDot(V, GradX(x, u)),
 //	       ∂x = ad.VJP of the composed graph's own gradient w.r.t. x
@@ -72,37 +76,43 @@ func batchNormTrainSpec(g bnGeom, stats *runningStats, hasW, hasB bool) ad.OpSpe
 		Kernel:           ad.Floats(batchNormTrainKernel[float32](g, stats, hasW, hasB), batchNormTrainKernel[float64](g, stats, hasW, hasB)),
 		KernelOverwrites: true,
 		BackwardFor: func(in gorgonia.Nodes, _, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
-			x := in[0]
-			grads := make(gorgonia.Nodes, len(in))
-			bi := len(in) - 1 // the bias's input, when hasB
-			var err error
-			if want[0] {
-				if grads[0], err = ad.Apply(batchNormGradXSpec(g, hasW), append(gorgonia.Nodes{x, u}, in[1:len(in)-b2i(hasB)]...)...); err != nil {
-					return nil, err
-				}
-			}
-			if hasW && want[1] {
-				if grads[1], err = ad.Apply(batchNormGradWSpec(g), u, x); err != nil {
-					return nil, err
-				}
-			}
-			if hasB && want[bi] {
-				total, _ := channelTotalSpecs(g.s, g.chans())
-				if grads[bi], err = ad.Apply(total, u); err != nil {
-					return nil, err
-				}
-			}
-			return grads, nil
+			return batchNormTrainBackward(g, hasW, hasB, in, u, want)
 		},
 	}
 }
 
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
+// batchNormTrainBackward builds the gradients of BatchNormTrain that want
+// asks for. With ∂x wanted, one BatchNormStats pass over (u, x) gives each
+// channel's μ, r, Σu and Σu·x̂, which ∂x (one more pass), ∂w and ∂b share;
+// without, BatchNormGradW and ChannelTotal, each on its own.
+func batchNormTrainBackward(g bnGeom, hasW, hasB bool, in gorgonia.Nodes, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+	x := in[0]
+	grads := make(gorgonia.Nodes, len(in))
+	bi := len(in) - 1 // the bias's input, when hasB
+	b := ad.NewBuilder(x)
+	if want[0] {
+		stats := b.Apply(batchNormStatsSpec(g), u, x)
+		xin := gorgonia.Nodes{x, u}
+		if hasW {
+			xin = append(xin, in[1])
+		}
+		grads[0] = b.Apply(batchNormGradXSpec(g, hasW, true), append(xin, stats)...)
+		if hasW && want[1] {
+			grads[1] = b.Apply(batchNormGradWSpec(g, true), u, x, stats)
+		}
+		if hasB && want[bi] {
+			grads[bi] = b.Apply(batchNormGradBSpec(g), u, stats)
+		}
+		return b.Nodes(grads...)
 	}
-	return 0
+	if hasW && want[1] {
+		grads[1] = b.Apply(batchNormGradWSpec(g, false), u, x)
+	}
+	if hasB && want[bi] {
+		total, _ := channelTotalSpecs(g.s, g.chans())
+		grads[bi] = b.Apply(total, u)
+	}
+	return b.Nodes(grads...)
 }
 
 // batchNormTrainKernel is cpu.BatchNormTrain, updating stats (when it
@@ -120,49 +130,53 @@ func batchNormTrainKernel[T ad.Float](g bnGeom, stats *runningStats, hasW, hasB 
 }
 
 // batchNormGradXSpec is BatchNormGradX on g: inputs x, u, then w [C] if
-// hasW.
-func batchNormGradXSpec(g bnGeom, hasW bool) ad.OpSpec {
+// hasW, then with stats BatchNormStats(u, x), a function of the others
+// declared without a gradient (its numbers a shortcut the kernel takes).
+func batchNormGradXSpec(g bnGeom, hasW, stats bool) ad.OpSpec {
 	s := g.s.Clone()
-	dims := []int{s.Dims(), s.Dims()}
+	dims, diff := []int{s.Dims(), s.Dims()}, []bool{true, true}
 	if hasW {
-		dims = append(dims, 1)
+		dims, diff = append(dims, 1), append(diff, true)
+	}
+	if stats {
+		dims, diff = append(dims, 1), append(diff, false)
 	}
 	return ad.OpSpec{
-		Name: "BatchNormGradX", Params: fmt.Sprintf("%s weight %v", g.params(), hasW), InputDims: dims, OutputDims: s.Dims(),
+		Name: "BatchNormGradX", Params: fmt.Sprintf("%s weight %v stats %v", g.params(), hasW, stats), InputDims: dims, OutputDims: s.Dims(), DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) || hasW && !slices.Equal(in[2], tensor.Shape{g.c}) {
-				return nil, fmt.Errorf("nn: BatchNormGradX: inputs %v, want %v, %v and (%d) for a weight", in, s, s, g.c)
+			ok := slices.Equal(in[0], s) && slices.Equal(in[1], s)
+			if hasW {
+				ok = ok && slices.Equal(in[2], tensor.Shape{g.c})
+			}
+			if stats {
+				ok = ok && slices.Equal(in[len(in)-1], statsShapeBN(g))
+			}
+			if !ok {
+				return nil, fmt.Errorf("nn: BatchNormGradX: inputs %v, want %v, %v, (%d) for a weight and %v for the statistics", in, s, s, g.c, statsShapeBN(g))
 			}
 			return s.Clone(), nil
 		},
-		Kernel:           ad.Floats(batchNormGradXKernel[float32](g, hasW), batchNormGradXKernel[float64](g, hasW)),
+		Kernel:           ad.Floats(batchNormGradXKernel[float32](g, hasW, stats), batchNormGradXKernel[float64](g, hasW, stats)),
 		KernelOverwrites: true,
 		BackwardFor: func(in gorgonia.Nodes, _, v *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
 			x, u := in[0], in[1]
+			var w *gorgonia.Node
+			wIn := in[2:2] // w, when hasW
+			if hasW {
+				w, wIn = in[2], in[2:3]
+			}
 			grads := make(gorgonia.Nodes, len(in))
-			var err error
+			b := ad.NewBuilder(x)
 			if want[0] {
-				var w *gorgonia.Node
-				if hasW {
-					w = in[2]
-				}
-				if grads[0], err = batchNormGradXX(g, x, u, w, v); err != nil {
-					return nil, err
-				}
+				grads[0] = b.Do(func() (*gorgonia.Node, error) { return batchNormGradXX(g, x, u, w, v) })
 			}
 			if want[1] {
-				if grads[1], err = ad.Apply(batchNormGradXSpec(g, hasW), append(gorgonia.Nodes{x, v}, in[2:]...)...); err != nil {
-					return nil, err
-				}
+				grads[1] = b.Apply(batchNormGradXSpec(g, hasW, false), append(gorgonia.Nodes{x, v}, wIn...)...)
 			}
 			if hasW && want[2] {
-				b := ad.NewBuilder(x)
-				grads[2] = b.Apply(channelDotSpec(s, g.chans()), v, b.Apply(batchNormGradXSpec(g, false), x, u))
-				if err := b.Err(); err != nil {
-					return nil, err
-				}
+				grads[2] = b.Apply(channelDotSpec(s, g.chans()), v, b.Apply(batchNormGradXSpec(g, false, false), x, u))
 			}
-			return grads, nil
+			return b.Nodes(grads...)
 		},
 	}
 }
@@ -229,39 +243,116 @@ func copyKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	return nil
 }
 
-// batchNormGradXKernel is cpu.BatchNormGradX (inputs x, u and, with
-// hasW, w).
-func batchNormGradXKernel[T ad.Float](g bnGeom, hasW bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// batchNormGradXKernel is cpu.BatchNormGradX, or with stats
+// cpu.BatchNormGradXStats (inputs x, u, then w with hasW, then the
+// statistics).
+func batchNormGradXKernel[T ad.Float](g bnGeom, hasW, stats bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		var w []T
 		if hasW {
 			w = in[2].Data
+		}
+		if stats {
+			cpu.BatchNormGradXStats(g.kern(), out.Data, in[0].Data, in[1].Data, w, in[len(in)-1].Data)
+			return nil
 		}
 		cpu.BatchNormGradX(g.kern(), out.Data, in[0].Data, in[1].Data, w)
 		return nil
 	}
 }
 
-// batchNormGradWSpec is BatchNormGradW(u, x) on g.
-func batchNormGradWSpec(g bnGeom) ad.OpSpec {
+// batchNormGradWSpec is BatchNormGradW(u, x) on g, with stats a third
+// input BatchNormStats(u, x) declared without a gradient, as
+// batchNormGradXSpec's.
+func batchNormGradWSpec(g bnGeom, stats bool) ad.OpSpec {
 	s := g.s.Clone()
+	dims, diff := []int{s.Dims(), s.Dims()}, []bool{true, true}
+	kernel := ad.Floats(batchNormGradWKernel[float32](g), batchNormGradWKernel[float64](g))
+	if stats {
+		dims, diff = append(dims, 1), append(diff, false)
+		kernel = ad.Floats(batchStatsSumKernel[float32](g, 1), batchStatsSumKernel[float64](g, 1))
+	}
 	return ad.OpSpec{
-		Name: "BatchNormGradW", Params: g.params(), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1,
+		Name: "BatchNormGradW", Params: fmt.Sprintf("%s stats %v", g.params(), stats), InputDims: dims, OutputDims: 1, DiffWRT: diff,
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) {
-				return nil, fmt.Errorf("nn: BatchNormGradW: inputs %v and %v, want %v", in[0], in[1], s)
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) || stats && !slices.Equal(in[2], statsShapeBN(g)) {
+				return nil, fmt.Errorf("nn: BatchNormGradW: inputs %v, want %v, %v and %v for the statistics", in, s, s, statsShapeBN(g))
 			}
 			return tensor.Shape{g.c}, nil
 		},
-		Kernel:           ad.Floats(batchNormGradWKernel[float32](g), batchNormGradWKernel[float64](g)),
+		Kernel:           kernel,
 		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
 			u, x := in[0], in[1]
 			b := ad.NewBuilder(x)
 			du := b.Apply(channelAffineSpec(s, g.chans(), true, false), b.Apply(batchNormTrainSpec(g, nil, false, false), x), v)
-			dx := b.Apply(batchNormGradXSpec(g, true), x, u, v)
+			dx := b.Apply(batchNormGradXSpec(g, true, false), x, u, v)
+			if stats {
+				return b.Nodes(du, dx, nil)
+			}
 			return b.Nodes(du, dx)
 		},
+	}
+}
+
+// batchNormGradBSpec is BatchNormGradB(u, stats) = ChannelTotal(u), read
+// from the statistics BatchNormStats(u, x) (declared without a gradient).
+func batchNormGradBSpec(g bnGeom) ad.OpSpec {
+	s := g.s.Clone()
+	return ad.OpSpec{
+		Name: "BatchNormGradB", Params: g.params(), InputDims: []int{s.Dims(), 1}, OutputDims: 1, DiffWRT: []bool{true, false},
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], statsShapeBN(g)) {
+				return nil, fmt.Errorf("nn: BatchNormGradB: inputs %v and %v, want %v and the statistics %v", in[0], in[1], s, statsShapeBN(g))
+			}
+			return tensor.Shape{g.c}, nil
+		},
+		Kernel:           ad.Floats(batchStatsSumKernel[float32](g, 0), batchStatsSumKernel[float64](g, 0)),
+		KernelOverwrites: true,
+		Backward: func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			_, spread := channelTotalSpecs(s, g.chans())
+			du, err := ad.Apply(spread, v)
+			return gorgonia.Nodes{du, nil}, err
+		},
+	}
+}
+
+// batchNormStatsSpec is BatchNormStats(u, x): each channel's μ, r, Σu and
+// Σu·x̂ as float64 slots (cpu.BatchGradStats). Not differentiable: only
+// the gradient ops above read it, as a shortcut to numbers that are
+// functions of their other inputs.
+func batchNormStatsSpec(g bnGeom) ad.OpSpec {
+	s := g.s.Clone()
+	return ad.OpSpec{
+		Name: "BatchNormStats", Params: g.params(), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1, DiffWRT: []bool{false, false},
+		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
+			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) {
+				return nil, fmt.Errorf("nn: BatchNormStats: inputs %v and %v, want %v", in[0], in[1], s)
+			}
+			return statsShapeBN(g), nil
+		},
+		Kernel:           ad.Floats(batchNormStatsKernel[float32](g), batchNormStatsKernel[float64](g)),
+		KernelOverwrites: true,
+	}
+}
+
+// statsShapeBN is BatchNormStats's shape.
+func statsShapeBN(g bnGeom) tensor.Shape { return tensor.Shape{cpu.BatchGradStatsSize(g.kern())} }
+
+// batchNormStatsKernel is cpu.BatchGradStats (inputs u, x).
+func batchNormStatsKernel[T ad.Float](g bnGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.BatchGradStats(g.kern(), out.Data, in[0].Data, in[1].Data)
+		return nil
+	}
+}
+
+// batchStatsSumKernel is cpu.BatchStatsSum of the last input (the
+// statistics): Σu (which 0) or Σu·x̂ (which 1).
+func batchStatsSumKernel[T ad.Float](g bnGeom, which int) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.BatchStatsSum(g.kern(), which, out.Data, in[len(in)-1].Data)
+		return nil
 	}
 }
 

@@ -106,28 +106,81 @@ func BatchNormTrain[T Float](g BatchGeom, y, x, w, b []T, stats func(ci int, mea
 //
 //	dx = r·w[c]·(u − mean u − x̂·mean(u·x̂)), x̂ = (x − μ)·r,
 //
-// with μ and r recomputed (batchMoments), Σu and Σu·x̂ in float64
-// (vmath.SumDotNorm), then one vmath.NormGrad pass; w nil for 1. dx, u
-// and x [N, C, L]; channels spread over goroutines as BatchNormTrain.
+// with μ, r, Σu and Σu·x̂ computed by batchGradStats, then one
+// vmath.NormGrad pass; w nil for 1. dx, u and x [N, C, L]; channels
+// spread over goroutines as BatchNormTrain.
 func BatchNormGradX[T Float](g BatchGeom, dx, x, u, w []T) {
-	cnt := float64(g.N * g.L)
 	parallelIf(g.C, len(x), func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
-			m, r, _ := batchMoments(g, ci, x)
-			var su, suy float64
-			for ni := 0; ni < g.N; ni++ {
-				plo, phi := g.plane(ni, ci)
-				s, sy := vmath.SumDotNorm(u[plo:phi], x[plo:phi], T(m), T(r))
-				su += s
-				suy += sy
-			}
-			rw := T(-r * float64(param(w, ci, 1)))
-			for ni := 0; ni < g.N; ni++ {
-				plo, phi := g.plane(ni, ci)
-				vmath.NormGrad(dx[plo:phi], u[plo:phi], x[plo:phi], T(m), T(r), T(suy/cnt), T(su/cnt), rw, rw)
+			m, r, su, suy := batchGradStats(g, ci, u, x)
+			batchNormGradX(g, ci, dx, x, u, w, m, r, su, suy)
+		}
+	})
+}
+
+// batchGradStats returns channel ci's μ and r (batchMoments) and Σu and
+// Σu·x̂ in float64 (vmath.SumDotNorm of each plane, added in sample
+// order).
+func batchGradStats[T Float](g BatchGeom, ci int, u, x []T) (m, r, su, suy float64) {
+	m, r, _ = batchMoments(g, ci, x)
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		s, sy := vmath.SumDotNorm(u[lo:hi], x[lo:hi], T(m), T(r))
+		su += s
+		suy += sy
+	}
+	return m, r, su, suy
+}
+
+// batchNormGradX writes channel ci of BatchNormGradX's dx from its
+// statistics: one vmath.NormGrad pass per plane.
+func batchNormGradX[T Float](g BatchGeom, ci int, dx, x, u, w []T, m, r, su, suy float64) {
+	cnt := float64(g.N * g.L)
+	rw := T(-r * float64(param(w, ci, 1)))
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		vmath.NormGrad(dx[lo:hi], u[lo:hi], x[lo:hi], T(m), T(r), T(suy/cnt), T(su/cnt), rw, rw)
+	}
+}
+
+// BatchGradStatsSize is the length of BatchGradStats's result for g: four
+// float64 slots (StatSlot) per channel.
+func BatchGradStatsSize(g BatchGeom) int { return 8 * g.C }
+
+// BatchGradStats sets dst (BatchGradStatsSize elements) to channel c's
+// μ, r, Σu and Σu·x̂ in slots 4c to 4c + 3 (batchGradStats), for upstream
+// u and input x [N, C, L]: what BatchNormGradX, BatchNormGradW and the
+// bias's gradient share. Channels spread over goroutines as
+// BatchNormTrain.
+func BatchGradStats[T Float](g BatchGeom, dst, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, su, suy := batchGradStats(g, ci, u, x)
+			for k, v := range [4]float64{m, r, su, suy} {
+				setStatSlot(dst, 4*ci+k, v)
 			}
 		}
 	})
+}
+
+// BatchNormGradXStats is BatchNormGradX with each channel's statistics
+// from BatchGradStats's result stats: one pass over u and x, channels
+// spread over goroutines as BatchNormTrain.
+func BatchNormGradXStats[T Float](g BatchGeom, dx, x, u, w, stats []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			batchNormGradX(g, ci, dx, x, u, w, StatSlot(stats, 4*ci), StatSlot(stats, 4*ci+1), StatSlot(stats, 4*ci+2), StatSlot(stats, 4*ci+3))
+		}
+	})
+}
+
+// BatchStatsSum sets dst [C] to each channel's Σu (which 0: the gradient
+// w.r.t. the bias) or Σu·x̂ (which 1: w.r.t. the weight) from
+// BatchGradStats's result stats.
+func BatchStatsSum[T Float](g BatchGeom, which int, dst, stats []T) {
+	for ci := range g.C {
+		dst[ci] = T(StatSlot(stats, 4*ci+2+which))
+	}
 }
 
 // BatchNormGradW sets dw[c] = Σ u·x̂ over channel c's N·L values, the
