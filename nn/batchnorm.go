@@ -138,8 +138,9 @@ func batchNormComposed(x3, weight, bias *gorgonia.Node, g bnGeom, stats *running
 // batchNormEval is eval BatchNorm, a per-channel affine step:
 // ChannelAffine(x, a, c) with a = w/√(σ² + eps) and c = b − μ·a computed
 // by graph ops on [C] from the running statistics (nodes holding those
-// tensors, read when the graph runs). Differentiable to every order
-// (normaffine.go's family and Gorgonia's elementwise ops).
+// tensors, read when the graph runs); in the CPU build as BatchNormEval,
+// whose gradients share a pass (batchnormfused.go). Differentiable to
+// every order (normaffine.go's family and Gorgonia's elementwise ops).
 func batchNormEval(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, g bnGeom) (*gorgonia.Node, error) {
 	gr := input.Graph()
 	mean := gorgonia.NewTensor(gr, input.Dtype(), 1, gorgonia.WithShape(g.c), gorgonia.WithValue(runningMean), gorgonia.WithName(fmt.Sprintf("runningMean%p", runningMean)))
@@ -156,7 +157,10 @@ func batchNormEval(input, weight, bias *gorgonia.Node, runningMean, runningVar *
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	return channelAffine(g.s, g.chans(), input, scale, shift)
+	if !fusedBatchNorm {
+		return channelAffine(g.s, g.chans(), input, scale, shift)
+	}
+	return ad.Apply(batchNormEvalSpec(g), input, scale, shift)
 }
 
 // runningStats are the running mean and variance a training BatchNorm

@@ -91,7 +91,7 @@ func batchNormTrainBackward(g bnGeom, hasW, hasB bool, in gorgonia.Nodes, u *gor
 	bi := len(in) - 1 // the bias's input, when hasB
 	b := ad.NewBuilder(x)
 	if want[0] {
-		stats := b.Apply(batchNormStatsSpec(g), u, x)
+		stats := b.Apply(batchNormStatsSpec(g, false), u, x)
 		xin := gorgonia.Nodes{x, u}
 		if hasW {
 			xin = append(xin, in[1])
@@ -318,30 +318,86 @@ func batchNormGradBSpec(g bnGeom) ad.OpSpec {
 }
 
 // batchNormStatsSpec is BatchNormStats(u, x): each channel's μ, r, Σu and
-// Σu·x̂ as float64 slots (cpu.BatchGradStats). Not differentiable: only
-// the gradient ops above read it, as a shortcut to numbers that are
-// functions of their other inputs.
-func batchNormStatsSpec(g bnGeom) ad.OpSpec {
+// Σu·x̂ as float64 slots (cpu.BatchGradStats); with eval,
+// BatchNormEvalStats(u, x): 0, 0, Σu and Σu·x (cpu.BatchEvalStats). Not
+// differentiable: only the gradient ops read it, as a shortcut to numbers
+// that are functions of their other inputs.
+func batchNormStatsSpec(g bnGeom, eval bool) ad.OpSpec {
 	s := g.s.Clone()
+	name, kernel := "BatchNormStats", ad.Floats(batchNormStatsKernel[float32](g, false), batchNormStatsKernel[float64](g, false))
+	if eval {
+		name, kernel = "BatchNormEvalStats", ad.Floats(batchNormStatsKernel[float32](g, true), batchNormStatsKernel[float64](g, true))
+	}
 	return ad.OpSpec{
-		Name: "BatchNormStats", Params: g.params(), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1, DiffWRT: []bool{false, false},
+		Name: name, Params: g.params(), InputDims: []int{s.Dims(), s.Dims()}, OutputDims: 1, DiffWRT: []bool{false, false},
 		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
 			if !slices.Equal(in[0], s) || !slices.Equal(in[1], s) {
-				return nil, fmt.Errorf("nn: BatchNormStats: inputs %v and %v, want %v", in[0], in[1], s)
+				return nil, fmt.Errorf("nn: %s: inputs %v and %v, want %v", name, in[0], in[1], s)
 			}
 			return statsShapeBN(g), nil
 		},
-		Kernel:           ad.Floats(batchNormStatsKernel[float32](g), batchNormStatsKernel[float64](g)),
+		Kernel:           kernel,
 		KernelOverwrites: true,
 	}
+}
+
+// batchNormEvalSpec is eval BatchNorm's ChannelAffine(x, a, c) (both
+// parameters) whose first-order gradients w.r.t. a and c, ChannelDot(u, x)
+// and ChannelTotal(u), are read off one BatchNormEvalStats(u, x) pass
+// (BatchNormEvalGradA and BatchNormGradB), where ChannelAffine's read u
+// twice; its gradient w.r.t. x is ChannelAffine's, and the gradient ops'
+// own gradients are ChannelDot's and ChannelTotal's.
+func batchNormEvalSpec(g bnGeom) ad.OpSpec {
+	s, cg := g.s.Clone(), g.chans()
+	spec := channelAffineSpec(s, cg, true, true)
+	spec.Name, spec.Backward = "BatchNormEval", nil
+	spec.BackwardFor = func(in gorgonia.Nodes, _, u *gorgonia.Node, want []bool) (gorgonia.Nodes, error) {
+		x := in[0]
+		grads := make(gorgonia.Nodes, len(in))
+		b := ad.NewBuilder(x)
+		if want[0] {
+			grads[0] = b.Apply(channelAffineSpec(s, cg, true, false), u, in[1])
+		}
+		if want[1] || want[2] {
+			stats := b.Apply(batchNormStatsSpec(g, true), u, x)
+			if want[1] {
+				grads[1] = b.Apply(batchNormEvalGradASpec(g), u, x, stats)
+			}
+			if want[2] {
+				grads[2] = b.Apply(batchNormGradBSpec(g), u, stats)
+			}
+		}
+		return b.Nodes(grads...)
+	}
+	return spec
+}
+
+// batchNormEvalGradASpec is ChannelDot(u, x) read off the statistics
+// BatchNormEvalStats(u, x) (declared without a gradient): BatchNormGradW's
+// kernel and shape rule, ChannelDot's gradients.
+func batchNormEvalGradASpec(g bnGeom) ad.OpSpec {
+	s, cg := g.s.Clone(), g.chans()
+	spec := batchNormGradWSpec(g, true)
+	spec.Name = "BatchNormEvalGradA"
+	spec.Backward = func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+		scaleBy := channelAffineSpec(s, cg, true, false)
+		b := ad.NewBuilder(in[0])
+		return b.Nodes(b.Apply(scaleBy, in[1], v), b.Apply(scaleBy, in[0], v), nil)
+	}
+	return spec
 }
 
 // statsShapeBN is BatchNormStats's shape.
 func statsShapeBN(g bnGeom) tensor.Shape { return tensor.Shape{cpu.BatchGradStatsSize(g.kern())} }
 
-// batchNormStatsKernel is cpu.BatchGradStats (inputs u, x).
-func batchNormStatsKernel[T ad.Float](g bnGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
+// batchNormStatsKernel is cpu.BatchGradStats, or with eval
+// cpu.BatchEvalStats (inputs u, x).
+func batchNormStatsKernel[T ad.Float](g bnGeom, eval bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		if eval {
+			cpu.BatchEvalStats(g.kern(), out.Data, in[0].Data, in[1].Data)
+			return nil
+		}
 		cpu.BatchGradStats(g.kern(), out.Data, in[0].Data, in[1].Data)
 		return nil
 	}

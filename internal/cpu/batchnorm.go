@@ -174,9 +174,33 @@ func BatchNormGradXStats[T Float](g BatchGeom, dx, x, u, w, stats []T) {
 	})
 }
 
+// BatchEvalStats sets dst (BatchGradStatsSize elements) to channel c's
+// Σu and Σu·x in slots 4c + 2 and 4c + 3 (slots 4c and 4c + 1 zero), for
+// u and x [N, C, L]: the sums that eval BatchNorm's gradients w.r.t. its
+// per-channel scale and shift share, from one pass over u and x
+// (vmath.SumDotNorm with μ = 0 and r = 1: the products u·x; planes added
+// in sample order in float64). Channels spread over goroutines as
+// BatchNormTrain.
+func BatchEvalStats[T Float](g BatchGeom, dst, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			var su, sux float64
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				s, sx := vmath.SumDotNorm(u[plo:phi], x[plo:phi], 0, 1)
+				su += s
+				sux += sx
+			}
+			for k, v := range [4]float64{0, 0, su, sux} {
+				setStatSlot(dst, 4*ci+k, v)
+			}
+		}
+	})
+}
+
 // BatchStatsSum sets dst [C] to each channel's Σu (which 0: the gradient
 // w.r.t. the bias) or Σu·x̂ (which 1: w.r.t. the weight) from
-// BatchGradStats's result stats.
+// BatchGradStats's result stats, or Σu or Σu·x from BatchEvalStats's.
 func BatchStatsSum[T Float](g BatchGeom, which int, dst, stats []T) {
 	for ci := range g.C {
 		dst[ci] = T(StatSlot(stats, 4*ci+2+which))

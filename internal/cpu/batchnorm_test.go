@@ -47,10 +47,11 @@ func bnRef(g BatchGeom, x, u, w, b []float64) (y, dx, dw, db, mean, unbiased []f
 
 // bnKernelsAt runs BatchNormTrain (with its statistics' callback),
 // BatchNormGradX, BatchGradStats then BatchNormGradXStats and
-// BatchStatsSum, and BatchNormGradW on float64 data converted to T, at
-// GOMAXPROCS procs, and returns their results as float64: y, dx, dx from
-// the statistics, dw from the statistics, db from them, dw by
-// BatchNormGradW, and the callback's means and unbiased variances.
+// BatchStatsSum, BatchNormGradW, and BatchEvalStats then BatchStatsSum,
+// on float64 data converted to T, at GOMAXPROCS procs, and returns their
+// results as float64: y, dx, dx from the statistics, dw from the
+// statistics, db from them, dw by BatchNormGradW, the callback's means and
+// unbiased variances, and eval's Σu and Σu·x.
 func bnKernelsAt[T Float](g BatchGeom, procs int, x, u, w, b []float64) [][]float64 {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	cv := func(v []float64) []T {
@@ -79,10 +80,15 @@ func bnKernelsAt[T Float](g BatchGeom, procs int, x, u, w, b []float64) [][]floa
 	BatchStatsSum(g, 1, dw, stats)
 	BatchStatsSum(g, 0, db, stats)
 	BatchNormGradW(g, dwDirect, ut, xt)
-	return [][]float64{back(y), back(dx), back(dxs), back(dw), back(db), back(dwDirect), mean, unbiased}
+	evalStats, eu, eux := make([]T, BatchGradStatsSize(g)), make([]T, g.C), make([]T, g.C)
+	BatchEvalStats(g, evalStats, ut, xt)
+	BatchStatsSum(g, 0, eu, evalStats)
+	BatchStatsSum(g, 1, eux, evalStats)
+	return [][]float64{back(y), back(dx), back(dxs), back(dw), back(db), back(dwDirect), mean, unbiased, back(eu), back(eux)}
 }
 
-// TestBatchNormKernels: the BatchNorm kernels against bnRef, each element
+// TestBatchNormKernels: the BatchNorm kernels against bnRef (and eval's
+// sums against theirs), each element
 // within rtol of its tensor's largest magnitude (1e-12 float64, 2e-5
 // float32), the running statistics' numbers against ChannelMean's (the
 // composed graph's kernel: 1e-13 relative in float64, 1e-6 in float32);
@@ -124,7 +130,14 @@ func testBatchNormKernels[T Float](t *testing.T, g BatchGeom, rtol, statTol floa
 		t.Fatalf("%T: dx from BatchGradStats differs from BatchNormGradX's", T(0))
 	}
 	y, dx, dw, db, _, _ := bnRef(g, x, u, w, b)
-	for k, want := range [][]float64{y, dx, dx, dw, db, dw} {
+	sux := make([]float64, g.C)
+	for i := range x {
+		sux[(i/g.L)%g.C] += u[i] * x[i]
+	}
+	for k, want := range [][]float64{y, dx, dx, dw, db, dw, nil, nil, db, sux} {
+		if want == nil {
+			continue // the running statistics, below
+		}
 		var scale float64
 		for _, v := range want {
 			scale = max(scale, math.Abs(v))
