@@ -38,9 +38,12 @@ type BatchNormOpts struct {
 // the running ones, read when the graph runs (nodes holding the same
 // tensors), and required.
 //
-// Differentiable to every order w.r.t. input, weight and bias, the batch
-// statistics included in training (per-channel sums and their broadcast,
-// and Gorgonia's elementwise ops that are right at every order).
+// Training runs as one fused op (statistics and normalisation per channel
+// in cache) whose first-order gradients are torch's batch_norm_backward
+// as fused ops (batchnormfused.go); eval as one per-channel affine op. In
+// the cuda build training is a graph of per-channel sums, their broadcast
+// and Gorgonia's elementwise ops. Differentiable to every order w.r.t.
+// input, weight and bias, the batch statistics included in training.
 //
 // Errors when the node is built: input not float of rank ≥ 2, weight or
 // bias not [C] of its dtype, running statistics not contiguous [C]
