@@ -38,9 +38,12 @@ type BatchNormOpts struct {
 // the running ones, read when the graph runs (nodes holding the same
 // tensors), and required.
 //
-// Differentiable to every order w.r.t. input, weight and bias, the batch
-// statistics included in training (per-channel sums and their broadcast,
-// and Gorgonia's elementwise ops that are right at every order).
+// Training runs as one fused op (statistics and normalisation per channel
+// in cache) whose first-order gradients are torch's batch_norm_backward
+// as fused ops (batchnormfused.go); eval as one per-channel affine op. In
+// the cuda build training is a graph of per-channel sums, their broadcast
+// and Gorgonia's elementwise ops. Differentiable to every order w.r.t.
+// input, weight and bias, the batch statistics included in training.
 //
 // Errors when the node is built: input not float of rank ≥ 2, weight or
 // bias not [C] of its dtype, running statistics not contiguous [C]
@@ -88,29 +91,43 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if opts.Training && n*l <= 1 {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
 	}
-	g := input.Graph()
+	g := bnGeom{s.Clone(), n, c, l, eps}
+	if !opts.Training {
+		return batchNormEval(input, weight, bias, runningMean, runningVar, g)
+	}
+	stats := &runningStats{mean: runningMean, variance: runningVar, momentum: momentum}
+	if fusedBatchNorm {
+		return batchNormTrain(input, weight, bias, g, stats)
+	}
 	x3, err := ad.Reshape(input, n, c, l)
 	if err != nil {
 		return nil, err
 	}
-	s3 := tensor.Shape{n, c, l}
+	y, err := batchNormComposed(x3, weight, bias, g, stats)
+	if err != nil {
+		return nil, err
+	}
+	return ad.Reshape(y, s...)
+}
+
+// batchNormComposed is training BatchNorm of x3 (the input as [N, C, L])
+// from graph ops: ChannelMean, its broadcast, Gorgonia's elementwise ops
+// and addBias, each a pass with its own result, differentiable to every
+// order by their own derivatives. With stats, the mean's kernel updates
+// the running statistics. The cuda build's training BatchNorm (the fused
+// ops have no CUDA twins), and the source of BatchNormGradX's gradient
+// w.r.t. x (batchnormfused.go).
+func batchNormComposed(x3, weight, bias *gorgonia.Node, g bnGeom, stats *runningStats) (*gorgonia.Node, error) {
+	s3 := tensor.Shape{g.n, g.c, g.l}
 	_, bcast := channelSpecs(s3)
-	var mean, variance *gorgonia.Node
-	if opts.Training {
-		stats := &runningStats{mean: runningMean, variance: runningVar, momentum: momentum}
-		if mean, err = ad.Apply(channelMeanSpec(s3, stats), x3); err != nil {
-			return nil, err
-		}
-	} else {
-		mean = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningMean), gorgonia.WithName(fmt.Sprintf("runningMean%p", runningMean)))
-		variance = gorgonia.NewTensor(g, input.Dtype(), 1, gorgonia.WithShape(c), gorgonia.WithValue(runningVar), gorgonia.WithName(fmt.Sprintf("runningVar%p", runningVar)))
+	mean, err := ad.Apply(channelMeanSpec(s3, stats), x3)
+	if err != nil {
+		return nil, err
 	}
 	b := ad.NewBuilder(x3)
 	d := b.Sub(x3, b.Apply(bcast, mean))
-	if opts.Training {
-		variance = b.Apply(channelMeanSpec(s3, nil), b.Square(d))
-	}
-	inv := b.Inverse(b.Sqrt(b.AddConst(variance, eps))) // 1/√(variance + eps)
+	variance := b.Apply(channelMeanSpec(s3, nil), b.Square(d))
+	inv := b.Inverse(b.Sqrt(b.AddConst(variance, g.eps))) // 1/√(variance + eps)
 	if weight != nil {
 		inv = b.HadamardProd(inv, weight)
 	}
@@ -118,10 +135,35 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if bias != nil {
 		y = b.Do(func() (*gorgonia.Node, error) { return addBias(y, bias) })
 	}
+	return b.Node(y)
+}
+
+// batchNormEval is eval BatchNorm, a per-channel affine step:
+// ChannelAffine(x, a, c) with a = w/√(σ² + eps) and c = b − μ·a computed
+// by graph ops on [C] from the running statistics (nodes holding those
+// tensors, read when the graph runs); in the CPU build as BatchNormEval,
+// whose gradients share a pass (batchnormfused.go). Differentiable to
+// every order (normaffine.go's family and Gorgonia's elementwise ops).
+func batchNormEval(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, g bnGeom) (*gorgonia.Node, error) {
+	gr := input.Graph()
+	mean := gorgonia.NewTensor(gr, input.Dtype(), 1, gorgonia.WithShape(g.c), gorgonia.WithValue(runningMean), gorgonia.WithName(fmt.Sprintf("runningMean%p", runningMean)))
+	variance := gorgonia.NewTensor(gr, input.Dtype(), 1, gorgonia.WithShape(g.c), gorgonia.WithValue(runningVar), gorgonia.WithName(fmt.Sprintf("runningVar%p", runningVar)))
+	b := ad.NewBuilder(input)
+	scale := b.Inverse(b.Sqrt(b.AddConst(variance, g.eps)))
+	if weight != nil {
+		scale = b.HadamardProd(scale, weight)
+	}
+	shift := b.Neg(b.HadamardProd(mean, scale))
+	if bias != nil {
+		shift = b.Add(bias, shift)
+	}
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	return ad.Reshape(y, s...)
+	if !fusedBatchNorm {
+		return channelAffine(g.s, g.chans(), input, scale, shift)
+	}
+	return ad.Apply(batchNormEvalSpec(g), input, scale, shift)
 }
 
 // runningStats are the running mean and variance a training BatchNorm

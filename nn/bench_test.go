@@ -45,6 +45,9 @@ func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.Expr
 		gr := out
 		if !out.IsScalar() {
 			gr = benchNode(g, r, "G", 1, out.Shape()...)
+			if out.Dtype() == tensor.Float64 {
+				gr = benchFloat64(g, gr)
+			}
 		} else if gr, err = ad.Constant(g, gorgonia.NewF32(1)); err != nil {
 			b.Fatal(err)
 		}
@@ -319,4 +322,55 @@ func BenchmarkGridSample(b *testing.B) {
 			benchTape(b, g, false)
 		})
 	}
+}
+
+// BenchmarkBatchNorm: [8, 64, 56, 56] with weight and bias, training
+// (batch statistics; running statistics updated every run) and eval, in
+// float32 and float64; forward+backward: the gradients w.r.t. input,
+// weight and bias (scripts/batchnorm_torch.py is torch's twin).
+func BenchmarkBatchNorm(b *testing.B) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		for _, training := range []bool{true, false} {
+			mode := "eval/"
+			if training {
+				mode = "training/"
+			}
+			benchPasses(b, mode+dt.String()+"/", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+				in := gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 56, 56), benchNode(g, r, "w", 1, 64), benchNode(g, r, "b", 1, 64)}
+				if dt == tensor.Float64 {
+					for i, n := range in {
+						in[i] = benchFloat64(g, n)
+					}
+				}
+				return in
+			}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+				rm := tensor.New(tensor.WithShape(64), tensor.Of(dt))
+				rv := tensor.New(tensor.WithShape(64), tensor.Of(dt))
+				if err := rv.Memset(one(dt)); err != nil {
+					return nil, err
+				}
+				return nn.BatchNorm(in[0], in[1], in[2], rm, rv, nn.BatchNormOpts{Training: training})
+			})
+		}
+	}
+}
+
+// benchFloat64 is a float64 input node holding float32 node n's values.
+func benchFloat64(g *gorgonia.ExprGraph, n *gorgonia.Node) *gorgonia.Node {
+	src := n.Value().Data().([]float32)
+	d := make([]float64, len(src))
+	for i, v := range src {
+		d[i] = float64(v)
+	}
+	s := n.Shape()
+	return gorgonia.NewTensor(g, tensor.Float64, s.Dims(), gorgonia.WithShape(s...), gorgonia.WithName(n.Name()+"64"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(d))))
+}
+
+// one is 1 in dt.
+func one(dt tensor.Dtype) any {
+	if dt == tensor.Float32 {
+		return float32(1)
+	}
+	return float64(1)
 }

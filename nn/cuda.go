@@ -23,3 +23,8 @@ func withCUDA(spec ad.OpSpec, k glue.Kernel) ad.OpSpec {
 	spec.CUDA = gpuModules.Twin(spec.Name, spec.Shape, spec.OutputDtype, k.Launch)
 	return spec
 }
+
+// fusedBatchNorm says that training BatchNorm runs as fused ops
+// (batchnormfused.go), which have no CUDA twins: here it keeps the
+// composed graph (batchNormComposed), whose ops have them.
+const fusedBatchNorm = false

@@ -22,23 +22,7 @@ func TestGroupNormAffineBitwise(t *testing.T) {
 					n, c, groups := shape[0], shape[1], 2
 					l := shape.TotalSize() / (n * c)
 					g := gorgonia.NewGraph()
-					mk := func(name string, s tensor.Shape) *gorgonia.Node {
-						data := make([]float64, s.TotalSize())
-						for i := range data {
-							data[i] = 3*r.NormFloat64() + 1
-						}
-						var v *tensor.Dense
-						if dt == tensor.Float32 {
-							d := make([]float32, len(data))
-							for i, x := range data {
-								d[i] = float32(x)
-							}
-							v = tensor.New(tensor.WithShape(s...), tensor.WithBacking(d))
-						} else {
-							v = tensor.New(tensor.WithShape(s...), tensor.WithBacking(data))
-						}
-						return gorgonia.NewTensor(g, dt, s.Dims(), gorgonia.WithShape(s...), gorgonia.WithName(name), gorgonia.WithValue(v))
-					}
+					mk := func(name string, s tensor.Shape) *gorgonia.Node { return normInput(g, r, dt, name, s) }
 					x := mk("x", shape)
 					var w, b *gorgonia.Node
 					if wb[0] {

@@ -8,3 +8,8 @@ import "github.com/gops-dev/gops/ad"
 // declared beside it), in the cuda build (cuda.go); here it returns spec as
 // it is.
 func withCUDA(spec ad.OpSpec, gpu any) ad.OpSpec { return spec }
+
+// fusedBatchNorm says that training BatchNorm runs as fused ops
+// (batchnormfused.go), which have no CUDA twins: the cuda build keeps the
+// composed graph.
+const fusedBatchNorm = true

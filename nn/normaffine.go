@@ -53,7 +53,8 @@ func channelAffineSpec(s tensor.Shape, g chanGeom, hasW, hasB bool) ad.OpSpec {
 	return withCUDA(ad.OpSpec{
 		Name: "ChannelAffine", Params: fmt.Sprintf("%v as %v weight %v bias %v", s, g, hasW, hasB),
 		InputDims: affineDims(s, hasW, hasB), OutputDims: s.Dims(), Shape: affineShape("ChannelAffine", s, g.c),
-		Kernel: ad.Floats(channelAffineKernel[float32](g, hasW, hasB), channelAffineKernel[float64](g, hasW, hasB)),
+		Kernel:           ad.Floats(channelAffineKernel[float32](g, hasW, hasB), channelAffineKernel[float64](g, hasW, hasB)),
+		KernelOverwrites: true,
 		Backward: func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			x := in[0]
 			grads := gorgonia.Nodes{u}

@@ -1,5 +1,11 @@
 package cpu
 
+import (
+	"math"
+
+	"github.com/gops-dev/gops/internal/vmath"
+)
+
 // ChannelMean sets mean[ci] to the mean of channel ci of x [n, c, l]
 // (BatchNorm's batch mean), summed in float64 sample by sample. With
 // stats not nil it also computes the channel's unbiased variance
@@ -29,4 +35,192 @@ func ChannelMean[T Float](n, c, l int, mean, x []T, stats func(ci int, mean, unb
 		}
 		stats(ci, m, ss/(cnt-1))
 	}
+}
+
+// BatchGeom is BatchNorm's input seen as [N, C, L] (L the product of the
+// axes after the channel's), contiguous, normalised with Eps.
+type BatchGeom struct {
+	N, C, L int
+	Eps     float64
+}
+
+// plane is the plane of sample ni, channel ci of x seen as g.
+func (g BatchGeom) plane(ni, ci int) (lo, hi int) {
+	lo = (ni*g.C + ci) * g.L
+	return lo, lo + g.L
+}
+
+// batchMoments returns channel ci's mean μ, r = (σ² + Eps)^(-1/2) with σ²
+// the biased variance, and the unbiased one, all in float64: Σ x as
+// vmath.Sum of each plane added in sample order, then Σ (x − μ)² likewise
+// (vmath.SubSqSum, μ rounded to T), over N·L values.
+func batchMoments[T Float](g BatchGeom, ci int, x []T) (mean, r, unbiased float64) {
+	cnt := float64(g.N * g.L)
+	var sum float64
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		sum += vmath.Sum(x[lo:hi])
+	}
+	mean = sum / cnt
+	var ss float64
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		ss += vmath.SubSqSum(x[lo:hi], T(mean))
+	}
+	return mean, 1 / math.Sqrt(ss/cnt+g.Eps), ss / (cnt - 1)
+}
+
+// param is p[ci], or def when p is nil (no weight or bias).
+func param[T Float](p []T, ci int, def T) T {
+	if p == nil {
+		return def
+	}
+	return p[ci]
+}
+
+// BatchNormTrain sets y = (x − μ)·r·w[c] + b[c] for x and y [N, C, L]
+// (vmath.NormAffine), μ and r the channel's batch statistics
+// (batchMoments); w or b nil for none. With stats not nil it calls
+// stats(ci, μ, unbiased variance) once per channel (BatchNorm's running
+// statistics), from the goroutine of the channel. Channels are spread over
+// goroutines, each channel's three passes over its planes done while they
+// are in cache; a channel's numbers do not depend on the split.
+func BatchNormTrain[T Float](g BatchGeom, y, x, w, b []T, stats func(ci int, mean, unbiased float64)) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, unbiased := batchMoments(g, ci, x)
+			if stats != nil {
+				stats(ci, m, unbiased)
+			}
+			wc, bc := param(w, ci, 1), param(b, ci, 0)
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				vmath.NormAffine(y[plo:phi], x[plo:phi], T(m), T(r), wc, bc)
+			}
+		}
+	})
+}
+
+// BatchNormGradX sets dx, for upstream u, to the gradient w.r.t. x of
+// Σ u·BatchNormTrain(x, w): per channel, torch's batch_norm_backward,
+//
+//	dx = r·w[c]·(u − mean u − x̂·mean(u·x̂)), x̂ = (x − μ)·r,
+//
+// with μ, r, Σu and Σu·x̂ computed by batchGradStats, then one
+// vmath.NormGrad pass; w nil for 1. dx, u and x [N, C, L]; channels
+// spread over goroutines as BatchNormTrain.
+func BatchNormGradX[T Float](g BatchGeom, dx, x, u, w []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, su, suy := batchGradStats(g, ci, u, x)
+			batchNormGradX(g, ci, dx, x, u, w, m, r, su, suy)
+		}
+	})
+}
+
+// batchGradStats returns channel ci's μ and r (batchMoments) and Σu and
+// Σu·x̂ in float64 (vmath.SumDotNorm of each plane, added in sample
+// order).
+func batchGradStats[T Float](g BatchGeom, ci int, u, x []T) (m, r, su, suy float64) {
+	m, r, _ = batchMoments(g, ci, x)
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		s, sy := vmath.SumDotNorm(u[lo:hi], x[lo:hi], T(m), T(r))
+		su += s
+		suy += sy
+	}
+	return m, r, su, suy
+}
+
+// batchNormGradX writes channel ci of BatchNormGradX's dx from its
+// statistics: one vmath.NormGrad pass per plane.
+func batchNormGradX[T Float](g BatchGeom, ci int, dx, x, u, w []T, m, r, su, suy float64) {
+	cnt := float64(g.N * g.L)
+	rw := T(-r * float64(param(w, ci, 1)))
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		vmath.NormGrad(dx[lo:hi], u[lo:hi], x[lo:hi], T(m), T(r), T(suy/cnt), T(su/cnt), rw, rw)
+	}
+}
+
+// BatchGradStatsSize is the length of BatchGradStats's result for g: four
+// float64 slots (StatSlot) per channel.
+func BatchGradStatsSize(g BatchGeom) int { return 8 * g.C }
+
+// BatchGradStats sets dst (BatchGradStatsSize elements) to channel c's
+// μ, r, Σu and Σu·x̂ in slots 4c to 4c + 3 (batchGradStats), for upstream
+// u and input x [N, C, L]: what BatchNormGradX, BatchNormGradW and the
+// bias's gradient share. Channels spread over goroutines as
+// BatchNormTrain.
+func BatchGradStats[T Float](g BatchGeom, dst, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, su, suy := batchGradStats(g, ci, u, x)
+			for k, v := range [4]float64{m, r, su, suy} {
+				setStatSlot(dst, 4*ci+k, v)
+			}
+		}
+	})
+}
+
+// BatchNormGradXStats is BatchNormGradX with each channel's statistics
+// from BatchGradStats's result stats: one pass over u and x, channels
+// spread over goroutines as BatchNormTrain.
+func BatchNormGradXStats[T Float](g BatchGeom, dx, x, u, w, stats []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			batchNormGradX(g, ci, dx, x, u, w, StatSlot(stats, 4*ci), StatSlot(stats, 4*ci+1), StatSlot(stats, 4*ci+2), StatSlot(stats, 4*ci+3))
+		}
+	})
+}
+
+// BatchEvalStats sets dst (BatchGradStatsSize elements) to channel c's
+// Σu and Σu·x in slots 4c + 2 and 4c + 3 (slots 4c and 4c + 1 zero), for
+// u and x [N, C, L]: the sums that eval BatchNorm's gradients w.r.t. its
+// per-channel scale and shift share, from one pass over u and x
+// (vmath.SumDotNorm with μ = 0 and r = 1: the products u·x; planes added
+// in sample order in float64). Channels spread over goroutines as
+// BatchNormTrain.
+func BatchEvalStats[T Float](g BatchGeom, dst, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			var su, sux float64
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				s, sx := vmath.SumDotNorm(u[plo:phi], x[plo:phi], 0, 1)
+				su += s
+				sux += sx
+			}
+			for k, v := range [4]float64{0, 0, su, sux} {
+				setStatSlot(dst, 4*ci+k, v)
+			}
+		}
+	})
+}
+
+// BatchStatsSum sets dst [C] to each channel's Σu (which 0: the gradient
+// w.r.t. the bias) or Σu·x̂ (which 1: w.r.t. the weight) from
+// BatchGradStats's result stats, or Σu or Σu·x from BatchEvalStats's.
+func BatchStatsSum[T Float](g BatchGeom, which int, dst, stats []T) {
+	for ci := range g.C {
+		dst[ci] = T(StatSlot(stats, 4*ci+2+which))
+	}
+}
+
+// BatchNormGradW sets dw[c] = Σ u·x̂ over channel c's N·L values, the
+// gradient w.r.t. the weight of Σ u·BatchNormTrain(x, w): r·Σ u·(x − μ)
+// in float64 (vmath.SubDot per plane, added in sample order), μ and r
+// recomputed (batchMoments). u and x [N, C, L], dw [C].
+func BatchNormGradW[T Float](g BatchGeom, dw, u, x []T) {
+	parallelIf(g.C, len(x), func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			m, r, _ := batchMoments(g, ci, x)
+			var s float64
+			for ni := 0; ni < g.N; ni++ {
+				plo, phi := g.plane(ni, ci)
+				s += vmath.SubDot(u[plo:phi], x[plo:phi], T(m))
+			}
+			dw[ci] = T(r * s)
+		}
+	})
 }
