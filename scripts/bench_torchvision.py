@@ -328,7 +328,7 @@ def setup_nn(make, requires_grad):
             for t in leaves:
                 t.requires_grad_(True)
         out = fn()
-        grad = torch.randn(out.shape, generator=gen, dtype=torch.float32) if out.dim() else None
+        grad = torch.randn(out.shape, generator=gen, dtype=torch.float32).to(out.dtype) if out.dim() else None
         s = {"leaves": leaves, "fn": fn, "grad": grad, "no_grad": True}
         if not requires_grad:
             def timed(no_grad):
@@ -378,14 +378,14 @@ def nn_avg_pool_2x2(gen):
     return [x], lambda: torch.nn.functional.avg_pool2d(x, 2, 2)
 
 
-def nn_batch_norm(training):
+def nn_batch_norm(training, dtype):
     """BatchNorm of [8, 64, 56, 56] with weight, bias and running
     statistics (training: batch statistics, the running ones updated)."""
     def make(gen):
-        x = torch.randn((8, 64, 56, 56), generator=gen, dtype=torch.float32)
-        w = torch.randn((64,), generator=gen, dtype=torch.float32)
-        b = torch.randn((64,), generator=gen, dtype=torch.float32)
-        rm, rv = torch.zeros(64), torch.ones(64)
+        x = torch.randn((8, 64, 56, 56), generator=gen, dtype=torch.float32).to(dtype)
+        w = torch.randn((64,), generator=gen, dtype=torch.float32).to(dtype)
+        b = torch.randn((64,), generator=gen, dtype=torch.float32).to(dtype)
+        rm, rv = torch.zeros(64, dtype=dtype), torch.ones(64, dtype=dtype)
         return [x, w, b], lambda: torch.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
     return make
 
@@ -492,8 +492,10 @@ for _cfg in NN_INTERPOLATE:
     NN_BENCHMARKS["Interpolate/%s/forward" % _cfg] = (setup_nn(nn_interpolate(_cfg), False), run_nn_forward)
     NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
 for _name, _make in [("AvgPool2d/2x2", nn_avg_pool_2x2),
-                     ("BatchNorm/training", nn_batch_norm(True)),
-                     ("BatchNorm/eval", nn_batch_norm(False))]:
+                     ("BatchNorm/training/float32", nn_batch_norm(True, torch.float32)),
+                     ("BatchNorm/training/float64", nn_batch_norm(True, torch.float64)),
+                     ("BatchNorm/eval/float32", nn_batch_norm(False, torch.float32)),
+                     ("BatchNorm/eval/float64", nn_batch_norm(False, torch.float64))]:
     NN_BENCHMARKS[_name + "/forward"] = (setup_nn(_make, False), run_nn_forward)
     NN_BENCHMARKS[_name + "/forward+backward"] = (setup_nn(_make, True), run_nn_forward_backward)
 NN_BENCHMARKS["GridSample/forward"] = (setup_nn(nn_grid_sample, False), run_nn_forward)
