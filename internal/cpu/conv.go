@@ -87,6 +87,12 @@ func Im2col[T Float](g *ConvGeom, x, cols []T) {
 // x0 = kj·DW − PW; [wlo, whi) are the wo that read inside the image
 // (validCols). Im2col and Col2im walk the same rows.
 func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wlo, whi int)) {
+	colRowsOf(g, planes, 0, g.C, row)
+}
+
+// colRowsOf is colRows for the channels [c0, c1) alone, r counted from
+// channel c0's first row.
+func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T, r, y0, x0, wlo, whi int)) {
 	hw := g.H * g.W
 	// A row's columns depend on kj alone: found once, not per row.
 	spans := make([][3]int, g.KW)
@@ -95,16 +101,39 @@ func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wl
 		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 		spans[kj] = [3]int{x0, wlo, whi}
 	}
-	par.ForWork(g.C, g.C*g.K()*g.L(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
+	par.ForWork(c1-c0, (c1-c0)*g.K()*g.L(), func(lo, hi int) {
+		for c := c0 + lo; c < c0+hi; c++ {
 			plane := planes[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
 				for kj, s := range spans {
-					row(plane, (c*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
+					row(plane, ((c-c0)*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
 				}
 			}
 		}
 	})
+}
+
+// colsSlab is the number of elements of the columns ConvInput computes
+// and adds back (Col2im) at a time: a slab that stays in cache between the
+// product that writes it and the sum that reads it.
+const colsSlab = 1 << 17
+
+// inputChunk is the number of channels whose columns ConvInput computes
+// at a time: about colsSlab elements of columns, at most a group's
+// channels, a multiple of 4 from 4 on (for a 3×3 kernel, 36 rows: whole
+// 12- or 6-row tiles of the product). When one channel's columns exceed
+// the slab (the ResNet stem's 7×7 at 112×112), all of the group's at once:
+// fewer rows per product would only fill its tiles worse.
+func inputChunk(g *ConvGeom) int {
+	cpg := max(1, g.C/max(1, g.Groups))
+	cc := colsSlab / max(1, g.K()*g.L())
+	if cc == 0 {
+		return cpg
+	}
+	if cc >= 4 {
+		cc -= cc % 4
+	}
+	return min(cc, cpg)
 }
 
 // validCols is the range [lo, hi) of output columns wo whose input column
@@ -125,8 +154,14 @@ func validCols(x0, stride, w, wout int) (lo, hi int) {
 // order of kernel positions, then output positions, so the sums are the
 // same for any GOMAXPROCS.
 func Col2im[T Float](g *ConvGeom, cols, dx []T) {
+	col2imOf(g, cols, dx, 0, g.C)
+}
+
+// col2imOf is Col2im for the channels [c0, c1) alone, cols their rows
+// [(c1−c0)·K, L].
+func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 	l := g.L()
-	colRows(g, dx, func(plane []T, r, y0, x0, wlo, whi int) {
+	colRowsOf(g, dx, c0, c1, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
 		for ho := 0; ho < g.HO; ho++ {
 			y := y0 + ho*g.SH
@@ -216,16 +251,21 @@ const (
 // gradient [N, C, H, W]; ConvWeight reads G from w and x from a and
 // writes the weight's gradient. ConvForward and ConvInput spread the
 // samples over goroutines, a columns buffer each; ConvWeight sums over
-// the samples in order on one. The first error of mul (in sample order)
-// is returned.
+// the samples in order on one. ConvInput computes the columns of a few
+// channels at a time (inputChunk) and adds them back while they are in
+// cache. The first error of mul (in sample order) is returned.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every
-	// element.
+	// element; ConvInput's holds cc channels' columns.
+	cc := inputChunk(g)
 	newCols := func() []T {
-		if g.Pointwise() {
+		switch {
+		case g.Pointwise():
 			return nil
+		case mode == ConvInput:
+			return colsScratch[T]().Get(cc * g.K() * l)
 		}
 		return colsScratch[T]().Get(g.C * g.K() * l)
 	}
@@ -261,18 +301,26 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 			}
 		case ConvInput:
 			dx := out[n*chw : (n+1)*chw]
-			dst := dx
-			if cols != nil {
-				dst = cols
-			}
 			gn := a[n*g.Cout*l : (n+1)*g.Cout*l]
 			for gi := 0; gi < g.Groups; gi++ {
-				if err := mul(true, false, rows, l, cog, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
-					return err
+				wg, gg := group(w, gi, cog*rows), group(gn, gi, cog*l)
+				if cols == nil {
+					if err := mul(true, false, rows, l, cog, wg, rows, gg, l, 0, group(dx, gi, rows*l), l); err != nil {
+						return err
+					}
+					continue
 				}
-			}
-			if cols != nil {
-				Col2im(g, cols, dx)
+				// The columns of cc channels at a time (rows r0 on of
+				// the group's), added back while they are in cache.
+				cpg := g.C / g.Groups
+				for c0 := 0; c0 < cpg; c0 += cc {
+					c1 := min(cpg, c0+cc)
+					r0, m := c0*g.K(), (c1-c0)*g.K()
+					if err := mul(true, false, m, l, cog, wg[r0:], rows, gg, l, 0, cols, l); err != nil {
+						return err
+					}
+					col2imOf(g, cols, dx, gi*cpg+c0, gi*cpg+c1)
+				}
 			}
 		}
 		return nil
