@@ -56,11 +56,17 @@ func (g *ConvGeom) Pointwise() bool {
 // channels in parallel. Each output row reads input columns
 // x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
-	l := g.L()
+	im2colRows(g, x, cols, 0, g.HO)
+}
+
+// im2colRows is Im2col for the output rows [ho0, ho1) alone: cols
+// [C·K, (ho1−ho0)·WO], Im2col's columns from ho0·WO on.
+func im2colRows[T Float](g *ConvGeom, x, cols []T, ho0, ho1 int) {
+	l := (ho1 - ho0) * g.WO
 	colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
-		for ho := 0; ho < g.HO; ho++ {
-			out := row[ho*g.WO:][:g.WO]
+		for ho := ho0; ho < ho1; ho++ {
+			out := row[(ho-ho0)*g.WO:][:g.WO]
 			y := y0 + ho*g.SH
 			if y < 0 || y >= g.H || wlo >= whi {
 				clear(out)
@@ -113,10 +119,24 @@ func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T,
 	})
 }
 
-// colsSlab is the number of elements of the columns ConvInput computes
-// and adds back (Col2im) at a time: a slab that stays in cache between the
-// product that writes it and the sum that reads it.
+// colsSlab is the number of elements of the columns ConvForward and
+// ConvInput hold at a time: a slab that stays in cache between Im2col
+// and the product that reads it, or between the product that writes it
+// and Col2im that reads it.
 const colsSlab = 1 << 17
+
+// forwardRows is the number of output rows whose columns ConvForward
+// builds and multiplies at a time: about colsSlab elements, and at least
+// 128 columns (each block's product packs the whole weight again: on
+// fewer columns, 3×3 256 → 256 at 14×14, that cost more than the cache
+// saved); all rows when that is more than half of them.
+func forwardRows(g *ConvGeom) int {
+	hb := max(colsSlab/max(1, g.C*g.K()*g.WO), (128+g.WO-1)/max(1, g.WO))
+	if 2*hb > g.HO {
+		return g.HO
+	}
+	return hb
+}
 
 // inputChunk is the number of channels whose columns ConvInput computes
 // at a time: about colsSlab elements of columns, at most a group's
@@ -221,6 +241,14 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 	})
 }
 
+// addBias adds bias[co] to every element of plane co of one sample's
+// output out [Cout, L], as AddChannelBias.
+func addBias[T Float](out, bias []T, l int) {
+	for co, b := range bias {
+		vmath.Axpb(out[co*l:(co+1)*l], out[co*l:(co+1)*l], 1, b) // 1·x + b: x + b exactly
+	}
+}
+
 // Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
 // m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
 // implementation runs (nn's product decision); Conv and MatMul only
@@ -251,29 +279,50 @@ const (
 // gradient [N, C, H, W]; ConvWeight reads G from w and x from a and
 // writes the weight's gradient. ConvForward and ConvInput spread the
 // samples over goroutines, a columns buffer each; ConvWeight sums over
-// the samples in order on one. ConvInput computes the columns of a few
-// channels at a time (inputChunk) and adds them back while they are in
-// cache. The first error of mul (in sample order) is returned.
+// the samples in order on one. ConvForward builds the columns of a few
+// output rows at a time (forwardRows) and ConvInput those of a few
+// channels (inputChunk), each used while it is in cache. The first error of mul (in sample order) is returned.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every
-	// element; ConvInput's holds cc channels' columns.
-	cc := inputChunk(g)
+	// element; ConvForward's holds hb output rows' columns, ConvInput's
+	// cc channels'.
+	cc, hb := inputChunk(g), forwardRows(g)
 	newCols := func() []T {
 		switch {
 		case g.Pointwise():
 			return nil
 		case mode == ConvInput:
 			return colsScratch[T]().Get(cc * g.K() * l)
+		case mode == ConvForward:
+			return colsScratch[T]().Get(g.C * g.K() * hb * g.WO)
 		}
 		return colsScratch[T]().Get(g.C * g.K() * l)
 	}
 	group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
 	// sample does sample n's part with the columns buffer cols.
 	sample := func(n int, cols []T) error {
-		switch mode {
-		case ConvForward, ConvWeight:
+		switch {
+		case mode == ConvForward && cols != nil:
+			// The columns of hb output rows at a time, multiplied while
+			// they are in cache: the products' column blocks, each
+			// element the same FMAs in the same order.
+			dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
+			for ho0 := 0; ho0 < g.HO; ho0 += hb {
+				ho1 := min(g.HO, ho0+hb)
+				nl := (ho1 - ho0) * g.WO
+				im2colRows(g, a[n*chw:(n+1)*chw], cols, ho0, ho1)
+				for gi := 0; gi < g.Groups; gi++ {
+					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, cols[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
+						return err
+					}
+				}
+			}
+			if bias != nil {
+				addBias(dst, bias, l)
+			}
+		case mode == ConvForward || mode == ConvWeight:
 			src := a[n*chw : (n+1)*chw]
 			if cols != nil {
 				Im2col(g, src, cols)
@@ -294,12 +343,9 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 				}
 			}
 			if mode == ConvForward && bias != nil {
-				dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
-				for co, b := range bias {
-					vmath.Axpb(dst[co*l:(co+1)*l], dst[co*l:(co+1)*l], 1, b) // as AddChannelBias
-				}
+				addBias(out[n*g.Cout*l:(n+1)*g.Cout*l], bias, l)
 			}
-		case ConvInput:
+		case mode == ConvInput:
 			dx := out[n*chw : (n+1)*chw]
 			gn := a[n*g.Cout*l : (n+1)*g.Cout*l]
 			for gi := 0; gi < g.Groups; gi++ {
