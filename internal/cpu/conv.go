@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"fmt"
+	"unsafe"
 
+	"github.com/gops-dev/gops/internal/gemm"
 	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 )
@@ -56,31 +58,35 @@ func (g *ConvGeom) Pointwise() bool {
 // channels in parallel. Each output row reads input columns
 // x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
-	im2colRows(g, x, cols, 0, g.HO)
+	im2colSpan(g, x, cols, 0, g.L())
 }
 
-// im2colRows is Im2col for the output rows [ho0, ho1) alone: cols
-// [C·K, (ho1−ho0)·WO], Im2col's columns from ho0·WO on.
-func im2colRows[T Float](g *ConvGeom, x, cols []T, ho0, ho1 int) {
-	l := (ho1 - ho0) * g.WO
+// im2colSpan is Im2col for the output positions [l0, l1) alone: cols
+// [C·K, l1−l0], Im2col's columns l0 to l1.
+func im2colSpan[T Float](g *ConvGeom, x, cols []T, l0, l1 int) {
+	l := l1 - l0
 	colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
-		for ho := ho0; ho < ho1; ho++ {
-			out := row[(ho-ho0)*g.WO:][:g.WO]
+		for ho := l0 / g.WO; ho*g.WO < l1; ho++ {
+			// This output row's columns [a, b) in the span, those
+			// that read inside the image [lo, hi).
+			a, b := max(0, l0-ho*g.WO), min(g.WO, l1-ho*g.WO)
+			out := row[ho*g.WO+a-l0:][:b-a]
+			lo, hi := max(a, wlo), min(b, whi)
 			y := y0 + ho*g.SH
-			if y < 0 || y >= g.H || wlo >= whi {
+			if y < 0 || y >= g.H || lo >= hi {
 				clear(out)
 				continue
 			}
-			clear(out[:wlo])
-			clear(out[whi:])
+			clear(out[:lo-a])
+			clear(out[hi-a:])
 			src := plane[y*g.W : (y+1)*g.W]
 			if g.SW == 1 {
-				copy(out[wlo:whi], src[x0+wlo:x0+whi])
+				copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
 				continue
 			}
-			for wo := wlo; wo < whi; wo++ {
-				out[wo] = src[x0+wo*g.SW]
+			for wo := lo; wo < hi; wo++ {
+				out[wo-a] = src[x0+wo*g.SW]
 			}
 		}
 	})
@@ -136,6 +142,23 @@ func forwardRows(g *ConvGeom) int {
 		return g.HO
 	}
 	return hb
+}
+
+// weightSpan is the number of output positions whose columns
+// ConvWeight builds and multiplies at a time: about colsSlab elements, a
+// multiple of the product's K block kc (so that the products' sums are
+// bitwise the whole one's, gemm.BlockK), at least kc.
+func weightSpan(g *ConvGeom, kc int) int {
+	lb := colsSlab / max(1, g.C*g.K()) / kc * kc
+	return min(g.L(), max(kc, lb))
+}
+
+// blockK is gemm.BlockK of T's width.
+func blockK[T Float]() int {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return gemm.BlockK[float32]()
+	}
+	return gemm.BlockK[float64]()
 }
 
 // inputChunk is the number of channels whose columns ConvInput computes
@@ -280,15 +303,16 @@ const (
 // writes the weight's gradient. ConvForward and ConvInput spread the
 // samples over goroutines, a columns buffer each; ConvWeight sums over
 // the samples in order on one. ConvForward builds the columns of a few
-// output rows at a time (forwardRows) and ConvInput those of a few
-// channels (inputChunk), each used while it is in cache. The first error of mul (in sample order) is returned.
+// output rows at a time (forwardRows), ConvWeight those of a few output
+// positions (weightSpan) and ConvInput those of a few channels
+// (inputChunk), each used while it is in cache. The first error of mul (in sample order) is returned.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every
-	// element; ConvForward's holds hb output rows' columns, ConvInput's
-	// cc channels'.
-	cc, hb := inputChunk(g), forwardRows(g)
+	// element; ConvForward's holds hb output rows' columns, ConvWeight's
+	// lb positions', ConvInput's cc channels'.
+	cc, hb, lb := inputChunk(g), forwardRows(g), weightSpan(g, blockK[T]())
 	newCols := func() []T {
 		switch {
 		case g.Pointwise():
@@ -297,6 +321,8 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 			return colsScratch[T]().Get(cc * g.K() * l)
 		case mode == ConvForward:
 			return colsScratch[T]().Get(g.C * g.K() * hb * g.WO)
+		case mode == ConvWeight:
+			return colsScratch[T]().Get(g.C * g.K() * lb)
 		}
 		return colsScratch[T]().Get(g.C * g.K() * l)
 	}
@@ -312,7 +338,7 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 			for ho0 := 0; ho0 < g.HO; ho0 += hb {
 				ho1 := min(g.HO, ho0+hb)
 				nl := (ho1 - ho0) * g.WO
-				im2colRows(g, a[n*chw:(n+1)*chw], cols, ho0, ho1)
+				im2colSpan(g, a[n*chw:(n+1)*chw], cols, ho0*g.WO, ho1*g.WO)
 				for gi := 0; gi < g.Groups; gi++ {
 					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, cols[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
 						return err
@@ -321,6 +347,22 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 			}
 			if bias != nil {
 				addBias(dst, bias, l)
+			}
+		case mode == ConvWeight && cols != nil:
+			// The columns of lb output positions at a time, multiplied
+			// while they are in cache: the product split along k at
+			// multiples of its K block, bitwise the whole product.
+			gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
+			beta := T(min(n, 1)) // the first sample overwrites
+			for l0 := 0; l0 < l; l0 += lb {
+				nl := min(l, l0+lb) - l0
+				im2colSpan(g, a[n*chw:(n+1)*chw], cols, l0, l0+nl)
+				for gi := 0; gi < g.Groups; gi++ {
+					if err := mul(false, true, cog, rows, nl, gn[gi*cog*l+l0:], l, cols[gi*rows*nl:], nl, beta, group(out, gi, cog*rows), rows); err != nil {
+						return err
+					}
+				}
+				beta = 1
 			}
 		case mode == ConvForward || mode == ConvWeight:
 			src := a[n*chw : (n+1)*chw]
