@@ -47,13 +47,7 @@ func BenchmarkConv(b *testing.B) {
 
 func benchConv[T float32 | float64](b *testing.B, g *ConvGeom, mode ConvMode) {
 	r := rand.New(rand.NewPCG(1, 1))
-	rnd := func(n int) []T {
-		s := make([]T, n)
-		for i := range s {
-			s[i] = T(r.NormFloat64())
-		}
-		return s
-	}
+	rnd := func(n int) []T { return normals[T](r, n) }
 	x, w, y := g.N*g.C*g.H*g.W, g.Cout*g.Rows(), g.N*g.Cout*g.L()
 	var out, a, wt []T
 	switch mode {

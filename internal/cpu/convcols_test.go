@@ -44,13 +44,7 @@ func TestConvBlocksMatchWholeColumns(t *testing.T) {
 
 func checkConvBlocks[T float32 | float64](t *testing.T, g *ConvGeom) {
 	r := rand.New(rand.NewPCG(9, uint64(g.C*g.H*g.W)))
-	rnd := func(n int) []T {
-		s := make([]T, n)
-		for i := range s {
-			s[i] = T(r.NormFloat64())
-		}
-		return s
-	}
+	rnd := func(n int) []T { return normals[T](r, n) }
 	chw, l, rows, cog := g.C*g.H*g.W, g.L(), g.Rows(), g.Cout/g.Groups
 	x, w, gr, bias := rnd(g.N*chw), rnd(g.Cout*rows), rnd(g.N*g.Cout*l), rnd(g.Cout)
 	// The old way: per sample the whole columns, one product per group.
@@ -109,6 +103,15 @@ func checkConvBlocks[T float32 | float64](t *testing.T, g *ConvGeom) {
 	}
 }
 
+// normals is n standard normal values.
+func normals[T float32 | float64](r *rand.Rand, n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(r.NormFloat64())
+	}
+	return s
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -122,11 +125,7 @@ func TestIm2colSpan(t *testing.T) {
 	for _, g := range convBlockGeoms[5:9] {
 		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
 		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
-		r := rand.New(rand.NewPCG(5, 6))
-		x := make([]float64, g.C*g.H*g.W)
-		for i := range x {
-			x[i] = r.NormFloat64()
-		}
+		x := normals[float64](rand.New(rand.NewPCG(5, 6)), g.C*g.H*g.W)
 		ck, l := g.C*g.K(), g.L()
 		cols := make([]float64, ck*l)
 		Im2col(&g, x, cols)
