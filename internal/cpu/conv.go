@@ -214,7 +214,7 @@ func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 			dst := plane[y*g.W : (y+1)*g.W]
 			in := row[ho*g.WO:][:g.WO]
 			if g.SW == 1 {
-				axpy(1, in[wlo:whi], dst[x0+wlo:x0+whi])
+				addTo(in[wlo:whi], dst[x0+wlo:x0+whi])
 				continue
 			}
 			for wo := wlo; wo < whi; wo++ {

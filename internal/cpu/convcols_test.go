@@ -36,8 +36,10 @@ func TestConvBlocksMatchWholeColumns(t *testing.T) {
 		name := fmt.Sprintf("%+v/rows=%d,span=%d,%d,chunk=%d", g, forwardRows(&g),
 			weightSpan(&g, blockK[float32]()), weightSpan(&g, blockK[float64]()), inputChunk(&g))
 		t.Run(name, func(t *testing.T) {
-			checkConvBlocks[float32](t, &g)
-			checkConvBlocks[float64](t, &g)
+			withAVX2(t, &avgAVX2, func(t *testing.T) { // Col2im's sums
+				checkConvBlocks[float32](t, &g)
+				checkConvBlocks[float64](t, &g)
+			})
 		})
 	}
 }
@@ -142,6 +144,36 @@ func TestIm2colSpan(t *testing.T) {
 						t.Fatalf("%+v [%d, %d): cols[%d, %d] = %v, Im2col %v", g, l0, l1, row, j, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// addTo is axpy with alpha 1, bitwise, at every length around the AVX2
+// blocks (4 and 1 registers, the Go tail), NaN, infinities and signed
+// zeros included, with the AVX2 kernel and without.
+func TestAddTo(t *testing.T) {
+	withAVX2(t, &avgAVX2, func(t *testing.T) {
+		testAddTo[float32](t)
+		testAddTo[float64](t)
+	})
+}
+
+func testAddTo[T float32 | float64](t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	special := []T{T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1)), T(math.Copysign(0, -1)), 0}
+	for n := 0; n <= 70; n++ {
+		x, y := normals[T](r, n+3), normals[T](r, n+3)
+		for i := 0; i < n; i += 7 {
+			x[i], y[(i+3)%(n+3)] = special[i%len(special)], special[(i/7)%len(special)]
+		}
+		want := append([]T(nil), y...)
+		axpy(1, x[:n], want)
+		got := append([]T(nil), y...)
+		addTo(x[:n], got)
+		for i := range got {
+			if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+				t.Fatalf("n=%d: y[%d] = %v, axpy %v", n, i, got[i], want[i])
 			}
 		}
 	}
