@@ -85,8 +85,9 @@ func im2colSpan[T Float](g *ConvGeom, x, cols []T, l0, l1 int) {
 				copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
 				continue
 			}
-			for wo := lo; wo < hi; wo++ {
-				out[wo-a] = src[x0+wo*g.SW]
+			o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
+			for i := range o {
+				o[i] = s[i*sw]
 			}
 		}
 	})

@@ -17,6 +17,7 @@ var convBlockGeoms = []ConvGeom{
 	{N: 2, C: 16, H: 120, W: 120, Cout: 8, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
 	{N: 2, C: 64, H: 20, W: 20, Cout: 8, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
 	{N: 1, C: 24, H: 100, W: 101, Cout: 10, Groups: 2, KH: 3, KW: 3, SH: 1, SW: 1, PH: 2, PW: 1, DH: 2, DW: 1},
+	{N: 2, C: 32, H: 41, W: 39, Cout: 6, Groups: 2, KH: 3, KW: 3, SH: 2, SW: 1, PH: 1, PW: 2, DH: 1, DW: 2},
 	{N: 2, C: 3, H: 230, W: 229, Cout: 8, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1},
 	{N: 1, C: 2, H: 120, W: 120, Cout: 3, Groups: 1, KH: 7, KW: 7, SH: 1, SW: 1, PH: 3, PW: 3, DH: 1, DW: 1}, // a channel's columns over the slab
 	{N: 2, C: 5, H: 9, W: 7, Cout: 4, Groups: 1, KH: 2, KW: 3, SH: 2, SW: 1, PH: 4, PW: 3, DH: 1, DW: 2},
