@@ -126,18 +126,22 @@ func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T,
 	})
 }
 
-// colsSlab is the number of elements of the columns ConvForward and
-// ConvInput hold at a time: a slab that stays in cache between Im2col
-// and the product that reads it, or between the product that writes it
-// and Col2im that reads it.
+// colsSlab is the number of elements of the columns Conv's members hold
+// at a time: a slab that stays in cache between Im2col and the product
+// that reads it, or between the product that writes it and Col2im that
+// reads it.
 const colsSlab = 1 << 17
 
 // forwardRows is the number of output rows whose columns ConvForward
 // builds and multiplies at a time: about colsSlab elements, and at least
 // 128 columns (each block's product packs the whole weight again: on
 // fewer columns, 3×3 256 → 256 at 14×14, that cost more than the cache
-// saved); all rows when that is more than half of them.
+// saved); all rows when that is more than half of them, or when the
+// convolution is pointwise (no columns to build).
 func forwardRows(g *ConvGeom) int {
+	if g.Pointwise() {
+		return g.HO
+	}
 	hb := max(colsSlab/max(1, g.C*g.K()*g.WO), (128+g.WO-1)/max(1, g.WO))
 	if 2*hb > g.HO {
 		return g.HO
@@ -148,8 +152,12 @@ func forwardRows(g *ConvGeom) int {
 // weightSpan is the number of output positions whose columns
 // ConvWeight builds and multiplies at a time: about colsSlab elements, a
 // multiple of the product's K block kc (so that the products' sums are
-// bitwise the whole one's, gemm.BlockK), at least kc.
+// bitwise the whole one's, gemm.BlockK), at least kc; all of them for a
+// pointwise convolution.
 func weightSpan(g *ConvGeom, kc int) int {
+	if g.Pointwise() {
+		return g.L()
+	}
 	lb := colsSlab / max(1, g.C*g.K()) / kc * kc
 	return min(g.L(), max(kc, lb))
 }
@@ -306,7 +314,8 @@ const (
 // the samples in order on one. ConvForward builds the columns of a few
 // output rows at a time (forwardRows), ConvWeight those of a few output
 // positions (weightSpan) and ConvInput those of a few channels
-// (inputChunk), each used while it is in cache. The first error of mul (in sample order) is returned.
+// (inputChunk), each used while it is in cache. The first error of mul
+// (in sample order) is returned.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
@@ -331,17 +340,22 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 	// sample does sample n's part with the columns buffer cols.
 	sample := func(n int, cols []T) error {
 		switch {
-		case mode == ConvForward && cols != nil:
+		case mode == ConvForward:
 			// The columns of hb output rows at a time, multiplied while
 			// they are in cache: the products' column blocks, each
-			// element the same FMAs in the same order.
+			// element the same FMAs in the same order. A pointwise
+			// convolution's columns are the sample itself (hb = HO).
 			dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
 			for ho0 := 0; ho0 < g.HO; ho0 += hb {
 				ho1 := min(g.HO, ho0+hb)
 				nl := (ho1 - ho0) * g.WO
-				im2colSpan(g, a[n*chw:(n+1)*chw], cols, ho0*g.WO, ho1*g.WO)
+				src := a[n*chw : (n+1)*chw]
+				if cols != nil {
+					im2colSpan(g, src, cols, ho0*g.WO, ho1*g.WO)
+					src = cols
+				}
 				for gi := 0; gi < g.Groups; gi++ {
-					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, cols[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
+					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
 						return err
 					}
 				}
@@ -349,44 +363,26 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 			if bias != nil {
 				addBias(dst, bias, l)
 			}
-		case mode == ConvWeight && cols != nil:
+		case mode == ConvWeight:
 			// The columns of lb output positions at a time, multiplied
 			// while they are in cache: the product split along k at
-			// multiples of its K block, bitwise the whole product.
+			// multiples of its K block, bitwise the whole product (a
+			// pointwise convolution's columns: the sample, lb = L).
 			gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
 			beta := T(min(n, 1)) // the first sample overwrites
 			for l0 := 0; l0 < l; l0 += lb {
 				nl := min(l, l0+lb) - l0
-				im2colSpan(g, a[n*chw:(n+1)*chw], cols, l0, l0+nl)
+				src := a[n*chw : (n+1)*chw]
+				if cols != nil {
+					im2colSpan(g, src, cols, l0, l0+nl)
+					src = cols
+				}
 				for gi := 0; gi < g.Groups; gi++ {
-					if err := mul(false, true, cog, rows, nl, gn[gi*cog*l+l0:], l, cols[gi*rows*nl:], nl, beta, group(out, gi, cog*rows), rows); err != nil {
+					if err := mul(false, true, cog, rows, nl, gn[gi*cog*l+l0:], l, src[gi*rows*nl:], nl, beta, group(out, gi, cog*rows), rows); err != nil {
 						return err
 					}
 				}
 				beta = 1
-			}
-		case mode == ConvForward || mode == ConvWeight:
-			src := a[n*chw : (n+1)*chw]
-			if cols != nil {
-				Im2col(g, src, cols)
-				src = cols
-			}
-			for gi := 0; gi < g.Groups; gi++ {
-				var err error
-				if mode == ConvForward {
-					dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
-					err = mul(false, false, cog, l, rows, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
-				} else {
-					gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
-					beta := T(min(n, 1)) // the first sample overwrites
-					err = mul(false, true, cog, rows, l, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out, gi, cog*rows), rows)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			if mode == ConvForward && bias != nil {
-				addBias(out[n*g.Cout*l:(n+1)*g.Cout*l], bias, l)
 			}
 		case mode == ConvInput:
 			dx := out[n*chw : (n+1)*chw]
