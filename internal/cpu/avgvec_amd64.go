@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// avgAVX2 enables the AVX2 kernels of average pooling and bilinear
-// interpolation (tests switch it off to cover the Go loops). Each kernel
+// avgAVX2 enables the AVX2 kernels of average pooling, bilinear
+// interpolation and Col2im's sums (addvec_amd64.go; tests switch it off to
+// cover the Go loops). Each kernel
 // computes whole blocks of 8 outputs with separate multiplies and adds in
 // the Go loop's order, the same result bitwise; the callers finish the
 // rest in Go.

@@ -12,6 +12,7 @@ func windowScatter2[T Float](row, acc []T, run scatterRun) int                  
 func interp2x[T Float](h, row []T, w0a, w1a, w0b, w1b T) int                        { return 0 }
 func lerpRows[T Float](d, t, u []T, a, b T) int                                     { return 0 }
 func interpT2x[T Float](dx, v []T, n, stride int, wy []T, w1a, w1b, w0a, w0b T) int { return 0 }
+func addVec[T Float](x, y []T) int                                                  { return 0 }
 
 // avgAVX2 is false: no AVX2 kernels.
 var avgAVX2 = false

@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"fmt"
+	"unsafe"
 
+	"github.com/gops-dev/gops/internal/gemm"
 	"github.com/gops-dev/gops/internal/par"
 	"github.com/gops-dev/gops/internal/vmath"
 )
@@ -56,25 +58,36 @@ func (g *ConvGeom) Pointwise() bool {
 // channels in parallel. Each output row reads input columns
 // x0 + wo·SW for the wo in validCols; the others are 0.
 func Im2col[T Float](g *ConvGeom, x, cols []T) {
-	l := g.L()
+	im2colSpan(g, x, cols, 0, g.L())
+}
+
+// im2colSpan is Im2col for the output positions [l0, l1) alone: cols
+// [C·K, l1−l0], Im2col's columns l0 to l1.
+func im2colSpan[T Float](g *ConvGeom, x, cols []T, l0, l1 int) {
+	l := l1 - l0
 	colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
-		for ho := 0; ho < g.HO; ho++ {
-			out := row[ho*g.WO:][:g.WO]
+		for ho := l0 / g.WO; ho*g.WO < l1; ho++ {
+			// This output row's columns [a, b) in the span, those
+			// that read inside the image [lo, hi).
+			a, b := max(0, l0-ho*g.WO), min(g.WO, l1-ho*g.WO)
+			out := row[ho*g.WO+a-l0:][:b-a]
+			lo, hi := max(a, wlo), min(b, whi)
 			y := y0 + ho*g.SH
-			if y < 0 || y >= g.H || wlo >= whi {
+			if y < 0 || y >= g.H || lo >= hi {
 				clear(out)
 				continue
 			}
-			clear(out[:wlo])
-			clear(out[whi:])
+			clear(out[:lo-a])
+			clear(out[hi-a:])
 			src := plane[y*g.W : (y+1)*g.W]
 			if g.SW == 1 {
-				copy(out[wlo:whi], src[x0+wlo:x0+whi])
+				copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
 				continue
 			}
-			for wo := wlo; wo < whi; wo++ {
-				out[wo] = src[x0+wo*g.SW]
+			o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
+			for i := range o {
+				o[i] = s[i*sw]
 			}
 		}
 	})
@@ -87,6 +100,12 @@ func Im2col[T Float](g *ConvGeom, x, cols []T) {
 // x0 = kj·DW − PW; [wlo, whi) are the wo that read inside the image
 // (validCols). Im2col and Col2im walk the same rows.
 func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wlo, whi int)) {
+	colRowsOf(g, planes, 0, g.C, row)
+}
+
+// colRowsOf is colRows for the channels [c0, c1) alone, r counted from
+// channel c0's first row.
+func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T, r, y0, x0, wlo, whi int)) {
 	hw := g.H * g.W
 	// A row's columns depend on kj alone: found once, not per row.
 	spans := make([][3]int, g.KW)
@@ -95,16 +114,78 @@ func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wl
 		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 		spans[kj] = [3]int{x0, wlo, whi}
 	}
-	par.ForWork(g.C, g.C*g.K()*g.L(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
+	par.ForWork(c1-c0, (c1-c0)*g.K()*g.L(), func(lo, hi int) {
+		for c := c0 + lo; c < c0+hi; c++ {
 			plane := planes[c*hw : (c+1)*hw]
 			for ki := 0; ki < g.KH; ki++ {
 				for kj, s := range spans {
-					row(plane, (c*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
+					row(plane, ((c-c0)*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
 				}
 			}
 		}
 	})
+}
+
+// colsSlab is the number of elements of the columns Conv's members hold
+// at a time: a slab that stays in cache between Im2col and the product
+// that reads it, or between the product that writes it and Col2im that
+// reads it.
+const colsSlab = 1 << 17
+
+// forwardRows is the number of output rows whose columns ConvForward
+// builds and multiplies at a time: about colsSlab elements, and at least
+// 128 columns (each block's product packs the whole weight again: on
+// fewer columns, 3×3 256 → 256 at 14×14, that cost more than the cache
+// saved); all rows when that is more than half of them, or when the
+// convolution is pointwise (no columns to build).
+func forwardRows(g *ConvGeom) int {
+	if g.Pointwise() {
+		return g.HO
+	}
+	hb := max(colsSlab/max(1, g.C*g.K()*g.WO), (128+g.WO-1)/max(1, g.WO))
+	if 2*hb > g.HO {
+		return g.HO
+	}
+	return hb
+}
+
+// weightSpan is the number of output positions whose columns
+// ConvWeight builds and multiplies at a time: about colsSlab elements, a
+// multiple of the product's K block kc (so that the products' sums are
+// bitwise the whole one's, gemm.BlockK), at least kc; all of them for a
+// pointwise convolution.
+func weightSpan(g *ConvGeom, kc int) int {
+	if g.Pointwise() {
+		return g.L()
+	}
+	lb := colsSlab / max(1, g.C*g.K()) / kc * kc
+	return min(g.L(), max(kc, lb))
+}
+
+// blockK is gemm.BlockK of T's width.
+func blockK[T Float]() int {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return gemm.BlockK[float32]()
+	}
+	return gemm.BlockK[float64]()
+}
+
+// inputChunk is the number of channels whose columns ConvInput computes
+// at a time: about colsSlab elements of columns, at most a group's
+// channels, a multiple of 4 from 4 on (for a 3×3 kernel, 36 rows: whole
+// 12- or 6-row tiles of the product). When one channel's columns exceed
+// the slab (the ResNet stem's 7×7 at 112×112), all of the group's at once:
+// fewer rows per product would only fill its tiles worse.
+func inputChunk(g *ConvGeom) int {
+	cpg := max(1, g.C/max(1, g.Groups))
+	cc := colsSlab / max(1, g.K()*g.L())
+	if cc == 0 {
+		return cpg
+	}
+	if cc >= 4 {
+		cc -= cc % 4
+	}
+	return min(cc, cpg)
 }
 
 // validCols is the range [lo, hi) of output columns wo whose input column
@@ -125,8 +206,14 @@ func validCols(x0, stride, w, wout int) (lo, hi int) {
 // order of kernel positions, then output positions, so the sums are the
 // same for any GOMAXPROCS.
 func Col2im[T Float](g *ConvGeom, cols, dx []T) {
+	col2imOf(g, cols, dx, 0, g.C)
+}
+
+// col2imOf is Col2im for the channels [c0, c1) alone, cols their rows
+// [(c1−c0)·K, L].
+func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 	l := g.L()
-	colRows(g, dx, func(plane []T, r, y0, x0, wlo, whi int) {
+	colRowsOf(g, dx, c0, c1, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
 		for ho := 0; ho < g.HO; ho++ {
 			y := y0 + ho*g.SH
@@ -136,7 +223,7 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 			dst := plane[y*g.W : (y+1)*g.W]
 			in := row[ho*g.WO:][:g.WO]
 			if g.SW == 1 {
-				axpy(1, in[wlo:whi], dst[x0+wlo:x0+whi])
+				addTo(in[wlo:whi], dst[x0+wlo:x0+whi])
 				continue
 			}
 			for wo := wlo; wo < whi; wo++ {
@@ -186,6 +273,14 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 	})
 }
 
+// addBias adds bias[co] to every element of plane co of one sample's
+// output out [Cout, L], as AddChannelBias.
+func addBias[T Float](out, bias []T, l int) {
+	for co, b := range bias {
+		vmath.Axpb(out[co*l:(co+1)*l], out[co*l:(co+1)*l], 1, b) // 1·x + b: x + b exactly
+	}
+}
+
 // Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
 // m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
 // implementation runs (nn's product decision); Conv and MatMul only
@@ -216,63 +311,101 @@ const (
 // gradient [N, C, H, W]; ConvWeight reads G from w and x from a and
 // writes the weight's gradient. ConvForward and ConvInput spread the
 // samples over goroutines, a columns buffer each; ConvWeight sums over
-// the samples in order on one. The first error of mul (in sample order)
-// is returned.
+// the samples in order on one. ConvForward builds the columns of a few
+// output rows at a time (forwardRows), ConvWeight those of a few output
+// positions (weightSpan) and ConvInput those of a few channels
+// (inputChunk), each used while it is in cache. The first error of mul
+// (in sample order) is returned.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every
-	// element.
+	// element; ConvForward's holds hb output rows' columns, ConvWeight's
+	// lb positions', ConvInput's cc channels'.
+	cc, hb, lb := inputChunk(g), forwardRows(g), weightSpan(g, blockK[T]())
 	newCols := func() []T {
-		if g.Pointwise() {
+		switch {
+		case g.Pointwise():
 			return nil
+		case mode == ConvInput:
+			return colsScratch[T]().Get(cc * g.K() * l)
+		case mode == ConvForward:
+			return colsScratch[T]().Get(g.C * g.K() * hb * g.WO)
+		case mode == ConvWeight:
+			return colsScratch[T]().Get(g.C * g.K() * lb)
 		}
 		return colsScratch[T]().Get(g.C * g.K() * l)
 	}
 	group := func(s []T, gi, size int) []T { return s[gi*size : (gi+1)*size] }
 	// sample does sample n's part with the columns buffer cols.
 	sample := func(n int, cols []T) error {
-		switch mode {
-		case ConvForward, ConvWeight:
-			src := a[n*chw : (n+1)*chw]
-			if cols != nil {
-				Im2col(g, src, cols)
-				src = cols
-			}
-			for gi := 0; gi < g.Groups; gi++ {
-				var err error
-				if mode == ConvForward {
-					dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
-					err = mul(false, false, cog, l, rows, group(w, gi, cog*rows), rows, group(src, gi, rows*l), l, 0, group(dst, gi, cog*l), l)
-				} else {
-					gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
-					beta := T(min(n, 1)) // the first sample overwrites
-					err = mul(false, true, cog, rows, l, group(gn, gi, cog*l), l, group(src, gi, rows*l), l, beta, group(out, gi, cog*rows), rows)
+		switch {
+		case mode == ConvForward:
+			// The columns of hb output rows at a time, multiplied while
+			// they are in cache: the products' column blocks, each
+			// element the same FMAs in the same order. A pointwise
+			// convolution's columns are the sample itself (hb = HO).
+			dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
+			for ho0 := 0; ho0 < g.HO; ho0 += hb {
+				ho1 := min(g.HO, ho0+hb)
+				nl := (ho1 - ho0) * g.WO
+				src := a[n*chw : (n+1)*chw]
+				if cols != nil {
+					im2colSpan(g, src, cols, ho0*g.WO, ho1*g.WO)
+					src = cols
 				}
-				if err != nil {
-					return err
-				}
-			}
-			if mode == ConvForward && bias != nil {
-				dst := out[n*g.Cout*l : (n+1)*g.Cout*l]
-				for co, b := range bias {
-					vmath.Axpb(dst[co*l:(co+1)*l], dst[co*l:(co+1)*l], 1, b) // as AddChannelBias
+				for gi := 0; gi < g.Groups; gi++ {
+					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
+						return err
+					}
 				}
 			}
-		case ConvInput:
+			if bias != nil {
+				addBias(dst, bias, l)
+			}
+		case mode == ConvWeight:
+			// The columns of lb output positions at a time, multiplied
+			// while they are in cache: the product split along k at
+			// multiples of its K block, bitwise the whole product (a
+			// pointwise convolution's columns: the sample, lb = L).
+			gn := w[n*g.Cout*l : (n+1)*g.Cout*l]
+			beta := T(min(n, 1)) // the first sample overwrites
+			for l0 := 0; l0 < l; l0 += lb {
+				nl := min(l, l0+lb) - l0
+				src := a[n*chw : (n+1)*chw]
+				if cols != nil {
+					im2colSpan(g, src, cols, l0, l0+nl)
+					src = cols
+				}
+				for gi := 0; gi < g.Groups; gi++ {
+					if err := mul(false, true, cog, rows, nl, gn[gi*cog*l+l0:], l, src[gi*rows*nl:], nl, beta, group(out, gi, cog*rows), rows); err != nil {
+						return err
+					}
+				}
+				beta = 1
+			}
+		case mode == ConvInput:
 			dx := out[n*chw : (n+1)*chw]
-			dst := dx
-			if cols != nil {
-				dst = cols
-			}
 			gn := a[n*g.Cout*l : (n+1)*g.Cout*l]
 			for gi := 0; gi < g.Groups; gi++ {
-				if err := mul(true, false, rows, l, cog, group(w, gi, cog*rows), rows, group(gn, gi, cog*l), l, 0, group(dst, gi, rows*l), l); err != nil {
-					return err
+				wg, gg := group(w, gi, cog*rows), group(gn, gi, cog*l)
+				if cols == nil {
+					if err := mul(true, false, rows, l, cog, wg, rows, gg, l, 0, group(dx, gi, rows*l), l); err != nil {
+						return err
+					}
+					continue
 				}
-			}
-			if cols != nil {
-				Col2im(g, cols, dx)
+				// The columns of cc channels at a time (rows r0 on of
+				// the group's), added back while they are in cache.
+				cpg := g.C / g.Groups
+				for c0 := 0; c0 < cpg; c0 += cc {
+					c1 := min(cpg, c0+cc)
+					r0, m := c0*g.K(), (c1-c0)*g.K()
+					if err := mul(true, false, m, l, cog, wg[r0:], rows, gg, l, 0, cols, l); err != nil {
+						return err
+					}
+					col2imOf(g, cols, dx, gi*cpg+c0, gi*cpg+c1)
+				}
 			}
 		}
 		return nil
@@ -290,9 +423,15 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 		return nil
 	}
 	// Samples are independent: spread over goroutines, a buffer each
-	// (torch's slow_conv2d keeps one for the whole batch).
+	// (torch's slow_conv2d keeps one for the whole batch). Each goroutine
+	// counts as an outer job (par.Outer): while they run side by side,
+	// the blocks' Im2col, Col2im and products run on their goroutine
+	// instead of starting goroutines of their own for every block (a
+	// nested loop cannot use the busy worker team; waking a thread costs
+	// 13-25 µs on the 2-core VM, a block's product 100-200 µs).
 	errs := make([]error, g.N)
 	par.ForWork(g.N, g.N*g.Cout*rows*l, func(lo, hi int) {
+		defer par.Outer(1)()
 		cols := newCols()
 		defer colsScratch[T]().Put(cols) // nil is ignored
 		for n := lo; n < hi; n++ {

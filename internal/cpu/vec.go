@@ -10,6 +10,15 @@ import (
 // which gonum's SIMD axpy processes at once, instead of C scattered
 // elements, one per plane.
 
+// addTo sets y[i] = x[i] + y[i] for i < len(x) (len(y) ≥ len(x)): axpy
+// with alpha 1, bitwise, in AVX2 registers where the CPU has them.
+func addTo[T Float](x, y []T) {
+	y = y[:len(x)]
+	for i := addVec(x, y); i < len(x); i++ {
+		y[i] = x[i] + y[i]
+	}
+}
+
 // axpy adds alpha·x to y (len(x) <= len(y)), with gonum's BLAS (SIMD
 // assembly for unit strides). gonum skips alpha = 0; here 0·x is added
 // element by element instead, so that a NaN or infinite x still gives NaN,

@@ -52,6 +52,12 @@ const (
 	parallelMin = 1 << 20
 )
 
+// BlockK is the K block (KC) of T's products: a product split along k at
+// multiples of BlockK, its first part with the caller's beta and the
+// others with beta 1, is bitwise the whole product (every block's sum is
+// added to C once, in order). Package cpu's convolutions split so.
+func BlockK[T Float]() int { return kcOf[T]() }
+
 func kcOf[T Float]() int {
 	var z T
 	if any(z) == any(float32(0)) {
