@@ -308,7 +308,7 @@ NN_CONV = {  # name: (input N, C, H, W; Cout; kernel; padding)
     "resnet-64": ((8, 64, 56, 56), 64, 3, 1),
     "resnet-256": ((8, 256, 14, 14), 256, 3, 1),
     "pointwise-1024": ((8, 256, 14, 14), 1024, 1, 0),
-    "stem-7x7": ((4, 3, 224, 224), 64, 7, 3, 2),  # ResNet's stem: stride 2
+    "stem": ((4, 3, 224, 224), 64, 7, 3, 2),  # the ResNet stem: stride 2
     "depthwise-128": ((8, 128, 28, 28), 128, 3, 1, 1, 128),  # 128 groups
 }
 
