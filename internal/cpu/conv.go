@@ -217,8 +217,26 @@ const (
 // writes the weight's gradient. ConvForward and ConvInput spread the
 // samples over goroutines, a columns buffer each; ConvWeight sums over
 // the samples in order on one. The first error of mul (in sample order)
-// is returned.
+// is returned. Narrow groups (at most directMaxChannels input and output
+// channels a group, depthwise among them) run the direct kernels
+// (convdirect.go) instead, without mul.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
+	if !directConv(g) {
+		return convGEMM(g, mode, mul, out, a, w, bias)
+	}
+	switch mode {
+	case ConvForward:
+		directForward(g, out, a, w, bias)
+	case ConvInput:
+		directInput(g, out, a, w)
+	case ConvWeight:
+		directWeight(g, out, a, w)
+	}
+	return nil
+}
+
+// convGEMM is Conv by im2col and one product per group and sample.
+func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every

@@ -1,0 +1,195 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/gops-dev/gops/internal/gemm"
+)
+
+// directGeoms are the narrow-group geometries of the direct kernels'
+// tests: odd sizes, width 1, a kernel larger than the input, padding
+// larger than the kernel, strides, dilation, channel multipliers, 2 and 4
+// input channels a group, one sample, no samples, and sizes large enough
+// for several workers, 8-row groups and masked column blocks.
+func directGeoms(t *testing.T) []ConvGeom {
+	type c struct {
+		name                              string
+		n, ch, h, w, cout, groups, kh, kw int
+		sh, sw, ph, pw, dh, dw            int
+	}
+	cases := []c{
+		{"depthwise-3x3-odd", 2, 5, 7, 9, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"width-1", 2, 3, 6, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"kernel-larger-than-input", 2, 3, 2, 3, 3, 3, 5, 5, 1, 1, 2, 2, 1, 1},
+		{"padding-larger-than-kernel", 1, 2, 3, 3, 2, 2, 2, 2, 1, 1, 3, 3, 1, 1},
+		{"stride-2", 2, 4, 9, 11, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1},
+		{"stride-3x2", 2, 4, 13, 20, 4, 4, 3, 3, 3, 2, 1, 0, 1, 1},
+		{"dilation-2", 2, 3, 10, 9, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2},
+		{"dilation-stride", 2, 3, 17, 19, 3, 3, 3, 3, 2, 2, 2, 1, 2, 3},
+		{"multiplier-2", 2, 4, 8, 7, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"two-a-group", 2, 6, 9, 12, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"four-a-group-x2", 2, 8, 11, 10, 4, 2, 3, 3, 1, 2, 1, 1, 1, 1},
+		{"pointwise", 2, 6, 5, 7, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1},
+		{"rect-1x5", 2, 4, 9, 21, 4, 4, 1, 5, 1, 1, 0, 2, 1, 1},
+		{"one-sample", 1, 4, 12, 18, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"no-samples", 0, 4, 6, 6, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"dense-one-channel", 2, 1, 9, 9, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"large", 3, 16, 30, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"large-5x5-mult-2", 2, 16, 23, 33, 32, 16, 5, 5, 1, 1, 2, 2, 1, 1},
+		{"large-stride-2", 3, 16, 31, 35, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1},
+	}
+	var gs []ConvGeom
+	for _, c := range cases {
+		g := ConvGeom{N: c.n, C: c.ch, H: c.h, W: c.w, Cout: c.cout, Groups: c.groups, KH: c.kh, KW: c.kw,
+			SH: c.sh, SW: c.sw, PH: c.ph, PW: c.pw, DH: c.dh, DW: c.dw}
+		var err error
+		if g.HO, err = OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if g.WO, err = OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !directConv(&g) {
+			t.Fatalf("%s: not a direct geometry", c.name)
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// gemmProduct is gemm.Gemm as a Product.
+func gemmProduct[T gemm.Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
+	return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+}
+
+// directRun runs the three members on g with the direct kernels (Conv),
+// into results first set to 42 so that every element must be written.
+func directRun[T gemm.Float](t *testing.T, g *ConvGeom, x, w, bias, gr []T) (y, dx, dw []T) {
+	t.Helper()
+	y, dx, dw = fill[T](g.N*g.Cout*g.L(), 42), fill[T](g.N*g.C*g.H*g.W, 42), fill[T](len(w), 42)
+	for _, m := range []struct {
+		mode      ConvMode
+		out, a, b []T
+	}{{ConvForward, y, x, w}, {ConvInput, dx, gr, w}, {ConvWeight, dw, x, gr}} {
+		var bs []T
+		if m.mode == ConvForward {
+			bs = bias
+		}
+		if err := Conv(g, m.mode, gemmProduct[T], m.out, m.a, m.b, bs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return y, dx, dw
+}
+
+func fill[T Float](n int, v T) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// TestConvDirect checks the direct kernels of narrow groups against
+// im2col and the matrix product (convGEMM), float32 and float64, with the
+// assembly loops and with the Go loops: the sums run in another order, so
+// each result must agree within tol·max(1, max|GEMM's|) over its tensor,
+// tol 2e-6 (float32) and 1e-13 (float64); and results bitwise the same for
+// GOMAXPROCS 1, 2 and 4.
+func TestConvDirect(t *testing.T) {
+	loops := []bool{false}
+	if directAVX512 {
+		loops = append(loops, true)
+	}
+	defer func(v bool) { directAVX512 = v }(directAVX512)
+	for _, g := range directGeoms(t) {
+		for _, asm := range loops {
+			name := fmt.Sprintf("%+v/asm=%v", g, asm)
+			t.Run(name, func(t *testing.T) {
+				directAVX512 = asm
+				checkDirect[float32](t, &g, 2e-6)
+				checkDirect[float64](t, &g, 1e-13)
+			})
+		}
+	}
+}
+
+func checkDirect[T gemm.Float](t *testing.T, g *ConvGeom, tol float64) {
+	r := rand.New(rand.NewPCG(uint64(g.H), uint64(g.W)))
+	x := randNormal[T](r, g.N*g.C*g.H*g.W)
+	w := randNormal[T](r, g.Cout*g.C/g.Groups*g.K())
+	bias := randNormal[T](r, g.Cout)
+	gr := randNormal[T](r, g.N*g.Cout*g.L())
+	var y, dx, dw []T
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i, p := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(p)
+		yp, dxp, dwp := directRun(t, g, x, w, bias, gr)
+		if i == 0 {
+			y, dx, dw = yp, dxp, dwp
+			continue
+		}
+		for _, c := range [][2][]T{{y, yp}, {dx, dxp}, {dw, dwp}} {
+			if !slices.Equal(bitsOf(c[0]), bitsOf(c[1])) {
+				t.Fatalf("GOMAXPROCS=%d: results differ from GOMAXPROCS=1", p)
+			}
+		}
+	}
+	wy, wdx, wdw := make([]T, len(y)), make([]T, len(dx)), make([]T, len(dw))
+	for _, m := range []struct {
+		mode      ConvMode
+		out, a, b []T
+	}{{ConvForward, wy, x, w}, {ConvInput, wdx, gr, w}, {ConvWeight, wdw, x, gr}} {
+		var bs []T
+		if m.mode == ConvForward {
+			bs = bias
+		}
+		if err := convGEMM(g, m.mode, gemmProduct[T], m.out, m.a, m.b, bs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectNear(t, "forward", y, wy, tol)
+	expectNear(t, "input gradient", dx, wdx, tol)
+	expectNear(t, "weight gradient", dw, wdw, tol)
+}
+
+// expectNear fails unless |got − want| ≤ tol·max(1, max|want|)
+// elementwise.
+func expectNear[T Float](t *testing.T, what string, got, want []T, tol float64) {
+	t.Helper()
+	scale := 1.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	for i, v := range got {
+		if d := math.Abs(float64(v) - float64(want[i])); !(d <= tol*scale) {
+			t.Fatalf("%s[%d] = %v, want %v (scale %v)", what, i, v, want[i], scale)
+		}
+	}
+}
+
+// BenchmarkConvDirect times the direct kernels against im2col and the
+// matrix product on the depthwise workload of issue 26: [8, 128, 28, 28],
+// 3×3, padding 1, Groups 128, float32.
+func BenchmarkConvDirect(b *testing.B) {
+	g := ConvGeom{N: 8, C: 128, H: 28, W: 28, Cout: 128, Groups: 128, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 28, WO: 28}
+	r := rand.New(rand.NewPCG(1, 2))
+	x, w, bias := randNormal[float32](r, 8*128*28*28), randNormal[float32](r, 128*9), randNormal[float32](r, 128)
+	gr, y, dx, dw := randNormal[float32](r, 8*128*28*28), make([]float32, 8*128*28*28), make([]float32, 8*128*28*28), make([]float32, 128*9)
+	var kernels []benchKernel
+	for _, k := range []struct {
+		name string
+		conv func(*ConvGeom, ConvMode, Product[float32], []float32, []float32, []float32, []float32) error
+	}{{"direct", Conv[float32]}, {"gemm", convGEMM[float32]}} {
+		kernels = append(kernels,
+			benchKernel{k.name + "/forward", func() { _ = k.conv(&g, ConvForward, gemmProduct[float32], y, x, w, bias) }},
+			benchKernel{k.name + "/input", func() { clear(dx); _ = k.conv(&g, ConvInput, gemmProduct[float32], dx, gr, w, nil) }},
+			benchKernel{k.name + "/weight", func() { _ = k.conv(&g, ConvWeight, gemmProduct[float32], dw, x, gr, nil) }})
+	}
+	benchKernels(b, kernels)
+}
