@@ -193,3 +193,31 @@ func BenchmarkConvDirect(b *testing.B) {
 	}
 	benchKernels(b, kernels)
 }
+
+// TestChannelSum checks ChannelSum bitwise against the sum of each
+// channel in the order n, then l, for channel counts around its blocks
+// of four and GOMAXPROCS 1 and 3.
+func TestChannelSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, s := range [][3]int{{0, 3, 5}, {2, 0, 5}, {2, 3, 0}, {1, 1, 1}, {3, 5, 7}, {2, 8, 33}, {4, 11, 300}, {8, 128, 784}} {
+		n, c, l := s[0], s[1], s[2]
+		x := randNormal[float32](r, n*c*l)
+		want := make([]float32, c)
+		for ci := range want {
+			for ni := 0; ni < n; ni++ {
+				for _, v := range x[(ni*c+ci)*l:][:l] {
+					want[ci] += v
+				}
+			}
+		}
+		for _, p := range []int{1, 3} {
+			runtime.GOMAXPROCS(p)
+			got := fill[float32](c, 42)
+			ChannelSum(x, got, n, c, l)
+			if !slices.Equal(bitsOf(got), bitsOf(want)) {
+				t.Fatalf("%v, GOMAXPROCS=%d: %v, want %v", s, p, got, want)
+			}
+		}
+	}
+}
