@@ -196,11 +196,11 @@ func BenchmarkConvDirect(b *testing.B) {
 
 // TestChannelSum checks ChannelSum bitwise against the sum of each
 // channel in the order n, then l, for channel counts around its blocks
-// of four and GOMAXPROCS 1 and 3.
+// of eight and GOMAXPROCS 1 and 3.
 func TestChannelSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, s := range [][3]int{{0, 3, 5}, {2, 0, 5}, {2, 3, 0}, {1, 1, 1}, {3, 5, 7}, {2, 8, 33}, {4, 11, 300}, {8, 128, 784}} {
+	for _, s := range [][3]int{{0, 3, 5}, {2, 0, 5}, {2, 3, 0}, {1, 1, 1}, {3, 5, 7}, {2, 8, 33}, {4, 11, 300}, {2, 17, 9}, {8, 128, 784}} {
 		n, c, l := s[0], s[1], s[2]
 		x := randNormal[float32](r, n*c*l)
 		want := make([]float32, c)
