@@ -10,7 +10,7 @@ import (
 
 // directAVX512 enables the AVX-512 loops of the direct convolution
 // kernels (tests switch it off to cover the Go loops).
-var directAVX512 = cpu.X86.HasAVX512F
+var directAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
 //go:noescape
 func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)
@@ -22,10 +22,10 @@ func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcSte
 func tapRowsD(dst, src, taps *float64, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float64)
 
 //go:noescape
-func tapDotsS(dots, gr, src *float32, offs *int, ntaps, rows, wo, grStride, srcStep int)
+func tapDots9S(dots, gr, src *float32, offs *int, rows, wo, grStride, srcStep int)
 
 //go:noescape
-func tapDotsD(dots, gr, src *float64, offs *int, ntaps, rows, wo, grStride, srcStep int)
+func tapDots9D(dots, gr, src *float64, offs *int, rows, wo, grStride, srcStep int)
 
 // tapsFit reports whether the reads of rows rows of wo elements at the
 // offsets offs from src (row step srcStep) stay inside src, and the writes
@@ -63,19 +63,30 @@ func tapRows[T Float](dst, src, taps []T, offs []int, rows, wo, dstStride, srcSt
 	}
 }
 
-// tapDots is tapDotsGo, by the AVX-512 loops where the CPU has them.
+// tapDots is tapDotsGo, by the AVX-512 loops where the CPU has them:
+// nine taps a call (a 3×3 kernel's), the last call's missing taps reading at the last
+// tap's offset into sums that are dropped.
 func tapDots[T Float](dots, gr, src []T, offs []int, rows, wo, grStride, srcStep int) {
 	if !directAVX512 || len(dots) != len(offs) || !tapsFit(gr, src, offs, rows, wo, grStride, srcStep) {
 		tapDotsGo(dots, gr, src, offs, rows, wo, grStride, srcStep)
 		return
 	}
-	if unsafe.Sizeof(T(0)) == 4 {
-		tapDotsS((*float32)(unsafe.Pointer(&dots[0])), (*float32)(unsafe.Pointer(&gr[0])), (*float32)(unsafe.Pointer(&src[0])),
-			&offs[0], len(offs), rows, wo, grStride, srcStep)
-		return
+	var off9 [9]int
+	var dots9 [9]T
+	for k := 0; k < len(offs); k += 9 {
+		n := copy(off9[:], offs[k:])
+		for i := n; i < 9; i++ {
+			off9[i] = off9[n-1]
+		}
+		if unsafe.Sizeof(T(0)) == 4 {
+			tapDots9S((*float32)(unsafe.Pointer(&dots9[0])), (*float32)(unsafe.Pointer(&gr[0])), (*float32)(unsafe.Pointer(&src[0])),
+				&off9[0], rows, wo, grStride, srcStep)
+		} else {
+			tapDots9D((*float64)(unsafe.Pointer(&dots9[0])), (*float64)(unsafe.Pointer(&gr[0])), (*float64)(unsafe.Pointer(&src[0])),
+				&off9[0], rows, wo, grStride, srcStep)
+		}
+		copy(dots[k:], dots9[:n])
 	}
-	tapDotsD((*float64)(unsafe.Pointer(&dots[0])), (*float64)(unsafe.Pointer(&gr[0])), (*float64)(unsafe.Pointer(&src[0])),
-		&offs[0], len(offs), rows, wo, grStride, srcStep)
 }
 
 // copyRows is copyRowsGo, by the AVX-512 loop where the CPU has it.

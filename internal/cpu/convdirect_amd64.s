@@ -4,8 +4,9 @@
 
 // The AVX-512 loops of the direct convolution kernels (convdirect.go):
 // tapRows* compute one column block of up to 16 (float32) or 8 (float64)
-// outputs of every row, the lanes in mask K1; tapDots* the dot products
-// of the weight's gradient. Each tap is a fused multiply-add, the taps in
+// outputs of every row, the lanes in mask K1; tapDots9* nine dot
+// products of the weight's gradient; copyRowsB copies the padded planes'
+// rows. Each tap is a fused multiply-add, the taps in
 // order, so an output's value depends only on its inputs, never on which
 // rows or blocks a call covers.
 
@@ -118,67 +119,120 @@ done: \
 	VZEROUPPER \
 	RET
 
-// TAPDOTS is the body of tapDotsS and tapDotsD, with LANES elements a
-// block (SHIFT log2 of the element size, SZ the size): loads MOVU, fused
-// multiply-add FMA, register move MOVA, add ADD; it ends with the sum of
-// the four accumulators in Z0.
-#define TAPDOTS(LANES, SHIFT, SZ, MOVU, FMA, MOVA, ADD) \
-	MOVQ  dots+0(FP), DI \
-	MOVQ  offs+24(FP), R9 \
-	MOVQ  ntaps+32(FP), R10 \
-	MOVQ  wo+48(FP), R11 \
-	MOVQ  grStride+56(FP), R12 \
-	MOVQ  srcStep+64(FP), R13 \
-	SHLQ  $SHIFT, R12 \
-	SHLQ  $SHIFT, R13 \
-	MOVQ  R11, CX \
-	ANDQ  $(LANES-1), CX \
-	MOVQ  $1, AX \
-	SHLQ  CX, AX \
-	DECQ  AX \
-	KMOVW AX, K2 \
-	SHRQ  $(6-SHIFT), R11 \
-	XORQ  R8, R8 \
-tap: \
+// DOTS9 is the body of tapDots9S and tapDots9D, elements of SZ bytes
+// (SHIFT its log2), LANES a block: loads MOVU, fused multiply-add FMA. It
+// leaves tap k's sum, 16 (8) lanes, in Z(8+k), and dots in DI.
+#define DOTS9(LANES, SHIFT, SZ, MOVU, FMA) \
+	MOVQ   wo+40(FP), CX \
+	MOVQ   CX, DI \
+	ANDQ   $(LANES-1), CX \
+	MOVQ   $1, AX \
+	SHLQ   CX, AX \
+	DECQ   AX \
+	KMOVW  AX, K2 \
+	SHRQ   $(6-SHIFT), DI \
+	SHLQ   $6, DI \
+	MOVQ   DI, wo+40(FP) \
+	MOVQ   grStride+48(FP), R13 \
+	SHLQ   $SHIFT, R13 \
+	MOVQ   R13, grStride+48(FP) \
+	MOVQ   srcStep+56(FP), R14 \
+	SHLQ   $SHIFT, R14 \
 	MOVQ   src+16(FP), SI \
-	MOVQ   (R9)(R8*8), DX \
-	LEAQ   (SI)(DX*SZ), SI \
-	MOVQ   gr+8(FP), BX \
-	MOVQ   rows+40(FP), R14 \
-	VPXORQ Z0, Z0, Z0 \
-	VPXORQ Z1, Z1, Z1 \
-	VPXORQ Z2, Z2, Z2 \
-	VPXORQ Z3, Z3, Z3 \
+	MOVQ   offs+24(FP), DI \
+	MOVQ   0(DI), AX \
+	LEAQ   (SI)(AX*SZ), AX \
+	MOVQ   8(DI), BX \
+	LEAQ   (SI)(BX*SZ), BX \
+	MOVQ   16(DI), CX \
+	LEAQ   (SI)(CX*SZ), CX \
+	MOVQ   24(DI), DX \
+	LEAQ   (SI)(DX*SZ), DX \
+	MOVQ   32(DI), R8 \
+	LEAQ   (SI)(R8*SZ), R8 \
+	MOVQ   40(DI), R9 \
+	LEAQ   (SI)(R9*SZ), R9 \
+	MOVQ   48(DI), R10 \
+	LEAQ   (SI)(R10*SZ), R10 \
+	MOVQ   56(DI), R11 \
+	LEAQ   (SI)(R11*SZ), R11 \
+	MOVQ   64(DI), R12 \
+	LEAQ   (SI)(R12*SZ), R12 \
+	MOVQ   gr+8(FP), SI \
+	MOVQ   rows+32(FP), R13 \
+	VPXORQ Z8, Z8, Z8 \
+	VPXORQ Z9, Z9, Z9 \
+	VPXORQ Z10, Z10, Z10 \
+	VPXORQ Z11, Z11, Z11 \
+	VPXORQ Z12, Z12, Z12 \
+	VPXORQ Z13, Z13, Z13 \
+	VPXORQ Z14, Z14, Z14 \
+	VPXORQ Z15, Z15, Z15 \
+	VPXORQ Z16, Z16, Z16 \
 row: \
-	XORQ CX, CX \
-	XORQ DX, DX \
+	XORQ DI, DI \
 block: \
-	CMPQ CX, R11 \
+	CMPQ DI, wo+40(FP) \
 	JGE  tail \
-	MOVU (BX)(DX*1), Z4 \
-	FMA  (SI)(DX*1), Z4, Z0 \
-	ADDQ $64, DX \
-	INCQ CX \
+	MOVU (SI)(DI*1), Z0 \
+	FMA  (AX)(DI*1), Z0, Z8 \
+	FMA  (BX)(DI*1), Z0, Z9 \
+	FMA  (CX)(DI*1), Z0, Z10 \
+	FMA  (DX)(DI*1), Z0, Z11 \
+	FMA  (R8)(DI*1), Z0, Z12 \
+	FMA  (R9)(DI*1), Z0, Z13 \
+	FMA  (R10)(DI*1), Z0, Z14 \
+	FMA  (R11)(DI*1), Z0, Z15 \
+	FMA  (R12)(DI*1), Z0, Z16 \
+	ADDQ $64, DI \
 	JMP  block \
 tail: \
-	MOVU.Z (BX)(DX*1), K2, Z4 \
-	FMA    (SI)(DX*1), Z4, K2, Z0 \
-	MOVA   Z0, Z5 \
-	MOVA   Z1, Z0 \
-	MOVA   Z2, Z1 \
-	MOVA   Z3, Z2 \
-	MOVA   Z5, Z3 \
-	ADDQ   R12, BX \
-	ADDQ   R13, SI \
-	DECQ   R14 \
+	MOVU.Z (SI)(DI*1), K2, Z0 \
+	FMA    (AX)(DI*1), Z0, K2, Z8 \
+	FMA    (BX)(DI*1), Z0, K2, Z9 \
+	FMA    (CX)(DI*1), Z0, K2, Z10 \
+	FMA    (DX)(DI*1), Z0, K2, Z11 \
+	FMA    (R8)(DI*1), Z0, K2, Z12 \
+	FMA    (R9)(DI*1), Z0, K2, Z13 \
+	FMA    (R10)(DI*1), Z0, K2, Z14 \
+	FMA    (R11)(DI*1), Z0, K2, Z15 \
+	FMA    (R12)(DI*1), Z0, K2, Z16 \
+	ADDQ   grStride+48(FP), SI \
+	ADDQ   R14, AX \
+	ADDQ   R14, BX \
+	ADDQ   R14, CX \
+	ADDQ   R14, DX \
+	ADDQ   R14, R8 \
+	ADDQ   R14, R9 \
+	ADDQ   R14, R10 \
+	ADDQ   R14, R11 \
+	ADDQ   R14, R12 \
+	DECQ   R13 \
 	JNZ    row \
-	ADD    Z1, Z0, Z0 \
-	ADD    Z3, Z2, Z2 \
-	ADD    Z2, Z0, Z0 \
-	VEXTRACTF64X4 $1, Z0, Y1 \
-	ADD    Y1, Y0, Y0 \
-	VEXTRACTF128  $1, Y0, X1 \
-	ADD    X1, X0, X0
+	MOVQ   dots+0(FP), DI
+
+// HSUMS stores the sum of Z's 16 float32 lanes (Y its low half), halved
+// in turn, at OFF(DI); Y1 and Y2 are clobbered.
+#define HSUMS(Z, Y, OFF) \
+	VEXTRACTF64X4 $1, Z, Y1 \
+	VADDPS        Y1, Y, Y1 \
+	VEXTRACTF128  $1, Y1, X2 \
+	VADDPS        X2, X1, X1 \
+	VMOVHLPS      X1, X1, X2 \
+	VADDPS        X2, X1, X1 \
+	VMOVSHDUP     X1, X2 \
+	VADDSS        X2, X1, X1 \
+	VMOVSS        X1, OFF(DI)
+
+// HSUMD is HSUMS for Z's 8 float64 lanes.
+#define HSUMD(Z, Y, OFF) \
+	VEXTRACTF64X4 $1, Z, Y1 \
+	VADDPD        Y1, Y, Y1 \
+	VEXTRACTF128  $1, Y1, X2 \
+	VADDPD        X2, X1, X1 \
+	VUNPCKHPD     X1, X1, X2 \
+	VADDSD        X2, X1, X1 \
+	VMOVSD        X1, OFF(DI)
 
 // func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
 //
@@ -201,36 +255,41 @@ TEXT ·tapRowsD(SB), NOSPLIT, $0-80
 	VBROADCASTSD bias+72(FP), Z31
 	TAPROWS(3, 8, VBROADCASTSD, VFMADD231PD, VMOVAPD, VMOVUPD)
 
-// func tapDotsS(dots, gr, src *float32, offs *int, ntaps, rows, wo, grStride, srcStep int)
+// func tapDots9S(dots, gr, src *float32, offs *int, rows, wo, grStride, srcStep int)
 //
-// dots[t] = Σ_r Σ_x gr[r·grStride + x]·src[r·srcStep + offs[t] + x] for
-// t < ntaps, r < rows, x < wo; ntaps, rows, wo ≥ 1: row r's blocks of 16
-// (the last one masked) fused into accumulator r mod 4, then the four
-// added ((0+1)+(2+3)) and their lanes halved in turn.
-TEXT ·tapDotsS(SB), NOSPLIT, $0-72
-	TAPDOTS(16, 2, 4, VMOVUPS, VFMADD231PS, VMOVAPS, VADDPS)
-	VMOVHLPS  X0, X0, X1
-	VADDPS    X1, X0, X0
-	VMOVSHDUP X0, X1
-	VADDSS    X1, X0, X0
-	VMOVSS    X0, (DI)(R8*4)
-	INCQ      R8
-	CMPQ      R8, R10
-	JLT       tap
+// dots[k] = Σ_r Σ_x gr[r·grStride + x]·src[r·srcStep + offs[k] + x] for
+// the 9 taps k < 9, r < rows, x < wo; rows, wo ≥ 1. Row by row, each
+// block of 16 of gr (the last one masked) is read once for the 9 taps,
+// each tap fusing it into its own 16 lanes, which are then halved in
+// turn.
+TEXT ·tapDots9S(SB), NOSPLIT, $0-64
+	DOTS9(16, 2, 4, VMOVUPS, VFMADD231PS)
+	HSUMS(Z8, Y8, 0)
+	HSUMS(Z9, Y9, 4)
+	HSUMS(Z10, Y10, 8)
+	HSUMS(Z11, Y11, 12)
+	HSUMS(Z12, Y12, 16)
+	HSUMS(Z13, Y13, 20)
+	HSUMS(Z14, Y14, 24)
+	HSUMS(Z15, Y15, 28)
+	HSUMS(Z16, Y16, 32)
 	VZEROUPPER
 	RET
 
-// func tapDotsD(dots, gr, src *float64, offs *int, ntaps, rows, wo, grStride, srcStep int)
+// func tapDots9D(dots, gr, src *float64, offs *int, rows, wo, grStride, srcStep int)
 //
-// tapDotsS for float64, blocks of 8.
-TEXT ·tapDotsD(SB), NOSPLIT, $0-72
-	TAPDOTS(8, 3, 8, VMOVUPD, VFMADD231PD, VMOVAPD, VADDPD)
-	VUNPCKHPD X0, X0, X1
-	VADDSD    X1, X0, X0
-	VMOVSD    X0, (DI)(R8*8)
-	INCQ      R8
-	CMPQ      R8, R10
-	JLT       tap
+// tapDots9S for float64, blocks of 8.
+TEXT ·tapDots9D(SB), NOSPLIT, $0-64
+	DOTS9(8, 3, 8, VMOVUPD, VFMADD231PD)
+	HSUMD(Z8, Y8, 0)
+	HSUMD(Z9, Y9, 8)
+	HSUMD(Z10, Y10, 16)
+	HSUMD(Z11, Y11, 24)
+	HSUMD(Z12, Y12, 32)
+	HSUMD(Z13, Y13, 40)
+	HSUMD(Z14, Y14, 48)
+	HSUMD(Z15, Y15, 56)
+	HSUMD(Z16, Y16, 64)
 	VZEROUPPER
 	RET
 
