@@ -16,6 +16,12 @@ var directAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)
 
 //go:noescape
+func tapRows3x3S(dst, src, taps *float32, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float32)
+
+//go:noescape
+func tapRows3x3D(dst, src, taps *float64, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float64)
+
+//go:noescape
 func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
 
 //go:noescape
@@ -51,6 +57,20 @@ func tapRows[T Float](dst, src, taps []T, offs []int, rows, wo, dstStride, srcSt
 		return
 	}
 	lanes := 64 / int(unsafe.Sizeof(T(0)))
+	if kernel3x3(offs, srcStep) && (rows+1)*srcStep+offs[2]+wo <= len(src) {
+		cols := [3]int{offs[0], offs[1], offs[2]}
+		for x := 0; x < wo; x += 2 * lanes {
+			m0, m1 := 1<<min(lanes, wo-x)-1, 1<<min(lanes, max(wo-x-lanes, 0))-1
+			if lanes == 16 {
+				tapRows3x3S((*float32)(unsafe.Pointer(&dst[x])), (*float32)(unsafe.Pointer(&src[x])), (*float32)(unsafe.Pointer(&taps[0])),
+					&cols[0], rows, dstStride, srcStep, m0, m1, float32(bias))
+			} else {
+				tapRows3x3D((*float64)(unsafe.Pointer(&dst[x])), (*float64)(unsafe.Pointer(&src[x])), (*float64)(unsafe.Pointer(&taps[0])),
+					&cols[0], rows, dstStride, srcStep, m0, m1, float64(bias))
+			}
+		}
+		return
+	}
 	for x := 0; x < wo; x += lanes {
 		mask := 1<<min(lanes, wo-x) - 1
 		if lanes == 16 {
@@ -61,6 +81,24 @@ func tapRows[T Float](dst, src, taps []T, offs []int, rows, wo, dstStride, srcSt
 				&offs[0], len(taps), rows, dstStride, srcStep, mask, float64(bias))
 		}
 	}
+}
+
+// kernel3x3 reports whether offs are a 3×3 kernel's taps whose rows are
+// srcStep apart, rows in the order of the source rows: offsets
+// c0, c1, c2, then the same plus srcStep, then plus 2·srcStep, with
+// 0 ≤ c0 ≤ c1 ≤ c2.
+func kernel3x3(offs []int, srcStep int) bool {
+	if len(offs) != 9 || offs[0] < 0 || offs[1] < offs[0] || offs[2] < offs[1] {
+		return false
+	}
+	for ki := 1; ki < 3; ki++ {
+		for kj := 0; kj < 3; kj++ {
+			if offs[ki*3+kj] != offs[kj]+ki*srcStep {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // tapDots is tapDotsGo, by the AVX-512 loops where the CPU has them:

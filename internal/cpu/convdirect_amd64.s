@@ -234,6 +234,100 @@ tail: \
 	VADDSD        X2, X1, X1 \
 	VMOVSD        X1, OFF(DI)
 
+// ROWS3X3 is the body of tapRows3x3S and tapRows3x3D, after Z31 is set
+// to the bias, K1 and K2 to the lanes of the two column blocks: element
+// size SZ bytes (SHIFT its log2), broadcast BCAST, fused multiply-add FMA,
+// register move MOVA, loads and stores MOVU. The nine taps sit in
+// Z16–Z24; input row i is read once (three column offsets, two blocks)
+// and fused into output rows i (Z0, Z3), i−1 (Z1, Z4) and i−2 (Z2, Z5),
+// which is then complete: stored, and the accumulators move up a row.
+#define ROWS3X3(SHIFT, SZ, BCAST, FMA, MOVA, MOVU) \
+	MOVQ  taps+16(FP), R8 \
+	BCAST (R8), Z16 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z17 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z18 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z19 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z20 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z21 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z22 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z23 \
+	ADDQ  $SZ, R8 \
+	BCAST (R8), Z24 \
+	MOVQ  src+8(FP), SI \
+	MOVQ  cols+24(FP), DI \
+	MOVQ  0(DI), AX \
+	LEAQ  (SI)(AX*SZ), AX \
+	MOVQ  8(DI), BX \
+	LEAQ  (SI)(BX*SZ), BX \
+	MOVQ  16(DI), CX \
+	LEAQ  (SI)(CX*SZ), CX \
+	MOVQ  dst+0(FP), DI \
+	MOVQ  dstStride+40(FP), R12 \
+	SHLQ  $SHIFT, R12 \
+	MOVQ  srcStep+48(FP), R13 \
+	SHLQ  $SHIFT, R13 \
+	MOVQ  rows+32(FP), R14 \
+	ADDQ  $2, R14 \
+	XORQ  DX, DX \
+	MOVA  Z31, Z0 \
+	MOVA  Z31, Z1 \
+	MOVA  Z31, Z2 \
+	MOVA  Z31, Z3 \
+	MOVA  Z31, Z4 \
+	MOVA  Z31, Z5 \
+inRow: \
+	MOVU.Z (AX), K1, Z6 \
+	MOVU.Z 64(AX), K2, Z7 \
+	FMA    Z6, Z16, Z0 \
+	FMA    Z6, Z19, Z1 \
+	FMA    Z6, Z22, Z2 \
+	FMA    Z7, Z16, Z3 \
+	FMA    Z7, Z19, Z4 \
+	FMA    Z7, Z22, Z5 \
+	MOVU.Z (BX), K1, Z6 \
+	MOVU.Z 64(BX), K2, Z7 \
+	FMA    Z6, Z17, Z0 \
+	FMA    Z6, Z20, Z1 \
+	FMA    Z6, Z23, Z2 \
+	FMA    Z7, Z17, Z3 \
+	FMA    Z7, Z20, Z4 \
+	FMA    Z7, Z23, Z5 \
+	MOVU.Z (CX), K1, Z6 \
+	MOVU.Z 64(CX), K2, Z7 \
+	FMA    Z6, Z18, Z0 \
+	FMA    Z6, Z21, Z1 \
+	FMA    Z6, Z24, Z2 \
+	FMA    Z7, Z18, Z3 \
+	FMA    Z7, Z21, Z4 \
+	FMA    Z7, Z24, Z5 \
+	CMPQ   DX, $2 \
+	JLT    moveUp \
+	MOVU   Z2, K1, (DI) \
+	MOVU   Z5, K2, 64(DI) \
+	ADDQ   R12, DI \
+moveUp: \
+	MOVA   Z1, Z2 \
+	MOVA   Z0, Z1 \
+	MOVA   Z31, Z0 \
+	MOVA   Z4, Z5 \
+	MOVA   Z3, Z4 \
+	MOVA   Z31, Z3 \
+	ADDQ   R13, AX \
+	ADDQ   R13, BX \
+	ADDQ   R13, CX \
+	INCQ   DX \
+	CMPQ   DX, R14 \
+	JLT    inRow \
+	VZEROUPPER \
+	RET
+
 // func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
 //
 // dst[r·dstStride + x] = bias + Σ_t taps[t]·src[r·srcStep + offs[t] + x]
@@ -292,6 +386,32 @@ TEXT ·tapDots9D(SB), NOSPLIT, $0-64
 	HSUMD(Z16, Y16, 64)
 	VZEROUPPER
 	RET
+
+// func tapRows3x3S(dst, src, taps *float32, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float32)
+//
+// tapRowsS for a 3×3 kernel whose rows are srcStep apart, the taps
+// ki·3 + kj at offsets cols[kj] + ki·srcStep, for the two column blocks
+// of 16 from dst and dst + 16 (lanes mask0, mask1): the same sums in the
+// same order, each input row read once for the three output rows it
+// feeds. rows ≥ 1; it reads rows + 2 input rows.
+TEXT ·tapRows3x3S(SB), NOSPLIT, $0-76
+	MOVQ         mask0+56(FP), AX
+	KMOVW        AX, K1
+	MOVQ         mask1+64(FP), AX
+	KMOVW        AX, K2
+	VBROADCASTSS bias+72(FP), Z31
+	ROWS3X3(2, 4, VBROADCASTSS, VFMADD231PS, VMOVAPS, VMOVUPS)
+
+// func tapRows3x3D(dst, src, taps *float64, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float64)
+//
+// tapRows3x3S for float64, blocks of 8.
+TEXT ·tapRows3x3D(SB), NOSPLIT, $0-80
+	MOVQ         mask0+56(FP), AX
+	KMOVW        AX, K1
+	MOVQ         mask1+64(FP), AX
+	KMOVW        AX, K2
+	VBROADCASTSD bias+72(FP), Z31
+	ROWS3X3(3, 8, VBROADCASTSD, VFMADD231PD, VMOVAPD, VMOVUPD)
 
 // func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)
 //
