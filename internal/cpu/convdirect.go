@@ -85,13 +85,13 @@ func padPlanes[T Float](g *ConvGeom, p phased, src, dst []T) {
 
 // directForward is Conv's ConvForward by the direct kernels: out
 // [N, Cout, HO, WO] = x [N, C, H, W] correlated with w (+ bias), the
-// (sample, group) pairs in parallel.
+// (sample, group) pairs in parallel (directItems).
 func directForward[T Float](g *ConvGeom, out, x, w, bias []T) {
 	cig, cog, k := g.C/g.Groups, g.Cout/g.Groups, g.K()
 	p := inputLayout(g)
 	offs := inputOffsets(g, p, cig)
 	hw, l := g.H*g.W, g.L()
-	par.ForWork(g.N*g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
+	directItems(g.N*g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
 		pad := floatScratch[T]().Get(cig * p.plane())
 		defer floatScratch[T]().Put(pad)
 		clear(pad) // the padding, for every padPlanes below
@@ -131,7 +131,7 @@ func directInput[T Float](g *ConvGeom, dx, gr, w []T) {
 	// Spread rows (columns) hit by output rows: ho in [hlo, hhi).
 	hlo, hhi := validCols(offH, g.SH, qh, g.HO)
 	wlo, whi := validCols(offW, g.SW, qw, g.WO)
-	par.ForWork(g.N*g.Groups, g.N*g.C*cog*k*hw, func(lo, hi int) {
+	directItems(g.N*g.Groups, g.N*g.C*cog*k*hw, func(lo, hi int) {
 		spread := floatScratch[T]().Get(cog * qh * qw)
 		defer floatScratch[T]().Put(spread)
 		clear(spread) // the zeros between: each item writes the same elements
@@ -178,7 +178,7 @@ func directWeight[T Float](g *ConvGeom, dw, x, gr []T) {
 	offs := inputOffsets(g, p, cig)
 	hw, l := g.H*g.W, g.L()
 	clear(dw)
-	par.ForWork(g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
+	directItems(g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
 		pad := floatScratch[T]().Get(cig * p.plane())
 		defer floatScratch[T]().Put(pad)
 		clear(pad) // the padding, for every padPlanes below
@@ -197,6 +197,22 @@ func directWeight[T Float](g *ConvGeom, dw, x, gr []T) {
 			}
 		}
 	})
+}
+
+// directItems runs body over the n items of a direct kernel, work
+// elements in all: on the caller's goroutine below par.InlineWork, else in
+// grains (about 32 of them, each at least chanGrain elements) handed out
+// as workers finish, so a descheduled worker does not hold the others up.
+// Each item's arithmetic does not depend on the split.
+func directItems(n, work int, body func(lo, hi int)) {
+	if work < par.InlineWork {
+		if n > 0 {
+			body(0, n)
+		}
+		return
+	}
+	per := max(work/n, 1)
+	par.ForGrains(n, max((n+31)/32, (chanGrain+per-1)/per), body)
 }
 
 // tapRowsGo sets dst[r·dstStride + x] = bias + Σ_t taps[t]·src[r·srcStep +
