@@ -19,8 +19,11 @@ import "github.com/gops-dev/gops/internal/par"
 
 // directMaxChannels is the most input channels a group, and output
 // channels a group, for which Conv runs the direct kernels; wider groups
-// run im2col and the matrix product.
-const directMaxChannels = 4
+// run im2col and the matrix product. On [8, 128, 28, 28], 3×3, the three
+// members together (CPU time, gops' own GEMM) run directly in 1/16 of
+// the time for 1 channel a group, 1/5 for 4, 1/2.6 for 8, 1/1.8 for 16
+// and about the same for 32.
+const directMaxChannels = 8
 
 // directConv reports whether Conv runs the direct kernels for g.
 func directConv(g *ConvGeom) bool {

@@ -13,7 +13,7 @@ import (
 
 // directGeoms are the narrow-group geometries of the direct kernels'
 // tests: odd sizes, width 1, a kernel larger than the input, padding
-// larger than the kernel, strides, dilation, channel multipliers, 2 and 4
+// larger than the kernel, strides, dilation, channel multipliers, 2, 4 and 8
 // input channels a group, one sample, no samples, and sizes large enough
 // for several workers, 8-row groups and masked column blocks.
 func directGeoms(t *testing.T) []ConvGeom {
@@ -34,6 +34,8 @@ func directGeoms(t *testing.T) []ConvGeom {
 		{"multiplier-2", 2, 4, 8, 7, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1},
 		{"two-a-group", 2, 6, 9, 12, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1},
 		{"four-a-group-x2", 2, 8, 11, 10, 4, 2, 3, 3, 1, 2, 1, 1, 1, 1},
+		{"eight-a-group", 2, 16, 9, 19, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1},
+		{"one-to-eight", 2, 2, 10, 17, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1},
 		{"pointwise", 2, 6, 5, 7, 6, 6, 1, 1, 1, 1, 0, 0, 1, 1},
 		{"rect-1x5", 2, 4, 9, 21, 4, 4, 1, 5, 1, 1, 0, 2, 1, 1},
 		{"one-sample", 1, 4, 12, 18, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1},
