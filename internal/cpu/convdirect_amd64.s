@@ -119,6 +119,12 @@ done: \
 	VZEROUPPER \
 	RET
 
+// TAPPTR sets R to the address of src (SI) plus the offset at OFF(DI),
+// in elements of SZ bytes.
+#define TAPPTR(OFF, R, SZ) \
+	MOVQ OFF(DI), R \
+	LEAQ (SI)(R*SZ), R
+
 // DOTS9 is the body of tapDots9S and tapDots9D, elements of SZ bytes
 // (SHIFT its log2), LANES a block: loads MOVU, fused multiply-add FMA. It
 // leaves tap k's sum, 16 (8) lanes, in Z(8+k), and dots in DI.
@@ -140,24 +146,15 @@ done: \
 	SHLQ   $SHIFT, R14 \
 	MOVQ   src+16(FP), SI \
 	MOVQ   offs+24(FP), DI \
-	MOVQ   0(DI), AX \
-	LEAQ   (SI)(AX*SZ), AX \
-	MOVQ   8(DI), BX \
-	LEAQ   (SI)(BX*SZ), BX \
-	MOVQ   16(DI), CX \
-	LEAQ   (SI)(CX*SZ), CX \
-	MOVQ   24(DI), DX \
-	LEAQ   (SI)(DX*SZ), DX \
-	MOVQ   32(DI), R8 \
-	LEAQ   (SI)(R8*SZ), R8 \
-	MOVQ   40(DI), R9 \
-	LEAQ   (SI)(R9*SZ), R9 \
-	MOVQ   48(DI), R10 \
-	LEAQ   (SI)(R10*SZ), R10 \
-	MOVQ   56(DI), R11 \
-	LEAQ   (SI)(R11*SZ), R11 \
-	MOVQ   64(DI), R12 \
-	LEAQ   (SI)(R12*SZ), R12 \
+	TAPPTR(0, AX, SZ) \
+	TAPPTR(8, BX, SZ) \
+	TAPPTR(16, CX, SZ) \
+	TAPPTR(24, DX, SZ) \
+	TAPPTR(32, R8, SZ) \
+	TAPPTR(40, R9, SZ) \
+	TAPPTR(48, R10, SZ) \
+	TAPPTR(56, R11, SZ) \
+	TAPPTR(64, R12, SZ) \
 	MOVQ   gr+8(FP), SI \
 	MOVQ   rows+32(FP), R13 \
 	VPXORQ Z8, Z8, Z8 \
@@ -234,6 +231,19 @@ tail: \
 	VADDSD        X2, X1, X1 \
 	VMOVSD        X1, OFF(DI)
 
+// COL3X3 reads the two column blocks at P (lanes K1, K2) and fuses them
+// with the taps WA, WB, WC of kernel rows 0, 1, 2 into output rows i
+// (Z0, Z3), i−1 (Z1, Z4) and i−2 (Z2, Z5); Z6 and Z7 are clobbered.
+#define COL3X3(MOVU, FMA, P, WA, WB, WC) \
+	MOVU.Z (P), K1, Z6 \
+	MOVU.Z 64(P), K2, Z7 \
+	FMA    Z6, WA, Z0 \
+	FMA    Z6, WB, Z1 \
+	FMA    Z6, WC, Z2 \
+	FMA    Z7, WA, Z3 \
+	FMA    Z7, WB, Z4 \
+	FMA    Z7, WC, Z5
+
 // ROWS3X3 is the body of tapRows3x3S and tapRows3x3D, after Z31 is set
 // to the bias, K1 and K2 to the lanes of the two column blocks: element
 // size SZ bytes (SHIFT its log2), broadcast BCAST, fused multiply-add FMA,
@@ -262,12 +272,9 @@ tail: \
 	BCAST (R8), Z24 \
 	MOVQ  src+8(FP), SI \
 	MOVQ  cols+24(FP), DI \
-	MOVQ  0(DI), AX \
-	LEAQ  (SI)(AX*SZ), AX \
-	MOVQ  8(DI), BX \
-	LEAQ  (SI)(BX*SZ), BX \
-	MOVQ  16(DI), CX \
-	LEAQ  (SI)(CX*SZ), CX \
+	TAPPTR(0, AX, SZ) \
+	TAPPTR(8, BX, SZ) \
+	TAPPTR(16, CX, SZ) \
 	MOVQ  dst+0(FP), DI \
 	MOVQ  dstStride+40(FP), R12 \
 	SHLQ  $SHIFT, R12 \
@@ -283,30 +290,9 @@ tail: \
 	MOVA  Z31, Z4 \
 	MOVA  Z31, Z5 \
 inRow: \
-	MOVU.Z (AX), K1, Z6 \
-	MOVU.Z 64(AX), K2, Z7 \
-	FMA    Z6, Z16, Z0 \
-	FMA    Z6, Z19, Z1 \
-	FMA    Z6, Z22, Z2 \
-	FMA    Z7, Z16, Z3 \
-	FMA    Z7, Z19, Z4 \
-	FMA    Z7, Z22, Z5 \
-	MOVU.Z (BX), K1, Z6 \
-	MOVU.Z 64(BX), K2, Z7 \
-	FMA    Z6, Z17, Z0 \
-	FMA    Z6, Z20, Z1 \
-	FMA    Z6, Z23, Z2 \
-	FMA    Z7, Z17, Z3 \
-	FMA    Z7, Z20, Z4 \
-	FMA    Z7, Z23, Z5 \
-	MOVU.Z (CX), K1, Z6 \
-	MOVU.Z 64(CX), K2, Z7 \
-	FMA    Z6, Z18, Z0 \
-	FMA    Z6, Z21, Z1 \
-	FMA    Z6, Z24, Z2 \
-	FMA    Z7, Z18, Z3 \
-	FMA    Z7, Z21, Z4 \
-	FMA    Z7, Z24, Z5 \
+	COL3X3(MOVU, FMA, AX, Z16, Z19, Z22) \
+	COL3X3(MOVU, FMA, BX, Z17, Z20, Z23) \
+	COL3X3(MOVU, FMA, CX, Z18, Z21, Z24) \
 	CMPQ   DX, $2 \
 	JLT    moveUp \
 	MOVU   Z2, K1, (DI) \
@@ -327,6 +313,19 @@ moveUp: \
 	JLT    inRow \
 	VZEROUPPER \
 	RET
+
+// HSUM9 stores the sums of Z8–Z16 (HSUM: HSUMS or HSUMD) at dots[0..8]
+// (DI), elements of SZ bytes.
+#define HSUM9(HSUM, SZ) \
+	HSUM(Z8, Y8, (0*SZ)) \
+	HSUM(Z9, Y9, (1*SZ)) \
+	HSUM(Z10, Y10, (2*SZ)) \
+	HSUM(Z11, Y11, (3*SZ)) \
+	HSUM(Z12, Y12, (4*SZ)) \
+	HSUM(Z13, Y13, (5*SZ)) \
+	HSUM(Z14, Y14, (6*SZ)) \
+	HSUM(Z15, Y15, (7*SZ)) \
+	HSUM(Z16, Y16, (8*SZ))
 
 // func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
 //
@@ -358,15 +357,7 @@ TEXT ·tapRowsD(SB), NOSPLIT, $0-80
 // turn.
 TEXT ·tapDots9S(SB), NOSPLIT, $0-64
 	DOTS9(16, 2, 4, VMOVUPS, VFMADD231PS)
-	HSUMS(Z8, Y8, 0)
-	HSUMS(Z9, Y9, 4)
-	HSUMS(Z10, Y10, 8)
-	HSUMS(Z11, Y11, 12)
-	HSUMS(Z12, Y12, 16)
-	HSUMS(Z13, Y13, 20)
-	HSUMS(Z14, Y14, 24)
-	HSUMS(Z15, Y15, 28)
-	HSUMS(Z16, Y16, 32)
+	HSUM9(HSUMS, 4)
 	VZEROUPPER
 	RET
 
@@ -375,15 +366,7 @@ TEXT ·tapDots9S(SB), NOSPLIT, $0-64
 // tapDots9S for float64, blocks of 8.
 TEXT ·tapDots9D(SB), NOSPLIT, $0-64
 	DOTS9(8, 3, 8, VMOVUPD, VFMADD231PD)
-	HSUMD(Z8, Y8, 0)
-	HSUMD(Z9, Y9, 8)
-	HSUMD(Z10, Y10, 16)
-	HSUMD(Z11, Y11, 24)
-	HSUMD(Z12, Y12, 32)
-	HSUMD(Z13, Y13, 40)
-	HSUMD(Z14, Y14, 48)
-	HSUMD(Z15, Y15, 56)
-	HSUMD(Z16, Y16, 64)
+	HSUM9(HSUMD, 8)
 	VZEROUPPER
 	RET
 

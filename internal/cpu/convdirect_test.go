@@ -69,11 +69,11 @@ func gemmProduct[T gemm.Float](transA, transB bool, m, n, k int, a []T, lda int,
 	return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }
 
-// directRun runs the three members on g with the direct kernels (Conv),
-// into results first set to 42 so that every element must be written.
-func directRun[T gemm.Float](t *testing.T, g *ConvGeom, x, w, bias, gr []T) (y, dx, dw []T) {
+// runMembers runs the three members on g with conv (Conv or convGEMM)
+// into y, dx and dw.
+func runMembers[T gemm.Float](t *testing.T, conv func(*ConvGeom, ConvMode, Product[T], []T, []T, []T, []T) error, g *ConvGeom,
+	x, w, bias, gr, y, dx, dw []T) {
 	t.Helper()
-	y, dx, dw = fill[T](g.N*g.Cout*g.L(), 42), fill[T](g.N*g.C*g.H*g.W, 42), fill[T](len(w), 42)
 	for _, m := range []struct {
 		mode      ConvMode
 		out, a, b []T
@@ -82,10 +82,18 @@ func directRun[T gemm.Float](t *testing.T, g *ConvGeom, x, w, bias, gr []T) (y, 
 		if m.mode == ConvForward {
 			bs = bias
 		}
-		if err := Conv(g, m.mode, gemmProduct[T], m.out, m.a, m.b, bs); err != nil {
+		if err := conv(g, m.mode, gemmProduct[T], m.out, m.a, m.b, bs); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// directRun runs the three members on g with the direct kernels (Conv),
+// into results first set to 42 so that every element must be written.
+func directRun[T gemm.Float](t *testing.T, g *ConvGeom, x, w, bias, gr []T) (y, dx, dw []T) {
+	t.Helper()
+	y, dx, dw = fill[T](g.N*g.Cout*g.L(), 42), fill[T](g.N*g.C*g.H*g.W, 42), fill[T](len(w), 42)
+	runMembers(t, Conv[T], g, x, w, bias, gr, y, dx, dw)
 	return y, dx, dw
 }
 
@@ -143,18 +151,7 @@ func checkDirect[T gemm.Float](t *testing.T, g *ConvGeom, tol float64) {
 		}
 	}
 	wy, wdx, wdw := make([]T, len(y)), make([]T, len(dx)), make([]T, len(dw))
-	for _, m := range []struct {
-		mode      ConvMode
-		out, a, b []T
-	}{{ConvForward, wy, x, w}, {ConvInput, wdx, gr, w}, {ConvWeight, wdw, x, gr}} {
-		var bs []T
-		if m.mode == ConvForward {
-			bs = bias
-		}
-		if err := convGEMM(g, m.mode, gemmProduct[T], m.out, m.a, m.b, bs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	runMembers(t, convGEMM[T], g, x, w, bias, gr, wy, wdx, wdw)
 	expectNear(t, "forward", y, wy, tol)
 	expectNear(t, "input gradient", dx, wdx, tol)
 	expectNear(t, "weight gradient", dw, wdw, tol)
