@@ -94,20 +94,33 @@ func directForward[T Float](g *ConvGeom, out, x, w, bias []T) {
 	p := inputLayout(g)
 	offs := inputOffsets(g, p, cig)
 	hw, l := g.H*g.W, g.L()
+	// A 3×3 kernel at stride 1 reads a lone input channel in place.
+	image := cig == 1 && g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && directAVX512
 	directItems(g.N*g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
-		pad := floatScratch[T]().Get(cig * p.plane())
-		defer floatScratch[T]().Put(pad)
-		clear(pad) // the padding, for every padPlanes below
+		var pad []T
+		if !image {
+			pad = floatScratch[T]().Get(cig * p.plane())
+			defer floatScratch[T]().Put(pad)
+			clear(pad) // the padding, for every padPlanes below
+		}
 		for item := lo; item < hi; item++ {
 			n, gi := item/g.Groups, item%g.Groups
-			padPlanes(g, p, x[(n*g.C+gi*cig)*hw:][:cig*hw], pad)
+			planes := x[(n*g.C+gi*cig)*hw:][:cig*hw]
+			if !image {
+				padPlanes(g, p, planes, pad)
+			}
 			for j := 0; j < cog; j++ {
 				co := gi*cog + j
 				var b T
 				if bias != nil {
 					b = bias[co]
 				}
-				tapRows(out[(n*g.Cout+co)*l:][:l], pad, w[co*cig*k:][:cig*k], offs, g.HO, g.WO, g.WO, g.SH*p.row(), b)
+				dst, taps := out[(n*g.Cout+co)*l:][:l], w[co*cig*k:][:cig*k]
+				if image {
+					tapRowsImage3x3(dst, planes, taps, g.HO, g.WO, g.H, g.W, g.PH, g.PW, g.DW, b)
+					continue
+				}
+				tapRows(dst, pad, taps, offs, g.HO, g.WO, g.WO, g.SH*p.row(), b)
 			}
 		}
 	})
@@ -134,14 +147,19 @@ func directInput[T Float](g *ConvGeom, dx, gr, w []T) {
 	// Spread rows (columns) hit by output rows: ho in [hlo, hhi).
 	hlo, hhi := validCols(offH, g.SH, qh, g.HO)
 	wlo, whi := validCols(offW, g.SW, qw, g.WO)
+	// A 3×3 kernel at stride 1 reads a lone output channel in place.
+	image := cog == 1 && g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && directAVX512
 	directItems(g.N*g.Groups, g.N*g.C*cog*k*hw, func(lo, hi int) {
-		spread := floatScratch[T]().Get(cog * qh * qw)
-		defer floatScratch[T]().Put(spread)
-		clear(spread) // the zeros between: each item writes the same elements
+		var spread []T
+		if !image {
+			spread = floatScratch[T]().Get(cog * qh * qw)
+			defer floatScratch[T]().Put(spread)
+			clear(spread) // the zeros between: each item writes the same elements
+		}
 		taps := make([]T, cog*k)
 		for item := lo; item < hi; item++ {
 			n, gi := item/g.Groups, item%g.Groups
-			for j := 0; j < cog; j++ {
+			for j := 0; j < cog && !image; j++ {
 				plane := spread[j*qh*qw:][:qh*qw]
 				src := gr[(n*g.Cout+gi*cog+j)*l:][:l]
 				if g.SW == 1 {
@@ -165,7 +183,12 @@ func directInput[T Float](g *ConvGeom, dx, gr, w []T) {
 						taps[j*k+t] = tw[k-1-t] // turned by 180°
 					}
 				}
-				tapRows(dx[(n*g.C+gi*cig+ci)*hw:][:hw], spread, taps, offs, g.H, g.W, g.W, qw, 0)
+				dst := dx[(n*g.C+gi*cig+ci)*hw:][:hw]
+				if image {
+					tapRowsImage3x3(dst, gr[(n*g.Cout+gi)*l:][:l], taps, g.H, g.W, g.HO, g.WO, offH, offW, g.DW, 0)
+					continue
+				}
+				tapRows(dst, spread, taps, offs, g.H, g.W, g.W, qw, 0)
 			}
 		}
 	})
@@ -216,6 +239,27 @@ func directItems(n, work int, body func(lo, hi int)) {
 	}
 	per := max(work/n, 1)
 	par.ForGrains(n, max((n+31)/32, (chanGrain+per-1)/per), body)
+}
+
+// tapRowsImageGo sets dst [rows, wo] = bias + Σ taps[ki·3 + kj]·in(r + ki,
+// x + kj·dw − padLeft), in(i, c) = src[(i − padTop)·w + c] inside the
+// plane src [h, w] and 0 outside, the taps in order (tapRowsImage3x3 by
+// Go loops).
+func tapRowsImageGo[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLeft, dw int, bias T) {
+	for r := 0; r < rows; r++ {
+		out := dst[r*wo:][:wo]
+		for x := range out {
+			acc := bias
+			for t, tap := range taps[:9] {
+				var v T
+				if y, c := r+t/3-padTop, x+t%3*dw-padLeft; y >= 0 && y < h && c >= 0 && c < w {
+					v = src[y*w+c]
+				}
+				acc += tap * v
+			}
+			out[x] = acc
+		}
+	}
 }
 
 // tapRowsGo sets dst[r·dstStride + x] = bias + Σ_t taps[t]·src[r·srcStep +

@@ -16,10 +16,10 @@ var directAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)
 
 //go:noescape
-func tapRows3x3S(dst, src, taps *float32, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float32)
+func tapRows3x3S(dst, src, taps *float32, cols, masks *int, rows, dstStride, srcStep, rowLo, rowHi, srcOff int, bias float32)
 
 //go:noescape
-func tapRows3x3D(dst, src, taps *float64, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float64)
+func tapRows3x3D(dst, src, taps *float64, cols, masks *int, rows, dstStride, srcStep, rowLo, rowHi, srcOff int, bias float64)
 
 //go:noescape
 func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
@@ -60,14 +60,9 @@ func tapRows[T Float](dst, src, taps []T, offs []int, rows, wo, dstStride, srcSt
 	if kernel3x3(offs, srcStep) && (rows+1)*srcStep+offs[2]+wo <= len(src) {
 		cols := [3]int{offs[0], offs[1], offs[2]}
 		for x := 0; x < wo; x += 2 * lanes {
-			m0, m1 := 1<<min(lanes, wo-x)-1, 1<<min(lanes, max(wo-x-lanes, 0))-1
-			if lanes == 16 {
-				tapRows3x3S((*float32)(unsafe.Pointer(&dst[x])), (*float32)(unsafe.Pointer(&src[x])), (*float32)(unsafe.Pointer(&taps[0])),
-					&cols[0], rows, dstStride, srcStep, m0, m1, float32(bias))
-			} else {
-				tapRows3x3D((*float64)(unsafe.Pointer(&dst[x])), (*float64)(unsafe.Pointer(&src[x])), (*float64)(unsafe.Pointer(&taps[0])),
-					&cols[0], rows, dstStride, srcStep, m0, m1, float64(bias))
-			}
+			m0, m1 := laneMask(x, lanes, wo), laneMask(x+lanes, lanes, wo)
+			masks := [8]int{m0, m1, m0, m1, m0, m1, m0, m1}
+			tapRows3x3(dst[x:], &src[x], taps, &cols, &masks, rows, dstStride, srcStep, 0, rows+2, 0, bias)
 		}
 		return
 	}
@@ -80,6 +75,60 @@ func tapRows[T Float](dst, src, taps []T, offs []int, rows, wo, dstStride, srcSt
 			tapRowsD((*float64)(unsafe.Pointer(&dst[x])), (*float64)(unsafe.Pointer(&src[x])), (*float64)(unsafe.Pointer(&taps[0])),
 				&offs[0], len(taps), rows, dstStride, srcStep, mask, float64(bias))
 		}
+	}
+}
+
+// tapRows3x3 calls tapRows3x3S or tapRows3x3D (T's), dst from dst[0].
+func tapRows3x3[T Float](dst []T, src *T, taps []T, cols *[3]int, masks *[8]int, rows, dstStride, srcStep, rowLo, rowHi, srcOff int, bias T) {
+	if unsafe.Sizeof(T(0)) == 4 {
+		tapRows3x3S((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(src)), (*float32)(unsafe.Pointer(&taps[0])),
+			&cols[0], &masks[0], rows, dstStride, srcStep, rowLo, rowHi, srcOff, float32(bias))
+		return
+	}
+	tapRows3x3D((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(src)), (*float64)(unsafe.Pointer(&taps[0])),
+		&cols[0], &masks[0], rows, dstStride, srcStep, rowLo, rowHi, srcOff, float64(bias))
+}
+
+// laneMask is the mask of the lanes x0 + l < n of a block of lanes lanes
+// from column x0 (0 when none).
+func laneMask(x0, lanes, n int) int {
+	return 1<<min(lanes, max(n-x0, 0)) - 1
+}
+
+// spanMask is the mask of the lanes l < lanes whose column x0 + l lies in
+// [lo, hi).
+func spanMask(x0, lanes, lo, hi int) int {
+	a, b := max(lo-x0, 0), min(hi-x0, lanes)
+	if a >= b {
+		return 0
+	}
+	return (1<<b - 1) &^ (1<<a - 1)
+}
+
+// tapRowsImage3x3 sets dst [rows, wo] = bias + the correlation of the plane
+// src [h, w], read as if padded by padTop rows above and padLeft columns
+// on the left with zeros, with the 3×3 kernel taps (columns dw apart, rows
+// one apart, stride 1): output (r, x) reads rows r + ki − padTop, columns
+// x + kj·dw − padLeft. Every output gets tapRows' sums in tapRows' order
+// (the zeros included), without a padded copy; tapRowsImageGo without
+// the AVX-512 loops or when the sizes do not fit them.
+func tapRowsImage3x3[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLeft, dw int, bias T) {
+	if !directAVX512 || len(taps) != 9 || rows < 1 || wo < 1 || h < 1 || w < 1 || rows*wo > len(dst) || h*w > len(src) {
+		tapRowsImageGo(dst, src, taps, rows, wo, h, w, padTop, padLeft, dw, bias)
+		return
+	}
+	lanes := 64 / int(unsafe.Sizeof(T(0)))
+	cols := [3]int{-padLeft, dw - padLeft, 2*dw - padLeft}
+	for x := 0; x < wo; x += 2 * lanes {
+		var masks [8]int
+		for kj, c := range cols {
+			// Output column x + l reads column x + l + c: inside [0, w) and
+			// an output column (< wo).
+			masks[2*kj] = spanMask(x, lanes, max(-c, 0), min(w-c, wo))
+			masks[2*kj+1] = spanMask(x+lanes, lanes, max(-c, 0), min(w-c, wo))
+		}
+		masks[6], masks[7] = laneMask(x, lanes, wo), laneMask(x+lanes, lanes, wo)
+		tapRows3x3(dst[x:], &src[0], taps, &cols, &masks, rows, wo, w, padTop, padTop+h, x-padTop*w, bias)
 	}
 }
 

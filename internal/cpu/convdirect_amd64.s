@@ -231,12 +231,13 @@ tail: \
 	VADDSD        X2, X1, X1 \
 	VMOVSD        X1, OFF(DI)
 
-// COL3X3 reads the two column blocks at P (lanes K1, K2) and fuses them
-// with the taps WA, WB, WC of kernel rows 0, 1, 2 into output rows i
-// (Z0, Z3), i−1 (Z1, Z4) and i−2 (Z2, Z5); Z6 and Z7 are clobbered.
-#define COL3X3(MOVU, FMA, P, WA, WB, WC) \
-	MOVU.Z (P), K1, Z6 \
-	MOVU.Z 64(P), K2, Z7 \
+// COL3X3 reads the two column blocks at P (lanes KA, KB, zeros in the
+// others) and fuses them with the taps WA, WB, WC of kernel rows 0, 1, 2
+// into output rows i (Z0, Z3), i−1 (Z1, Z4) and i−2 (Z2, Z5); Z6 and Z7
+// are clobbered.
+#define COL3X3(MOVU, FMA, P, WA, WB, WC, KA, KB) \
+	MOVU.Z (P), KA, Z6 \
+	MOVU.Z 64(P), KB, Z7 \
 	FMA    Z6, WA, Z0 \
 	FMA    Z6, WB, Z1 \
 	FMA    Z6, WC, Z2 \
@@ -244,13 +245,37 @@ tail: \
 	FMA    Z7, WB, Z4 \
 	FMA    Z7, WC, Z5
 
+// ZERO3X3 is COL3X3 three times over a row of zeros (Z6): the same
+// fused multiply-adds, reading nothing.
+#define ZERO3X3(FMA, MOVA) \
+	VPXORQ Z6, Z6, Z6 \
+	FMA    Z6, Z16, Z0 \
+	FMA    Z6, Z19, Z1 \
+	FMA    Z6, Z22, Z2 \
+	FMA    Z6, Z16, Z3 \
+	FMA    Z6, Z19, Z4 \
+	FMA    Z6, Z22, Z5 \
+	FMA    Z6, Z17, Z0 \
+	FMA    Z6, Z20, Z1 \
+	FMA    Z6, Z23, Z2 \
+	FMA    Z6, Z17, Z3 \
+	FMA    Z6, Z20, Z4 \
+	FMA    Z6, Z23, Z5 \
+	FMA    Z6, Z18, Z0 \
+	FMA    Z6, Z21, Z1 \
+	FMA    Z6, Z24, Z2 \
+	FMA    Z6, Z18, Z3 \
+	FMA    Z6, Z21, Z4 \
+	FMA    Z6, Z24, Z5
+
 // ROWS3X3 is the body of tapRows3x3S and tapRows3x3D, after Z31 is set
-// to the bias, K1 and K2 to the lanes of the two column blocks: element
-// size SZ bytes (SHIFT its log2), broadcast BCAST, fused multiply-add FMA,
-// register move MOVA, loads and stores MOVU. The nine taps sit in
-// Z16–Z24; input row i is read once (three column offsets, two blocks)
-// and fused into output rows i (Z0, Z3), i−1 (Z1, Z4) and i−2 (Z2, Z5),
-// which is then complete: stored, and the accumulators move up a row.
+// to the bias: element size SZ bytes (SHIFT its log2), broadcast BCAST,
+// fused multiply-add FMA, register move MOVA, loads and stores MOVU. The
+// nine taps sit in Z16–Z24, the column masks in K1–K6; input row i is
+// read once (three column offsets, two blocks; zeros outside rows
+// [rowLo, rowHi)) and fused into output rows i (Z0, Z3), i−1 (Z1, Z4)
+// and i−2 (Z2, Z5), which is then complete: stored (lanes masks[6],
+// masks[7]), and the accumulators move up a row.
 #define ROWS3X3(SHIFT, SZ, BCAST, FMA, MOVA, MOVU) \
 	MOVQ  taps+16(FP), R8 \
 	BCAST (R8), Z16 \
@@ -270,17 +295,26 @@ tail: \
 	BCAST (R8), Z23 \
 	ADDQ  $SZ, R8 \
 	BCAST (R8), Z24 \
+	MOVQ  masks+32(FP), R8 \
+	KMOVW 0(R8), K1 \
+	KMOVW 8(R8), K2 \
+	KMOVW 16(R8), K3 \
+	KMOVW 24(R8), K4 \
+	KMOVW 32(R8), K5 \
+	KMOVW 40(R8), K6 \
 	MOVQ  src+8(FP), SI \
+	MOVQ  srcOff+80(FP), R9 \
+	LEAQ  (SI)(R9*SZ), SI \
 	MOVQ  cols+24(FP), DI \
 	TAPPTR(0, AX, SZ) \
 	TAPPTR(8, BX, SZ) \
 	TAPPTR(16, CX, SZ) \
 	MOVQ  dst+0(FP), DI \
-	MOVQ  dstStride+40(FP), R12 \
+	MOVQ  dstStride+48(FP), R12 \
 	SHLQ  $SHIFT, R12 \
-	MOVQ  srcStep+48(FP), R13 \
+	MOVQ  srcStep+56(FP), R13 \
 	SHLQ  $SHIFT, R13 \
-	MOVQ  rows+32(FP), R14 \
+	MOVQ  rows+40(FP), R14 \
 	ADDQ  $2, R14 \
 	XORQ  DX, DX \
 	MOVA  Z31, Z0 \
@@ -290,13 +324,23 @@ tail: \
 	MOVA  Z31, Z4 \
 	MOVA  Z31, Z5 \
 inRow: \
-	COL3X3(MOVU, FMA, AX, Z16, Z19, Z22) \
-	COL3X3(MOVU, FMA, BX, Z17, Z20, Z23) \
-	COL3X3(MOVU, FMA, CX, Z18, Z21, Z24) \
+	CMPQ   DX, rowLo+64(FP) \
+	JLT    zeroRow \
+	CMPQ   DX, rowHi+72(FP) \
+	JGE    zeroRow \
+	COL3X3(MOVU, FMA, AX, Z16, Z19, Z22, K1, K2) \
+	COL3X3(MOVU, FMA, BX, Z17, Z20, Z23, K3, K4) \
+	COL3X3(MOVU, FMA, CX, Z18, Z21, Z24, K5, K6) \
+	JMP    rowDone \
+zeroRow: \
+	ZERO3X3(FMA, MOVA) \
+rowDone: \
 	CMPQ   DX, $2 \
 	JLT    moveUp \
-	MOVU   Z2, K1, (DI) \
-	MOVU   Z5, K2, 64(DI) \
+	KMOVW  48(R8), K7 \
+	MOVU   Z2, K7, (DI) \
+	KMOVW  56(R8), K7 \
+	MOVU   Z5, K7, 64(DI) \
 	ADDQ   R12, DI \
 moveUp: \
 	MOVA   Z1, Z2 \
@@ -370,30 +414,24 @@ TEXT ·tapDots9D(SB), NOSPLIT, $0-64
 	VZEROUPPER
 	RET
 
-// func tapRows3x3S(dst, src, taps *float32, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float32)
+// func tapRows3x3S(dst, src, taps *float32, cols, masks *int, rows, dstStride, srcStep, rowLo, rowHi, srcOff int, bias float32)
 //
-// tapRowsS for a 3×3 kernel whose rows are srcStep apart, the taps
-// ki·3 + kj at offsets cols[kj] + ki·srcStep, for the two column blocks
-// of 16 from dst and dst + 16 (lanes mask0, mask1): the same sums in the
-// same order, each input row read once for the three output rows it
-// feeds. rows ≥ 1; it reads rows + 2 input rows.
-TEXT ·tapRows3x3S(SB), NOSPLIT, $0-76
-	MOVQ         mask0+56(FP), AX
-	KMOVW        AX, K1
-	MOVQ         mask1+64(FP), AX
-	KMOVW        AX, K2
-	VBROADCASTSS bias+72(FP), Z31
+// dst[r·dstStride + x] = bias + Σ_t taps[t]·in(r + ki, cols[kj] + x),
+// t = ki·3 + kj, for r < rows and x < 32 in masks[6] (x < 16) and
+// masks[7] (16 ≤ x < 32), where in(i, c) is src[srcOff + i·srcStep + c]
+// for rowLo ≤ i < rowHi and c in the column masks of kj (masks[2kj]
+// for c − cols[kj] < 16, masks[2kj+1] above), 0 otherwise: the taps in
+// order, as tapRowsS, each input row read once for the three output rows
+// it feeds. rows ≥ 1; it reads input rows [0, rows + 2).
+TEXT ·tapRows3x3S(SB), NOSPLIT, $0-92
+	VBROADCASTSS bias+88(FP), Z31
 	ROWS3X3(2, 4, VBROADCASTSS, VFMADD231PS, VMOVAPS, VMOVUPS)
 
-// func tapRows3x3D(dst, src, taps *float64, cols *int, rows, dstStride, srcStep, mask0, mask1 int, bias float64)
+// func tapRows3x3D(dst, src, taps *float64, cols, masks *int, rows, dstStride, srcStep, rowLo, rowHi, srcOff int, bias float64)
 //
 // tapRows3x3S for float64, blocks of 8.
-TEXT ·tapRows3x3D(SB), NOSPLIT, $0-80
-	MOVQ         mask0+56(FP), AX
-	KMOVW        AX, K1
-	MOVQ         mask1+64(FP), AX
-	KMOVW        AX, K2
-	VBROADCASTSD bias+72(FP), Z31
+TEXT ·tapRows3x3D(SB), NOSPLIT, $0-96
+	VBROADCASTSD bias+88(FP), Z31
 	ROWS3X3(3, 8, VBROADCASTSD, VFMADD231PD, VMOVAPD, VMOVUPD)
 
 // func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)

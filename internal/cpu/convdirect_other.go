@@ -19,3 +19,7 @@ func tapDots[T Float](dots, gr, src []T, offs []int, rows, wo, grStride, srcStep
 func copyRows[T Float](dst, src []T, rows, w, dstStride, srcStride int) {
 	copyRowsGo(dst, src, rows, w, dstStride, srcStride)
 }
+
+func tapRowsImage3x3[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLeft, dw int, bias T) {
+	tapRowsImageGo(dst, src, taps, rows, wo, h, w, padTop, padLeft, dw, bias)
+}

@@ -30,6 +30,8 @@ func directGeoms(t *testing.T) []ConvGeom {
 		{"stride-2", 2, 4, 9, 11, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1},
 		{"stride-3x2", 2, 4, 13, 20, 4, 4, 3, 3, 3, 2, 1, 0, 1, 1},
 		{"dilation-2", 2, 3, 10, 9, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2},
+		{"3x3-padding-3", 2, 3, 5, 6, 3, 3, 3, 3, 1, 1, 3, 3, 1, 1},
+		{"3x3-column-dilation-2", 2, 3, 9, 20, 3, 3, 3, 3, 1, 1, 0, 2, 1, 2},
 		{"dilation-stride", 2, 3, 17, 19, 3, 3, 3, 3, 2, 2, 2, 1, 2, 3},
 		{"multiplier-2", 2, 4, 8, 7, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1},
 		{"two-a-group", 2, 6, 9, 12, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1},
@@ -217,6 +219,47 @@ func TestChannelSum(t *testing.T) {
 			if !slices.Equal(bitsOf(got), bitsOf(want)) {
 				t.Fatalf("%v, GOMAXPROCS=%d: %v, want %v", s, p, got, want)
 			}
+		}
+	}
+}
+
+// TestTapRowsImage3x3 checks that the 3×3 kernel reading the input plane
+// in place gives, bit for bit, the values of tapRows on the padded copy
+// (the same sums in the same order), over paddings (negative ones too,
+// as the input gradient's), column dilations and widths around the
+// column blocks.
+func TestTapRowsImage3x3(t *testing.T) {
+	if !directAVX512 {
+		t.Skip("no AVX-512 loops")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct{ h, w, pt, pl, dw int }{
+		{1, 1, 1, 1, 1}, {5, 7, 1, 1, 1}, {28, 28, 1, 1, 1}, {9, 33, 0, 2, 2}, {6, 17, 3, 3, 1}, {12, 40, -1, -1, 1}, {3, 70, 2, 0, 3},
+	} {
+		g := ConvGeom{N: 1, C: 1, H: c.h, W: c.w, Cout: 1, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: max(c.pt, 0), PW: max(c.pl, 0), DH: 1, DW: c.dw}
+		rows, wo := c.h+2*c.pt-2, c.w+2*c.pl-2*c.dw
+		if rows < 1 || wo < 1 {
+			t.Fatalf("%+v: no output", c)
+		}
+		src := randNormal[float32](r, c.h*c.w)
+		taps, bias := randNormal[float32](r, 9), float32(r.NormFloat64())
+		got := fill[float32](rows*wo, 42)
+		tapRowsImage3x3(got, src, taps, rows, wo, c.h, c.w, c.pt, c.pl, c.dw, bias)
+		// The padded copy, by (pt, pl) or cropped where they are negative.
+		p := phased{rows: c.h + 2*c.pt, stride: 1, width: c.w + 2*c.pl}
+		pad := make([]float32, p.plane())
+		for y := range c.h {
+			for x := range c.w {
+				if py, px := y+c.pt, x+c.pl; py >= 0 && py < p.rows && px >= 0 && px < p.width {
+					pad[py*p.width+px] = src[y*c.w+x]
+				}
+			}
+		}
+		offs := inputOffsets(&g, p, 1)
+		want := fill[float32](rows*wo, 42)
+		tapRows(want, pad, taps, offs, rows, wo, wo, p.width, bias)
+		if !slices.Equal(bitsOf(got), bitsOf(want)) {
+			t.Fatalf("%+v: in place %v, padded %v", c, got, want)
 		}
 	}
 }
