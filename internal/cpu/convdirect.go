@@ -25,6 +25,11 @@ import "github.com/gops-dev/gops/internal/par"
 // and about the same for 32.
 const directMaxChannels = 8
 
+// Direct reports whether Conv runs the direct kernels for g (groups of at
+// most 8 input and 8 output channels, depthwise among them); they write
+// every element of every member's result, ConvInput's too.
+func (g *ConvGeom) Direct() bool { return directConv(g) }
+
 // directConv reports whether Conv runs the direct kernels for g.
 func directConv(g *ConvGeom) bool {
 	return g.Groups > 0 && g.C > 0 && g.C/g.Groups <= directMaxChannels && g.Cout/g.Groups <= directMaxChannels
