@@ -149,9 +149,10 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 // ChannelSum writes s[c] = Σ over n and l of x[n, c, l] for x
 // [N, C, L] (a bias gradient), in the order n, then l. Each sum is one
 // chain of additions; eight channels go side by side, eight independent
-// chains (an addition's latency covered), each in that order.
+// chains (an addition's latency covered), each in that order. Workers
+// take grains of whole blocks of eight channels (directItems' way).
 func ChannelSum[T Float](x, s []T, n, c, l int) {
-	par.ForWork(c, n*c*l, func(lo, hi int) {
+	sum := func(lo, hi int) {
 		ci := lo
 		for ; ci+8 <= hi; ci += 8 {
 			var a0, a1, a2, a3, a4, a5, a6, a7 T
@@ -182,7 +183,12 @@ func ChannelSum[T Float](x, s []T, n, c, l int) {
 			}
 			s[ci] = acc
 		}
-	})
+	}
+	if n*c*l < par.InlineWork {
+		sum(0, c)
+		return
+	}
+	par.ForGrains(c, 8*max((chanGrain+8*n*l-1)/(8*n*l), 1), sum)
 }
 
 // ChannelBroadcast writes x[n, c, l] = s[c] for x [N, C, L] (ChannelSum's
