@@ -15,7 +15,10 @@ import "github.com/gops-dev/gops/internal/par"
 // tap reads consecutive elements of one phase even when SW > 1; the
 // input's gradient reads the output gradient spread onto the input's grid
 // (rows offH + ho·SH, columns offW + wo·SW, zeros between) and correlates
-// it with the kernel turned by 180°.
+// it with the kernel turned by 180°. A 3×3 kernel at stride 1 on one
+// channel a group (the depthwise case) reads the planes in place instead
+// (tapRowsImage3x3, on amd64 with AVX-512): masked lanes and rows stand
+// for the padding, the same sums in the same order.
 
 // directMaxChannels is the most input channels a group, and output
 // channels a group, for which Conv runs the direct kernels; wider groups
