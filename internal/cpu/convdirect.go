@@ -212,17 +212,29 @@ func directWeight[T Float](g *ConvGeom, dw, x, gr []T) {
 	offs := inputOffsets(g, p, cig)
 	hw, l := g.H*g.W, g.L()
 	clear(dw)
+	// A 3×3 kernel at stride 1 reads a lone input channel in place.
+	image := cig == 1 && g.KH == 3 && g.KW == 3 && g.SH == 1 && g.SW == 1 && g.DH == 1 && directAVX512
 	directItems(g.Groups, g.N*g.Cout*cig*k*l, func(lo, hi int) {
-		pad := floatScratch[T]().Get(cig * p.plane())
-		defer floatScratch[T]().Put(pad)
-		clear(pad) // the padding, for every padPlanes below
+		var pad []T
+		if !image {
+			pad = floatScratch[T]().Get(cig * p.plane())
+			defer floatScratch[T]().Put(pad)
+			clear(pad) // the padding, for every padPlanes below
+		}
 		dots := make([]T, cig*k)
 		for gi := lo; gi < hi; gi++ {
 			for n := 0; n < g.N; n++ {
-				padPlanes(g, p, x[(n*g.C+gi*cig)*hw:][:cig*hw], pad)
+				planes := x[(n*g.C+gi*cig)*hw:][:cig*hw]
+				if !image {
+					padPlanes(g, p, planes, pad)
+				}
 				for j := 0; j < cog; j++ {
 					co := gi*cog + j
-					tapDots(dots, gr[(n*g.Cout+co)*l:][:l], pad, offs, g.HO, g.WO, g.WO, g.SH*p.row())
+					if image {
+						tapDotsImage3x3(dots, gr[(n*g.Cout+co)*l:][:l], planes, g.HO, g.WO, g.H, g.W, g.PH, g.PW, g.DW)
+					} else {
+						tapDots(dots, gr[(n*g.Cout+co)*l:][:l], pad, offs, g.HO, g.WO, g.WO, g.SH*p.row())
+					}
 					acc := dw[co*cig*k:][:cig*k]
 					for t, d := range dots {
 						acc[t] += d
@@ -267,6 +279,28 @@ func tapRowsImageGo[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLeft
 			}
 			out[x] = acc
 		}
+	}
+}
+
+// tapDotsImageGo sets dots[ki·3 + kj] = Σ_r Σ_x gr[r·wo + x]·in(r + ki −
+// padTop, x + kj·dw − padLeft), in(y, c) = src[y·w + c] inside the plane
+// src [h, w] and 0 outside (tapDotsImage3x3 by Go loops), in the order r,
+// x.
+func tapDotsImageGo[T Float](dots, gr, src []T, rows, wo, h, w, padTop, padLeft, dw int) {
+	for t := range dots[:9] {
+		var acc T
+		for r := 0; r < rows; r++ {
+			y := r + t/3 - padTop
+			if y < 0 || y >= h {
+				continue
+			}
+			for x, v := range gr[r*wo:][:wo] {
+				if c := x + t%3*dw - padLeft; c >= 0 && c < w {
+					acc += v * src[y*w+c]
+				}
+			}
+		}
+		dots[t] = acc
 	}
 }
 

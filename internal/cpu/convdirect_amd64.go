@@ -28,6 +28,12 @@ func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcSte
 func tapRowsD(dst, src, taps *float64, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float64)
 
 //go:noescape
+func tapDots3x3S(dots, gr, src *float32, offs, masks *int, rows, grStride, srcStep, rowLo, rowHi int)
+
+//go:noescape
+func tapDots3x3D(dots, gr, src *float64, offs, masks *int, rows, grStride, srcStep, rowLo, rowHi int)
+
+//go:noescape
 func tapDots9S(dots, gr, src *float32, offs *int, rows, wo, grStride, srcStep int)
 
 //go:noescape
@@ -129,6 +135,49 @@ func tapRowsImage3x3[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLef
 		}
 		masks[6], masks[7] = laneMask(x, lanes, wo), laneMask(x+lanes, lanes, wo)
 		tapRows3x3(dst[x:], &src[0], taps, &cols, &masks, rows, wo, w, padTop, padTop+h, x-padTop*w, bias)
+	}
+}
+
+// tapDotsImage3x3 sets dots[ki·3 + kj] = Σ_r Σ_x gr[r·wo + x]·in(r + ki,
+// x + kj·dw − padLeft) for the gradient gr [rows, wo], in reading the
+// plane src [h, w] as if padded by padTop rows and padLeft columns with
+// zeros (the weight gradient's taps of a 3×3 kernel at stride 1, without
+// a padded copy): each lane sums its rows in order, column blocks of 32
+// one after another. tapDotsImageGo without the AVX-512 loops or when
+// the sizes do not fit them.
+func tapDotsImage3x3[T Float](dots, gr, src []T, rows, wo, h, w, padTop, padLeft, dw int) {
+	if !directAVX512 || len(dots) != 9 || rows < 1 || wo < 1 || h < 1 || w < 1 || rows*wo > len(gr) || h*w > len(src) {
+		tapDotsImageGo(dots, gr, src, rows, wo, h, w, padTop, padLeft, dw)
+		return
+	}
+	lanes := 64 / int(unsafe.Sizeof(T(0)))
+	var part [9]T
+	for x := 0; x < wo; x += 2 * lanes {
+		var masks [8]int
+		var offs [9]int
+		for kj := range 3 {
+			c := kj*dw - padLeft
+			masks[2*kj] = spanMask(x, lanes, max(-c, 0), min(w-c, wo))
+			masks[2*kj+1] = spanMask(x+lanes, lanes, max(-c, 0), min(w-c, wo))
+			for ki := range 3 {
+				offs[ki*3+kj] = (ki-padTop)*w + c + x
+			}
+		}
+		masks[6], masks[7] = laneMask(x, lanes, wo), laneMask(x+lanes, lanes, wo)
+		if lanes == 16 {
+			tapDots3x3S((*float32)(unsafe.Pointer(&part[0])), (*float32)(unsafe.Pointer(&gr[x])), (*float32)(unsafe.Pointer(&src[0])),
+				&offs[0], &masks[0], rows, wo, w, padTop, padTop+h)
+		} else {
+			tapDots3x3D((*float64)(unsafe.Pointer(&part[0])), (*float64)(unsafe.Pointer(&gr[x])), (*float64)(unsafe.Pointer(&src[0])),
+				&offs[0], &masks[0], rows, wo, w, padTop, padTop+h)
+		}
+		for t, v := range part {
+			if x == 0 {
+				dots[t] = v
+			} else {
+				dots[t] += v
+			}
+		}
 	}
 }
 

@@ -371,6 +371,86 @@ moveUp: \
 	HSUM(Z15, Y15, (7*SZ)) \
 	HSUM(Z16, Y16, (8*SZ))
 
+// DOTROW3 fuses the gradient blocks Z0, Z1 with kernel row KI's three
+// taps (pointers PA, PB, PC; column masks K1–K6) into ZA, ZB, ZC, when
+// input row DX + KI lies in [rowLo, rowHi) (else it jumps to its label
+// SKIP, adding nothing); DI is clobbered.
+#define DOTROW3(FMA, KI, PA, PB, PC, ZA, ZB, ZC, SKIP) \
+	LEAQ KI(DX), DI \
+	CMPQ DI, rowLo+64(FP) \
+	JLT  SKIP \
+	CMPQ DI, rowHi+72(FP) \
+	JGE  SKIP \
+	FMA  (PA), Z0, K1, ZA \
+	FMA  64(PA), Z1, K2, ZA \
+	FMA  (PB), Z0, K3, ZB \
+	FMA  64(PB), Z1, K4, ZB \
+	FMA  (PC), Z0, K5, ZC \
+	FMA  64(PC), Z1, K6, ZC \
+SKIP:
+
+// DOTS3X3 is the body of tapDots3x3S and tapDots3x3D, elements of SZ
+// bytes (SHIFT its log2): loads MOVU, fused multiply-add FMA. It leaves
+// tap k's sum, 16 (8) lanes, in Z(8+k), and dots in DI.
+#define DOTS3X3(SHIFT, SZ, MOVU, FMA) \
+	MOVQ   masks+32(FP), DI \
+	KMOVW  0(DI), K1 \
+	KMOVW  8(DI), K2 \
+	KMOVW  16(DI), K3 \
+	KMOVW  24(DI), K4 \
+	KMOVW  32(DI), K5 \
+	KMOVW  40(DI), K6 \
+	MOVQ   grStride+48(FP), R14 \
+	SHLQ   $SHIFT, R14 \
+	MOVQ   R14, grStride+48(FP) \
+	MOVQ   srcStep+56(FP), R14 \
+	SHLQ   $SHIFT, R14 \
+	MOVQ   src+16(FP), SI \
+	MOVQ   offs+24(FP), DI \
+	TAPPTR(0, AX, SZ) \
+	TAPPTR(8, BX, SZ) \
+	TAPPTR(16, CX, SZ) \
+	TAPPTR(24, R8, SZ) \
+	TAPPTR(32, R9, SZ) \
+	TAPPTR(40, R10, SZ) \
+	TAPPTR(48, R11, SZ) \
+	TAPPTR(56, R12, SZ) \
+	TAPPTR(64, R13, SZ) \
+	MOVQ   gr+8(FP), SI \
+	XORQ   DX, DX \
+	VPXORQ Z8, Z8, Z8 \
+	VPXORQ Z9, Z9, Z9 \
+	VPXORQ Z10, Z10, Z10 \
+	VPXORQ Z11, Z11, Z11 \
+	VPXORQ Z12, Z12, Z12 \
+	VPXORQ Z13, Z13, Z13 \
+	VPXORQ Z14, Z14, Z14 \
+	VPXORQ Z15, Z15, Z15 \
+	VPXORQ Z16, Z16, Z16 \
+row: \
+	MOVQ   masks+32(FP), DI \
+	KMOVW  48(DI), K7 \
+	MOVU.Z (SI), K7, Z0 \
+	KMOVW  56(DI), K7 \
+	MOVU.Z 64(SI), K7, Z1 \
+	DOTROW3(FMA, 0, AX, BX, CX, Z8, Z9, Z10, skip0) \
+	DOTROW3(FMA, 1, R8, R9, R10, Z11, Z12, Z13, skip1) \
+	DOTROW3(FMA, 2, R11, R12, R13, Z14, Z15, Z16, skip2) \
+	ADDQ   grStride+48(FP), SI \
+	ADDQ   R14, AX \
+	ADDQ   R14, BX \
+	ADDQ   R14, CX \
+	ADDQ   R14, R8 \
+	ADDQ   R14, R9 \
+	ADDQ   R14, R10 \
+	ADDQ   R14, R11 \
+	ADDQ   R14, R12 \
+	ADDQ   R14, R13 \
+	INCQ   DX \
+	CMPQ   DX, rows+40(FP) \
+	JLT    row \
+	MOVQ   dots+0(FP), DI
+
 // func tapRowsS(dst, src, taps *float32, offs *int, ntaps, rows, dstStride, srcStep, mask int, bias float32)
 //
 // dst[r·dstStride + x] = bias + Σ_t taps[t]·src[r·srcStep + offs[t] + x]
@@ -433,6 +513,28 @@ TEXT ·tapRows3x3S(SB), NOSPLIT, $0-92
 TEXT ·tapRows3x3D(SB), NOSPLIT, $0-96
 	VBROADCASTSD bias+88(FP), Z31
 	ROWS3X3(3, 8, VBROADCASTSD, VFMADD231PD, VMOVAPD, VMOVUPD)
+
+// func tapDots3x3S(dots, gr, src *float32, offs, masks *int, rows, grStride, srcStep, rowLo, rowHi int)
+//
+// dots[t] = Σ_r Σ_x gr[r·grStride + x]·src[r·srcStep + offs[t] + x] for
+// the 3×3 kernel's taps t = ki·3 + kj, r < rows and the x < 32 in the
+// column masks of kj (masks[2kj] for x < 16, masks[2kj+1] above), rows
+// r + ki in [rowLo, rowHi) only; gr's blocks read in masks[6], masks[7].
+// Each lane sums its rows in order; the lanes are then halved in turn.
+TEXT ·tapDots3x3S(SB), NOSPLIT, $0-80
+	DOTS3X3(2, 4, VMOVUPS, VFMADD231PS)
+	HSUM9(HSUMS, 4)
+	VZEROUPPER
+	RET
+
+// func tapDots3x3D(dots, gr, src *float64, offs, masks *int, rows, grStride, srcStep, rowLo, rowHi int)
+//
+// tapDots3x3S for float64, blocks of 8.
+TEXT ·tapDots3x3D(SB), NOSPLIT, $0-80
+	DOTS3X3(3, 8, VMOVUPD, VFMADD231PD)
+	HSUM9(HSUMD, 8)
+	VZEROUPPER
+	RET
 
 // func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)
 //

@@ -23,3 +23,7 @@ func copyRows[T Float](dst, src []T, rows, w, dstStride, srcStride int) {
 func tapRowsImage3x3[T Float](dst, src, taps []T, rows, wo, h, w, padTop, padLeft, dw int, bias T) {
 	tapRowsImageGo(dst, src, taps, rows, wo, h, w, padTop, padLeft, dw, bias)
 }
+
+func tapDotsImage3x3[T Float](dots, gr, src []T, rows, wo, h, w, padTop, padLeft, dw int) {
+	tapDotsImageGo(dots, gr, src, rows, wo, h, w, padTop, padLeft, dw)
+}

@@ -229,6 +229,9 @@ func TestChannelSum(t *testing.T) {
 // as the input gradient's), column dilations and widths around the
 // column blocks; and its Go loops (tapRowsImageGo) within 1e-6 of the
 // largest |value| (the compiler may fuse their products differently).
+// The weight gradient's in-place taps (tapDotsImage3x3, tapDotsImageGo)
+// must match tapDots on the padded copy within 1e-5 of the largest |dot|
+// (sums of up to 2800 products, in another order).
 func TestTapRowsImage3x3(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct{ h, w, pt, pl, dw int }{
@@ -261,5 +264,14 @@ func TestTapRowsImage3x3(t *testing.T) {
 			t.Fatalf("%+v: in place %v, padded %v", c, got, want)
 		}
 		expectNear(t, fmt.Sprintf("%+v: Go loops", c), gotGo, want, 1e-6)
+		// The weight gradient's taps in place, assembly and Go loops,
+		// against tapDots on the padded copy.
+		gr := randNormal[float32](r, rows*wo)
+		dots, dotsGo, wantDots := make([]float32, 9), make([]float32, 9), make([]float32, 9)
+		tapDotsImage3x3(dots, gr, src, rows, wo, c.h, c.w, c.pt, c.pl, c.dw)
+		tapDotsImageGo(dotsGo, gr, src, rows, wo, c.h, c.w, c.pt, c.pl, c.dw)
+		tapDots(wantDots, gr, pad, offs, rows, wo, wo, p.width)
+		expectNear(t, fmt.Sprintf("%+v: weight taps", c), dots, wantDots, 1e-5)
+		expectNear(t, fmt.Sprintf("%+v: weight taps, Go loops", c), dotsGo, wantDots, 1e-5)
 	}
 }
