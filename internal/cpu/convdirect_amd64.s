@@ -119,11 +119,68 @@ done: \
 	VZEROUPPER \
 	RET
 
+// COLMASKS points R at masks (masks+32(FP)) and loads its first six, the
+// three kernel columns' lanes of two column blocks, into K1–K6.
+#define COLMASKS(R) \
+	MOVQ  masks+32(FP), R \
+	KMOVW 0(R), K1 \
+	KMOVW 8(R), K2 \
+	KMOVW 16(R), K3 \
+	KMOVW 24(R), K4 \
+	KMOVW 32(R), K5 \
+	KMOVW 40(R), K6
+
 // TAPPTR sets R to the address of src (SI) plus the offset at OFF(DI),
 // in elements of SZ bytes.
 #define TAPPTR(OFF, R, SZ) \
 	MOVQ OFF(DI), R \
 	LEAQ (SI)(R*SZ), R
+
+// DOTSETUP turns grStride (in place) and srcStep (into R14) from elements
+// of SZ bytes (SHIFT its log2) into bytes, points AX, BX, CX, DX, R8–R12
+// at src (src+16(FP)) plus the nine offsets at offs (offs+24(FP)), SI at
+// gr, and clears the nine tap sums Z8–Z16.
+#define DOTSETUP(SHIFT, SZ) \
+	MOVQ   grStride+48(FP), R14 \
+	SHLQ   $SHIFT, R14 \
+	MOVQ   R14, grStride+48(FP) \
+	MOVQ   srcStep+56(FP), R14 \
+	SHLQ   $SHIFT, R14 \
+	MOVQ   src+16(FP), SI \
+	MOVQ   offs+24(FP), DI \
+	TAPPTR(0, AX, SZ) \
+	TAPPTR(8, BX, SZ) \
+	TAPPTR(16, CX, SZ) \
+	TAPPTR(24, DX, SZ) \
+	TAPPTR(32, R8, SZ) \
+	TAPPTR(40, R9, SZ) \
+	TAPPTR(48, R10, SZ) \
+	TAPPTR(56, R11, SZ) \
+	TAPPTR(64, R12, SZ) \
+	MOVQ   gr+8(FP), SI \
+	VPXORQ Z8, Z8, Z8 \
+	VPXORQ Z9, Z9, Z9 \
+	VPXORQ Z10, Z10, Z10 \
+	VPXORQ Z11, Z11, Z11 \
+	VPXORQ Z12, Z12, Z12 \
+	VPXORQ Z13, Z13, Z13 \
+	VPXORQ Z14, Z14, Z14 \
+	VPXORQ Z15, Z15, Z15 \
+	VPXORQ Z16, Z16, Z16
+
+// DOTSTEP moves SI a gradient row on (grStride+48(FP), in bytes) and the
+// nine tap pointers a source row (R14 bytes).
+#define DOTSTEP \
+	ADDQ grStride+48(FP), SI \
+	ADDQ R14, AX \
+	ADDQ R14, BX \
+	ADDQ R14, CX \
+	ADDQ R14, DX \
+	ADDQ R14, R8 \
+	ADDQ R14, R9 \
+	ADDQ R14, R10 \
+	ADDQ R14, R11 \
+	ADDQ R14, R12
 
 // DOTS9 is the body of tapDots9S and tapDots9D, elements of SZ bytes
 // (SHIFT its log2), LANES a block: loads MOVU, fused multiply-add FMA. It
@@ -139,33 +196,8 @@ done: \
 	SHRQ   $(6-SHIFT), DI \
 	SHLQ   $6, DI \
 	MOVQ   DI, wo+40(FP) \
-	MOVQ   grStride+48(FP), R13 \
-	SHLQ   $SHIFT, R13 \
-	MOVQ   R13, grStride+48(FP) \
-	MOVQ   srcStep+56(FP), R14 \
-	SHLQ   $SHIFT, R14 \
-	MOVQ   src+16(FP), SI \
-	MOVQ   offs+24(FP), DI \
-	TAPPTR(0, AX, SZ) \
-	TAPPTR(8, BX, SZ) \
-	TAPPTR(16, CX, SZ) \
-	TAPPTR(24, DX, SZ) \
-	TAPPTR(32, R8, SZ) \
-	TAPPTR(40, R9, SZ) \
-	TAPPTR(48, R10, SZ) \
-	TAPPTR(56, R11, SZ) \
-	TAPPTR(64, R12, SZ) \
-	MOVQ   gr+8(FP), SI \
+	DOTSETUP(SHIFT, SZ) \
 	MOVQ   rows+32(FP), R13 \
-	VPXORQ Z8, Z8, Z8 \
-	VPXORQ Z9, Z9, Z9 \
-	VPXORQ Z10, Z10, Z10 \
-	VPXORQ Z11, Z11, Z11 \
-	VPXORQ Z12, Z12, Z12 \
-	VPXORQ Z13, Z13, Z13 \
-	VPXORQ Z14, Z14, Z14 \
-	VPXORQ Z15, Z15, Z15 \
-	VPXORQ Z16, Z16, Z16 \
 row: \
 	XORQ DI, DI \
 block: \
@@ -194,16 +226,7 @@ tail: \
 	FMA    (R10)(DI*1), Z0, K2, Z14 \
 	FMA    (R11)(DI*1), Z0, K2, Z15 \
 	FMA    (R12)(DI*1), Z0, K2, Z16 \
-	ADDQ   grStride+48(FP), SI \
-	ADDQ   R14, AX \
-	ADDQ   R14, BX \
-	ADDQ   R14, CX \
-	ADDQ   R14, DX \
-	ADDQ   R14, R8 \
-	ADDQ   R14, R9 \
-	ADDQ   R14, R10 \
-	ADDQ   R14, R11 \
-	ADDQ   R14, R12 \
+	DOTSTEP \
 	DECQ   R13 \
 	JNZ    row \
 	MOVQ   dots+0(FP), DI
@@ -295,13 +318,7 @@ tail: \
 	BCAST (R8), Z23 \
 	ADDQ  $SZ, R8 \
 	BCAST (R8), Z24 \
-	MOVQ  masks+32(FP), R8 \
-	KMOVW 0(R8), K1 \
-	KMOVW 8(R8), K2 \
-	KMOVW 16(R8), K3 \
-	KMOVW 24(R8), K4 \
-	KMOVW 32(R8), K5 \
-	KMOVW 40(R8), K6 \
+	COLMASKS(R8) \
 	MOVQ  src+8(FP), SI \
 	MOVQ  srcOff+80(FP), R9 \
 	LEAQ  (SI)(R9*SZ), SI \
@@ -373,10 +390,10 @@ moveUp: \
 
 // DOTROW3 fuses the gradient blocks Z0, Z1 with kernel row KI's three
 // taps (pointers PA, PB, PC; column masks K1–K6) into ZA, ZB, ZC, when
-// input row DX + KI lies in [rowLo, rowHi) (else it jumps to its label
+// input row R13 + KI lies in [rowLo, rowHi) (else it jumps to its label
 // SKIP, adding nothing); DI is clobbered.
 #define DOTROW3(FMA, KI, PA, PB, PC, ZA, ZB, ZC, SKIP) \
-	LEAQ KI(DX), DI \
+	LEAQ KI(R13), DI \
 	CMPQ DI, rowLo+64(FP) \
 	JLT  SKIP \
 	CMPQ DI, rowHi+72(FP) \
@@ -393,40 +410,9 @@ SKIP:
 // bytes (SHIFT its log2): loads MOVU, fused multiply-add FMA. It leaves
 // tap k's sum, 16 (8) lanes, in Z(8+k), and dots in DI.
 #define DOTS3X3(SHIFT, SZ, MOVU, FMA) \
-	MOVQ   masks+32(FP), DI \
-	KMOVW  0(DI), K1 \
-	KMOVW  8(DI), K2 \
-	KMOVW  16(DI), K3 \
-	KMOVW  24(DI), K4 \
-	KMOVW  32(DI), K5 \
-	KMOVW  40(DI), K6 \
-	MOVQ   grStride+48(FP), R14 \
-	SHLQ   $SHIFT, R14 \
-	MOVQ   R14, grStride+48(FP) \
-	MOVQ   srcStep+56(FP), R14 \
-	SHLQ   $SHIFT, R14 \
-	MOVQ   src+16(FP), SI \
-	MOVQ   offs+24(FP), DI \
-	TAPPTR(0, AX, SZ) \
-	TAPPTR(8, BX, SZ) \
-	TAPPTR(16, CX, SZ) \
-	TAPPTR(24, R8, SZ) \
-	TAPPTR(32, R9, SZ) \
-	TAPPTR(40, R10, SZ) \
-	TAPPTR(48, R11, SZ) \
-	TAPPTR(56, R12, SZ) \
-	TAPPTR(64, R13, SZ) \
-	MOVQ   gr+8(FP), SI \
-	XORQ   DX, DX \
-	VPXORQ Z8, Z8, Z8 \
-	VPXORQ Z9, Z9, Z9 \
-	VPXORQ Z10, Z10, Z10 \
-	VPXORQ Z11, Z11, Z11 \
-	VPXORQ Z12, Z12, Z12 \
-	VPXORQ Z13, Z13, Z13 \
-	VPXORQ Z14, Z14, Z14 \
-	VPXORQ Z15, Z15, Z15 \
-	VPXORQ Z16, Z16, Z16 \
+	COLMASKS(DI) \
+	DOTSETUP(SHIFT, SZ) \
+	XORQ   R13, R13 \
 row: \
 	MOVQ   masks+32(FP), DI \
 	KMOVW  48(DI), K7 \
@@ -434,20 +420,11 @@ row: \
 	KMOVW  56(DI), K7 \
 	MOVU.Z 64(SI), K7, Z1 \
 	DOTROW3(FMA, 0, AX, BX, CX, Z8, Z9, Z10, skip0) \
-	DOTROW3(FMA, 1, R8, R9, R10, Z11, Z12, Z13, skip1) \
-	DOTROW3(FMA, 2, R11, R12, R13, Z14, Z15, Z16, skip2) \
-	ADDQ   grStride+48(FP), SI \
-	ADDQ   R14, AX \
-	ADDQ   R14, BX \
-	ADDQ   R14, CX \
-	ADDQ   R14, R8 \
-	ADDQ   R14, R9 \
-	ADDQ   R14, R10 \
-	ADDQ   R14, R11 \
-	ADDQ   R14, R12 \
-	ADDQ   R14, R13 \
-	INCQ   DX \
-	CMPQ   DX, rows+40(FP) \
+	DOTROW3(FMA, 1, DX, R8, R9, Z11, Z12, Z13, skip1) \
+	DOTROW3(FMA, 2, R10, R11, R12, Z14, Z15, Z16, skip2) \
+	DOTSTEP \
+	INCQ   R13 \
+	CMPQ   R13, rows+40(FP) \
 	JLT    row \
 	MOVQ   dots+0(FP), DI
 
