@@ -329,15 +329,17 @@ func convSpec(g cpu.ConvGeom) ad.OpSpec {
 // KernelOverwrites): the forward member's products have beta 0 (product
 // writes c without reading it) and cover every sample, the weight
 // gradient's first sample's product has beta 0 when there is a sample;
-// the input gradient adds its columns into the result (Col2im).
+// the input gradient adds its columns into the result (Col2im), but for
+// narrow groups, whose direct kernels write every element of every
+// member's result (cpu.ConvGeom.Direct).
 func convOverwrites(g cpu.ConvGeom, mode convMode) bool {
 	switch mode {
 	case convForward:
 		return true
 	case convWeight:
-		return g.N > 0
+		return g.N > 0 || g.Direct()
 	}
-	return false
+	return g.Direct()
 }
 
 // convBiasSpec is Conv2d with its bias, one op: the forward member with the
@@ -371,11 +373,13 @@ func convBiasSpec(g cpu.ConvGeom) ad.OpSpec {
 
 func convTSpec(g cpu.ConvGeom) ad.OpSpec {
 	gs, w, out := tensor.Shape{g.N, g.Cout, g.HO, g.WO}, weightShape(g), tensor.Shape{g.N, g.C, g.H, g.W}
-	return withCUDA(convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
+	spec := convFamilySpec("ConvTranspose2d", g, gs, w, out, ad.Floats(convKernel[float32](g, convInput), convKernel[float64](g, convInput)),
 		func(in gorgonia.Nodes, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(u)
 			return b.Nodes(b.Apply(convSpec(g), u, in[1]), b.Apply(convWSpec(g), u, in[0]))
-		}), convGPU{g, convInput, false})
+		})
+	spec.KernelOverwrites = convOverwrites(g, convInput)
+	return withCUDA(spec, convGPU{g, convInput, false})
 }
 
 func convWSpec(g cpu.ConvGeom) ad.OpSpec {

@@ -234,10 +234,34 @@ func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 }
 
 // ChannelSum writes s[c] = Σ over n and l of x[n, c, l] for x
-// [N, C, L] (a bias gradient), in the order n, then l.
+// [N, C, L] (a bias gradient), in the order n, then l. Each sum is one
+// chain of additions; eight channels go side by side, eight independent
+// chains (an addition's latency covered), each in that order. Workers
+// take grains of whole blocks of eight channels (directItems' way).
 func ChannelSum[T Float](x, s []T, n, c, l int) {
-	par.ForWork(c, n*c*l, func(lo, hi int) {
-		for ci := lo; ci < hi; ci++ {
+	sum := func(lo, hi int) {
+		ci := lo
+		for ; ci+8 <= hi; ci += 8 {
+			var a0, a1, a2, a3, a4, a5, a6, a7 T
+			for ni := 0; ni < n; ni++ {
+				r := x[(ni*c+ci)*l:][:8*l]
+				r0, r1, r2, r3 := r[:l], r[l:2*l], r[2*l:3*l], r[3*l:4*l]
+				r4, r5, r6, r7 := r[4*l:5*l], r[5*l:6*l], r[6*l:7*l], r[7*l:]
+				for i, v := range r0 {
+					a0 += v
+					a1 += r1[i]
+					a2 += r2[i]
+					a3 += r3[i]
+					a4 += r4[i]
+					a5 += r5[i]
+					a6 += r6[i]
+					a7 += r7[i]
+				}
+			}
+			s[ci], s[ci+1], s[ci+2], s[ci+3] = a0, a1, a2, a3
+			s[ci+4], s[ci+5], s[ci+6], s[ci+7] = a4, a5, a6, a7
+		}
+		for ; ci < hi; ci++ {
 			var acc T
 			for ni := 0; ni < n; ni++ {
 				for _, v := range x[(ni*c+ci)*l:][:l] {
@@ -246,7 +270,12 @@ func ChannelSum[T Float](x, s []T, n, c, l int) {
 			}
 			s[ci] = acc
 		}
-	})
+	}
+	if n*c*l < par.InlineWork {
+		sum(0, c)
+		return
+	}
+	par.ForGrains(c, 8*max((chanGrain+8*n*l-1)/(8*n*l), 1), sum)
 }
 
 // ChannelBroadcast writes x[n, c, l] = s[c] for x [N, C, L] (ChannelSum's
@@ -315,8 +344,26 @@ const (
 // output rows at a time (forwardRows), ConvWeight those of a few output
 // positions (weightSpan) and ConvInput those of a few channels
 // (inputChunk), each used while it is in cache. The first error of mul
-// (in sample order) is returned.
+// (in sample order) is returned. Narrow groups (at most directMaxChannels
+// input and output channels a group, depthwise among them) run the direct
+// kernels (convdirect.go) instead, without mul.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
+	if !directConv(g) {
+		return convGEMM(g, mode, mul, out, a, w, bias)
+	}
+	switch mode {
+	case ConvForward:
+		directForward(g, out, a, w, bias)
+	case ConvInput:
+		directInput(g, out, a, w)
+	case ConvWeight:
+		directWeight(g, out, a, w)
+	}
+	return nil
+}
+
+// convGEMM is Conv by im2col and one product per group and sample.
+func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gops-dev/gops/internal/gemm"
 )
 
 // convBenchShapes are the dense Conv2d shapes of issue 26 (per sample):
@@ -19,10 +18,6 @@ var convBenchShapes = []struct {
 	{"3x3-256-14", ConvGeom{C: 256, H: 14, W: 14, Cout: 256, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 14, WO: 14}},
 	{"1x1-256-1024-14", ConvGeom{C: 256, H: 14, W: 14, Cout: 1024, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 14, WO: 14}},
 	{"stem-7x7s2", ConvGeom{C: 3, H: 224, W: 224, Cout: 64, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1, HO: 112, WO: 112}},
-}
-
-func gemmProduct[T float32 | float64](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
-	return gemm.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }
 
 // BenchmarkConv reports GFLOP/s of each member of Conv (forward, input
