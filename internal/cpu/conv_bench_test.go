@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
 )
 
 // convBenchShapes are the dense Conv2d shapes of issue 26 (per sample):
