@@ -27,9 +27,11 @@ var convBlockGeoms = []ConvGeom{
 	{N: 0, C: 3, H: 5, W: 5, Cout: 4, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
 }
 
-// Each member of Conv, which builds or adds back its columns a block at
-// a time, is bitwise the products on a sample's whole columns (Im2col,
-// Col2im), bias or not, for GOMAXPROCS 1, 2 and 4.
+// Each member of Conv's product path (convGEMM: narrow groups, which Conv
+// hands to the direct kernels, are among these geometries), which builds
+// or adds back its columns a block at a time, is bitwise the products on
+// a sample's whole columns (Im2col, Col2im), bias or not, for GOMAXPROCS
+// 1, 2 and 4.
 func TestConvBlocksMatchWholeColumns(t *testing.T) {
 	for _, g := range convBlockGeoms {
 		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
@@ -95,7 +97,7 @@ func checkConvBlocks[T float32 | float64](t *testing.T, g *ConvGeom) {
 			case c.mode == ConvWeight: // no sample: out is left as it is
 				copy(got, c.want)
 			}
-			must(t, Conv(g, c.mode, gemmProduct[T], got, c.a, c.w, c.bias))
+			must(t, convGEMM(g, c.mode, gemmProduct[T], got, c.a, c.w, c.bias))
 			for i := range got {
 				if math.Float64bits(float64(got[i])) != math.Float64bits(float64(c.want[i])) {
 					t.Fatalf("%s, GOMAXPROCS %d: out[%d] = %v, whole columns %v", c.name, procs, i, got[i], c.want[i])
