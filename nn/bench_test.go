@@ -44,10 +44,7 @@ func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.Expr
 		}
 		gr := out
 		if !out.IsScalar() {
-			gr = benchNode(g, r, "G", 1, out.Shape()...)
-			if out.Dtype() == tensor.Float64 {
-				gr = benchFloat64(g, gr)
-			}
+			gr = benchNodeOf(g, r, out.Dtype(), "G", 1, out.Shape()...)
 		} else if gr, err = ad.Constant(g, gorgonia.NewF32(1)); err != nil {
 			b.Fatal(err)
 		}
@@ -338,13 +335,7 @@ func BenchmarkBatchNorm(b *testing.B) {
 				mode = "training/"
 			}
 			benchPasses(b, mode+dt.String()+"/", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-				in := gorgonia.Nodes{benchNode(g, r, "x", 1, 8, 64, 56, 56), benchNode(g, r, "w", 1, 64), benchNode(g, r, "b", 1, 64)}
-				if dt == tensor.Float64 {
-					for i, n := range in {
-						in[i] = benchFloat64(g, n)
-					}
-				}
-				return in
+				return gorgonia.Nodes{benchNodeOf(g, r, dt, "x", 1, 8, 64, 56, 56), benchNodeOf(g, r, dt, "w", 1, 64), benchNodeOf(g, r, dt, "b", 1, 64)}
 			}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 				rm := tensor.New(tensor.WithShape(64), tensor.Of(dt))
 				rv := tensor.New(tensor.WithShape(64), tensor.Of(dt))
@@ -357,16 +348,17 @@ func BenchmarkBatchNorm(b *testing.B) {
 	}
 }
 
-// benchFloat64 is a float64 input node holding float32 node n's values.
-func benchFloat64(g *gorgonia.ExprGraph, n *gorgonia.Node) *gorgonia.Node {
-	src := n.Value().Data().([]float32)
-	d := make([]float64, len(src))
-	for i, v := range src {
-		d[i] = float64(v)
+// benchNodeOf is benchNode of element type dt (float32 or float64).
+func benchNodeOf(g *gorgonia.ExprGraph, r *rand.Rand, dt tensor.Dtype, name string, scale float64, shape ...int) *gorgonia.Node {
+	if dt == tensor.Float32 {
+		return benchNode(g, r, name, scale, shape...)
 	}
-	s := n.Shape()
-	return gorgonia.NewTensor(g, tensor.Float64, s.Dims(), gorgonia.WithShape(s...), gorgonia.WithName(n.Name()+"64"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(s...), tensor.WithBacking(d))))
+	d := make([]float64, tensor.Shape(shape).TotalSize())
+	for i := range d {
+		d[i] = scale * r.NormFloat64()
+	}
+	return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
 }
 
 // one is 1 in dt.

@@ -39,16 +39,3 @@ func BenchmarkConv2dDepthwise(b *testing.B) {
 		}
 	}
 }
-
-// benchNodeOf is benchNode of element type dt (float32 or float64).
-func benchNodeOf(g *gorgonia.ExprGraph, r *rand.Rand, dt tensor.Dtype, name string, scale float64, shape ...int) *gorgonia.Node {
-	if dt == tensor.Float32 {
-		return benchNode(g, r, name, scale, shape...)
-	}
-	d := make([]float64, tensor.Shape(shape).TotalSize())
-	for i := range d {
-		d[i] = scale * r.NormFloat64()
-	}
-	return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
-}

@@ -309,7 +309,6 @@ NN_CONV = {  # name: (input N, C, H, W; Cout; kernel; padding)
     "resnet-256": ((8, 256, 14, 14), 256, 3, 1),
     "pointwise-1024": ((8, 256, 14, 14), 1024, 1, 0),
     "stem": ((4, 3, 224, 224), 64, 7, 3, 2),  # the ResNet stem: stride 2
-    "depthwise-128": ((8, 128, 28, 28), 128, 3, 1, 1, 128),  # 128 groups
 }
 
 
@@ -362,13 +361,24 @@ def run_nn_forward_backward(s):
 
 
 def nn_conv(cfg):
-    shape, cout, k, p, stride, groups = (NN_CONV[cfg] + (1, 1))[:6]
+    shape, cout, k, p, stride = (NN_CONV[cfg] + (1,))[:5]
 
     def make(gen):
         x = torch.randn(shape, generator=gen, dtype=torch.float32)
-        w = torch.randn((cout, shape[1] // groups, k, k), generator=gen, dtype=torch.float32) * 0.05
+        w = torch.randn((cout, shape[1], k, k), generator=gen, dtype=torch.float32) * 0.05
         b = torch.randn((cout,), generator=gen, dtype=torch.float32)
-        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, stride=stride, padding=p, groups=groups)
+        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, stride=stride, padding=p)
+    return make
+
+
+def nn_depthwise(dtype):
+    """The depthwise 3x3 convolution of [8, 128, 28, 28], 128 groups,
+    padding 1, with bias (nn's BenchmarkConv2dDepthwise)."""
+    def make(gen):
+        x = torch.randn((8, 128, 28, 28), generator=gen, dtype=torch.float32).to(dtype)
+        w = (torch.randn((128, 1, 3, 3), generator=gen, dtype=torch.float32) * 0.3).to(dtype)
+        b = torch.randn((128,), generator=gen, dtype=torch.float32).to(dtype)
+        return [x, w, b], lambda: torch.nn.functional.conv2d(x, w, b, padding=1, groups=128)
     return make
 
 
@@ -491,7 +501,9 @@ for _name, _make in [("MaxPool2d", nn_pool(torch.nn.functional.max_pool2d)),
 for _cfg in NN_INTERPOLATE:
     NN_BENCHMARKS["Interpolate/%s/forward" % _cfg] = (setup_nn(nn_interpolate(_cfg), False), run_nn_forward)
     NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
-for _name, _make in [("AvgPool2d/2x2", nn_avg_pool_2x2),
+for _name, _make in [("Conv2dDepthwise/float32", nn_depthwise(torch.float32)),
+                     ("Conv2dDepthwise/float64", nn_depthwise(torch.float64)),
+                     ("AvgPool2d/2x2", nn_avg_pool_2x2),
                      ("BatchNorm/training/float32", nn_batch_norm(True, torch.float32)),
                      ("BatchNorm/training/float64", nn_batch_norm(True, torch.float64)),
                      ("BatchNorm/eval/float32", nn_batch_norm(False, torch.float32)),
@@ -508,7 +520,7 @@ NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), ru
 # the same torch work, timed again under the other name.
 for _key in [k for k in NN_BENCHMARKS if k.split("/")[0] in (
         "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm",
-        "BatchNorm")]:
+        "BatchNorm", "Conv2dDepthwise")]:
     _family, _rest = _key.split("/", 1)
     NN_BENCHMARKS[_family + "/reuse/" + _rest] = NN_BENCHMARKS[_key]
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
