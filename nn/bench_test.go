@@ -44,7 +44,7 @@ func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.Expr
 		}
 		gr := out
 		if !out.IsScalar() {
-			gr = benchNode(g, r, "G", 1, out.Shape()...)
+			gr = benchNodeOf(g, r, out.Dtype(), "G", out.Shape()...)
 		} else if gr, err = ad.Constant(g, gorgonia.NewF32(1)); err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,47 @@
+package nn_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// benchNodeOf is benchNode in dtype dt (float32 or float64).
+func benchNodeOf(g *gorgonia.ExprGraph, r *rand.Rand, dt tensor.Dtype, name string, shape ...int) *gorgonia.Node {
+	if dt == tensor.Float32 {
+		return benchNode(g, r, name, 1, shape...)
+	}
+	d := make([]float64, tensor.Shape(shape).TotalSize())
+	for i := range d {
+		d[i] = r.NormFloat64()
+	}
+	return gorgonia.NewTensor(g, tensor.Float64, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(name),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
+}
+
+// benchDtypes runs benchPasses of op on one input of shape for float32
+// and float64, as prefix+"float32/" and prefix+"float64/".
+func benchDtypes(b *testing.B, prefix string, shape []int, op func(x *gorgonia.Node) (*gorgonia.Node, error)) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		benchPasses(b, prefix+dt.String()+"/", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+			return gorgonia.Nodes{benchNodeOf(g, r, dt, "x", shape...)}
+		}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return op(in[0]) })
+	}
+}
+
+// BenchmarkResample: issue 26's workloads of the resampling ops, forward
+// and forward+backward (ad.VJP with a random upstream gradient), float32
+// and float64: nearest-x2, Interpolate "nearest" with scale factor 2 of
+// [2, 256, 50, 68]; avgpool-2x2, AvgPool2d with a 2×2 kernel (stride 2)
+// of [8, 256, 28, 28].
+func BenchmarkResample(b *testing.B) {
+	benchDtypes(b, "nearest-x2/", []int{2, 256, 50, 68}, func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		return nn.Interpolate(x, nn.InterpolateOpts{ScaleFactor: [2]float64{2, 2}, Mode: "nearest"})
+	})
+	benchDtypes(b, "avgpool-2x2/", []int{8, 256, 28, 28}, func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}})
+	})
+}
