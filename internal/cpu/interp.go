@@ -292,7 +292,7 @@ func interpT[T Float](g *InterpGeom, gr, dx []T, set bool) {
 		interpNearestT(g, gr, dx, set)
 		return
 	}
-	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+	wo := len(g.Cols.I0)
 	w0, w1 := interpWeights[T](&g.Cols)
 	cols := newShareTable(&g.Cols, g.W, w0, w1)
 	ps := findPairsScatter(findPairs(&g.Cols), cols.off, cols.sh)
@@ -314,42 +314,35 @@ func interpT[T Float](g *InterpGeom, gr, dx []T, set bool) {
 			}
 		}
 	}
-	par.For(g.Planes, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			plane := dx[p*hw : (p+1)*hw]
-			if set {
-				clear(plane)
+	transposePlanes(g, gr, dx, set, func(plane, src []T) {
+		for r := 0; r < g.H; r++ {
+			s, ws := rows.of(r), wy[rows.off[r]:rows.off[r+1]]
+			if len(s) == 0 {
+				continue
 			}
-			src := gr[p*ho*wo : (p+1)*ho*wo]
-			for r := 0; r < g.H; r++ {
-				s, ws := rows.of(r), wy[rows.off[r]:rows.off[r+1]]
-				if len(s) == 0 {
+			row := plane[r*g.W : (r+1)*g.W]
+			if consecutive[r] {
+				gatherShares(row, src[s[0].o*wo:], len(s), wo, ws, &cols, ps)
+				continue
+			}
+			for i := 0; i < len(s); i++ {
+				oh := s[i].o
+				v := src[oh*wo : (oh+1)*wo]
+				if i+1 == len(s) || s[i+1].o != oh {
+					gatherShares(row, v, 1, wo, ws[i:], &cols, ps)
 					continue
 				}
-				row := plane[r*g.W : (r+1)*g.W]
-				if consecutive[r] {
-					gatherShares(row, src[s[0].o*wo:], len(s), wo, ws, &cols, ps)
-					continue
+				// oh reads row r twice (I0 = I1): the scatter
+				top, bot := ws[i], ws[i+1]
+				for ow, x := range v {
+					c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
+					t, b := top*x, bot*x
+					row[c0] += T(w0[ow] * t)
+					row[c1] += T(w1[ow] * t)
+					row[c0] += T(w0[ow] * b)
+					row[c1] += T(w1[ow] * b)
 				}
-				for i := 0; i < len(s); i++ {
-					oh := s[i].o
-					v := src[oh*wo : (oh+1)*wo]
-					if i+1 == len(s) || s[i+1].o != oh {
-						gatherShares(row, v, 1, wo, ws[i:], &cols, ps)
-						continue
-					}
-					// oh reads row r twice (I0 = I1): the scatter
-					top, bot := ws[i], ws[i+1]
-					for ow, x := range v {
-						c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
-						t, b := top*x, bot*x
-						row[c0] += T(w0[ow] * t)
-						row[c1] += T(w1[ow] * t)
-						row[c0] += T(w0[ow] * b)
-						row[c1] += T(w1[ow] * b)
-					}
-					i++
-				}
+				i++
 			}
 		}
 	})

@@ -92,7 +92,7 @@ func nearestRow[T Float](d, row []T, idx []int, s int) {
 // integer column scale 2 (a ×2 upsampling) sums its 2×2 blocks in one
 // pass. With set, each plane of dx is cleared first.
 func interpNearestT[T Float](g *InterpGeom, gr, dx []T, set bool) {
-	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+	wo := len(g.Cols.I0)
 	if !ascending(g.Rows.I0) || !ascending(g.Cols.I0) {
 		nearestScatter(g, gr, dx, set)
 		return
@@ -100,24 +100,33 @@ func interpNearestT[T Float](g *InterpGeom, gr, dx []T, set bool) {
 	s := nearestFactor(&g.Cols, g.W)
 	rlo, rhi := nearestInverse(&g.Rows, g.H)
 	clo, chi := nearestInverse(&g.Cols, g.W)
+	transposePlanes(g, gr, dx, set, func(plane, src []T) {
+		for r := 0; r < g.H; r++ {
+			d := plane[r*g.W : (r+1)*g.W]
+			oh := rlo[r]
+			if s == 2 && rhi[r]-oh == 2 {
+				nearestBlock2(d, src[oh*wo:(oh+1)*wo], src[(oh+1)*wo:(oh+2)*wo])
+				continue
+			}
+			for ; oh < rhi[r]; oh++ {
+				nearestRowT(d, src[oh*wo:(oh+1)*wo], clo, chi, s)
+			}
+		}
+	})
+}
+
+// transposePlanes runs f(plane, src) on every plane of dx and of gr (the
+// interpolation g's input and output planes), planes spread over
+// goroutines, each plane of dx cleared first if set.
+func transposePlanes[T Float](g *InterpGeom, gr, dx []T, set bool, f func(plane, src []T)) {
+	hw, how := g.H*g.W, len(g.Rows.I0)*len(g.Cols.I0)
 	par.For(g.Planes, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			plane := dx[p*hw : (p+1)*hw]
 			if set {
 				clear(plane)
 			}
-			src := gr[p*ho*wo : (p+1)*ho*wo]
-			for r := 0; r < g.H; r++ {
-				d := plane[r*g.W : (r+1)*g.W]
-				oh := rlo[r]
-				if s == 2 && rhi[r]-oh == 2 {
-					nearestBlock2(d, src[oh*wo:(oh+1)*wo], src[(oh+1)*wo:(oh+2)*wo])
-					continue
-				}
-				for ; oh < rhi[r]; oh++ {
-					nearestRowT(d, src[oh*wo:(oh+1)*wo], clo, chi, s)
-				}
-			}
+			f(plane, gr[p*how:(p+1)*how])
 		}
 	})
 }
@@ -136,19 +145,12 @@ func ascending(idx []int) bool {
 // into its source, in output order (each plane of dx cleared first if
 // set).
 func nearestScatter[T Float](g *InterpGeom, gr, dx []T, set bool) {
-	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
-	par.For(g.Planes, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			plane := dx[p*hw : (p+1)*hw]
-			if set {
-				clear(plane)
-			}
-			src := gr[p*ho*wo : (p+1)*ho*wo]
-			for oh, r := range g.Rows.I0 {
-				row := plane[r*g.W : (r+1)*g.W]
-				for ow, v := range src[oh*wo : (oh+1)*wo] {
-					row[g.Cols.I0[ow]] += v
-				}
+	wo := len(g.Cols.I0)
+	transposePlanes(g, gr, dx, set, func(plane, src []T) {
+		for oh, r := range g.Rows.I0 {
+			row := plane[r*g.W : (r+1)*g.W]
+			for ow, v := range src[oh*wo : (oh+1)*wo] {
+				row[g.Cols.I0[ow]] += v
 			}
 		}
 	})
