@@ -5,6 +5,7 @@ import (
 
 	"github.com/chewxy/math32"
 	"github.com/gops-dev/gops/internal/par"
+	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // The elementwise activations of nn (torch.tanh, torch.sigmoid, leaky_relu
@@ -55,16 +56,11 @@ func sigmoidLoop[T Float](y, x []T) {
 }
 
 // LeakyReLU sets y to torch.nn.functional.leaky_relu(x, slope): x where
-// x > 0 (and NaN), slope·x elsewhere, 0 for slope 0 (−Inf included).
-// With slope 0 (ReLU) that is max(x, 0) (Go's max keeps NaN and takes
-// +0 over −0), without a branch on the sign.
+// x > 0 (and NaN), slope·x elsewhere, 0 for slope 0 (−Inf included; ReLU
+// is vmath.ReLU, without a branch on the sign).
 func LeakyReLU[T Float](slope float64, y, x []T) {
 	if slope == 0 {
-		elementwise(y, x, func(y, x []T) {
-			for i, v := range x {
-				y[i] = max(v, 0)
-			}
-		})
+		elementwise(y, x, vmath.ReLU[T])
 		return
 	}
 	elementwise(y, x, func(y, x []T) {
@@ -79,35 +75,9 @@ func LeakyReLU[T Float](slope float64, y, x []T) {
 }
 
 // LeakySlope sets y to LeakyReLU's derivative: 1 where x > 0, slope
-// elsewhere (NaN included).
-// It selects between the two values' bits with the test on x's bits
-// (0 < bits ≤ those of +Inf: x > 0), which compiles to a conditional
-// move rather than a branch on the sign.
+// elsewhere (NaN included), with vmath.Positive.
 func LeakySlope[T Float](slope float64, y, x []T) {
-	switch ys := any(y).(type) {
-	case []float32:
-		one, s := math.Float32bits(1), math.Float32bits(float32(slope))
-		elementwise(ys, any(x).([]float32), func(y, x []float32) {
-			for i, v := range x {
-				b := s
-				if uint32(int32(math.Float32bits(v))-1) < 0x7f800000 {
-					b = one
-				}
-				y[i] = math.Float32frombits(b)
-			}
-		})
-	case []float64:
-		one, s := math.Float64bits(1), math.Float64bits(slope)
-		elementwise(ys, any(x).([]float64), func(y, x []float64) {
-			for i, v := range x {
-				b := s
-				if uint64(int64(math.Float64bits(v))-1) < 0x7ff0000000000000 {
-					b = one
-				}
-				y[i] = math.Float64frombits(b)
-			}
-		})
-	}
+	elementwise(y, x, func(y, x []T) { vmath.Positive(y, x, 1, T(slope)) })
 }
 
 // Erf sets y to erf(x) (torch.erf), computed in float64.
