@@ -111,11 +111,16 @@ func inverse(a *PoolAxis, n int) (lo, hi []int) {
 // vectorised across output columns: each output's additions stay in the
 // order above. Windows of 2 columns at stride 2 over rows whose windows
 // share no input row (a 2×2 pooling) are summed in one pass per output
-// row, the same additions (faster than the two AVX2 passes).
+// row, the same additions (faster than the two AVX2 passes); one output
+// per plane (global pooling) sums four planes at a time.
 func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := divisors[T](div, g)
+	if oneWindow(g) {
+		avgPoolOne(g, ds[0], x, out)
+		return
+	}
 	run := interiorRun(cols)
 	if run.K == 2 && run.Stride == 2 && monotone(rows) && disjoint(inverse(rows, g.H)) {
 		avgPoolPairs(g, ds, run, x, out)
@@ -271,6 +276,10 @@ func AvgPoolTSet[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 
 // avgPoolT is AvgPoolT, each plane of dx cleared first if set.
 func avgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T, set bool) {
+	if wholePlane(g) {
+		avgPoolTWhole(g, divisors[T](div, g)[0], gr, dx, set)
+		return
+	}
 	if !monotone(&g.Rows) || !monotone(&g.Cols) {
 		avgPoolTScatter(g, div, gr, dx, set)
 		return
