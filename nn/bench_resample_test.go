@@ -45,3 +45,16 @@ func BenchmarkResample(b *testing.B) {
 		return nn.AvgPool2d(x, nn.AvgPool2dOpts{KernelSize: [2]int{2, 2}})
 	})
 }
+
+// BenchmarkReLU: ReLU of [8, 64, 112, 112] (the ResNet stem's), and
+// BenchmarkAdaptiveAvgPool2d: AdaptiveAvgPool2d(1) of [8, 2048, 7, 7]
+// (ResNet-50's head), forward and forward+backward, float32 and float64.
+func BenchmarkReLU(b *testing.B) {
+	benchDtypes(b, "", []int{8, 64, 112, 112}, nn.ReLU)
+}
+
+func BenchmarkAdaptiveAvgPool2d(b *testing.B) {
+	benchDtypes(b, "", []int{8, 2048, 7, 7}, func(x *gorgonia.Node) (*gorgonia.Node, error) {
+		return nn.AdaptiveAvgPool2d(x, [2]int{1, 1})
+	})
+}

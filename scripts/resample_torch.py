@@ -6,7 +6,9 @@
 The twin of nn's BenchmarkResample: nearest-x2, F.interpolate of
 [2, 256, 50, 68] with scale_factor 2, mode "nearest"; avgpool-2x2,
 F.avg_pool2d of [8, 256, 28, 28] with kernel 2 (stride 2); float32 and
-float64. It times the forward and the forward with the gradient w.r.t.
+float64; and the twins of BenchmarkReLU (relu of [8, 64, 112, 112]) and
+BenchmarkAdaptiveAvgPool2d (adaptive_avg_pool2d(x, 1) of [8, 2048, 7, 7]).
+It times the forward and the forward with the gradient w.r.t.
 the input for a random upstream gradient R (torch.autograd.grad(y, x, R),
 ad.VJP's twin). After a second of warm-up per case and thread count,
 --rounds rounds alternate the two, each the min of 20 runs; it prints the
@@ -23,6 +25,8 @@ from lossways_torch import best_ms  # the min of 20 runs, ms
 CASES = {
     "nearest-x2": ((2, 256, 50, 68), lambda x: F.interpolate(x, scale_factor=2, mode="nearest")),
     "avgpool-2x2": ((8, 256, 28, 28), lambda x: F.avg_pool2d(x, 2)),
+    "relu": ((8, 64, 112, 112), F.relu),
+    "adaptiveavgpool-1": ((8, 2048, 7, 7), lambda x: F.adaptive_avg_pool2d(x, 1)),
 }
 
 
