@@ -52,18 +52,26 @@ func testAvgPoolDisjoint[T Float](t *testing.T) {
 			AvgPool(&g, d, x, y)
 			avgPoolRef(&g, d, x, yRef)
 			sameBits(t, "AvgPool "+name, y, yRef)
-			gr := randData[T](r, g.Planes*ho*wo)
-			dx0 := randData[T](r, g.Planes*g.H*g.W)
-			got, want := append([]T(nil), dx0...), append([]T(nil), dx0...)
-			AvgPoolT(&g, d, gr, got)
-			avgPoolTRef(&g, d, gr, want)
-			sameBits(t, "AvgPoolT "+name, got, want)
-			AvgPoolTSet(&g, d, gr, got) // over garbage: as AvgPoolT into zeros
-			clear(want)
-			avgPoolTRef(&g, d, gr, want)
-			sameBits(t, "AvgPoolTSet "+name, got, want)
+			sameAsAvgPoolTRef[T](t, r, &g, d, name)
 		}
 	}
+}
+
+// sameAsAvgPoolTRef fails t unless AvgPoolT of g (adding into random
+// values) equals avgPoolTRef bitwise, and AvgPoolTSet (over them) equals
+// it into zeros, on a random gradient from r.
+func sameAsAvgPoolTRef[T Float](t *testing.T, r *rand.Rand, g *Pool2dGeom, d AvgDivisor, name string) {
+	t.Helper()
+	gr := randData[T](r, g.Planes*g.Rows.Out()*g.Cols.Out())
+	dx0 := randData[T](r, g.Planes*g.H*g.W)
+	got, want := append([]T(nil), dx0...), append([]T(nil), dx0...)
+	AvgPoolT(g, d, gr, got)
+	avgPoolTRef(g, d, gr, want)
+	sameBits(t, "AvgPoolT "+name, got, want)
+	AvgPoolTSet(g, d, gr, got) // over garbage: as AvgPoolT into zeros
+	clear(want)
+	avgPoolTRef(g, d, gr, want)
+	sameBits(t, "AvgPoolTSet "+name, got, want)
 }
 
 // TestAvgPoolDisjoint: AvgPool's and AvgPoolT's paths for windows that
@@ -131,15 +139,21 @@ func benchAvgPool2x2[T Float](b *testing.B) {
 	g := Pool2dGeom{Planes: planes, H: h, W: h, Rows: a, Cols: a}
 	r := rand.New(rand.NewPCG(5, 6))
 	x, y, dx := randData[T](r, planes*h*h), randData[T](r, planes*h*h/4), randData[T](r, planes*h*h)
+	benchAvgKernels(b, &g, x, y, dx)
+}
+
+// benchAvgKernels times AvgPool of x into y and AvgPoolTSet of y into dx
+// on g (divisor with padding) against the general loops (ref).
+func benchAvgKernels[T Float](b *testing.B, g *Pool2dGeom, x, y, dx []T) {
 	div := AvgDivisor{IncludePad: true}
 	for _, c := range []struct {
 		name string
 		f    func()
 	}{
-		{"forward", func() { AvgPool(&g, div, x, y) }},
-		{"forward/ref", func() { avgPoolRef(&g, div, x, y) }},
-		{"transpose", func() { AvgPoolTSet(&g, div, y, dx) }},
-		{"transpose/ref", func() { clear(dx); avgPoolTRef(&g, div, y, dx) }},
+		{"forward", func() { AvgPool(g, div, x, y) }},
+		{"forward/ref", func() { avgPoolRef(g, div, x, y) }},
+		{"transpose", func() { AvgPoolTSet(g, div, y, dx) }},
+		{"transpose/ref", func() { clear(dx); avgPoolTRef(g, div, y, dx) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

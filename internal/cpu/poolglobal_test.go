@@ -32,16 +32,7 @@ func testAvgPoolOne[T Float](t *testing.T) {
 			AvgPool(&g, d, x, got)
 			avgPoolRef(&g, d, x, want)
 			sameBits(t, "AvgPool "+name, got, want)
-			gr := randData[T](r, g.Planes)
-			dx0 := randData[T](r, g.Planes*g.H*g.W)
-			gt, wt := append([]T(nil), dx0...), append([]T(nil), dx0...)
-			AvgPoolT(&g, d, gr, gt)
-			avgPoolTRef(&g, d, gr, wt)
-			sameBits(t, "AvgPoolT "+name, gt, wt)
-			AvgPoolTSet(&g, d, gr, gt)
-			clear(wt)
-			avgPoolTRef(&g, d, gr, wt)
-			sameBits(t, "AvgPoolTSet "+name, gt, wt)
+			sameAsAvgPoolTRef[T](t, r, &g, d, name)
 		}
 	}
 }
@@ -69,20 +60,5 @@ func BenchmarkAvgPoolOne(b *testing.B) {
 	g := Pool2dGeom{Planes: planes, H: 7, W: 7, Rows: NewAdaptiveAxis(7, 1), Cols: NewAdaptiveAxis(7, 1)}
 	r := rand.New(rand.NewPCG(5, 6))
 	x, y, dx := randData[float32](r, planes*49), make([]float32, planes), make([]float32, planes*49)
-	div := AvgDivisor{IncludePad: true}
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
-		{"forward", func() { AvgPool(&g, div, x, y) }},
-		{"forward/ref", func() { avgPoolRef(&g, div, x, y) }},
-		{"transpose", func() { AvgPoolTSet(&g, div, y, dx) }},
-		{"transpose/ref", func() { clear(dx); avgPoolTRef(&g, div, y, dx) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				c.f()
-			}
-		})
-	}
+	benchAvgKernels(b, &g, x, y, dx)
 }
