@@ -38,7 +38,8 @@ func nearestInverse(a *InterpAxis, n int) (lo, hi []int) {
 // interpNearest is Interp's "nearest": out[p, oh, ow] = x[p, I0[oh],
 // I0[ow]]. An output row reading the same source row as the one before
 // is a copy of it; a row of an integer column scale s repeats each source
-// value s times, any other reads through the index table.
+// value s times, any other reads through the index table; with s = 2, two
+// rows reading one source row are written in one pass.
 func interpNearest[T Float](g *InterpGeom, x, out []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
 	s := nearestFactor(&g.Cols, g.W)
@@ -47,13 +48,21 @@ func interpNearest[T Float](g *InterpGeom, x, out []T) {
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			dst := out[p*ho*wo : (p+1)*ho*wo]
-			for oh, r := range rows {
+			for oh := 0; oh < ho; oh++ {
+				r := rows[oh]
 				d := dst[oh*wo : (oh+1)*wo]
 				if oh > 0 && rows[oh-1] == r {
 					copy(d, dst[(oh-1)*wo:oh*wo])
 					continue
 				}
-				nearestRow(d, plane[r*g.W:(r+1)*g.W], cols, s)
+				row := plane[r*g.W : (r+1)*g.W]
+				if s == 2 && oh+1 < ho && rows[oh+1] == r {
+					// a ×2 row pair: both rows in one pass
+					repeat2(d, dst[(oh+1)*wo:(oh+2)*wo], row)
+					oh++
+					continue
+				}
+				nearestRow(d, row, cols, s)
 			}
 		}
 	})
@@ -66,11 +75,7 @@ func nearestRow[T Float](d, row []T, idx []int, s int) {
 	case 1:
 		copy(d, row)
 	case 2:
-		d = d[:2*len(row)]
-		for i, v := range row {
-			d[2*i] = v
-			d[2*i+1] = v
-		}
+		repeat2(d, nil, row)
 	case 0:
 		idx = idx[:len(d)]
 		for o, i := range idx {
@@ -83,6 +88,20 @@ func nearestRow[T Float](d, row []T, idx []int, s int) {
 				seg[k] = v
 			}
 		}
+	}
+}
+
+// repeat2 sets d0[2i] = d0[2i+1] = row[i], and the same in d1 unless d1
+// is nil (AVX2 blocks on amd64, then the Go loop and a copy for d1).
+func repeat2[T Float](d0, d1, row []T) {
+	d0 = d0[:2*len(row)]
+	done := dup2(d0, d1, row)
+	for i := done; i < len(row); i++ {
+		v := row[i]
+		d0[2*i], d0[2*i+1] = v, v
+	}
+	if d1 != nil {
+		copy(d1[2*done:2*len(row)], d0[2*done:])
 	}
 }
 

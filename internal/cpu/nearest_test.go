@@ -53,10 +53,12 @@ func testNearest[T Float](t *testing.T) {
 }
 
 // TestNearest: the nearest kernels equal the general loops they replaced,
-// bitwise (InterpTSet as InterpT into zeros).
+// bitwise (InterpTSet as InterpT into zeros), with and without AVX2.
 func TestNearest(t *testing.T) {
-	t.Run("float32", testNearest[float32])
-	t.Run("float64", testNearest[float64])
+	withAVX2(t, &avgAVX2, func(t *testing.T) {
+		t.Run("float32", testNearest[float32])
+		t.Run("float64", testNearest[float64])
+	})
 }
 
 // TestNearestSignedZero: the 2×2 blocks' sums start from dx, so
