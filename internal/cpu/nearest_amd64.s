@@ -69,3 +69,76 @@ nextDup2D:
 	JNZ  loopDup2D
 	VZEROUPPER
 	RET
+
+// EVENODD8 loads the 8 floats at off(base) and off+32(base) (16 in all)
+// and splits them into the even ones (e) and the odd ones (o), in order;
+// clobbers Y14, Y15.
+#define EVENODD8(off, off32, base, e, o) \
+	VMOVUPS off(base), Y14 \
+	VMOVUPS off32(base), Y15 \
+	VSHUFPS $0x88, Y15, Y14, e \
+	VSHUFPS $0xDD, Y15, Y14, o \
+	VPERMPD $0xD8, e, e \
+	VPERMPD $0xD8, o, o
+
+// EVENODD4 is EVENODD8 for 8 float64.
+#define EVENODD4(off, off32, base, e, o) \
+	VMOVUPD off(base), Y14 \
+	VMOVUPD off32(base), Y15 \
+	VSHUFPD $0x0, Y15, Y14, e \
+	VSHUFPD $0xF, Y15, Y14, o \
+	VPERMPD $0xD8, e, e \
+	VPERMPD $0xD8, o, o
+
+// func nearestBlocks2S(d, a, b *float32, blocks int)
+//
+// d[c] = d[c] + a[2c] + a[2c+1] + b[2c] + b[2c+1], added in that order,
+// for c < 8·blocks.
+TEXT ·nearestBlocks2S(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ blocks+24(FP), CX
+
+loopBlocks2S:
+	EVENODD8(0, 32, SI, Y0, Y1)
+	EVENODD8(0, 32, DX, Y2, Y3)
+	VMOVUPS (DI), Y4
+	VADDPS  Y0, Y4, Y4
+	VADDPS  Y1, Y4, Y4
+	VADDPS  Y2, Y4, Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (DI)
+	ADDQ    $32, DI
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	DECQ    CX
+	JNZ     loopBlocks2S
+	VZEROUPPER
+	RET
+
+// func nearestBlocks2D(d, a, b *float64, blocks int)
+//
+// The same for 4 float64 a block.
+TEXT ·nearestBlocks2D(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ blocks+24(FP), CX
+
+loopBlocks2D:
+	EVENODD4(0, 32, SI, Y0, Y1)
+	EVENODD4(0, 32, DX, Y2, Y3)
+	VMOVUPD (DI), Y4
+	VADDPD  Y0, Y4, Y4
+	VADDPD  Y1, Y4, Y4
+	VADDPD  Y2, Y4, Y4
+	VADDPD  Y3, Y4, Y4
+	VMOVUPD Y4, (DI)
+	ADDQ    $32, DI
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	DECQ    CX
+	JNZ     loopBlocks2D
+	VZEROUPPER
+	RET
