@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "evenodd_amd64.h"
 
 // The AVX2 kernel of nearest_amd64.go: each source value written twice,
 // into one or two destination rows (copies, no arithmetic).
@@ -69,26 +70,6 @@ nextDup2D:
 	JNZ  loopDup2D
 	VZEROUPPER
 	RET
-
-// EVENODD8 loads the 8 floats at off(base) and off+32(base) (16 in all)
-// and splits them into the even ones (e) and the odd ones (o), in order;
-// clobbers Y14, Y15.
-#define EVENODD8(off, off32, base, e, o) \
-	VMOVUPS off(base), Y14 \
-	VMOVUPS off32(base), Y15 \
-	VSHUFPS $0x88, Y15, Y14, e \
-	VSHUFPS $0xDD, Y15, Y14, o \
-	VPERMPD $0xD8, e, e \
-	VPERMPD $0xD8, o, o
-
-// EVENODD4 is EVENODD8 for 8 float64.
-#define EVENODD4(off, off32, base, e, o) \
-	VMOVUPD off(base), Y14 \
-	VMOVUPD off32(base), Y15 \
-	VSHUFPD $0x0, Y15, Y14, e \
-	VSHUFPD $0xF, Y15, Y14, o \
-	VPERMPD $0xD8, e, e \
-	VPERMPD $0xD8, o, o
 
 // func nearestBlocks2S(d, a, b *float32, blocks int)
 //

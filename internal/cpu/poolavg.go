@@ -180,7 +180,7 @@ func avgPoolPairs[T Float](g *Pool2dGeom, ds []T, run poolRun, x, out []T) {
 				}
 				ia, ib := a[run.First:][:2*(run.Hi-run.Lo)], b[run.First:][:2*(run.Hi-run.Lo)]
 				d, dv := dst[run.Lo:run.Hi], div[run.Lo:run.Hi]
-				for i := range d {
+				for i := pairs2(d, ia, ib, dv); i < len(d); i++ {
 					d[i] = (0 + (0 + ia[2*i] + ia[2*i+1]) + (0 + ib[2*i] + ib[2*i+1])) / dv[i]
 				}
 				for o := run.Hi; o < wo; o++ {
@@ -484,8 +484,8 @@ func disjointScatter[T Float](row, v []T, cols *PoolAxis, run poolRun) {
 		in := v[run.Lo:run.Hi]
 		seg := row[run.First:][:len(in)*run.K]
 		if run.K == 2 {
-			for i, x := range in {
-				x = 0 + x
+			for i := spread2(seg, in); i < len(in); i++ {
+				x := 0 + in[i]
 				seg[2*i] += x
 				seg[2*i+1] += x
 			}
