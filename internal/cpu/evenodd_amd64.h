@@ -1,10 +1,11 @@
-// EVENODD8 and EVENODD4 split 16 float32 or 8 float64 into their even
-// and odd elements, for nearest_amd64.s and avg2x2_amd64.s.
+// EVENODD and EVENODD4 split 16 float32 or 8 float64 into their even
+// and odd elements, for avgvec_amd64.s, nearest_amd64.s and
+// avg2x2_amd64.s.
 
-// EVENODD8 loads the 8 floats at off(base) and off+32(base) (16 in all)
+// EVENODD loads the 8 floats at off(base) and off+32(base) (16 in all)
 // and splits them into the even ones (e) and the odd ones (o), in order;
 // clobbers Y14, Y15.
-#define EVENODD8(off, off32, base, e, o) \
+#define EVENODD(off, off32, base, e, o) \
 	VMOVUPS off(base), Y14 \
 	VMOVUPS off32(base), Y15 \
 	VSHUFPS $0x88, Y15, Y14, e \
@@ -12,7 +13,7 @@
 	VPERMPD $0xD8, e, e \
 	VPERMPD $0xD8, o, o
 
-// EVENODD4 is EVENODD8 for 8 float64.
+// EVENODD4 is EVENODD for 8 float64.
 #define EVENODD4(off, off32, base, e, o) \
 	VMOVUPD off(base), Y14 \
 	VMOVUPD off32(base), Y15 \

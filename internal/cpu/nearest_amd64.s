@@ -82,8 +82,8 @@ TEXT ·nearestBlocks2S(SB), NOSPLIT, $0-32
 	MOVQ blocks+24(FP), CX
 
 loopBlocks2S:
-	EVENODD8(0, 32, SI, Y0, Y1)
-	EVENODD8(0, 32, DX, Y2, Y3)
+	EVENODD(0, 32, SI, Y0, Y1)
+	EVENODD(0, 32, DX, Y2, Y3)
 	VMOVUPS (DI), Y4
 	VADDPS  Y0, Y4, Y4
 	VADDPS  Y1, Y4, Y4

@@ -110,19 +110,10 @@ func benchInterpKernelOf[T Float](b *testing.B, g *InterpGeom) {
 	r := rand.New(rand.NewPCG(7, 8))
 	n, m := g.Planes*g.H*g.W, g.Planes*len(g.Rows.I0)*len(g.Cols.I0)
 	x, y, dx := randData[T](r, n), make([]T, m), make([]T, n)
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
+	benchKernels(b, []benchKernel{
 		{"forward", func() { Interp(g, x, y) }},
 		{"forward/ref", func() { interpRef(g, x, y) }},
 		{"transpose", func() { InterpTSet(g, y, dx) }},
 		{"transpose/ref", func() { clear(dx); interpTRef(g, y, dx) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				c.f()
-			}
-		})
-	}
+	})
 }

@@ -146,19 +146,10 @@ func benchAvgPool2x2[T Float](b *testing.B) {
 // on g (divisor with padding) against the general loops (ref).
 func benchAvgKernels[T Float](b *testing.B, g *Pool2dGeom, x, y, dx []T) {
 	div := AvgDivisor{IncludePad: true}
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
+	benchKernels(b, []benchKernel{
 		{"forward", func() { AvgPool(g, div, x, y) }},
 		{"forward/ref", func() { avgPoolRef(g, div, x, y) }},
 		{"transpose", func() { AvgPoolTSet(g, div, y, dx) }},
 		{"transpose/ref", func() { clear(dx); avgPoolTRef(g, div, y, dx) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				c.f()
-			}
-		})
-	}
+	})
 }
