@@ -48,7 +48,7 @@ func unary(name string, x *gorgonia.Node, spec func(tensor.Shape) ad.OpSpec) (*g
 
 // sigmoidSpec is the stable sigmoid; Backward U ⊙ s ⊙ (1 − s).
 func sigmoidSpec(s tensor.Shape) ad.OpSpec {
-	return withCUDA(elementwiseSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
+	return withCUDA(activationSpec("Sigmoid", "", s, nil, ad.Floats(sigmoidKernel[float32], sigmoidKernel[float64]),
 		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(out)
 			return b.Nodes(b.HadamardProd(u, b.HadamardProd(out, b.RSub(1, out))))
@@ -74,13 +74,11 @@ func Tanh(x *gorgonia.Node) (*gorgonia.Node, error) {
 // tanhSpec is Tanh; Backward (1 − t⊙t)⊙U, Gorgonia's tanhDiffExpr with
 // the constant 1 of t's dtype.
 func tanhSpec(s tensor.Shape) ad.OpSpec {
-	spec := withCUDA(elementwiseSpec("Tanh", "", s, nil, ad.Floats(tanhKernel[float32], tanhKernel[float64]),
+	return withCUDA(activationSpec("Tanh", "", s, nil, ad.Floats(tanhKernel[float32], tanhKernel[float64]),
 		func(_ gorgonia.Nodes, out, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(out)
 			return b.Nodes(b.HadamardProd(b.RSub(1, b.HadamardProd(out, out)), u))
 		}), unaryGPU{kind: unaryTanh})
-	spec.KernelOverwrites = true
-	return spec
 }
 
 // tanhKernel is cpu.Tanh.
@@ -143,7 +141,7 @@ func checkActivation(name string, x *gorgonia.Node) error {
 // leakySpec is LeakyReLU: x where x > 0 (and NaN), slope·x elsewhere (0
 // for slope 0, −Inf included); Backward U ⊙ slopeSpec(x).
 func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
-	return withCUDA(elementwiseSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
+	return withCUDA(activationSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			m, err := ad.Apply(slopeSpec(s, slope), in[0])
 			if err != nil {
@@ -165,7 +163,7 @@ func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 // slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
 // included), a piecewise constant with no derivative.
 func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
-	return withCUDA(elementwiseSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
+	return withCUDA(activationSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
 		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil), unaryGPU{kind: unaryLeakySlope, param: slope})
 }
 
@@ -180,7 +178,7 @@ func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 // erfSpec is erf, whose gradient U·(2/√π)·exp(−x²) is built from ops that
 // are right at every order.
 func erfSpec(s tensor.Shape) ad.OpSpec {
-	return withCUDA(elementwiseSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
+	return withCUDA(activationSpec("Erf", "", s, nil, ad.Floats(erfKernel[float32], erfKernel[float64]),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
 			b := ad.NewBuilder(in[0])
 			e := b.Exp(b.Neg(b.Square(in[0])))
@@ -192,6 +190,14 @@ func erfSpec(s tensor.Shape) ad.OpSpec {
 func erfKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	cpu.Erf(out.Data, in[0].Data)
 	return nil
+}
+
+// activationSpec is elementwiseSpec for the kernels of cpu's activations,
+// which write every element of their result (KernelOverwrites).
+func activationSpec(name, params string, s tensor.Shape, diff []bool, k ad.Kernel, backward func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error)) ad.OpSpec {
+	spec := elementwiseSpec(name, params, s, diff, k, backward)
+	spec.KernelOverwrites = true
+	return spec
 }
 
 // elementwiseSpec is a one-input op of shape s.

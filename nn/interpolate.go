@@ -102,15 +102,18 @@ func Interpolate(input *gorgonia.Node, opts InterpolateOpts) (*gorgonia.Node, er
 			Name: opName, Params: params, InputDims: []int{4}, OutputDims: 4,
 			Shape:  ad.FixedShape("nn: "+opName, from, to),
 			Kernel: ad.Floats(interpKernel[float32](&g, forward), interpKernel[float64](&g, forward)),
+			// Interp and InterpTSet write every element.
+			KernelOverwrites: true,
 		}
 	}
 	fwd, _ := ad.LinearPair(withCUDA(spec(name, in, os, true), interpGPU{&g, true}), withCUDA(spec(name+"Transpose", os, in, false), interpGPU{&g, false}))
 	return ad.Apply(fwd, input)
 }
 
-// interpKernel is Interp (forward) or its transpose.
+// interpKernel is Interp (forward) or its transpose, into a result it
+// overwrites.
 func interpKernel[T ad.Float](g *cpu.InterpGeom, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return linearKernel(forward, func(in, out []T) { cpu.Interp(g, in, out) }, func(in, out []T) { cpu.InterpT(g, in, out) })
+	return linearKernel(forward, func(in, out []T) { cpu.Interp(g, in, out) }, func(in, out []T) { cpu.InterpTSet(g, in, out) })
 }
 
 // The CUDA twin's descriptor (launch code in the *_cuda.go files; withCUDA

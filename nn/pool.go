@@ -251,6 +251,8 @@ func avgPool(name string, input *gorgonia.Node, g cpu.Pool2dGeom, div cpu.AvgDiv
 			Name: opName, Params: params + fmt.Sprint(in), InputDims: []int{4}, OutputDims: 4,
 			Shape:  ad.FixedShape("nn: "+opName, from, to),
 			Kernel: k,
+			// AvgPool and AvgPoolTSet write every element.
+			KernelOverwrites: true,
 		}
 	}
 	fwd, _ := ad.LinearPair(
@@ -279,9 +281,10 @@ func gatherKernel[T ad.Float](planes, hw, l int, gather bool) func(ad.Tensor[T],
 	}
 }
 
-// avgKernel is the average pooling (forward) or its transpose.
+// avgKernel is the average pooling (forward) or its transpose, into a
+// result it overwrites.
 func avgKernel[T ad.Float](g *cpu.Pool2dGeom, div cpu.AvgDivisor, forward bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
-	return linearKernel(forward, func(in, out []T) { cpu.AvgPool(g, div, in, out) }, func(in, out []T) { cpu.AvgPoolT(g, div, in, out) })
+	return linearKernel(forward, func(in, out []T) { cpu.AvgPool(g, div, in, out) }, func(in, out []T) { cpu.AvgPoolTSet(g, div, in, out) })
 }
 
 // emptyFillKernel is cpu.EmptyWindowFill on the first n elements.

@@ -1,20 +1,14 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "evenodd_amd64.h"
 
 // The AVX2 kernels of avgvec_amd64.go. Every sum adds in the Go loop's
 // order with the running value as the first operand, and every product
 // is rounded before its addition (no FMA): bitwise the Go loops' results.
 
-// EVENODD loads the 16 floats at off(base) and splits them into the even
-// ones (e) and the odd ones (o), in order; clobbers Y14, Y15.
-#define EVENODD(off, off32, base, e, o) \
-	VMOVUPS off(base), Y14 \
-	VMOVUPS off32(base), Y15 \
-	VSHUFPS $0x88, Y15, Y14, e \
-	VSHUFPS $0xDD, Y15, Y14, o \
-	VPERMPD $0xD8, e, e \
-	VPERMPD $0xD8, o, o
+// EVENODD (evenodd_amd64.h) splits 16 floats into the even and the odd
+// ones.
 
 // func avgWindowSums2(dst, src *float32, blocks, k int)
 //

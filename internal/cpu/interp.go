@@ -133,20 +133,19 @@ func findPairs(a *InterpAxis) interpPairs {
 // (two rows at a time), and an output row is (1−ly)·top + ly·bot, a
 // vector operation: the same products and sums, rounded the same way (a
 // ×2 run of columns and the rows with AVX2 for float32 on amd64).
+// Nearest copies: a row repeated is copied whole, an integer column scale
+// repeats each source value.
 func Interp[T Float](g *InterpGeom, x, out []T) {
-	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
-	var w0, w1 []T
-	var pairs interpPairs
-	if !g.Nearest {
-		w0, w1 = interpWeights[T](&g.Cols)
-		pairs = findPairs(&g.Cols)
+	if g.Nearest {
+		interpNearest(g, x, out)
+		return
 	}
+	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+	w0, w1 := interpWeights[T](&g.Cols)
+	pairs := findPairs(&g.Cols)
 	par.For(g.Planes, func(lo, hi int) {
-		var cache [2][]T // horizontal interpolations of two source rows
+		cache := [2][]T{make([]T, wo), make([]T, wo)} // horizontal interpolations of two source rows
 		var cached [2]int
-		if !g.Nearest {
-			cache = [2][]T{make([]T, wo), make([]T, wo)}
-		}
 		// horiz is source row r interpolated along the columns, from the
 		// cache or into the slot of the earlier row (rows only advance).
 		horiz := func(plane []T, r int) []T {
@@ -171,13 +170,6 @@ func Interp[T Float](g *InterpGeom, x, out []T) {
 			cached = [2]int{-1, -1}
 			for oh := 0; oh < ho; oh++ {
 				d := dst[oh*wo : (oh+1)*wo]
-				if g.Nearest {
-					r0 := plane[g.Rows.I0[oh]*g.W:][:g.W]
-					for ow := range d {
-						d[ow] = r0[g.Cols.I0[ow]]
-					}
-					continue
-				}
 				ly := T(g.Rows.L[oh])
 				top := horiz(plane, g.Rows.I0[oh])
 				bot := horiz(plane, g.Rows.I1[oh])
@@ -284,24 +276,23 @@ func findPairsScatter[T Float](pairs interpPairs, off []int, sh []interpShare[T]
 // columns, in order (a ×2 run of columns with AVX2 for float32 on
 // amd64), the scatter's additions in the scatter's order. An output row
 // reading one source row twice keeps the scatter, whose order then
-// interleaves its two shares.
-func InterpT[T Float](g *InterpGeom, gr, dx []T) {
-	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
+// interleaves its two shares. Nearest, each input position gathers the
+// outputs reading it in the scatter's order (a ×2 upsampling's 2×2 blocks
+// in one pass).
+func InterpT[T Float](g *InterpGeom, gr, dx []T) { interpT(g, gr, dx, false) }
+
+// InterpTSet is InterpT into zeros: it sets every element of dx (to the +0
+// InterpT would start from, plus the same sums in the same order) rather
+// than adding into it.
+func InterpTSet[T Float](g *InterpGeom, gr, dx []T) { interpT(g, gr, dx, true) }
+
+// interpT is InterpT, each plane of dx cleared first if set.
+func interpT[T Float](g *InterpGeom, gr, dx []T, set bool) {
 	if g.Nearest {
-		par.For(g.Planes, func(lo, hi int) {
-			for p := lo; p < hi; p++ {
-				plane := dx[p*hw : (p+1)*hw]
-				src := gr[p*ho*wo : (p+1)*ho*wo]
-				for oh := 0; oh < ho; oh++ {
-					r0 := plane[g.Rows.I0[oh]*g.W:][:g.W]
-					for ow, v := range src[oh*wo : (oh+1)*wo] {
-						r0[g.Cols.I0[ow]] += v
-					}
-				}
-			}
-		})
+		interpNearestT(g, gr, dx, set)
 		return
 	}
+	wo := len(g.Cols.I0)
 	w0, w1 := interpWeights[T](&g.Cols)
 	cols := newShareTable(&g.Cols, g.W, w0, w1)
 	ps := findPairsScatter(findPairs(&g.Cols), cols.off, cols.sh)
@@ -323,39 +314,35 @@ func InterpT[T Float](g *InterpGeom, gr, dx []T) {
 			}
 		}
 	}
-	par.For(g.Planes, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			plane := dx[p*hw : (p+1)*hw]
-			src := gr[p*ho*wo : (p+1)*ho*wo]
-			for r := 0; r < g.H; r++ {
-				s, ws := rows.of(r), wy[rows.off[r]:rows.off[r+1]]
-				if len(s) == 0 {
+	transposePlanes(g, gr, dx, set, func(plane, src []T) {
+		for r := 0; r < g.H; r++ {
+			s, ws := rows.of(r), wy[rows.off[r]:rows.off[r+1]]
+			if len(s) == 0 {
+				continue
+			}
+			row := plane[r*g.W : (r+1)*g.W]
+			if consecutive[r] {
+				gatherShares(row, src[s[0].o*wo:], len(s), wo, ws, &cols, ps)
+				continue
+			}
+			for i := 0; i < len(s); i++ {
+				oh := s[i].o
+				v := src[oh*wo : (oh+1)*wo]
+				if i+1 == len(s) || s[i+1].o != oh {
+					gatherShares(row, v, 1, wo, ws[i:], &cols, ps)
 					continue
 				}
-				row := plane[r*g.W : (r+1)*g.W]
-				if consecutive[r] {
-					gatherShares(row, src[s[0].o*wo:], len(s), wo, ws, &cols, ps)
-					continue
+				// oh reads row r twice (I0 = I1): the scatter
+				top, bot := ws[i], ws[i+1]
+				for ow, x := range v {
+					c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
+					t, b := top*x, bot*x
+					row[c0] += T(w0[ow] * t)
+					row[c1] += T(w1[ow] * t)
+					row[c0] += T(w0[ow] * b)
+					row[c1] += T(w1[ow] * b)
 				}
-				for i := 0; i < len(s); i++ {
-					oh := s[i].o
-					v := src[oh*wo : (oh+1)*wo]
-					if i+1 == len(s) || s[i+1].o != oh {
-						gatherShares(row, v, 1, wo, ws[i:], &cols, ps)
-						continue
-					}
-					// oh reads row r twice (I0 = I1): the scatter
-					top, bot := ws[i], ws[i+1]
-					for ow, x := range v {
-						c0, c1 := g.Cols.I0[ow], g.Cols.I1[ow]
-						t, b := top*x, bot*x
-						row[c0] += T(w0[ow] * t)
-						row[c1] += T(w1[ow] * t)
-						row[c0] += T(w0[ow] * b)
-						row[c1] += T(w1[ow] * b)
-					}
-					i++
-				}
+				i++
 			}
 		}
 	})

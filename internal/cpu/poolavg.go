@@ -109,12 +109,23 @@ func inverse(a *PoolAxis, n int) (lo, hi []int) {
 // over the output row's window (from 0, in row order). Interior windows
 // are summed without tables, on amd64 with AVX2 for float32 (stride 2),
 // vectorised across output columns: each output's additions stay in the
-// order above.
+// order above. Windows of 2 columns at stride 2 over rows whose windows
+// share no input row (a 2×2 pooling) are summed in one pass per output
+// row, the same additions (faster than the two AVX2 passes); one output
+// per plane (global pooling) sums four planes at a time.
 func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := divisors[T](div, g)
+	if oneWindow(g) {
+		avgPoolOne(g, ds[0], x, out)
+		return
+	}
 	run := interiorRun(cols)
+	if run.K == 2 && run.Stride == 2 && monotone(rows) && disjoint(inverse(rows, g.H)) {
+		avgPoolPairs(g, ds, run, x, out)
+		return
+	}
 	par.For(g.Planes, func(lo, hi int) {
 		rowSum := make([]T, g.H*wo)
 		for p := lo; p < hi; p++ {
@@ -130,6 +141,50 @@ func AvgPool[T Float](g *Pool2dGeom, div AvgDivisor, x, out []T) {
 					sumRows(dst, rowSum[r0*wo:], n, rows.Step*wo, ds[oh*wo:(oh+1)*wo])
 				} else {
 					sumRows(dst, rowSum, 0, 0, ds[oh*wo:(oh+1)*wo])
+				}
+			}
+		}
+	})
+}
+
+// avgPoolPairs is AvgPool for rows whose windows share no input row
+// (ds the divisors, run the columns' interior, windows of 2 at stride
+// 2): an output row over two input rows sums them in one pass, (0 + (0
+// + a + b) + (0 + c + d)) / divisor, the two passes' additions in their
+// order; any other output row takes the two passes.
+func avgPoolPairs[T Float](g *Pool2dGeom, ds []T, run poolRun, x, out []T) {
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	rows, cols := &g.Rows, &g.Cols
+	par.For(g.Planes, func(lo, hi int) {
+		var rowSum []T // the window sums of one output row's input rows
+		for p := lo; p < hi; p++ {
+			plane := x[p*hw : (p+1)*hw]
+			for oh := 0; oh < ho; oh++ {
+				dst := out[(p*ho+oh)*wo : (p*ho+oh+1)*wo]
+				div := ds[oh*wo : (oh+1)*wo]
+				r0, n := rows.First[oh], max(rows.End[oh]-rows.First[oh], 0)
+				if n != 2 {
+					if cap(rowSum) < n*wo {
+						rowSum = make([]T, n*wo)
+					}
+					rowSum = rowSum[:n*wo]
+					for i := 0; i < n; i++ {
+						windowSums(plane[(r0+i)*w:(r0+i+1)*w], cols, run, rowSum[i*wo:(i+1)*wo])
+					}
+					sumRows(dst, rowSum, n, wo, div)
+					continue
+				}
+				a, b := plane[r0*w:(r0+1)*w], plane[(r0+1)*w:(r0+2)*w]
+				for o := 0; o < run.Lo; o++ {
+					dst[o] = (0 + windowSum(a, cols, o) + windowSum(b, cols, o)) / div[o]
+				}
+				ia, ib := a[run.First:][:2*(run.Hi-run.Lo)], b[run.First:][:2*(run.Hi-run.Lo)]
+				d, dv := dst[run.Lo:run.Hi], div[run.Lo:run.Hi]
+				for i := pairs2(d, ia, ib, dv); i < len(d); i++ {
+					d[i] = (0 + (0 + ia[2*i] + ia[2*i+1]) + (0 + ib[2*i] + ib[2*i+1])) / dv[i]
+				}
+				for o := run.Hi; o < wo; o++ {
+					dst[o] = (0 + windowSum(a, cols, o) + windowSum(b, cols, o)) / div[o]
 				}
 			}
 		}
@@ -205,16 +260,38 @@ func window[T any](row []T, a *PoolAxis, o int) []T {
 // order over the output columns whose window holds c. With windows in
 // increasing order (all but dilated ones) the outputs holding an input
 // position are consecutive, and each sum is gathered there in that order;
-// otherwise the sums are scattered in output order.
+// otherwise the sums are scattered in output order. Windows that share
+// no input position (stride ≥ kernel: each input position receives at
+// most one output's v) are added directly, the same sums.
 func AvgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
+	avgPoolT(g, div, gr, dx, false)
+}
+
+// AvgPoolTSet is AvgPoolT into zeros: it sets every element of dx (to
+// the +0 AvgPoolT would start from, plus the same sums in the same
+// order) rather than adding into it.
+func AvgPoolTSet[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
+	avgPoolT(g, div, gr, dx, true)
+}
+
+// avgPoolT is AvgPoolT, each plane of dx cleared first if set.
+func avgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T, set bool) {
+	if wholePlane(g) {
+		avgPoolTWhole(g, divisors[T](div, g)[0], gr, dx, set)
+		return
+	}
 	if !monotone(&g.Rows) || !monotone(&g.Cols) {
-		avgPoolTScatter(g, div, gr, dx)
+		avgPoolTScatter(g, div, gr, dx, set)
 		return
 	}
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	ds := divisors[T](div, g)
 	rlo, rhi := inverse(&g.Rows, g.H)
 	clo, chi := inverse(&g.Cols, g.W)
+	if disjoint(rlo, rhi) && disjoint(clo, chi) {
+		avgPoolTDisjoint(g, ds, rlo, rhi, clo, chi, gr, dx, set)
+		return
+	}
 	run := newScatterRun(&g.Cols, clo, chi)
 	par.For(g.Planes, func(lo, hi int) {
 		v := make([]T, ho*wo)
@@ -225,6 +302,9 @@ func AvgPoolT[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 				sumRows(v[oh*wo:(oh+1)*wo], src[oh*wo:], 1, 0, ds[oh*wo:(oh+1)*wo])
 			}
 			plane := dx[p*hw : (p+1)*hw]
+			if set {
+				clear(plane)
+			}
 			for r := 0; r < g.H; r++ {
 				sumRows(colAcc, v[rlo[r]*wo:], rhi[r]-rlo[r], wo, nil)
 				windowScatter(plane[r*w:(r+1)*w], colAcc, clo, chi, run)
@@ -302,7 +382,7 @@ func windowScatter[T Float](row, acc []T, lo, hi []int, run scatterRun) {
 // avgPoolTScatter is AvgPoolT for any axes: each output's v scattered
 // into the rows of its window, then each row's sums into the columns of
 // their windows, in output order.
-func avgPoolTScatter[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
+func avgPoolTScatter[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T, set bool) {
 	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
 	rows, cols := &g.Rows, &g.Cols
 	ds := divisors[T](div, g)
@@ -324,6 +404,9 @@ func avgPoolTScatter[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 				}
 			}
 			plane := dx[p*hw : (p+1)*hw]
+			if set {
+				clear(plane)
+			}
 			for r := 0; r < g.H; r++ {
 				row, acc := plane[r*w:(r+1)*w], colAcc[r*wo:(r+1)*wo]
 				for ow, v := range acc {
@@ -335,4 +418,97 @@ func avgPoolTScatter[T Float](g *Pool2dGeom, div AvgDivisor, gr, dx []T) {
 			}
 		}
 	})
+}
+
+// disjoint reports whether no input position lies in two windows, given
+// the inverse lo, hi of a monotone axis.
+func disjoint(lo, hi []int) bool {
+	for i := range lo {
+		if hi[i]-lo[i] > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// avgPoolTDisjoint is avgPoolT for disjoint windows (ds the divisors,
+// rlo, rhi, clo, chi the axes' inverses): dx[r, c] + (0 + v) for the one
+// output whose window holds (r, c), v = (0 + gr)/divisor, as the
+// separable sums of one term round; dx[r, c] + 0 where only the column
+// lies in a window (the row sum of no rows); dx[r, c] where the column
+// lies in none.
+func avgPoolTDisjoint[T Float](g *Pool2dGeom, ds []T, rlo, rhi, clo, chi []int, gr, dx []T, set bool) {
+	hw, ho, wo, w := g.H*g.W, g.Rows.Out(), g.Cols.Out(), g.W
+	cols := &g.Cols
+	run := interiorRun(cols)
+	if run.Stride != run.K {
+		run.Hi = run.Lo // not a tiling of the columns: no interior run
+	}
+	par.For(g.Planes, func(lo, hi int) {
+		v := make([]T, wo)
+		for p := lo; p < hi; p++ {
+			src := gr[p*ho*wo : (p+1)*ho*wo]
+			plane := dx[p*hw : (p+1)*hw]
+			if set {
+				clear(plane)
+			}
+			last := -1 // the output row whose v is in v
+			for r := 0; r < g.H; r++ {
+				d := plane[r*w : (r+1)*w]
+				if rlo[r] == rhi[r] {
+					for c := range d {
+						if clo[c] < chi[c] {
+							d[c] += 0
+						}
+					}
+					continue
+				}
+				if oh := rlo[r]; oh != last {
+					sumRows(v, src[oh*wo:], 1, 0, ds[oh*wo:(oh+1)*wo])
+					last = oh
+				}
+				disjointScatter(d, v, cols, run)
+			}
+		}
+	})
+}
+
+// disjointScatter adds 0 + v[o] into each position of row in output o's
+// window along cols (disjoint windows); run is cols' interior tiling (K
+// = Stride), if any.
+func disjointScatter[T Float](row, v []T, cols *PoolAxis, run poolRun) {
+	for o := 0; o < run.Lo; o++ {
+		addWindow(row, cols, o, v[o])
+	}
+	if run.Hi > run.Lo {
+		in := v[run.Lo:run.Hi]
+		seg := row[run.First:][:len(in)*run.K]
+		if run.K == 2 {
+			for i := spread2(seg, in); i < len(in); i++ {
+				x := 0 + in[i]
+				seg[2*i] += x
+				seg[2*i+1] += x
+			}
+		} else {
+			for i, x := range in {
+				x = 0 + x
+				for c := i * run.K; c < (i+1)*run.K; c++ {
+					seg[c] += x
+				}
+			}
+		}
+	}
+	for o := max(run.Hi, run.Lo); o < len(v); o++ {
+		addWindow(row, cols, o, v[o])
+	}
+}
+
+// addWindow adds 0 + x into each position of row in output o's window
+// along a.
+func addWindow[T Float](row []T, a *PoolAxis, o int, x T) {
+	x = 0 + x
+	seg := window(row, a, o)
+	for i := range seg {
+		seg[i] += x
+	}
 }

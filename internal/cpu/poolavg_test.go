@@ -150,18 +150,28 @@ func testInterpFast[T Float](t *testing.T) {
 	for _, g := range interpGeoms() {
 		ho, wo := len(g.Rows.I0), len(g.Cols.I0)
 		name := fmt.Sprintf("%dx%d->%dx%d/nearest=%v", g.H, g.W, ho, wo, g.Nearest)
-		x := randData[T](r, g.Planes*g.H*g.W)
-		got, want := make([]T, g.Planes*ho*wo), make([]T, g.Planes*ho*wo)
-		Interp(&g, x, got)
-		interpRef(&g, x, want)
-		sameBits(t, "Interp "+name, got, want)
-		gr := randData[T](r, g.Planes*ho*wo)
-		dx0 := randData[T](r, g.Planes*g.H*g.W)
-		gt, wt := append([]T(nil), dx0...), append([]T(nil), dx0...)
-		InterpT(&g, gr, gt)
-		interpTRef(&g, gr, wt)
-		sameBits(t, "InterpT "+name, gt, wt)
+		sameAsInterpRef[T](t, r, &g, name)
 	}
+}
+
+// sameAsInterpRef fails t unless Interp and InterpT (adding into random
+// values) of g equal interpRef and interpTRef bitwise on random data
+// from r; it returns the output gradient it used.
+func sameAsInterpRef[T Float](t *testing.T, r *rand.Rand, g *InterpGeom, name string) []T {
+	t.Helper()
+	ho, wo := len(g.Rows.I0), len(g.Cols.I0)
+	x := randData[T](r, g.Planes*g.H*g.W)
+	got, want := make([]T, g.Planes*ho*wo), make([]T, g.Planes*ho*wo)
+	Interp(g, x, got)
+	interpRef(g, x, want)
+	sameBits(t, "Interp "+name, got, want)
+	gr := randData[T](r, g.Planes*ho*wo)
+	dx0 := randData[T](r, g.Planes*g.H*g.W)
+	gt, wt := append([]T(nil), dx0...), append([]T(nil), dx0...)
+	InterpT(g, gr, gt)
+	interpTRef(g, gr, wt)
+	sameBits(t, "InterpT "+name, gt, wt)
+	return gr
 }
 
 // TestInterpFast: Interp and InterpT equal the general loops they
