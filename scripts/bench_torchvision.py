@@ -382,10 +382,23 @@ def nn_depthwise(dtype):
     return make
 
 
-def nn_avg_pool_2x2(gen):
-    """A 2x2, stride 2 average pooling of [8, 256, 28, 28]."""
-    x = torch.randn((8, 256, 28, 28), generator=gen, dtype=torch.float32)
-    return [x], lambda: torch.nn.functional.avg_pool2d(x, 2, 2)
+def nn_unary(shape, fn, dtype):
+    """fn of one standard-normal input of shape and dtype."""
+    def make(gen):
+        x = torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
+        return [x], lambda: fn(x)
+    return make
+
+
+# Name: (input shape, function); rows NAME/float32/... and NAME/float64/...
+# (nn's BenchmarkResample, BenchmarkReLU, BenchmarkAdaptiveAvgPool2d).
+NN_UNARY = {
+    "Resample/nearest-x2": ((2, 256, 50, 68),
+                            lambda x: torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")),
+    "Resample/avgpool-2x2": ((8, 256, 28, 28), lambda x: torch.nn.functional.avg_pool2d(x, 2)),
+    "ReLU": ((8, 64, 112, 112), torch.nn.functional.relu),
+    "AdaptiveAvgPool2d": ((8, 2048, 7, 7), lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 1)),
+}
 
 
 def nn_batch_norm(training, dtype):
@@ -417,7 +430,6 @@ def nn_logits(fn):
 
 NN_INTERPOLATE = {  # name: (input N, C, H, W; F.interpolate's keyword arguments), scale factor 2
     "nearest-fpn": ((8, 256, 50, 68), dict(mode="nearest")),
-    "nearest-2": ((2, 256, 50, 68), dict(mode="nearest")),
     "bilinear": ((8, 64, 56, 56), dict(mode="bilinear", align_corners=False)),
 }
 
@@ -503,13 +515,18 @@ for _cfg in NN_INTERPOLATE:
     NN_BENCHMARKS["Interpolate/%s/forward+backward" % _cfg] = (setup_nn(nn_interpolate(_cfg), True), run_nn_forward_backward)
 for _name, _make in [("Conv2dDepthwise/float32", nn_depthwise(torch.float32)),
                      ("Conv2dDepthwise/float64", nn_depthwise(torch.float64)),
-                     ("AvgPool2d/2x2", nn_avg_pool_2x2),
                      ("BatchNorm/training/float32", nn_batch_norm(True, torch.float32)),
                      ("BatchNorm/training/float64", nn_batch_norm(True, torch.float64)),
                      ("BatchNorm/eval/float32", nn_batch_norm(False, torch.float32)),
                      ("BatchNorm/eval/float64", nn_batch_norm(False, torch.float64))]:
     NN_BENCHMARKS[_name + "/forward"] = (setup_nn(_make, False), run_nn_forward)
     NN_BENCHMARKS[_name + "/forward+backward"] = (setup_nn(_make, True), run_nn_forward_backward)
+for _name, (_shape, _fn) in NN_UNARY.items():
+    for _dt in (torch.float32, torch.float64):
+        _key = "%s/%s" % (_name, str(_dt).split(".")[1])
+        NN_BENCHMARKS[_key + "/forward"] = (setup_nn(nn_unary(_shape, _fn, _dt), False), run_nn_forward)
+        NN_BENCHMARKS[_key + "/forward+backward"] = (setup_nn(nn_unary(_shape, _fn, _dt), True),
+                                                     run_nn_forward_backward)
 NN_BENCHMARKS["GridSample/forward"] = (setup_nn(nn_grid_sample, False), run_nn_forward)
 NN_BENCHMARKS["GridSample/forward+backward"] = (setup_nn(nn_grid_sample, True), run_nn_forward_backward)
 NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
@@ -520,7 +537,7 @@ NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), ru
 # the same torch work, timed again under the other name.
 for _key in [k for k in NN_BENCHMARKS if k.split("/")[0] in (
         "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm",
-        "BatchNorm", "Conv2dDepthwise")]:
+        "BatchNorm", "Conv2dDepthwise", "Resample", "ReLU", "AdaptiveAvgPool2d")]:
     _family, _rest = _key.split("/", 1)
     NN_BENCHMARKS[_family + "/reuse/" + _rest] = NN_BENCHMARKS[_key]
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
