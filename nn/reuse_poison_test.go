@@ -42,10 +42,57 @@ func poisonNet(t *testing.T, dt tensor.Dtype) (*gorgonia.ExprGraph, *gorgonia.No
 // runs on finite inputs, which write into those arrays without clearing
 // them where the kernel is said to overwrite every element, give bitwise
 // the values of a graph without reuse (no NaN left behind).
-func TestReuseResultsOverwrite(t *testing.T) {
+func TestReuseResultsOverwrite(t *testing.T) { checkPoisoned(t, poisonNet) }
+
+// TestReuseResultsOverwriteNarrow: TestReuseResultsOverwrite's check on
+// poisonNetNarrow, the direct kernels of narrow-group convolutions and
+// BatchNorm's fused ops.
+func TestReuseResultsOverwriteNarrow(t *testing.T) { checkPoisoned(t, poisonNetNarrow) }
+
+// poisonNetNarrow is a graph through the ops of narrow groups and
+// BatchNorm that declare KernelOverwrites: a depthwise Conv2d with channel
+// multiplier 2 and padding 3 (the in-place 3×3 kernels), training
+// BatchNorm with weight and bias, a depthwise ConvTranspose2d, a strided,
+// dilated Conv2d of two channels a group, eval BatchNorm (BatchNormEval)
+// and training BatchNorm without parameters; with readWithPenalty's
+// gradients (BatchNormStats, GradX, GradW, GradB and their gradients).
+func poisonNetNarrow(t *testing.T, dt tensor.Dtype) (*gorgonia.ExprGraph, *gorgonia.Node, []*gorgonia.Value) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	node := randNodes(g, dt, rand.New(rand.NewPCG(6, 1)))
+	must := mustNode(t)
+	x := node("x", 0.4, 2, 4, 7, 19)
+	w1, bw, bb := node("w1", 0.4, 8, 1, 3, 3), node("bw", 0.4, 8), node("bb", 0.4, 8)
+	wt, w3 := node("wt", 0.4, 8, 1, 3, 3), node("w3", 0.4, 8, 2, 3, 2)
+	ew, eb := node("ew", 0.4, 8), node("eb", 0.4, 8)
+	h := must(nn.Conv2d(x, w1, nil, nn.Conv2dOpts{Padding: [2]int{3, 3}, Groups: 4}))
+	h = must(nn.BatchNorm(h, bw, bb, nil, nil, nn.BatchNormOpts{Training: true}))
+	h = must(nn.Tanh(h))
+	h = must(nn.ConvTranspose2d(h, wt, nil, nn.ConvTranspose2dOpts{Padding: [2]int{1, 1}, Groups: 8}))
+	h = must(nn.Conv2d(h, w3, nil, nn.Conv2dOpts{Stride: [2]int{2, 3}, Padding: [2]int{2, 1}, Dilation: [2]int{2, 1}, Groups: 4}))
+	rm, rv := tensor.New(tensor.WithShape(8), tensor.Of(dt)), tensor.New(tensor.WithShape(8), tensor.Of(dt))
+	switch d := rv.Data().(type) { // variances 1 to 2.75, means 0
+	case []float32:
+		for i := range d {
+			d[i] = 1 + float32(i)/4
+		}
+	case []float64:
+		for i := range d {
+			d[i] = 1 + float64(i)/4
+		}
+	}
+	h = must(nn.BatchNorm(h, ew, eb, rm, rv, nn.BatchNormOpts{}))
+	h = must(nn.BatchNorm(h, nil, nil, nil, nil, nn.BatchNormOpts{Training: true}))
+	loss := must(gorgonia.Sum(must(gorgonia.Square(must(nn.Tanh(h))))))
+	return g, x, readWithPenalty(t, loss, x, gorgonia.Nodes{w1, bw, bb, wt, w3, ew, eb}, h, loss)
+}
+
+// checkPoisoned builds net twice, one with ad.ReuseResults on, and runs
+// TestReuseResultsOverwrite's check on them.
+func checkPoisoned(t *testing.T, net func(*testing.T, tensor.Dtype) (*gorgonia.ExprGraph, *gorgonia.Node, []*gorgonia.Value)) {
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		gp, xp, plain := poisonNet(t, dt)
-		gr, xr, reused := poisonNet(t, dt)
+		gp, xp, plain := net(t, dt)
+		gr, xr, reused := net(t, dt)
 		ad.ReuseResults(gr, true)
 		mp, mr := gorgonia.NewTapeMachine(gp), gorgonia.NewTapeMachine(gr)
 		for run := range 5 {

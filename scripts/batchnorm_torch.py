@@ -11,12 +11,11 @@ rounds alternate forward and forward+backward, each the min of 20 runs; it
 prints the min over rounds in ms.
 """
 import argparse
-import time
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import best_ms
+from lossways_torch import warm_best
 
 
 def main():
@@ -46,14 +45,7 @@ def main():
                 def both():
                     return torch.autograd.grad(F.batch_norm(x, rm, rv, w, b, training=training), (x, w, b), g)
 
-                t0 = time.perf_counter()
-                while time.perf_counter() - t0 < 1.0:
-                    fwd()
-                    both()
-                f = fb = float("inf")
-                for _ in range(args.rounds):
-                    f = min(f, best_ms(fwd))
-                    fb = min(fb, best_ms(both))
+                f, fb = warm_best((fwd, both), args.rounds)
                 mode = "training" if training else "eval"
                 print(f"| {mode} | {str(dtype)[6:]} | {threads} | {f:.3f} | {fb:.3f} |", flush=True)
 

@@ -12,12 +12,11 @@ forward and forward+backward, each the min of 20 runs; it prints the min
 over rounds (ms) at 1 and 2 threads.
 """
 import argparse
-import time
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import best_ms
+from lossways_torch import warm_best
 
 
 def main():
@@ -45,14 +44,7 @@ def main():
             def both():
                 return torch.autograd.grad(F.conv2d(x, w, b, padding=1, groups=128), (x, w, b), g)
 
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < 1.0:
-                fwd()
-                both()
-            f = fb = float("inf")
-            for _ in range(args.rounds):
-                f = min(f, best_ms(fwd))
-                fb = min(fb, best_ms(both))
+            f, fb = warm_best((fwd, both), args.rounds)
             print(f"| {str(dtype)[6:]} | {threads} | {f:.3f} | {fb:.3f} |", flush=True)
 
 

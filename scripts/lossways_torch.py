@@ -50,6 +50,20 @@ def best_ms(fn, runs=20):
     return 1e3 * best
 
 
+def warm_best(fns, rounds, warm=1.0):
+    """Runs fns in turn for warm seconds, then best_ms of each in rounds
+    alternating rounds; returns each one's min, ms."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warm:
+        for fn in fns:
+            fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], best_ms(fn))
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=4, help="alternating rounds of grad and vjp")
@@ -73,14 +87,7 @@ def main():
 
             for a, b in zip(grad(), vjp()):  # the same gradient both ways
                 assert torch.allclose(a, b, rtol=1e-4, atol=1e-4), name
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < 1.0:
-                grad()
-                vjp()
-            g = v = float("inf")
-            for _ in range(args.rounds):
-                g = min(g, best_ms(grad))
-                v = min(v, best_ms(vjp))
+            g, v = warm_best((grad, vjp), args.rounds)
             print(f"| {name} | {threads} | {g:.2f} | {v:.2f} | {g / v:.2f} |", flush=True)
 
 

@@ -53,7 +53,10 @@ func (g BatchGeom) plane(ni, ci int) (lo, hi int) {
 // batchMoments returns channel ci's mean μ, r = (σ² + Eps)^(-1/2) with σ²
 // the biased variance, and the unbiased one, all in float64: Σ x as
 // vmath.Sum of each plane added in sample order, then Σ (x − μ)² likewise
-// (vmath.SubSqSum, μ rounded to T), over N·L values.
+// (vmath.SubSqSum, μ rounded to T), over N·L values. vmath sums float32
+// in float32 lanes, which overflow for finite values near 1e18 (squares)
+// or 1e35 (values); a sum that comes out ±Inf is taken again in float64
+// (planeSums64), as torch's statistics, accumulated in double.
 func batchMoments[T Float](g BatchGeom, ci int, x []T) (mean, r, unbiased float64) {
 	cnt := float64(g.N * g.L)
 	var sum float64
@@ -61,13 +64,37 @@ func batchMoments[T Float](g BatchGeom, ci int, x []T) (mean, r, unbiased float6
 		lo, hi := g.plane(ni, ci)
 		sum += vmath.Sum(x[lo:hi])
 	}
+	if math.IsInf(sum, 0) {
+		sum = planeSums64(g, ci, x, 0, false)
+	}
 	mean = sum / cnt
 	var ss float64
 	for ni := 0; ni < g.N; ni++ {
 		lo, hi := g.plane(ni, ci)
 		ss += vmath.SubSqSum(x[lo:hi], T(mean))
 	}
+	if math.IsInf(ss, 0) {
+		ss = planeSums64(g, ci, x, mean, true)
+	}
 	return mean, 1 / math.Sqrt(ss/cnt+g.Eps), ss / (cnt - 1)
+}
+
+// planeSums64 is Σ x, or with squares Σ (x − m)², over channel ci's
+// planes in float64, element by element in order: batchMoments' sums
+// where T's lanes overflow.
+func planeSums64[T Float](g BatchGeom, ci int, x []T, m float64, squares bool) float64 {
+	var s float64
+	for ni := 0; ni < g.N; ni++ {
+		lo, hi := g.plane(ni, ci)
+		for _, v := range x[lo:hi] {
+			d := float64(v) - m
+			if squares {
+				d *= d
+			}
+			s += d
+		}
+	}
+	return s
 }
 
 // param is p[ci], or def when p is nil (no weight or bias).

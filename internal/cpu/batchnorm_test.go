@@ -163,3 +163,41 @@ func testBatchNormKernels[T Float](t *testing.T, g BatchGeom, rtol, statTol floa
 		}
 	}
 }
+
+// TestBatchNormKernelsHugeValues: float32 inputs whose squares, or sums,
+// overflow float32 (|x| ~ 1e18 and 1e36, finite) are normalised as torch
+// does (its statistics accumulate in double): every kernel within 2e-5 of
+// its tensor's largest magnitude of bnRef's float64 values, the running
+// statistics within 1e-6 relative; none Inf or NaN.
+func TestBatchNormKernelsHugeValues(t *testing.T) {
+	g := BatchGeom{N: 2, C: 3, L: 3136, Eps: 1e-5}
+	for _, scale := range []float64{1e18, 1e36} {
+		r := rand.New(rand.NewPCG(4, 5))
+		rnd := func(n int, scale float64) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(float32(scale * r.NormFloat64()))
+			}
+			return v
+		}
+		size := g.N * g.C * g.L
+		x, u, w, b := rnd(size, scale), rnd(size, 1), rnd(g.C, 1), rnd(g.C, 1)
+		got := bnKernelsAt[float32](g, 1, x, u, w, b)
+		y, dx, dw, db, mean, unbiased := bnRef(g, x, u, w, b)
+		for k, want := range [][]float64{y, dx, dx, dw, db, dw, mean, unbiased} {
+			var big float64
+			for _, v := range want {
+				big = max(big, math.Abs(v))
+			}
+			tol := 2e-5 * big
+			if k >= 6 {
+				tol = 1e-6 * big
+			}
+			for i, v := range got[k] {
+				if !(math.Abs(v-want[i]) <= tol) {
+					t.Fatalf("scale %g: result %d element %d: %v, want %v", scale, k, i, v, want[i])
+				}
+			}
+		}
+	}
+}

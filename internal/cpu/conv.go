@@ -346,7 +346,10 @@ const (
 // (inputChunk), each used while it is in cache. The first error of mul
 // (in sample order) is returned. Narrow groups (at most directMaxChannels
 // input and output channels a group, depthwise among them) run the direct
-// kernels (convdirect.go) instead, without mul.
+// kernels (convdirect.go) instead, without mul, but for ConvInput with a
+// weight holding ±Inf or NaN: the direct kernels would multiply it by the
+// zeros around and between the spread gradient's elements, NaN where the
+// tap meets no output element, so that one clears out and runs im2col.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	if !directConv(g) {
 		return convGEMM(g, mode, mul, out, a, w, bias)
@@ -355,6 +358,10 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 	case ConvForward:
 		directForward(g, out, a, w, bias)
 	case ConvInput:
+		if !allFinite(w) {
+			clear(out) // Col2im adds into it
+			return convGEMM(g, mode, mul, out, a, w, bias)
+		}
 		directInput(g, out, a, w)
 	case ConvWeight:
 		directWeight(g, out, a, w)

@@ -245,6 +245,17 @@ func directWeight[T Float](g *ConvGeom, dw, x, gr []T) {
 	})
 }
 
+// allFinite reports whether no element of s is ±Inf or NaN (v − v is NaN
+// for those).
+func allFinite[T Float](s []T) bool {
+	for _, v := range s {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // directItems runs body over the n items of a direct kernel, work
 // elements in all: on the caller's goroutine below par.InlineWork, else in
 // grains (about 32 of them, each at least chanGrain elements) handed out

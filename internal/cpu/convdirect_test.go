@@ -275,3 +275,52 @@ func TestTapRowsImage3x3(t *testing.T) {
 		expectNear(t, fmt.Sprintf("%+v: weight taps, Go loops", c), dotsGo, wantDots, 1e-5)
 	}
 }
+
+// TestConvDirectNonFiniteWeight: a weight tap that is ±Inf or NaN reaches
+// only the input positions it multiplies a real output element into, as
+// with im2col and the matrix product (and torch): the input gradient of
+// the direct kernels, with the assembly loops and with the Go loops, has
+// NaN and ±Inf exactly where convGEMM's has, and the other elements agree
+// within 2e-6 of the largest finite |value|. The forward member and the
+// weight's gradient multiply the padding's zeros by design (as im2col) and
+// are not checked here.
+func TestConvDirectNonFiniteWeight(t *testing.T) {
+	loops := []bool{false}
+	if directAVX512 {
+		loops = append(loops, true)
+	}
+	defer func(v bool) { directAVX512 = v }(directAVX512)
+	for _, c := range []struct{ cout, kh, sh, ph int }{{2, 3, 1, 1}, {2, 5, 1, 2}, {2, 3, 2, 1}, {4, 3, 1, 1}, {2, 3, 1, 3}} {
+		g := ConvGeom{N: 2, C: 2, H: 5, W: 19, Cout: c.cout, Groups: 2, KH: c.kh, KW: c.kh, SH: c.sh, SW: c.sh, PH: c.ph, PW: c.ph, DH: 1, DW: 1}
+		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
+		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+		r := rand.New(rand.NewPCG(1, 2))
+		w := randNormal[float32](r, g.Cout*g.K())
+		w[0], w[g.K()+g.KW-1] = float32(math.Inf(1)), float32(math.NaN())
+		gr := randNormal[float32](r, g.N*g.Cout*g.L())
+		want := make([]float32, g.N*g.C*g.H*g.W)
+		if err := convGEMM(&g, ConvInput, gemmProduct[float32], want, gr, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, asm := range loops {
+			directAVX512 = asm
+			got := fill[float32](len(want), 42)
+			if err := Conv(&g, ConvInput, gemmProduct[float32], got, gr, w, nil); err != nil {
+				t.Fatal(err)
+			}
+			scale := 1.0
+			for _, v := range want {
+				if !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v)) {
+					scale = max(scale, math.Abs(float64(v)))
+				}
+			}
+			for i, v := range got {
+				a, b := float64(v), float64(want[i])
+				same := math.IsNaN(a) && math.IsNaN(b) || a == b || math.Abs(a-b) <= 2e-6*scale
+				if !same {
+					t.Fatalf("%+v asm=%v: dx[%d] = %v, convGEMM %v", c, asm, i, v, want[i])
+				}
+			}
+		}
+	}
+}
