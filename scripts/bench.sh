@@ -536,7 +536,41 @@ EOF
   order against first order").
 EOF
 		;;
-	*) echo "- **$1**: \`Benchmark$1\` in gops/*bench_test.go; scripts/bench_torchvision.py." ;;
+	Resample) cat <<'EOF'
+- **Resample** (`BenchmarkResample`, nn/bench_resample_test.go): issue 26's
+  nearest ×2 Interpolate of [2, 256, 50, 68] (nearest-x2) and 2×2, stride 2
+  AvgPool2d of [8, 256, 28, 28] (avgpool-2x2), float32 and float64;
+  forward+backward: the input gradient through `ad.VJP`.
+EOF
+		;;
+	ReLU) cat <<'EOF'
+- **ReLU** (`BenchmarkReLU`, nn/bench_resample_test.go): ReLU of the ResNet
+  stem's [8, 64, 112, 112], float32 and float64; forward+backward: the input
+  gradient (gops: Gorgonia's HadamardProd with the slope).
+EOF
+		;;
+	AdaptiveAvgPool2d) cat <<'EOF'
+- **AdaptiveAvgPool2d** (`BenchmarkAdaptiveAvgPool2d`, nn/bench_resample_test.go):
+  global average pooling (output 1×1) of ResNet-50's head [8, 2048, 7, 7],
+  float32 and float64; forward+backward: the input gradient.
+EOF
+		;;
+	BatchNorm) cat <<'EOF'
+- **BatchNorm** (`BenchmarkBatchNorm`, nn/bench_test.go;
+  `torch.nn.functional.batch_norm`): [8, 64, 56, 56] with weight, bias and
+  running statistics, training (batch statistics, running ones updated
+  every run) and eval, float32 and float64; forward+backward: the gradients
+  w.r.t. input, weight and bias.
+EOF
+		;;
+	Conv2dDepthwise) cat <<'EOF'
+- **Conv2dDepthwise** (`BenchmarkConv2dDepthwise`, nn/depthwise_bench_test.go;
+  `torch.nn.functional.conv2d(groups=128)`): the depthwise 3×3 convolution
+  of [8, 128, 28, 28], weight [128, 1, 3, 3], padding 1, with bias, float32
+  and float64; forward+backward: the gradients w.r.t. input, weight, bias.
+EOF
+		;;
+	*) echo "- **$1**: \`Benchmark$1\` in ${famPkg[$1]:-gops}/*_test.go; scripts/bench_torchvision.py where it has a twin." ;;
 	esac
 }
 
