@@ -10,18 +10,15 @@ the same three gradients). After a second of warm-up per case, --rounds
 rounds alternate forward and forward+backward, each the min of 20 runs; it
 prints the min over rounds in ms.
 """
-import argparse
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import warm_best
+from lossways_torch import parse_rounds, warm_best
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds")
-    args = ap.parse_args()
+    args = parse_rounds(__doc__, "forward and forward+backward")
     print(f"torch {torch.__version__}")
     print("| mode | dtype | threads | forward ms | forward+backward ms |")
     print("|---|---|---|---|---|")

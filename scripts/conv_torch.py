@@ -13,13 +13,12 @@ at 1 and 2 threads: the forward, and the forward with out.backward(G)
 the min over rounds (ms) and GFLOP/s (2·N·Cout·C·K·L per product; the
 forward+backward counts three products).
 """
-import argparse
 import time
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import best_ms  # min of runs, ms
+from lossways_torch import best_ms, parse_rounds  # best_ms: min of runs, ms
 
 SHAPES = [  # name, n, cin, h, cout, k, pad, stride
     ("default", 4, 64, 56, 64, 3, 1, 1),
@@ -52,12 +51,8 @@ def setup(shape, dtype, backward):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds over the cases")
-    ap.add_argument("--shapes", default="", help="comma-separated shape names (default all)")
-    args = ap.parse_args()
-    if args.rounds < 1:
-        ap.error(f"--rounds {args.rounds}: at least one round is needed")
+    args = parse_rounds(__doc__, "the cases", 3, lambda ap: ap.add_argument(
+        "--shapes", default="", help="comma-separated shape names (default all)"))
     shapes = [s for s in SHAPES if not args.shapes or s[0] in args.shapes.split(",")]
     print(f"torch {torch.__version__}")
     print("| shape | dtype | threads | pass | ms | GFLOP/s |")

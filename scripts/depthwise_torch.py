@@ -11,20 +11,15 @@ second of warm-up per case and thread count, --rounds rounds alternate
 forward and forward+backward, each the min of 20 runs; it prints the min
 over rounds (ms) at 1 and 2 threads.
 """
-import argparse
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import warm_best
+from lossways_torch import parse_rounds, warm_best
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds of forward and forward+backward")
-    args = ap.parse_args()
-    if args.rounds < 1:
-        ap.error(f"--rounds {args.rounds}: at least one round is needed")
+    args = parse_rounds(__doc__, "forward and forward+backward")
     print(f"torch {torch.__version__}")
     print("| dtype | threads | forward | forward+backward |")
     print("|---|---|---|---|")

@@ -64,12 +64,21 @@ def warm_best(fns, rounds, warm=1.0):
     return best
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds of grad and vjp")
+def parse_rounds(doc, what, default=4, extra=None):
+    """The torch twins' command line: --rounds (at least 1) of what, and
+    what extra(ap) adds; returns the parsed arguments."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=default, help="alternating rounds of " + what)
+    if extra:
+        extra(ap)
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error(f"--rounds {args.rounds}: at least one round is needed")
+    return args
+
+
+def main():
+    args = parse_rounds(__doc__, "grad and vjp")
     print(f"torch {torch.__version__}")
     print("| op | threads | grad | vjp | grad / vjp |")
     print("|---|---|---|---|---|")

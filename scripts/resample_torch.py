@@ -14,13 +14,12 @@ ad.VJP's twin). After a second of warm-up per case and thread count,
 --rounds rounds alternate the two, each the min of 20 runs; it prints the
 min over rounds (ms) at 1 and 2 threads.
 """
-import argparse
 import time
 
 import torch
 import torch.nn.functional as F
 
-from lossways_torch import best_ms  # the min of 20 runs, ms
+from lossways_torch import best_ms, parse_rounds  # best_ms: the min of 20 runs, ms
 
 CASES = {
     "nearest-x2": ((2, 256, 50, 68), lambda x: F.interpolate(x, scale_factor=2, mode="nearest")),
@@ -31,11 +30,7 @@ CASES = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=4, help="alternating rounds of forward and forward+backward")
-    args = ap.parse_args()
-    if args.rounds < 1:
-        ap.error(f"--rounds {args.rounds}: at least one round is needed")
+    args = parse_rounds(__doc__, "forward and forward+backward")
     print(f"torch {torch.__version__}")
     print("| case | dtype | threads | forward | forward+backward |")
     print("|---|---|---|---|---|")
