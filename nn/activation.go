@@ -194,7 +194,7 @@ func leakyGradSpec(s tensor.Shape, slope float64) ad.OpSpec {
 		}
 		return first(in)
 	}
-	return spec
+	return withCUDA(spec, unaryGPU{kind: unaryLeakyGrad, param: slope})
 }
 
 // leakyGradKernel is cpu.LeakyGrad.
@@ -252,6 +252,7 @@ const (
 	unaryTanh                        // tanh
 	unaryLeaky                       // LeakyReLU with slope param
 	unaryLeakySlope                  // its slope: 1 or param
+	unaryLeakyGrad                   // its gradient: U·(1 or param), two inputs
 	unaryErf                         // erf
 	unarySoftplus                    // the stable Softplus
 	unarySmoothL1                    // SmoothL1d<order> with beta param
