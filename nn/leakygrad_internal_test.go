@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -33,18 +34,15 @@ func leakyComposed(x *gorgonia.Node, slope float64) (*gorgonia.Node, error) {
 // leakyOrders runs leaky on x (length n) and returns its value and the
 // derivatives of orders 1-3 w.r.t. x of f = Σ r⊙y⊙y, Σ v⊙∂f and Σ w⊙∂²f
 // (the upstream of each LeakyGrad depends on x, so every order is
-// nonzero), on the TapeMachine.
-func leakyOrders[T ad.Float](t *testing.T, leaky func(*gorgonia.Node) (*gorgonia.Node, error), x, r, v, w []T) [4][]T {
+// nonzero), on the TapeMachine (graphtest.Eval: float32 values widened,
+// which keeps their bits apart).
+func leakyOrders[T ad.Float](t *testing.T, leaky func(*gorgonia.Node) (*gorgonia.Node, error), x, r, v, w []T) [][]float64 {
 	t.Helper()
-	g := gorgonia.NewGraph()
-	dt := tensor.Float64
-	if _, ok := any(x).([]float32); ok {
-		dt = tensor.Float32
+	var in []*tensor.Dense
+	for _, d := range [][]T{x, r, v, w} {
+		in = append(in, tensor.New(tensor.WithShape(len(d)), tensor.WithBacking(d)))
 	}
-	node := func(name string, d []T) *gorgonia.Node {
-		return gorgonia.NewTensor(g, dt, 1, gorgonia.WithShape(len(d)), gorgonia.WithName(name),
-			gorgonia.WithValue(tensor.New(tensor.WithShape(len(d)), tensor.WithBacking(append([]T(nil), d...)))))
-	}
+	g, ins := graphtest.Inputs(in) // copies
 	must := func(n *gorgonia.Node, err error) *gorgonia.Node {
 		t.Helper()
 		if err != nil {
@@ -52,7 +50,7 @@ func leakyOrders[T ad.Float](t *testing.T, leaky func(*gorgonia.Node) (*gorgonia
 		}
 		return n
 	}
-	xn, rn, vn, wn := node("x", x), node("r", r), node("v", v), node("w", w)
+	xn, rn, vn, wn := ins[0], ins[1], ins[2], ins[3]
 	y := must(leaky(xn))
 	f := must(gorgonia.Sum(must(gorgonia.HadamardProd(must(gorgonia.HadamardProd(y, rn)), y))))
 	nodes := []*gorgonia.Node{y}
@@ -66,20 +64,11 @@ func leakyOrders[T ad.Float](t *testing.T, leaky func(*gorgonia.Node) (*gorgonia
 		}
 		nodes = append(nodes, d[0])
 	}
-	var out [4]gorgonia.Value
-	for i, n := range nodes {
-		gorgonia.Read(n, &out[i])
-	}
-	m := gorgonia.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
+	out, err := graphtest.Eval(g, nodes...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var res [4][]T
-	for i, o := range out {
-		res[i] = o.Data().([]T)
-	}
-	return res
+	return out
 }
 
 // leakyGradInputs is x, r, v, w of length n: random, with NaN, ±0, ±Inf
@@ -127,9 +116,8 @@ func checkLeakyGradBitwise[T ad.Float](t *testing.T) {
 				got := leakyOrders(t, func(x *gorgonia.Node) (*gorgonia.Node, error) { return LeakyReLU(x, slope) }, x, r, v, w)
 				for o := range got {
 					name := fmt.Sprintf("n=%d slope=%v GOMAXPROCS=%d order %d", n, slope, procs, o)
-					for i := range want[o] {
-						a, b := float64(got[o][i]), float64(want[o][i])
-						if floatBits(got[o][i]) != floatBits(want[o][i]) {
+					for i, b := range want[o] {
+						if a := got[o][i]; math.Float64bits(a) != math.Float64bits(b) {
 							t.Fatalf("%s: [%d] (x = %v): LeakyGrad %v, composed %v", name, i, x[i], a, b)
 						}
 					}
@@ -137,12 +125,4 @@ func checkLeakyGradBitwise[T ad.Float](t *testing.T) {
 			}
 		}
 	}
-}
-
-// floatBits is v's bit pattern.
-func floatBits[T ad.Float](v T) uint64 {
-	if f, ok := any(v).(float32); ok {
-		return uint64(math.Float32bits(f))
-	}
-	return math.Float64bits(float64(v))
 }
