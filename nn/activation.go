@@ -159,7 +159,9 @@ func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 }
 
 // slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
-// included), a piecewise constant with no derivative.
+// included), a piecewise constant with no derivative. LeakyReLU's gradient
+// no longer builds it (leakyGradSpec fuses U ⊙ slope); it is the
+// reference that leakyGradSpec is tested against, with its twin.
 func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
 	return withCUDA(activationSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
 		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil), unaryGPU{kind: unaryLeakySlope, param: slope})
