@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -139,15 +140,12 @@ func checkActivation(name string, x *gorgonia.Node) error {
 }
 
 // leakySpec is LeakyReLU: x where x > 0 (and NaN), slope·x elsewhere (0
-// for slope 0, −Inf included); Backward U ⊙ slopeSpec(x).
+// for slope 0, −Inf included); Backward leakyGradSpec(x, U), bitwise
+// U ⊙ slopeSpec(x) in one pass.
 func leakySpec(s tensor.Shape, slope float64) ad.OpSpec {
 	return withCUDA(activationSpec("LeakyReLU", fmt.Sprint(slope), s, nil, ad.Floats(leakyKernel[float32](slope), leakyKernel[float64](slope)),
 		func(in gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			m, err := ad.Apply(slopeSpec(s, slope), in[0])
-			if err != nil {
-				return nil, err
-			}
-			d, err := gorgonia.HadamardProd(u, m)
+			d, err := ad.Apply(leakyGradSpec(s, slope), in[0], u)
 			return gorgonia.Nodes{d}, err
 		}), unaryGPU{kind: unaryLeaky, param: slope})
 }
@@ -161,7 +159,9 @@ func leakyKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) e
 }
 
 // slopeSpec is LeakyReLU's slope: 1 where x > 0, slope elsewhere (NaN
-// included), a piecewise constant with no derivative.
+// included), a piecewise constant with no derivative. LeakyReLU's gradient
+// no longer builds it (leakyGradSpec fuses U ⊙ slope); it is the
+// reference that leakyGradSpec is tested against, with its twin.
 func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
 	return withCUDA(activationSpec("LeakySlope", fmt.Sprint(slope), s, []bool{false},
 		ad.Floats(slopeKernel[float32](slope), slopeKernel[float64](slope)), nil), unaryGPU{kind: unaryLeakySlope, param: slope})
@@ -171,6 +171,38 @@ func slopeSpec(s tensor.Shape, slope float64) ad.OpSpec {
 func slopeKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		cpu.LeakySlope(slope, out.Data, in[0].Data)
+		return nil
+	}
+}
+
+// leakyGradSpec is LeakyReLU's gradient LeakyGrad(x, U) = U·slope(x),
+// slope(x) as slopeSpec decides it, rounded once: bitwise Gorgonia's
+// HadamardProd(U, slopeSpec(x)), which it replaces (one pass, no slope
+// array, no clone of U). Linear in U, its Backward w.r.t. U is
+// LeakyGrad(x, V); w.r.t. x it has none (DiffWRT false: slope(x) is
+// piecewise constant, as slopeSpec).
+func leakyGradSpec(s tensor.Shape, slope float64) ad.OpSpec {
+	spec := activationSpec("LeakyGrad", fmt.Sprint(slope), s, []bool{false, true},
+		ad.Floats(leakyGradKernel[float32](slope), leakyGradKernel[float64](slope)),
+		func(in gorgonia.Nodes, _, v *gorgonia.Node) (gorgonia.Nodes, error) {
+			d, err := ad.Apply(leakyGradSpec(s, slope), in[0], v)
+			return gorgonia.Nodes{nil, d}, err
+		})
+	spec.InputDims = []int{s.Dims(), s.Dims()}
+	first := spec.Shape
+	spec.Shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if !slices.Equal(in[1], in[0]) {
+			return nil, fmt.Errorf("nn: LeakyGrad: upstream %v, want %v", in[1], in[0])
+		}
+		return first(in)
+	}
+	return withCUDA(spec, unaryGPU{kind: unaryLeakyGrad, param: slope})
+}
+
+// leakyGradKernel is cpu.LeakyGrad.
+func leakyGradKernel[T ad.Float](slope float64) func(ad.Tensor[T], []ad.Tensor[T]) error {
+	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
+		cpu.LeakyGrad(slope, out.Data, in[0].Data, in[1].Data)
 		return nil
 	}
 }
@@ -222,6 +254,7 @@ const (
 	unaryTanh                        // tanh
 	unaryLeaky                       // LeakyReLU with slope param
 	unaryLeakySlope                  // its slope: 1 or param
+	unaryLeakyGrad                   // its gradient: U·(1 or param), two inputs
 	unaryErf                         // erf
 	unarySoftplus                    // the stable Softplus
 	unarySmoothL1                    // SmoothL1d<order> with beta param

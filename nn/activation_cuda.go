@@ -8,7 +8,7 @@ import (
 )
 
 // The elementwise ops on the GPU: internal/cuda/kernels/nn/activation.cu (Sigmoid,
-// Tanh, LeakyReLU, its slope, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
+// Tanh, LeakyReLU, its slope and gradient, Erf) and internal/cuda/kernels/nn/loss.cu (Softplus, SmoothL1's
 // family).
 
 // Launch runs the op d.kind on every element.
@@ -24,6 +24,8 @@ func (d unaryGPU) Launch(c *glue.Call, sfx string, in []gorgonia.Value, out gorg
 		return c.Launch("act_leaky"+sfx, n, x, y, c.Float(d.param), d.param == 0, n)
 	case unaryLeakySlope:
 		return c.Launch("act_leaky_slope"+sfx, n, x, y, c.Float(d.param), n)
+	case unaryLeakyGrad:
+		return c.Launch("act_leaky_grad"+sfx, n, x, glue.Ptr(in[1]), y, c.Float(d.param), n)
 	case unaryErf:
 		return c.Launch("act_erf"+sfx, n, x, y, n)
 	case unarySoftplus:

@@ -153,6 +153,20 @@ func emuActivation[T ad.Float](t *testing.T) {
 			}
 		})
 	}
+	// LeakyReLU's gradient, of two inputs x and u (both with the special
+	// values), bitwise.
+	ru := rand.New(rand.NewPCG(26, 27))
+	nnRan.Kernel(t, "act_leaky_grad"+sfx, func(t *testing.T) {
+		for _, slope := range []float64{0.01, 0, -0.3} {
+			for _, n := range emuSizes {
+				x, u := emuIn[T](ru, n, true), emuIn[T](ru, n, true)
+				want := goKernel(t, leakyGradKernel[T](slope), n, false, data(x), data(u)).Data
+				o, reg := emuOut[T](t, n)
+				args := []any{et.Up(t, x), et.Up(t, u), o.Ptr(), T(slope), n}
+				et.Run(t, et.Case{Name: "act_leaky_grad" + sfx, N: n, Args: args, Outs: reg, Check: emuCheck(o, want, 0, 0)})
+			}
+		}
+	})
 }
 
 var emuConvGeoms = []cpu.ConvGeom{

@@ -80,6 +80,14 @@ func LeakySlope[T Float](slope float64, y, x []T) {
 	elementwise(y, x, func(y, x []T) { vmath.Positive(y, x, 1, T(slope)) })
 }
 
+// LeakyGrad sets y to LeakyReLU's gradient for the upstream u: u·slope,
+// slope as LeakySlope decides it, the product rounded once (bitwise u ⊙
+// LeakySlope(x)), with vmath.PositiveMul in one pass. u is as long as x.
+func LeakyGrad[T Float](slope float64, y, x, u []T) {
+	y, u = y[:len(x)], u[:len(x)]
+	par.ForWork(len(x), 2*len(x), func(lo, hi int) { vmath.PositiveMul(y[lo:hi], x[lo:hi], u[lo:hi], 1, T(slope)) })
+}
+
 // Erf sets y to erf(x) (torch.erf), computed in float64.
 func Erf[T Float](y, x []T) {
 	elementwise(y, x, func(y, x []T) {

@@ -66,12 +66,21 @@ func testActivations[T Float](t *testing.T) {
 			LeakySlope(slope, got, x)
 			leakySlopeRef(slope, want, x)
 			sameBits(t, "LeakySlope "+name, got, want)
+			u := slices.Clone(x)
+			slices.Reverse(u) // the specials against random signs of x
+			for i := range want {
+				want[i] *= u[i] // u ⊙ LeakySlope(x), as nn's gradient was
+			}
+			LeakyGrad(slope, got, x, u)
+			if !slices.Equal(bitsOf(got), bitsOf(want)) { // NaNs too
+				t.Fatalf("LeakyGrad %s: not u ⊙ LeakySlope's bits", name)
+			}
 		}
 	}
 }
 
 // TestActivationsRef: LeakyReLU and LeakySlope equal the branching loops
-// they replaced, bitwise (LeakyReLU's NaNs too), on special and random
+// they replaced (LeakyGrad u ⊙ LeakySlope's), bitwise (LeakyReLU's NaNs too), on special and random
 // values at lengths on both
 // sides of the split.
 func TestActivationsRef(t *testing.T) {
@@ -89,6 +98,7 @@ func TestActivationsProcs(t *testing.T) {
 		"ReLU":       func(y, x []float32) { LeakyReLU(0, y, x) },
 		"LeakyReLU":  func(y, x []float32) { LeakyReLU(0.01, y, x) },
 		"LeakySlope": func(y, x []float32) { LeakySlope(0.01, y, x) },
+		"LeakyGrad":  func(y, x []float32) { LeakyGrad(0.01, y, x, x) },
 	}
 	for name, k := range kernels {
 		var first []uint64

@@ -32,6 +32,24 @@ func Positive[T Float](dst, src []T, a, b T) {
 	positiveGo(dst, src, a, b)
 }
 
+// PositiveMul sets dst[i] = u[i]·(src[i] > 0 ? a : b), the product
+// rounded once (a NaN src gives b), for i < len(src): LeakyReLU's gradient
+// for the upstream u with a = 1, b = the negative slope, bitwise
+// u ⊙ Positive(src, a, b). u and dst must be at least as long as src (dst
+// may be src or u).
+func PositiveMul[T Float](dst, src, u []T, a, b T) {
+	dst, u = dst[:len(src)], u[:len(src)]
+	switch xs := any(src).(type) {
+	case []float32:
+		positiveMul32(any(dst).([]float32), xs, any(u).([]float32), float32(a), float32(b))
+		return
+	case []float64:
+		positiveMul64(any(dst).([]float64), xs, any(u).([]float64), float64(a), float64(b))
+		return
+	}
+	positiveMulGo(dst, src, u, a, b)
+}
+
 func reluGo[T Float](dst, src []T) {
 	dst = dst[:len(src)]
 	for i, v := range src {
@@ -51,5 +69,16 @@ func positiveGo[T Float](dst, src []T, a, b T) {
 		} else {
 			dst[i] = b
 		}
+	}
+}
+
+func positiveMulGo[T Float](dst, src, u []T, a, b T) {
+	dst, u = dst[:len(src)], u[:len(src)]
+	for i, v := range src {
+		s := b
+		if v > 0 {
+			s = a
+		}
+		dst[i] = u[i] * s
 	}
 }

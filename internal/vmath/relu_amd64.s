@@ -87,3 +87,55 @@ loopPositiveD:
 	JNZ loopPositiveD
 	VZEROUPPER
 	RET
+
+// func positiveMulS(dst, src, u *float32, n int, a, b float32)
+// dst[i] = u[i]·(src[i] > 0 ? a : b): Positive's blend, then one VMULPS
+// with u as its first source (a NaN u's bits kept as Go's u*s keeps them).
+TEXT ·positiveMulS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y13
+	VBROADCASTSS b+36(FP), Y14
+	VXORPS Y15, Y15, Y15
+
+loopPositiveMulS:
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y3
+	VCMPPS $0x1e, Y15, Y0, Y2
+	VBLENDVPS Y2, Y13, Y14, Y1
+	VMULPS Y1, Y3, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopPositiveMulS
+	VZEROUPPER
+	RET
+
+// func positiveMulD(dst, src, u *float64, n int, a, b float64)
+TEXT ·positiveMulD(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD a+32(FP), Y13
+	VBROADCASTSD b+40(FP), Y14
+	VXORPD Y15, Y15, Y15
+
+loopPositiveMulD:
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y3
+	VCMPPD $0x1e, Y15, Y0, Y2
+	VBLENDVPD Y2, Y13, Y14, Y1
+	VMULPD Y1, Y3, Y1
+	VMOVUPD Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopPositiveMulD
+	VZEROUPPER
+	RET

@@ -67,6 +67,19 @@ func testReLU[T Float](t *testing.T) {
 				Positive(got, x, ab[0], ab[1])
 				sameFloats(t, fmt.Sprintf("Positive %v %s", ab, name), got, want)
 			}
+			u := reluInputs[T](n)
+			for i := range u {
+				u[i] = u[(i*7+3)%n] // the specials against every sign of x
+			}
+			for _, ab := range [][2]T{{1, 0}, {1, 0.01}, {1, -0.5}} {
+				slope := make([]T, n)
+				Positive(slope, x, ab[0], ab[1])
+				for i := range want {
+					want[i] = u[i] * slope[i]
+				}
+				PositiveMul(got, x, u, ab[0], ab[1])
+				sameFloats(t, fmt.Sprintf("PositiveMul %v %s", ab, name), got, want)
+			}
 			inPlace := append([]T(nil), x...)
 			ReLU(inPlace, inPlace)
 			ReLU(want, x)

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/nn/activation.cu, compiled for the CPU (emu.h), and its entry points as
 // activation.ptx lists them.
-// Sources' SHA-256 (activation.cu and the folder's .cuh): d10aac4c053d9e689aea258162a008a20e4f609de25396b8c086c89552c2899e
+// Sources' SHA-256 (activation.cu and the folder's .cuh): 97a2cb2ac3b7bc69b2cc5dd70bca5c1bbe40c19256c55ff44778b4c06793c90b
 
 #include "emu.h"
 
@@ -21,6 +21,8 @@ extern "C" const emu_kernel emu_nn_activation[] = {
 	EMU_ENTRY(nn_activation, act_leaky_f64)
 	EMU_ENTRY(nn_activation, act_leaky_slope_f32)
 	EMU_ENTRY(nn_activation, act_leaky_slope_f64)
+	EMU_ENTRY(nn_activation, act_leaky_grad_f32)
+	EMU_ENTRY(nn_activation, act_leaky_grad_f64)
 	EMU_ENTRY(nn_activation, act_erf_f32)
 	EMU_ENTRY(nn_activation, act_erf_f64)
 	{0, 0, 0},

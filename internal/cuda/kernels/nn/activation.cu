@@ -1,5 +1,5 @@
 // The activations' own ops on the GPU (nn/activation.go): the stable
-// Sigmoid, Tanh, LeakyReLU and its slope, Erf (GELU's). Elementwise; float (f32)
+// Sigmoid, Tanh, LeakyReLU, its slope and gradient, Erf (GELU's). Elementwise; float (f32)
 // and double (f64).
 
 #include "common.cuh"
@@ -41,6 +41,13 @@ template <typename T> __device__ void leaky_slope(const T *x, T *out, T slope, l
 	LOOP(i, n) out[i] = x[i] > 0 ? (T)1 : slope;
 }
 
+// leaky_grad equals nn's leakyGradKernel: u·slope(x), slope(x) as
+// leaky_slope decides it, the product rounded once; bitwise (a NaN's
+// payload aside: the GPU's NaN is canonical).
+template <typename T> __device__ void leaky_grad(const T *x, const T *u, T *out, T slope, long long n) {
+	LOOP(i, n) out[i] = u[i] * (x[i] > 0 ? (T)1 : slope);
+}
+
 // erf_ equals nn's erfKernel: erf in double, rounded to T. Not bitwise:
 // CUDA's erf may differ from Go's math.Erf in the last places.
 template <typename T> __device__ void erf_(const T *x, T *out, long long n) {
@@ -55,5 +62,7 @@ extern "C" __global__ void act_leaky_f32(const float *x, float *out, float slope
 extern "C" __global__ void act_leaky_f64(const double *x, double *out, double slope, long long zero, long long n) { leaky<double>(x, out, slope, zero, n); }
 extern "C" __global__ void act_leaky_slope_f32(const float *x, float *out, float slope, long long n) { leaky_slope<float>(x, out, slope, n); }
 extern "C" __global__ void act_leaky_slope_f64(const double *x, double *out, double slope, long long n) { leaky_slope<double>(x, out, slope, n); }
+extern "C" __global__ void act_leaky_grad_f32(const float *x, const float *u, float *out, float slope, long long n) { leaky_grad<float>(x, u, out, slope, n); }
+extern "C" __global__ void act_leaky_grad_f64(const double *x, const double *u, double *out, double slope, long long n) { leaky_grad<double>(x, u, out, slope, n); }
 extern "C" __global__ void act_erf_f32(const float *x, float *out, long long n) { erf_<float>(x, out, n); }
 extern "C" __global__ void act_erf_f64(const double *x, double *out, long long n) { erf_<double>(x, out, n); }
