@@ -45,7 +45,8 @@ func ReshapeSpec(from, to tensor.Shape) OpSpec {
 			}
 			return to.Clone(), nil
 		},
-		Kernel: Floats(copyData[float32], copyData[float64]),
+		Kernel:           Floats(copyData[float32], copyData[float64]),
+		KernelOverwrites: true,
 	}
 }
 

@@ -220,27 +220,19 @@ func batchNormGradXX(g bnGeom, x, u, w, v *gorgonia.Node) (*gorgonia.Node, error
 // freshCopies numbers batchNormFreshSpec's ops.
 var freshCopies atomic.Uint64
 
-// batchNormFreshSpec is x reshaped to [N, C, L], copied, as an op that no
-// other node can be (its Params a new number each time: Gorgonia merges
-// nodes of equal op and inputs); its gradient is the upstream's, reshaped.
+// batchNormFreshSpec is x reshaped to [N, C, L], copied (ad.ReshapeSpec),
+// as an op that no other node can be (its Params a new number each time:
+// Gorgonia merges nodes of equal op and inputs); its gradient is the
+// upstream's, reshaped.
 func batchNormFreshSpec(g bnGeom) ad.OpSpec {
-	s3 := tensor.Shape{g.n, g.c, g.l}
-	return ad.OpSpec{
-		Name: "BatchNormFresh", Params: fmt.Sprintf("%s copy %d", g.params(), freshCopies.Add(1)), InputDims: []int{g.s.Dims()}, OutputDims: 3,
-		Shape:            ad.FixedShape("nn: BatchNormFresh", g.s, s3),
-		Kernel:           ad.Floats(copyKernel[float32], copyKernel[float64]),
-		KernelOverwrites: true,
-		Backward: func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
-			dx, err := ad.Reshape(u, g.s...)
-			return gorgonia.Nodes{dx}, err
-		},
+	spec := ad.ReshapeSpec(g.s, tensor.Shape{g.n, g.c, g.l})
+	spec.Name = "BatchNormFresh"
+	spec.Params = fmt.Sprintf("%s copy %d", g.params(), freshCopies.Add(1))
+	spec.Backward = func(_ gorgonia.Nodes, _, u *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := ad.Reshape(u, g.s...)
+		return gorgonia.Nodes{dx}, err
 	}
-}
-
-// copyKernel copies its input.
-func copyKernel[T ad.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
-	copy(out.Data, in[0].Data)
-	return nil
+	return spec
 }
 
 // batchNormGradXKernel is cpu.BatchNormGradX, or with stats
