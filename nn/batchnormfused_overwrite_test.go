@@ -17,8 +17,8 @@ import (
 // without weight and statistics, BatchNormGradW with and without
 // statistics, the statistics' sums (GradB, GradW, EvalGradA) and eval's
 // ChannelAffine (BatchNormFresh's copy is ad.ReshapeSpec's, tested in
-// ad); over C = 1, N = 1, L = 1 and a shape large enough to spread channels over goroutines, float32 and
-// float64.
+// ad); over C = 1, N = 1, L = 1 and a shape large enough to spread
+// channels over goroutines, float32 and float64.
 func TestBatchNormKernelsOverwrite(t *testing.T) {
 	t.Run("float32", func(t *testing.T) { checkBNOverwrite[float32](t) })
 	t.Run("float64", func(t *testing.T) { checkBNOverwrite[float64](t) })
