@@ -93,24 +93,11 @@ func (c Checker) Compare(t testing.TB, dt tensor.Dtype, g *gorgonia.ExprGraph, f
 	// depends on (the order-2 gradients are not below the order-2 cost, and
 	// a zero gradient is a constant below nothing).
 	host := map[*gorgonia.Node]gorgonia.Value{}
-	var eval func(n *gorgonia.Node) gorgonia.Value
-	eval = func(n *gorgonia.Node) gorgonia.Value {
-		if v, done := host[n]; done {
-			return v
-		}
-		if n.Op() == nil {
-			host[n] = leaves[n]
-			return host[n]
-		}
-		var in []gorgonia.Value
-		for it := g.From(n.ID()); it.Next(); {
-			in = append(in, eval(it.Node().(*gorgonia.Node)))
-		}
-		v, err := n.Op().Do(in...)
+	eval := func(n *gorgonia.Node) gorgonia.Value {
+		v, err := EvalCPU(g, leaves, host, n)
 		if err != nil {
-			t.Fatalf("%v on the CPU: %v", n.Op(), err)
+			t.Fatal(err)
 		}
-		host[n] = v
 		return v
 	}
 	for i, n := range results {
@@ -122,4 +109,36 @@ func (c Checker) Compare(t testing.TB, dt tensor.Dtype, g *gorgonia.ExprGraph, f
 			t.Errorf("%s: %v", what, err)
 		}
 	}
+}
+
+// EvalCPU is n's value computed on the CPU: every node below n by its op's
+// Do, children first, from the leaves' values in leaves (a leaf missing
+// there: a host copy of its value now). memo holds the values computed so
+// far and is filled; the graph's own values are not touched.
+func EvalCPU(g *gorgonia.ExprGraph, leaves, memo map[*gorgonia.Node]gorgonia.Value, n *gorgonia.Node) (gorgonia.Value, error) {
+	if v, done := memo[n]; done {
+		return v, nil
+	}
+	if n.Op() == nil {
+		v, ok := leaves[n]
+		if !ok {
+			v = HostCopy(n.Value())
+		}
+		memo[n] = v
+		return v, nil
+	}
+	var in []gorgonia.Value
+	for it := g.From(n.ID()); it.Next(); {
+		v, err := EvalCPU(g, leaves, memo, it.Node().(*gorgonia.Node))
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, v)
+	}
+	v, err := n.Op().Do(in...)
+	if err != nil {
+		return nil, fmt.Errorf("%v on the CPU: %w", n.Op(), err)
+	}
+	memo[n] = v
+	return v, nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/cuda/grid"
@@ -37,15 +38,51 @@ func Alloc(size int) *Buffer {
 	if size < 0 { // as an empty buffer
 		size = 0
 	}
-	return &Buffer{C.calloc(C.size_t(max(size, 8)), 1), size}
+	b := &Buffer{C.calloc(C.size_t(max(size, 8)), 1), size}
+	live.Lock()
+	live.m[uintptr(b.p)] = b
+	live.Unlock()
+	return b
 }
+
+// live are the buffers not yet freed, by address (Find).
+var live = struct {
+	sync.Mutex
+	m map[uintptr]*Buffer
+}{m: map[uintptr]*Buffer{}}
 
 // Free gives the buffer's memory back; the buffer is unusable after.
 func (b *Buffer) Free() {
 	if b.p != nil {
+		live.Lock()
+		delete(live.m, uintptr(b.p))
+		live.Unlock()
 		C.free(b.p)
 		b.p = nil
 	}
+}
+
+// Find returns the live buffer that holds address p (its Ptr plus an
+// offset of at most its size: one past the end included, as a kernel's
+// empty tail) and p's offset in it; false for the null pointer or an
+// address in no buffer. The GPU runs of the emulation cases
+// (emutest, build tag cuda) map each pointer argument to device memory
+// with it.
+func Find(p Ptr) (b *Buffer, offset int, ok bool) {
+	if p == 0 {
+		return nil, 0, false
+	}
+	live.Lock()
+	defer live.Unlock()
+	if b, ok := live.m[uintptr(p)]; ok {
+		return b, 0, true
+	}
+	for base, b := range live.m {
+		if uintptr(p) >= base && uintptr(p)-base <= uintptr(max(b.size, 8)) {
+			return b, int(uintptr(p) - base), true
+		}
+	}
+	return nil, 0, false
 }
 
 // Ptr is the buffer's device address.

@@ -101,6 +101,9 @@ func Run(t *testing.T, c Case) {
 			t.Fatalf("%s, n=%d (%s): %v", c.Name, c.N, name(cfg), err)
 		}
 	}
+	if gpuRun != nil {
+		gpuRun(t, c)
+	}
 	if c.Shared || c.N == 0 {
 		return
 	}
@@ -119,6 +122,14 @@ func Run(t *testing.T, c Case) {
 		}
 	}
 }
+
+// gpuRun, in the cuda build (gpu.go), runs a case on the GPU as well;
+// gpuReport says how many launches of a folder's entries did and which
+// entries had none. Both are nil in other builds.
+var (
+	gpuRun    func(t *testing.T, c Case)
+	gpuReport func(entries []string) (summary string, missing []string)
+)
 
 // Float is the kernels' float types.
 type Float interface{ ~float32 | ~float64 }
@@ -256,6 +267,13 @@ func (r *Ran) Check(t *testing.T, dir string) {
 	for k := range r.m {
 		if !want[k] {
 			t.Errorf("emulation subtest %s names no PTX entry of %s", k, dir)
+		}
+	}
+	if gpuReport != nil {
+		summary, missing := gpuReport(entries)
+		t.Logf("%s: %s", dir, summary)
+		for _, e := range missing {
+			t.Errorf("PTX entry %s (%s) was not compared on the GPU", e, dir)
 		}
 	}
 }
