@@ -192,6 +192,15 @@ var (
 // node of interest (out or dx) is read to.
 func poolBenchGraph[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
+	g, result := poolBenchNodes(tb, op, d, c, backward)
+	v := new(gorgonia.Value)
+	gorgonia.Read(result, v)
+	return gorgonia.NewTapeMachine(g), v
+}
+
+// poolBenchNodes is poolBenchGraph's graph and its result node (out or dx).
+func poolBenchNodes[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (*gorgonia.ExprGraph, *gorgonia.Node) {
+	tb.Helper()
 	dt := benchDtype[T]()
 	g := gorgonia.NewGraph()
 	xs := []int{benchN, c, benchH, benchW}
@@ -215,9 +224,7 @@ func poolBenchGraph[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*g
 		}
 		result = dx[0]
 	}
-	v := new(gorgonia.Value)
-	gorgonia.Read(result, v)
-	return gorgonia.NewTapeMachine(g), v
+	return g, result
 }
 
 // benchPool times the graph after checking once, outside the timed loop,
