@@ -602,8 +602,8 @@ func TestParamsGradAliasing(t *testing.T) {
 			t.Run(dt.String()+"/"+kind, func(t *testing.T) {
 				p := nn.NewParams()
 				av, bv := seq(3, 1), seq(3, 2)
-				for name, v := range map[string][]float64{"a": av, "b": bv} {
-					if err := p.Add(name, denseOf(dt, v, 3)); err != nil {
+				for i, v := range [][]float64{av, bv} {
+					if err := p.Add([]string{"a", "b"}[i], denseOf(dt, v, 3)); err != nil {
 						t.Fatal(err)
 					}
 				}
