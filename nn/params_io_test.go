@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/tensor"
 )
@@ -71,7 +72,7 @@ func sameValues(t *testing.T, what string, p, q *nn.Params) {
 		if v.Dtype() != w.Dtype() || !slices.Equal([]int(v.Shape()), []int(w.Shape())) {
 			t.Fatalf("%s: %s is %v %v and %v %v", what, p.Names()[i], v.Dtype(), v.Shape(), w.Dtype(), w.Shape())
 		}
-		a, b := floats(v), floats(w)
+		a, b := graphtest.Floats(v), graphtest.Floats(w)
 		for k := range a {
 			if math.Float64bits(a[k]) != math.Float64bits(b[k]) {
 				t.Fatalf("%s: %s[%d] = %v and %v", what, p.Names()[i], k, a[k], b[k])
@@ -179,7 +180,7 @@ func TestParamsLoadStateDict(t *testing.T) {
 	}
 	w, _ := p.Value("fc.weight")
 	want, _ := ref.Value("fc.weight")
-	assertClose(t, "fc.weight after a partial load", floats(w), floats(want), 0)
+	assertClose(t, "fc.weight after a partial load", graphtest.Floats(w), graphtest.Floats(want), 0)
 	var nilSet *nn.Params
 	if _, _, err := nilSet.LoadStateDict(full, true); err == nil {
 		t.Fatal("LoadStateDict on a nil set: no error")
@@ -241,8 +242,8 @@ func TestParamsSaveLoad(t *testing.T) {
 	if err := small.Load(bytes.NewReader(buf.Bytes()), false); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := small.Value("fc.bias"); !slices.Equal(floats(b), []float64{2.375, 2.5, 2.625}) {
-		t.Fatalf("fc.bias = %v", floats(b))
+	if b, _ := small.Value("fc.bias"); !slices.Equal(graphtest.Floats(b), []float64{2.375, 2.5, 2.625}) {
+		t.Fatalf("fc.bias = %v", graphtest.Floats(b))
 	}
 }
 
@@ -341,7 +342,7 @@ func TestParamsLoadCorrupt(t *testing.T) {
 				t.Fatalf("error %q does not start with nn: Params.Load", err)
 			}
 			w, _ := p.Value("w")
-			assertClose(t, "w after a failed Load", floats(w), []float64{1, 2}, 0)
+			assertClose(t, "w after a failed Load", graphtest.Floats(w), []float64{1, 2}, 0)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -22,32 +23,6 @@ func denseOf(dt tensor.Dtype, vals []float64, shape ...int) *tensor.Dense {
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(slices.Clone(vals)))
-}
-
-// floats returns t's elements as float64.
-func floats(t tensor.Tensor) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []float64:
-		return slices.Clone(d)
-	}
-	return nil
-}
-
-// scalarOf is a scalar value as float64.
-func scalarOf(v gorgonia.Value) float64 {
-	switch x := v.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	}
-	return math.NaN()
 }
 
 // seq is n values spread over about [-1, 1], distinct per seed.
@@ -197,13 +172,13 @@ func TestParamsAccessors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertClose(t, "fc.weight", floats(v), seq(6, 1), tolFor(dt))
+			assertClose(t, "fc.weight", graphtest.Floats(v), seq(6, 1), tolFor(dt))
 			b, err := p.Value("fc.bias")
 			if err != nil {
 				t.Fatal(err)
 			}
 			sb := seq(6, 2)
-			assertClose(t, "fc.bias (a column view)", floats(b), []float64{sb[0], sb[2], sb[4]}, tolFor(dt))
+			assertClose(t, "fc.bias (a column view)", graphtest.Floats(b), []float64{sb[0], sb[2], sb[4]}, tolFor(dt))
 			if !slices.Equal([]int(b.Shape()), []int{3}) || b.Dtype() != dt {
 				t.Fatalf("fc.bias: shape %v dtype %v", b.Shape(), b.Dtype())
 			}
@@ -216,7 +191,7 @@ func TestParamsAccessors(t *testing.T) {
 			if err := p.SetValue("fc.bias", denseOf(dt, []float64{7, 8, 9}, 3)); err != nil {
 				t.Fatal(err)
 			}
-			assertClose(t, "fc.bias after SetValue", floats(b), []float64{7, 8, 9}, 0)
+			assertClose(t, "fc.bias after SetValue", graphtest.Floats(b), []float64{7, 8, 9}, 0)
 		})
 	}
 }
@@ -258,7 +233,7 @@ func TestParamsValueSetValueBadInput(t *testing.T) {
 		})
 	}
 	v, _ := p.Value("w")
-	assertClose(t, "w after failed SetValues", floats(v), seq(4, 0), 2e-7)
+	assertClose(t, "w after failed SetValues", graphtest.Floats(v), seq(4, 0), 2e-7)
 }
 
 // tinyModel is cost = Σ tanh(x·w + b) ⊙ r over the parameters w [4, 2] and
@@ -312,7 +287,7 @@ func (tm *tinyModel) want(t *testing.T) (cost float64, gw, gb []float64) {
 	t.Helper()
 	wv, _ := tm.p.Value("w")
 	bv, _ := tm.p.Value("b")
-	w, b := floats(wv), floats(bv)
+	w, b := graphtest.Floats(wv), graphtest.Floats(bv)
 	gz := make([]float64, 6)
 	for i := 0; i < 3; i++ {
 		for j := 0; j < 2; j++ {
@@ -341,13 +316,13 @@ func (tm *tinyModel) check(t *testing.T, what string) {
 	t.Helper()
 	cost, gw, gb := tm.want(t)
 	tol := tolFor(tm.dt) * 10
-	assertClose(t, what+": cost", []float64{scalarOf(tm.costV)}, []float64{cost}, tol)
+	assertClose(t, what+": cost", graphtest.Floats(tm.costV), []float64{cost}, tol)
 	vals := tm.grads.Values()
 	if len(vals) != 4 || vals[1] != nil || vals[3] != nil {
 		t.Fatalf("%s: gradients %v: want 4, nil for unused (index 1) and absent (index 3)", what, vals)
 	}
-	assertClose(t, what+": ∂/∂w", floats(vals[0]), gw, tol)
-	assertClose(t, what+": ∂/∂b", floats(vals[2]), gb, tol)
+	assertClose(t, what+": ∂/∂w", graphtest.Floats(vals[0]), gw, tol)
+	assertClose(t, what+": ∂/∂b", graphtest.Floats(vals[2]), gb, tol)
 	for i, name := range []string{"w", "b"} {
 		v := vals[2*i]
 		pv, _ := tm.p.Value(name)
@@ -396,12 +371,12 @@ func TestParamsInPlaceUpdateSeenByRerun(t *testing.T) {
 						t.Fatalf("Values before a run: %v, want 4 nils", vals)
 					}
 					run := newRunner(t, kind, tm.g)
-					before := floats(tm.p.Values()[0])
+					before := graphtest.Floats(tm.p.Values()[0])
 					run()
-					assertClose(t, "w after a run", floats(tm.p.Values()[0]), before, 0)
+					assertClose(t, "w after a run", graphtest.Floats(tm.p.Values()[0]), before, 0)
 					tm.check(t, "run 1")
 					for i := 2; i <= 4; i++ {
-						prev := floats(tm.grads.Values()[0])
+						prev := graphtest.Floats(tm.grads.Values()[0])
 						bump(t, tm.p, "w", 0.1)
 						if i == 3 {
 							if err := tm.p.SetValue("b", denseOf(dt, seq(6, 9), 3, 2)); err != nil {
@@ -410,7 +385,7 @@ func TestParamsInPlaceUpdateSeenByRerun(t *testing.T) {
 						}
 						run()
 						tm.check(t, "run "+string(rune('0'+i)))
-						if slices.Equal(prev, floats(tm.grads.Values()[0])) {
+						if slices.Equal(prev, graphtest.Floats(tm.grads.Values()[0])) {
 							t.Fatalf("run %d: ∂/∂w did not change after w did", i)
 						}
 					}
@@ -439,7 +414,7 @@ func TestParamsSharedByTwoGraphs(t *testing.T) {
 				runEval()
 				wv, _ := train.p.Value("w")
 				sum := 0.0
-				for _, v := range floats(wv) {
+				for _, v := range graphtest.Floats(wv) {
 					sum += v
 				}
 				assertClose(t, "evaluation graph Σw", []float64{yv.Data().(float64)}, []float64{sum}, 1e-14)
@@ -630,8 +605,8 @@ func TestParamsGradAliasing(t *testing.T) {
 				ga, gb := vals[0], vals[1]
 				bump(t, p, "a", 1)
 				bump(t, p, "b", 1)
-				assertClose(t, "∂/∂a", floats(ga), bv, tolFor(dt))
-				assertClose(t, "∂/∂b", floats(gb), av, tolFor(dt))
+				assertClose(t, "∂/∂a", graphtest.Floats(ga), bv, tolFor(dt))
+				assertClose(t, "∂/∂b", graphtest.Floats(gb), av, tolFor(dt))
 				v2 := gs2.Values()
 				twoB := make([]float64, 3)
 				for i := range twoB {
@@ -643,7 +618,7 @@ func TestParamsGradAliasing(t *testing.T) {
 				if v2[0] != nil || gs2.Nodes()[0] != nil {
 					t.Fatalf("second order: ∂/∂a of Σb² is %v, want nil", v2[0])
 				}
-				assertClose(t, "second order ∂/∂b", floats(v2[1]), twoB, tolFor(dt))
+				assertClose(t, "second order ∂/∂b", graphtest.Floats(v2[1]), twoB, tolFor(dt))
 			})
 		}
 	}
