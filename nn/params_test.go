@@ -396,7 +396,8 @@ func TestParamsInPlaceUpdateSeenByRerun(t *testing.T) {
 }
 
 // TestParamsSharedByTwoGraphs: a training graph and a forward-only graph
-// built from one set share the values: one in-place update reaches both.
+// built from one set share the values: one in-place update reaches both,
+// and ops that overwrite their input leave the parameters alone.
 func TestParamsSharedByTwoGraphs(t *testing.T) {
 	for _, kind := range machineKinds {
 		t.Run(kind, func(t *testing.T) {
@@ -404,15 +405,18 @@ func TestParamsSharedByTwoGraphs(t *testing.T) {
 			must := mustNode(t)
 			ge := gorgonia.NewGraph()
 			w := must(train.p.Node(ge, "w"))
-			y := must(gorgonia.Sum(w))
+			// Gorgonia's Neg may overwrite its input: never a parameter's.
+			y := must(gorgonia.Sum(must(gorgonia.Neg(must(gorgonia.Neg(w))))))
 			var yv gorgonia.Value
 			gorgonia.Read(y, &yv)
 			runTrain, runEval := newRunner(t, kind, train.g), newRunner(t, kind, ge)
 			for step := 0; step < 3; step++ {
 				runTrain()
 				train.check(t, "training graph")
-				runEval()
 				wv, _ := train.p.Value("w")
+				before := graphtest.Floats(wv)
+				runEval()
+				assertClose(t, "w after the evaluation graph ran", graphtest.Floats(wv), before, 0)
 				sum := 0.0
 				for _, v := range graphtest.Floats(wv) {
 					sum += v
