@@ -2,6 +2,8 @@ package nn_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/nn"
@@ -46,4 +48,22 @@ func ExampleLinear() {
 	// y = [-1.5 1 -1.5 4]
 	// dloss/dweight = [-15 -21 -27 34 44 54]
 	// dloss/dbias = [-6 10]
+}
+
+// LinearInit makes a layer's weight and bias as torch.nn.Linear(784, 256)
+// does (kaiming_uniform_ with a = √5: U(±1/√784) for both), from a seeded
+// generator: the same seed gives the same tensors on every run.
+func ExampleLinearInit() {
+	rng := rand.New(rand.NewPCG(1, 2))
+	w, b, err := nn.LinearInit(784, 256, true, tensor.Float32, rng)
+	if err != nil {
+		panic(err)
+	}
+	within := true
+	for _, v := range append(w.Data().([]float32), b.Data().([]float32)...) {
+		within = within && math.Abs(float64(v)) <= 1.0/28
+	}
+	fmt.Println("weight", w.Shape(), "bias", b.Shape(), "within ±1/28:", within)
+	// Output:
+	// weight (256, 784) bias (256) within ±1/28: true
 }
