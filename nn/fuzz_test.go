@@ -364,6 +364,28 @@ func requireFiniteCost(t *testing.T, g *gorgonia.ExprGraph, cost, y *gorgonia.No
 	}
 }
 
+// innerWithSmooth is the cost <R, y> for a smooth constant R of y's shape
+// and dtype, or Σ y for an empty y (Gorgonia's elementwise ops panic on
+// empty tensors).
+func innerWithSmooth(t *testing.T, g *gorgonia.ExprGraph, y *gorgonia.Node) *gorgonia.Node {
+	t.Helper()
+	var cost *gorgonia.Node
+	var err error
+	if y.Shape().TotalSize() == 0 {
+		cost, err = gorgonia.Sum(y)
+	} else {
+		r := smoothTensor(1, y.Shape()...)
+		if y.Dtype() == tensor.Float32 {
+			r = graphtest.Float32([]*tensor.Dense{r})[0]
+		}
+		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cost
+}
+
 // FuzzMatMul: ranks 2 and 3, sizes 0 to 40 (sometimes mismatched), the
 // four transpose cases, values up to 1e6 (finite: a product propagates NaN
 // and Inf as the reference BLAS does, which internal/gemm's tests check),
@@ -422,19 +444,7 @@ func FuzzMatMul(f *testing.F) {
 			}
 			return
 		}
-		var cost *gorgonia.Node
-		if y.Shape().TotalSize() == 0 {
-			cost, err = gorgonia.Sum(y) // Gorgonia's elementwise ops panic on empty tensors
-		} else {
-			r := smoothTensor(1, y.Shape()...)
-			if y.Dtype() == tensor.Float32 {
-				r = graphtest.Float32([]*tensor.Dense{r})[0]
-			}
-			cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		cost := innerWithSmooth(t, g, y)
 		requireFiniteCost(t, g, cost, y, nodes, in)
 	})
 }
@@ -502,19 +512,7 @@ func FuzzLinear(f *testing.F) {
 		if refused(t, err) {
 			return
 		}
-		var cost *gorgonia.Node
-		if y.Shape().TotalSize() == 0 {
-			cost, err = gorgonia.Sum(y) // Gorgonia's elementwise ops panic on empty tensors
-		} else {
-			r := smoothTensor(1, y.Shape()...)
-			if y.Dtype() == tensor.Float32 {
-				r = graphtest.Float32([]*tensor.Dense{r})[0]
-			}
-			cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		cost := innerWithSmooth(t, g, y)
 		requireFiniteCost(t, g, cost, y, nodes, nil)
 		got, err := graphtest.Eval(g, y)
 		if err != nil {
