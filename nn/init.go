@@ -91,7 +91,7 @@ func Uniform(t tensor.Tensor, a, b float64, rng *rand.Rand) error {
 	if a > b {
 		return fmt.Errorf("nn: Uniform: a = %v > b = %v", a, b)
 	}
-	return fill("Uniform", t, rng, func() float64 { return a + (b-a)*rng.Float64() })
+	return fillDrawn("Uniform", t, rng, func() float64 { return a + (b-a)*rng.Float64() })
 }
 
 // Normal is torch.nn.init.normal_: fills t with values drawn from
@@ -104,7 +104,7 @@ func Normal(t tensor.Tensor, mean, std float64, rng *rand.Rand) error {
 	if std < 0 {
 		return fmt.Errorf("nn: Normal: std = %v, want std >= 0", std)
 	}
-	return fill("Normal", t, rng, func() float64 { return mean + std*rng.NormFloat64() })
+	return fillDrawn("Normal", t, rng, func() float64 { return mean + std*rng.NormFloat64() })
 }
 
 // TruncNormal is torch.nn.init.trunc_normal_: values from N(mean, std²)
@@ -126,7 +126,7 @@ func TruncNormal(t tensor.Tensor, mean, std, a, b float64, rng *rand.Rand) error
 	}
 	cdf := func(x float64) float64 { return (1 + math.Erf(x/math.Sqrt2)) / 2 }
 	lo, hi := 2*cdf((a-mean)/std)-1, 2*cdf((b-mean)/std)-1
-	return fill("TruncNormal", t, rng, func() float64 {
+	return fillDrawn("TruncNormal", t, rng, func() float64 {
 		v := mean + std*math.Sqrt2*math.Erfinv(lo+(hi-lo)*rng.Float64())
 		return min(max(v, a), b)
 	})
@@ -138,16 +138,16 @@ func Constant(t tensor.Tensor, val float64) error {
 	if err := finite("Constant", initArg{"val", val}); err != nil {
 		return err
 	}
-	return fillWith("Constant", t, func() float64 { return val })
+	return fillValues("Constant", t, func() float64 { return val })
 }
 
 // Zeros is torch.nn.init.zeros_: fills t with 0. Errors: those of every
 // initialiser (above) but the rng's.
-func Zeros(t tensor.Tensor) error { return fillWith("Zeros", t, func() float64 { return 0 }) }
+func Zeros(t tensor.Tensor) error { return fillValues("Zeros", t, func() float64 { return 0 }) }
 
 // Ones is torch.nn.init.ones_: fills t with 1. Errors: those of every
 // initialiser (above) but the rng's.
-func Ones(t tensor.Tensor) error { return fillWith("Ones", t, func() float64 { return 1 }) }
+func Ones(t tensor.Tensor) error { return fillValues("Ones", t, func() float64 { return 1 }) }
 
 // XavierUniform is torch.nn.init.xavier_uniform_ (Glorot): U(−a, a) with
 // a = gain·√(6 / (fanIn + fanOut)) (FanInAndFanOut; torch's default
@@ -159,7 +159,7 @@ func XavierUniform(t tensor.Tensor, gain float64, rng *rand.Rand) error {
 		return err
 	}
 	a := math.Sqrt(3) * std
-	return fill("XavierUniform", t, rng, func() float64 { return -a + 2*a*rng.Float64() })
+	return fillDrawn("XavierUniform", t, rng, func() float64 { return -a + 2*a*rng.Float64() })
 }
 
 // XavierNormal is torch.nn.init.xavier_normal_ (Glorot): N(0, std²) with
@@ -170,7 +170,7 @@ func XavierNormal(t tensor.Tensor, gain float64, rng *rand.Rand) error {
 	if err != nil {
 		return err
 	}
-	return fill("XavierNormal", t, rng, func() float64 { return std * rng.NormFloat64() })
+	return fillDrawn("XavierNormal", t, rng, func() float64 { return std * rng.NormFloat64() })
 }
 
 // xavierStd is gain·√(2 / (fanIn + fanOut)) of t.
@@ -207,7 +207,7 @@ func KaimingUniform(t tensor.Tensor, a float64, mode, nonlinearity string, rng *
 		return err
 	}
 	bound := math.Sqrt(3) * std
-	return fill("KaimingUniform", t, rng, func() float64 { return -bound + 2*bound*rng.Float64() })
+	return fillDrawn("KaimingUniform", t, rng, func() float64 { return -bound + 2*bound*rng.Float64() })
 }
 
 // KaimingNormal is torch.nn.init.kaiming_normal_ (He): N(0, std²) with
@@ -219,7 +219,7 @@ func KaimingNormal(t tensor.Tensor, a float64, mode, nonlinearity string, rng *r
 	if err != nil {
 		return err
 	}
-	return fill("KaimingNormal", t, rng, func() float64 { return std * rng.NormFloat64() })
+	return fillDrawn("KaimingNormal", t, rng, func() float64 { return std * rng.NormFloat64() })
 }
 
 // kaimingStd is gain / √fan (torch's _calculate_correct_fan and
@@ -354,18 +354,18 @@ func checkTensor(fn string, t tensor.Tensor) error {
 	return nil
 }
 
-// fill draws t's elements in row-major order with draw, after checking t
+// fillDrawn draws t's elements in row-major order with draw, after checking t
 // and rng.
-func fill(fn string, t tensor.Tensor, rng *rand.Rand, draw func() float64) error {
+func fillDrawn(fn string, t tensor.Tensor, rng *rand.Rand, draw func() float64) error {
 	if rng == nil {
 		return fmt.Errorf("nn: %s: rng is nil", fn)
 	}
-	return fillWith(fn, t, draw)
+	return fillValues(fn, t, draw)
 }
 
-// fillWith sets t's elements in row-major order to next(), each rounded
+// fillValues sets t's elements in row-major order to next(), each rounded
 // to t's dtype, after checking t.
-func fillWith(fn string, t tensor.Tensor, next func() float64) error {
+func fillValues(fn string, t tensor.Tensor, next func() float64) error {
 	if err := checkTensor(fn, t); err != nil {
 		return err
 	}
