@@ -368,3 +368,12 @@ func one(dt tensor.Dtype) any {
 	}
 	return float64(1)
 }
+
+// BenchmarkLinear: [128, 784] → 256 features with bias (an MNIST MLP's
+// first layer; scripts/bench_torchvision.py's Linear), forward+backward
+// w.r.t. x, weight and bias.
+func BenchmarkLinear(b *testing.B) {
+	benchPasses(b, "", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 1, 128, 784), benchNode(g, r, "w", 0.03, 256, 784), benchNode(g, r, "b", 1, 256)}
+	}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Linear(in[0], in[1], in[2]) })
+}

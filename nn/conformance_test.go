@@ -103,6 +103,7 @@ func conformanceCases() []conformance.Row {
 	cs = append(cs, poolRows()...)
 	cs = append(cs, gridRows()...)
 	cs = append(cs, matMulRows()...)
+	cs = append(cs, linearRows()...)
 	return append(cs, lossRows()...)
 }
 

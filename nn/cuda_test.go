@@ -58,6 +58,8 @@ func gpuCases() []gpuCase {
 		{"ConvTranspose2d", []tensor.Shape{s4, {4, 3, 3, 3}, {3}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) {
 			return nn.ConvTranspose2d(xs[0], xs[1], xs[2], nn.ConvTranspose2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 0}, OutputPadding: [2]int{1, 0}})
 		}},
+		{"Linear", []tensor.Shape{{5, 7}, {3, 7}, {3}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Linear(xs[0], xs[1], xs[2]) }},
+		{"Linear3d/nobias", []tensor.Shape{{2, 3, 4}, {6, 4}}, func(xs gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Linear(xs[0], xs[1], nil) }},
 		{"MaxPool2d", []tensor.Shape{s4}, one(func(x *gorgonia.Node) (*gorgonia.Node, error) {
 			return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 2}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 2}, CeilMode: true})
 		})},

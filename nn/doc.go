@@ -1,6 +1,6 @@
 // Package nn has the layers of a detection network around gops' vision
 // ops, as torch and torch.nn.functional compute them, differentiable to
-// every order: MatMul (torch.matmul, torch.bmm); Conv2d and
+// every order: MatMul (torch.matmul, torch.bmm); Linear; Conv2d and
 // ConvTranspose2d; MaxPool2d, AvgPool2d, AdaptiveMaxPool2d and
 // AdaptiveAvgPool2d; Interpolate (nearest, bilinear); GridSample and
 // AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy,
@@ -25,6 +25,14 @@
 // in-place optimizer step reaches every graph), their gradients after a
 // run (Params.Grad), and Save/Load in the safetensors format that torch
 // reads and writes.
+//
+// The initialisers fill a float32 or float64 tensor in place as
+// torch.nn.init does (Uniform, Normal, TruncNormal, Constant, Zeros, Ones,
+// XavierUniform, XavierNormal, KaimingUniform, KaimingNormal, with
+// CalculateGain and FanInAndFanOut), drawing from the caller's seeded
+// *rand.Rand (torch's distributions, not torch's random stream);
+// LinearInit and Conv2dInit make a layer's weight and bias as
+// torch.nn.Linear's and Conv2d's reset_parameters do.
 //
 // Engine is a machine option (gorgonia.WithEngine) that runs Gorgonia's
 // own Sum over every axis and same-shape Mul in one vectorised, parallel

@@ -364,6 +364,28 @@ func requireFiniteCost(t *testing.T, g *gorgonia.ExprGraph, cost, y *gorgonia.No
 	}
 }
 
+// innerWithSmooth is the cost <R, y> for a smooth constant R of y's shape
+// and dtype, or Σ y for an empty y (Gorgonia's elementwise ops panic on
+// empty tensors).
+func innerWithSmooth(t *testing.T, g *gorgonia.ExprGraph, y *gorgonia.Node) *gorgonia.Node {
+	t.Helper()
+	var cost *gorgonia.Node
+	var err error
+	if y.Shape().TotalSize() == 0 {
+		cost, err = gorgonia.Sum(y)
+	} else {
+		r := smoothTensor(1, y.Shape()...)
+		if y.Dtype() == tensor.Float32 {
+			r = graphtest.Float32([]*tensor.Dense{r})[0]
+		}
+		cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cost
+}
+
 // FuzzMatMul: ranks 2 and 3, sizes 0 to 40 (sometimes mismatched), the
 // four transpose cases, values up to 1e6 (finite: a product propagates NaN
 // and Inf as the reference BLAS does, which internal/gemm's tests check),
@@ -422,19 +444,120 @@ func FuzzMatMul(f *testing.F) {
 			}
 			return
 		}
-		var cost *gorgonia.Node
-		if y.Shape().TotalSize() == 0 {
-			cost, err = gorgonia.Sum(y) // Gorgonia's elementwise ops panic on empty tensors
-		} else {
-			r := smoothTensor(1, y.Shape()...)
-			if y.Dtype() == tensor.Float32 {
-				r = graphtest.Float32([]*tensor.Dense{r})[0]
-			}
-			cost, err = gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, gorgonia.Must(ad.Constant(g, r)))))
+		cost := innerWithSmooth(t, g, y)
+		requireFiniteCost(t, g, cost, y, nodes, in)
+	})
+}
+
+// FuzzLinear: x of rank 0 to 3 (a scalar must be refused) with sizes 0 to 33, weight [out, in] of
+// rank 1 to 3 and sometimes the wrong in, bias absent, [out] or of the
+// wrong length, dtypes float32, float64 or mixed; the invariant: an error
+// that names the op, or y equal to x·weightᵀ + bias computed directly and
+// finite gradients of <R, y> w.r.t. every input. A panic fails.
+func FuzzLinear(f *testing.F) {
+	for _, s := range [][]byte{{}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 0, 3, 3, 1, 0, 0, 0, 0},
+		{3, 4, 2, 5, 1, 1, 2, 0, 0}, {1, 6, 6, 6, 2, 1, 1, 0, 0}, {255, 254, 253, 252, 251, 250, 249, 248}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fb := &fuzzBytes{b: data}
+		sizes := []int{0, 1, 2, 3, 5, 17, 33}
+		size := func() int { return sizes[fb.intn(len(sizes))] }
+		rank, in, out := fb.intn(4), size(), size()
+		xs := make([]int, rank)
+		for i := range xs {
+			xs[i] = size()
 		}
+		if rank > 0 {
+			xs[rank-1] = in
+			if fb.intn(8) == 0 {
+				xs[rank-1] = in + 1 // in differs
+			}
+		}
+		ws := []int{out, in}
+		switch fb.intn(10) {
+		case 0:
+			ws = []int{in}
+		case 1:
+			ws = []int{1, out, in}
+		}
+		bias := fb.intn(3) // 0: none, 1: [out], 2: [out + 1]
+		if rank == 0 {
+			g := gorgonia.NewGraph()
+			x := gorgonia.NewScalar(g, tensor.Float64)
+			w := gorgonia.NewTensor(g, tensor.Float64, len(ws), gorgonia.WithShape(ws...))
+			if _, err := nn.Linear(x, w, nil); !refused(t, err) {
+				t.Fatal("a scalar x was accepted")
+			}
+			return
+		}
+		tensorOf := func(scale float64, shape []int) *tensor.Dense { return shiftedTensor(scale, 0.1, shape...) }
+		in64 := []*tensor.Dense{tensorOf(1, xs), tensorOf(0.3, ws)}
+		if bias > 0 {
+			in64 = append(in64, tensorOf(0.5, []int{out + bias - 1}))
+		}
+		inputs := in64
+		if fb.intn(2) == 1 {
+			inputs = graphtest.Float32(in64)
+		}
+		if fb.intn(8) == 0 {
+			inputs[len(inputs)-1] = graphtest.Float32(in64[len(in64)-1:])[0] // dtypes differ (or all float32)
+		}
+		g, nodes := graphtest.Inputs(inputs)
+		var b *gorgonia.Node
+		if bias > 0 {
+			b = nodes[2]
+		}
+		y, err := nn.Linear(nodes[0], nodes[1], b)
+		if refused(t, err) {
+			return
+		}
+		cost := innerWithSmooth(t, g, y)
+		requireFiniteCost(t, g, cost, y, nodes, nil)
+		got, err := graphtest.Eval(g, y)
 		if err != nil {
 			t.Fatal(err)
 		}
-		requireFiniteCost(t, g, cost, y, nodes, in)
+		var xd, wd, bd []float64
+		xd, wd = flatOf(inputs[0]), flatOf(inputs[1])
+		if bias > 0 {
+			bd = flatOf(inputs[2])
+		}
+		tol := 1e-12
+		if y.Dtype() == tensor.Float32 {
+			tol = 1e-5
+		}
+		for r := 0; r < len(got[0])/max(out, 1); r++ {
+			for o := 0; o < out; o++ {
+				want := 0.0
+				if bd != nil {
+					want = bd[o]
+				}
+				for k := 0; k < in; k++ {
+					want += xd[r*in+k] * wd[o*in+k]
+				}
+				if v := got[0][r*out+o]; math.Abs(v-want) > tol*(1+math.Abs(want)) {
+					t.Fatalf("y[%d, %d] = %v, want %v", r, o, v, want)
+				}
+			}
+		}
 	})
+}
+
+// flatOf is x's elements as float64 (none for an empty x).
+func flatOf(x *tensor.Dense) []float64 {
+	if x.Shape().TotalSize() == 0 {
+		return nil
+	}
+	switch d := x.Data().(type) {
+	case []float64:
+		return d
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	return nil
 }

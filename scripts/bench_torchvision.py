@@ -443,6 +443,15 @@ def nn_interpolate(cfg):
     return make
 
 
+def nn_linear(gen):
+    """F.linear of [128, 784] to 256 features, with bias (an MNIST MLP's
+    first layer)."""
+    x = torch.randn((128, 784), generator=gen, dtype=torch.float32)
+    w = torch.randn((256, 784), generator=gen, dtype=torch.float32) * 0.03
+    b = torch.randn((256,), generator=gen, dtype=torch.float32)
+    return [x, w, b], lambda: torch.nn.functional.linear(x, w, b)
+
+
 def nn_group_norm(gen):
     """32 groups of an FPN level [8, 256, 50, 68], weight and bias."""
     x = torch.randn((8, 256, 50, 68), generator=gen, dtype=torch.float32)
@@ -529,6 +538,8 @@ for _name, (_shape, _fn) in NN_UNARY.items():
                                                      run_nn_forward_backward)
 NN_BENCHMARKS["GridSample/forward"] = (setup_nn(nn_grid_sample, False), run_nn_forward)
 NN_BENCHMARKS["GridSample/forward+backward"] = (setup_nn(nn_grid_sample, True), run_nn_forward_backward)
+NN_BENCHMARKS["Linear/forward"] = (setup_nn(nn_linear, False), run_nn_forward)
+NN_BENCHMARKS["Linear/forward+backward"] = (setup_nn(nn_linear, True), run_nn_forward_backward)
 NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
 NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), run_nn_forward_backward)
 # gops times these families twice, the second time as FAMILY/reuse/... with
@@ -537,7 +548,7 @@ NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), ru
 # the same torch work, timed again under the other name.
 for _key in [k for k in NN_BENCHMARKS if k.split("/")[0] in (
         "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm",
-        "BatchNorm", "Conv2dDepthwise", "Resample", "ReLU", "AdaptiveAvgPool2d")]:
+        "BatchNorm", "Conv2dDepthwise", "Resample", "ReLU", "AdaptiveAvgPool2d", "Linear")]:
     _family, _rest = _key.split("/", 1)
     NN_BENCHMARKS[_family + "/reuse/" + _rest] = NN_BENCHMARKS[_key]
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
