@@ -153,14 +153,27 @@ func deviation(got, want []float64) float64 {
 	return m
 }
 
-// runSteps feeds steps [from, to) of the golden gradients to o and
-// compares the parameters after each with torch's; it returns the largest
+// runSteps feeds steps [from, to) of the golden gradients to o, checks
+// that Step left them as they were and compares the parameters after each
+// step with torch's; it returns the largest
 // deviation and the number of values that were bit-equal and compared.
 func runSteps(t *testing.T, d *goldenDoc, c optCase, o optimizer, params []tensor.Tensor, from, to int) (dev float64, exact, n int) {
 	t.Helper()
 	for k := from; k < to; k++ {
-		if err := o.Step(d.grads(c.Dtype, k)); err != nil {
+		grads := d.grads(c.Dtype, k)
+		before := make([][]float64, len(grads))
+		for i, g := range grads {
+			if g != nil {
+				before[i] = values(g)
+			}
+		}
+		if err := o.Step(grads); err != nil {
 			t.Fatalf("step %d: %v", k, err)
+		}
+		for i, g := range grads {
+			if g != nil && deviation(values(g), before[i]) != 0 {
+				t.Fatalf("step %d: Step changed grads[%d]", k, i)
+			}
 		}
 		for i, p := range params {
 			got, want := values(p), c.Params[k][i]
@@ -230,5 +243,48 @@ func compareState(t *testing.T, c optCase, st State) {
 				}
 			}
 		}
+	}
+}
+
+// TestStateRoundTrip stops every configuration after half its steps,
+// loads its State into a fresh optimizer over fresh copies of the
+// parameters (whose learning rate was changed, for LoadState to restore)
+// and continues both there and in the first optimizer: both must go on
+// as torch's uninterrupted run, also after the State's buffers were
+// overwritten (State and LoadState copy).
+func TestStateRoundTrip(t *testing.T) {
+	d := loadGolden(t)
+	half := d.Steps / 2
+	for _, c := range d.Optimizers {
+		t.Run(c.Name+"/"+c.Dtype, func(t *testing.T) {
+			params := d.params(c.Dtype)
+			o := newOptimizer(t, c, params)
+			runSteps(t, d, c, o, params, 0, half)
+			st := o.State()
+			fresh := make([]tensor.Tensor, len(params))
+			for i, p := range params {
+				fresh[i] = p.Clone().(tensor.Tensor)
+			}
+			o2 := newOptimizer(t, c, fresh)
+			if err := o2.SetLR(c.Opts.LR * 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := o2.LoadState(st); err != nil {
+				t.Fatal(err)
+			}
+			if o2.LR() != c.Opts.LR {
+				t.Fatalf("LR() = %v after LoadState, want %v", o2.LR(), c.Opts.LR)
+			}
+			if len(st.Params) == 0 && c.Opts.Momentum != 0 {
+				t.Fatal("no state to carry over")
+			}
+			for _, ps := range st.Params {
+				for _, b := range ps.Buffers {
+					b.(*tensor.Dense).Zero()
+				}
+			}
+			runSteps(t, d, c, o2, fresh, half, d.Steps)
+			runSteps(t, d, c, o, params, half, d.Steps)
+		})
 	}
 }

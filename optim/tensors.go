@@ -100,10 +100,24 @@ func sameLayout(p, t *tensor.Dense) error {
 	if t.Dtype() != p.Dtype() {
 		return fmt.Errorf("dtype %v, its parameter's %v", t.Dtype(), p.Dtype())
 	}
-	if !t.Shape().Eq(p.Shape()) {
+	if !sameShape(t.Shape(), p.Shape()) {
 		return fmt.Errorf("shape %v, its parameter's %v", t.Shape(), p.Shape())
 	}
 	return nil
+}
+
+// sameShape says whether a and b have the same dimensions (tensor.Shape's
+// Eq also equates a vector [n] with [1, n] and [n, 1]).
+func sameShape(a, b tensor.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // checkLR is the learning rate check of every optimizer (torch: "Invalid
@@ -193,6 +207,9 @@ func powInt(x float64, n int) float64 {
 // ddMul multiplies two double-double numbers (ah+al)(bh+bl).
 func ddMul(ah, al, bh, bl float64) (float64, float64) {
 	p := ah * bh
+	if p == 0 || math.IsInf(p, 0) || math.IsNaN(p) {
+		return p, 0
+	}
 	e := math.FMA(ah, bh, -p) + (float64(ah*bl) + float64(al*bh))
 	h := p + e
 	return h, e - (h - p)
