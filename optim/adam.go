@@ -141,15 +141,7 @@ func (o *Adam) bufferNames() []string {
 // number of parameters or a gradient's shape or dtype differs from its
 // parameter's.
 func (o *Adam) Step(grads []tensor.Tensor) error {
-	gs, err := checkGrads(o.name, o.params, grads)
-	if err != nil {
-		return err
-	}
-	for i, g := range gs {
-		if g == nil {
-			continue
-		}
-		p := o.params[i]
+	return stepEach(o.name, o.params, grads, func(i int, p, g *tensor.Dense) {
 		if o.bufs[i] == nil {
 			for range o.bufferNames() {
 				o.bufs[i] = append(o.bufs[i], zerosLike(p))
@@ -161,8 +153,7 @@ func (o *Adam) Step(grads []tensor.Tensor) error {
 		} else {
 			adamUpdate[float64](p, g, o.bufs[i], o.steps[i], o.opts, o.decoupled)
 		}
-	}
-	return nil
+	})
 }
 
 // adamUpdate is the step-th torch Adam (AdamW if decoupled) update of p;

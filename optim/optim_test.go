@@ -311,7 +311,7 @@ func foreignOK(t *testing.T, o LRSetter) *LRScheduler {
 	return s
 }
 
-// TestFMA32 compares fma32 with a·b + c computed exactly (math/big) and
+// TestFMA32 compares fma[float32] with a·b + c computed exactly (math/big) and
 // rounded once to float32, on random values and on halfway cases, where
 // rounding the float64 FMA to float32 rounds twice.
 func TestFMA32(t *testing.T) {
@@ -324,8 +324,8 @@ func TestFMA32(t *testing.T) {
 		return f
 	}
 	check := func(a, b, c float32) {
-		if got, want := fma32(a, b, c), exact(a, b, c); got != want {
-			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		if got, want := fma(a, b, c), exact(a, b, c); got != want {
+			t.Fatalf("fma(%g, %g, %g) = %g, want %g", a, b, c, got, want)
 		}
 	}
 	for i := 0; i < 20000; i++ {

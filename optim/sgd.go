@@ -97,15 +97,7 @@ func (o *SGD) SetLR(lr float64) error {
 // nothing, if len(grads) differs from the number of parameters or a
 // gradient's shape or dtype differs from its parameter's.
 func (o *SGD) Step(grads []tensor.Tensor) error {
-	gs, err := checkGrads("SGD", o.params, grads)
-	if err != nil {
-		return err
-	}
-	for i, g := range gs {
-		if g == nil {
-			continue
-		}
-		p := o.params[i]
+	return stepEach("SGD", o.params, grads, func(i int, p, g *tensor.Dense) {
 		first := false
 		if o.opts.Momentum != 0 && o.bufs[i] == nil {
 			o.bufs[i], first = zerosLike(p), true
@@ -115,8 +107,7 @@ func (o *SGD) Step(grads []tensor.Tensor) error {
 		} else {
 			sgdUpdate[float64](p, g, o.bufs[i], first, o.opts)
 		}
-	}
-	return nil
+	})
 }
 
 // sgdUpdate is one torch SGD step of parameter p (buf nil without

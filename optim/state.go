@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"gorgonia.org/tensor"
@@ -70,7 +71,7 @@ func copyBuffers(step int, names []string, bufs []*tensor.Dense) ParamState {
 // copies of them in the order of names.
 func loadBuffers(who string, i int, p *tensor.Dense, ps ParamState, names []string) ([]*tensor.Dense, error) {
 	for name := range ps.Buffers {
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			return nil, fmt.Errorf("optim: %s.LoadState: Params[%d] has buffer %q, want only %q", who, i, name, names)
 		}
 	}
@@ -108,13 +109,4 @@ func checkStateIndices(who string, st State, n int) ([]int, error) {
 	}
 	sort.Ints(idx)
 	return idx, nil
-}
-
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
+	"unsafe"
 
 	"gorgonia.org/tensor"
 )
@@ -95,29 +97,30 @@ func checkGrads(who string, params []*tensor.Dense, grads []tensor.Tensor) ([]*t
 	return out, nil
 }
 
+// stepEach checks Step's gradients (checkGrads) and calls update for
+// each parameter that has one, in order.
+func stepEach(who string, params []*tensor.Dense, grads []tensor.Tensor, update func(i int, p, g *tensor.Dense)) error {
+	gs, err := checkGrads(who, params, grads)
+	if err != nil {
+		return err
+	}
+	for i, g := range gs {
+		if g != nil {
+			update(i, params[i], g)
+		}
+	}
+	return nil
+}
+
 // sameLayout says how t differs from the parameter p in dtype or shape.
 func sameLayout(p, t *tensor.Dense) error {
 	if t.Dtype() != p.Dtype() {
 		return fmt.Errorf("dtype %v, its parameter's %v", t.Dtype(), p.Dtype())
 	}
-	if !sameShape(t.Shape(), p.Shape()) {
+	if !slices.Equal(t.Shape(), p.Shape()) { // Shape.Eq would equate [n] with [1, n]
 		return fmt.Errorf("shape %v, its parameter's %v", t.Shape(), p.Shape())
 	}
 	return nil
-}
-
-// sameShape says whether a and b have the same dimensions (tensor.Shape's
-// Eq also equates a vector [n] with [1, n] and [n, 1]).
-func sameShape(a, b tensor.Shape) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkLR is the learning rate check of every optimizer (torch: "Invalid
@@ -144,7 +147,7 @@ func elems[T float](d *tensor.Dense) []T {
 		return nil
 	}
 	var z T
-	if _, ok := any(z).(float32); ok {
+	if unsafe.Sizeof(z) == 4 {
 		return any(d.Float32s()).([]T)
 	}
 	return any(d.Float64s()).([]T)
@@ -158,35 +161,28 @@ func zerosLike(p *tensor.Dense) *tensor.Dense {
 // fma is a·b + c rounded once to T, as torch's vectorised CPU kernels
 // compute add(x, y, alpha) (fmadd(y, alpha, x)) and addcmul.
 func fma[T float](a, b, c T) T {
-	var z T
-	if _, ok := any(z).(float32); ok {
+	if unsafe.Sizeof(a) == 4 {
 		return T(fma32(float32(a), float32(b), float32(c)))
 	}
 	return T(math.FMA(float64(a), float64(b), float64(c)))
 }
 
-// fma32 is a·b + c for float32 rounded once: the product of two float32 is
-// exact in float64, s + e = a·b + c exactly (TwoSum), and rounding s alone
-// to float32 differs from rounding s + e only where s is halfway between
-// two float32 values.
-func fma32(a, b, c float32) float32 {
-	p, q := float64(a)*float64(b), float64(c)
-	s := p + q
+// fma32 is a·b + c rounded once to float32. The product is exact in
+// float64 and s = a·b + c is off the exact sum by the TwoSum error e; rounding s to odd (to its neighbour
+// with an odd last bit where e != 0) and then to float32 is the exact sum
+// rounded once, since float64 has more than 24 + 1 bits (Boldo and
+// Melquiond, "Emulation of FMA and correctly rounded sums: proved
+// algorithms using rounding to odd", 2008).
+func fma32(a32, b32, c32 float32) float32 {
+	p, c := float64(a32)*float64(b32), float64(c32)
+	s := p + c
 	bb := s - p
-	e := (p - (s - bb)) + (q - bb)
-	r := float32(s)
-	if e == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return r
+	e := (p - (s - bb)) + (c - bb) // NaN for infinite or NaN operands
+	if u := math.Float64bits(s); u&1 == 0 && (e > 0 || e < 0) {
+		d := int64(u^math.Float64bits(e)) >> 63 // 0: e has s's sign (away from 0), −1: not
+		s = math.Float64frombits(u + uint64(1+2*d))
 	}
-	// s halfway between r and its neighbour towards s: round towards e.
-	if d := s - float64(r); d != 0 {
-		other := math.Nextafter32(r, float32(math.Copysign(math.Inf(1), d)))
-		if s-float64(r) == float64(other)-s && (e > 0) == (d > 0) {
-			return other
-		}
-		return r
-	}
-	return r
+	return float32(s)
 }
 
 // powInt is x**n for n >= 0, correctly rounded but in rare cases (as
