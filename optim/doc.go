@@ -11,7 +11,8 @@
 // run, in the same order: nil for a parameter without a gradient (torch's
 // p.grad None), which is then skipped. Step only reads the gradients.
 // State and LoadState copy the optimizer's state out and in for
-// checkpoints, under torch's state_dict names (see State).
+// checkpoints, under torch's state_dict names (see State). Optimizer is
+// the interface they share; LRSetter the part a scheduler drives.
 //
 //	torch                                              optim
 //	torch.optim.SGD(params, lr, momentum, dampening,   NewSGD(params, SGDOpts{LR, Momentum, Dampening,
@@ -47,7 +48,7 @@
 // steps of each scheduler with values written by torch 1.13
 // (scripts/gen_optim_golden.py). The updates repeat torch's operations in
 // torch's order: the scalars rounded to the parameter's dtype where
-// torch rounds them, a + α·b and a + α·b·c fused into one rounding as
+// torch rounds them, a + α·b and a + (α·b)·c fused into one rounding as
 // torch's AVX2 CPU kernels fuse add(alpha=) and addcmul, the bias
 // corrections 1 − β^t correctly rounded as Python's ** is. So the
 // parameters and the state after every step equal torch's bit for bit on

@@ -64,18 +64,10 @@ func loadGolden(t testing.TB) *goldenDoc {
 	return &doc
 }
 
-// optimizer is what the golden tests drive.
-type optimizer interface {
-	LRSetter
-	Step(grads []tensor.Tensor) error
-	State() State
-	LoadState(State) error
-}
-
 // newOptimizer builds c's optimizer over params.
-func newOptimizer(t testing.TB, c optCase, params []tensor.Tensor) optimizer {
+func newOptimizer(t testing.TB, c optCase, params []tensor.Tensor) Optimizer {
 	t.Helper()
-	var o optimizer
+	var o Optimizer
 	var err error
 	switch c.Kind {
 	case "sgd":
@@ -157,7 +149,7 @@ func deviation(got, want []float64) float64 {
 // that Step left them as they were and compares the parameters after each
 // step with torch's; it returns the largest
 // deviation and the number of values that were bit-equal and compared.
-func runSteps(t *testing.T, d *goldenDoc, c optCase, o optimizer, params []tensor.Tensor, from, to int) (dev float64, exact, n int) {
+func runSteps(t *testing.T, d *goldenDoc, c optCase, o Optimizer, params []tensor.Tensor, from, to int) (dev float64, exact, n int) {
 	t.Helper()
 	for k := from; k < to; k++ {
 		grads := d.grads(c.Dtype, k)

@@ -100,7 +100,7 @@ func TestStepErrors(t *testing.T) {
 	for _, kind := range []string{"SGD", "Adam"} {
 		t.Run(kind, func(t *testing.T) {
 			p := threeParams()
-			var o optimizer
+			var o Optimizer
 			var err error
 			if kind == "SGD" {
 				o, err = NewSGD(p, SGDOpts{LR: 0.1, Momentum: 0.9})
