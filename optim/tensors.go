@@ -14,7 +14,8 @@ type float interface{ float32 | float64 }
 
 // checkParams checks an optimizer's parameters: each a dense, contiguous
 // float32 or float64 tensor (not nil), none listed twice (the same tensor
-// or the same backing array), and returns them as *tensor.Dense.
+// or data starting at the same address), and returns them as
+// *tensor.Dense.
 func checkParams(who string, params []tensor.Tensor) ([]*tensor.Dense, error) {
 	if len(params) == 0 {
 		return nil, fmt.Errorf("optim: %s: no parameters", who)
