@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/golden"
 	"gorgonia.org/tensor"
 )
@@ -107,19 +108,7 @@ func TestLoadGolden(t *testing.T) {
 }
 
 // floats is a float32 or float64 tensor's elements as float64s.
-func floats(t *tensor.Dense) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []float64:
-		return d
-	}
-	return nil
-}
+func floats(t *tensor.Dense) []float64 { return graphtest.Floats(t) }
 
 // idxFile is a gzipped IDX file: the big-endian header words, then body.
 func idxFile(head []uint32, body []byte) []byte {
