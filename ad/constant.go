@@ -118,6 +118,25 @@ func (o constantOp) SymDiff(in gorgonia.Nodes, _, _ *gorgonia.Node) (gorgonia.No
 	return make(gorgonia.Nodes, len(in)), nil
 }
 
+// Scalar returns a scalar constant node of g holding v in dtype dt
+// (tensor.Float32, v rounded, or tensor.Float64), made with Constant: for
+// a constant of a node's dtype, Scalar(x.Graph(), x.Dtype(), 0.5), the
+// torch habit of writing x * 0.5 for either dtype. No tensor is needed:
+// gorgonia.NewConstant(float32(0.5)) also works, but Gorgonia identifies
+// its constants by printed value, so a float64 0.5 elsewhere in the graph
+// and this float32 0.5 become one node and the graph fails to run with a
+// dtype mismatch (docs/GORGONIA.md, Constants); Scalar's nodes are keyed
+// by dtype and value. Errors: g is nil, dt is not float32 or float64.
+func Scalar(g *gorgonia.ExprGraph, dt tensor.Dtype, v float64) (*gorgonia.Node, error) {
+	if g == nil {
+		return nil, fmt.Errorf("ad: Scalar: nil graph")
+	}
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("ad: Scalar: dtype %v, want float32 or float64", dt)
+	}
+	return scalarConstant(g, dt, v)
+}
+
 // scalarConstant is Constant of the scalar k in dtype dt: float32 if dt
 // is, float64 otherwise.
 func scalarConstant(g *gorgonia.ExprGraph, dt tensor.Dtype, k float64) (*gorgonia.Node, error) {

@@ -16,8 +16,12 @@
 // Both of Gorgonia's VMs use that one backward, and an op whose backward is
 // built from differentiable ops is itself differentiable to every order.
 // LinearPair declares an op and its transpose, each the other's backward, in
-// one call. Constant makes constant nodes that Gorgonia does not confuse,
-// and Reshape a copy that Gorgonia's VMs cannot overwrite. ReuseResults
+// one call. Constant makes constant nodes that Gorgonia does not confuse
+// (Scalar: a float32 or float64 scalar one), and Reshape a copy that
+// Gorgonia's VMs cannot overwrite. RunAll runs a machine and Unwrap takes
+// its error apart: the failing op's own message (a *RunError naming the
+// node) instead of Gorgonia's "PC 3. Failed to execute instruction …"
+// prefix. ReuseResults
 // lets a graph that runs many times write each op's results into memory
 // of earlier runs.
 //

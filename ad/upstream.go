@@ -126,7 +126,7 @@ func conv2dOrder2(n *gorgonia.Node) error {
 	if !isOp(n.Op(), "col2imOp") {
 		return nil
 	}
-	return fmt.Errorf("ad: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: Gorgonia's Conv2d is first-order only; use gops.DeformConv2d with zero offsets", n.Op(), nodeName(n))
+	return fmt.Errorf("ad: Grad: op %v of node %v (the backward of Gorgonia's Conv2d) cannot be differentiated: gorgonia.Conv2d is first-order only; use nn.Conv2d (github.com/gops-dev/gops/nn, torch's conv2d, every order)", n.Op(), nodeName(n))
 }
 
 // inheritedDiffWRT fills out from sd.DiffWRT, reporting false for the

@@ -3,13 +3,17 @@
 // checks that Gorgonia's two VMs agree on it.
 //
 // Check compares derivatives of orders 1..k with finite differences,
-// CheckVMs the TapeMachine with the LispMachine, CheckDeterministic the
+// element by element; Directional compares a whole model's directional
+// derivatives of orders 1..k along one random direction, in three runs of
+// its graph whatever the parameter count, and returns a DirectionalReport
+// (its pitfalls, kinks and float32, are documented there). CheckVMs
+// compares the TapeMachine with the LispMachine, CheckDeterministic the
 // results under several GOMAXPROCS, and CheckEmpty a function's result and
 // gradients on inputs without elements; a failed finite-difference
-// comparison is a *Mismatch. Inputs, Float32, Eval and Floats are the helpers they share:
-// input nodes from tensors, float32 copies, running a graph and reading a
-// value. Package conformance (graphtest/conformance) runs all of them over
-// a table of ops.
+// comparison is a *Mismatch. Inputs, Float32, Eval and Floats are the
+// helpers they share: input nodes from tensors, float32 copies, running a
+// graph and reading a value. Package conformance (graphtest/conformance)
+// runs all of them over a table of ops.
 //
 // Gradients come from ad.Grad. Order 1 compares the gradient of <R, f(x)>
 // (R a random tensor shaped like f's output) with finite differences of
@@ -200,22 +204,35 @@ func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness,
 
 // contract returns Σ_j <ns[j], r_j> with r_j random normal tensors.
 func contract(g *gorgonia.ExprGraph, ns gorgonia.Nodes, rng *rand.Rand) (*gorgonia.Node, error) {
+	rs := make([]gorgonia.Value, len(ns))
+	for j, n := range ns {
+		if n.IsScalar() {
+			rs[j] = randomValue(n.Dtype(), nil, rng)
+		} else {
+			rs[j] = randomValue(n.Dtype(), n.Shape(), rng)
+		}
+	}
+	return dot(g, ns, rs)
+}
+
+// dot returns Σ_j <ns[j], rs[j]>, each rs[j] a constant of ns[j]'s shape
+// (a scalar for a scalar node); empty nodes add nothing.
+func dot(g *gorgonia.ExprGraph, ns gorgonia.Nodes, rs []gorgonia.Value) (*gorgonia.Node, error) {
 	var total *gorgonia.Node
-	for _, n := range ns {
+	for j, n := range ns {
 		var term *gorgonia.Node
 		var err error
 		if n.IsScalar() {
 			var c *gorgonia.Node
-			if c, err = ad.Constant(g, randomValue(n.Dtype(), nil, rng)); err == nil {
+			if c, err = ad.Constant(g, rs[j]); err == nil {
 				term, err = gorgonia.Mul(n, c)
 			}
 		} else {
-			r := randomValue(n.Dtype(), n.Shape(), rng)
 			if n.Shape().TotalSize() == 0 {
 				continue
 			}
 			var c, p *gorgonia.Node
-			if c, err = ad.Constant(g, r); err == nil {
+			if c, err = ad.Constant(g, rs[j]); err == nil {
 				if p, err = gorgonia.HadamardProd(n, c); err == nil {
 					term, err = gorgonia.Sum(p)
 				}

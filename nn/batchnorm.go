@@ -59,6 +59,11 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	n, c := s[0], s[1]
 	l := s.TotalSize() / max(n*c, 1)
 	if err := paramShapes(name, tensor.Shape{c}, weight, bias); err != nil {
+		for _, p := range []*gorgonia.Node{weight, bias} {
+			if p != nil {
+				return nil, fmt.Errorf("%w%s", err, nhwcHint(input, p.Shape()[0]))
+			}
+		}
 		return nil, err
 	}
 	for _, r := range []struct {
@@ -69,7 +74,11 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		case r.t == nil && !opts.Training:
 			return nil, fmt.Errorf("nn: %s: %s is nil in eval mode", name, r.what)
 		case r.t != nil && (!slices.Equal(r.t.Shape(), tensor.Shape{c}) || r.t.Dtype() != input.Dtype()):
-			return nil, fmt.Errorf("nn: %s: %s %v %v, want (%d) %v", name, r.what, r.t.Dtype(), r.t.Shape(), c, input.Dtype())
+			hint := ""
+			if r.t.Dims() == 1 {
+				hint = nhwcHint(input, r.t.Shape()[0])
+			}
+			return nil, fmt.Errorf("nn: %s: %s %v %v, want (%d) %v%s", name, r.what, r.t.Dtype(), r.t.Shape(), c, input.Dtype(), hint)
 		case r.t != nil && (r.t.IsView() || r.t.IsMaterializable() || !r.t.DataOrder().IsRowMajor()):
 			return nil, fmt.Errorf("nn: %s: %s must be a contiguous tensor, not a view (it is updated in place)", name, r.what)
 		}

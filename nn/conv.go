@@ -126,7 +126,7 @@ func ConvTranspose2d(input, weight, bias *gorgonia.Node, opts ConvTranspose2dOpt
 		return nil, fmt.Errorf("nn: %s: negative Groups %d", name, opts.Groups)
 	}
 	if ws[0] != is[1] {
-		return nil, fmt.Errorf("nn: %s: weight.shape[0] %d differs from the input channels %d (weight is [Cin, Cout/Groups, kh, kw])", name, ws[0], is[1])
+		return nil, fmt.Errorf("nn: %s: weight.shape[0] %d differs from the input channels %d (weight is [Cin, Cout/Groups, kh, kw])%s", name, ws[0], is[1], nhwcHint(input, ws[0]))
 	}
 	if is[1]%groups != 0 {
 		return nil, fmt.Errorf("nn: %s: input channels %d not divisible by Groups %d", name, is[1], groups)
@@ -213,7 +213,7 @@ func convGeom(name string, input, weight, bias *gorgonia.Node, opts Conv2dOpts) 
 	}
 	g, err := newGeom(name, input.Shape(), weight.Shape(), max(opts.Groups, 1), one(opts.Stride), opts.Padding, one(opts.Dilation))
 	if err != nil {
-		return g, err
+		return g, fmt.Errorf("%w%s", err, nhwcHint(input, weight.Shape()[1]*max(opts.Groups, 1)))
 	}
 	if bias != nil && !slices.Equal(bias.Shape(), tensor.Shape{g.Cout}) {
 		return g, fmt.Errorf("nn: %s: bias shape %v, want (%d)", name, bias.Shape(), g.Cout)

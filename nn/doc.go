@@ -39,5 +39,10 @@
 // pass: the forward of a loss written as Sum(HadamardProd(y, R)).
 //
 // Bad arguments (ranks, dtypes, channel counts, sizes) give an error that
-// names the tensor and the problem when the node is built.
+// names the tensor and the problem when the node is built; a convolution,
+// BatchNorm or pooling input that looks NHWC ([N, H, W, C]: its last axis
+// fits the channels, axis 1 does not) adds a hint to permute it to NCHW.
+// Errors found while the graph runs (CrossEntropy's targets out of range,
+// say) arrive behind Gorgonia's "Failed to execute instruction" prefix;
+// ad.RunAll and ad.Unwrap put the op's own message first, after the node.
 package nn

@@ -160,7 +160,7 @@ func poolGeom(name string, input *gorgonia.Node, k, stride, pad, dil [2]int, cei
 	ho := cpu.PoolOutSize(s[2], k[0], stride[0], pad[0], dil[0], ceil)
 	wo := cpu.PoolOutSize(s[3], k[1], stride[1], pad[1], dil[1], ceil)
 	if ho < 1 || wo < 1 {
-		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: output size %dx%d too small: input %v, KernelSize %v, Stride %v, Padding %v, Dilation %v", name, ho, wo, s, k, stride, pad, dil)
+		return cpu.Pool2dGeom{}, fmt.Errorf("nn: %s: output size %dx%d too small: input %v, KernelSize %v, Stride %v, Padding %v, Dilation %v%s", name, ho, wo, s, k, stride, pad, dil, nhwcHint(input, -1))
 	}
 	if err := checkElems(name, "the result", s[0], s[1], ho, wo); err != nil {
 		return cpu.Pool2dGeom{}, err

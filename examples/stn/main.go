@@ -28,8 +28,8 @@ import (
 	"os"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/datasets/mnist"
 	"github.com/gops-dev/gops/examples/internal/gradnorm"
-	"github.com/gops-dev/gops/examples/internal/mnist"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -255,15 +255,18 @@ type dataset struct {
 
 // distort draws n digits of set and rotates (±45°), scales (0.75 to 1.1)
 // and shifts (±4 pixels) each at random, bilinearly, zeros outside.
-func distort(set *mnist.Set, n int, rng *rand.Rand) *dataset {
+func distort(set *mnist.Dataset, n int, rng *rand.Rand) *dataset {
 	d := &dataset{}
 	const c = (S - 1) / 2.0
-	for _, k := range rng.Perm(len(set.Images))[:n] {
+	for _, k := range rng.Perm(set.Len())[:n] {
 		a := (rng.Float64()*2 - 1) * math.Pi / 4
 		s := 0.75 + 0.35*rng.Float64()
 		tx, ty := (rng.Float64()*2-1)*4, (rng.Float64()*2-1)*4
 		cos, sin := math.Cos(a)/s, math.Sin(a)/s
-		src, out := set.Pixels(k), make([]float64, S*S)
+		src, out := make([]float64, S*S), make([]float64, S*S)
+		for j, p := range set.Pixels[k*S*S : (k+1)*S*S] {
+			src[j] = float64(p) / 255
+		}
 		for i := 0; i < S; i++ {
 			for j := 0; j < S; j++ {
 				// the inverse map: output pixel (i, j) reads the source at (u, v)
@@ -345,11 +348,11 @@ type result struct {
 
 func run(c config, out io.Writer) (result, error) {
 	var res result
-	dir, err := mnist.Find(c.data)
+	trainSet, err := mnist.Load(c.data, true) // c.data "": the GoMNIST module's files
 	if err != nil {
 		return res, err
 	}
-	trainSet, testSet, err := mnist.Load(dir)
+	testSet, err := mnist.Load(c.data, false)
 	if err != nil {
 		return res, err
 	}

