@@ -121,10 +121,16 @@ func BenchmarkConv2d(b *testing.B) {
 }
 
 // BenchmarkMaxPool2d and BenchmarkAvgPool2d: the ResNet stem's 3×3,
-// stride 2, padding 1 pooling of [8, 64, 112, 112].
+// stride 2, padding 1 pooling of [8, 64, 112, 112]; MaxPool2d's 2x2/ the
+// 2×2 pooling of examples/mnist's first layer, [64, 16, 28, 28].
 func BenchmarkMaxPool2d(b *testing.B) {
 	benchPool(b, func(x *gorgonia.Node) (*gorgonia.Node, error) {
 		return nn.MaxPool2d(x, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}})
+	})
+	benchPasses(b, "2x2/", func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		return gorgonia.Nodes{benchNode(g, r, "x", 1, 64, 16, 28, 28)}
+	}, []int{0}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+		return nn.MaxPool2d(in[0], nn.MaxPool2dOpts{KernelSize: [2]int{2, 2}})
 	})
 }
 
