@@ -65,6 +65,9 @@ var maxPoolCases = []maxPoolCase{
 	{1, 5, 64, 3, 9, 2, 16, 1, 4, 1, 2, false},
 	{1, 5, 64, 2, 2, 2, 17, 0, 1, 1, 1, false},
 	{2, 9, 9, 9, 9, 1, 1, 4, 4, 1, 1, false},
+	{3, 28, 28, 2, 2, 2, 2, 0, 0, 1, 1, false}, // MNIST's 2×2 pairs
+	{2, 6, 8, 2, 2, 2, 2, 0, 0, 1, 1, true},
+	{2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true}, // ceil mode: the last windows clipped, no pairs
 }
 
 // maxPoolData fills planes of x with values chosen to tie often: small
