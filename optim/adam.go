@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gops-dev/gops/internal/par"
 	"gorgonia.org/tensor"
 )
 
@@ -172,28 +173,30 @@ func adamUpdate[T float](p, g *tensor.Dense, bufs []*tensor.Dense, step int, o A
 	bc2Sqrt := T(math.Sqrt(bc2))
 	b1, omb1, b2, omb2 := T(o.Beta1), T(1-o.Beta1), T(o.Beta2), T(1-o.Beta2)
 	wd, decay, eps := T(o.WeightDecay), T(1-float64(o.LR*o.WeightDecay)), T(o.Eps)
-	for j := range ps {
-		gj := gs[j]
-		if o.Maximize {
-			gj = -gj
-		}
-		if decoupled {
-			ps[j] = T(ps[j] * decay)
-		} else if o.WeightDecay != 0 {
-			gj = fma(wd, ps[j], gj)
-		}
-		ms[j] = fma(omb1, gj, T(ms[j]*b1))
-		vs[j] = fma(T(omb2*gj), gj, T(vs[j]*b2))
-		v := vs[j]
-		if vmax != nil {
-			if v > vmax[j] || v != v {
-				vmax[j] = v
+	par.ForGrains(len(ps), grain, func(lo, hi int) { // elementwise: bitwise the same for any GOMAXPROCS
+		for j := lo; j < hi; j++ {
+			gj := gs[j]
+			if o.Maximize {
+				gj = -gj
 			}
-			v = vmax[j]
+			if decoupled {
+				ps[j] = T(ps[j] * decay)
+			} else if o.WeightDecay != 0 {
+				gj = fma(wd, ps[j], gj)
+			}
+			ms[j] = fma(omb1, gj, T(ms[j]*b1))
+			vs[j] = fma(T(omb2*gj), gj, T(vs[j]*b2))
+			v := vs[j]
+			if vmax != nil {
+				if v > vmax[j] || v != v {
+					vmax[j] = v
+				}
+				v = vmax[j]
+			}
+			denom := T(T(math.Sqrt(float64(v)))/bc2Sqrt) + eps
+			ps[j] += T(negStepSize*ms[j]) / denom
 		}
-		denom := T(T(math.Sqrt(float64(v)))/bc2Sqrt) + eps
-		ps[j] += T(negStepSize*ms[j]) / denom
-	}
+	})
 }
 
 // State is a copy of the optimizer's state: LR and, for each parameter

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/internal/par"
 	"gorgonia.org/tensor"
 )
 
@@ -119,28 +120,30 @@ func sgdUpdate[T float](p, g, buf *tensor.Dense, first bool, o SGDOpts) {
 		bs = elems[T](buf)
 	}
 	wd, mom, damp1, negLR := T(o.WeightDecay), T(o.Momentum), T(1-o.Dampening), T(-o.LR)
-	for j := range ps {
-		d := gs[j]
-		if o.Maximize {
-			d = -d
-		}
-		if o.WeightDecay != 0 {
-			d = fma(wd, ps[j], d)
-		}
-		if bs != nil {
-			if first {
-				bs[j] = d
-			} else {
-				bs[j] = fma(damp1, d, T(bs[j]*mom))
+	par.ForGrains(len(ps), grain, func(lo, hi int) { // elementwise: bitwise the same for any GOMAXPROCS
+		for j := lo; j < hi; j++ {
+			d := gs[j]
+			if o.Maximize {
+				d = -d
 			}
-			if o.Nesterov {
-				d = fma(mom, bs[j], d)
-			} else {
-				d = bs[j]
+			if o.WeightDecay != 0 {
+				d = fma(wd, ps[j], d)
 			}
+			if bs != nil {
+				if first {
+					bs[j] = d
+				} else {
+					bs[j] = fma(damp1, d, T(bs[j]*mom))
+				}
+				if o.Nesterov {
+					d = fma(mom, bs[j], d)
+				} else {
+					d = bs[j]
+				}
+			}
+			ps[j] = fma(negLR, d, ps[j])
 		}
-		ps[j] = fma(negLR, d, ps[j])
-	}
+	})
 }
 
 // State is a copy of the optimizer's state: LR and, for each parameter
