@@ -25,7 +25,7 @@ import (
 // overwrites are the values of two runs before: a node's Value() from an
 // older run, and, on the LispMachine, whose gorgonia.Read hands out the
 // node's value itself, such a read value (the TapeMachine's Read copies).
-// Clone a value (tensor.Clone) to keep it longer; ad.Constant of a value
+// Clone a value ((*tensor.Dense).Clone) to keep it longer; ad.Constant of a value
 // likewise. The two arrays alternate per call of the op: every run of a
 // machine over g or over a subgraph holding the op counts, a failed one
 // too, so a state fed back from one machine's run may be overwritten if

@@ -53,7 +53,7 @@ func NewEvaluator(p *Params, model Model) (*Evaluator, error) {
 // Forward runs the model in eval mode on x (any shape and float dtype the
 // model accepts, e.g. a [B, 1, 28, 28] batch) and returns its output. The
 // output is the machine's own value: valid until the next Forward of the
-// same input shape, which overwrites it (tensor.Clone it to keep it). x
+// same input shape, which overwrites it (clone it, (*tensor.Dense).Clone, to keep it). x
 // is read, never written; the graph's input node holds it until the next
 // Forward of its shape.
 //

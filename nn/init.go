@@ -91,7 +91,33 @@ func Uniform(t tensor.Tensor, a, b float64, rng *rand.Rand) error {
 	if a > b {
 		return fmt.Errorf("nn: Uniform: a = %v > b = %v", a, b)
 	}
-	return fillDrawn("Uniform", t, rng, func() float64 { return a + (b-a)*rng.Float64() })
+	if math.IsInf(b-a, 0) {
+		return fmt.Errorf("nn: Uniform: b − a = %v − %v overflows float64", b, a)
+	}
+	return fillDrawn("Uniform", t, rng, halfOpen(t, a, b, rng))
+}
+
+// halfOpen draws from U(a, b) as torch's uniform_, [a, b) in t's dtype: a
+// draw that rounds to b (float32, or float64's last place) is drawn again,
+// the stream otherwise one Float64 per element. a == b gives a.
+func halfOpen(t tensor.Tensor, a, b float64, rng *rand.Rand) func() float64 {
+	f32 := t != nil && t.Dtype() == tensor.Float32
+	return func() float64 {
+		v := a
+		for range 64 {
+			v = a + (b-a)*rng.Float64()
+			if f32 {
+				v = float64(float32(v))
+			}
+			if v < b || a == b {
+				return v
+			}
+		}
+		if f32 { // [a, b) holds no float32 above float32(a): the one below b
+			return float64(math.Nextafter32(float32(b), float32(math.Inf(-1))))
+		}
+		return math.Nextafter(b, math.Inf(-1))
+	}
 }
 
 // Normal is torch.nn.init.normal_: fills t with values drawn from
@@ -159,7 +185,7 @@ func XavierUniform(t tensor.Tensor, gain float64, rng *rand.Rand) error {
 		return err
 	}
 	a := math.Sqrt(3) * std
-	return fillDrawn("XavierUniform", t, rng, func() float64 { return -a + 2*a*rng.Float64() })
+	return fillDrawn("XavierUniform", t, rng, halfOpen(t, -a, a, rng))
 }
 
 // XavierNormal is torch.nn.init.xavier_normal_ (Glorot): N(0, std²) with
@@ -207,7 +233,7 @@ func KaimingUniform(t tensor.Tensor, a float64, mode, nonlinearity string, rng *
 		return err
 	}
 	bound := math.Sqrt(3) * std
-	return fillDrawn("KaimingUniform", t, rng, func() float64 { return -bound + 2*bound*rng.Float64() })
+	return fillDrawn("KaimingUniform", t, rng, halfOpen(t, -bound, bound, rng))
 }
 
 // KaimingNormal is torch.nn.init.kaiming_normal_ (He): N(0, std²) with

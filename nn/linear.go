@@ -50,27 +50,27 @@ func Linear(x, weight, bias *gorgonia.Node) (*gorgonia.Node, error) {
 			continue
 		}
 		if dt := a.n.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
-			return nil, fmt.Errorf("%s: %s dtype %v, want float32 or float64", name, a.name, dt)
+			return nil, linearErr(x, weight, bias, "%s dtype %v, want float32 or float64", a.name, dt)
 		}
 		if a.n.Dtype() != x.Dtype() {
-			return nil, fmt.Errorf("%s: %s dtype %v differs from x dtype %v", name, a.name, a.n.Dtype(), x.Dtype())
+			return nil, linearErr(x, weight, bias, "%s dtype %v differs from x dtype %v", a.name, a.n.Dtype(), x.Dtype())
 		}
 	}
 	ws := weight.Shape()
 	if weight.IsScalar() || ws.Dims() != 2 {
-		return nil, fmt.Errorf("%s: weight must be [out, in], got shape %v", name, ws)
+		return nil, linearErr(x, weight, bias, "weight must be [out, in], got shape %v", ws)
 	}
 	xs := x.Shape()
 	if x.IsScalar() || xs.Dims() < 1 {
-		return nil, fmt.Errorf("%s: x must be [..., in] with in = %d (weight %v), got a scalar", name, ws[1], ws)
+		return nil, linearErr(x, weight, bias, "x must be [..., in] with in = %d (weight %v), got a scalar", ws[1], ws)
 	}
 	if in := xs[xs.Dims()-1]; in != ws[1] {
-		return nil, fmt.Errorf("%s: x %v has %d input features in its last axis, weight %v [out, in] wants %d", name, xs, in, ws, ws[1])
+		return nil, linearErr(x, weight, bias, "x %v has %d input features in its last axis, weight %v [out, in] wants %d", xs, in, ws, ws[1])
 	}
 	in := []*gorgonia.Node{x, weight}
 	if bias != nil {
 		if bs := bias.Shape(); bias.IsScalar() || bs.Dims() != 1 || bs[0] != ws[0] {
-			return nil, fmt.Errorf("%s: bias must be [out] = [%d] (weight %v), got shape %v", name, ws[0], ws, bs)
+			return nil, linearErr(x, weight, bias, "bias must be [out] = [%d] (weight %v), got shape %v", ws[0], ws, bs)
 		}
 		in = append(in, bias)
 	}
@@ -153,3 +153,13 @@ func linearFwdKernel[T gemm.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 
 // linearGPU is what Linear's CUDA twin needs (linear_cuda.go).
 type linearGPU struct{ bias bool }
+
+// linearErr is Linear's error for format and args, with the nodes named
+// after it (x "feat", weight "fc.weight", ...), the argument roles first.
+func linearErr(x, weight, bias *gorgonia.Node, format string, args ...any) error {
+	names := fmt.Sprintf("x %q, weight %q", nodeName(x), nodeName(weight))
+	if bias != nil {
+		names += fmt.Sprintf(", bias %q", nodeName(bias))
+	}
+	return fmt.Errorf("nn: Linear: "+format+" (nodes: %s)", append(args, names)...)
+}

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
@@ -57,6 +58,8 @@ func (p *Params) Add(name string, value tensor.Tensor) error {
 		return fmt.Errorf("nn: Params.Add: a parameter's name must not be empty")
 	case name == metadataKey:
 		return fmt.Errorf("nn: Params.Add: the name %q is reserved by the safetensors format", name)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("nn: Params.Add: the name %q is not valid UTF-8 (a safetensors header is JSON)", name)
 	}
 	if _, dup := p.index[name]; dup {
 		return fmt.Errorf("nn: Params.Add: parameter %q is already in the set", name)
@@ -243,7 +246,10 @@ func (p *Params) lookup(fn, name string) (int, error) {
 // the new values, ad.ReuseResults on or off: re-run a TapeMachine with
 // Reset and RunAll; make a new LispMachine for each run (Gorgonia's
 // LispMachine.Reset rewinds to the last node only, so Reset and RunAll
-// recompute that node alone, from stale values). Do not gorgonia.Let a
+// recompute that node alone, from stale values), with
+// gorgonia.ExecuteFwdOnly() when the graph holds Grad's nodes (the default
+// LispMachine also back-propagates by itself from the last node, which
+// fails or wastes a pass). Do not gorgonia.Let a
 // parameter's node: that detaches it from the set (use SetValue).
 //
 // Errors: p is nil, g is nil, no parameter called name; g already holds a
@@ -337,6 +343,7 @@ func (p *Params) newNode(g *gorgonia.ExprGraph, i int) (*gorgonia.Node, error) {
 // torch.autograd.grad(loss, params, create_graph=True) as nodes.
 type Grads struct {
 	params *Params
+	wrt    gorgonia.Nodes // each parameter's node in the graph (nil: none)
 	nodes  gorgonia.Nodes
 	read   []gorgonia.Value // filled by the Read nodes on each run
 	own    []*tensor.Dense  // copies of read values that alias a parameter
@@ -371,6 +378,13 @@ func (p *Params) Grad(cost *gorgonia.Node) (*Grads, error) {
 	g := cost.Graph()
 	nodes := p.existing(g)
 	reach := reachable(g, cost)
+	for n := range reach {
+		if i, ok := p.index[n.Name()]; ok && n.Op() == nil && nodes[i] != n {
+			return nil, fmt.Errorf("nn: Params.Grad: cost %q depends on an input node named %q that does not hold the "+
+				"parameter's tensor (the parameter's node after gorgonia.Let, or another input of that name): "+
+				"set a parameter with Params.SetValue, never gorgonia.Let", cost.Name(), n.Name())
+		}
+	}
 	var wrt gorgonia.Nodes
 	for i, n := range nodes {
 		if n == nil || !reach[n] {
@@ -387,7 +401,7 @@ func (p *Params) Grad(cost *gorgonia.Node) (*Grads, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nn: Params.Grad: %w", err)
 	}
-	gs := &Grads{params: p, nodes: make(gorgonia.Nodes, len(nodes)),
+	gs := &Grads{params: p, wrt: nodes, nodes: make(gorgonia.Nodes, len(nodes)),
 		read: make([]gorgonia.Value, len(nodes)), own: make([]*tensor.Dense, len(nodes))}
 	k := 0
 	for i, n := range nodes {
@@ -429,6 +443,25 @@ func (gs *Grads) Nodes() gorgonia.Nodes {
 		return nil
 	}
 	return slices.Clone(gs.nodes)
+}
+
+// Detached returns the names of the parameters whose node in the graph no
+// longer holds the parameter's tensor: re-bound with gorgonia.Let after
+// Grad. The graph then computes with the Let value and their gradients in
+// Values are at that value, not at the parameter an optimizer updates. Use
+// Params.SetValue instead; an empty result means every gradient is the
+// parameters' own.
+func (gs *Grads) Detached() []string {
+	if gs == nil {
+		return nil
+	}
+	var names []string
+	for i, n := range gs.wrt {
+		if n != nil && !gs.params.owns(n, i) {
+			names = append(names, gs.params.names[i])
+		}
+	}
+	return names
 }
 
 // Values returns each gradient's value from the last run of a machine over

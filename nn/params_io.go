@@ -182,6 +182,9 @@ func (p *Params) SaveFile(path string) (err error) {
 	if err = p.Save(f); err != nil {
 		return fmt.Errorf("nn: Params.SaveFile: %s: %w", path, err)
 	}
+	if err = f.Chmod(0o644); err != nil { // os.CreateTemp's 0600, as os.Create's file would be under umask 022
+		return fmt.Errorf("nn: Params.SaveFile: %s: %w", path, err)
+	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("nn: Params.SaveFile: %s: %w", path, err)
 	}
