@@ -65,32 +65,80 @@ func Im2col[T Float](g *ConvGeom, x, cols []T) {
 // [C·K, l1−l0], Im2col's columns l0 to l1.
 func im2colSpan[T Float](g *ConvGeom, x, cols []T, l0, l1 int) {
 	l := l1 - l0
+	if g.SW == 1 && g.SH == 1 && g.WO == g.W {
+		colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
+			shiftedRow(cols[r*l:][:l], plane, g, l0, y0, x0, wlo, whi)
+		})
+		return
+	}
 	colRows(g, x, func(plane []T, r, y0, x0, wlo, whi int) {
-		row := cols[r*l:][:l]
-		for ho := l0 / g.WO; ho*g.WO < l1; ho++ {
-			// This output row's columns [a, b) in the span, those
-			// that read inside the image [lo, hi).
-			a, b := max(0, l0-ho*g.WO), min(g.WO, l1-ho*g.WO)
-			out := row[ho*g.WO+a-l0:][:b-a]
-			lo, hi := max(a, wlo), min(b, whi)
-			y := y0 + ho*g.SH
-			if y < 0 || y >= g.H || lo >= hi {
-				clear(out)
-				continue
-			}
-			clear(out[:lo-a])
-			clear(out[hi-a:])
-			src := plane[y*g.W : (y+1)*g.W]
-			if g.SW == 1 {
-				copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
-				continue
-			}
-			o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
-			for i := range o {
-				o[i] = s[i*sw]
-			}
-		}
+		im2colRow(cols[r*l:][:l], plane, g, l0, y0, x0, wlo, whi)
 	})
+}
+
+// im2colRow writes one column row's output positions [l0, l0+len(row)):
+// output (ho, wo) reads plane (y0 + ho·SH, x0 + wo·SW), 0 outside the
+// image; [wlo, whi) are the wo inside it.
+func im2colRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
+	l1 := l0 + len(row)
+	for ho := l0 / g.WO; ho*g.WO < l1; ho++ {
+		// This output row's columns [a, b) in the span, those
+		// that read inside the image [lo, hi).
+		a, b := max(0, l0-ho*g.WO), min(g.WO, l1-ho*g.WO)
+		out := row[ho*g.WO+a-l0:][:b-a]
+		lo, hi := max(a, wlo), min(b, whi)
+		y := y0 + ho*g.SH
+		if y < 0 || y >= g.H || lo >= hi {
+			clear(out)
+			continue
+		}
+		clear(out[:lo-a])
+		clear(out[hi-a:])
+		src := plane[y*g.W : (y+1)*g.W]
+		if g.SW == 1 {
+			copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
+			continue
+		}
+		o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
+		for i := range o {
+			o[i] = s[i*sw]
+		}
+	}
+}
+
+// shiftedRow is im2colRow for stride 1 and WO = W (a "same" width): output
+// position p reads plane index p + y0·W + x0, so the row is one shifted
+// copy of the plane, then 0 in the output rows outside the image and in
+// each row's columns outside [wlo, whi) (which the copy filled from the
+// neighbouring image row). A 14×14 plane's row is one copy instead of 14.
+func shiftedRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
+	w, l1 := g.W, l0+len(row)
+	off := y0*w + x0
+	// The positions whose output row reads an image row, clipped to the
+	// span, and of those the ones whose shifted index is in the plane.
+	a, b := max(l0, max(0, -y0)*w), min(l1, min(g.HO, g.H-y0)*w)
+	if a >= b || wlo >= whi {
+		clear(row)
+		return
+	}
+	ca := min(max(a, -off), b)
+	cb := max(min(b, len(plane)-off), ca)
+	clear(row[:ca-l0])
+	clear(row[cb-l0:])
+	if ca < cb {
+		copy(row[ca-l0:cb-l0], plane[ca+off:cb+off])
+	}
+	if wlo == 0 && whi == w {
+		return
+	}
+	for rs := a / w * w; rs < b; rs += w {
+		if lo, hi := max(a, rs), min(b, rs+wlo); lo < hi {
+			clear(row[lo-l0 : hi-l0])
+		}
+		if lo, hi := max(a, rs+whi), min(b, rs+w); lo < hi {
+			clear(row[lo-l0 : hi-l0])
+		}
+	}
 }
 
 // colRows calls row once for every column row r = c·K + ki·KW + kj of one

@@ -152,6 +152,41 @@ func TestIm2colSpan(t *testing.T) {
 	}
 }
 
+// TestShiftedRow: stride-1 "same"-width column rows written as one
+// shifted copy (shiftedRow) equal im2colRow's row by row copies, bitwise,
+// for kernels, paddings and dilations that leave the width (and some
+// that do not shorten the height alike), over spans that cut rows.
+func TestShiftedRow(t *testing.T) {
+	for _, c := range []struct{ h, w, k, p, d int }{
+		{14, 14, 3, 1, 1}, {7, 9, 5, 2, 1}, {6, 11, 3, 2, 2}, {5, 1, 3, 1, 1}, {1, 6, 3, 1, 1}, {9, 4, 1, 0, 1}, {8, 5, 7, 3, 1},
+	} {
+		g := ConvGeom{N: 1, C: 2, H: c.h, W: c.w, Cout: 1, Groups: 1, KH: c.k, KW: c.k, SH: 1, SW: 1, PH: c.p, PW: c.p, DH: c.d, DW: c.d}
+		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
+		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+		if g.WO != g.W {
+			t.Fatalf("%+v: WO %d != W", c, g.WO)
+		}
+		x := normals[float32](rand.New(rand.NewPCG(7, 8)), g.C*g.H*g.W)
+		l := g.L()
+		for _, s := range [][2]int{{0, l}, {0, 1}, {1, l}, {l - 1, l}, {l / 3, 2 * l / 3}, {g.WO - 1, g.WO + 1}} {
+			l0, l1 := s[0], min(s[1], l)
+			colRows(&g, x, func(plane []float32, r, y0, x0, wlo, whi int) {
+				got, want := make([]float32, l1-l0), make([]float32, l1-l0)
+				for i := range got {
+					got[i], want[i] = float32(math.NaN()), float32(math.NaN())
+				}
+				shiftedRow(got, plane, &g, l0, y0, x0, wlo, whi)
+				im2colRow(want, plane, &g, l0, y0, x0, wlo, whi)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v [%d, %d) row %d: position %d = %v, want %v", c, l0, l1, r, l0+i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
 // addTo is axpy with alpha 1, bitwise, at every length around the AVX2
 // blocks (4 and 1 registers, the Go tail), NaN, infinities and signed
 // zeros included, with the AVX2 kernel and without.
