@@ -10,7 +10,10 @@ import (
 
 // AdamOpts are the hyper-parameters of Adam and AdamW, torch.optim.Adam's
 // and torch.optim.AdamW's arguments (Beta1, Beta2 = betas). Start from
-// DefaultAdamOpts or DefaultAdamWOpts: the zero value has no betas.
+// DefaultAdamOpts or DefaultAdamWOpts: unlike SGDOpts, the zero value is
+// not torch's default (it has betas (0, 0) and eps 0, whose first step
+// divides 0 by 0 where a gradient element is 0), and NewAdam and NewAdamW
+// refuse betas (0, 0) together with eps 0.
 type AdamOpts struct {
 	// LR is the learning rate (torch lr, default 1e-3): >= 0.
 	LR float64
@@ -77,14 +80,17 @@ type Adam struct {
 // the hyper-parameters o. It fails as torch does for a negative LR, Eps
 // or WeightDecay and for betas outside [0, 1), and also for a NaN or
 // infinite hyper-parameter and for a parameter that is not a dense float
-// tensor.
+// tensor. It also refuses Beta1 = Beta2 = Eps = 0, what an AdamOpts
+// literal that sets only LR holds (torch's users never get that by
+// accident): start from DefaultAdamOpts.
 func NewAdam(params []tensor.Tensor, o AdamOpts) (*Adam, error) {
 	return newAdam("Adam", false, params, o)
 }
 
 // NewAdamW returns an AdamW (torch.optim.AdamW: Adam with decoupled weight
 // decay) updating params with the hyper-parameters o; see NewAdam for the
-// requirements and errors. Mind that AdamW's default WeightDecay is 1e-2
+// requirements and errors (betas (0, 0) with eps 0: start from
+// DefaultAdamWOpts). Mind that AdamW's default WeightDecay is 1e-2
 // (DefaultAdamWOpts).
 func NewAdamW(params []tensor.Tensor, o AdamOpts) (*Adam, error) {
 	return newAdam("AdamW", true, params, o)
@@ -101,6 +107,9 @@ func newAdam(who string, decoupled bool, params []tensor.Tensor, o AdamOpts) (*A
 		if !(b >= 0 && b < 1) {
 			return nil, fmt.Errorf("optim: %s: betas[%d] = %v, want a value in [0, 1)", who, k, b)
 		}
+	}
+	if o.Beta1 == 0 && o.Beta2 == 0 && o.Eps == 0 {
+		return nil, fmt.Errorf("optim: %s: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from Default%sOpts()", who, who)
 	}
 	if err := checkNonNegative(who, "weight_decay", o.WeightDecay); err != nil {
 		return nil, err

@@ -76,6 +76,8 @@ func TestConstructorErrors(t *testing.T) {
 		{"adam/beta2 NaN", adam(with(func(o *AdamOpts) { o.Beta2 = nan })), "betas[1] = NaN"},
 		{"adam/negative weight decay", adam(with(func(o *AdamOpts) { o.WeightDecay = -0.01 })), "weight_decay = -0.01"},
 		{"adam/zero opts", adam(AdamOpts{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: inf}), "eps = +Inf"},
+		{"adam/no betas, no eps", adam(AdamOpts{LR: 1e-3}), "Adam: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from DefaultAdamOpts()"},
+		{"adamw/no betas, no eps", adamw(AdamOpts{LR: 1e-3, WeightDecay: 1e-2}), "AdamW: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from DefaultAdamWOpts()"},
 		{"adamw/NaN lr", adamw(func() AdamOpts { o := DefaultAdamWOpts(); o.LR = nan; return o }()), "AdamW: lr = NaN"},
 		{"adamw/NaN weight decay", adamw(func() AdamOpts { o := DefaultAdamWOpts(); o.WeightDecay = nan; return o }()), "weight_decay = NaN"},
 		{"params/none", func() error { _, err := NewSGD(nil, SGDOpts{LR: 1}); return err }(), "no parameters"},
@@ -91,6 +93,12 @@ func TestConstructorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, c.err, c.want) })
+	}
+	// Zero betas alone, or eps 0 alone, are torch's to take.
+	for _, o := range []AdamOpts{{LR: 1e-3, Eps: 1e-8}, {LR: 1e-3, Beta1: 0.9, Beta2: 0.999}} {
+		if _, err := NewAdam(p, o); err != nil {
+			t.Errorf("NewAdam(%+v): %v", o, err)
+		}
 	}
 }
 
