@@ -102,6 +102,57 @@ func TestConstructorErrors(t *testing.T) {
 	}
 }
 
+// TestNilReceivers: methods on a nil *SGD, *Adam or *LRScheduler and a
+// scheduler made on a nil (also a typed nil) optimizer are errors or zero
+// values, never a panic.
+func TestNilReceivers(t *testing.T) {
+	var sgd *SGD
+	var adam *Adam
+	var sched *LRScheduler
+	var picky *refusing
+	grads := []tensor.Tensor{f64([]int{1}, 1)}
+	made := func(_ *LRScheduler, err error) error { return err }
+	cases := []struct {
+		name string
+		f    func() error
+		want string
+	}{
+		{"SGD.Step", func() error { return sgd.Step(grads) }, "optim: SGD.Step: nil optimizer"},
+		{"SGD.SetLR", func() error { return sgd.SetLR(0.1) }, "optim: SGD.SetLR: nil optimizer"},
+		{"SGD.LoadState", func() error { return sgd.LoadState(State{LR: 0.1}) }, "optim: SGD.LoadState: nil optimizer"},
+		{"Adam.Step", func() error { return adam.Step(grads) }, "optim: Adam.Step: nil optimizer"},
+		{"Adam.SetLR", func() error { return adam.SetLR(0.1) }, "optim: Adam.SetLR: nil optimizer"},
+		{"Adam.LoadState", func() error { return adam.LoadState(State{LR: 0.1}) }, "optim: Adam.LoadState: nil optimizer"},
+		{"LRScheduler.Step", func() error { return sched.Step() }, "optim: LRScheduler.Step: nil scheduler"},
+		{"zero LRScheduler.Step", func() error { return new(LRScheduler).Step() }, "optim: LRScheduler.Step: a zero LRScheduler"},
+		{"StepLR on nil *SGD", func() error { return made(NewStepLR(sgd, 1, 0.5)) }, "optim: StepLR: nil optimizer (a nil *optim.SGD)"},
+		{"MultiStepLR on nil *Adam", func() error { return made(NewMultiStepLR(adam, []int{2}, 0.5)) }, "optim: MultiStepLR: nil optimizer (a nil *optim.Adam)"},
+		{"LinearLR on nil *SGD", func() error { return made(NewLinearLR(sgd, 0.5, 1, 2)) }, "optim: LinearLR: nil optimizer (a nil *optim.SGD)"},
+		{"CosineAnnealingLR on nil *Adam", func() error { return made(NewCosineAnnealingLR(adam, 3, 0)) }, "optim: CosineAnnealingLR: nil optimizer (a nil *optim.Adam)"},
+		{"StepLR on a nil LRSetter of the user's", func() error { return made(NewStepLR(picky, 1, 0.5)) }, "optim: StepLR: nil optimizer (a nil *optim.refusing)"},
+		{"SequentialLR on nil *SGD", func() error { return made(NewSequentialLR(sgd, nil, nil)) }, "optim: SequentialLR: nil optimizer (a nil *optim.SGD)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			wantErr(t, c.f(), c.want)
+		})
+	}
+	if sgd.LR() != 0 || adam.LR() != 0 || sched.LastLR() != 0 || sched.LastEpoch() != 0 {
+		t.Errorf("nil LR/LastLR/LastEpoch: %v %v %v %v, want 0", sgd.LR(), adam.LR(), sched.LastLR(), sched.LastEpoch())
+	}
+	if st := sgd.State(); st.LR != 0 || st.Params != nil {
+		t.Errorf("nil SGD's State: %+v", st)
+	}
+	if st := adam.State(); st.LR != 0 || st.Params != nil {
+		t.Errorf("nil Adam's State: %+v", st)
+	}
+}
+
 // TestStepErrors: gradients that do not match the parameters are errors
 // that change no parameter; SetLR refuses bad learning rates.
 func TestStepErrors(t *testing.T) {

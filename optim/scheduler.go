@@ -25,7 +25,8 @@ type LRSetter interface {
 // 0), which may already change the learning rate (LinearLR); then call
 // Step once per epoch (or iteration), after the optimizer's Step. Each
 // Step computes torch's chainable form (get_lr: from the optimizer's
-// current learning rate), so that the values equal torch's.
+// current learning rate), so that the values equal torch's. A nil (or
+// zero) *LRScheduler has LastLR and LastEpoch 0, and its Step is an error.
 type LRScheduler struct {
 	name      string
 	opt       LRSetter
@@ -49,8 +50,8 @@ type lrRule interface {
 // newScheduler checks opt, takes its learning rate as the base lr and
 // performs the first step, as torch's _LRScheduler.__init__.
 func newScheduler(name string, opt LRSetter, rule lrRule) (*LRScheduler, error) {
-	if opt == nil {
-		return nil, fmt.Errorf("optim: %s: nil optimizer", name)
+	if err := checkSetter(name, opt); err != nil {
+		return nil, err
 	}
 	s := &LRScheduler{name: name, opt: opt, rule: rule, base: opt.LR(), lastEpoch: -1}
 	if err := s.step(); err != nil {
@@ -61,8 +62,15 @@ func newScheduler(name string, opt LRSetter, rule lrRule) (*LRScheduler, error) 
 
 // Step advances the scheduler by one epoch and sets the optimizer's
 // learning rate (torch scheduler.step()). It fails if the optimizer
-// refuses the new learning rate.
+// refuses the new learning rate, and for a nil or zero *LRScheduler (not
+// made by a constructor).
 func (s *LRScheduler) Step() error {
+	if s == nil {
+		return fmt.Errorf("optim: LRScheduler.Step: nil scheduler")
+	}
+	if s.opt == nil {
+		return fmt.Errorf("optim: LRScheduler.Step: a zero LRScheduler; make one with NewStepLR, NewMultiStepLR, NewLinearLR, NewCosineAnnealingLR or NewSequentialLR")
+	}
 	if s.children == nil {
 		return s.step()
 	}
@@ -82,12 +90,23 @@ func (s *LRScheduler) Step() error {
 	return nil
 }
 
-// LastLR is the learning rate the last step set (torch get_last_lr()[0]).
-func (s *LRScheduler) LastLR() float64 { return s.lastLR }
+// LastLR is the learning rate the last step set (torch get_last_lr()[0]);
+// 0 for a nil scheduler.
+func (s *LRScheduler) LastLR() float64 {
+	if s == nil {
+		return 0
+	}
+	return s.lastLR
+}
 
 // LastEpoch is the number of Steps since construction (torch last_epoch:
-// 0 after the constructor's step).
-func (s *LRScheduler) LastEpoch() int { return s.lastEpoch }
+// 0 after the constructor's step); 0 for a nil scheduler.
+func (s *LRScheduler) LastEpoch() int {
+	if s == nil {
+		return 0
+	}
+	return s.lastEpoch
+}
 
 // step is torch's step(): the next epoch's chainable form.
 func (s *LRScheduler) step() error {
@@ -271,8 +290,8 @@ func (r cosineRule) closed(e int, base float64) float64 {
 // len(schedulers) − 1, and milestones that are not increasing or < 1.
 func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) (*LRScheduler, error) {
 	const who = "SequentialLR"
-	if opt == nil {
-		return nil, fmt.Errorf("optim: %s: nil optimizer", who)
+	if err := checkSetter(who, opt); err != nil {
+		return nil, err
 	}
 	if len(schedulers) == 0 {
 		return nil, fmt.Errorf("optim: %s: no schedulers", who)
@@ -313,6 +332,21 @@ func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) 
 	}
 	return &LRScheduler{name: who, opt: opt, base: initial, lastEpoch: 0, lastLR: schedulers[0].lastLR,
 		children: append([]*LRScheduler(nil), schedulers...), milestones: append([]int(nil), milestones...)}, nil
+}
+
+// checkSetter fails for a nil optimizer, also a typed nil ((*SGD)(nil) as
+// an LRSetter is not == nil).
+func checkSetter(who string, opt LRSetter) error {
+	if opt == nil {
+		return fmt.Errorf("optim: %s: nil optimizer", who)
+	}
+	switch v := reflect.ValueOf(opt); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		if v.IsNil() {
+			return fmt.Errorf("optim: %s: nil optimizer (a nil %T)", who, opt)
+		}
+	}
+	return nil
 }
 
 // sameSetter says whether a and b are the same optimizer (false where
