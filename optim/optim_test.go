@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,9 @@ func TestNilReceivers(t *testing.T) {
 		{"CosineAnnealingLR on nil *Adam", func() error { return made(NewCosineAnnealingLR(adam, 3, 0)) }, "optim: CosineAnnealingLR: nil optimizer (a nil *optim.Adam)"},
 		{"StepLR on a nil LRSetter of the user's", func() error { return made(NewStepLR(picky, 1, 0.5)) }, "optim: StepLR: nil optimizer (a nil *optim.refusing)"},
 		{"SequentialLR on nil *SGD", func() error { return made(NewSequentialLR(sgd, nil, nil)) }, "optim: SequentialLR: nil optimizer (a nil *optim.SGD)"},
+		{"SequentialLR of a zero LRScheduler", func() error {
+			return made(NewSequentialLR(testSGD(t, 1), []*LRScheduler{new(LRScheduler)}, nil))
+		}, "optim: SequentialLR: schedulers[0] is a zero LRScheduler"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -359,6 +363,100 @@ func TestSchedulerErrors(t *testing.T) {
 		t.Fatalf("after the refused step: epoch %d, LastLR %v, lr %v; want 5, 0.25, 0.25", s.LastEpoch(), s.LastLR(), r.lr)
 	}
 	wantErr(t, sched(NewLinearLR(r, 0.1, 1, 3)), "LinearLR.Step: epoch 0: too small")
+}
+
+// TestSequentialLRChildren: NewSequentialLR refuses a scheduler already
+// stepped or already run by a SequentialLR, naming it, and on any error
+// leaves the optimizer and the schedulers as they were.
+func TestSequentialLRChildren(t *testing.T) {
+	type children struct {
+		lrs    []float64
+		epochs []int
+	}
+	state := func(ss ...*LRScheduler) children {
+		var c children
+		for _, s := range ss {
+			c.lrs, c.epochs = append(c.lrs, s.LastLR()), append(c.epochs, s.LastEpoch())
+		}
+		return c
+	}
+	o := testSGD(t, 1)
+	stepped, err := NewLinearLR(o, 0.5, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := stepped.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh, err := NewStepLR(o, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, lr := state(stepped, fresh), o.LR()
+	_, err = NewSequentialLR(o, []*LRScheduler{stepped, fresh}, []int{4})
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (LinearLR) was already stepped 2 times; make the schedulers just before NewSequentialLR")
+	_, err = NewSequentialLR(o, []*LRScheduler{fresh, stepped}, []int{4})
+	wantErr(t, err, "schedulers[1] (LinearLR) was already stepped 2 times")
+	if got := state(stepped, fresh); !slices.Equal(got.lrs, before.lrs) || !slices.Equal(got.epochs, before.epochs) || o.LR() != lr {
+		t.Fatalf("refused NewSequentialLRs changed the schedulers %+v → %+v or the lr %v → %v", before, got, lr, o.LR())
+	}
+
+	// Children of a SequentialLR cannot join another, the first (at epoch
+	// 0) nor the others.
+	o = testSGD(t, 1)
+	warm, err := NewLinearLR(o, 0.5, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decay, err := NewStepLR(o, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSequentialLR(o, []*LRScheduler{warm, decay}, []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewSequentialLR(o, []*LRScheduler{warm}, nil)
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (LinearLR) is already run by a SequentialLR")
+	_, err = NewSequentialLR(o, []*LRScheduler{decay}, nil)
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (StepLR) is already run by a SequentialLR")
+
+	// The optimizer refuses the first learning rate: nothing changes, and
+	// the same schedulers make a SequentialLR once it takes it.
+	r := &refusing{lr: 1, min: 0.2}
+	warm, err = NewLinearLR(r, 0.5, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decay, err = NewStepLR(r, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = state(warm, decay)
+	r.min = 0.6
+	_, err = NewSequentialLR(r, []*LRScheduler{warm, decay}, []int{2})
+	wantErr(t, err, "optim: SequentialLR: epoch 0: too small")
+	if got := state(warm, decay); !slices.Equal(got.lrs, before.lrs) || !slices.Equal(got.epochs, before.epochs) || r.lr != 0.5 {
+		t.Fatalf("a refused NewSequentialLR changed the schedulers %+v → %+v or the lr 0.5 → %v", before, got, r.lr)
+	}
+	r.min = 0
+	seq, err := NewSequentialLR(r, []*LRScheduler{warm, decay}, []int{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// torch 1.13 (SGD lr 1, LinearLR(0.5, 1, 2), StepLR(2, 0.1), milestone
+	// 2) gives 0.5, 0.75, 1, 1, 0.1: StepLR restarts at the milestone.
+	for k, want := range []float64{0.5, 0.75, 1, 1, 0.1} {
+		if k > 0 {
+			if err := seq.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := seq.LastLR(); math.Abs(got-want) > 1e-15 || r.lr != got {
+			t.Fatalf("epoch %d: lr %v (optimizer %v), want %v", k, got, r.lr, want)
+		}
+	}
 }
 
 // foreignOK is a CosineAnnealingLR on o, for a third scheduler.

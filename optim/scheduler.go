@@ -37,6 +37,9 @@ type LRScheduler struct {
 	// SequentialLR
 	children   []*LRScheduler
 	milestones []int
+	// inSequence: a SequentialLR runs this scheduler (it cannot join
+	// another).
+	inSequence bool
 }
 
 // lrRule is a scheduler's learning rate at epoch e >= 0 in torch's two
@@ -284,10 +287,15 @@ func (r cosineRule) closed(e int, base float64) float64 {
 // base lr, torch's initial_lr); construction resets the learning rate to
 // that base lr and redoes the first scheduler's first step; at a
 // milestone the next scheduler restarts at its epoch 0 (its closed form),
-// so its own epochs (a MultiStepLR's milestones) count from there. It
-// fails for no schedulers, a nil one, a SequentialLR among them, one
-// listed twice or driving another optimizer, len(milestones) !=
-// len(schedulers) − 1, and milestones that are not increasing or < 1.
+// so its own epochs (a MultiStepLR's milestones) count from there. The
+// schedulers then belong to the SequentialLR: do not Step them yourself.
+// It fails for a nil optimizer, no schedulers, a nil one, a SequentialLR
+// among them, one listed twice, driving another optimizer, already
+// stepped (LastEpoch != 0; torch takes it and starts off its schedule) or
+// already run by a SequentialLR, len(milestones) != len(schedulers) − 1,
+// milestones that are not increasing or < 1, and the optimizer's refusal
+// of the first learning rate. On an error the optimizer and the
+// schedulers are left as they were.
 func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) (*LRScheduler, error) {
 	const who = "SequentialLR"
 	if err := checkSetter(who, opt); err != nil {
@@ -302,6 +310,8 @@ func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) 
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] is nil", who, i)
 		case c.children != nil:
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] is a SequentialLR", who, i)
+		case c.opt == nil:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] is a zero LRScheduler", who, i)
 		case !sameSetter(c.opt, opt):
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] drives another optimizer", who, i)
 		}
@@ -319,18 +329,25 @@ func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) 
 			return nil, fmt.Errorf("optim: %s: milestones %v, want increasing values >= 1", who, milestones)
 		}
 	}
-	initial := schedulers[0].base
-	if err := opt.SetLR(initial); err != nil {
-		return nil, fmt.Errorf("optim: %s: %w", who, err)
+	for i, c := range schedulers {
+		switch {
+		case c.inSequence:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] (%s) is already run by a SequentialLR", who, i, c.name)
+		case c.lastEpoch != 0:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] (%s) was already stepped %d times; make the schedulers just before NewSequentialLR", who, i, c.name, c.lastEpoch)
+		}
+	}
+	// torch resets the lr to initial_lr, then redoes the first scheduler's
+	// step 0 from there: one SetLR, before anything changes.
+	first, initial := schedulers[0], schedulers[0].base
+	if err := opt.SetLR(first.rule.chainable(0, initial, initial)); err != nil {
+		return nil, fmt.Errorf("optim: %s: epoch 0: %w", who, err)
 	}
 	for _, c := range schedulers {
-		c.base = initial
-		c.lastEpoch--
+		c.base, c.lastEpoch, c.inSequence = initial, -1, true
 	}
-	if err := schedulers[0].step(); err != nil {
-		return nil, err
-	}
-	return &LRScheduler{name: who, opt: opt, base: initial, lastEpoch: 0, lastLR: schedulers[0].lastLR,
+	first.lastEpoch, first.lastLR = 0, opt.LR()
+	return &LRScheduler{name: who, opt: opt, base: initial, lastEpoch: 0, lastLR: first.lastLR,
 		children: append([]*LRScheduler(nil), schedulers...), milestones: append([]int(nil), milestones...)}, nil
 }
 
