@@ -141,8 +141,13 @@ func idxCount(path string, magic uint32, dims ...uint32) (int, error) {
 	return int(head[1]), nil
 }
 
-// Len is the number of images.
-func (d *Dataset) Len() int { return len(d.Labels) }
+// Len is the number of images; 0 for a nil Dataset.
+func (d *Dataset) Len() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.Labels)
+}
 
 // check reports a Dataset whose fields disagree.
 func (d *Dataset) check() error {
