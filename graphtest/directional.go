@@ -71,7 +71,8 @@ func (r *DirectionalReport) String() string {
 // by more than the tolerance, an error naming it (the report is returned
 // with it); other errors: cost or a wrt node nil or of another graph, a
 // wrt node without a float64 tensor value, a bad option, a graph that
-// cannot be differentiated or run, a run that changes θ's memory
+// cannot be differentiated or run (a failing op's own error, through
+// ad.RunAll: an *ad.RunError), a run that changes θ's memory
 // (TapeMachine aliasing).
 //
 // Directional adds nodes to cost's graph (the derivatives and v): run it on
@@ -159,8 +160,12 @@ func Directional(cost *gorgonia.Node, wrt gorgonia.Nodes, opts DirectionalOpts) 
 			want[j] = append([]float64(nil), p...)
 		}
 		m.Reset()
-		if err := m.RunAll(); err != nil {
-			return nil, fmt.Errorf("graphtest: Directional: running the graph at θ%+g·v: %w", s, err)
+		if err := ad.RunAll(m); err != nil {
+			at := "θ"
+			if s != 0 {
+				at = fmt.Sprintf("θ%+g·v", s)
+			}
+			return nil, fmt.Errorf("graphtest: Directional: running the graph at %s: %w", at, err)
 		}
 		for j, x := range theta {
 			for i, e := range x.Float64s() {
