@@ -27,6 +27,8 @@ type DirectionalOpts struct {
 
 // DirectionalOrder is one order's comparison in a DirectionalReport.
 type DirectionalOrder struct {
+	// Order is k, the order of the directional derivative compared (1 to
+	// DirectionalOpts.Order).
 	Order int
 	// AD is d_k(θ), the k-th directional derivative along v built by
 	// ad.Grad; FD is the central difference (d_{k−1}(θ+hv) −
@@ -39,9 +41,14 @@ type DirectionalOrder struct {
 
 // DirectionalReport is what Directional measured.
 type DirectionalReport struct {
-	Step   float64 // h
-	Params int     // the number of elements of the wrt nodes, the length of v
-	Cost   float64 // the cost at θ
+	// Step is h, the step along the unit direction v.
+	Step float64
+	// Params is the number of elements of the wrt nodes, the length of v.
+	Params int
+	// Cost is the cost at θ.
+	Cost float64
+	// Orders are the comparisons of orders 1 to DirectionalOpts.Order, in
+	// that order.
 	Orders []DirectionalOrder
 }
 
