@@ -1,7 +1,6 @@
 package graphtest_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -177,30 +176,6 @@ func TestDirectionalBadInput(t *testing.T) {
 				t.Fatalf("Directional = %v, %v; want an error with %q", r, err, tc.want)
 			}
 		})
-	}
-}
-
-// TestDirectionalRunError: an op that fails at run time shows its own
-// error, through ad.RunAll (an *ad.RunError), not Gorgonia's "PC n.
-// Failed to execute instruction" chain, and the point is written θ.
-func TestDirectionalRunError(t *testing.T) {
-	g := gorgonia.NewGraph()
-	logits := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(1, 3), gorgonia.WithName("logits"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(1, 3), tensor.WithBacking([]float64{1, 2, 3}))))
-	y := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(1), gorgonia.WithName("y"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]int{9}))))
-	cost, err := nn.CrossEntropy(logits, y, nn.CrossEntropyOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := graphtest.Directional(cost, gorgonia.Nodes{logits}, graphtest.DirectionalOpts{})
-	var re *ad.RunError
-	if r != nil || !errors.As(err, &re) {
-		t.Fatalf("Directional = %v, %v; want an *ad.RunError", r, err)
-	}
-	const wantPrefix, wantOp = "graphtest: Directional: running the graph at θ: ad: node ", "nn: CrossEntropy: target 9 at row 0 is outside [0, 3)"
-	if msg := err.Error(); !strings.HasPrefix(msg, wantPrefix) || !strings.Contains(msg, wantOp) || strings.Contains(msg, "Failed to") {
-		t.Fatalf("error %q, want %q…%q without Gorgonia's VM wrapping", msg, wantPrefix, wantOp)
 	}
 }
 

@@ -4,10 +4,12 @@ package graphtest_test
 // /work/wt/notes-review27.md.
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
@@ -68,6 +70,12 @@ func TestReview27DirectionalRunError(t *testing.T) {
 	t.Logf("run error: %v", err)
 	if err == nil || strings.Contains(err.Error(), "Failed to execute instruction") {
 		t.Errorf("Directional's run error keeps Gorgonia's VM prefix (it calls m.RunAll, not ad.RunAll): %v", err)
+	}
+	// The fix: an *ad.RunError, the point written θ, the op's message.
+	var re *ad.RunError
+	const wantPrefix, wantOp = "graphtest: Directional: running the graph at θ: ad: node ", "nn: CrossEntropy: target 9 at row 0 is outside [0, 3)"
+	if !errors.As(err, &re) || !strings.HasPrefix(err.Error(), wantPrefix) || !strings.Contains(err.Error(), wantOp) {
+		t.Errorf("error %v, want an *ad.RunError %q…%q", err, wantPrefix, wantOp)
 	}
 }
 
