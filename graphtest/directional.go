@@ -27,6 +27,8 @@ type DirectionalOpts struct {
 
 // DirectionalOrder is one order's comparison in a DirectionalReport.
 type DirectionalOrder struct {
+	// Order is k, the order of the directional derivative compared (1 to
+	// DirectionalOpts.Order).
 	Order int
 	// AD is d_k(θ), the k-th directional derivative along v built by
 	// ad.Grad; FD is the central difference (d_{k−1}(θ+hv) −
@@ -39,9 +41,14 @@ type DirectionalOrder struct {
 
 // DirectionalReport is what Directional measured.
 type DirectionalReport struct {
-	Step   float64 // h
-	Params int     // the number of elements of the wrt nodes, the length of v
-	Cost   float64 // the cost at θ
+	// Step is h, the step along the unit direction v.
+	Step float64
+	// Params is the number of elements of the wrt nodes, the length of v.
+	Params int
+	// Cost is the cost at θ.
+	Cost float64
+	// Orders are the comparisons of orders 1 to DirectionalOpts.Order, in
+	// that order.
 	Orders []DirectionalOrder
 }
 
@@ -71,7 +78,8 @@ func (r *DirectionalReport) String() string {
 // by more than the tolerance, an error naming it (the report is returned
 // with it); other errors: cost or a wrt node nil or of another graph, a
 // wrt node without a float64 tensor value, a bad option, a graph that
-// cannot be differentiated or run, a run that changes θ's memory
+// cannot be differentiated or run (a failing op's own error, through
+// ad.RunAll: an *ad.RunError), a run that changes θ's memory
 // (TapeMachine aliasing).
 //
 // Directional adds nodes to cost's graph (the derivatives and v): run it on
@@ -159,8 +167,12 @@ func Directional(cost *gorgonia.Node, wrt gorgonia.Nodes, opts DirectionalOpts) 
 			want[j] = append([]float64(nil), p...)
 		}
 		m.Reset()
-		if err := m.RunAll(); err != nil {
-			return nil, fmt.Errorf("graphtest: Directional: running the graph at θ%+g·v: %w", s, err)
+		if err := ad.RunAll(m); err != nil {
+			at := "θ"
+			if s != 0 {
+				at = fmt.Sprintf("θ%+g·v", s)
+			}
+			return nil, fmt.Errorf("graphtest: Directional: running the graph at %s: %w", at, err)
 		}
 		for j, x := range theta {
 			for i, e := range x.Float64s() {

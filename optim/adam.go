@@ -10,7 +10,10 @@ import (
 
 // AdamOpts are the hyper-parameters of Adam and AdamW, torch.optim.Adam's
 // and torch.optim.AdamW's arguments (Beta1, Beta2 = betas). Start from
-// DefaultAdamOpts or DefaultAdamWOpts: the zero value has no betas.
+// DefaultAdamOpts or DefaultAdamWOpts: unlike SGDOpts, the zero value is
+// not torch's default (it has betas (0, 0) and eps 0, whose first step
+// divides 0 by 0 where a gradient element is 0), and NewAdam and NewAdamW
+// refuse betas (0, 0) together with eps 0.
 type AdamOpts struct {
 	// LR is the learning rate (torch lr, default 1e-3): >= 0.
 	LR float64
@@ -77,14 +80,17 @@ type Adam struct {
 // the hyper-parameters o. It fails as torch does for a negative LR, Eps
 // or WeightDecay and for betas outside [0, 1), and also for a NaN or
 // infinite hyper-parameter and for a parameter that is not a dense float
-// tensor.
+// tensor. It also refuses Beta1 = Beta2 = Eps = 0, what an AdamOpts
+// literal that sets only LR holds (torch's users never get that by
+// accident): start from DefaultAdamOpts.
 func NewAdam(params []tensor.Tensor, o AdamOpts) (*Adam, error) {
 	return newAdam("Adam", false, params, o)
 }
 
 // NewAdamW returns an AdamW (torch.optim.AdamW: Adam with decoupled weight
 // decay) updating params with the hyper-parameters o; see NewAdam for the
-// requirements and errors. Mind that AdamW's default WeightDecay is 1e-2
+// requirements and errors (betas (0, 0) with eps 0: start from
+// DefaultAdamWOpts). Mind that AdamW's default WeightDecay is 1e-2
 // (DefaultAdamWOpts).
 func NewAdamW(params []tensor.Tensor, o AdamOpts) (*Adam, error) {
 	return newAdam("AdamW", true, params, o)
@@ -102,6 +108,9 @@ func newAdam(who string, decoupled bool, params []tensor.Tensor, o AdamOpts) (*A
 			return nil, fmt.Errorf("optim: %s: betas[%d] = %v, want a value in [0, 1)", who, k, b)
 		}
 	}
+	if o.Beta1 == 0 && o.Beta2 == 0 && o.Eps == 0 {
+		return nil, fmt.Errorf("optim: %s: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from Default%sOpts()", who, who)
+	}
 	if err := checkNonNegative(who, "weight_decay", o.WeightDecay); err != nil {
 		return nil, err
 	}
@@ -113,13 +122,31 @@ func newAdam(who string, decoupled bool, params []tensor.Tensor, o AdamOpts) (*A
 		steps: make([]int, len(ps)), bufs: make([][]*tensor.Dense, len(ps))}, nil
 }
 
-// LR is the learning rate (torch param_groups[0]["lr"]).
-func (o *Adam) LR() float64 { return o.opts.LR }
+// who is the optimizer's name for errors: "Adam" or "AdamW" ("Adam" for
+// a nil or zero Adam).
+func (o *Adam) who() string {
+	if o == nil || o.name == "" {
+		return "Adam"
+	}
+	return o.name
+}
+
+// LR is the learning rate (torch param_groups[0]["lr"]); 0 for a nil
+// *Adam.
+func (o *Adam) LR() float64 {
+	if o == nil {
+		return 0
+	}
+	return o.opts.LR
+}
 
 // SetLR sets the learning rate, as a scheduler does; it fails for a
-// negative, infinite or NaN lr.
+// negative, infinite or NaN lr and for a nil *Adam.
 func (o *Adam) SetLR(lr float64) error {
-	if err := checkLR(o.name+".SetLR", lr); err != nil {
+	if o == nil {
+		return errNilOptimizer("Adam.SetLR")
+	}
+	if err := checkLR(o.who()+".SetLR", lr); err != nil {
 		return err
 	}
 	o.opts.LR = lr
@@ -140,9 +167,12 @@ func (o *Adam) bufferNames() []string {
 // step count stays, as torch skips p.grad None). The gradients are only
 // read. It fails, changing nothing, if len(grads) differs from the
 // number of parameters or a gradient's shape or dtype differs from its
-// parameter's.
+// parameter's, and for a nil *Adam.
 func (o *Adam) Step(grads []tensor.Tensor) error {
-	return stepEach(o.name, o.params, grads, func(i int, p, g *tensor.Dense) {
+	if o == nil {
+		return errNilOptimizer("Adam.Step")
+	}
+	return stepEach(o.who(), o.params, grads, func(i int, p, g *tensor.Dense) {
 		if o.bufs[i] == nil {
 			for range o.bufferNames() {
 				o.bufs[i] = append(o.bufs[i], zerosLike(p))
@@ -201,8 +231,12 @@ func adamUpdate[T float](p, g *tensor.Dense, bufs []*tensor.Dense, step int, o A
 
 // State is a copy of the optimizer's state: LR and, for each parameter
 // that has one, its Step and its ExpAvg, ExpAvgSq and (AMSGrad)
-// MaxExpAvgSq (see State for torch's names).
+// MaxExpAvgSq (see State for torch's names). A nil *Adam has the zero
+// State.
 func (o *Adam) State() State {
+	if o == nil {
+		return State{}
+	}
 	st := State{LR: o.opts.LR, Params: map[int]ParamState{}}
 	for i, b := range o.bufs {
 		if b != nil {
@@ -218,9 +252,12 @@ func (o *Adam) State() State {
 // optimizer keeps (ExpAvg, ExpAvgSq, and MaxExpAvgSq with AMSGrad). It
 // fails, changing nothing, for an index that names no parameter, a
 // missing or unknown buffer, a buffer whose shape or dtype differs from
-// its parameter's, a Step < 1 or an invalid LR.
+// its parameter's, a Step < 1 or an invalid LR, and for a nil *Adam.
 func (o *Adam) LoadState(st State) error {
-	idx, err := checkStateIndices(o.name, st, len(o.params))
+	if o == nil {
+		return errNilOptimizer("Adam.LoadState")
+	}
+	idx, err := checkStateIndices(o.who(), st, len(o.params))
 	if err != nil {
 		return err
 	}
@@ -229,9 +266,9 @@ func (o *Adam) LoadState(st State) error {
 	for _, i := range idx {
 		ps := st.Params[i]
 		if ps.Step < 1 {
-			return fmt.Errorf("optim: %s.LoadState: Params[%d].Step = %d, want >= 1", o.name, i, ps.Step)
+			return fmt.Errorf("optim: %s.LoadState: Params[%d].Step = %d, want >= 1", o.who(), i, ps.Step)
 		}
-		if bufs[i], err = loadBuffers(o.name, i, o.params[i], ps, o.bufferNames()); err != nil {
+		if bufs[i], err = loadBuffers(o.who(), i, o.params[i], ps, o.bufferNames()); err != nil {
 			return err
 		}
 		steps[i] = ps.Step

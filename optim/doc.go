@@ -12,7 +12,10 @@
 // p.grad None), which is then skipped. Step only reads the gradients.
 // State and LoadState copy the optimizer's state out and in for
 // checkpoints, under torch's state_dict names (see State). Optimizer is
-// the interface they share; LRSetter the part a scheduler drives.
+// the interface they share; LRSetter the part a scheduler drives. A nil
+// *SGD, *Adam or *LRScheduler never panics: Step, SetLR and LoadState
+// return an error, LR, State, LastLR and LastEpoch a zero value, and a
+// scheduler made on a nil optimizer (also a typed nil) is an error.
 //
 //	torch                                              optim
 //	torch.optim.SGD(params, lr, momentum, dampening,   NewSGD(params, SGDOpts{LR, Momentum, Dampening,

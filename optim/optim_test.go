@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +77,8 @@ func TestConstructorErrors(t *testing.T) {
 		{"adam/beta2 NaN", adam(with(func(o *AdamOpts) { o.Beta2 = nan })), "betas[1] = NaN"},
 		{"adam/negative weight decay", adam(with(func(o *AdamOpts) { o.WeightDecay = -0.01 })), "weight_decay = -0.01"},
 		{"adam/zero opts", adam(AdamOpts{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: inf}), "eps = +Inf"},
+		{"adam/no betas, no eps", adam(AdamOpts{LR: 1e-3}), "Adam: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from DefaultAdamOpts()"},
+		{"adamw/no betas, no eps", adamw(AdamOpts{LR: 1e-3, WeightDecay: 1e-2}), "AdamW: AdamOpts has no betas and no eps (betas (0, 0), eps 0; its first step gives 0/0 = NaN where a gradient element is 0): start from DefaultAdamWOpts()"},
 		{"adamw/NaN lr", adamw(func() AdamOpts { o := DefaultAdamWOpts(); o.LR = nan; return o }()), "AdamW: lr = NaN"},
 		{"adamw/NaN weight decay", adamw(func() AdamOpts { o := DefaultAdamWOpts(); o.WeightDecay = nan; return o }()), "weight_decay = NaN"},
 		{"params/none", func() error { _, err := NewSGD(nil, SGDOpts{LR: 1}); return err }(), "no parameters"},
@@ -91,6 +94,66 @@ func TestConstructorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantErr(t, c.err, c.want) })
+	}
+	// Zero betas alone, or eps 0 alone, are torch's to take.
+	for _, o := range []AdamOpts{{LR: 1e-3, Eps: 1e-8}, {LR: 1e-3, Beta1: 0.9, Beta2: 0.999}} {
+		if _, err := NewAdam(p, o); err != nil {
+			t.Errorf("NewAdam(%+v): %v", o, err)
+		}
+	}
+}
+
+// TestNilReceivers: methods on a nil *SGD, *Adam or *LRScheduler and a
+// scheduler made on a nil (also a typed nil) optimizer are errors or zero
+// values, never a panic.
+func TestNilReceivers(t *testing.T) {
+	var sgd *SGD
+	var adam *Adam
+	var sched *LRScheduler
+	var picky *refusing
+	grads := []tensor.Tensor{f64([]int{1}, 1)}
+	made := func(_ *LRScheduler, err error) error { return err }
+	cases := []struct {
+		name string
+		f    func() error
+		want string
+	}{
+		{"SGD.Step", func() error { return sgd.Step(grads) }, "optim: SGD.Step: nil optimizer"},
+		{"SGD.SetLR", func() error { return sgd.SetLR(0.1) }, "optim: SGD.SetLR: nil optimizer"},
+		{"SGD.LoadState", func() error { return sgd.LoadState(State{LR: 0.1}) }, "optim: SGD.LoadState: nil optimizer"},
+		{"Adam.Step", func() error { return adam.Step(grads) }, "optim: Adam.Step: nil optimizer"},
+		{"Adam.SetLR", func() error { return adam.SetLR(0.1) }, "optim: Adam.SetLR: nil optimizer"},
+		{"Adam.LoadState", func() error { return adam.LoadState(State{LR: 0.1}) }, "optim: Adam.LoadState: nil optimizer"},
+		{"LRScheduler.Step", func() error { return sched.Step() }, "optim: LRScheduler.Step: nil scheduler"},
+		{"zero LRScheduler.Step", func() error { return new(LRScheduler).Step() }, "optim: LRScheduler.Step: a zero LRScheduler"},
+		{"StepLR on nil *SGD", func() error { return made(NewStepLR(sgd, 1, 0.5)) }, "optim: StepLR: nil optimizer (a nil *optim.SGD)"},
+		{"MultiStepLR on nil *Adam", func() error { return made(NewMultiStepLR(adam, []int{2}, 0.5)) }, "optim: MultiStepLR: nil optimizer (a nil *optim.Adam)"},
+		{"LinearLR on nil *SGD", func() error { return made(NewLinearLR(sgd, 0.5, 1, 2)) }, "optim: LinearLR: nil optimizer (a nil *optim.SGD)"},
+		{"CosineAnnealingLR on nil *Adam", func() error { return made(NewCosineAnnealingLR(adam, 3, 0)) }, "optim: CosineAnnealingLR: nil optimizer (a nil *optim.Adam)"},
+		{"StepLR on a nil LRSetter of the user's", func() error { return made(NewStepLR(picky, 1, 0.5)) }, "optim: StepLR: nil optimizer (a nil *optim.refusing)"},
+		{"SequentialLR on nil *SGD", func() error { return made(NewSequentialLR(sgd, nil, nil)) }, "optim: SequentialLR: nil optimizer (a nil *optim.SGD)"},
+		{"SequentialLR of a zero LRScheduler", func() error {
+			return made(NewSequentialLR(testSGD(t, 1), []*LRScheduler{new(LRScheduler)}, nil))
+		}, "optim: SequentialLR: schedulers[0] is a zero LRScheduler"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			wantErr(t, c.f(), c.want)
+		})
+	}
+	if sgd.LR() != 0 || adam.LR() != 0 || sched.LastLR() != 0 || sched.LastEpoch() != 0 {
+		t.Errorf("nil LR/LastLR/LastEpoch: %v %v %v %v, want 0", sgd.LR(), adam.LR(), sched.LastLR(), sched.LastEpoch())
+	}
+	if st := sgd.State(); st.LR != 0 || st.Params != nil {
+		t.Errorf("nil SGD's State: %+v", st)
+	}
+	if st := adam.State(); st.LR != 0 || st.Params != nil {
+		t.Errorf("nil Adam's State: %+v", st)
 	}
 }
 
@@ -300,6 +363,100 @@ func TestSchedulerErrors(t *testing.T) {
 		t.Fatalf("after the refused step: epoch %d, LastLR %v, lr %v; want 5, 0.25, 0.25", s.LastEpoch(), s.LastLR(), r.lr)
 	}
 	wantErr(t, sched(NewLinearLR(r, 0.1, 1, 3)), "LinearLR.Step: epoch 0: too small")
+}
+
+// TestSequentialLRChildren: NewSequentialLR refuses a scheduler already
+// stepped or already run by a SequentialLR, naming it, and on any error
+// leaves the optimizer and the schedulers as they were.
+func TestSequentialLRChildren(t *testing.T) {
+	type children struct {
+		lrs    []float64
+		epochs []int
+	}
+	state := func(ss ...*LRScheduler) children {
+		var c children
+		for _, s := range ss {
+			c.lrs, c.epochs = append(c.lrs, s.LastLR()), append(c.epochs, s.LastEpoch())
+		}
+		return c
+	}
+	o := testSGD(t, 1)
+	stepped, err := NewLinearLR(o, 0.5, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := stepped.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh, err := NewStepLR(o, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, lr := state(stepped, fresh), o.LR()
+	_, err = NewSequentialLR(o, []*LRScheduler{stepped, fresh}, []int{4})
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (LinearLR) was already stepped 2 times; make the schedulers just before NewSequentialLR")
+	_, err = NewSequentialLR(o, []*LRScheduler{fresh, stepped}, []int{4})
+	wantErr(t, err, "schedulers[1] (LinearLR) was already stepped 2 times")
+	if got := state(stepped, fresh); !slices.Equal(got.lrs, before.lrs) || !slices.Equal(got.epochs, before.epochs) || o.LR() != lr {
+		t.Fatalf("refused NewSequentialLRs changed the schedulers %+v → %+v or the lr %v → %v", before, got, lr, o.LR())
+	}
+
+	// Children of a SequentialLR cannot join another, the first (at epoch
+	// 0) nor the others.
+	o = testSGD(t, 1)
+	warm, err := NewLinearLR(o, 0.5, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decay, err := NewStepLR(o, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSequentialLR(o, []*LRScheduler{warm, decay}, []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewSequentialLR(o, []*LRScheduler{warm}, nil)
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (LinearLR) is already run by a SequentialLR")
+	_, err = NewSequentialLR(o, []*LRScheduler{decay}, nil)
+	wantErr(t, err, "optim: SequentialLR: schedulers[0] (StepLR) is already run by a SequentialLR")
+
+	// The optimizer refuses the first learning rate: nothing changes, and
+	// the same schedulers make a SequentialLR once it takes it.
+	r := &refusing{lr: 1, min: 0.2}
+	warm, err = NewLinearLR(r, 0.5, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decay, err = NewStepLR(r, 2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = state(warm, decay)
+	r.min = 0.6
+	_, err = NewSequentialLR(r, []*LRScheduler{warm, decay}, []int{2})
+	wantErr(t, err, "optim: SequentialLR: epoch 0: too small")
+	if got := state(warm, decay); !slices.Equal(got.lrs, before.lrs) || !slices.Equal(got.epochs, before.epochs) || r.lr != 0.5 {
+		t.Fatalf("a refused NewSequentialLR changed the schedulers %+v → %+v or the lr 0.5 → %v", before, got, r.lr)
+	}
+	r.min = 0
+	seq, err := NewSequentialLR(r, []*LRScheduler{warm, decay}, []int{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// torch 1.13 (SGD lr 1, LinearLR(0.5, 1, 2), StepLR(2, 0.1), milestone
+	// 2) gives 0.5, 0.75, 1, 1, 0.1: StepLR restarts at the milestone.
+	for k, want := range []float64{0.5, 0.75, 1, 1, 0.1} {
+		if k > 0 {
+			if err := seq.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := seq.LastLR(); math.Abs(got-want) > 1e-15 || r.lr != got {
+			t.Fatalf("epoch %d: lr %v (optimizer %v), want %v", k, got, r.lr, want)
+		}
+	}
 }
 
 // foreignOK is a CosineAnnealingLR on o, for a third scheduler.

@@ -25,7 +25,8 @@ type LRSetter interface {
 // 0), which may already change the learning rate (LinearLR); then call
 // Step once per epoch (or iteration), after the optimizer's Step. Each
 // Step computes torch's chainable form (get_lr: from the optimizer's
-// current learning rate), so that the values equal torch's.
+// current learning rate), so that the values equal torch's. A nil (or
+// zero) *LRScheduler has LastLR and LastEpoch 0, and its Step is an error.
 type LRScheduler struct {
 	name      string
 	opt       LRSetter
@@ -36,6 +37,9 @@ type LRScheduler struct {
 	// SequentialLR
 	children   []*LRScheduler
 	milestones []int
+	// inSequence: a SequentialLR runs this scheduler (it cannot join
+	// another).
+	inSequence bool
 }
 
 // lrRule is a scheduler's learning rate at epoch e >= 0 in torch's two
@@ -49,8 +53,8 @@ type lrRule interface {
 // newScheduler checks opt, takes its learning rate as the base lr and
 // performs the first step, as torch's _LRScheduler.__init__.
 func newScheduler(name string, opt LRSetter, rule lrRule) (*LRScheduler, error) {
-	if opt == nil {
-		return nil, fmt.Errorf("optim: %s: nil optimizer", name)
+	if err := checkSetter(name, opt); err != nil {
+		return nil, err
 	}
 	s := &LRScheduler{name: name, opt: opt, rule: rule, base: opt.LR(), lastEpoch: -1}
 	if err := s.step(); err != nil {
@@ -61,8 +65,15 @@ func newScheduler(name string, opt LRSetter, rule lrRule) (*LRScheduler, error) 
 
 // Step advances the scheduler by one epoch and sets the optimizer's
 // learning rate (torch scheduler.step()). It fails if the optimizer
-// refuses the new learning rate.
+// refuses the new learning rate, and for a nil or zero *LRScheduler (not
+// made by a constructor).
 func (s *LRScheduler) Step() error {
+	if s == nil {
+		return fmt.Errorf("optim: LRScheduler.Step: nil scheduler")
+	}
+	if s.opt == nil {
+		return fmt.Errorf("optim: LRScheduler.Step: a zero LRScheduler; make one with NewStepLR, NewMultiStepLR, NewLinearLR, NewCosineAnnealingLR or NewSequentialLR")
+	}
 	if s.children == nil {
 		return s.step()
 	}
@@ -82,12 +93,23 @@ func (s *LRScheduler) Step() error {
 	return nil
 }
 
-// LastLR is the learning rate the last step set (torch get_last_lr()[0]).
-func (s *LRScheduler) LastLR() float64 { return s.lastLR }
+// LastLR is the learning rate the last step set (torch get_last_lr()[0]);
+// 0 for a nil scheduler.
+func (s *LRScheduler) LastLR() float64 {
+	if s == nil {
+		return 0
+	}
+	return s.lastLR
+}
 
 // LastEpoch is the number of Steps since construction (torch last_epoch:
-// 0 after the constructor's step).
-func (s *LRScheduler) LastEpoch() int { return s.lastEpoch }
+// 0 after the constructor's step); 0 for a nil scheduler.
+func (s *LRScheduler) LastEpoch() int {
+	if s == nil {
+		return 0
+	}
+	return s.lastEpoch
+}
 
 // step is torch's step(): the next epoch's chainable form.
 func (s *LRScheduler) step() error {
@@ -265,14 +287,19 @@ func (r cosineRule) closed(e int, base float64) float64 {
 // base lr, torch's initial_lr); construction resets the learning rate to
 // that base lr and redoes the first scheduler's first step; at a
 // milestone the next scheduler restarts at its epoch 0 (its closed form),
-// so its own epochs (a MultiStepLR's milestones) count from there. It
-// fails for no schedulers, a nil one, a SequentialLR among them, one
-// listed twice or driving another optimizer, len(milestones) !=
-// len(schedulers) − 1, and milestones that are not increasing or < 1.
+// so its own epochs (a MultiStepLR's milestones) count from there. The
+// schedulers then belong to the SequentialLR: do not Step them yourself.
+// It fails for a nil optimizer, no schedulers, a nil one, a SequentialLR
+// among them, one listed twice, driving another optimizer, already
+// stepped (LastEpoch != 0; torch takes it and starts off its schedule) or
+// already run by a SequentialLR, len(milestones) != len(schedulers) − 1,
+// milestones that are not increasing or < 1, and the optimizer's refusal
+// of the first learning rate. On an error the optimizer and the
+// schedulers are left as they were.
 func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) (*LRScheduler, error) {
 	const who = "SequentialLR"
-	if opt == nil {
-		return nil, fmt.Errorf("optim: %s: nil optimizer", who)
+	if err := checkSetter(who, opt); err != nil {
+		return nil, err
 	}
 	if len(schedulers) == 0 {
 		return nil, fmt.Errorf("optim: %s: no schedulers", who)
@@ -283,6 +310,8 @@ func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) 
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] is nil", who, i)
 		case c.children != nil:
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] is a SequentialLR", who, i)
+		case c.opt == nil:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] is a zero LRScheduler", who, i)
 		case !sameSetter(c.opt, opt):
 			return nil, fmt.Errorf("optim: %s: schedulers[%d] drives another optimizer", who, i)
 		}
@@ -300,19 +329,41 @@ func NewSequentialLR(opt LRSetter, schedulers []*LRScheduler, milestones []int) 
 			return nil, fmt.Errorf("optim: %s: milestones %v, want increasing values >= 1", who, milestones)
 		}
 	}
-	initial := schedulers[0].base
-	if err := opt.SetLR(initial); err != nil {
-		return nil, fmt.Errorf("optim: %s: %w", who, err)
+	for i, c := range schedulers {
+		switch {
+		case c.inSequence:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] (%s) is already run by a SequentialLR", who, i, c.name)
+		case c.lastEpoch != 0:
+			return nil, fmt.Errorf("optim: %s: schedulers[%d] (%s) was already stepped %d times; make the schedulers just before NewSequentialLR", who, i, c.name, c.lastEpoch)
+		}
+	}
+	// torch resets the lr to initial_lr, then redoes the first scheduler's
+	// step 0 from there: one SetLR, before anything changes.
+	first, initial := schedulers[0], schedulers[0].base
+	if err := opt.SetLR(first.rule.chainable(0, initial, initial)); err != nil {
+		return nil, fmt.Errorf("optim: %s: epoch 0: %w", who, err)
 	}
 	for _, c := range schedulers {
-		c.base = initial
-		c.lastEpoch--
+		c.base, c.lastEpoch, c.inSequence = initial, -1, true
 	}
-	if err := schedulers[0].step(); err != nil {
-		return nil, err
-	}
-	return &LRScheduler{name: who, opt: opt, base: initial, lastEpoch: 0, lastLR: schedulers[0].lastLR,
+	first.lastEpoch, first.lastLR = 0, opt.LR()
+	return &LRScheduler{name: who, opt: opt, base: initial, lastEpoch: 0, lastLR: first.lastLR,
 		children: append([]*LRScheduler(nil), schedulers...), milestones: append([]int(nil), milestones...)}, nil
+}
+
+// checkSetter fails for a nil optimizer, also a typed nil ((*SGD)(nil) as
+// an LRSetter is not == nil).
+func checkSetter(who string, opt LRSetter) error {
+	if opt == nil {
+		return fmt.Errorf("optim: %s: nil optimizer", who)
+	}
+	switch v := reflect.ValueOf(opt); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		if v.IsNil() {
+			return fmt.Errorf("optim: %s: nil optimizer (a nil %T)", who, opt)
+		}
+	}
+	return nil
 }
 
 // sameSetter says whether a and b are the same optimizer (false where

@@ -79,12 +79,21 @@ func NewSGD(params []tensor.Tensor, o SGDOpts) (*SGD, error) {
 	return &SGD{params: ps, opts: o, bufs: make([]*tensor.Dense, len(ps))}, nil
 }
 
-// LR is the learning rate (torch param_groups[0]["lr"]).
-func (o *SGD) LR() float64 { return o.opts.LR }
+// LR is the learning rate (torch param_groups[0]["lr"]); 0 for a nil
+// *SGD.
+func (o *SGD) LR() float64 {
+	if o == nil {
+		return 0
+	}
+	return o.opts.LR
+}
 
 // SetLR sets the learning rate, as a scheduler does; it fails for a
-// negative, infinite or NaN lr.
+// negative, infinite or NaN lr and for a nil *SGD.
 func (o *SGD) SetLR(lr float64) error {
+	if o == nil {
+		return errNilOptimizer("SGD.SetLR")
+	}
 	if err := checkLR("SGD.SetLR", lr); err != nil {
 		return err
 	}
@@ -96,8 +105,12 @@ func (o *SGD) SetLR(lr float64) error {
 // shape and dtype as params[i]; nil: the parameter is skipped, as torch
 // skips p.grad None). The gradients are only read. It fails, changing
 // nothing, if len(grads) differs from the number of parameters or a
-// gradient's shape or dtype differs from its parameter's.
+// gradient's shape or dtype differs from its parameter's, and for a nil
+// *SGD.
 func (o *SGD) Step(grads []tensor.Tensor) error {
+	if o == nil {
+		return errNilOptimizer("SGD.Step")
+	}
 	return stepEach("SGD", o.params, grads, func(i int, p, g *tensor.Dense) {
 		first := false
 		if o.opts.Momentum != 0 && o.bufs[i] == nil {
@@ -147,8 +160,12 @@ func sgdUpdate[T float](p, g, buf *tensor.Dense, first bool, o SGDOpts) {
 }
 
 // State is a copy of the optimizer's state: LR and, for each parameter
-// that has one, its MomentumBuffer (see State for torch's names).
+// that has one, its MomentumBuffer (see State for torch's names). A nil
+// *SGD has the zero State.
 func (o *SGD) State() State {
+	if o == nil {
+		return State{}
+	}
 	st := State{LR: o.opts.LR, Params: map[int]ParamState{}}
 	for i, b := range o.bufs {
 		if b != nil {
@@ -162,8 +179,12 @@ func (o *SGD) State() State {
 // possibly of another SGD over parameters of the same shapes and dtypes).
 // It fails, changing nothing, for an index that names no parameter, a
 // buffer other than MomentumBuffer (or one without momentum), a buffer
-// whose shape or dtype differs from its parameter's, or an invalid LR.
+// whose shape or dtype differs from its parameter's, or an invalid LR,
+// and for a nil *SGD.
 func (o *SGD) LoadState(st State) error {
+	if o == nil {
+		return errNilOptimizer("SGD.LoadState")
+	}
 	idx, err := checkStateIndices("SGD", st, len(o.params))
 	if err != nil {
 		return err

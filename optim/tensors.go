@@ -223,3 +223,8 @@ func checkFinite(who, name string, v float64) error {
 	}
 	return nil
 }
+
+// errNilOptimizer is the error of a method called on a nil optimizer.
+func errNilOptimizer(method string) error {
+	return fmt.Errorf("optim: %s: nil optimizer", method)
+}

@@ -22,7 +22,9 @@ type LoaderOpts struct {
 	// generator).
 	Seed uint64
 	// DropLast drops the last batch of an epoch when it holds fewer than
-	// BatchSize images; otherwise that batch is smaller.
+	// BatchSize images; otherwise that batch is smaller. With DropLast,
+	// NewLoader refuses a BatchSize above the number of images (torch
+	// gives an epoch of no batch, a training loop that trains on nothing).
 	DropLast bool
 	// Transform turns the pixels into the images tensor's elements.
 	Transform Transform
@@ -41,6 +43,9 @@ type LoaderOpts struct {
 // before the next iteration, and Clone what must outlive it. A graph built
 // for [BatchSize, 1, 28, 28] inputs wants DropLast (or a second graph for
 // the last batch).
+//
+// A nil *Loader has no batches: Len is 0, Epoch yields nothing and Order
+// is nil.
 type Loader struct {
 	pixels    []byte // the Dataset's, as NewLoader found them
 	labels    []int
@@ -62,10 +67,12 @@ func newBatch(b int, dt tensor.Dtype) batch {
 	}
 }
 
-// NewLoader returns a Loader over d. Errors: BatchSize < 1, a bad
-// Transform (dtype, Mean, Std), a Dataset whose Pixels and Labels lengths
-// disagree or whose labels are not digits. The Loader keeps d's Pixels and
-// Labels slices as they are now and reads their elements for every batch.
+// NewLoader returns a Loader over d. Errors: BatchSize < 1, BatchSize
+// above the number of images with DropLast (no batch at all), a bad
+// Transform (dtype, Mean, Std), a nil Dataset or one whose Pixels and
+// Labels lengths disagree or whose labels are not digits. The Loader keeps
+// d's Pixels and Labels slices as they are now and reads their elements
+// for every batch.
 func NewLoader(d *Dataset, opts LoaderOpts) (*Loader, error) {
 	if opts.BatchSize < 1 {
 		return nil, fmt.Errorf("mnist: NewLoader: BatchSize %d, want at least 1", opts.BatchSize)
@@ -78,6 +85,9 @@ func NewLoader(d *Dataset, opts LoaderOpts) (*Loader, error) {
 		return nil, fmt.Errorf("mnist: NewLoader: %w", err)
 	}
 	n := d.Len()
+	if opts.DropLast && opts.BatchSize > n {
+		return nil, fmt.Errorf("mnist: NewLoader: BatchSize %d with DropLast leaves no batch of the %d images", opts.BatchSize, n)
+	}
 	l := &Loader{pixels: d.Pixels, labels: d.Labels, opts: opts, table: table, order: make([]int, n),
 		rng: rand.New(rand.NewPCG(opts.Seed, 0x6d6e697374))} // "mnist"
 	for i := range l.order {
@@ -93,13 +103,17 @@ func NewLoader(d *Dataset, opts LoaderOpts) (*Loader, error) {
 }
 
 // Len is the number of batches in an epoch, len(DataLoader): N/B rounded
-// down with DropLast, up without.
+// down with DropLast, up without; 0 for a nil Loader.
 func (l *Loader) Len() int {
-	n, b := len(l.labels), l.opts.BatchSize
-	if l.opts.DropLast {
-		return n / b
+	if l == nil {
+		return 0
 	}
-	return (n + b - 1) / b
+	n, b := len(l.labels), l.opts.BatchSize
+	k := n / b // not (n + b − 1)/b, which overflows for a BatchSize near math.MaxInt
+	if !l.opts.DropLast && n%b != 0 {
+		k++
+	}
+	return k
 }
 
 // Epoch starts an epoch: with Shuffle it draws a new order of the images
@@ -114,8 +128,12 @@ func (l *Loader) Len() int {
 //	}
 //
 // Ranging over the returned sequence again repeats the same epoch; call
-// Epoch again for the next one. Breaking out of the loop is fine.
+// Epoch again for the next one. Breaking out of the loop is fine. A nil
+// Loader's epoch has no batch.
 func (l *Loader) Epoch() iter.Seq2[*tensor.Dense, *tensor.Dense] {
+	if l == nil {
+		return func(func(*tensor.Dense, *tensor.Dense) bool) {}
+	}
 	if l.opts.Shuffle {
 		for i := range l.order {
 			l.order[i] = i
@@ -141,5 +159,10 @@ func (l *Loader) Epoch() iter.Seq2[*tensor.Dense, *tensor.Dense] {
 
 // Order returns the order of the images in the epoch Epoch started last
 // (before the first call: file order): batch k holds the dataset's images
-// Order()[k*B : (k+1)*B]. The slice is a copy.
-func (l *Loader) Order() []int { return append([]int(nil), l.order...) }
+// Order()[k*B : (k+1)*B]. The slice is a copy; nil for a nil Loader.
+func (l *Loader) Order() []int {
+	if l == nil {
+		return nil
+	}
+	return append([]int(nil), l.order...)
+}

@@ -1,6 +1,7 @@
 package mnist
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -43,7 +44,6 @@ func TestLoader(t *testing.T) {
 		{"b5 shuffle drop", 5, true, true, tensor.Float32, 2, 5},
 		{"b10", 10, true, false, tensor.Float64, 1, 10},
 		{"b11", 11, true, false, tensor.Float32, 1, 10},
-		{"b11 drop", 11, true, true, tensor.Float32, 0, 0},
 		{"b1", 1, true, false, tensor.Float64, 10, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,5 +200,73 @@ func TestLoaderErrors(t *testing.T) {
 				t.Fatalf("Tensors = %v, %v; want an error with %q", im, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLoaderBatchSizes: Len and the images of an epoch for batch sizes up
+// to math.MaxInt (where (N + B − 1)/B overflows), and the refusal of a
+// BatchSize above N with DropLast (an epoch of no batch), naming both
+// numbers.
+func TestLoaderBatchSizes(t *testing.T) {
+	for _, tc := range []struct {
+		n, batch   int
+		dropLast   bool
+		wantLen    int
+		wantImages int
+		wantErr    string
+	}{
+		{n: 5, batch: math.MaxInt, wantLen: 1, wantImages: 5},
+		{n: 5, batch: math.MaxInt - 1, wantLen: 1, wantImages: 5},
+		{n: 5, batch: 5, dropLast: true, wantLen: 1, wantImages: 5},
+		{n: 25, batch: 64, wantLen: 1, wantImages: 25},
+		{n: 25, batch: 12, dropLast: true, wantLen: 2, wantImages: 24},
+		{n: 25, batch: 64, dropLast: true, wantErr: "mnist: NewLoader: BatchSize 64 with DropLast leaves no batch of the 25 images"},
+		{n: 5, batch: math.MaxInt, dropLast: true, wantErr: fmt.Sprintf("BatchSize %d with DropLast leaves no batch of the 5 images", math.MaxInt)},
+		{n: 0, batch: 1, dropLast: true, wantErr: "BatchSize 1 with DropLast leaves no batch of the 0 images"},
+		{n: 0, batch: 3, wantLen: 0, wantImages: 0},
+	} {
+		name := fmt.Sprintf("n%d/b%d/drop%v", tc.n, tc.batch, tc.dropLast)
+		t.Run(name, func(t *testing.T) {
+			l, err := NewLoader(synthetic(tc.n), LoaderOpts{BatchSize: tc.batch, DropLast: tc.dropLast})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("NewLoader: %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Len() != tc.wantLen {
+				t.Fatalf("Len = %d, want %d", l.Len(), tc.wantLen)
+			}
+			images, batches := 0, 0
+			for x := range l.Epoch() {
+				images += x.Shape()[0]
+				batches++
+			}
+			if images != tc.wantImages || batches != tc.wantLen {
+				t.Fatalf("an epoch of %d batches, %d images; want %d, %d", batches, images, tc.wantLen, tc.wantImages)
+			}
+		})
+	}
+}
+
+// TestNilLoader: a nil *Loader (and a nil *Dataset's Len) gives zero
+// values and an empty epoch, no panic.
+func TestNilLoader(t *testing.T) {
+	var l *Loader
+	var d *Dataset
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("panic: %v", r)
+		}
+	}()
+	n := 0
+	for range l.Epoch() {
+		n++
+	}
+	if l.Len() != 0 || n != 0 || l.Order() != nil || d.Len() != 0 {
+		t.Fatalf("nil Loader: Len %d, %d batches, Order %v; nil Dataset: Len %d", l.Len(), n, l.Order(), d.Len())
 	}
 }

@@ -35,11 +35,13 @@ const (
 	Size = 28
 	// Classes is the number of labels, the digits 0 to 9.
 	Classes = 10
-	// Mean and Std are the training split's pixel mean and standard
-	// deviation after ToTensor's scaling, the constants of torch's MNIST
-	// examples: transforms.Normalize((0.1307,), (0.3081,)).
+	// Mean is the training split's pixel mean after ToTensor's scaling,
+	// the mean of torch's MNIST examples' transforms.Normalize((0.1307,),
+	// (0.3081,)).
 	Mean = 0.1307
-	Std  = 0.3081
+	// Std is the training split's pixel standard deviation after
+	// ToTensor's scaling, the std of the same transforms.Normalize.
+	Std = 0.3081
 	// maxImages bounds a file's image count before anything is allocated
 	// (MNIST's training split holds 60000).
 	maxImages = 1 << 21
@@ -141,8 +143,13 @@ func idxCount(path string, magic uint32, dims ...uint32) (int, error) {
 	return int(head[1]), nil
 }
 
-// Len is the number of images.
-func (d *Dataset) Len() int { return len(d.Labels) }
+// Len is the number of images; 0 for a nil Dataset.
+func (d *Dataset) Len() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.Labels)
+}
 
 // check reports a Dataset whose fields disagree.
 func (d *Dataset) check() error {
@@ -170,9 +177,13 @@ func (d *Dataset) check() error {
 type Transform struct {
 	// Dtype is tensor.Float32 (also the zero value, torch's default dtype)
 	// or tensor.Float64.
-	Dtype     tensor.Dtype
+	Dtype tensor.Dtype
+	// Normalize applies (x − Mean)/Std after the scaling to [0, 1]
+	// (torchvision's transforms.Normalize); false keeps x = p/255.
 	Normalize bool
-	// Mean and Std are finite, Std > 0, when Normalize is set.
+	// Mean and Std are finite, Std > 0, when Normalize is set (the
+	// package's Mean and Std are torch's MNIST constants); they are
+	// ignored otherwise.
 	Mean, Std float64
 }
 

@@ -37,14 +37,16 @@ type Row struct {
 	// of the op's family.
 	F graphtest.Func
 	// In are F's inputs, float64 (float32 copies are made for the float32
-	// checks); Wrt the indices of the differentiable ones.
-	In  []*tensor.Dense
+	// checks).
+	In []*tensor.Dense
+	// Wrt are the indices in In of the differentiable inputs.
 	Wrt []int
 	// Check holds the tolerances, step and seed of the orderK check: its
-	// Order 0 means 3, its nil Wrt means Wrt. More are further numeric
-	// checks (other orders or inputs), each completed the same way.
+	// Order 0 means 3, its nil Wrt means Wrt.
 	Check graphtest.Options
-	More  []graphtest.Options
+	// More are further numeric checks (other orders or inputs), each
+	// completed as Check is.
+	More []graphtest.Options
 	// Tol32 is vms/float32's relative and absolute tolerance (vms/float64
 	// uses 1e-12); 0 means graphtest.Options' defaults (RTol 1e-5, ATol
 	// 1e-7).
@@ -52,18 +54,22 @@ type Row struct {
 	// Det are the inputs of the determinism check, float64; nil means In.
 	// Larger inputs go through more than one worker's share.
 	Det []*tensor.Dense
-	// Bare is the op alone and Empty its inputs with no boxes or batch 0;
-	// both nil skips the empty check (set them on one row per op).
-	// Gorgonia's own elementwise ops panic on empty tensors, so the empty
-	// check sums Bare's result directly.
-	Bare  graphtest.Func
+	// Bare is the op alone, for the empty check (set it and Empty on one
+	// row per op; both nil skips the check). Gorgonia's own elementwise
+	// ops panic on empty tensors, so the empty check sums Bare's result
+	// directly.
+	Bare graphtest.Func
+	// Empty are Bare's inputs with no boxes or batch 0.
 	Empty []*tensor.Dense
 }
 
 // Check is one named check of a row; Run returns nil when it passes.
 type Check struct {
+	// Name is the check's subtest name ("row", "order3", "vms/float64",
+	// "vms/float32", "deterministic", ...).
 	Name string
-	Run  func() error
+	// Run performs the check; nil when it passes.
+	Run func() error
 }
 
 // procs are the GOMAXPROCS values of the determinism check.
