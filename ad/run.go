@@ -14,8 +14,11 @@ import (
 // is …": the op and the argument), Node the node that failed, nil where
 // the machine does not say (the LispMachine).
 type RunError struct {
+	// Node is the node whose op failed; nil where the machine does not
+	// say (Gorgonia's LispMachine).
 	Node *gorgonia.Node
-	Err  error
+	// Err is the op's own error, Gorgonia's wrapping removed.
+	Err error
 }
 
 // Error is "ad: node <name> (inputs <names>): <the op's error>", or
