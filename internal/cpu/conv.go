@@ -281,6 +281,37 @@ func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 	})
 }
 
+// col2imShiftedOf is col2imOf for stride 1 and WO = W (shiftedRow's
+// geometry) into a dx that was cleared: each column row's positions that
+// read outside the image are set to 0 in cols (scratch, which this
+// overwrites), then the row is added into the plane in one shifted run:
+// the positions of the other image rows that the zeros land on gain +0,
+// which leaves them as they are (a sum that started from +0 is never −0),
+// so the result is col2imOf's, bitwise, with the rows added in the same
+// order.
+func col2imShiftedOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
+	l, w := g.L(), g.W
+	colRowsOf(g, dx, c0, c1, func(plane []T, r, y0, x0, wlo, whi int) {
+		row := cols[r*l:][:l]
+		a, b := max(0, -y0)*w, min(g.HO, g.H-y0)*w
+		if a >= b || wlo >= whi {
+			return
+		}
+		if wlo > 0 || whi < w {
+			for rs := a; rs < b; rs += w {
+				clear(row[rs : rs+wlo])
+				clear(row[rs+whi : rs+w])
+			}
+		}
+		off := y0*w + x0
+		ca := min(max(a, -off), b)
+		cb := max(min(b, len(plane)-off), ca)
+		if ca < cb {
+			addTo(row[ca:cb], plane[ca+off:cb+off])
+		}
+	})
+}
+
 // ChannelSum writes s[c] = Σ over n and l of x[n, c, l] for x
 // [N, C, L] (a bias gradient), in the order n, then l. Each sum is one
 // chain of additions; eight channels go side by side, eight independent
@@ -506,7 +537,11 @@ func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 					if err := mul(true, false, m, l, cog, wg[r0:], rows, gg, l, 0, cols, l); err != nil {
 						return err
 					}
-					col2imOf(g, cols, dx, gi*cpg+c0, gi*cpg+c1)
+					if g.SW == 1 && g.SH == 1 && g.WO == g.W {
+						col2imShiftedOf(g, cols, dx, gi*cpg+c0, gi*cpg+c1)
+					} else {
+						col2imOf(g, cols, dx, gi*cpg+c0, gi*cpg+c1)
+					}
 				}
 			}
 		}

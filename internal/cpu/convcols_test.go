@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -183,6 +184,33 @@ func TestShiftedRow(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestCol2imShifted: the one-run Col2im of stride-1 same-width
+// geometries equals col2imOf bitwise into a cleared dx, with ±0, NaN and
+// infinities among the columns.
+func TestCol2imShifted(t *testing.T) {
+	for _, c := range []struct{ h, w, k, p, d int }{
+		{14, 14, 3, 1, 1}, {7, 9, 5, 2, 1}, {6, 11, 3, 2, 2}, {5, 1, 3, 1, 1}, {1, 6, 3, 1, 1}, {9, 4, 1, 0, 1}, {8, 5, 7, 3, 1},
+	} {
+		g := ConvGeom{N: 1, C: 3, H: c.h, W: c.w, Cout: 1, Groups: 1, KH: c.k, KW: c.k, SH: 1, SW: 1, PH: c.p, PW: c.p, DH: c.d, DW: c.d}
+		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
+		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+		cols := normals[float32](rand.New(rand.NewPCG(3, 4)), g.C*g.K()*g.L())
+		for i := 0; i < len(cols); i += 13 {
+			cols[i] = []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.NaN())}[i%4]
+		}
+		for _, ch := range [][2]int{{0, 3}, {1, 2}} {
+			want, got := make([]float32, g.C*g.H*g.W), make([]float32, g.C*g.H*g.W)
+			col2imOf(&g, cols[ch[0]*g.K()*g.L():], want, ch[0], ch[1])
+			col2imShiftedOf(&g, slices.Clone(cols[ch[0]*g.K()*g.L():]), got, ch[0], ch[1])
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%+v channels %v: dx[%d] = %v, col2imOf %v", c, ch, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }
