@@ -10,7 +10,6 @@ import (
 	"github.com/gops-dev/gops/internal/cuda/cudatest"
 	"gorgonia.org/cu"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // BenchmarkGPU times the RoI and deformable ops on Gorgonia's CUDA
@@ -54,26 +53,7 @@ func BenchmarkGPU(b *testing.B) {
 	}
 	b.Run("MultiScaleRoIAlign/forward", func(b *testing.B) { benchMultiScale(b, false) })
 	b.Run("MultiScaleRoIAlign/forward+backward", func(b *testing.B) { benchMultiScale(b, true) })
-	for _, sz := range []struct {
-		name string
-		s    deformBenchSize
-	}{
-		{"v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float32}},
-		{"v2", deformBenchSize{4, 64, 56, 56, true, tensor.Float32}},
-		{"v2-256", deformBenchSize{2, 256, 32, 32, true, tensor.Float32}},
-	} {
-		for _, backward := range []bool{false, true} {
-			name := "DeformConv2d/" + sz.name + "/forward"
-			if backward {
-				name += "+backward"
-			}
-			b.Run(name, func(b *testing.B) {
-				m := deformBenchGraph(b, sz.s, backward)
-				defer m.Close()
-				timeVM(b, m)
-			})
-		}
-	}
+	b.Run("DeformConv2d", func(b *testing.B) { benchDeform(b, deformBenchSizes) })
 }
 
 // gpuBenchPool is benchPool on the GPU: the graph's result is compared

@@ -78,15 +78,27 @@ func deformBenchGraph(tb testing.TB, s deformBenchSize, backward bool) gorgonia.
 // scripts/bench_torchvision.py, float32, on a TapeMachine; float64/v1 is v1
 // in float64 (gops only, for the float64/float32 ratio).
 func BenchmarkDeformConv2d(b *testing.B) {
-	sizes := []struct {
-		name string
-		s    deformBenchSize
-	}{
-		{"v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float32}},
-		{"v2", deformBenchSize{4, 64, 56, 56, true, tensor.Float32}},
-		{"v2-256", deformBenchSize{2, 256, 32, 32, true, tensor.Float32}},
-		{"float64/v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float64}},
-	}
+	benchDeform(b, append(deformBenchSizes[:len(deformBenchSizes):len(deformBenchSizes)],
+		namedDeformSize{"float64/v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float64}}))
+}
+
+// namedDeformSize is a benchmark's name and size.
+type namedDeformSize struct {
+	name string
+	s    deformBenchSize
+}
+
+// deformBenchSizes are scripts/bench_torchvision.py's DeformConv2d sizes,
+// float32.
+var deformBenchSizes = []namedDeformSize{
+	{"v1", deformBenchSize{4, 64, 56, 56, false, tensor.Float32}},
+	{"v2", deformBenchSize{4, 64, 56, 56, true, tensor.Float32}},
+	{"v2-256", deformBenchSize{2, 256, 32, 32, true, tensor.Float32}},
+}
+
+// benchDeform times each size's forward and forward+backward graphs
+// (deformBenchGraph) on the machine NewTapeMachine makes.
+func benchDeform(b *testing.B, sizes []namedDeformSize) {
 	for _, sz := range sizes {
 		for _, backward := range []bool{false, true} {
 			name := sz.name + "/forward"

@@ -153,20 +153,30 @@ func TestIm2colSpan(t *testing.T) {
 	}
 }
 
+// sameWidthGeoms are stride-1 geometries of c channels whose output width
+// is the input's (shiftedRow's): kernels, paddings and dilations that
+// keep the width, some of them shortening the height, width 1, height 1.
+func sameWidthGeoms(t *testing.T, c int) []ConvGeom {
+	var gs []ConvGeom
+	for _, s := range [][5]int{{14, 14, 3, 1, 1}, {7, 9, 5, 2, 1}, {6, 11, 3, 2, 2}, {5, 1, 3, 1, 1}, {1, 6, 3, 1, 1}, {9, 4, 1, 0, 1}, {8, 5, 7, 3, 1}} {
+		g := ConvGeom{N: 1, C: c, H: s[0], W: s[1], Cout: 1, Groups: 1, KH: s[2], KW: s[2], SH: 1, SW: 1, PH: s[3], PW: s[3], DH: s[4], DW: s[4]}
+		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
+		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+		if g.WO != g.W {
+			t.Fatalf("%+v: WO %d != W", g, g.WO)
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
 // TestShiftedRow: stride-1 "same"-width column rows written as one
 // shifted copy (shiftedRow) equal im2colRow's row by row copies, bitwise,
 // for kernels, paddings and dilations that leave the width (and some
 // that do not shorten the height alike), over spans that cut rows.
 func TestShiftedRow(t *testing.T) {
-	for _, c := range []struct{ h, w, k, p, d int }{
-		{14, 14, 3, 1, 1}, {7, 9, 5, 2, 1}, {6, 11, 3, 2, 2}, {5, 1, 3, 1, 1}, {1, 6, 3, 1, 1}, {9, 4, 1, 0, 1}, {8, 5, 7, 3, 1},
-	} {
-		g := ConvGeom{N: 1, C: 2, H: c.h, W: c.w, Cout: 1, Groups: 1, KH: c.k, KW: c.k, SH: 1, SW: 1, PH: c.p, PW: c.p, DH: c.d, DW: c.d}
-		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
-		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
-		if g.WO != g.W {
-			t.Fatalf("%+v: WO %d != W", c, g.WO)
-		}
+	for _, g := range sameWidthGeoms(t, 2) {
+		c := g
 		x := normals[float32](rand.New(rand.NewPCG(7, 8)), g.C*g.H*g.W)
 		l := g.L()
 		for _, s := range [][2]int{{0, l}, {0, 1}, {1, l}, {l - 1, l}, {l / 3, 2 * l / 3}, {g.WO - 1, g.WO + 1}} {
@@ -192,12 +202,8 @@ func TestShiftedRow(t *testing.T) {
 // geometries equals col2imOf bitwise into a cleared dx, with ±0, NaN and
 // infinities among the columns.
 func TestCol2imShifted(t *testing.T) {
-	for _, c := range []struct{ h, w, k, p, d int }{
-		{14, 14, 3, 1, 1}, {7, 9, 5, 2, 1}, {6, 11, 3, 2, 2}, {5, 1, 3, 1, 1}, {1, 6, 3, 1, 1}, {9, 4, 1, 0, 1}, {8, 5, 7, 3, 1},
-	} {
-		g := ConvGeom{N: 1, C: 3, H: c.h, W: c.w, Cout: 1, Groups: 1, KH: c.k, KW: c.k, SH: 1, SW: 1, PH: c.p, PW: c.p, DH: c.d, DW: c.d}
-		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
-		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+	for _, g := range sameWidthGeoms(t, 3) {
+		c := g
 		cols := normals[float32](rand.New(rand.NewPCG(3, 4)), g.C*g.K()*g.L())
 		for i := 0; i < len(cols); i += 13 {
 			cols[i] = []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.NaN())}[i%4]
