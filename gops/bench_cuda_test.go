@@ -60,7 +60,7 @@ func BenchmarkGPU(b *testing.B) {
 // once with the same graph's on the CPU (each node's Do, cudatest's
 // Checker), then the machine is timed.
 func gpuBenchPool(b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[float32], c int, backward bool) {
-	m, v := poolBenchGraph(b, op, d, c, backward)
+	m, v := poolBenchGraph(b, op, d, c, backward, false)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		b.Fatal(err)

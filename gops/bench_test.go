@@ -93,7 +93,7 @@ func benchDtype[T cpu.Float]() tensor.Dtype {
 // benchRoIAlignGraph times RoIAlign (and, with backward, its input
 // gradient) on a TapeMachine with benchPool, checking the result once
 // against the CPU kernels (dx = Fᵀ(1·G) bitwise).
-func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward bool) {
+func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward, reuse bool) {
 	d := newRoIAlignBenchData[T]()
 	want := func(b *testing.B) []T {
 		g := benchGeom()
@@ -111,23 +111,27 @@ func benchRoIAlignGraph[T cpu.Float](b *testing.B, backward bool) {
 		return y
 	}
 	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIAlign(x, bx, benchOpts) }
-	benchPool(b, op, d, benchC, backward, want)
+	benchPool(b, op, d, benchC, backward, reuse, want)
 }
 
 // BenchmarkRoIAlign times RoIAlign at the Mask R-CNN box-head size.
 //
 //   - forward, forward+backward: the op on a TapeMachine, float32 (the
-//     comparison with torchvision); float64/... the same in float64 (named
-//     so that -bench 'RoIAlign/^forward' selects float32 only).
+//     comparison with torchvision); reuse/... the same with
+//     ad.ReuseResults (as torch's caching allocator); float64/... the same
+//     in float64 (named so that -bench 'RoIAlign/^forward' selects float32
+//     only).
 //   - kernel/forward, kernel/transpose: cpu.RoIAlignForward and
 //     cpu.RoIAlignTranspose alone on preallocated slices (transpose includes
 //     zeroing its destination), float32. forward+backward minus the two is
 //     the cost of the graph (allocation).
 func BenchmarkRoIAlign(b *testing.B) {
-	b.Run("forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false) })
-	b.Run("forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true) })
-	b.Run("float64/forward", func(b *testing.B) { benchRoIAlignGraph[float64](b, false) })
-	b.Run("float64/forward+backward", func(b *testing.B) { benchRoIAlignGraph[float64](b, true) })
+	for _, reuse := range []bool{false, true} {
+		b.Run(reusePrefix(reuse)+"forward", func(b *testing.B) { benchRoIAlignGraph[float32](b, false, reuse) })
+		b.Run(reusePrefix(reuse)+"forward+backward", func(b *testing.B) { benchRoIAlignGraph[float32](b, true, reuse) })
+	}
+	b.Run("float64/forward", func(b *testing.B) { benchRoIAlignGraph[float64](b, false, false) })
+	b.Run("float64/forward+backward", func(b *testing.B) { benchRoIAlignGraph[float64](b, true, false) })
 
 	benchKernels(b, benchGeom(), newRoIAlignBenchData[float32](), cpu.RoIAlignForward[float32], cpu.RoIAlignTranspose[float32])
 }
@@ -156,6 +160,15 @@ func benchKernels[G any](b *testing.B, g *G, d roiAlignBenchData[float32], fwd, 
 			}
 		}
 	})
+}
+
+// reusePrefix names a benchmark with ad.ReuseResults on ("reuse/") or off
+// (""), as nn's benchmarks and scripts/bench_torchvision.py's aliases.
+func reusePrefix(reuse bool) string {
+	if reuse {
+		return "reuse/"
+	}
+	return ""
 }
 
 // timeVM is a benchmark's timed loop: the graph built once, rerun with
@@ -188,11 +201,13 @@ var (
 
 // poolBenchGraph builds out = op(x, boxes) and, with backward, dx =
 // ad.VJP(out, G, x), on a TapeMachine: the work of torchvision's forward plus
-// out.backward(G). It returns the machine and where the result of the last
-// node of interest (out or dx) is read to.
-func poolBenchGraph[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool) (gorgonia.VM, *gorgonia.Value) {
+// out.backward(G), with ad.ReuseResults(g, reuse). It returns the machine
+// and where the result of the last node of interest (out or dx) is read
+// to.
+func poolBenchGraph[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward, reuse bool) (gorgonia.VM, *gorgonia.Value) {
 	tb.Helper()
 	g, result := poolBenchNodes(tb, op, d, c, backward)
+	ad.ReuseResults(g, reuse)
 	v := new(gorgonia.Value)
 	gorgonia.Read(result, v)
 	return gorgonia.NewTapeMachine(g), v
@@ -231,8 +246,8 @@ func poolBenchNodes[T cpu.Float](tb testing.TB, op func(x, b *gorgonia.Node) (*g
 // that it computes exactly what the kernels compute (want computes that).
 // The reference is dropped before the timing, so that the peak RSS that
 // scripts/bench.sh measures is the graph's, not the check's.
-func benchPool[T cpu.Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward bool, want func(b *testing.B) []T) {
-	m, v := poolBenchGraph(b, op, d, c, backward)
+func benchPool[T cpu.Float](b *testing.B, op func(x, b *gorgonia.Node) (*gorgonia.Node, error), d roiAlignBenchData[T], c int, backward, reuse bool, want func(b *testing.B) []T) {
+	m, v := poolBenchGraph(b, op, d, c, backward, reuse)
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		b.Fatal(err)
@@ -268,8 +283,10 @@ func benchPS(b *testing.B, g *cpu.PoolGeom, op func(x, b *gorgonia.Node) (*gorgo
 		}
 		return dx
 	}
-	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, forward) })
-	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, transpose) })
+	for _, reuse := range []bool{false, true} {
+		b.Run(reusePrefix(reuse)+"forward", func(b *testing.B) { benchPool(b, op, d, benchPSC, false, reuse, forward) })
+		b.Run(reusePrefix(reuse)+"forward+backward", func(b *testing.B) { benchPool(b, op, d, benchPSC, true, reuse, transpose) })
+	}
 	benchKernels(b, g, d, fwd, adj)
 }
 
@@ -310,8 +327,10 @@ func BenchmarkRoIPool(b *testing.B) {
 		return dx
 	}
 	op := func(x, bx *gorgonia.Node) (*gorgonia.Node, error) { return gops.RoIPool(x, bx, benchPoolOpts) }
-	b.Run("forward", func(b *testing.B) { benchPool(b, op, d, benchC, false, gather) })
-	b.Run("forward+backward", func(b *testing.B) { benchPool(b, op, d, benchC, true, scatter) })
+	for _, reuse := range []bool{false, true} {
+		b.Run(reusePrefix(reuse)+"forward", func(b *testing.B) { benchPool(b, op, d, benchC, false, reuse, gather) })
+		b.Run(reusePrefix(reuse)+"forward+backward", func(b *testing.B) { benchPool(b, op, d, benchC, true, reuse, scatter) })
+	}
 
 	b.Run("kernel/argmax", func(b *testing.B) {
 		out := make([]int, len(d.grad))
