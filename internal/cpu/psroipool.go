@@ -19,7 +19,8 @@ func psRoIPoolBins[T Float](g *PoolGeom, boxes []T) ([]PoolBin, error) {
 
 // PSRoIPoolForward computes out[k, co, ph, pw] (K×C'×PH×PW), the mean of
 // input[batch(k), co·PH·PW + ph·PW + pw] over bin (ph, pw) of box k; an
-// empty bin gives 0. Parallel over boxes.
+// empty bin gives 0. Parallel over input channels, boxes in order (each
+// output is written once, the same sum in the same order).
 func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	bins, err := psRoIPoolBins(g, boxes)
 	if err != nil {
@@ -27,26 +28,29 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	par.For(len(boxes)/5, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			n := int(boxes[5*k])
-			for co := 0; co < cOut; co++ {
-				o := out[(k*cOut+co)*nb : (k*cOut+co+1)*nb]
-				for bin, b := range bins[k*nb : (k+1)*nb] {
-					if b.empty() {
-						o[bin] = 0
-						continue
-					}
-					ci := co*nb + bin
-					x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
-					var s T
-					for h := b.HS; h < b.HE; h++ {
-						for _, v := range x[h*g.W+b.WS : h*g.W+b.WE] {
-							s += v
-						}
-					}
-					o[bin] = s / T(b.area())
+	// Parallel over input channels, boxes in order: every box's bin of
+	// channel ci reads plane ci of its image, which stays in cache for
+	// all the boxes (box-major order read a different plane for each of a
+	// box's C outputs).
+	par.For(g.C, func(lo, hi int) {
+		for ci := lo; ci < hi; ci++ {
+			co, bin := ci/nb, ci%nb
+			for k := 0; k < len(boxes)/5; k++ {
+				o := &out[(k*cOut+co)*nb+bin]
+				b := bins[k*nb+bin]
+				if b.empty() {
+					*o = 0
+					continue
 				}
+				n := int(boxes[5*k])
+				x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+				var s T
+				for h := b.HS; h < b.HE; h++ {
+					for _, v := range x[h*g.W+b.WS : h*g.W+b.WE] {
+						s += v
+					}
+				}
+				*o = s / T(b.area())
 			}
 		}
 	})
