@@ -85,6 +85,8 @@ func roiPoolArgmaxSpec(g *cpu.PoolGeom) ad.OpSpec {
 		DiffWRT:     []bool{false, false},
 		Shape:       shape,
 		Kernel:      ad.Floats(roiPoolArgmax[float32](g), roiPoolArgmax[float64](g)),
+		// Every bin of every box is written (-1 for an empty one).
+		KernelOverwrites: true,
 		Backward: func(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
 			return gorgonia.Nodes{nil, nil}, nil
 		},
@@ -116,8 +118,11 @@ func roiGatherSpecs(g *cpu.PoolGeom) (gather, scatter ad.OpSpec) {
 			return s[1].Clone(), nil
 		},
 		Kernel: ad.Floats(roiGather[float32](g), roiGather[float64](g)),
+		// Every element is written (0 for an index of -1).
+		KernelOverwrites: true,
 	}
 	scatter = gather
+	scatter.KernelOverwrites = false // adds into zeros
 	scatter.Name = "RoIScatterAdd"
 	scatter.Shape = func(s []tensor.Shape) (tensor.Shape, error) {
 		if len(s[1]) != 4 || !s[1].Eq(pooledShape(g, s[1][0])) || !s[0].Eq(s[1]) {
