@@ -210,6 +210,18 @@ func (c Config) ids(blocks int) []int64 {
 	return ids
 }
 
+// Pack is the launch's argument slots of kernel name: one 8-byte slot per
+// argument, laid out and checked against the kernel's parameters as
+// Launch does (a Ptr is the emulated address). The GPU runs of the
+// emulation cases (emutest, build tag cuda) start from it.
+func Pack(name string, args ...any) ([]uint64, error) {
+	k, err := lookup(name, 0)
+	if err != nil {
+		return nil, err
+	}
+	return pack(k, args)
+}
+
 // pack lays the arguments out as glue.Call.Launch does, one 8-byte
 // slot each (a float in the low 4 bytes), checked against the kernel's
 // parameters: an int, an int64 and a bool (0 or 1) go to a long long, a

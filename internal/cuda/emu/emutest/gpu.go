@@ -4,7 +4,6 @@ package emutest
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -135,9 +134,10 @@ func runGPU(t *testing.T, c Case) {
 }
 
 // launchGPU copies every buffer that c's arguments point into to the
-// device, launches fn with c's arguments laid out as glue.Call.Launch does
-// (8 bytes each, a float in the low 4), waits, copies c's outputs back
-// into their emulated buffers and frees the device memory.
+// device, launches fn with c's arguments laid out as the emulator lays
+// them out (emu.Pack: glue.Call.Launch's 8-byte slots) with the device
+// addresses in the pointers' slots, waits, copies c's outputs back into
+// their emulated buffers and frees the device memory.
 func launchGPU(fn cu.Function, c Case, gridMax int) (err error) {
 	var bufs []devBuf
 	defer func() {
@@ -166,37 +166,24 @@ func launchGPU(fn cu.Function, c Case, gridMax int) (err error) {
 		}
 		return p, nil
 	}
-	slots := make([]uint64, len(c.Args))
-	for i, a := range c.Args {
-		switch v := a.(type) {
-		case emu.Ptr:
-			if v == 0 {
-				break
-			}
-			b, off, ok := emu.Find(v)
-			if !ok {
-				return fmt.Errorf("argument %d points into no emulated buffer", i)
-			}
-			p, err := devOf(b)
-			if err != nil {
-				return err
-			}
-			slots[i] = uint64(p) + uint64(off)
-		case int:
-			slots[i] = uint64(int64(v))
-		case int64:
-			slots[i] = uint64(v)
-		case bool:
-			if v {
-				slots[i] = 1
-			}
-		case float32:
-			slots[i] = uint64(math.Float32bits(v))
-		case float64:
-			slots[i] = math.Float64bits(v)
-		default:
-			return fmt.Errorf("argument %d has type %T", i, a)
+	slots, err := emu.Pack(c.Name, c.Args...) // checked against the kernel's parameters
+	if err != nil {
+		return err
+	}
+	for i, a := range c.Args { // the emulated addresses become device ones
+		v, ok := a.(emu.Ptr)
+		if !ok || v == 0 {
+			continue
 		}
+		b, off, ok := emu.Find(v)
+		if !ok {
+			return fmt.Errorf("argument %d points into no emulated buffer", i)
+		}
+		p, err := devOf(b)
+		if err != nil {
+			return err
+		}
+		slots[i] = uint64(p) + uint64(off)
 	}
 	for _, o := range c.Outs { // an output no argument points to is still copied back (and checked)
 		if _, err := devOf(o.B); err != nil {
