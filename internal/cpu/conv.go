@@ -112,30 +112,50 @@ func im2colRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
 // each row's columns outside [wlo, whi) (which the copy filled from the
 // neighbouring image row). A 14×14 plane's row is one copy instead of 14.
 func shiftedRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
-	w, l1 := g.W, l0+len(row)
-	off := y0*w + x0
-	// The positions whose output row reads an image row, clipped to the
-	// span, and of those the ones whose shifted index is in the plane.
-	a, b := max(l0, max(0, -y0)*w), min(l1, min(g.HO, g.H-y0)*w)
-	if a >= b || wlo >= whi {
+	sh, ok := newShift(g, len(plane), l0, l0+len(row), y0, x0, wlo, whi)
+	if !ok {
 		clear(row)
 		return
 	}
-	ca := min(max(a, -off), b)
-	cb := max(min(b, len(plane)-off), ca)
-	clear(row[:ca-l0])
-	clear(row[cb-l0:])
-	if ca < cb {
-		copy(row[ca-l0:cb-l0], plane[ca+off:cb+off])
+	clear(row[:sh.ca-l0])
+	clear(row[sh.cb-l0:])
+	if sh.ca < sh.cb {
+		copy(row[sh.ca-l0:sh.cb-l0], plane[sh.ca+sh.off:sh.cb+sh.off])
 	}
+	clearOutside(row, sh, l0, g.W, wlo, whi)
+}
+
+// shift is a same-width column row's run over output positions [l0, l1):
+// [a, b) the positions whose output row reads an image row, [ca, cb) those
+// of them whose plane index p + off lies in the plane.
+type shift struct{ a, b, ca, cb, off int }
+
+// newShift is the run of a column row with offsets y0, x0 over a plane of
+// n elements; false when no position reads the image.
+func newShift(g *ConvGeom, n, l0, l1, y0, x0, wlo, whi int) (shift, bool) {
+	w := g.W
+	s := shift{off: y0*w + x0}
+	s.a, s.b = max(l0, max(0, -y0)*w), min(l1, min(g.HO, g.H-y0)*w)
+	if s.a >= s.b || wlo >= whi {
+		return s, false
+	}
+	s.ca = min(max(s.a, -s.off), s.b)
+	s.cb = max(min(s.b, n-s.off), s.ca)
+	return s, true
+}
+
+// clearOutside sets to 0 the positions of row (its first at l0) in [a, b)
+// whose output column is outside [wlo, whi): those the shifted run took
+// from the neighbouring image row.
+func clearOutside[T Float](row []T, s shift, l0, w, wlo, whi int) {
 	if wlo == 0 && whi == w {
 		return
 	}
-	for rs := a / w * w; rs < b; rs += w {
-		if lo, hi := max(a, rs), min(b, rs+wlo); lo < hi {
+	for rs := s.a / w * w; rs < s.b; rs += w {
+		if lo, hi := max(s.a, rs), min(s.b, rs+wlo); lo < hi {
 			clear(row[lo-l0 : hi-l0])
 		}
-		if lo, hi := max(a, rs+whi), min(b, rs+w); lo < hi {
+		if lo, hi := max(s.a, rs+whi), min(s.b, rs+w); lo < hi {
 			clear(row[lo-l0 : hi-l0])
 		}
 	}
@@ -290,24 +310,16 @@ func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 // so the result is col2imOf's, bitwise, with the rows added in the same
 // order.
 func col2imShiftedOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
-	l, w := g.L(), g.W
+	l := g.L()
 	colRowsOf(g, dx, c0, c1, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
-		a, b := max(0, -y0)*w, min(g.HO, g.H-y0)*w
-		if a >= b || wlo >= whi {
+		sh, ok := newShift(g, len(plane), 0, l, y0, x0, wlo, whi)
+		if !ok {
 			return
 		}
-		if wlo > 0 || whi < w {
-			for rs := a; rs < b; rs += w {
-				clear(row[rs : rs+wlo])
-				clear(row[rs+whi : rs+w])
-			}
-		}
-		off := y0*w + x0
-		ca := min(max(a, -off), b)
-		cb := max(min(b, len(plane)-off), ca)
-		if ca < cb {
-			addTo(row[ca:cb], plane[ca+off:cb+off])
+		clearOutside(row, sh, 0, g.W, wlo, whi)
+		if sh.ca < sh.cb {
+			addTo(row[sh.ca:sh.cb], plane[sh.ca+sh.off:sh.cb+sh.off])
 		}
 	})
 }
