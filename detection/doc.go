@@ -1,0 +1,22 @@
+// Package detection holds torchvision's detection models as Gorgonia graphs:
+// the ResNet backbones with FrozenBatchNorm2d, the feature pyramid network,
+// GeneralizedRCNNTransform, the anchor generator and box coders, and the
+// one-stage detectors FCOS and RetinaNet, loaded from torchvision's own
+// checkpoints (torch.save files) and giving torchvision's detections.
+//
+// Every tensor of a model lives in a Weights under its torchvision
+// state_dict key ("backbone.body.layer1.0.conv1.weight",
+// "head.classification_head.cls_logits.bias"): trainable parameters in
+// Weights.Params, everything else (frozen layers, FrozenBatchNorm2d's
+// weight, bias and statistics, BatchNorm2d's running statistics) in
+// Weights.Frozen. A part's Init adds its tensors under a prefix, initialised
+// as torchvision's constructor does; its Forward builds the part's nodes in
+// a graph from those tensors (nn.Params.Node: no copies), so one Weights
+// serves any number of graphs.
+//
+// The graph holds what torchvision computes with autograd on: the backbone,
+// the feature pyramid and the heads. What torchvision computes on detached
+// tensors runs on values between graph runs: resizing and batching the
+// images, anchors, top-k selection, score thresholds, box decoding,
+// clipping and batched NMS.
+package detection
