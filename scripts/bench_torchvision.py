@@ -581,6 +581,51 @@ def run_nms(s):
     torchvision.ops.nms(s[0], s[1], 0.5)
 
 
+def setup_detector(kind, depth):
+    """A random-init torchvision detector in eval mode (detection's
+    BenchmarkDetector): FCOS, RetinaNet v1 or v2 on a ResNet-18 or -50 FPN
+    (FrozenBatchNorm2d, as the COCO builders), two 512x512 images, the
+    transform's min_size and max_size 512 so no resizing happens."""
+    def setup():
+        from torchvision.models import resnet18, resnet50
+        from torchvision.models.detection import FCOS, RetinaNet
+        from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+        from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
+        from torchvision.ops.feature_pyramid_network import LastLevelP6P7
+        from torchvision.ops.misc import FrozenBatchNorm2d
+        import functools
+        torch.manual_seed(SEED)
+        body = {"resnet18": resnet18, "resnet50": resnet50}[depth](norm_layer=FrozenBatchNorm2d)
+        c5 = body.inplanes
+        extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
+        backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
+        size = dict(min_size=512, max_size=512)
+        if kind == "fcos":
+            model = FCOS(backbone, 91, **size)
+        elif kind == "retinanet":
+            model = RetinaNet(backbone, 91, **size)
+        else:
+            anchors = _default_anchorgen()
+            head = RetinaNetHead(256, anchors.num_anchors_per_location()[0], 91,
+                                 norm_layer=functools.partial(torch.nn.GroupNorm, 32))
+            model = RetinaNet(backbone, 91, anchor_generator=anchors, head=head, **size)
+        gen = torch.Generator().manual_seed(SEED)
+        images = [torch.rand((3, 512, 512), generator=gen) for _ in range(2)]
+        return model.eval(), images
+    return setup
+
+
+def run_detector(s):
+    with torch.no_grad():
+        s[0](s[1])
+
+
+DETECTOR_BENCHMARKS = {
+    "Detector/%s/%s/inference" % (kind, depth): (setup_detector(kind, depth), run_detector)
+    for kind in ("fcos", "retinanet", "retinanet_v2") for depth in ("resnet18", "resnet50")
+}
+
+
 # name -> (setup function, run function)
 BENCHMARKS = {
     "NMS/5000": (setup_nms(5000), run_nms),
@@ -617,6 +662,7 @@ BENCHMARKS = {
     "Conv2d/forward+backward": (setup_deform_conv("v1", True, plain=True),
                                 run_deform_conv_forward_backward),
     **NN_BENCHMARKS,
+    **DETECTOR_BENCHMARKS,
 }
 # gops' pooling ops are timed with ad.ReuseResults too, as FAMILY/reuse/...:
 # the same torch work under the other name (as NN_BENCHMARKS' families).
