@@ -137,7 +137,7 @@ func (h FCOSHead) forward(node nodeFunc, prefix string, features []*gorgonia.Nod
 	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
 	out := &HeadOutputs{}
 	for _, x := range features {
-		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumClasses)
+		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumAnchors, h.NumClasses)
 		if err != nil {
 			return nil, err
 		}
@@ -145,11 +145,11 @@ func (h FCOSHead) forward(node nodeFunc, prefix string, features []*gorgonia.Nod
 		if err != nil {
 			return nil, err
 		}
-		r, err := output(node, t, reg+".bbox_reg", 4, true)
+		r, err := output(node, t, reg+".bbox_reg", h.NumAnchors, 4, true)
 		if err != nil {
 			return nil, err
 		}
-		c, err := output(node, t, reg+".bbox_ctrness", 1, false)
+		c, err := output(node, t, reg+".bbox_ctrness", h.NumAnchors, 1, false)
 		if err != nil {
 			return nil, err
 		}

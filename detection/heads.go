@@ -7,6 +7,7 @@ import (
 
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // What RetinaNet's and FCOS's heads share (retinanet.py and fcos.py of
@@ -151,7 +152,7 @@ func initConv3x3(w *Weights, key string, cin, cout int, hasBias bool, bias float
 func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer) (*gorgonia.Node, error) {
 	for _, l := range layers {
 		var err error
-		if x, err = conv3x3(node, x, l.conv, l.bias); err != nil {
+		if x, err = conv3x3(node, x, l.conv, l.bias, x.Shape()[1]); err != nil {
 			return nil, err
 		}
 		if l.norm != "" {
@@ -175,11 +176,15 @@ func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer) (*gorgonia.Node
 }
 
 // conv3x3 is the 3×3 convolution with padding 1 under key (its bias if
-// bias).
-func conv3x3(node nodeFunc, x *gorgonia.Node, key string, bias bool) (*gorgonia.Node, error) {
+// bias) from x's channels to cout; a weight of another shape is an error
+// naming it.
+func conv3x3(node nodeFunc, x *gorgonia.Node, key string, bias bool, cout int) (*gorgonia.Node, error) {
 	wt, err := node(key + ".weight")
 	if err != nil {
 		return nil, err
+	}
+	if want := (tensor.Shape{cout, x.Shape()[1], 3, 3}); !wt.Shape().Eq(want) {
+		return nil, fmt.Errorf("%s.weight has shape %v, want %v", key, wt.Shape(), want)
 	}
 	var b *gorgonia.Node
 	if bias {
@@ -275,19 +280,20 @@ func key(prefix, name string) string {
 }
 
 // branch is a head's branch on one level: the tower layers, then the
-// output convolution under out, per anchor in k columns.
-func branch(node nodeFunc, x *gorgonia.Node, layers []towerLayer, out string, k int) (*gorgonia.Node, error) {
+// output convolution under out, per anchor (a of them) in k columns.
+func branch(node nodeFunc, x *gorgonia.Node, layers []towerLayer, out string, a, k int) (*gorgonia.Node, error) {
 	t, err := tower(node, x, layers)
 	if err != nil {
 		return nil, err
 	}
-	return output(node, t, out, k, false)
+	return output(node, t, out, a, k, false)
 }
 
-// output is the output convolution under key on the tower's result t,
-// with ReLU after it if relu (FCOS's bbox_reg), per anchor in k columns.
-func output(node nodeFunc, t *gorgonia.Node, key string, k int, relu bool) (*gorgonia.Node, error) {
-	y, err := conv3x3(node, t, key, true)
+// output is the output convolution under key on the tower's result t to
+// a·k channels, with ReLU after it if relu (FCOS's bbox_reg), per anchor
+// (a of them) in k columns.
+func output(node nodeFunc, t *gorgonia.Node, key string, a, k int, relu bool) (*gorgonia.Node, error) {
+	y, err := conv3x3(node, t, key, true, a*k)
 	if err != nil {
 		return nil, err
 	}

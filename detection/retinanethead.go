@@ -145,11 +145,11 @@ func (h RetinaNetHead) forward(node nodeFunc, prefix string, features []*gorgoni
 	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
 	out := &HeadOutputs{}
 	for _, x := range features {
-		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumClasses)
+		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumAnchors, h.NumClasses)
 		if err != nil {
 			return nil, err
 		}
-		r, err := branch(node, x, h.tower(reg), reg+".bbox_reg", 4)
+		r, err := branch(node, x, h.tower(reg), reg+".bbox_reg", h.NumAnchors, 4)
 		if err != nil {
 			return nil, err
 		}
