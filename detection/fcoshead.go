@@ -54,6 +54,22 @@ func (h FCOSHead) defaults(name string) (FCOSHead, error) {
 	return h, checkHead(name, h.InChannels, h.NumAnchors, h.NumClasses, h.NumConvs, h.PriorProbability, true)
 }
 
+// spec is the head's layers under prefix, for the method name (the
+// configuration checked, defaults applied).
+func (h FCOSHead) spec(name, prefix string) (headSpec, error) {
+	h, err := h.defaults(name)
+	if err != nil {
+		return headSpec{}, err
+	}
+	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
+	return headSpec{
+		name: name, inChannels: h.InChannels, numAnchors: h.NumAnchors,
+		clsTower: h.tower(cls), regTower: h.tower(reg),
+		cls: headOutput{key: cls + ".cls_logits", k: h.NumClasses, bias: priorBias(h.PriorProbability)},
+		reg: []headOutput{{key: reg + ".bbox_reg", k: 4, relu: true}, {key: reg + ".bbox_ctrness", k: 1}},
+	}, nil
+}
+
 // tower is one branch's tower under branch (prefix.classification_head,
 // say): nn.Sequential indices 3i (conv), 3i+1 (GroupNorm), 3i+2 (ReLU).
 func (h FCOSHead) tower(branch string) []towerLayer {
@@ -74,30 +90,11 @@ func (h FCOSHead) tower(branch string) []towerLayer {
 // NumAnchors or NumConvs negative, NumClasses below 1, PriorProbability
 // outside (0, 1)); rng nil; as Weights.Add's (a key already in w).
 func (h FCOSHead) Init(w *Weights, prefix string, rng *rand.Rand) error {
-	const name = "FCOSHead.Init"
-	h, err := h.defaults(name)
+	s, err := h.spec("FCOSHead.Init", prefix)
 	if err != nil {
 		return err
 	}
-	if rng == nil {
-		return fmt.Errorf("detection: %s: rng is nil", name)
-	}
-	c, a := h.InChannels, h.NumAnchors
-	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
-	for _, step := range []func() error{
-		func() error { return initTower(w, h.tower(cls), c, rng) },
-		func() error {
-			return initConv3x3(w, cls+".cls_logits", c, a*h.NumClasses, true, priorBias(h.PriorProbability), rng)
-		},
-		func() error { return initTower(w, h.tower(reg), c, rng) },
-		func() error { return initConv3x3(w, reg+".bbox_reg", c, a*4, true, 0, rng) },
-		func() error { return initConv3x3(w, reg+".bbox_ctrness", c, a, true, 0, rng) },
-	} {
-		if err := step(); err != nil {
-			return fmt.Errorf("detection: %s: %w", name, err)
-		}
-	}
-	return nil
+	return s.init(w, rng)
 }
 
 // Forward builds the head on features, the FPN levels [N, InChannels,
@@ -116,46 +113,9 @@ func (h FCOSHead) Init(w *Weights, prefix string, rng *rand.Rand) error {
 // weights'; a tensor missing from w or of the wrong shape (named by its
 // key).
 func (h FCOSHead) Forward(w *Weights, prefix string, features []*gorgonia.Node, train bool) (*HeadOutputs, error) {
-	const name = "FCOSHead.Forward"
-	h, err := h.defaults(name)
+	s, err := h.spec("FCOSHead.Forward", prefix)
 	if err != nil {
 		return nil, err
 	}
-	node, err := headFeatures(name, w, features, h.InChannels)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.forward(node, prefix, features)
-	if err != nil {
-		return nil, fmt.Errorf("detection: %s: %w", name, err)
-	}
-	return out, nil
-}
-
-// forward is Forward on checked arguments, with tensors from node.
-func (h FCOSHead) forward(node nodeFunc, prefix string, features []*gorgonia.Node) (*HeadOutputs, error) {
-	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
-	out := &HeadOutputs{}
-	for _, x := range features {
-		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumAnchors, h.NumClasses)
-		if err != nil {
-			return nil, err
-		}
-		t, err := tower(node, x, h.tower(reg))
-		if err != nil {
-			return nil, err
-		}
-		r, err := output(node, t, reg+".bbox_reg", h.NumAnchors, 4, true)
-		if err != nil {
-			return nil, err
-		}
-		c, err := output(node, t, reg+".bbox_ctrness", h.NumAnchors, 1, false)
-		if err != nil {
-			return nil, err
-		}
-		out.ClsLogits = append(out.ClsLogits, y)
-		out.BboxRegression = append(out.BboxRegression, r)
-		out.BboxCtrness = append(out.BboxCtrness, c)
-	}
-	return out, nil
+	return s.forward(w, features)
 }

@@ -279,16 +279,6 @@ func key(prefix, name string) string {
 	return prefix + "." + name
 }
 
-// branch is a head's branch on one level: the tower layers, then the
-// output convolution under out, per anchor (a of them) in k columns.
-func branch(node nodeFunc, x *gorgonia.Node, layers []towerLayer, out string, a, k int) (*gorgonia.Node, error) {
-	t, err := tower(node, x, layers)
-	if err != nil {
-		return nil, err
-	}
-	return output(node, t, out, a, k, false)
-}
-
 // output is the output convolution under key on the tower's result t to
 // a·k channels, with ReLU after it if relu (FCOS's bbox_reg), per anchor
 // (a of them) in k columns.
@@ -303,4 +293,93 @@ func output(node nodeFunc, t *gorgonia.Node, key string, a, k int, relu bool) (*
 		}
 	}
 	return perAnchor(y, k)
+}
+
+// headSpec is a head as its layers under their keys: the classification
+// and regression towers on inChannels channels, cls_logits on the first
+// and the regression outputs (bbox_reg, then FCOS's bbox_ctrness) on the
+// second, each for numAnchors anchors. name ("RetinaNetHead.Init", say)
+// leads its errors.
+type headSpec struct {
+	name                   string
+	inChannels, numAnchors int
+	clsTower, regTower     []towerLayer
+	cls                    headOutput
+	reg                    []headOutput
+}
+
+// headOutput is an output convolution: its key, k columns per anchor, its
+// initial bias, and ReLU after it if relu.
+type headOutput struct {
+	key  string
+	k    int
+	bias float64
+	relu bool
+}
+
+// init adds the head's tensors to w in torchvision's state_dict order,
+// initialised as its constructors do (initTower, initConv3x3).
+func (s headSpec) init(w *Weights, rng *rand.Rand) error {
+	if rng == nil {
+		return fmt.Errorf("detection: %s: rng is nil", s.name)
+	}
+	c, a := s.inChannels, s.numAnchors
+	if err := initTower(w, s.clsTower, c, rng); err != nil {
+		return fmt.Errorf("detection: %s: %w", s.name, err)
+	}
+	if err := initConv3x3(w, s.cls.key, c, a*s.cls.k, true, s.cls.bias, rng); err != nil {
+		return fmt.Errorf("detection: %s: %w", s.name, err)
+	}
+	if err := initTower(w, s.regTower, c, rng); err != nil {
+		return fmt.Errorf("detection: %s: %w", s.name, err)
+	}
+	for _, o := range s.reg {
+		if err := initConv3x3(w, o.key, c, a*o.k, true, o.bias, rng); err != nil {
+			return fmt.Errorf("detection: %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// forward checks w and the features (headFeatures) and builds the head.
+func (s headSpec) forward(w *Weights, features []*gorgonia.Node) (*HeadOutputs, error) {
+	node, err := headFeatures(s.name, w, features, s.inChannels)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.build(node, features)
+	if err != nil {
+		return nil, fmt.Errorf("detection: %s: %w", s.name, err)
+	}
+	return out, nil
+}
+
+// build is forward on checked features, with tensors from node: per
+// level, the classification tower and cls_logits, the regression tower
+// and its outputs.
+func (s headSpec) build(node nodeFunc, features []*gorgonia.Node) (*HeadOutputs, error) {
+	out := &HeadOutputs{}
+	lists := []*[]*gorgonia.Node{&out.BboxRegression, &out.BboxCtrness}
+	for _, x := range features {
+		t, err := tower(node, x, s.clsTower)
+		if err != nil {
+			return nil, err
+		}
+		y, err := output(node, t, s.cls.key, s.numAnchors, s.cls.k, s.cls.relu)
+		if err != nil {
+			return nil, err
+		}
+		out.ClsLogits = append(out.ClsLogits, y)
+		if t, err = tower(node, x, s.regTower); err != nil {
+			return nil, err
+		}
+		for i, o := range s.reg {
+			y, err := output(node, t, o.key, s.numAnchors, o.k, o.relu)
+			if err != nil {
+				return nil, err
+			}
+			*lists[i] = append(*lists[i], y)
+		}
+	}
+	return out, nil
 }

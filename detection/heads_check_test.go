@@ -68,7 +68,7 @@ func TestHeadsOrders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err = h.defaults("test")
+	s, err := h.spec("test", "head")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestHeadsOrders(t *testing.T) {
 			}
 			return w.Node(g, key)
 		}
-		out, err := h.forward(node, "head", in[:2])
+		out, err := s.build(node, in[:2])
 		if err != nil {
 			return nil, err
 		}

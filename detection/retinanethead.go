@@ -59,6 +59,22 @@ func (h RetinaNetHead) defaults(name string) (RetinaNetHead, error) {
 	return h, checkHead(name, h.InChannels, h.NumAnchors, h.NumClasses, h.NumConvs, h.PriorProbability, h.Norm == HeadNormGroupNorm)
 }
 
+// spec is the head's layers under prefix, for the method name (the
+// configuration checked, defaults applied).
+func (h RetinaNetHead) spec(name, prefix string) (headSpec, error) {
+	h, err := h.defaults(name)
+	if err != nil {
+		return headSpec{}, err
+	}
+	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
+	return headSpec{
+		name: name, inChannels: h.InChannels, numAnchors: h.NumAnchors,
+		clsTower: h.tower(cls), regTower: h.tower(reg),
+		cls: headOutput{key: cls + ".cls_logits", k: h.NumClasses, bias: priorBias(h.PriorProbability)},
+		reg: []headOutput{{key: reg + ".bbox_reg", k: 4}},
+	}, nil
+}
+
 // tower is one branch's tower under branch (prefix.classification_head,
 // say).
 func (h RetinaNetHead) tower(branch string) []towerLayer {
@@ -84,29 +100,11 @@ func (h RetinaNetHead) tower(branch string) []towerLayer {
 // Norm, InChannels not a multiple of 32 with GroupNorm); rng nil; as
 // Weights.Add's (a key already in w).
 func (h RetinaNetHead) Init(w *Weights, prefix string, rng *rand.Rand) error {
-	const name = "RetinaNetHead.Init"
-	h, err := h.defaults(name)
+	s, err := h.spec("RetinaNetHead.Init", prefix)
 	if err != nil {
 		return err
 	}
-	if rng == nil {
-		return fmt.Errorf("detection: %s: rng is nil", name)
-	}
-	c, a := h.InChannels, h.NumAnchors
-	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
-	for _, step := range []func() error{
-		func() error { return initTower(w, h.tower(cls), c, rng) },
-		func() error {
-			return initConv3x3(w, cls+".cls_logits", c, a*h.NumClasses, true, priorBias(h.PriorProbability), rng)
-		},
-		func() error { return initTower(w, h.tower(reg), c, rng) },
-		func() error { return initConv3x3(w, reg+".bbox_reg", c, a*4, true, 0, rng) },
-	} {
-		if err := step(); err != nil {
-			return fmt.Errorf("detection: %s: %w", name, err)
-		}
-	}
-	return nil
+	return s.init(w, rng)
 }
 
 // Forward builds the head on features, the FPN levels [N, InChannels,
@@ -124,37 +122,9 @@ func (h RetinaNetHead) Init(w *Weights, prefix string, rng *rand.Rand) error {
 // weights'; a tensor missing from w or of the wrong shape (named by its
 // key).
 func (h RetinaNetHead) Forward(w *Weights, prefix string, features []*gorgonia.Node, train bool) (*HeadOutputs, error) {
-	const name = "RetinaNetHead.Forward"
-	h, err := h.defaults(name)
+	s, err := h.spec("RetinaNetHead.Forward", prefix)
 	if err != nil {
 		return nil, err
 	}
-	node, err := headFeatures(name, w, features, h.InChannels)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.forward(node, prefix, features)
-	if err != nil {
-		return nil, fmt.Errorf("detection: %s: %w", name, err)
-	}
-	return out, nil
-}
-
-// forward is Forward on checked arguments, with tensors from node.
-func (h RetinaNetHead) forward(node nodeFunc, prefix string, features []*gorgonia.Node) (*HeadOutputs, error) {
-	cls, reg := key(prefix, "classification_head"), key(prefix, "regression_head")
-	out := &HeadOutputs{}
-	for _, x := range features {
-		y, err := branch(node, x, h.tower(cls), cls+".cls_logits", h.NumAnchors, h.NumClasses)
-		if err != nil {
-			return nil, err
-		}
-		r, err := branch(node, x, h.tower(reg), reg+".bbox_reg", h.NumAnchors, 4)
-		if err != nil {
-			return nil, err
-		}
-		out.ClsLogits = append(out.ClsLogits, y)
-		out.BboxRegression = append(out.BboxRegression, r)
-	}
-	return out, nil
+	return s.forward(w, features)
 }
