@@ -148,6 +148,8 @@ func lossRows() []conformance.Row {
 		{"Concat", "axis1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Concat(1, in[0], in[1]) }),
 			[]*tensor.Dense{x, smoothTensor(0.7, 3, 2)}},
 		{"Narrow", "axis1", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Narrow(in[0], 1, 1, 2) }), []*tensor.Dense{x}},
+		{"Permute", "021", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Permute(in[0], 0, 2, 1) }),
+			[]*tensor.Dense{smoothTensor(0.9, 2, 3, 2)}},
 		{"Flatten", "0", cubeOf(func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Flatten(in[0], 0) }), []*tensor.Dense{x}},
 		{"GroupNorm", "groups2/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.GroupNorm(in[0], 2, in[1], in[2], 0) },
 			[]*tensor.Dense{smoothTensor(1.5, 2, 4, 2, 2), smoothTensor(0.5, 4), smoothTensor(0.3, 4)}},

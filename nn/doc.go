@@ -5,9 +5,9 @@
 // AdaptiveAvgPool2d; Interpolate (nearest, bilinear); GridSample and
 // AffineGrid (spatial transformers); Softmax and LogSoftmax; CrossEntropy,
 // MSELoss, SmoothL1Loss and BinaryCrossEntropyWithLogits; ReLU, LeakyReLU,
-// Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow and Concat,
-// copies that never alias an input; BatchNorm, GroupNorm and LayerNorm;
-// Dropout.
+// Sigmoid, Tanh, SiLU and GELU; Reshape, Flatten, Narrow, Concat and
+// Permute, copies that never alias an input; BatchNorm, GroupNorm and
+// LayerNorm; Dropout.
 //
 // Every function takes and returns *gorgonia.Node and an error, with
 // torch's parameter names Go-cased (in an options struct whose zero value

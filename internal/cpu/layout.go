@@ -60,3 +60,43 @@ func Narrow[T Float](outer, inner, size, start, length int, embed bool, dst, src
 		}
 	}
 }
+
+// Permute sets dst to src with its axes permuted (torch.permute): src is
+// row-major of the given shape, dst row-major of shape[perm[0]], ...,
+// shape[perm[r−1]], and dst's axis i is src's axis perm[i]. perm must be a
+// permutation of 0..r−1 and len(dst) = len(src). Parallel over dst's rows
+// (runs of its last axis), each a copy where that axis is src's last.
+func Permute[T Float](src, dst []T, shape, perm []int) {
+	r := len(shape)
+	if len(dst) == 0 || r == 0 {
+		copy(dst, src)
+		return
+	}
+	stride := make([]int, r)
+	for i, s := r-1, 1; i >= 0; i-- {
+		stride[i] = s
+		s *= shape[i]
+	}
+	out, step := make([]int, r), make([]int, r)
+	for i, p := range perm {
+		out[i], step[i] = shape[p], stride[p]
+	}
+	last, inner := out[r-1], step[r-1]
+	par.ForWork(len(dst)/last, len(dst), func(lo, hi int) {
+		for row := lo; row < hi; row++ {
+			off, q := 0, row
+			for i := r - 2; i >= 0; i-- {
+				off += q % out[i] * step[i]
+				q /= out[i]
+			}
+			d := dst[row*last : (row+1)*last]
+			if inner == 1 {
+				copy(d, src[off:off+last])
+				continue
+			}
+			for j := range d {
+				d[j] = src[off+j*inner]
+			}
+		}
+	})
+}
