@@ -2,7 +2,8 @@
 """Golden files of whole torchvision detectors for package detection's tests.
 
 Builds tiny random-init FCOS and RetinaNet (v1: no head norm, FrozenBatchNorm2d
-backbone; v2: GroupNorm heads, BatchNorm2d backbone and FPN) from
+backbone; v2: GroupNorm heads, BatchNorm2d backbone, P6 from C5, as
+retinanet_resnet50_fpn_v2) from
 torchvision 0.14's own classes, every tensor drawn at random so each part
 matters, saves each state dict with torch.save (float32; one in the legacy
 format) into testdata/detection/<name>.pt, and writes
@@ -101,7 +102,7 @@ def build(name, num_classes):
                      detections_per_img=30, **common)
     else:
         v2 = name == "retinanet_v2"
-        bb = backbone(frozen=not v2, fpn_norm=nn.BatchNorm2d if v2 else None, p6p7_from_c5=v2)
+        bb = backbone(frozen=not v2, fpn_norm=None, p6p7_from_c5=v2)
         sizes = tuple((x, int(x * 2 ** (1.0 / 3)), int(x * 2 ** (2.0 / 3))) for x in [8, 16, 32, 64, 128])
         anchors = AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * 5)
         norm = partial(nn.GroupNorm, 32) if v2 else None
