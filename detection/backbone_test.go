@@ -519,3 +519,89 @@ func TestBackboneBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestResNetAndFPNParts: ResNet.Init and Forward alone (all stages, every
+// parameter trainable, keys under the prefix) give BackboneWithFPN's body
+// maps; StageChannels and FPN derive torchvision's in_channels_list; the
+// FPN alone rejects maps that do not fit it.
+func TestResNetAndFPNParts(t *testing.T) {
+	r := detection.ResNet{Block: detection.Bottleneck, Layers: []int{1, 1}, Planes: []int{2, 4}, StemWidth: 4, Eps: 1e-5}
+	ch, err := r.StageChannels()
+	if err != nil || !slices.Equal(ch, []int{8, 16}) {
+		t.Fatalf("StageChannels %v %v, want [8 16]", ch, err)
+	}
+	if ch, _ := detection.ResNet50().StageChannels(); !slices.Equal(ch, []int{256, 512, 1024, 2048}) {
+		t.Fatalf("ResNet50 StageChannels %v", ch)
+	}
+	w, _ := detection.NewWeights(tensor.Float64)
+	if err := r.Init(w, "backbone.body", rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"backbone.body.conv1.weight", "backbone.body.bn1.running_var", "backbone.body.layer2.0.conv3.weight",
+		"backbone.body.layer1.0.downsample.0.weight", "backbone.body.layer2.0.downsample.1.running_mean"} {
+		if !w.Has(k) {
+			t.Errorf("no %s in %v", k, sortedKeys(w))
+		}
+	}
+	if w.Frozen.Len() != 4*(1+4+4) || w.Params.Len() != 1+4+4 {
+		t.Errorf("%d frozen, %d trainable tensors; want the 36 buffers of 9 FrozenBatchNorm2d and 9 convolutions", w.Frozen.Len(), w.Params.Len())
+	}
+	b := detection.BackboneWithFPN{Body: r, TrainableLayers: 5, OutChannels: 3}
+	fpn, err := b.FPN()
+	if err != nil || !slices.Equal(fpn.InChannelsList, []int{8, 16}) || fpn.ExtraBlocks != (detection.LastLevelMaxPool{}) {
+		t.Fatalf("FPN %+v %v", fpn, err)
+	}
+	if err := fpn.Init(w, "backbone.fpn", rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 3, 9, 10), gorgonia.WithInit(gorgonia.RangedFrom(0)), gorgonia.WithName("x"))
+	stages, err := r.Forward(w, "backbone.body", x, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stages) != 2 || !slices.Equal(stages[0].Shape(), tensor.Shape{1, 8, 3, 3}) || !slices.Equal(stages[1].Shape(), tensor.Shape{1, 16, 2, 2}) {
+		t.Fatalf("stages %v", stages)
+	}
+	maps, names, err := b.Forward(w, "backbone", x, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"0", "1", "pool"}) || !slices.Equal(maps[2].Shape(), tensor.Shape{1, 3, 1, 1}) {
+		t.Fatalf("names %v, pool %v", names, maps[2].Shape())
+	}
+	got, err := graphtest.Eval(g, stages[1], maps[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The backbone's body is the ResNet: the FPN's map 1 from the body's
+	// last stage equals the one built from r.Forward's.
+	alone, _, err := fpn.Forward(w, "backbone.fpn", stages, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2, err := graphtest.Eval(g, alone[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[1], got2[0]) || len(got[0]) != 16*4 {
+		t.Fatalf("FPN maps differ: %v vs %v", got[1], got2[0])
+	}
+	for _, c := range []struct {
+		name  string
+		maps  []*gorgonia.Node
+		names []string
+		want  string
+	}{
+		{"count", stages[:1], []string{"a"}, "1 maps and 1 names for 2 InChannelsList entries"},
+		{"names", stages, []string{"a"}, "2 maps and 1 names"},
+		{"channels", []*gorgonia.Node{stages[1], stages[1]}, []string{"a", "b"}, "map 0: input must be [N ≥ 1, 8, H ≥ 1, W ≥ 1], got (1, 16, 2, 2)"},
+	} {
+		if _, _, err := fpn.Forward(w, "backbone.fpn", c.maps, c.names); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	if err := (detection.FeaturePyramidNetwork{}).Init(w, "x", nil); err == nil || !strings.Contains(err.Error(), "InChannelsList is empty") {
+		t.Errorf("empty FPN: %v", err)
+	}
+}
