@@ -29,12 +29,12 @@ from torchvision.models.detection.anchor_utils import AnchorGenerator
 from torchvision.models.detection.backbone_utils import BackboneWithFPN
 from torchvision.models.detection.fcos import FCOSHead
 from torchvision.models.detection.retinanet import RetinaNetHead
-from torchvision.ops import misc as misc_nn_ops
 from torchvision.ops.feature_pyramid_network import LastLevelP6P7
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata"))
 import golden_common as gc  # noqa: E402
+import detection_models as dm  # noqa: E402  (scripts/, the tiny ResNet)
 
 OUT = os.path.join(gc.HERE, "detection")
 
@@ -44,27 +44,9 @@ OUT = os.path.join(gc.HERE, "detection")
 STEM, PLANES, FPN = 8, [8, 8, 16, 16], 32
 
 
-class TinyResNet(resnet.ResNet):
-    """torchvision's ResNet with small widths: its own _make_layer, blocks
-    and forward; only the widths differ (torchvision hard-codes 64..512)."""
-
-    def __init__(self, block, layers, norm_layer):
-        nn.Module.__init__(self)
-        self._norm_layer = norm_layer
-        self.inplanes, self.dilation, self.groups, self.base_width = STEM, 1, 1, 64
-        self.conv1 = nn.Conv2d(3, STEM, kernel_size=7, stride=2, padding=3, bias=False)
-        self.bn1 = norm_layer(STEM)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-        self.layer1 = self._make_layer(block, PLANES[0], layers[0])
-        self.layer2 = self._make_layer(block, PLANES[1], layers[1], stride=2)
-        self.layer3 = self._make_layer(block, PLANES[2], layers[2], stride=2)
-        self.layer4 = self._make_layer(block, PLANES[3], layers[3], stride=2)
-
-
 def backbone(frozen, fpn_norm, p6p7_from_c5):
-    norm = partial(misc_nn_ops.FrozenBatchNorm2d, eps=0.0) if frozen else nn.BatchNorm2d
-    body = TinyResNet(resnet.BasicBlock, [1, 1, 1, 1], norm)
+    norm = dm.frozen_bn(0.0) if frozen else nn.BatchNorm2d
+    body = dm.TinyResNet(resnet.BasicBlock, [1, 1, 1, 1], PLANES, stem_width=STEM, norm_layer=norm)
     in_list = [PLANES[1], PLANES[2], PLANES[3]]
     extra = LastLevelP6P7(PLANES[3], FPN) if p6p7_from_c5 else LastLevelP6P7(FPN, FPN)
     return BackboneWithFPN(body, {"layer2": "0", "layer3": "1", "layer4": "2"}, in_list, FPN,
