@@ -472,14 +472,6 @@ func conv2d(w *Weights, prefix, name string, x *gorgonia.Node, opts nn.Conv2dOpt
 	return y, nil
 }
 
-// key is prefix.name, or name for an empty prefix.
-func key(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
-}
-
 // checkImages is an error unless x is a [N ≥ 1, c, H ≥ 1, W ≥ 1] node of
 // w's dtype (c < 0: any channels).
 func checkImages(fn string, w *Weights, x *gorgonia.Node, c int) error {
