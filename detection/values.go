@@ -33,6 +33,15 @@ func newValue[T floatType](data []T, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
 }
 
+// convertValues is x converted to T.
+func convertValues[T, S floatType](x []S) []T {
+	y := make([]T, len(x))
+	for i, v := range x {
+		y[i] = T(v)
+	}
+	return y
+}
+
 // dtypeOf is T's tensor dtype.
 func dtypeOf[T floatType]() tensor.Dtype {
 	var z T
