@@ -88,10 +88,18 @@ func (c BoxCoder) DecodeSingle(relCodes, boxes *tensor.Dense) (*tensor.Dense, er
 	if err != nil {
 		return nil, err
 	}
-	if relCodes.Dtype() == tensor.Float32 {
-		return newValue(decodeBoxes(c, valueData[float32](relCodes), valueData[float32](boxes), k, cols), k, cols), nil
+	return byDtype(relCodes, boxes, k, cols,
+		func(r, b []float32) []float32 { return decodeBoxes(c, r, b, k, cols) },
+		func(r, b []float64) []float64 { return decodeBoxes(c, r, b, k, cols) }), nil
+}
+
+// byDtype is f32 or f64, by a's dtype, on the data of a and b (one dtype),
+// as a [k, cols] tensor.
+func byDtype(a, b *tensor.Dense, k, cols int, f32 func(a, b []float32) []float32, f64 func(a, b []float64) []float64) *tensor.Dense {
+	if a.Dtype() == tensor.Float32 {
+		return newValue(f32(valueData[float32](a), valueData[float32](b)), k, cols)
 	}
-	return newValue(decodeBoxes(c, valueData[float64](relCodes), valueData[float64](boxes), k, cols), k, cols), nil
+	return newValue(f64(valueData[float64](a), valueData[float64](b)), k, cols)
 }
 
 // decodeBoxes is DecodeSingle on flat slices: codes [k, cols], boxes
@@ -141,10 +149,9 @@ func (c BoxCoder) EncodeSingle(referenceBoxes, proposals *tensor.Dense) (*tensor
 	if err != nil {
 		return nil, err
 	}
-	if referenceBoxes.Dtype() == tensor.Float32 {
-		return newValue(encodeBoxes(c, valueData[float32](referenceBoxes), valueData[float32](proposals), k), k, 4), nil
-	}
-	return newValue(encodeBoxes(c, valueData[float64](referenceBoxes), valueData[float64](proposals), k), k, 4), nil
+	return byDtype(referenceBoxes, proposals, k, 4,
+		func(r, p []float32) []float32 { return encodeBoxes(c, r, p, k) },
+		func(r, p []float64) []float64 { return encodeBoxes(c, r, p, k) }), nil
 }
 
 // encodeBoxes is EncodeSingle on flat slices [k, 4].
@@ -186,10 +193,9 @@ func (c BoxLinearCoder) Encode(referenceBoxes, proposals *tensor.Dense) (*tensor
 	if err != nil {
 		return nil, err
 	}
-	if referenceBoxes.Dtype() == tensor.Float32 {
-		return newValue(linearEncode(c, valueData[float32](referenceBoxes), valueData[float32](proposals), k), k, 4), nil
-	}
-	return newValue(linearEncode(c, valueData[float64](referenceBoxes), valueData[float64](proposals), k), k, 4), nil
+	return byDtype(referenceBoxes, proposals, k, 4,
+		func(r, p []float32) []float32 { return linearEncode(c, r, p, k) },
+		func(r, p []float64) []float64 { return linearEncode(c, r, p, k) }), nil
 }
 
 // linearEncode is Encode on flat slices [k, 4].
@@ -218,10 +224,9 @@ func (c BoxLinearCoder) Decode(relCodes, boxes *tensor.Dense) (*tensor.Dense, er
 	if err != nil {
 		return nil, err
 	}
-	if relCodes.Dtype() == tensor.Float32 {
-		return newValue(linearDecode(c, valueData[float32](relCodes), valueData[float32](boxes), k), k, 4), nil
-	}
-	return newValue(linearDecode(c, valueData[float64](relCodes), valueData[float64](boxes), k), k, 4), nil
+	return byDtype(relCodes, boxes, k, 4,
+		func(r, b []float32) []float32 { return linearDecode(c, r, b, k) },
+		func(r, b []float64) []float64 { return linearDecode(c, r, b, k) }), nil
 }
 
 // linearDecode is Decode on flat slices [k, 4].

@@ -23,7 +23,6 @@ func TestBoxCodersGolden(t *testing.T) {
 		boxes := golden.Tensor(c.Dtype, []int{c.K, 4}, goldenBoxes(c.Seed, c.K, 100))
 		ref := golden.Tensor(c.Dtype, []int{c.K, 4}, goldenBoxes(c.Seed+2, c.K, 100))
 		props := golden.Tensor(c.Dtype, []int{c.K, 4}, goldenBoxes(c.Seed+3, c.K, 100))
-		tol := tolFor(c.Dtype)
 		if c.Kind == "box" {
 			cols := 4 * c.Classes
 			codes := affine(uniforms(c.Seed+1, c.K*cols), 8, -4)
@@ -37,31 +36,28 @@ func TestBoxCodersGolden(t *testing.T) {
 				}
 			}
 			coder := NewBoxCoder([4]float64(c.Weights))
-			dec, err := coder.DecodeSingle(golden.Tensor(c.Dtype, []int{c.K, cols}, codes), boxes)
-			if err != nil {
-				t.Fatal(name, err)
-			}
-			golden.AssertClose(t, name+" decoded", f64s(dec), c.Decoded, tol, 0)
-			enc, err := coder.EncodeSingle(ref, props)
-			if err != nil {
-				t.Fatal(name, err)
-			}
-			golden.AssertClose(t, name+" encoded", f64s(enc), c.Encoded, tol, tol)
+			dec, decErr := coder.DecodeSingle(golden.Tensor(c.Dtype, []int{c.K, cols}, codes), boxes)
+			enc, encErr := coder.EncodeSingle(ref, props)
+			assertCoded(t, name, c, dec, enc, decErr, encErr)
 			continue
 		}
 		coder := BoxLinearCoder{NormalizeBySize: c.NormalizeBySize}
 		codes := golden.Tensor(c.Dtype, []int{c.K, 4}, affine(uniforms(c.Seed+1, 4*c.K), 3, 0))
-		dec, err := coder.Decode(codes, boxes)
-		if err != nil {
-			t.Fatal(name, err)
-		}
-		golden.AssertClose(t, name+" decoded", f64s(dec), c.Decoded, tol, 0)
-		enc, err := coder.Encode(ref, props)
-		if err != nil {
-			t.Fatal(name, err)
-		}
-		golden.AssertClose(t, name+" encoded", f64s(enc), c.Encoded, tol, tol)
+		dec, decErr := coder.Decode(codes, boxes)
+		enc, encErr := coder.Encode(ref, props)
+		assertCoded(t, name, c, dec, enc, decErr, encErr)
 	}
+}
+
+// assertCoded compares a coder's decoded and encoded boxes with the case's.
+func assertCoded(t *testing.T, name string, c boxCoderCase, dec, enc *tensor.Dense, decErr, encErr error) {
+	t.Helper()
+	if decErr != nil || encErr != nil {
+		t.Fatal(name, decErr, encErr)
+	}
+	tol := tolFor(c.Dtype)
+	golden.AssertClose(t, name+" decoded", f64s(dec), c.Decoded, tol, 0)
+	golden.AssertClose(t, name+" encoded", f64s(enc), c.Encoded, tol, tol)
 }
 
 func TestBoxCodersErrors(t *testing.T) {
