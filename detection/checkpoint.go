@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/nlpodyssey/gopickle/types"
@@ -74,8 +75,9 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 //   - the zip format (torch >= 1.6's default): an archive with one
 //     top-level folder (named after the file, or "archive") holding
 //     data.pkl, the pickled state dict whose tensors name their storages
-//     by key, the storages' raw bytes as data/<key>, and in torch >= 2.1 a
-//     byteorder record ("little" or "big", little if absent);
+//     by key, the storages' raw bytes as data/<key>, the format's version
+//     record, and in torch >= 2.1 a byteorder record ("little" or "big",
+//     little if absent);
 //   - the legacy format (_use_new_zipfile_serialization=False): pickles of
 //     the magic number, the protocol version 1001 and the system info
 //     (its little_endian gives the byte order), the state dict, and the
@@ -173,6 +175,15 @@ func openZip(r io.ReaderAt, size int64) (*ckptSource, error) {
 			src.bigEndian = true
 		default:
 			return nil, fmt.Errorf("record %s is %q, not \"little\" or \"big\"", f.Name, b)
+		}
+	}
+	if f, ok := files[prefix+"version"]; ok {
+		b, err := readRecord(f, size)
+		if err != nil {
+			return nil, err
+		}
+		if v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 32); err != nil || v == 0 {
+			return nil, fmt.Errorf("record %s is %q, not a format version", f.Name, b)
 		}
 	}
 	pkl, err := readRecord(files[prefix+"data.pkl"], size)
@@ -391,17 +402,17 @@ func pyTypeName(v any) string {
 // (a plain dict's repeated key keeps its first place and last value, as
 // Python's dict does) and the OrderedDict's _metadata attribute.
 func stateDictEntries(root any) (keys []string, values []any, meta any, err error) {
+	index := map[string]int{}
 	add := func(k, v any) error {
 		key, ok := k.(string)
 		if !ok {
 			return fmt.Errorf("the state dict has a key of type %s, not str", pyTypeName(k))
 		}
-		for i, have := range keys {
-			if have == key {
-				values[i] = v
-				return nil
-			}
+		if i, ok := index[key]; ok {
+			values[i] = v
+			return nil
 		}
+		index[key] = len(keys)
 		keys = append(keys, key)
 		values = append(values, v)
 		return nil

@@ -254,7 +254,7 @@ def gen_bad():
     fake_zip("bad_short.pth", od(w=FakeTensor(FakeStorage(f32, "0", 4), 0, [4], [1])), {"0": eight})
     fake_zip("bad_numel.pth", od(w=FakeTensor(FakeStorage(f32, "0", 1 << 40), 0, [2], [1])), {"0": eight})
     fake_zip("bad_size.pth", od(w=FakeTensor(FakeStorage(f32, "0", 2), 0, [1 << 31, 1 << 31], [0, 0])), {"0": eight})
-    fake_zip("bad_stride.pth", od(w=FakeTensor(FakeStorage(f32, "0", 2), 0, [2, 2], [1, 1 << 62])), {"0": eight})
+    fake_zip("bad_stride.pth", od(w=FakeTensor(FakeStorage(f32, "0", 2), 0, [1, 2], [1, 1 << 62])), {"0": eight})
     fake_zip("bad_offset.pth", od(w=FakeTensor(FakeStorage(f32, "0", 2), 2, [1], [1])), {"0": eight})
     fake_zip("bad_negative.pth", od(w=FakeTensor(FakeStorage(f32, "0", 2), 0, [-1], [1])), {"0": eight})
     fake_zip("bad_nostorage.pth", od(w=FakeTensor(FakeStorage(f32, "7", 2), 0, [2], [1])), {"0": eight})
