@@ -295,14 +295,7 @@ func (w *Weights) merged(fn string) (*nn.Params, error) {
 //
 // Errors: w is nil; wr fails.
 func (w *Weights) Save(wr io.Writer) error {
-	all, err := w.merged("Save")
-	if err != nil {
-		return err
-	}
-	if err := all.Save(wr); err != nil {
-		return fmt.Errorf("detection: Weights.Save: %w", err)
-	}
-	return nil
+	return w.viaMerged("Save", false, func(all *nn.Params) error { return all.Save(wr) })
 }
 
 // SaveFile writes the weights to the file at path as Save does, through a
@@ -310,14 +303,7 @@ func (w *Weights) Save(wr io.Writer) error {
 //
 // Errors: w is nil; the file cannot be written.
 func (w *Weights) SaveFile(path string) error {
-	all, err := w.merged("SaveFile")
-	if err != nil {
-		return err
-	}
-	if err := all.SaveFile(path); err != nil {
-		return fmt.Errorf("detection: Weights.SaveFile: %w", err)
-	}
-	return nil
+	return w.viaMerged("SaveFile", false, func(all *nn.Params) error { return all.SaveFile(path) })
 }
 
 // Load reads a safetensors file (as Save writes it) from r into the
@@ -330,14 +316,7 @@ func (w *Weights) SaveFile(path string) error {
 //
 // Errors: w is nil; r fails; nn.Params.Load's errors.
 func (w *Weights) Load(r io.Reader, strict bool) error {
-	all, err := w.merged("Load")
-	if err != nil {
-		return err
-	}
-	if err := all.Load(r, strict); err != nil {
-		return fmt.Errorf("detection: Weights.Load: %w", err)
-	}
-	return w.setAll("Load", all)
+	return w.viaMerged("Load", true, func(all *nn.Params) error { return all.Load(r, strict) })
 }
 
 // LoadFile reads the safetensors file at path into the weights as Load
@@ -345,14 +324,23 @@ func (w *Weights) Load(r io.Reader, strict bool) error {
 //
 // Errors: w is nil; the file cannot be opened; Load's errors.
 func (w *Weights) LoadFile(path string, strict bool) error {
-	all, err := w.merged("LoadFile")
+	return w.viaMerged("LoadFile", true, func(all *nn.Params) error { return all.LoadFile(path, strict) })
+}
+
+// viaMerged runs do on a merged copy of the weights (see merged) and, if
+// load, copies the copy's tensors back into the weights.
+func (w *Weights) viaMerged(fn string, load bool, do func(all *nn.Params) error) error {
+	all, err := w.merged(fn)
 	if err != nil {
 		return err
 	}
-	if err := all.LoadFile(path, strict); err != nil {
-		return fmt.Errorf("detection: Weights.LoadFile: %w", err)
+	if err := do(all); err != nil {
+		return fmt.Errorf("detection: Weights.%s: %w", fn, err)
 	}
-	return w.setAll("LoadFile", all)
+	if load {
+		return w.setAll(fn, all)
+	}
+	return nil
 }
 
 // setAll copies every tensor of all into the weight of its name.

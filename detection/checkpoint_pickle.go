@@ -79,7 +79,9 @@ func (rebuildTensor) Call(args ...any) (any, error) {
 }
 
 // rebuildParameter stands for torch._utils._rebuild_parameter(data,
-// requires_grad, backward_hooks): a state dict saved with keep_vars=True.
+// requires_grad, backward_hooks) and torch 2's
+// _rebuild_parameter_with_state(data, requires_grad, backward_hooks,
+// state): a state dict saved with keep_vars=True.
 type rebuildParameter struct{}
 
 // Call returns the tensor data.
@@ -136,7 +138,7 @@ func findClass(module, name string) (any, error) {
 	switch {
 	case module == "torch._utils" && name == "_rebuild_tensor_v2":
 		return rebuildTensor{}, nil
-	case module == "torch._utils" && name == "_rebuild_parameter":
+	case module == "torch._utils" && (name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state"):
 		return rebuildParameter{}, nil
 	case module == "torch":
 		if elem, ok := storageClasses[name]; ok {

@@ -106,7 +106,7 @@ func checkAgainst(t *testing.T, ck *Checkpoint, g ckptGolden) {
 
 func TestReadCheckpointFormats(t *testing.T) {
 	g := readGolden(t, "ckpt.json.gz")
-	for _, name := range []string{"ckpt_zip.pth", "ckpt_buf.pth", "ckpt_big.pth", "ckpt_legacy.pth"} {
+	for _, name := range []string{"ckpt_zip.pth", "ckpt_buf.pth", "ckpt_big.pth", "ckpt_legacy.pth", "ckpt_params.pth"} {
 		t.Run(name, func(t *testing.T) {
 			ck, err := LoadCheckpoint(ckptPath(name))
 			if err != nil {
@@ -119,26 +119,7 @@ func TestReadCheckpointFormats(t *testing.T) {
 
 // The layouts the golden state dict was made to hold are really there.
 func TestCheckpointGoldenLayout(t *testing.T) {
-	raw, err := os.ReadFile(ckptPath("ckpt_zip.pth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := openZip(bytes.NewReader(raw), int64(len(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, values, _, err := stateDictEntries(src.root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refs := map[string]*tensorRef{}
-	for i, k := range keys {
-		refs[k] = values[i].(*tensorRef)
-	}
+	_, zr, refs := goldenZip(t, "ckpt_zip.pth")
 	if s := refs["fc.weight"].stride; !slices.Equal(s, []int64{1, 3}) {
 		t.Errorf("fc.weight's stride %v, want a transposed view's [1 3]", s)
 	}
@@ -327,17 +308,8 @@ func TestReadCheckpointTruncatedAndFlipped(t *testing.T) {
 			}
 		}
 	}
-	raw := readFile(t, "ckpt_zip.pth")
-	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := openZip(bytes.NewReader(raw), int64(len(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, values, _, _ := stateDictEntries(src.root)
-	dropped := "ckpt_zip/data/" + values[slices.Index(keys, "bn.num_batches_tracked")].(*tensorRef).storage.key
+	raw, zr, refs := goldenZip(t, "ckpt_zip.pth")
+	dropped := "ckpt_zip/data/" + refs["bn.num_batches_tracked"].storage.key
 	for _, f := range zr.File {
 		if f.Name == dropped { // never read
 			continue
@@ -410,4 +382,28 @@ func FuzzReadCheckpoint(f *testing.F) {
 			t.Fatalf("%d tensors for %d keys, %d bytes from a file of %d", len(ck.Tensors), len(ck.Keys), total, len(raw))
 		}
 	})
+}
+
+// goldenZip opens the golden zip checkpoint name: its bytes, its records,
+// and its state dict's tensors by key as the pickle names them.
+func goldenZip(t *testing.T, name string) ([]byte, *zip.Reader, map[string]*tensorRef) {
+	t.Helper()
+	raw := readFile(t, name)
+	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := openZip(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, values, _, err := stateDictEntries(src.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]*tensorRef{}
+	for i, k := range keys {
+		refs[k] = values[i].(*tensorRef)
+	}
+	return raw, zr, refs
 }

@@ -13,6 +13,7 @@ entries carry no time stamp, the JSON is gzipped with mtime 0):
                     plus an "archive/byteorder" record "little" (torch >= 2.1 writes one)
   ckpt_big.pth      ckpt_buf.pth with every storage byte-swapped and byteorder "big"
   ckpt_legacy.pth   torch.save(sd, path, _use_new_zipfile_serialization=False)
+  ckpt_params.pth   sd with its float tensors as nn.Parameter (state_dict(keep_vars=True))
   ckpt.json.gz      the expected tensors of sd (see below)
   head_v1.pth       a state dict of a module {head: RetinaNetHead(4, 2, 3),
                     rpn: {head: RPNHead(4, 2)}} renamed to the version-1 key layout
@@ -163,7 +164,12 @@ def gen_state_dict():
         return out
 
     rewrite_zip(raw, path("ckpt_big.pth"), big_endian)
-    for f in ["ckpt_zip.pth", "ckpt_buf.pth", "ckpt_big.pth", "ckpt_legacy.pth"]:
+    params = collections.OrderedDict(
+        (k, torch.nn.Parameter(t) if t.is_floating_point() else t) for k, t in sd.items()
+    )  # as state_dict(keep_vars=True) holds them
+    params._metadata = sd._metadata
+    torch.save(params, path("ckpt_params.pth"))
+    for f in ["ckpt_zip.pth", "ckpt_buf.pth", "ckpt_big.pth", "ckpt_legacy.pth", "ckpt_params.pth"]:
         if f != "ckpt_big.pth":  # torch 1.13 ignores byteorder
             back = torch.load(path(f))
             assert list(back.keys()) == list(sd.keys()) and all(torch.equal(back[k], sd[k]) for k in sd), f
