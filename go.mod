@@ -14,6 +14,8 @@ require (
 	gorgonia.org/tensor v0.9.24
 )
 
+require github.com/nlpodyssey/gopickle v0.2.0 // indirect
+
 require (
 	github.com/apache/arrow/go/arrow v0.0.0-20211112161151-bc219186db40 // indirect
 	github.com/awalterschulze/gographviz v2.0.3+incompatible // indirect
