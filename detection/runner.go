@@ -1,0 +1,100 @@
+package detection
+
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/ad"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// buildFunc builds a model part's outputs from its input node, and
+// whatever the caller wants kept of the graph's geometry (meta).
+type buildFunc func(x *gorgonia.Node) (outs []*gorgonia.Node, meta any, err error)
+
+// runner runs a forward-only graph (built by build, in eval mode) on
+// inputs of any shape: one graph and TapeMachine per input shape and
+// dtype, built on the first run of that shape, with ad.ReuseResults on, as
+// nn.Evaluator does for one output. Not safe for concurrent use.
+type runner struct {
+	build  buildFunc
+	graphs map[string]*runGraph
+}
+
+// runGraph is a runner's graph for one input shape.
+type runGraph struct {
+	x    *gorgonia.Node
+	outs []gorgonia.Value
+	meta any
+	m    gorgonia.VM
+}
+
+func newRunner(build buildFunc) *runner {
+	return &runner{build: build, graphs: map[string]*runGraph{}}
+}
+
+// run sets x as the input and returns the outputs (the machine's own
+// values, valid until the next run of the same shape) and the graph's
+// meta.
+func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
+	if r == nil || r.graphs == nil {
+		return nil, nil, fmt.Errorf("the model is closed")
+	}
+	key := fmt.Sprintf("%v%v", x.Dtype(), x.Shape())
+	rg, ok := r.graphs[key]
+	if !ok {
+		var err error
+		if rg, err = r.newGraph(x.Dtype(), x.Shape()); err != nil {
+			return nil, nil, err
+		}
+		r.graphs[key] = rg
+	}
+	if err := gorgonia.Let(rg.x, x); err != nil {
+		return nil, nil, fmt.Errorf("setting the input %v: %w", x.Shape(), err)
+	}
+	rg.m.Reset()
+	if err := ad.RunAll(rg.m); err != nil {
+		return nil, nil, fmt.Errorf("running the graph of input %v: %w", x.Shape(), err)
+	}
+	out := make([]*tensor.Dense, len(rg.outs))
+	for i, v := range rg.outs {
+		d, ok := v.(*tensor.Dense)
+		if !ok {
+			return nil, nil, fmt.Errorf("output %d is a %T, not a dense tensor", i, v)
+		}
+		out[i] = d
+	}
+	return out, rg.meta, nil
+}
+
+// newGraph builds the graph and machine for inputs of dtype dt, shape s.
+func (r *runner) newGraph(dt tensor.Dtype, s tensor.Shape) (*runGraph, error) {
+	g := gorgonia.NewGraph()
+	ad.ReuseResults(g, true)
+	x := gorgonia.NewTensor(g, dt, s.Dims(), gorgonia.WithShape(s.Clone()...), gorgonia.WithName("images"))
+	ys, meta, err := r.build(x)
+	if err != nil {
+		return nil, fmt.Errorf("building the graph for input %v %v: %w", dt, s, err)
+	}
+	rg := &runGraph{x: x, outs: make([]gorgonia.Value, len(ys)), meta: meta}
+	for i, y := range ys {
+		gorgonia.Read(y, &rg.outs[i])
+	}
+	rg.m = gorgonia.NewTapeMachine(g)
+	return rg, nil
+}
+
+// close releases the machines; run fails after it.
+func (r *runner) close() error {
+	if r == nil {
+		return nil
+	}
+	var first error
+	for _, rg := range r.graphs {
+		if err := rg.m.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.graphs = nil
+	return first
+}
