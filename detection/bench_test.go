@@ -1,0 +1,79 @@
+package detection
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// benchDetector is scripts/bench_torchvision.py's setup_detector: a
+// random-init detector on a ResNet-18 or -50 FPN (FrozenBatchNorm2d),
+// min_size and max_size 512, so two 512×512 images are not resized.
+func benchDetector(b *testing.B, kind, depth string) detector {
+	body := ResNet50()
+	if depth == "resnet18" {
+		body = ResNet18()
+	}
+	c5 := 2048
+	if depth == "resnet18" {
+		c5 = 512
+	}
+	rng := rand.New(rand.NewPCG(0, 0))
+	var m detector
+	var err error
+	switch kind {
+	case "fcos":
+		cfg := FCOSResNet50FPN(91)
+		cfg.Backbone.Body = body
+		cfg.Transform = NewGeneralizedRCNNTransform(512, 512)
+		m, err = NewFCOS(cfg, tensor.Float32, rng)
+	default:
+		cfg := RetinaNetResNet50FPN(91)
+		if kind == "retinanet_v2" {
+			cfg = RetinaNetResNet50FPNV2(91)
+			body.NormLayer = BatchNorm2d
+			cfg.Backbone.ExtraBlocks = LastLevelP6P7{InChannels: c5, OutChannels: 256}
+		}
+		body.Eps = cfg.Backbone.Body.Eps
+		cfg.Backbone.Body = body
+		cfg.Transform = NewGeneralizedRCNNTransform(512, 512)
+		m, err = NewRetinaNet(cfg, tensor.Float32, rng)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkDetector times Forward (transform, graph, postprocessing) of
+// two 512×512 images, as bench_torchvision.py's
+// Detector/KIND/DEPTH/inference.
+func BenchmarkDetector(b *testing.B) {
+	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2"} {
+		for _, depth := range []string{"resnet18", "resnet50"} {
+			b.Run(kind+"/"+depth+"/inference", func(b *testing.B) {
+				m := benchDetector(b, kind, depth)
+				defer m.Close()
+				rng := rand.New(rand.NewPCG(1, 1))
+				images := make([]*tensor.Dense, 2)
+				for i := range images {
+					data := make([]float32, 3*512*512)
+					for j := range data {
+						data[j] = rng.Float32()
+					}
+					images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
+				}
+				if _, err := m.Forward(images); err != nil { // builds the graph
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for range b.N {
+					if _, err := m.Forward(images); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
