@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -74,6 +75,73 @@ func BenchmarkDetector(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkDetectorParts splits BenchmarkDetector's Forward: the transform
+// (values), the backbone and FPN graph, the backbone with the heads (the
+// whole graph Forward runs) and the postprocessing (values, on the
+// graph's outputs).
+func BenchmarkDetectorParts(b *testing.B) {
+	for _, kind := range []string{"fcos", "retinanet"} {
+		for _, depth := range []string{"resnet18", "resnet50"} {
+			m := benchDetector(b, kind, depth)
+			var st *oneStage
+			switch d := m.(type) {
+			case *FCOS:
+				st = d.m
+			case *RetinaNet:
+				st = d.m
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			images := make([]*tensor.Dense, 2)
+			for i := range images {
+				data := make([]float32, 3*512*512)
+				for j := range data {
+					data[j] = rng.Float32()
+				}
+				images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
+			}
+			il, outs, anchors, err := st.rawOutputs(images)
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := kind + "/" + depth + "/"
+			b.Run(name+"transform", func(b *testing.B) {
+				for range b.N {
+					if _, err := st.transform.Transform(images); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			backbone := newRunner(func(x *gorgonia.Node) ([]*gorgonia.Node, any, error) {
+				f, _, err := st.backbone.Forward(st.weights, "backbone", x, false)
+				return f, nil, err
+			})
+			b.Run(name+"backbone", func(b *testing.B) {
+				for range b.N {
+					if _, _, err := backbone.run(il.Tensors); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			backbone.close()
+			b.Run(name+"backbone+heads", func(b *testing.B) {
+				for range b.N {
+					if _, _, err := st.run.run(il.Tensors); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"postprocess", func(b *testing.B) {
+				for range b.N {
+					if _, err := st.postprocess(outs, anchors, il.ImageSizes); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			m.Close()
 		}
 	}
 }
