@@ -136,3 +136,26 @@ func TestModelsVMsAndProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsNoDetections: with a score threshold no score passes, Forward
+// gives every image empty detections ([0, 4] boxes, no labels), mapped
+// back through the transform like any other.
+func TestModelsNoDetections(t *testing.T) {
+	g, m := tinyModel(t, "retinanet_v1", tensor.Float32)
+	defer m.Close()
+	r := m.(*RetinaNet)
+	r.m.postprocess = func(outs [][]*tensor.Dense, anchors []*tensor.Dense, sizes [][2]int) ([]Detections, error) {
+		cfg := r.Config.Postprocess
+		cfg.ScoreThresh = 1
+		return RetinaNetPostprocessDetections(cfg, NewBoxCoder([4]float64{1, 1, 1, 1}), outs[0], outs[1], anchors, sizes)
+	}
+	dets, err := m.Forward(g.images(tensor.Float32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range dets {
+		if len(d.Labels) != 0 || d.Boxes.Shape()[0] != 0 || d.Scores.Shape()[0] != 0 {
+			t.Errorf("image %d: %d labels, boxes %v, scores %v, want none", i, len(d.Labels), d.Boxes.Shape(), d.Scores.Shape())
+		}
+	}
+}
