@@ -135,8 +135,16 @@ func (f *FCOS) Weights() *Weights { return f.stage().weightSet() }
 // model's dtype, pixel values in [0, 1]) and returns torchvision's eval
 // output per image: boxes in the image's own pixels, scores, labels.
 //
+// Forward builds a graph and machine per padded batch shape on its first
+// use and keeps those of the 4 most recently used shapes (each holds the
+// model's intermediate buffers), so batches of a few shapes run without
+// rebuilding. An FCOS is not safe for concurrent use: calls of Forward,
+// Close, or anything that writes Weights must not overlap; use one model
+// per goroutine.
+//
 // Errors: no images, an image of another rank, channel count or dtype, a
-// zero side, NaN or infinite pixels (each named); a graph error.
+// zero side, NaN or infinite pixels (each named); a resized image over
+// MaxResizedElements; the model closed (Close); a graph error.
 func (f *FCOS) Forward(images []*tensor.Dense) ([]Detections, error) {
 	return f.stage().forward(images)
 }

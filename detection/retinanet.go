@@ -79,7 +79,7 @@ func RetinaNetResNet50FPNV2(numClasses int) RetinaNetConfig {
 }
 
 // RetinaNet is torchvision's RetinaNet detector in eval mode (see FCOS for
-// the methods' contracts).
+// the methods' contracts; like FCOS, not safe for concurrent use).
 type RetinaNet struct {
 	Config RetinaNetConfig
 	m      *oneStage
