@@ -57,6 +57,22 @@ func (g AnchorGenerator) check(opName string, levels int) error {
 	return nil
 }
 
+// checkModel checks g for a detector (named model in errors) whose
+// backbone returns levels maps and whose head predicts perLocation anchors
+// at every location of every level (torchvision asserts the first on the
+// first forward and takes the head's count from level 0).
+func (g AnchorGenerator) checkModel(model string, levels, perLocation int) error {
+	if err := g.check("AnchorGenerator", levels); err != nil {
+		return err
+	}
+	for l, a := range g.NumAnchorsPerLocation() {
+		if a != perLocation {
+			return fmt.Errorf("detection: AnchorGenerator: %d anchors per location at level %d, %s's head predicts %d", a, l, model, perLocation)
+		}
+	}
+	return nil
+}
+
 // CellAnchors is generate_anchors for every level: the zero-centred
 // anchors [A_l, 4] (x1, y1, x2, y2) of level l, in dtype dt, ratio-major
 // (anchor i·len(Sizes[l]) + j has AspectRatios[l][i] and Sizes[l][j]).

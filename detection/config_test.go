@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gops-dev/gops/internal/golden"
@@ -66,5 +67,66 @@ func TestConfigKeys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConfigLevelErrors checks that NewFCOS and NewRetinaNet refuse an
+// anchor generator that does not fit the FPN's levels or the head (which
+// torchvision finds only on the first forward, as an assertion), before
+// any graph is built.
+func TestConfigLevelErrors(t *testing.T) {
+	backbone := BackboneWithFPN{
+		Body: ResNet{Block: BasicBlock, Layers: []int{1, 1, 1, 1}, StemWidth: 8, Planes: []int{8, 8, 16, 16},
+			NormLayer: FrozenBatchNorm2d},
+		TrainableLayers: 3, ReturnedLayers: []int{2, 3, 4}, OutChannels: 32,
+		ExtraBlocks: LastLevelP6P7{InChannels: 32, OutChannels: 32},
+	}
+	fcos := FCOSResNet50FPN(3)
+	fcos.Backbone = backbone
+	retina := RetinaNetResNet50FPN(3)
+	retina.Backbone = backbone
+	four := func(g AnchorGenerator) AnchorGenerator {
+		return AnchorGenerator{Sizes: g.Sizes[:4], AspectRatios: g.AspectRatios[:4]}
+	}
+	fcosFour, retinaFour := fcos, retina
+	fcosFour.AnchorGenerator, retinaFour.AnchorGenerator = four(fcos.AnchorGenerator), four(retina.AnchorGenerator)
+	fcosTwo := fcos
+	fcosTwo.AnchorGenerator = AnchorGenerator{Sizes: fcos.AnchorGenerator.Sizes,
+		AspectRatios: [][]float64{{1, 2}, {1, 2}, {1, 2}, {1, 2}, {1, 2}}}
+	retinaMixed := retina
+	retinaMixed.AnchorGenerator = RetinaNetAnchorGenerator()
+	retinaMixed.AnchorGenerator.AspectRatios[2] = []float64{1}
+	retinaPool := retina
+	retinaPool.Backbone.ExtraBlocks = LastLevelMaxPool{}
+	retinaBadSize := retina
+	retinaBadSize.AnchorGenerator = RetinaNetAnchorGenerator()
+	retinaBadSize.AnchorGenerator.Sizes[1][0] = -32
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name string
+		new  func() error
+		want string
+	}{
+		{"FCOS 4 anchor levels", func() error { _, err := NewFCOS(fcosFour, tensor.Float32, rng); return err },
+			"NewFCOS: detection: AnchorGenerator: 5 feature maps for 4 levels"},
+		{"FCOS 2 anchors", func() error { _, err := NewFCOS(fcosTwo, tensor.Float32, rng); return err },
+			"NewFCOS: detection: AnchorGenerator: 2 anchors per location at level 0, FCOS's head predicts 1"},
+		{"RetinaNet 4 anchor levels", func() error { _, err := NewRetinaNet(retinaFour, tensor.Float32, rng); return err },
+			"NewRetinaNet: detection: AnchorGenerator: 5 feature maps for 4 levels"},
+		{"RetinaNet mixed anchors", func() error { _, err := NewRetinaNet(retinaMixed, tensor.Float32, rng); return err },
+			"NewRetinaNet: detection: AnchorGenerator: 3 anchors per location at level 2, RetinaNet's head predicts 9"},
+		{"RetinaNet LastLevelMaxPool", func() error { _, err := NewRetinaNet(retinaPool, tensor.Float32, rng); return err },
+			"NewRetinaNet: detection: AnchorGenerator: 4 feature maps for 5 levels"},
+		{"RetinaNet negative size", func() error { _, err := NewRetinaNet(retinaBadSize, tensor.Float32, rng); return err },
+			"Sizes[1] holds -32"},
+	} {
+		err := c.new()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	retinaPool.AnchorGenerator = four(retina.AnchorGenerator)
+	if _, err := NewRetinaNet(retinaPool, tensor.Float32, rng); err != nil {
+		t.Errorf("RetinaNet with LastLevelMaxPool and 4 anchor levels: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package detection
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"gorgonia.org/gorgonia"
@@ -72,9 +73,15 @@ func (c FCOSConfig) head() FCOSHead {
 // reproduced). Load a checkpoint into it with LoadFCOS or
 // Weights.LoadStateDict.
 //
-// Errors: a bad configuration (named), dt not a float dtype, rng nil.
+// Errors: a bad configuration (named; an AnchorGenerator whose levels are
+// not the backbone's maps, len(ReturnedLayers) plus 2 for LastLevelP6P7
+// or 1 for LastLevelMaxPool, or with more than one anchor per location),
+// dt not a float dtype, rng nil.
 func NewFCOS(cfg FCOSConfig, dt tensor.Dtype, rng *rand.Rand) (*FCOS, error) {
 	head := cfg.head()
+	if err := checkLevels("FCOS", cfg.Backbone, cfg.AnchorGenerator, 1); err != nil {
+		return nil, err
+	}
 	m := &oneStage{
 		name: "FCOS", backbone: cfg.Backbone, transform: cfg.Transform, anchors: cfg.AnchorGenerator,
 		head: func(w *Weights, f []*gorgonia.Node, train bool) (*HeadOutputs, error) {
@@ -128,8 +135,16 @@ func (f *FCOS) Weights() *Weights { return f.stage().weightSet() }
 // model's dtype, pixel values in [0, 1]) and returns torchvision's eval
 // output per image: boxes in the image's own pixels, scores, labels.
 //
+// Forward builds a graph and machine per padded batch shape on its first
+// use and keeps those of the 4 most recently used shapes (each holds the
+// model's intermediate buffers), so batches of a few shapes run without
+// rebuilding. An FCOS is not safe for concurrent use: calls of Forward,
+// Close, or anything that writes Weights must not overlap; use one model
+// per goroutine.
+//
 // Errors: no images, an image of another rank, channel count or dtype, a
-// zero side, NaN or infinite pixels (each named); a graph error.
+// zero side, NaN or infinite pixels (each named); a resized image over
+// MaxResizedElements; the model closed (Close); a graph error.
 func (f *FCOS) Forward(images []*tensor.Dense) ([]Detections, error) {
 	return f.stage().forward(images)
 }
@@ -145,3 +160,17 @@ func (f *FCOS) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutpu
 
 // Close releases Forward's machines; Forward fails after it.
 func (f *FCOS) Close() error { return f.stage().close() }
+
+// checkLevels checks a detector's anchor generator against its backbone's
+// levels and its head's anchors per location (see
+// AnchorGenerator.checkModel); a bad backbone is left to its Init.
+func checkLevels(model string, b BackboneWithFPN, g AnchorGenerator, perLocation int) error {
+	levels, err := b.numLevels()
+	if err != nil {
+		return nil
+	}
+	if err := g.checkModel(model, levels, perLocation); err != nil {
+		return fmt.Errorf("detection: New%s: %w", model, err)
+	}
+	return nil
+}

@@ -38,11 +38,15 @@ type ExtraFPNBlock interface {
 	// outputs) from them or the FPN's inputs x, and their names to
 	// names.
 	forwardExtra(w *Weights, prefix string, results, x []*gorgonia.Node, names []string) ([]*gorgonia.Node, []string, error)
+	// extraMaps is the number of maps the block appends.
+	extraMaps() int
 }
 
 // LastLevelMaxPool is torchvision's LastLevelMaxPool: one more map, "pool",
 // max_pool2d(kernel 1, stride 2) of the last FPN output; no tensors.
 type LastLevelMaxPool struct{}
+
+func (LastLevelMaxPool) extraMaps() int { return 1 }
 
 func (LastLevelMaxPool) initExtra(*Weights, string, int, *rand.Rand) error { return nil }
 
@@ -65,6 +69,8 @@ func (LastLevelMaxPool) forwardExtra(_ *Weights, _ string, results, _ []*gorgoni
 type LastLevelP6P7 struct {
 	InChannels, OutChannels int
 }
+
+func (LastLevelP6P7) extraMaps() int { return 2 }
 
 func (e LastLevelP6P7) initExtra(w *Weights, prefix string, outChannels int, rng *rand.Rand) error {
 	if e.InChannels < 1 || e.OutChannels != outChannels {
@@ -299,6 +305,16 @@ func (b BackboneWithFPN) FPN() (FeaturePyramidNetwork, error) {
 		return FeaturePyramidNetwork{}, err
 	}
 	return p.fpn, nil
+}
+
+// numLevels is the number of maps Forward returns: one per returned
+// stage and the extra blocks'. Errors: b is not a valid configuration.
+func (b BackboneWithFPN) numLevels() (int, error) {
+	p, err := b.plan()
+	if err != nil {
+		return 0, err
+	}
+	return len(p.returned) + p.fpn.ExtraBlocks.extraMaps(), nil
 }
 
 // bodyTrainable is torchvision's rule: a body parameter is trainable when

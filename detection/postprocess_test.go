@@ -40,6 +40,32 @@ func postInputs(c postprocessCase) (cls, reg, ctr, anchors []*tensor.Dense) {
 
 func TestPostprocessDetectionsGolden(t *testing.T) {
 	for _, c := range loadValues(t).Post {
+		checkPostprocessCase(t, c)
+	}
+}
+
+// TestPostprocessDetectionsTiesGolden compares cases of more than 1000
+// candidates with many equal scores (scripts/gen_detection_review.py),
+// where torchvision's batched_nms runs per class and orders the kept
+// boxes with torch's unstable sort; one case keeps no detection.
+func TestPostprocessDetectionsTiesGolden(t *testing.T) {
+	var doc struct {
+		Post []postprocessCase `json:"postprocess"`
+	}
+	golden.Decode(t, "../testdata/detection/postprocess_ties.json.gz", &doc)
+	if len(doc.Post) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range doc.Post {
+		checkPostprocessCase(t, c)
+	}
+}
+
+// checkPostprocessCase runs a golden postprocess case and compares labels
+// (in order), scores and boxes with torchvision's.
+func checkPostprocessCase(t *testing.T, c postprocessCase) {
+	t.Helper()
+	{
 		name := c.Name + "/" + c.Dtype
 		cfg := PostprocessConfig{ScoreThresh: c.ScoreThresh, NMSThresh: c.NMSThresh, DetectionsPerImg: c.DetectionsPerImg, TopkCandidates: c.TopkCandidates}
 		cls, reg, ctr, anchors := postInputs(c)

@@ -79,7 +79,7 @@ func RetinaNetResNet50FPNV2(numClasses int) RetinaNetConfig {
 }
 
 // RetinaNet is torchvision's RetinaNet detector in eval mode (see FCOS for
-// the methods' contracts).
+// the methods' contracts; like FCOS, not safe for concurrent use).
 type RetinaNet struct {
 	Config RetinaNetConfig
 	m      *oneStage
@@ -98,9 +98,14 @@ func (c RetinaNetConfig) head() RetinaNetHead {
 // NewRetinaNet returns a RetinaNet of cfg in dtype dt with weights drawn
 // from rng as torchvision's constructors draw them (see NewFCOS).
 //
-// Errors: a bad configuration (named), dt not a float dtype, rng nil.
+// Errors: a bad configuration (named; an AnchorGenerator whose levels are
+// not the backbone's maps or differ in anchors per location), dt not a
+// float dtype, rng nil.
 func NewRetinaNet(cfg RetinaNetConfig, dt tensor.Dtype, rng *rand.Rand) (*RetinaNet, error) {
 	head := cfg.head()
+	if err := checkLevels("RetinaNet", cfg.Backbone, cfg.AnchorGenerator, head.NumAnchors); err != nil {
+		return nil, err
+	}
 	m := &oneStage{
 		name: "RetinaNet", backbone: cfg.Backbone, transform: cfg.Transform, anchors: cfg.AnchorGenerator,
 		head: func(w *Weights, f []*gorgonia.Node, train bool) (*HeadOutputs, error) {

@@ -12,13 +12,22 @@ import (
 // whatever the caller wants kept of the graph's geometry (meta).
 type buildFunc func(x *gorgonia.Node) (outs []*gorgonia.Node, meta any, err error)
 
+// maxRunnerGraphs is how many input shapes' graphs a runner keeps. Each
+// graph's machine holds every intermediate buffer (hundreds of MB for a
+// ResNet-50-FPN detector at 800×1333), and images of varied aspect
+// ratios give many padded shapes, so the least recently used graph is
+// closed beyond this.
+const maxRunnerGraphs = 4
+
 // runner runs a forward-only graph (built by build, in eval mode) on
 // inputs of any shape: one graph and TapeMachine per input shape and
 // dtype, built on the first run of that shape, with ad.ReuseResults on, as
-// nn.Evaluator does for one output. Not safe for concurrent use.
+// nn.Evaluator does for one output; the maxRunnerGraphs most recently
+// used are kept. Not safe for concurrent use.
 type runner struct {
 	build  buildFunc
 	graphs map[string]*runGraph
+	clock  uint64
 }
 
 // runGraph is a runner's graph for one input shape.
@@ -27,6 +36,7 @@ type runGraph struct {
 	outs []gorgonia.Value
 	meta any
 	m    gorgonia.VM
+	used uint64
 }
 
 func newRunner(build buildFunc) *runner {
@@ -47,8 +57,13 @@ func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
 		if rg, err = r.newGraph(x.Dtype(), x.Shape()); err != nil {
 			return nil, nil, err
 		}
+		if len(r.graphs) >= maxRunnerGraphs {
+			r.evict()
+		}
 		r.graphs[key] = rg
 	}
+	r.clock++
+	rg.used = r.clock
 	if err := gorgonia.Let(rg.x, x); err != nil {
 		return nil, nil, fmt.Errorf("setting the input %v: %w", x.Shape(), err)
 	}
@@ -65,6 +80,20 @@ func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
 		out[i] = d
 	}
 	return out, rg.meta, nil
+}
+
+// evict closes and drops the least recently used graph.
+func (r *runner) evict() {
+	var oldest string
+	for k, rg := range r.graphs {
+		if oldest == "" || rg.used < r.graphs[oldest].used {
+			oldest = k
+		}
+	}
+	if rg, ok := r.graphs[oldest]; ok {
+		_ = rg.m.Close() // as close, but nothing waits on the error here
+		delete(r.graphs, oldest)
+	}
 }
 
 // newGraph builds the graph and machine for inputs of dtype dt, shape s.

@@ -64,6 +64,14 @@ func (t GeneralizedRCNNTransform) checkImage(opName, what string, image *tensor.
 	if len(t.ImageMean) == 0 || len(t.ImageMean) != len(t.ImageStd) {
 		return fmt.Errorf("detection: %s: ImageMean has %d entries and ImageStd %d, want the same number > 0", opName, len(t.ImageMean), len(t.ImageStd))
 	}
+	for c := range t.ImageMean {
+		if m := t.ImageMean[c]; math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("detection: %s: ImageMean[%d] is %v, want a finite value", opName, c, m)
+		}
+		if sd := t.ImageStd[c]; sd == 0 || math.IsNaN(sd) || math.IsInf(sd, 0) {
+			return fmt.Errorf("detection: %s: ImageStd[%d] is %v, want a finite non-zero value", opName, c, sd)
+		}
+	}
 	if s[0] != len(t.ImageMean) {
 		return fmt.Errorf("detection: %s: %s has %d channels, want %d (ImageMean's entries), shape %v", opName, what, s[0], len(t.ImageMean), s)
 	}
@@ -95,7 +103,8 @@ func hasNonFinite[T floatType](x []T) bool {
 // Normalize is normalize(image): (image − mean)/std per channel, in the
 // image's dtype (the mean and std rounded to it), for image [C, H, W].
 // Errors: image not [C, H, W] float32 or float64 with C = len(ImageMean)
-// = len(ImageStd), a zero side, NaN or infinite pixels.
+// = len(ImageStd), a zero side, NaN or infinite pixels, a mean not finite
+// or a std not finite and non-zero.
 func (t GeneralizedRCNNTransform) Normalize(image *tensor.Dense) (*tensor.Dense, error) {
 	if err := t.checkImage("GeneralizedRCNNTransform.Normalize", "image", image); err != nil {
 		return nil, err
@@ -148,7 +157,7 @@ func (t GeneralizedRCNNTransform) ResizeScale(h, w int, minSize float64) (scale 
 // sizes only (recompute_scale_factor leaves the kernel no scale): source
 // (o + 0.5)·(in/out) − 0.5 clamped at 0, computed in the image's dtype.
 // Errors: as Normalize's; minSize or MaxSize not finite and > 0; a
-// resized side below 1.
+// resized side below 1; more than MaxResizedElements resized elements.
 func (t GeneralizedRCNNTransform) Resize(image *tensor.Dense, minSize float64) (*tensor.Dense, error) {
 	const op = "GeneralizedRCNNTransform.Resize"
 	if err := t.checkImage(op, "image", image); err != nil {
@@ -174,11 +183,19 @@ func (t GeneralizedRCNNTransform) resize(op string, image *tensor.Dense, minSize
 	if size[0] < 1 || size[1] < 1 || size[0] > math.MaxInt32 || size[1] > math.MaxInt32 {
 		return nil, fmt.Errorf("detection: %s: image %v resizes to %v, want sides in [1, 2³¹)", op, s, size)
 	}
+	if size[0] > MaxResizedElements/size[1]/s[0] {
+		return nil, fmt.Errorf("detection: %s: image %v resizes to %v, over %d elements (MaxResizedElements)", op, s, size, MaxResizedElements)
+	}
 	if image.Dtype() == tensor.Float32 {
 		return newValue(bilinear(valueData[float32](image), s[0], s[1], s[2], size), s[0], size[0], size[1]), nil
 	}
 	return newValue(bilinear(valueData[float64](image), s[0], s[1], s[2], size), s[0], size[0], size[1]), nil
 }
+
+// MaxResizedElements bounds a resized image's C·H'·W' (2²⁸: 1 GiB of
+// float32, e.g. 3×9459×9459): Resize and Transform refuse to allocate
+// more, where torch would try (a huge MinSize, MaxSize or FixedSize).
+const MaxResizedElements = 1 << 28
 
 // bilinear resizes c planes of h×w to size with cpu.Interp and
 // torchAxis' weights.
@@ -264,7 +281,8 @@ func batch[T floatType](images []*tensor.Dense, c, hp, wp int) []T {
 // resized with the last of MinSize, then batched. Errors name the image:
 // no images, an image not [C, H, W] float32 or float64 with C =
 // len(ImageMean), a zero side, NaN or infinite pixels, dtypes differing,
-// no MinSize, sizes not finite and > 0.
+// no MinSize, sizes not finite and > 0, ImageMean or ImageStd as
+// Normalize refuses them, a resized image over MaxResizedElements.
 func (t GeneralizedRCNNTransform) Transform(images []*tensor.Dense) (ImageList, error) {
 	const op = "GeneralizedRCNNTransform.Transform"
 	if len(images) == 0 {

@@ -98,6 +98,13 @@ func TestGeneralizedRCNNTransformErrors(t *testing.T) {
 	negMax.MaxSize = -1
 	badMean := tr
 	badMean.ImageStd = []float64{1}
+	hugeFixed := tr
+	hugeFixed.FixedSize = &[2]int{1 << 30, 1 << 30}
+	hugeMin := NewGeneralizedRCNNTransform(1e9, 1e9)
+	zeroStd := tr
+	zeroStd.ImageStd = []float64{0.2, 0, 0.2}
+	nanMean := tr
+	nanMean.ImageMean = []float64{0.5, math.NaN(), 0.5}
 	cases := []struct {
 		name   string
 		tr     GeneralizedRCNNTransform
@@ -118,6 +125,10 @@ func TestGeneralizedRCNNTransformErrors(t *testing.T) {
 		{"no MinSize", noMin, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "MinSize is empty"},
 		{"negative MaxSize", negMax, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "MaxSize -1"},
 		{"mean and std", badMean, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "ImageMean has 3 entries and ImageStd 1"},
+		{"huge FixedSize", hugeFixed, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "resizes to [1073741824 1073741824], over 268435456 elements"},
+		{"huge MinSize", hugeMin, []*tensor.Dense{img(tensor.Float64, 3, 4, 4)}, "over 268435456 elements"},
+		{"zero std", zeroStd, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "ImageStd[1] is 0, want a finite non-zero value"},
+		{"NaN mean", nanMean, []*tensor.Dense{img(tensor.Float32, 3, 4, 4)}, "ImageMean[1] is NaN, want a finite value"},
 		{"resizes to nothing", GeneralizedRCNNTransform{MinSize: []float64{1}, MaxSize: 1, ImageMean: []float64{0}, ImageStd: []float64{1}}, []*tensor.Dense{img(tensor.Float32, 1, 3, 400)}, "resizes to [0 0]"},
 	}
 	for _, c := range cases {
