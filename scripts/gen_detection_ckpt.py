@@ -40,10 +40,13 @@ JSON (compact, gzip):
 """
 
 import collections
-import gzip
 import io
 import json
 import os
+import sys as _sys
+_sys.dont_write_bytecode = True
+_sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata"))
+import golden_common as gc  # noqa: E402  (write_compact)
 import pickle
 import struct
 import zipfile
@@ -60,10 +63,7 @@ def path(name):
 
 
 def write_json(name, doc):
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(path(name), "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
+    n = gc.write_compact(path(name), doc)
 
 
 def expected(sd):
@@ -157,7 +157,7 @@ def gen_state_dict():
     def big_endian(name, data):
         if name.startswith("archive/data/"):
             n = sizes[classes[name[len("archive/data/"):]].__name__]
-            data = b"".join(data[i : i + n][::-1] for i in range(0, len(data), n))
+            data = b"".join(data[i : i + n][::-1] for i in range(0, n, n))
         out = [(name, data)]
         if name == "archive/version":
             out.append(("archive/byteorder", b"big"))

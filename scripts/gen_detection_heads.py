@@ -34,9 +34,12 @@ A value is ints[i] * scale; outputs are torchvision's concatenated head
 outputs (torch.cat over the levels along dim 1), flattened row-major.
 """
 
-import gzip
 import json
 import os
+import sys as _sys
+_sys.dont_write_bytecode = True
+_sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata"))
+import golden_common as gc  # noqa: E402  (write_compact)
 from functools import partial
 
 import torch
@@ -107,11 +110,8 @@ def main():
                       "num_classes": k, "num_convs": num_convs, "state_dict": sd, "features": feats,
                       "outputs": outputs})
     doc = {"torch": torch.__version__, "torchvision": torchvision.__version__, "cases": cases}
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(OUT, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    print("wrote %s: %d cases, %d bytes gz (%d bytes json)" % (os.path.relpath(OUT, ROOT), len(cases), os.path.getsize(OUT), len(data)))
+    n = gc.write_compact(OUT, doc)
+    print("wrote %s: %d cases, %d bytes gz (%d bytes json)" % (os.path.relpath(OUT, ROOT), len(cases), os.path.getsize(OUT), n))
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ The inputs are gen_detection_values.py's (the same seeds and formulas; the Go
 test rebuilds them with postInputs).
 """
 
-import gzip
 import json
 import os
+import sys as _sys
+_sys.dont_write_bytecode = True
+_sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata"))
+import golden_common as gc  # noqa: E402  (write_compact)
 import types
 
 import torch
@@ -68,11 +71,8 @@ def cases():
 
 def main():
     doc = {"torch": torch.__version__, "postprocess": cases()}
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(OUT, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    print(f"wrote {OUT}: {len(data)} bytes of JSON, {os.path.getsize(OUT)} gzipped")
+    n = gc.write_compact(OUT, doc)
+    print(f"wrote {OUT}: {n} bytes of JSON, {os.path.getsize(OUT)} gzipped")
 
 
 if __name__ == "__main__":

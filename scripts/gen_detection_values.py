@@ -10,9 +10,12 @@ Go tests compute identically. Transform outputs are stored as sums and a
 sample of positions.
 """
 
-import gzip
 import json
 import os
+import sys as _sys
+_sys.dont_write_bytecode = True
+_sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata"))
+import golden_common as gc  # noqa: E402  (write_compact)
 import types
 
 import torch
@@ -258,11 +261,8 @@ def main():
         "postprocess": postprocess_cases(), "topk": topk_cases(),
     }
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    with open(OUT, "wb") as f:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as gz:
-            gz.write(data)
-    print(f"wrote {OUT}: {len(data)} bytes of JSON, {os.path.getsize(OUT)} gzipped")
+    n = gc.write_compact(OUT, doc)
+    print(f"wrote {OUT}: {n} bytes of JSON, {os.path.getsize(OUT)} gzipped")
 
 
 if __name__ == "__main__":
