@@ -175,9 +175,9 @@ if /usr/bin/time -v true >/dev/null 2>&1; then have_time=true; fi
 maxrss() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
 
 # ---------------------------------------------------------------- build
-log "building the gops, nn and internal/cpu test binaries and scripts/benchtable"
+log "building the gops, nn, internal/cpu and detection test binaries and scripts/benchtable"
 go build -o "$tmp/benchtable" ./scripts/benchtable
-benchpkgs="gops nn internal/cpu"
+benchpkgs="gops nn internal/cpu detection"
 # benchfilter PKG: the benchmarks of PKG that make families; of internal/cpu
 # only the two that BENCHMARKS.md has always had (they were nn's).
 benchfilter() { if [ "$1" = internal/cpu ]; then grep -E '^Benchmark(GroupNormKernels|ChannelTotal)$'; else cat; fi; }
@@ -189,7 +189,7 @@ for pkg in $benchpkgs; do
 done
 bin=$tmp/gops.test
 # gobench PKG ARGS...: PKG's test binary in the package directory, as go
-# test runs it. Families are the benchmarks of gops, nn or internal/cpu (the
+# test runs it. Families are the benchmarks of gops, nn, detection or internal/cpu (the
 # kernels alone: BenchmarkGroupNormKernels, BenchmarkChannelTotal) (famPkg).
 gobench() { local pkg=$1; shift; (cd "$pkg" && "$tmp/${pkg//\//_}.test" -test.run '^$' "$@"); }
 declare -A famPkg
