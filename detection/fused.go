@@ -15,7 +15,8 @@ import (
 
 // The fused inference ops of the models' forward-only graphs (the runner's,
 // which Forward runs): a convolution with the elementwise passes after it
-// (FrozenBatchNorm2d's affine step, a residual sum, ReLU) done on each
+// (FrozenBatchNorm2d's or eval BatchNorm2d's affine step, a residual sum,
+// ReLU) done on each
 // block of its output while the block is in cache (cpu.ConvEpilogue), and
 // GroupNorm with its ReLU (cpu.GroupNormAffineReLU). Their results are
 // bitwise those of the ops they replace; they have no gradient: Build
@@ -148,6 +149,39 @@ func frozenAffine(w *Weights, name string, eps float64, g *gorgonia.ExprGraph) (
 	}
 	scale = b.HadamardProd(ns[0], b.Inverse(b.Sqrt(v)))
 	shift = b.Sub(ns[1], b.HadamardProd(ns[2], scale))
+	if err := b.Err(); err != nil {
+		return nil, nil, fmt.Errorf("detection: %s: %w", name, err)
+	}
+	return scale, shift, nil
+}
+
+// batchNormEvalAffine returns the [C] scale and shift of the eval-mode
+// BatchNorm2d called name (weight and bias nodes, running statistics
+// values in w) in graph g, op for op as nn.BatchNorm's eval mode computes
+// them (so bitwise its, whose normalisation is ChannelAffine too):
+// scale = (running_var + eps)^(−1/2)·weight (AddConst, Sqrt, Inverse,
+// HadamardProd), shift = bias + −(running_mean·scale); eps > 0.
+func batchNormEvalAffine(w *Weights, name string, eps float64, g *gorgonia.ExprGraph) (scale, shift *gorgonia.Node, err error) {
+	var ns [2]*gorgonia.Node
+	var stats [2]*gorgonia.Node
+	for i, s := range []string{"weight", "bias"} {
+		if ns[i], err = w.Node(g, key(name, s)); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, s := range []string{"running_mean", "running_var"} {
+		v, err := w.Value(key(name, s))
+		if err != nil {
+			return nil, nil, err
+		}
+		// A node holding the tensor, read when the graph runs (as
+		// nn.BatchNorm's).
+		stats[i] = gorgonia.NewTensor(g, v.Dtype(), 1, gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v),
+			gorgonia.WithName(fmt.Sprintf("fused.%s%p", s, v)))
+	}
+	b := ad.NewBuilder(ns[0])
+	scale = b.HadamardProd(b.Inverse(b.Sqrt(b.AddConst(stats[1], eps))), ns[0])
+	shift = b.Add(ns[1], b.Neg(b.HadamardProd(stats[0], scale)))
 	if err := b.Err(); err != nil {
 		return nil, nil, fmt.Errorf("detection: %s: %w", name, err)
 	}

@@ -128,7 +128,8 @@ func TestFusedGoldenModels(t *testing.T) {
 	}
 }
 
-// TestFusedResNet18: FCOS and RetinaNet v1 on a random ResNet-18-FPN
+// TestFusedResNet18: FCOS, RetinaNet v1 and v2 (BatchNorm2d in eval
+// mode, GroupNorm heads) on a random ResNet-18-FPN
 // (every norm's buffers and every bias drawn at random, so that the
 // affine steps are not the identity) on two images of different sizes
 // (padded into one batch), float32 and float64: the fused graph gives
@@ -137,7 +138,7 @@ func TestFusedResNet18(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a ResNet-18 model: -short skips it")
 	}
-	for _, kind := range []string{"fcos", "retinanet"} {
+	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2"} {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			t.Run(fmt.Sprintf("%s/%v", kind, dt), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(5, 6))
@@ -149,8 +150,13 @@ func TestFusedResNet18(t *testing.T) {
 					cfg.Backbone.Body, cfg.Transform = ResNet18(), tr
 					m, err = NewFCOS(cfg, dt, rng)
 				} else {
-					cfg := RetinaNetResNet50FPN(5)
-					cfg.Backbone.Body, cfg.Transform = ResNet18(), tr
+					cfg, body := RetinaNetResNet50FPN(5), ResNet18()
+					if kind == "retinanet_v2" {
+						cfg = RetinaNetResNet50FPNV2(5)
+						body.NormLayer = BatchNorm2d
+						cfg.Backbone.ExtraBlocks = LastLevelP6P7{InChannels: 512, OutChannels: 256}
+					}
+					cfg.Backbone.Body, cfg.Transform = body, tr
 					m, err = NewRetinaNet(cfg, dt, rng)
 				}
 				if err != nil {

@@ -135,10 +135,10 @@ type resnetPlan struct {
 	stem     int
 	stages   [][]blockPlan
 	channels []int
-	// fused builds the inference graph: each convolution with its
-	// FrozenBatchNorm2d, residual sum and ReLU one fused op (fusedConv),
-	// bitwise the separate ops, without a gradient. BatchNorm2d stays
-	// separate.
+	// fused builds the inference graph (train false): each convolution
+	// with its norm (FrozenBatchNorm2d, or BatchNorm2d in eval mode),
+	// residual sum and ReLU one fused op (fusedConv), bitwise the
+	// separate ops, without a gradient.
 	fused bool
 }
 
@@ -354,7 +354,7 @@ func (p *resnetPlan) forward(w *Weights, prefix string, x *gorgonia.Node, train 
 	stem := nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{3, 3}}
 	var y *gorgonia.Node
 	var err error
-	if p.fusing() {
+	if p.fused {
 		if y, err = p.fusedConvNorm(w, prefix, "conv1", "bn1", stem, x, nil, true); err != nil {
 			return nil, err
 		}
@@ -393,7 +393,7 @@ func (p *resnetPlan) block(w *Weights, prefix string, b blockPlan, x *gorgonia.N
 	if b.downsample {
 		main = convs[:len(convs)-1]
 	}
-	if p.fusing() {
+	if p.fused {
 		return p.fusedBlock(w, prefix, b, convs, main, x)
 	}
 	y := x
@@ -432,9 +432,6 @@ func (p *resnetPlan) convNorm(w *Weights, prefix, block string, c blockConv, x *
 	return p.norm(w, prefix, block+"."+c.norm, y, train)
 }
 
-// fusing reports whether p builds fused ops (fused, FrozenBatchNorm2d).
-func (p *resnetPlan) fusing() bool { return p.fused && p.r.NormLayer == FrozenBatchNorm2d }
-
 // fusedBlock is block in the inference graph: the downsample (conv and
 // norm), then each main convolution with its norm and ReLU, the last with
 // the sum with the identity before its ReLU, each one fusedConv.
@@ -468,15 +465,19 @@ func (p *resnetPlan) fusedBlockConv(w *Weights, prefix, block string, c blockCon
 	return p.fusedConvNorm(w, prefix, block+"."+c.name, block+"."+c.norm, opts, x, residual, c.name != "downsample.0")
 }
 
-// fusedConvNorm is the convolution conv (no bias) on x, its
-// FrozenBatchNorm2d norm, + residual if not nil and ReLU if relu, as one
+// fusedConvNorm is the convolution conv (no bias) on x, its norm
+// (FrozenBatchNorm2d, or BatchNorm2d in eval mode), + residual if not nil and ReLU if relu, as one
 // fusedConv.
 func (p *resnetPlan) fusedConvNorm(w *Weights, prefix, conv, norm string, opts nn.Conv2dOpts, x, residual *gorgonia.Node, relu bool) (*gorgonia.Node, error) {
 	wt, err := w.Node(x.Graph(), key(prefix, conv+".weight"))
 	if err != nil {
 		return nil, err
 	}
-	scale, shift, err := frozenAffine(w, key(prefix, norm), p.r.Eps, x.Graph())
+	affine := frozenAffine
+	if p.r.NormLayer == BatchNorm2d {
+		affine = batchNormEvalAffine
+	}
+	scale, shift, err := affine(w, key(prefix, norm), p.r.Eps, x.Graph())
 	if err != nil {
 		return nil, err
 	}
