@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/internal/gemm"
-	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // epilogueCases are geometries for ConvEpilogue: several blocks of output
@@ -128,35 +127,6 @@ func TestConvEpilogueErrors(t *testing.T) {
 	} {
 		if err := ConvEpilogue(&g, gemmProduct[float32], out, x, w, nil, ep); err == nil {
 			t.Errorf("%+v: no error", ep)
-		}
-	}
-}
-
-// TestAxpbAtParts: a plane done in parts with vmath.AxpbAt is bitwise one
-// vmath.Axpb on it, for parts at any offset (covered here, where
-// ConvEpilogue's blocks depend on the geometry), float32 and float64.
-func TestAxpbAtParts(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, l := range []int{1, 5, 8, 13, 64, 100, 903} {
-		axpbAtParts[float32](t, r, l)
-		axpbAtParts[float64](t, r, l)
-	}
-}
-
-func axpbAtParts[T Float](t *testing.T, r *rand.Rand, l int) {
-	x := randNormal[T](r, l)
-	a, b := T(r.NormFloat64()), T(r.NormFloat64()*1e-3)
-	want := make([]T, l)
-	vmath.Axpb(want, x, a, b)
-	for range 10 {
-		got := slices.Clone(x)
-		for p := 0; p < l; {
-			q := min(l, p+1+r.IntN(17))
-			vmath.AxpbAt(got[p:q], got[p:q], a, b, p, l)
-			p = q
-		}
-		if !slices.Equal(bitsOf(got), bitsOf(want)) {
-			t.Fatalf("%T length %d: AxpbAt's parts differ from Axpb", x[0], l)
 		}
 	}
 }
