@@ -30,10 +30,27 @@ var epilogueCases = []ConvGeom{
 // TestConvEpilogueBitwise: ConvEpilogue with every combination of bias,
 // scale and shift, residual and ReLU gives the bits of Conv (with the
 // bias; im2col's then bitwise Conv without it and AddChannelBias), then
-// ChannelAffine, the elementwise sum and ReLU as separate passes, on inputs holding NaN and ±Inf or not, float32 and
-// float64, at GOMAXPROCS 1 and 2.
+// ChannelAffine, the elementwise sum and ReLU as separate passes, on
+// epilogueCases and random geometries, inputs holding NaN and ±Inf or
+// not, float32 and float64, at GOMAXPROCS 1 and 2.
 func TestConvEpilogueBitwise(t *testing.T) {
-	for i, g := range epilogueCases {
+	cases := slices.Clone(epilogueCases)
+	r := rand.New(rand.NewPCG(11, 12))
+	for len(cases) < len(epilogueCases)+12 { // random geometries
+		groups := 1 + r.IntN(2)
+		k := 1 + 2*r.IntN(3)
+		g := ConvGeom{N: 1 + r.IntN(2), C: groups * (1 + r.IntN(40)), H: 1 + r.IntN(40), W: 1 + r.IntN(40),
+			Cout: groups * (1 + r.IntN(12)), Groups: groups, KH: k, KW: k, SH: 1 + r.IntN(2), SW: 1 + r.IntN(2),
+			PH: r.IntN(k/2 + 1), PW: r.IntN(k/2 + 1), DH: 1, DW: 1}
+		if _, err := OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
+			continue
+		}
+		if _, err := OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
+			continue
+		}
+		cases = append(cases, g)
+	}
+	for i, g := range cases {
 		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
 		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
 		for _, special := range []bool{false, true} {
