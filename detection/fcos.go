@@ -84,7 +84,10 @@ func NewFCOS(cfg FCOSConfig, dt tensor.Dtype, rng *rand.Rand) (*FCOS, error) {
 	}
 	m := &oneStage{
 		name: "FCOS", backbone: cfg.Backbone, transform: cfg.Transform, anchors: cfg.AnchorGenerator,
-		head: func(w *Weights, f []*gorgonia.Node, train bool) (*HeadOutputs, error) {
+		head: func(w *Weights, f []*gorgonia.Node, train, fused bool) (*HeadOutputs, error) {
+			if fused {
+				return head.forward(w, "head", f, true)
+			}
 			return head.Forward(w, "head", f, train)
 		},
 		postprocess: func(outs [][]*tensor.Dense, anchors []*tensor.Dense, sizes [][2]int) ([]Detections, error) {
@@ -155,7 +158,7 @@ func (f *FCOS) Forward(images []*tensor.Dense) ([]Detections, error) {
 // and the head outputs per level. train builds batch norm in training
 // mode where the backbone has BatchNorm2d.
 func (f *FCOS) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutputs, error) {
-	return f.stage().build(x, train)
+	return f.stage().build(x, train, false)
 }
 
 // Close releases Forward's machines; Forward fails after it.

@@ -174,6 +174,12 @@ func (f FeaturePyramidNetwork) Init(w *Weights, prefix string, rng *rand.Rand) e
 // len(InChannelsList); a map nil, of another rank, batch, channel count,
 // dtype or graph; a tensor missing from w.
 func (f FeaturePyramidNetwork) Forward(w *Weights, prefix string, x []*gorgonia.Node, names []string) ([]*gorgonia.Node, []string, error) {
+	return f.forward(w, prefix, x, names, false)
+}
+
+// forward is Forward, in the inference graph if fused: each lateral
+// convolution and its sum with the top-down map one fusedConv.
+func (f FeaturePyramidNetwork) forward(w *Weights, prefix string, x []*gorgonia.Node, names []string, fused bool) ([]*gorgonia.Node, []string, error) {
 	if _, err := f.check(); err != nil {
 		return nil, nil, err
 	}
@@ -201,16 +207,14 @@ func (f FeaturePyramidNetwork) Forward(w *Weights, prefix string, x []*gorgonia.
 		return nil, nil, err
 	}
 	for i := last - 1; i >= 0; i-- {
-		lateral, err := conv2d(w, prefix, fmt.Sprintf("inner_blocks.%d.0", i), x[i], nn.Conv2dOpts{}, true)
-		if err != nil {
-			return nil, nil, err
+		inner := fmt.Sprintf("inner_blocks.%d.0", i)
+		var err error
+		if fused {
+			lastInner, err = fusedFPNLateral(w, prefix, inner, x[i], lastInner)
+		} else {
+			lastInner, err = fpnLateral(w, prefix, inner, x[i], lastInner)
 		}
-		s := lateral.Shape()
-		topDown, err := nn.Interpolate(lastInner, nn.InterpolateOpts{Size: [2]int{s[2], s[3]}, Mode: "nearest"})
 		if err != nil {
-			return nil, nil, err
-		}
-		if lastInner, err = gorgonia.Add(lateral, topDown); err != nil {
 			return nil, nil, err
 		}
 		if results[i], err = layer(i, lastInner); err != nil {
@@ -368,6 +372,12 @@ func (b BackboneWithFPN) Forward(w *Weights, prefix string, x *gorgonia.Node, tr
 	if err != nil {
 		return nil, nil, err
 	}
+	return p.forward(w, prefix, x, train, false)
+}
+
+// forward is Forward, in the inference graph (fused ops) if fused.
+func (p *backbonePlan) forward(w *Weights, prefix string, x *gorgonia.Node, train, fused bool) ([]*gorgonia.Node, []string, error) {
+	p.body.fused = fused
 	stages, err := p.body.forward(w, key(prefix, "body"), x, train, p.returned[len(p.returned)-1])
 	if err != nil {
 		return nil, nil, err
@@ -377,5 +387,58 @@ func (b BackboneWithFPN) Forward(w *Weights, prefix string, x *gorgonia.Node, tr
 	for i, l := range p.returned {
 		maps[i], names[i] = stages[l-1], fmt.Sprint(i)
 	}
-	return p.fpn.Forward(w, key(prefix, "fpn"), maps, names)
+	return p.fpn.forward(w, key(prefix, "fpn"), maps, names, fused)
+}
+
+// forwardFused is Forward's inference graph (the runner's): bitwise the
+// same maps, of fused ops without a gradient.
+func (b BackboneWithFPN) forwardFused(w *Weights, prefix string, x *gorgonia.Node) ([]*gorgonia.Node, []string, error) {
+	p, err := b.plan()
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.forward(w, prefix, x, false, true)
+}
+
+// fpnLateral is the FPN's top-down step: the lateral convolution inner
+// (1×1, bias) on x plus the nearest upsampling of lastInner to its size.
+func fpnLateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node) (*gorgonia.Node, error) {
+	lateral, err := conv2d(w, prefix, inner, x, nn.Conv2dOpts{}, true)
+	if err != nil {
+		return nil, err
+	}
+	topDown, err := upsampleTo(lastInner, lateral)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Add(lateral, topDown)
+}
+
+// upsampleTo is nearest interpolation of y to x's size.
+func upsampleTo(y, x *gorgonia.Node) (*gorgonia.Node, error) {
+	s := x.Shape()
+	return nn.Interpolate(y, nn.InterpolateOpts{Size: [2]int{s[2], s[3]}, Mode: "nearest"})
+}
+
+// fusedFPNLateral is fpnLateral as one fusedConv with the upsampled map
+// as its residual: bitwise fpnLateral's sum.
+func fusedFPNLateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node) (*gorgonia.Node, error) {
+	topDown, err := upsampleTo(lastInner, x) // a 1×1 convolution keeps x's size
+	if err != nil {
+		return nil, err
+	}
+	g := x.Graph()
+	wt, err := w.Node(g, key(prefix, inner+".weight"))
+	if err != nil {
+		return nil, err
+	}
+	b, err := w.Node(g, key(prefix, inner+".bias"))
+	if err != nil {
+		return nil, err
+	}
+	y, err := fusedConv(x, wt, b, nn.Conv2dOpts{}, nil, nil, topDown, false)
+	if err != nil {
+		return nil, fmt.Errorf("detection: %s: %w", key(prefix, inner), err)
+	}
+	return y, nil
 }

@@ -148,11 +148,13 @@ func initConv3x3(w *Weights, key string, cin, cout int, hasBias bool, bias float
 	return nn.Constant(b, bias)
 }
 
-// tower applies layers to x.
-func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer) (*gorgonia.Node, error) {
+// tower applies layers to x; fused: the inference graph, each
+// convolution without a norm and its ReLU one fusedConv, each GroupNorm
+// and its ReLU one groupNormReLU.
+func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer, fused bool) (*gorgonia.Node, error) {
 	for _, l := range layers {
 		var err error
-		if x, err = conv3x3(node, x, l.conv, l.bias, x.Shape()[1]); err != nil {
+		if x, err = conv3x3(node, x, l.conv, l.bias, x.Shape()[1], fused && l.norm == ""); err != nil {
 			return nil, err
 		}
 		if l.norm != "" {
@@ -164,9 +166,17 @@ func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer) (*gorgonia.Node
 			if err != nil {
 				return nil, err
 			}
+			if fused {
+				if x, err = groupNormReLU(x, gw, gb, headGroups, headEps); err != nil {
+					return nil, fmt.Errorf("%s: %w", l.norm, err)
+				}
+				continue
+			}
 			if x, err = nn.GroupNorm(x, headGroups, gw, gb, headEps); err != nil {
 				return nil, fmt.Errorf("%s: %w", l.norm, err)
 			}
+		} else if fused {
+			continue // the convolution's ReLU
 		}
 		if x, err = nn.ReLU(x); err != nil {
 			return nil, err
@@ -176,9 +186,10 @@ func tower(node nodeFunc, x *gorgonia.Node, layers []towerLayer) (*gorgonia.Node
 }
 
 // conv3x3 is the 3×3 convolution with padding 1 under key (its bias if
-// bias) from x's channels to cout; a weight of another shape is an error
-// naming it.
-func conv3x3(node nodeFunc, x *gorgonia.Node, key string, bias bool, cout int) (*gorgonia.Node, error) {
+// bias) from x's channels to cout, and if relu its ReLU with it (one
+// fusedConv, for the inference graph); a weight of another shape is an
+// error naming it.
+func conv3x3(node nodeFunc, x *gorgonia.Node, key string, bias bool, cout int, relu bool) (*gorgonia.Node, error) {
 	wt, err := node(key + ".weight")
 	if err != nil {
 		return nil, err
@@ -192,7 +203,13 @@ func conv3x3(node nodeFunc, x *gorgonia.Node, key string, bias bool, cout int) (
 			return nil, err
 		}
 	}
-	y, err := nn.Conv2d(x, wt, b, nn.Conv2dOpts{Padding: [2]int{1, 1}})
+	opts := nn.Conv2dOpts{Padding: [2]int{1, 1}}
+	var y *gorgonia.Node
+	if relu {
+		y, err = fusedConv(x, wt, b, opts, nil, nil, nil, true)
+	} else {
+		y, err = nn.Conv2d(x, wt, b, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -280,14 +297,14 @@ func key(prefix, name string) string {
 }
 
 // output is the output convolution under key on the tower's result t to
-// a·k channels, with ReLU after it if relu (FCOS's bbox_reg), per anchor
-// (a of them) in k columns.
-func output(node nodeFunc, t *gorgonia.Node, key string, a, k int, relu bool) (*gorgonia.Node, error) {
-	y, err := conv3x3(node, t, key, true, a*k)
+// a·k channels, with ReLU after it if relu (FCOS's bbox_reg; fused with
+// the convolution if fused), per anchor (a of them) in k columns.
+func output(node nodeFunc, t *gorgonia.Node, key string, a, k int, relu, fused bool) (*gorgonia.Node, error) {
+	y, err := conv3x3(node, t, key, true, a*k, relu && fused)
 	if err != nil {
 		return nil, err
 	}
-	if relu {
+	if relu && !fused {
 		if y, err = nn.ReLU(y); err != nil {
 			return nil, err
 		}
@@ -306,6 +323,8 @@ type headSpec struct {
 	clsTower, regTower     []towerLayer
 	cls                    headOutput
 	reg                    []headOutput
+	// fused builds the inference graph (tower's fused ops).
+	fused bool
 }
 
 // headOutput is an output convolution: its key, k columns per anchor, its
@@ -361,20 +380,20 @@ func (s headSpec) build(node nodeFunc, features []*gorgonia.Node) (*HeadOutputs,
 	out := &HeadOutputs{}
 	lists := []*[]*gorgonia.Node{&out.BboxRegression, &out.BboxCtrness}
 	for _, x := range features {
-		t, err := tower(node, x, s.clsTower)
+		t, err := tower(node, x, s.clsTower, s.fused)
 		if err != nil {
 			return nil, err
 		}
-		y, err := output(node, t, s.cls.key, s.numAnchors, s.cls.k, s.cls.relu)
+		y, err := output(node, t, s.cls.key, s.numAnchors, s.cls.k, s.cls.relu, s.fused)
 		if err != nil {
 			return nil, err
 		}
 		out.ClsLogits = append(out.ClsLogits, y)
-		if t, err = tower(node, x, s.regTower); err != nil {
+		if t, err = tower(node, x, s.regTower, s.fused); err != nil {
 			return nil, err
 		}
 		for i, o := range s.reg {
-			y, err := output(node, t, o.key, s.numAnchors, o.k, o.relu)
+			y, err := output(node, t, o.key, s.numAnchors, o.k, o.relu, s.fused)
 			if err != nil {
 				return nil, err
 			}

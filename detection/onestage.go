@@ -18,8 +18,9 @@ type oneStage struct {
 	backbone  BackboneWithFPN
 	transform GeneralizedRCNNTransform
 	anchors   AnchorGenerator
-	// head builds the head on the FPN's levels.
-	head func(w *Weights, features []*gorgonia.Node, train bool) (*HeadOutputs, error)
+	// head builds the head on the FPN's levels; fused: the inference
+	// graph (train false).
+	head func(w *Weights, features []*gorgonia.Node, train, fused bool) (*HeadOutputs, error)
 	// postprocess selects the detections of the per-level head outputs
 	// (outs[k][l]: output k of HeadOutputs' order, level l).
 	postprocess func(outs [][]*tensor.Dense, anchors []*tensor.Dense, imageSizes [][2]int) ([]Detections, error)
@@ -47,7 +48,7 @@ func (m *oneStage) init(dt tensor.Dtype, rng *rand.Rand, headInit func(*Weights,
 	}
 	m.weights = w
 	m.run = newRunner(func(x *gorgonia.Node) ([]*gorgonia.Node, any, error) {
-		features, heads, err := m.build(x, false)
+		features, heads, err := m.build(x, false, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -95,8 +96,12 @@ func (m *oneStage) load(path string, opts LoadOptions) (IncompatibleKeys, error)
 	return keys, nil
 }
 
-// build adds the backbone and head to x's graph.
-func (m *oneStage) build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutputs, error) {
+// build adds the backbone and head to x's graph: the differentiable graph
+// of separate ops (Build's), or with fused (the runner's, train false)
+// the inference graph, whose convolutions take the elementwise ops after
+// them into one op each (fused.go): the same outputs, bitwise, without a
+// gradient.
+func (m *oneStage) build(x *gorgonia.Node, train, fused bool) ([]*gorgonia.Node, *HeadOutputs, error) {
 	if m == nil || m.weights == nil {
 		return nil, nil, fmt.Errorf("detection: Build: the model is nil or not made by its constructor")
 	}
@@ -106,11 +111,17 @@ func (m *oneStage) build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadO
 	if x.Dtype() != m.weights.Dtype() {
 		return nil, nil, fmt.Errorf("detection: %s.Build: the input is %v, the weights %v", m.name, x.Dtype(), m.weights.Dtype())
 	}
-	features, _, err := m.backbone.Forward(m.weights, "backbone", x, train)
+	var features []*gorgonia.Node
+	var err error
+	if fused {
+		features, _, err = m.backbone.forwardFused(m.weights, "backbone", x)
+	} else {
+		features, _, err = m.backbone.Forward(m.weights, "backbone", x, train)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("detection: %s.Build: %w", m.name, err)
 	}
-	heads, err := m.head(m.weights, features, train)
+	heads, err := m.head(m.weights, features, train, fused)
 	if err != nil {
 		return nil, nil, fmt.Errorf("detection: %s.Build: %w", m.name, err)
 	}

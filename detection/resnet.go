@@ -135,6 +135,11 @@ type resnetPlan struct {
 	stem     int
 	stages   [][]blockPlan
 	channels []int
+	// fused builds the inference graph (train false): each convolution
+	// with its norm (FrozenBatchNorm2d, or BatchNorm2d in eval mode),
+	// residual sum and ReLU one fused op (fusedConv), bitwise the
+	// separate ops, without a gradient.
+	fused bool
 }
 
 // plan checks r and lays out its blocks as torchvision's _make_layer.
@@ -346,15 +351,23 @@ func (p *resnetPlan) forward(w *Weights, prefix string, x *gorgonia.Node, train 
 	if err := checkImages("ResNet.Forward", w, x, 3); err != nil {
 		return nil, err
 	}
-	y, err := conv2d(w, prefix, "conv1", x, nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{3, 3}}, false)
-	if err != nil {
-		return nil, err
-	}
-	if y, err = p.norm(w, prefix, "bn1", y, train); err != nil {
-		return nil, err
-	}
-	if y, err = nn.ReLU(y); err != nil {
-		return nil, err
+	stem := nn.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{3, 3}}
+	var y *gorgonia.Node
+	var err error
+	if p.fused {
+		if y, err = p.fusedConvNorm(w, prefix, "conv1", "bn1", stem, x, nil, true); err != nil {
+			return nil, err
+		}
+	} else {
+		if y, err = conv2d(w, prefix, "conv1", x, stem, false); err != nil {
+			return nil, err
+		}
+		if y, err = p.norm(w, prefix, "bn1", y, train); err != nil {
+			return nil, err
+		}
+		if y, err = nn.ReLU(y); err != nil {
+			return nil, err
+		}
 	}
 	if y, err = nn.MaxPool2d(y, nn.MaxPool2dOpts{KernelSize: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}); err != nil {
 		return nil, err
@@ -379,6 +392,9 @@ func (p *resnetPlan) block(w *Weights, prefix string, b blockPlan, x *gorgonia.N
 	main := convs
 	if b.downsample {
 		main = convs[:len(convs)-1]
+	}
+	if p.fused {
+		return p.fusedBlock(w, prefix, b, convs, main, x)
 	}
 	y := x
 	for i, c := range main {
@@ -414,6 +430,62 @@ func (p *resnetPlan) convNorm(w *Weights, prefix, block string, c blockConv, x *
 		return nil, err
 	}
 	return p.norm(w, prefix, block+"."+c.norm, y, train)
+}
+
+// fusedBlock is block in the inference graph: the downsample (conv and
+// norm), then each main convolution with its norm and ReLU, the last with
+// the sum with the identity before its ReLU, each one fusedConv.
+func (p *resnetPlan) fusedBlock(w *Weights, prefix string, b blockPlan, convs, main []blockConv, x *gorgonia.Node) (*gorgonia.Node, error) {
+	identity := x
+	if b.downsample {
+		var err error
+		if identity, err = p.fusedBlockConv(w, prefix, b.name, convs[len(convs)-1], x, nil); err != nil {
+			return nil, err
+		}
+	}
+	y := x
+	for i, c := range main {
+		var residual *gorgonia.Node
+		if i == len(main)-1 {
+			residual = identity
+		}
+		var err error
+		if y, err = p.fusedBlockConv(w, prefix, b.name, c, y, residual); err != nil {
+			return nil, err
+		}
+	}
+	return y, nil
+}
+
+// fusedBlockConv is the block's convolution c on x with its norm, then
+// + residual and ReLU (the downsample: neither; another convolution:
+// ReLU, after + residual if not nil).
+func (p *resnetPlan) fusedBlockConv(w *Weights, prefix, block string, c blockConv, x, residual *gorgonia.Node) (*gorgonia.Node, error) {
+	opts := nn.Conv2dOpts{Stride: [2]int{c.stride, c.stride}, Padding: [2]int{c.pad, c.pad}, Groups: c.groups}
+	return p.fusedConvNorm(w, prefix, block+"."+c.name, block+"."+c.norm, opts, x, residual, c.name != "downsample.0")
+}
+
+// fusedConvNorm is the convolution conv (no bias) on x, its norm
+// (FrozenBatchNorm2d, or BatchNorm2d in eval mode), + residual if not nil and ReLU if relu, as one
+// fusedConv.
+func (p *resnetPlan) fusedConvNorm(w *Weights, prefix, conv, norm string, opts nn.Conv2dOpts, x, residual *gorgonia.Node, relu bool) (*gorgonia.Node, error) {
+	wt, err := w.Node(x.Graph(), key(prefix, conv+".weight"))
+	if err != nil {
+		return nil, err
+	}
+	affine := frozenAffine
+	if p.r.NormLayer == BatchNorm2d {
+		affine = batchNormEvalAffine
+	}
+	scale, shift, err := affine(w, key(prefix, norm), p.r.Eps, x.Graph())
+	if err != nil {
+		return nil, err
+	}
+	y, err := fusedConv(x, wt, nil, opts, scale, shift, residual, relu)
+	if err != nil {
+		return nil, fmt.Errorf("detection: %s: %w", key(prefix, conv), err)
+	}
+	return y, nil
 }
 
 // norm is the norm layer called name (relative to prefix) on x.

@@ -108,7 +108,10 @@ func NewRetinaNet(cfg RetinaNetConfig, dt tensor.Dtype, rng *rand.Rand) (*Retina
 	}
 	m := &oneStage{
 		name: "RetinaNet", backbone: cfg.Backbone, transform: cfg.Transform, anchors: cfg.AnchorGenerator,
-		head: func(w *Weights, f []*gorgonia.Node, train bool) (*HeadOutputs, error) {
+		head: func(w *Weights, f []*gorgonia.Node, train, fused bool) (*HeadOutputs, error) {
+			if fused {
+				return head.forward(w, "head", f, true)
+			}
 			return head.Forward(w, "head", f, train)
 		},
 		postprocess: func(outs [][]*tensor.Dense, anchors []*tensor.Dense, sizes [][2]int) ([]Detections, error) {
@@ -158,7 +161,7 @@ func (r *RetinaNet) Forward(images []*tensor.Dense) ([]Detections, error) {
 // Build adds the backbone and head to x's graph (see FCOS.Build); the
 // head outputs have no BboxCtrness.
 func (r *RetinaNet) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutputs, error) {
-	return r.stage().build(x, train)
+	return r.stage().build(x, train, false)
 }
 
 // Close releases Forward's machines.

@@ -122,9 +122,16 @@ func (h RetinaNetHead) Init(w *Weights, prefix string, rng *rand.Rand) error {
 // weights'; a tensor missing from w or of the wrong shape (named by its
 // key).
 func (h RetinaNetHead) Forward(w *Weights, prefix string, features []*gorgonia.Node, train bool) (*HeadOutputs, error) {
+	return h.forward(w, prefix, features, false)
+}
+
+// forward is Forward, in the inference graph (fused ops, bitwise the
+// same outputs, no gradient) if fused.
+func (h RetinaNetHead) forward(w *Weights, prefix string, features []*gorgonia.Node, fused bool) (*HeadOutputs, error) {
 	s, err := h.spec("RetinaNetHead.Forward", prefix)
 	if err != nil {
 		return nil, err
 	}
+	s.fused = fused
 	return s.forward(w, features)
 }

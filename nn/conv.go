@@ -429,7 +429,7 @@ const (
 )
 
 // convKernel is cpu.Conv with the product that product (product.go)
-// picks (cpuProduct, asking installedBLAS once per run); Conv2dBias's
+// picks (cpuProduct, asking for the installed BLAS once per run); Conv2dBias's
 // third input is the bias.
 func convKernel[T gemm.Float](g cpu.ConvGeom, mode convMode) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {

@@ -142,7 +142,7 @@ func linearSpec(bias bool) ad.OpSpec {
 }
 
 // linearFwdKernel is cpu.Linear on the product that product (product.go)
-// picks (cpuProduct, asking installedBLAS once per run).
+// picks (cpuProduct, asking for the installed BLAS once per run).
 func linearFwdKernel[T gemm.Float](out ad.Tensor[T], in []ad.Tensor[T]) error {
 	n, o, k := in[0].Shape[0], in[1].Shape[0], in[1].Shape[1]
 	if err := cpu.Linear(n, o, k, cpuProduct[T](), out.Data, in[0].Data, in[1].Data, ad.Optional(in, 2)); err != nil {

@@ -131,7 +131,7 @@ func matMulSpec(dims int, transA, transB bool) ad.OpSpec {
 }
 
 // matMulKernel is cpu.MatMul with the product that product (product.go)
-// picks (cpuProduct, asking installedBLAS once per run).
+// picks (cpuProduct, asking for the installed BLAS once per run).
 func matMulKernel[T gemm.Float](transA, transB bool) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		batch, m, n, k, err := matMulDims(in[0].Shape, in[1].Shape, transA, transB)

@@ -393,14 +393,6 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 	})
 }
 
-// addBias adds bias[co] to every element of plane co of one sample's
-// output out [Cout, L], as AddChannelBias.
-func addBias[T Float](out, bias []T, l int) {
-	for co, b := range bias {
-		vmath.Axpb(out[co*l:(co+1)*l], out[co*l:(co+1)*l], 1, b) // 1·x + b: x + b exactly
-	}
-}
-
 // Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
 // m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
 // implementation runs (nn's product decision); Conv and MatMul only
@@ -462,6 +454,12 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 
 // convGEMM is Conv by im2col and one product per group and sample.
 func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
+	return convGEMMWith(g, mode, mul, out, a, w, bias, nil)
+}
+
+// convGEMMWith is convGEMM with ConvForward's bias and epilogue ep (nil:
+// none) applied to each block of output rows after its products.
+func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) error {
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every
@@ -504,9 +502,8 @@ func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 						return err
 					}
 				}
-			}
-			if bias != nil {
-				addBias(dst, bias, l)
+				// The bias and epilogue while the block is in cache.
+				ep.apply(g, out, bias, n, ho0*g.WO, ho1*g.WO)
 			}
 		case mode == ConvWeight:
 			// The columns of lb output positions at a time, multiplied

@@ -19,6 +19,17 @@ import (
 // three passes, two sums and NormAffine, none storing an intermediate;
 // otherwise the unfused chain.
 func GroupNormAffine[T Float](rg RowGeom, cg ChanGeom, y, x, w, b []T) {
+	groupNormAffine(rg, cg, y, x, w, b, false)
+}
+
+// GroupNormAffineReLU is GroupNormAffine then ReLU (vmath.ReLU), each row
+// made non-negative while it is in cache: bitwise the two passes.
+func GroupNormAffineReLU[T Float](rg RowGeom, cg ChanGeom, y, x, w, b []T) {
+	groupNormAffine(rg, cg, y, x, w, b, true)
+}
+
+// groupNormAffine is GroupNormAffine, with ReLU after each row if relu.
+func groupNormAffine[T Float](rg RowGeom, cg ChanGeom, y, x, w, b []T, relu bool) {
 	perRow := rg.N / cg.Inner // channels in a row
 	fused := cg.Inner > 1 && vmath.VectorWhole[T](cg.Inner)
 	eachRow(rg.Rows, rg.N, func(lo, hi int) {
@@ -30,6 +41,9 @@ func GroupNormAffine[T Float](rg RowGeom, cg ChanGeom, y, x, w, b []T) {
 				for j := 0; j < perRow; j++ {
 					at := j * cg.Inner
 					vmath.NormAffine(yr[at:at+cg.Inner], xr[at:at+cg.Inner], mu, T(r), w[c0+j], b[c0+j])
+				}
+				if relu {
+					vmath.ReLU(yr, yr)
 				}
 				continue
 			}
@@ -43,6 +57,9 @@ func GroupNormAffine[T Float](rg RowGeom, cg ChanGeom, y, x, w, b []T) {
 					continue
 				}
 				p[0] = p[0]*w[ci] + b[ci] // as its rows of C
+			}
+			if relu {
+				vmath.ReLU(yr, yr)
 			}
 		}
 	})

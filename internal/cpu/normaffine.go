@@ -44,11 +44,15 @@ func ChannelAffine[T Float](g ChanGeom, dst, x, w, b []T) {
 		for o := lo; o < hi; o++ {
 			d, src := dst[o*g.C:][:g.C], x[o*g.C:][:g.C]
 			for k, v := range src {
-				d[k] = v*w[k] + b[k]
+				d[k] = affineElem(v, w[k], b[k])
 			}
 		}
 	})
 }
+
+// affineElem is x·w + b as ChannelAffine computes it for Inner = 1 (the
+// compiler's own choice whether to fuse it, the same for every caller).
+func affineElem[T Float](x, w, b T) T { return x*w + b }
 
 // ChannelDot sets dst [C] to Σ over Outer and Inner of u·y per channel,
 // u and y [Outer, C, Inner] (channelReduce).

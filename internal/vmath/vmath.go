@@ -70,6 +70,35 @@ func Axpb[T Float](dst, src []T, a, b T) {
 	axpbGo(dst, src, a, b)
 }
 
+// AxpbAt sets dst[i] = a·src[i] + b for i < len(src), rounded as Axpb
+// rounds element at + i of a vector of whole elements (0 ≤ at,
+// at + len(src) ≤ whole): fused where Axpb's vector loop takes that
+// element, as its Go tail elsewhere (the two can differ in float32). So a
+// vector done part by part with AxpbAt is bitwise one Axpb on it. dst may
+// be src.
+func AxpbAt[T Float](dst, src []T, a, b T, at, whole int) {
+	dst = dst[:len(src)]
+	v := min(max(vecLen(whole, vecWidth[T]())-at, 0), len(src))
+	switch xs := any(src[:v]).(type) {
+	case []float32:
+		axpbFused32(any(dst[:v]).([]float32), xs, float32(a), float32(b))
+	case []float64:
+		axpbFused64(any(dst[:v]).([]float64), xs, float64(a), float64(b))
+	default:
+		v = 0 // Axpb runs other element types in Go alone
+	}
+	axpbGo(dst[v:], src[v:], a, b)
+}
+
+// vecWidth is the assembly loops' vector width in elements of T.
+func vecWidth[T Float]() int {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return 8
+	}
+	return 4
+}
+
 func maxGo[T Float](x []T) T {
 	m := T(math.Inf(-1))
 	for _, v := range x {

@@ -153,6 +153,35 @@ func axpb64(dst, src []float64, a, b float64) {
 	axpbGo(dst[n:], src[n:], a, b)
 }
 
+// axpbFused32 is Axpb's vector loop on all of src, any length: the last
+// len mod 8 elements on a padded copy.
+func axpbFused32(dst, src []float32, a, b float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		axpbS(&dst[0], &src[0], n, a, b)
+	}
+	if n < len(src) {
+		var pad [8]float32
+		copy(pad[:], src[n:])
+		axpbS(&pad[0], &pad[0], 8, a, b)
+		copy(dst[n:], pad[:])
+	}
+}
+
+// axpbFused64 is axpbFused32 for float64 (vectors of 4).
+func axpbFused64(dst, src []float64, a, b float64) {
+	n := len(src) &^ 3
+	if n > 0 {
+		axpbD(&dst[0], &src[0], n, a, b)
+	}
+	if n < len(src) {
+		var pad [4]float64
+		copy(pad[:], src[n:])
+		axpbD(&pad[0], &pad[0], 4, a, b)
+		copy(dst[n:], pad[:])
+	}
+}
+
 //go:noescape
 func dotS(x, y *float32, n int) float64
 

@@ -14,6 +14,11 @@ func expSum64(dst, src []float64, shift float64) float64 { return expSumGo(dst, 
 func axpb32(dst, src []float32, a, b float32) { axpbGo(dst, src, a, b) }
 func axpb64(dst, src []float64, a, b float64) { axpbGo(dst, src, a, b) }
 
+// No vector loop: AxpbAt's parts are all Go tail (vecLen 0).
+func vecLen(l, w int) int                          { return 0 }
+func axpbFused32(dst, src []float32, a, b float32) { axpbGo(dst, src, a, b) }
+func axpbFused64(dst, src []float64, a, b float64) { axpbGo(dst, src, a, b) }
+
 func dot32(x, y []float32) float64 { return dotGo(x, y) }
 func dot64(x, y []float64) float64 { return dotGo(x, y) }
 func sum32(x []float32) float64    { return sumGo(x) }

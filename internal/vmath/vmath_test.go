@@ -3,6 +3,7 @@ package vmath
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -234,6 +235,48 @@ func TestDotSumMulSubSubMul(t *testing.T) {
 			if d[i] != w || d32[i] != w32 {
 				t.Fatalf("n=%d: SubMul[%d] = %v, %v, want %v, %v", n, i, d[i], d32[i], w, w32)
 			}
+		}
+	}
+}
+
+// TestAxpbAtParts: a vector done in parts with AxpbAt is bitwise one Axpb
+// on it, for parts at any offset, float32 and float64, random values and,
+// in float32, a·x + b where rounding the float64 FMA to float32 (Axpb's Go
+// tail) differs from one rounding (its vector loop): a = 2⁻¹²(1 + 2⁻¹⁸),
+// x = 2⁻¹²(1 − 2⁻¹⁸), b = 1 + 2⁻²³, a·x + b = 1 + 2⁻²³ + 2⁻²⁴ − 2⁻⁶⁰
+// (1 + 2⁻²³ rounded once, 1 + 2⁻²² through float64's tie).
+func TestAxpbAtParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	a, x, b := float32(math.Ldexp(1+0x1p-18, -12)), float32(math.Ldexp(1-0x1p-18, -12)), float32(1+0x1p-23)
+	for _, l := range []int{1, 5, 8, 13, 64, 100, 903} {
+		tie := make([]float32, l)
+		for i := range tie {
+			tie[i] = x
+		}
+		axpbAtParts(t, r, tie, a, b)
+		x32, x64 := make([]float32, l), make([]float64, l)
+		for i := range x64 {
+			x64[i] = r.NormFloat64()
+			x32[i] = float32(x64[i])
+		}
+		axpbAtParts(t, r, x32, float32(r.NormFloat64()), float32(r.NormFloat64()))
+		axpbAtParts(t, r, x64, r.NormFloat64(), r.NormFloat64())
+	}
+}
+
+func axpbAtParts[T Float](t *testing.T, r *rand.Rand, x []T, a, b T) {
+	l := len(x)
+	want := make([]T, l)
+	Axpb(want, x, a, b)
+	for range 10 {
+		got := slices.Clone(x)
+		for p := 0; p < l; {
+			q := min(l, p+1+r.IntN(17))
+			AxpbAt(got[p:q], got[p:q], a, b, p, l)
+			p = q
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%T length %d: AxpbAt's parts %v differ from Axpb's %v", x[0], l, got, want)
 		}
 	}
 }

@@ -1,0 +1,249 @@
+package detection
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// stageOf is the oneStage of a test's detector.
+func stageOf(t *testing.T, m detector) *oneStage {
+	t.Helper()
+	switch d := m.(type) {
+	case *FCOS:
+		return d.stage()
+	case *RetinaNet:
+		return d.stage()
+	}
+	t.Fatalf("%T is not a one-stage detector", m)
+	return nil
+}
+
+// fusedMatchesBuild runs the runner's fused inference graph on images
+// (at GOMAXPROCS 1, then 2 on the same graph) and Build's differentiable
+// graph of separate ops on the same batch, and fails unless every head
+// output of every level has the same bits.
+func fusedMatchesBuild(t *testing.T, m detector, images []*tensor.Dense) {
+	t.Helper()
+	s := stageOf(t, m)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var fused [][][]uint64 // [procs][output][element]
+	var il ImageList
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		var kinds [][]*tensor.Dense
+		var err error
+		if il, kinds, _, err = s.rawOutputs(images); err != nil {
+			t.Fatal(err)
+		}
+		var outs [][]uint64
+		for _, levels := range kinds {
+			for _, d := range levels {
+				outs = append(outs, bitsOfDense(d))
+			}
+		}
+		fused = append(fused, outs)
+	}
+	fusedOps := 0
+	for _, rg := range s.run.graphs {
+		for _, n := range rg.x.Graph().AllNodes() {
+			if n.Op() != nil && strings.Contains(n.Op().String(), "Fused") {
+				fusedOps++
+			}
+		}
+	}
+	if fusedOps == 0 {
+		t.Fatal("the runner's graph has no fused op")
+	}
+	gr := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(gr, il.Tensors.Dtype(), 4, gorgonia.WithShape(il.Tensors.Shape()...), gorgonia.WithValue(il.Tensors), gorgonia.WithName("x"))
+	_, heads, err := m.Build(x, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*gorgonia.Node
+	for _, levels := range [][]*gorgonia.Node{heads.ClsLogits, heads.BboxRegression, heads.BboxCtrness} {
+		nodes = append(nodes, levels...)
+	}
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		gorgonia.Read(n, &vals[i])
+	}
+	vm := gorgonia.NewTapeMachine(gr)
+	defer vm.Close()
+	if err := ad.RunAll(vm); err != nil {
+		t.Fatal(err)
+	}
+	for p, outs := range fused {
+		if len(outs) != len(vals) {
+			t.Fatalf("%d fused outputs, Build's graph %d", len(outs), len(vals))
+		}
+		for i, v := range vals {
+			want := bitsOfDense(v.(*tensor.Dense))
+			for j := range want {
+				if outs[i][j] != want[j] {
+					t.Fatalf("GOMAXPROCS %d: head output %d element %d: fused bits %x, Build's %x", p+1, i, j, outs[i][j], want[j])
+				}
+			}
+		}
+	}
+}
+
+// bitsOfDense is d's elements' IEEE bits.
+func bitsOfDense(d *tensor.Dense) []uint64 {
+	var out []uint64
+	switch v := d.Data().(type) {
+	case []float32:
+		for _, x := range v {
+			out = append(out, uint64(math.Float32bits(x)))
+		}
+	case []float64:
+		for _, x := range v {
+			out = append(out, math.Float64bits(x))
+		}
+	}
+	return out
+}
+
+// TestFusedGoldenModels: on the golden models (FCOS, RetinaNet v1 and v2
+// with their tiny ResNet-FPN backbones), float32 and float64, the
+// runner's fused graph gives Build's head outputs bitwise.
+func TestFusedGoldenModels(t *testing.T) {
+	for _, g := range loadModelGoldens(t) {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", g.Model, dt), func(t *testing.T) {
+				m := g.load(t, dt)
+				defer m.Close()
+				fusedMatchesBuild(t, m, g.images(dt))
+			})
+		}
+	}
+}
+
+// TestFusedResNet18: FCOS, RetinaNet v1 and v2 (BatchNorm2d in eval
+// mode, GroupNorm heads) on a random ResNet-18-FPN
+// (every norm's buffers and every bias drawn at random, so that the
+// affine steps are not the identity) on two images of different sizes
+// (padded into one batch), float32 and float64: the fused graph gives
+// Build's head outputs bitwise.
+func TestFusedResNet18(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a ResNet-18 model: -short skips it")
+	}
+	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2"} {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			t.Run(fmt.Sprintf("%s/%v", kind, dt), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				var m detector
+				var err error
+				tr := NewGeneralizedRCNNTransform(96, 128)
+				if kind == "fcos" {
+					cfg := FCOSResNet50FPN(5)
+					cfg.Backbone.Body, cfg.Transform = ResNet18(), tr
+					m, err = NewFCOS(cfg, dt, rng)
+				} else {
+					cfg, body := RetinaNetResNet50FPN(5), ResNet18()
+					if kind == "retinanet_v2" {
+						cfg = RetinaNetResNet50FPNV2(5)
+						body.NormLayer = BatchNorm2d
+						cfg.Backbone.ExtraBlocks = LastLevelP6P7{InChannels: 512, OutChannels: 256}
+					}
+					cfg.Backbone.Body, cfg.Transform = body, tr
+					m, err = NewRetinaNet(cfg, dt, rng)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				randomizeVectors(t, m.Weights(), rng)
+				images := []*tensor.Dense{randomImage(dt, 3, 90, 120, rng), randomImage(dt, 3, 100, 77, rng)}
+				fusedMatchesBuild(t, m, images)
+			})
+		}
+	}
+}
+
+// randomizeVectors draws every 1-D tensor of w (biases, norms' weights,
+// biases and running means N(0, 0.5²), running variances U(0.2, 2)).
+func randomizeVectors(t *testing.T, w *Weights, rng *rand.Rand) {
+	for _, p := range []interface {
+		Names() []string
+	}{w.Params, w.Frozen} {
+		for _, name := range p.Names() {
+			v, err := w.Value(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Dims() != 1 {
+				continue
+			}
+			for i := 0; i < v.Shape()[0]; i++ {
+				x := 0.5 * rng.NormFloat64()
+				if strings.HasSuffix(name, "running_var") {
+					x = 0.2 + 1.8*rng.Float64()
+				}
+				if err := v.SetAt(castTo(v.Dtype(), x), i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// castTo is x as a value of dtype dt.
+func castTo(dt tensor.Dtype, x float64) any {
+	if dt == tensor.Float32 {
+		return float32(x)
+	}
+	return x
+}
+
+// randomImage is a [c, h, w] image of U(0, 1) values.
+func randomImage(dt tensor.Dtype, c, h, w int, rng *rand.Rand) *tensor.Dense {
+	data := make([]float64, c*h*w)
+	for i := range data {
+		data[i] = rng.Float64()
+	}
+	if dt == tensor.Float32 {
+		f := make([]float32, len(data))
+		for i, v := range data {
+			f[i] = float32(v)
+		}
+		return tensor.New(tensor.WithShape(c, h, w), tensor.WithBacking(f))
+	}
+	return tensor.New(tensor.WithShape(c, h, w), tensor.WithBacking(data))
+}
+
+// TestFusedOpsHaveNoGradient: asking the fused ops for a gradient is an
+// error naming Build.
+func TestFusedOpsHaveNoGradient(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 32, 4, 4), gorgonia.WithName("x"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	wt := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(32, 32, 3, 3), gorgonia.WithName("w"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	b := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(32), gorgonia.WithName("b"), gorgonia.WithInit(gorgonia.RangedFrom(0)))
+	y, err := fusedConv(x, wt, b, nn.Conv2dOpts{Padding: [2]int{1, 1}}, nil, nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := groupNormReLU(y, b, b, 32, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []*gorgonia.Node{y, z} {
+		cost, err := gorgonia.Sum(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ad.Grad(cost, x); err == nil || !strings.Contains(err.Error(), "Build") {
+			t.Errorf("Grad through %v: error %v, want one naming Build", out.Op(), err)
+		}
+	}
+}
