@@ -25,8 +25,8 @@ func tinyModel(t *testing.T, name string, dt tensor.Dtype) (modelGolden, detecto
 	return modelGolden{}, nil
 }
 
-// randomImage is a [n, 3, h, w] batch of uniform values in [-1, 1).
-func randomImage(seed uint64, n, h, w int) *tensor.Dense {
+// randomBatch is a [n, 3, h, w] batch of uniform values in [-1, 1).
+func randomBatch(seed uint64, n, h, w int) *tensor.Dense {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	data := make([]float64, n*3*h*w)
 	for i := range data {
@@ -79,7 +79,7 @@ func TestModelsDirectional(t *testing.T) {
 			_, m := tinyModel(t, c.name, tensor.Float64)
 			defer m.Close()
 			g := gorgonia.NewGraph()
-			img := randomImage(3, 2, 40, 56)
+			img := randomBatch(3, 2, 40, 56)
 			x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(img.Shape()...), gorgonia.WithValue(img), gorgonia.WithName("x"))
 			cost, err := headCost(m, x, c.train)
 			if err != nil {
@@ -106,7 +106,7 @@ func TestModelsVMsAndProcs(t *testing.T) {
 	_, m := tinyModel(t, "retinanet_v1", tensor.Float64)
 	defer m.Close()
 	f := func(in gorgonia.Nodes) (*gorgonia.Node, error) { return headCost(m, in[0], false) }
-	img := randomImage(4, 1, 24, 40)
+	img := randomBatch(4, 1, 24, 40)
 	if err := graphtest.CheckVMs(f, []*tensor.Dense{img}, graphtest.Options{Order: 2}); err != nil {
 		t.Error(err)
 	}
