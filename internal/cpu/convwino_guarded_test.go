@@ -24,18 +24,8 @@ func TestConvWinoGuarded(t *testing.T) {
 }
 
 func guardedWino[T float32 | float64](t *testing.T, g *ConvGeom, tail bool) {
-	var frees []func()
-	defer func() {
-		for _, f := range frees {
-			f()
-		}
-	}()
-	guard := func(src []T) []T {
-		s, free := guarded[T](t, len(src), tail)
-		frees = append(frees, free)
-		copy(s, src)
-		return s
-	}
+	guard, free := guardedCopies[T](t, tail)
+	defer free()
 	r := newRand(g)
 	x, w, bias := guard(normals[T](r, g.N*g.C*g.H*g.W)), guard(normals[T](r, g.Cout*g.Rows())), guard(normals[T](r, g.Cout))
 	gr := guard(normals[T](r, g.N*g.Cout*g.L()))
