@@ -278,11 +278,14 @@ func winoInput[T Float](p *winoPlan, x, v []T, sv, n0, q0, q1 int) {
 // four padded input rows (width elements each), tile tc reads their
 // columns 2tc to 2tc+3; element ξ goes to vs[ξ][o+tc].
 func winoInputRow[T Float](rows []T, width int, vs *[16][]T, o, tw int) {
-	d0, d1, d2, d3 := rows[:width], rows[width:2*width], rows[2*width:3*width], rows[3*width:4*width]
-	v0, v1, v2, v3 := vs[0][o:o+tw], vs[1][o:o+tw], vs[2][o:o+tw], vs[3][o:o+tw]
-	v4, v5, v6, v7 := vs[4][o:o+tw], vs[5][o:o+tw], vs[6][o:o+tw], vs[7][o:o+tw]
-	v8, v9, v10, v11 := vs[8][o:o+tw], vs[9][o:o+tw], vs[10][o:o+tw], vs[11][o:o+tw]
-	v12, v13, v14, v15 := vs[12][o:o+tw], vs[13][o:o+tw], vs[14][o:o+tw], vs[15][o:o+tw]
+	d0 := rows[:2*tw+2]
+	d1, d2, d3 := rows[width:][:len(d0)], rows[2*width:][:len(d0)], rows[3*width:][:len(d0)]
+	v0 := vs[0][o : o+tw]
+	n := len(v0)
+	v1, v2, v3 := vs[1][o:][:n], vs[2][o:][:n], vs[3][o:][:n]
+	v4, v5, v6, v7 := vs[4][o:][:n], vs[5][o:][:n], vs[6][o:][:n], vs[7][o:][:n]
+	v8, v9, v10, v11 := vs[8][o:][:n], vs[9][o:][:n], vs[10][o:][:n], vs[11][o:][:n]
+	v12, v13, v14, v15 := vs[12][o:][:n], vs[13][o:][:n], vs[14][o:][:n], vs[15][o:][:n]
 	for tc := range v0 {
 		j := 2 * tc
 		a, b, c, d := d0[j:j+4:j+4], d1[j:j+4:j+4], d2[j:j+4:j+4], d3[j:j+4:j+4]
@@ -308,6 +311,7 @@ func winoInputRow[T Float](rows []T, width int, vs *[16][]T, o, tw int) {
 func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
 	t, plane := (q1-q0)*p.tw, p.ho*p.wo
 	par.ForWork(p.cout, 16*p.cout*t, func(lo, hi int) {
+		spare := make([]T, p.wo) // the output row past the image, when ho is odd
 		for o := lo; o < hi; o++ {
 			var ms [16][]T
 			for xi := range ms {
@@ -321,11 +325,11 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
 				for q := qa; q < qb; q++ {
 					r := q % p.th
 					top := dst[2*r*p.wo:][:p.wo]
-					var bottom []T // nil past the image
+					bottom := spare
 					if 2*r+1 < p.ho {
 						bottom = dst[(2*r+1)*p.wo:][:p.wo]
 					}
-					winoOutputRow(&ms, (q-q0)*p.tw, p.tw, top, bottom)
+					winoOutputRow(&ms, (q-q0)*p.tw, p.tw, sm, top, bottom)
 				}
 				ra, rb := qa%p.th, (qb-1)%p.th+1
 				winoEpilogue(dst[2*ra*p.wo:min(p.ho, 2*rb)*p.wo], o, bias)
@@ -336,32 +340,34 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
 }
 
 // winoOutputRow writes the tw tiles of one tile row, starting at
-// element o of the ms, into the output rows top and bottom (wo elements
-// each; bottom nil when it is past the image): tile tc's columns 2tc and
+// element o of the ms (slices of one M, its ξ planes stride elements
+// apart), into the output rows top and bottom (wo elements each; bottom
+// the spare row when it is past the image): tile tc's columns 2tc and
 // 2tc + 1, those inside the row.
-func winoOutputRow[T Float](ms *[16][]T, o, tw int, top, bottom []T) {
-	m0, m1, m2, m3 := ms[0][o:o+tw], ms[1][o:o+tw], ms[2][o:o+tw], ms[3][o:o+tw]
-	m4, m5, m6, m7 := ms[4][o:o+tw], ms[5][o:o+tw], ms[6][o:o+tw], ms[7][o:o+tw]
-	m8, m9, m10, m11 := ms[8][o:o+tw], ms[9][o:o+tw], ms[10][o:o+tw], ms[11][o:o+tw]
-	m12, m13, m14, m15 := ms[12][o:o+tw], ms[13][o:o+tw], ms[14][o:o+tw], ms[15][o:o+tw]
+func winoOutputRow[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) {
+	done := winoOutAsm(ms, o, tw, stride, top, bottom) // the first tiles, in assembly
+	o, tw = o+done, tw-done
+	top, bottom = top[2*done:], bottom[2*done:]
+	m0 := ms[0][o : o+tw]
+	n := len(m0)
+	m1, m2, m3 := ms[1][o:][:n], ms[2][o:][:n], ms[3][o:][:n]
+	m4, m5, m6, m7 := ms[4][o:][:n], ms[5][o:][:n], ms[6][o:][:n], ms[7][o:][:n]
+	m8, m9, m10, m11 := ms[8][o:][:n], ms[9][o:][:n], ms[10][o:][:n], ms[11][o:][:n]
+	m12, m13, m14, m15 := ms[12][o:][:n], ms[13][o:][:n], ms[14][o:][:n], ms[15][o:][:n]
 	wo := len(top)
+	bottom = bottom[:wo]
 	for tc := range m0 {
 		// Aᵀ M: rows m0 + m1 + m2 and m1 − m2 − m3 of M's rows; then
 		// (Aᵀ M) A, the same on the columns.
 		s0, s1, s2, s3 := m0[tc]+m4[tc]+m8[tc], m1[tc]+m5[tc]+m9[tc], m2[tc]+m6[tc]+m10[tc], m3[tc]+m7[tc]+m11[tc]
 		e0, e1, e2, e3 := m4[tc]-m8[tc]-m12[tc], m5[tc]-m9[tc]-m13[tc], m6[tc]-m10[tc]-m14[tc], m7[tc]-m11[tc]-m15[tc]
 		j := 2 * tc
-		if j+1 < wo {
-			top[j], top[j+1] = s0+s1+s2, s1-s2-s3
-			if bottom != nil {
-				bottom[j], bottom[j+1] = e0+e1+e2, e1-e2-e3
-			}
+		if j+2 <= wo {
+			t, b := top[j:j+2:j+2], bottom[j:j+2:j+2]
+			t[0], t[1], b[0], b[1] = s0+s1+s2, s1-s2-s3, e0+e1+e2, e1-e2-e3
 			continue
 		}
-		top[j] = s0 + s1 + s2 // odd wo: the last tile's first column alone
-		if bottom != nil {
-			bottom[j] = e0 + e1 + e2
-		}
+		top[j], bottom[j] = s0+s1+s2, e0+e1+e2 // odd wo: the last tile's first column alone
 	}
 }
 

@@ -205,3 +205,39 @@ func TestConvWinoRule(t *testing.T) {
 	}
 	winoForce = 0
 }
+
+// Winograd's assembly loops (winoAVX512) give the Go loops' bits.
+func TestConvWinoAsmMatchesGo(t *testing.T) {
+	if !winoAVX512 {
+		t.Skip("no AVX-512 loops on this machine or build")
+	}
+	defer func(v bool) { winoAVX512 = v }(winoAVX512)
+	wide := 0 // the geometries with a block of 16 tiles for the assembly
+	for _, g := range winoGeoms() {
+		if min(g.WO, g.W) >= 32 {
+			wide++
+		}
+		for _, mode := range []ConvMode{ConvForward, ConvInput} {
+			r := newRand(&g)
+			a, w, bias := normals[float32](r, g.N*g.C*g.H*g.W), normals[float32](r, g.Cout*g.Rows()), normals[float32](r, g.Cout)
+			size := g.N * g.Cout * g.L()
+			if mode == ConvInput {
+				a, bias, size = normals[float32](r, size), nil, len(a)
+			}
+			var outs [2][]float32
+			for i, asm := range []bool{true, false} {
+				winoAVX512 = asm
+				outs[i] = make([]float32, size)
+				if _, err := convWino(&g, mode, gemmProduct[float32], outs[i], a, w, bias); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(bitsOf(outs[0]), bitsOf(outs[1])) {
+				t.Fatalf("%+v, mode %d: assembly and Go loops differ", g, mode)
+			}
+		}
+	}
+	if wide == 0 {
+		t.Fatal("no geometry reaches the assembly loop")
+	}
+}
