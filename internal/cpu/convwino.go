@@ -20,10 +20,11 @@ import (
 // multiplications a tile and channel pair instead of im2col's 36. The
 // products go through Conv's Product (nn's product decision). A sample's
 // tiles are taken a few tile rows at a time (winoPlan.rb), their V and M
-// held in one buffer while in cache, as forwardRows does for the columns;
-// samples are par.Outer jobs as in convGEMM. Every element's arithmetic is
-// fixed by the geometry alone, so the result is bitwise the same for any
-// GOMAXPROCS; it is not bitwise im2col's (the transforms round).
+// held in one buffer, as forwardRows does for the columns; groups of
+// samples are par.Outer jobs as samples are in convGEMM. The partition
+// and every element's arithmetic are fixed by the geometry alone, so the
+// result is bitwise the same for any GOMAXPROCS; it is not bitwise
+// im2col's (the transforms round).
 
 // winoForce forces Conv's choice for the geometries Winograd can run:
 // 0 lets winoWins decide, 1 runs Winograd, −1 im2col. Tests set it.
@@ -179,8 +180,8 @@ func convWino[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 
 // winoGroup convolves the samples [n0, n1) of x [N, cin, h, w] into y
 // [N, cout, ho, wo] a block of rb tile rows at a time (U as winoWeights
-// wrote it): V = Bᵀ d B into buf, the 16 products M_ξ = U_ξ·V_ξ after it in buf, then Y = Aᵀ M A
-// and the epilogue.
+// wrote it): V = Bᵀ d B into buf, the 16 products M_ξ = U_ξ·V_ξ after it
+// in buf, then Y = Aᵀ M A and the epilogue.
 func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias, buf []T, su, n0, n1 int) error {
 	rows := (n1 - n0) * p.th
 	for q0 := 0; q0 < rows; q0 += p.rb {
