@@ -433,8 +433,17 @@ const (
 // weight holding ±Inf or NaN: the direct kernels would multiply it by the
 // zeros around and between the spread gradient's elements, NaN where the
 // tap meets no output element, so that one clears out and runs im2col.
+// ConvForward and ConvInput of 3×3, stride-1, ungrouped convolutions with
+// channels and output tiles enough (winoWins) run Winograd F(2×2, 3×3)
+// (convwino.go) when the input (or G) and the weight are finite: its
+// transforms would make Inf − Inf, NaN, where the direct sum is ±Inf.
 func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	if !directConv(g) {
+		if winoWins(g, mode) && allFinite(a) {
+			if ran, err := convWino(g, mode, mul, out, a, w, bias); ran {
+				return err
+			}
+		}
 		return convGEMM(g, mode, mul, out, a, w, bias)
 	}
 	switch mode {

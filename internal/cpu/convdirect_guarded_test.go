@@ -64,18 +64,8 @@ func TestConvDirectGuarded(t *testing.T) {
 // at its end) and checks them against convGEMM.
 func guardedDirect[T gemm.Float](t *testing.T, g *ConvGeom, tail bool, tol float64) {
 	r := rand.New(rand.NewPCG(uint64(g.H), uint64(g.W)))
-	var frees []func()
-	defer func() {
-		for _, f := range frees {
-			f()
-		}
-	}()
-	guard := func(src []T) []T {
-		s, free := guarded[T](t, len(src), tail)
-		frees = append(frees, free)
-		copy(s, src)
-		return s
-	}
+	guard, free := guardedCopies[T](t, tail)
+	defer free()
 	x := guard(randNormal[T](r, g.N*g.C*g.H*g.W))
 	w := guard(randNormal[T](r, g.Cout*g.C/g.Groups*g.K()))
 	bias := guard(randNormal[T](r, g.Cout))

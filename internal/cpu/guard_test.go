@@ -37,3 +37,21 @@ func guarded[T any](t testing.TB, n int, tail bool) (s []T, free func()) {
 	s = unsafe.Slice((*T)(base), n)
 	return s, func() { syscall.Munmap(mem) }
 }
+
+// guardedCopies returns guard, which copies a slice into a new one placed
+// against a guard page (tail: at its end, else at its start), and free,
+// which unmaps every copy it made.
+func guardedCopies[T any](t testing.TB, tail bool) (guard func(src []T) []T, free func()) {
+	var frees []func()
+	guard = func(src []T) []T {
+		s, free := guarded[T](t, len(src), tail)
+		frees = append(frees, free)
+		copy(s, src)
+		return s
+	}
+	return guard, func() {
+		for _, f := range frees {
+			f()
+		}
+	}
+}

@@ -1,0 +1,35 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// winoAVX512 enables the AVX-512 loop of Winograd's output transform
+// (float32; tests switch it off to compare with the Go loop).
+var winoAVX512 = cpu.X86.HasAVX512F
+
+// winoOutS is winoOutputRow's loop on n tiles (a multiple of 16) of
+// float32, all of whose columns are in the image: M_ξ at m + ξ·stride.
+//
+//go:noescape
+func winoOutS(m *float32, stride int, top, bottom *float32, n int)
+
+// winoOutAsm runs winoOutS on the first tiles of a tile row when it can
+// (winoOutputRow's arguments, the ξ planes stride elements apart) and
+// returns how many tiles it did: whole blocks of 16 among the tiles whose
+// two columns are in the image, float32 only. Its sums are the Go loop's,
+// in the same order (no fused multiply-add), so the bits are too.
+func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
+	n := min(tw, len(top)/2) / 16 * 16
+	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
+		return 0
+	}
+	_ = ms[15][o+n-1] // in bounds: every M_ξ holds the n tiles from o (the ms are one M)
+	_, _ = top[2*n-1], bottom[2*n-1]
+	winoOutS((*float32)(unsafe.Pointer(&ms[0][o])), stride, (*float32)(unsafe.Pointer(&top[0])), (*float32)(unsafe.Pointer(&bottom[0])), n)
+	return n
+}

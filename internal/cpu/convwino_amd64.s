@@ -1,0 +1,132 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Winograd's output transform (convwino.go, winoOutputRow) on 16 tiles a
+// step, float32: the 16 planes M_ξ loaded from four row pointers (ξ = 4i
+// + j at row i's pointer + j·stride), Aᵀ M A in the Go loop's order of
+// additions and subtractions, each output row's even and odd columns
+// interleaved by VPERMI2PS into 32 consecutive elements.
+
+// Lanes 0–7 (lo) and 8–15 (hi) of the even columns (table 1) and the odd
+// ones (table 2), interleaved.
+DATA winoLo<>+0(SB)/4, $0
+DATA winoLo<>+4(SB)/4, $16
+DATA winoLo<>+8(SB)/4, $1
+DATA winoLo<>+12(SB)/4, $17
+DATA winoLo<>+16(SB)/4, $2
+DATA winoLo<>+20(SB)/4, $18
+DATA winoLo<>+24(SB)/4, $3
+DATA winoLo<>+28(SB)/4, $19
+DATA winoLo<>+32(SB)/4, $4
+DATA winoLo<>+36(SB)/4, $20
+DATA winoLo<>+40(SB)/4, $5
+DATA winoLo<>+44(SB)/4, $21
+DATA winoLo<>+48(SB)/4, $6
+DATA winoLo<>+52(SB)/4, $22
+DATA winoLo<>+56(SB)/4, $7
+DATA winoLo<>+60(SB)/4, $23
+GLOBL winoLo<>(SB), RODATA|NOPTR, $64
+
+DATA winoHi<>+0(SB)/4, $8
+DATA winoHi<>+4(SB)/4, $24
+DATA winoHi<>+8(SB)/4, $9
+DATA winoHi<>+12(SB)/4, $25
+DATA winoHi<>+16(SB)/4, $10
+DATA winoHi<>+20(SB)/4, $26
+DATA winoHi<>+24(SB)/4, $11
+DATA winoHi<>+28(SB)/4, $27
+DATA winoHi<>+32(SB)/4, $12
+DATA winoHi<>+36(SB)/4, $28
+DATA winoHi<>+40(SB)/4, $13
+DATA winoHi<>+44(SB)/4, $29
+DATA winoHi<>+48(SB)/4, $14
+DATA winoHi<>+52(SB)/4, $30
+DATA winoHi<>+56(SB)/4, $15
+DATA winoHi<>+60(SB)/4, $31
+GLOBL winoHi<>(SB), RODATA|NOPTR, $64
+
+// LOADROW loads M_ξ, ξ = 4i..4i+3, from row pointer P into A, B, C, D.
+#define LOADROW(P, A, B, C, D) \
+	VMOVUPS (P), A \
+	VMOVUPS (P)(BX*1), B \
+	VMOVUPS (P)(BX*2), C \
+	VMOVUPS (P)(DX*1), D
+
+// func winoOutS(m *float32, stride int, top, bottom *float32, n int)
+TEXT ·winoOutS(SB), NOSPLIT, $0-40
+	MOVQ m+0(FP), AX
+	MOVQ stride+8(FP), BX
+	MOVQ top+16(FP), DI
+	MOVQ bottom+24(FP), SI
+	MOVQ n+32(FP), CX
+	SHLQ $2, BX                 // stride in bytes
+	LEAQ (BX)(BX*2), DX         // 3·stride
+	LEAQ (AX)(BX*4), R8         // ξ = 4
+	LEAQ (R8)(BX*4), R9         // ξ = 8
+	LEAQ (R9)(BX*4), R10        // ξ = 12
+	VMOVUPS winoLo<>(SB), Z28
+	VMOVUPS winoHi<>(SB), Z29
+	SHRQ $4, CX
+
+loop:
+	TESTQ CX, CX
+	JZ    done
+	LOADROW(AX, Z0, Z1, Z2, Z3)
+	LOADROW(R8, Z4, Z5, Z6, Z7)
+	LOADROW(R9, Z8, Z9, Z10, Z11)
+	LOADROW(R10, Z12, Z13, Z14, Z15)
+
+	// s_j = m_j + m_(4+j) + m_(8+j), e_j = m_(4+j) − m_(8+j) − m_(12+j)
+	VADDPS Z4, Z0, Z16
+	VADDPS Z8, Z16, Z16
+	VADDPS Z5, Z1, Z17
+	VADDPS Z9, Z17, Z17
+	VADDPS Z6, Z2, Z18
+	VADDPS Z10, Z18, Z18
+	VADDPS Z7, Z3, Z19
+	VADDPS Z11, Z19, Z19
+	VSUBPS Z8, Z4, Z20
+	VSUBPS Z12, Z20, Z20
+	VSUBPS Z9, Z5, Z21
+	VSUBPS Z13, Z21, Z21
+	VSUBPS Z10, Z6, Z22
+	VSUBPS Z14, Z22, Z22
+	VSUBPS Z11, Z7, Z23
+	VSUBPS Z15, Z23, Z23
+
+	// top: s0 + s1 + s2, s1 − s2 − s3; bottom: the same of the e_j.
+	VADDPS Z17, Z16, Z24
+	VADDPS Z18, Z24, Z24
+	VSUBPS Z18, Z17, Z25
+	VSUBPS Z19, Z25, Z25
+	VADDPS Z21, Z20, Z26
+	VADDPS Z22, Z26, Z26
+	VSUBPS Z22, Z21, Z27
+	VSUBPS Z23, Z27, Z27
+
+	VMOVAPS   Z28, Z30
+	VPERMI2PS Z25, Z24, Z30
+	VMOVAPS   Z29, Z31
+	VPERMI2PS Z25, Z24, Z31
+	VMOVUPS   Z30, (DI)
+	VMOVUPS   Z31, 64(DI)
+	VMOVAPS   Z28, Z30
+	VPERMI2PS Z27, Z26, Z30
+	VMOVAPS   Z29, Z31
+	VPERMI2PS Z27, Z26, Z31
+	VMOVUPS   Z30, (SI)
+	VMOVUPS   Z31, 64(SI)
+
+	ADDQ $64, AX
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ CX
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET

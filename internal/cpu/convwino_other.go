@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package cpu
+
+// winoAVX512 is false: Winograd's transforms run the Go loops.
+var winoAVX512 = false
+
+// winoOutAsm does no tile: no assembly here.
+func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int { return 0 }
