@@ -49,7 +49,8 @@ func (e *Epilogue[T]) check(g *ConvGeom) error {
 // whole pass: every step is elementwise, and the affine step rounds each
 // element as ChannelAffine's pass over the whole plane does
 // (vmath.AxpbAt). The direct kernels (narrow groups) apply ep after the
-// whole convolution. Errors: ep's slices of the wrong length; mul's.
+// whole convolution; Winograd's output transform (Conv's rule) each
+// block of output rows. Errors: ep's slices of the wrong length; mul's.
 func ConvEpilogue[T Float](g *ConvGeom, mul Product[T], out, x, w, bias []T, ep *Epilogue[T]) error {
 	if ep.empty() {
 		return Conv(g, ConvForward, mul, out, x, w, bias)
@@ -58,6 +59,11 @@ func ConvEpilogue[T Float](g *ConvGeom, mul Product[T], out, x, w, bias []T, ep 
 		return err
 	}
 	if !directConv(g) {
+		if winoWins(g, ConvForward) && allFinite(x) {
+			if ran, err := convWinoWith(g, ConvForward, mul, out, x, w, bias, ep); ran {
+				return err
+			}
+		}
 		return convGEMMWith(g, ConvForward, mul, out, x, w, bias, ep)
 	}
 	directForward(g, out, x, w, bias)
@@ -72,37 +78,43 @@ func ConvEpilogue[T Float](g *ConvGeom, mul Product[T], out, x, w, bias []T, ep 
 // [N, Cout, L], channels in parallel (on the caller's goroutine inside an
 // outer job, as ConvForward's samples are).
 func (e *Epilogue[T]) apply(g *ConvGeom, out, bias []T, n, p0, p1 int) {
-	if bias == nil && e.empty() {
+	if len(bias) == 0 && e.empty() {
 		return
 	}
 	l := g.L()
 	base := n * g.Cout * l
 	par.ForWork(g.Cout, g.Cout*(p1-p0), func(lo, hi int) {
 		for co := lo; co < hi; co++ {
-			at := base + co*l
-			y := out[at+p0 : at+p1]
-			if bias != nil {
-				vmath.AxpbAt(y, y, 1, bias[co], p0, l) // 1·x + b: x + b exactly
-			}
-			if e.empty() {
-				continue
-			}
-			if e.Scale != nil {
-				if l > 1 {
-					vmath.AxpbAt(y, y, e.Scale[co], e.Shift[co], p0, l) // ChannelAffine's planes
-				} else {
-					y[0] = affineElem(y[0], e.Scale[co], e.Shift[co]) // its rows of C
-				}
-			}
-			if e.Residual != nil {
-				r := e.Residual[at+p0 : at+p1]
-				for i := range y {
-					y[i] += r[i]
-				}
-			}
-			if e.ReLU {
-				vmath.ReLU(y, y)
-			}
+			e.channel(out, bias, base+co*l, co, p0, p1, l)
 		}
 	})
+}
+
+// channel does the bias (if not nil) and e (nil: nothing more) on the
+// positions [p0, p1) of the output plane of channel co that starts at
+// out[at] (l positions a plane; e.Residual at the same offsets).
+func (e *Epilogue[T]) channel(out, bias []T, at, co, p0, p1, l int) {
+	y := out[at+p0 : at+p1]
+	if len(bias) > 0 { // an empty bias is none, as nil
+		vmath.AxpbAt(y, y, 1, bias[co], p0, l) // 1·x + b: x + b exactly
+	}
+	if e.empty() {
+		return
+	}
+	if e.Scale != nil {
+		if l > 1 {
+			vmath.AxpbAt(y, y, e.Scale[co], e.Shift[co], p0, l) // ChannelAffine's planes
+		} else {
+			y[0] = affineElem(y[0], e.Scale[co], e.Shift[co]) // its rows of C
+		}
+	}
+	if e.Residual != nil {
+		r := e.Residual[at+p0 : at+p1]
+		for i := range y {
+			y[i] += r[i]
+		}
+	}
+	if e.ReLU {
+		vmath.ReLU(y, y)
+	}
 }

@@ -15,7 +15,8 @@ import (
 // rows whose plane offsets are not multiples of the vector width (64
 // channels at 30×30: 7 rows a block), pointwise, strided, grouped, the
 // direct kernels' narrow groups, a 1×1 output (ChannelAffine's Inner = 1)
-// and one sample.
+// and one sample, and two that run Winograd (its output transform's
+// blocks).
 var epilogueCases = []ConvGeom{
 	{N: 2, C: 64, H: 30, W: 30, Cout: 8, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
 	{N: 1, C: 48, H: 37, W: 29, Cout: 5, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
@@ -25,6 +26,9 @@ var epilogueCases = []ConvGeom{
 	{N: 2, C: 6, H: 12, W: 15, Cout: 6, Groups: 6, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
 	{N: 2, C: 8, H: 3, W: 3, Cout: 4, Groups: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 0, PW: 0, DH: 1, DW: 1},
 	{N: 1, C: 8, H: 5, W: 5, Cout: 4, Groups: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1},
+	// Winograd's (winoWins): odd sizes, a 1-row block's plane offsets.
+	{N: 2, C: 64, H: 33, W: 19, Cout: 72, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+	{N: 1, C: 64, H: 40, W: 40, Cout: 64, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 0, PW: 0, DH: 1, DW: 1},
 }
 
 // TestConvEpilogueBitwise: ConvEpilogue with every combination of bias,
@@ -144,6 +148,18 @@ func TestConvEpilogueErrors(t *testing.T) {
 	} {
 		if err := ConvEpilogue(&g, gemmProduct[float32], out, x, w, nil, ep); err == nil {
 			t.Errorf("%+v: no error", ep)
+		}
+	}
+}
+
+// TestConvEpilogueCasesRunWinograd: the last two epilogueCases are in
+// Winograd's rule, so TestConvEpilogueBitwise covers its epilogue.
+func TestConvEpilogueCasesRunWinograd(t *testing.T) {
+	for _, g := range epilogueCases[len(epilogueCases)-2:] {
+		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
+		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
+		if !winoWins(&g, ConvForward) {
+			t.Errorf("%+v: not in Winograd's rule", g)
 		}
 	}
 }

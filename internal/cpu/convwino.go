@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"github.com/gops-dev/gops/internal/par"
-	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // Winograd F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for
@@ -143,6 +142,12 @@ func winoStride(n int) int { return (n+1023)/1024*1024 + 16 }
 // false, having written nothing, when the weight is not finite
 // (winoWeights).
 func convWino[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) (bool, error) {
+	return convWinoWith(g, mode, mul, out, a, w, bias, nil)
+}
+
+// convWinoWith is convWino with ConvForward's epilogue ep (nil: none)
+// after the bias, on each block of output rows (ConvEpilogue's).
+func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) (bool, error) {
 	p := newWinoPlan(g, mode)
 	su := winoStride(p.cout * p.cin)
 	u := floatScratch[T]().Get(16 * su)
@@ -159,7 +164,7 @@ func convWino[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 		defer colsScratch[T]().Put(buf)
 		for gi := lo; gi < hi; gi++ {
 			n0 := gi * p.group
-			errs[gi] = winoGroup(p, mul, out, a, u, bias, buf, su, n0, min(g.N, n0+p.group))
+			errs[gi] = winoGroup(p, mul, out, a, u, bias, ep, buf, su, n0, min(g.N, n0+p.group))
 		}
 	}
 	if groups < 2 {
@@ -182,7 +187,7 @@ func convWino[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 // [N, cout, ho, wo] a block of rb tile rows at a time (U as winoWeights
 // wrote it): V = Bᵀ d B into buf, the 16 products M_ξ = U_ξ·V_ξ after it
 // in buf, then Y = Aᵀ M A and the epilogue.
-func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias, buf []T, su, n0, n1 int) error {
+func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias []T, ep *Epilogue[T], buf []T, su, n0, n1 int) error {
 	rows := (n1 - n0) * p.th
 	for q0 := 0; q0 < rows; q0 += p.rb {
 		q1 := min(rows, q0+p.rb)
@@ -195,7 +200,7 @@ func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias, buf []T, su,
 				return err
 			}
 		}
-		winoOutput(p, m, y, bias, sm, n0, q0, q1)
+		winoOutput(p, m, y, bias, ep, sm, n0, q0, q1)
 	}
 	return nil
 }
@@ -307,9 +312,10 @@ func winoInputRow[T Float](rows []T, width int, vs *[16][]T, o, tw int) {
 // from sample n0 into y [N, cout, ho, wo] from M [16, cout, t] (ξ planes
 // sm apart): tile (q, tc) of channel o is Aᵀ M A,
 // M_ξ = m[ξ·sm + o·t + (q−q0)·tw + tc], clipped to the image; then
-// winoEpilogue on each sample's block of rows of the channel. Channels in
+// the bias and epilogue (Epilogue.channel) on each sample's block of
+// rows of the channel. Channels in
 // parallel.
-func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
+func winoOutput[T Float](p *winoPlan, m, y, bias []T, ep *Epilogue[T], sm, n0, q0, q1 int) {
 	t, plane := (q1-q0)*p.tw, p.ho*p.wo
 	par.ForWork(p.cout, 16*p.cout*t, func(lo, hi int) {
 		spare := make([]T, p.wo) // the output row past the image, when ho is odd
@@ -322,7 +328,8 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
 			for qa := q0; qa < q1; {
 				n := n0 + qa/p.th
 				qb := min(q1, (qa/p.th+1)*p.th)
-				dst := y[(n*p.cout+o)*plane:][:plane]
+				at := (n*p.cout + o) * plane
+				dst := y[at:][:plane]
 				for q := qa; q < qb; q++ {
 					r := q % p.th
 					top := dst[2*r*p.wo:][:p.wo]
@@ -333,7 +340,7 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, sm, n0, q0, q1 int) {
 					winoOutputRow(&ms, (q-q0)*p.tw, p.tw, sm, top, bottom)
 				}
 				ra, rb := qa%p.th, (qb-1)%p.th+1
-				winoEpilogue(dst[2*ra*p.wo:min(p.ho, 2*rb)*p.wo], o, bias)
+				ep.channel(y, bias, at, o, 2*ra*p.wo, min(p.ho, 2*rb)*p.wo, plane)
 				qa = qb
 			}
 		}
@@ -369,14 +376,5 @@ func winoOutputRow[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) {
 			continue
 		}
 		top[j], bottom[j] = s0+s1+s2, e0+e1+e2 // odd wo: the last tile's first column alone
-	}
-}
-
-// winoEpilogue finishes output channel o's block of output rows: + its
-// bias when there is one (1·x + b: x + b exactly, as addBias). A
-// per-channel epilogue (scale, shift, residual, activation) would go here.
-func winoEpilogue[T Float](block []T, o int, bias []T) {
-	if bias != nil {
-		vmath.Axpb(block, block, 1, bias[o])
 	}
 }
