@@ -175,3 +175,41 @@ func TestPostprocessDetectionsEmpty(t *testing.T) {
 		t.Fatalf("image 1: %v %v, want label 0 with the box clipped to the empty image", dets[1].Labels, f64s(dets[1].Boxes))
 	}
 }
+
+// TestLogitCutSelection: the scores' cut below the threshold selects
+// exactly the entries the full scores select, for logits dense around the
+// threshold's logit, both models' rules, float32 and float64.
+func TestLogitCutSelection(t *testing.T) {
+	for _, thr := range []float64{0.05, 0.2, 0.5, 0.9, 0.989, 0.995, 0, -0.1} {
+		testLogitCut[float32](t, thr)
+		testLogitCut[float64](t, thr)
+	}
+}
+
+func testLogitCut[T floatType](t *testing.T, thr float64) {
+	t.Helper()
+	rules := map[string]levelRule[T]{"retinanet": retinaLevel[T](NewBoxCoder([4]float64{1, 1, 1, 1})), "fcos": fcosLevel[T](BoxLinearCoder{NormalizeBySize: true})}
+	base := math.Log(thr / (1 - thr))
+	if thr <= 0 || thr >= 1 {
+		base = 0
+	}
+	const n = 20000
+	logits, ctr := make([]T, n), make([]T, n)
+	for i := range logits {
+		logits[i] = T(base + 0.04*(float64(i)/n-0.5)) // ±0.02 around the bound
+		if i%7 == 0 {
+			logits[i] = T(base + float64(i%23) - 11)
+		}
+		ctr[i] = T(8 - 16*float64(i%13)/12)
+	}
+	for name, rule := range rules {
+		cut, full := make([]T, n), make([]T, n)
+		rule.scores(cut, logits, ctr, 1, thr)
+		rule.scores(full, logits, ctr, 1, -1) // no cut
+		for i := range cut {
+			if (cut[i] > T(thr)) != (full[i] > T(thr)) || cut[i] > T(thr) && cut[i] != full[i] {
+				t.Fatalf("%s %T thr %v: logit %v scores %v with the cut, %v without", name, cut[i], thr, logits[i], cut[i], full[i])
+			}
+		}
+	}
+}
