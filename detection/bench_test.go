@@ -3,6 +3,7 @@ package detection
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -65,10 +66,7 @@ func BenchmarkDetector(b *testing.B) {
 					}
 					images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
 				}
-				if _, err := m.Forward(images); err != nil { // builds the graph
-					b.Fatal(err)
-				}
-				b.ResetTimer()
+				warmUp(b, func() error { _, err := m.Forward(images); return err })
 				for range b.N {
 					if _, err := m.Forward(images); err != nil {
 						b.Fatal(err)
@@ -109,6 +107,7 @@ func BenchmarkDetectorParts(b *testing.B) {
 			}
 			name := kind + "/" + depth + "/"
 			b.Run(name+"transform", func(b *testing.B) {
+				warmUp(b, func() error { _, err := st.transform.Transform(images); return err })
 				for range b.N {
 					if _, err := st.transform.Transform(images); err != nil {
 						b.Fatal(err)
@@ -120,6 +119,7 @@ func BenchmarkDetectorParts(b *testing.B) {
 				return f, nil, err
 			})
 			b.Run(name+"backbone", func(b *testing.B) {
+				warmUp(b, func() error { _, _, err := backbone.run(il.Tensors); return err })
 				for range b.N {
 					if _, _, err := backbone.run(il.Tensors); err != nil {
 						b.Fatal(err)
@@ -128,6 +128,7 @@ func BenchmarkDetectorParts(b *testing.B) {
 			})
 			backbone.close()
 			b.Run(name+"backbone+heads", func(b *testing.B) {
+				warmUp(b, func() error { _, _, err := st.run.run(il.Tensors); return err })
 				for range b.N {
 					if _, _, err := st.run.run(il.Tensors); err != nil {
 						b.Fatal(err)
@@ -135,6 +136,7 @@ func BenchmarkDetectorParts(b *testing.B) {
 				}
 			})
 			b.Run(name+"postprocess", func(b *testing.B) {
+				warmUp(b, func() error { _, err := st.postprocess(outs, anchors, il.ImageSizes); return err })
 				for range b.N {
 					if _, err := st.postprocess(outs, anchors, il.ImageSizes); err != nil {
 						b.Fatal(err)
@@ -144,4 +146,18 @@ func BenchmarkDetectorParts(b *testing.B) {
 			m.Close()
 		}
 	}
+}
+
+// warmUp runs f at least twice and for at least a second before the
+// timer starts, as bench_torchvision.py warms torch up: the graph built,
+// both of ad.ReuseResults' arrays of every op allocated and faulted in.
+func warmUp(b *testing.B, f func() error) {
+	b.Helper()
+	start := time.Now()
+	for i := 0; i < 2 || time.Since(start) < time.Second; i++ {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
 }
