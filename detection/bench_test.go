@@ -57,15 +57,7 @@ func BenchmarkDetector(b *testing.B) {
 			b.Run(kind+"/"+depth+"/inference", func(b *testing.B) {
 				m := benchDetector(b, kind, depth)
 				defer m.Close()
-				rng := rand.New(rand.NewPCG(1, 1))
-				images := make([]*tensor.Dense, 2)
-				for i := range images {
-					data := make([]float32, 3*512*512)
-					for j := range data {
-						data[j] = rng.Float32()
-					}
-					images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
-				}
+				images := benchImages()
 				warmUp(b, func() error { _, err := m.Forward(images); return err })
 				for range b.N {
 					if _, err := m.Forward(images); err != nil {
@@ -92,15 +84,7 @@ func BenchmarkDetectorParts(b *testing.B) {
 			case *RetinaNet:
 				st = d.m
 			}
-			rng := rand.New(rand.NewPCG(1, 1))
-			images := make([]*tensor.Dense, 2)
-			for i := range images {
-				data := make([]float32, 3*512*512)
-				for j := range data {
-					data[j] = rng.Float32()
-				}
-				images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
-			}
+			images := benchImages()
 			il, outs, anchors, err := st.rawOutputs(images)
 			if err != nil {
 				b.Fatal(err)
@@ -160,4 +144,18 @@ func warmUp(b *testing.B, f func() error) {
 		}
 	}
 	b.ResetTimer()
+}
+
+// benchImages is the benchmarks' two 512×512 images of uniform pixels.
+func benchImages() []*tensor.Dense {
+	rng := rand.New(rand.NewPCG(1, 1))
+	images := make([]*tensor.Dense, 2)
+	for i := range images {
+		data := make([]float32, 3*512*512)
+		for j := range data {
+			data[j] = rng.Float32()
+		}
+		images[i] = tensor.New(tensor.WithShape(3, 512, 512), tensor.WithBacking(data))
+	}
+	return images
 }
