@@ -124,7 +124,7 @@ func TestModelsVMsAndProcs(t *testing.T) {
 		}
 		got := ""
 		for _, d := range dets {
-			for _, v := range denseFloats(d.Boxes) {
+			for _, v := range f64s(d.Boxes) {
 				got += fmt.Sprint(math.Float64bits(v), " ")
 			}
 			got += fmt.Sprint(d.Labels)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/internal/dense"
 	"github.com/gops-dev/gops/internal/golden"
 	"gorgonia.org/gorgonia"
@@ -178,13 +178,8 @@ func TestModelsGoldenFeatures(t *testing.T) {
 					outs = append(outs, ctr)
 					names = append(names, "bbox_ctrness")
 				}
-				vals := make([]gorgonia.Value, len(outs))
-				for i, n := range outs {
-					gorgonia.Read(n, &vals[i])
-				}
-				vm := gorgonia.NewTapeMachine(gr)
-				defer vm.Close()
-				if err := ad.RunAll(vm); err != nil {
+				vals, err := graphtest.Eval(gr, outs...)
+				if err != nil {
 					t.Fatal(err)
 				}
 				rtol := 1e-10
@@ -194,15 +189,12 @@ func TestModelsGoldenFeatures(t *testing.T) {
 				if len(features) != len(g.Features) {
 					t.Fatalf("%d FPN levels, torchvision %d", len(features), len(g.Features))
 				}
-				first := func(v gorgonia.Value, n int) []float64 {
-					return denseFloats(v.(*tensor.Dense))[:n]
-				}
 				for l, f := range g.Features {
-					relClose(t, "features "+f.Name, first(vals[l], len(f.Data)), f.Data, rtol)
+					relClose(t, "features "+f.Name, vals[l][:len(f.Data)], f.Data, rtol)
 				}
 				for i, name := range names {
 					want := g.Head[name]
-					relClose(t, name, first(vals[len(features)+i], len(want.Data)), want.Data, rtol)
+					relClose(t, name, vals[len(features)+i][:len(want.Data)], want.Data, rtol)
 				}
 			})
 		}
@@ -234,26 +226,11 @@ func TestModelsGoldenDetections(t *testing.T) {
 						if fmt.Sprint(d.Labels) != fmt.Sprint(want[i].Labels) {
 							t.Fatalf("run %d image %d labels\n%v\ntorchvision\n%v", run, i, d.Labels, want[i].Labels)
 						}
-						relClose(t, fmt.Sprintf("image %d boxes", i), denseFloats(d.Boxes), want[i].Boxes, rtol)
-						relClose(t, fmt.Sprintf("image %d scores", i), denseFloats(d.Scores), want[i].Scores, rtol)
+						relClose(t, fmt.Sprintf("image %d boxes", i), f64s(d.Boxes), want[i].Boxes, rtol)
+						relClose(t, fmt.Sprintf("image %d scores", i), f64s(d.Scores), want[i].Scores, rtol)
 					}
 				}
 			})
 		}
 	}
-}
-
-// denseFloats returns d's elements as float64s.
-func denseFloats(d *tensor.Dense) []float64 {
-	switch v := d.Data().(type) {
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return v
-	}
-	return nil
 }
