@@ -147,11 +147,21 @@ func gemm[T Float](im impl[T], transA, transB bool, m, n, k int, alpha T, a []T,
 		scaleC(m, n, beta, c, ldc)
 	}
 	p := &problem[T]{zeroC: beta == 0, im: im, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
-		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: min(mcRows/im.mr, (m+im.mr-1)/im.mr) * im.mr}
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: mcOf(m, im.mr)}
+	p.run()
+}
+
+// mcOf is the rows of A packed at a time for a product of m rows with
+// kernel rows mr.
+func mcOf(m, mr int) int { return min(mcRows/mr, (m+mr-1)/mr) * mr }
+
+// run computes p's product, splitting it over goroutines.
+func (p *problem[T]) run() {
+	m, n, k, im := p.m, p.n, p.k, p.im
 	// A short A (one row block) uses each element of B once: the kernel
 	// reads B's rows where they are instead of a packed copy, except for a
 	// last panel narrower than NR.
-	p.direct = !transB && m <= p.mc
+	p.direct = !p.transB && m <= p.mc
 	procs := par.Procs() // GOMAXPROCS, divided among concurrent jobs
 	if m*n*k < parallelMin || m*n*k/parallelMin < 0 {
 		procs = 1 // not worth starting goroutines (the product overflowing int is not small)
@@ -172,8 +182,9 @@ type problem[T Float] struct {
 	a, b, c        []T
 	lda, ldb, ldc  int
 	kc, mc         int
-	direct         bool // the kernel reads B in place
-	zeroC          bool // beta = 0: the first K block overwrites C
+	direct         bool        // the kernel reads B in place
+	zeroC          bool        // beta = 0: the first K block overwrites C
+	pa             *PackedA[T] // A packed beforehand (GemmPackedA), or nil
 }
 
 // scratch is one goroutine's packing buffers, parts of one buffer from
@@ -222,7 +233,11 @@ func (p *problem[T]) byColumns(procs, panels int) {
 		if p.direct {
 			nb = 0
 		}
-		s := p.getScratch(p.mc*p.kc, nb)
+		na := p.mc * p.kc
+		if p.pa != nil {
+			na = 0
+		}
+		s := p.getScratch(na, nb)
 		defer putScratch(&s)
 		for ch := lo; ch < hi; ch++ {
 			end := min(p.n, (ch+1)*per)
@@ -235,8 +250,8 @@ func (p *problem[T]) byColumns(procs, panels int) {
 					}
 					for ic := 0; ic < p.m; ic += p.mc {
 						mb := min(p.mc, p.m-ic)
-						p.packABlock(s.a, ic, mb, pc, kb)
-						p.macro(&s, ic, mb, pc, kb, jc, 0, nb, s.b)
+						a := p.blockA(s.a, ic, mb, pc, kb)
+						p.macro(&s, a, ic, mb, pc, kb, jc, 0, nb, s.b)
 					}
 				}
 			}
@@ -271,19 +286,23 @@ func (p *problem[T]) byRows(procs, panels int) {
 		split := min(panels, max(1, (8*procs+blocks-1)/blocks))
 		per := (panels + split - 1) / split
 		par.For(blocks*split, func(lo, hi int) {
-			s := p.getScratch(p.mc*kb, 0)
+			na := p.mc * kb
+			if p.pa != nil {
+				na = 0
+			}
+			s := p.getScratch(na, 0)
 			defer putScratch(&s)
-			packed := -1
+			packed, a := -1, s.a
 			for task := lo; task < hi; task++ {
 				blk := task / split
 				ic := blk * p.mc
 				mb := min(p.mc, p.m-ic)
 				if packed != blk {
-					p.packABlock(s.a, ic, mb, pc, kb)
+					a = p.blockA(s.a, ic, mb, pc, kb)
 					packed = blk
 				}
 				j0 := task % split * per * nr
-				p.macro(&s, ic, mb, pc, kb, 0, j0, min(n, j0+per*nr), bufB)
+				p.macro(&s, a, ic, mb, pc, kb, 0, j0, min(n, j0+per*nr), bufB)
 			}
 		})
 	}
@@ -298,19 +317,28 @@ func (p *problem[T]) packBPanels(bufB []T, pc, kb, jc, nb, lo, hi int) {
 	}
 }
 
-// packABlock packs rows [ic, ic+mb) of alpha·op(A), columns [pc, pc+kb),
-// as MR-row panels.
-func (p *problem[T]) packABlock(bufA []T, ic, mb, pc, kb int) {
-	mr := p.im.mr
+// blockA returns rows [ic, ic+mb) of alpha·op(A), columns [pc, pc+kb),
+// as MR-row panels: packed into bufA, or the block of p.pa.
+func (p *problem[T]) blockA(bufA []T, ic, mb, pc, kb int) []T {
+	if p.pa != nil {
+		return p.pa.block(ic, mb, pc, kb)
+	}
+	packABlock(bufA, p.transA, p.a, p.lda, ic, mb, pc, kb, p.im.mr, p.alpha)
+	return bufA
+}
+
+// packABlock packs rows [ic, ic+mb) of alpha·op(a), columns [pc, pc+kb),
+// as mr-row panels into bufA.
+func packABlock[T Float](bufA []T, transA bool, a []T, lda, ic, mb, pc, kb, mr int, alpha T) {
 	for r := 0; r < mb; r += mr {
-		packA(bufA[r*kb:(r+mr)*kb], p.transA, p.a, p.lda, ic+r, min(mr, mb-r), pc, kb, mr, p.alpha)
+		packA(bufA[r*kb:(r+mr)*kb], transA, a, lda, ic+r, min(mr, mb-r), pc, kb, mr, alpha)
 	}
 }
 
 // macro runs the micro-kernel over C[ic:ic+mb, jc+j0:jc+j1] for K block
-// [pc, pc+kb): packed A in s.a, B packed in bufB (columns counted from jc)
+// [pc, pc+kb): packed A in a, B packed in bufB (columns counted from jc)
 // or read in place.
-func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB []T) {
+func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int, bufB []T) {
 	im, mr, nr := p.im, p.im.mr, p.im.nr
 	overwrite := p.zeroC && pc == 0
 	for jr := j0; jr < j1; jr += nr {
@@ -328,7 +356,7 @@ func (p *problem[T]) macro(s *scratch[T], ic, mb, pc, kb, jc, j0, j1 int, bufB [
 		}
 		for ir := 0; ir < mb; ir += mr {
 			mh := min(mr, mb-ir)
-			ap := &s.a[ir*kb]
+			ap := &a[ir*kb]
 			ci := (ic+ir)*p.ldc + jc + jr
 			if mh == mr && nw == nr {
 				im.kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)

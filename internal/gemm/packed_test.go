@@ -1,0 +1,91 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestGemmPackedA checks GemmPackedA against Gemm bitwise, over shapes
+// that take both of Gemm's splits, the direct B path (m ≤ MC), edge tiles
+// in m and n and K blocks, with a NaN-filled C (beta 0 does not read it).
+func TestGemmPackedA(t *testing.T) {
+	testGemmPackedA[float32](t)
+	testGemmPackedA[float64](t)
+}
+
+func testGemmPackedA[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, s := range []struct{ m, n, k int }{
+		{1, 1, 1}, {5, 7, 3}, {12, 32, 256}, {96, 40, 300}, {97, 33, 257}, {256, 512, 256},
+		{256, 64, 600}, {13, 2000, 70}, {300, 5, 9}, {64, 0, 5}, {0, 4, 4}, {7, 9, 0},
+	} {
+		lda, ldb, ldc := s.k+3, s.n+1, s.n+2
+		a, b := make([]T, max(0, s.m*lda)), make([]T, max(0, s.k*ldb))
+		for i := range a {
+			a[i] = T(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = T(rng.NormFloat64())
+		}
+		want := make([]T, s.m*ldc)
+		if err := Gemm(false, false, s.m, s.n, s.k, 1, a, max(1, lda), b, max(1, ldb), 0, want, max(1, ldc)); err != nil {
+			t.Fatal(err)
+		}
+		pa, err := PackA(s.m, s.k, a, max(1, lda))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 2; round++ { // the packed A serves twice
+			got := make([]T, s.m*ldc)
+			for i := range got {
+				got[i] = T(math.NaN())
+			}
+			for i := 0; i < s.m; i++ { // outside the product: Gemm leaves it
+				copy(got[i*ldc+s.n:(i+1)*ldc], want[i*ldc+s.n:(i+1)*ldc])
+			}
+			if err := GemmPackedA(pa, s.n, b, max(1, ldb), got, max(1, ldc)); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, func(x, y T) bool { return x == y || x != x && y != y }) {
+				t.Fatalf("%T %+v: GemmPackedA differs from Gemm", T(0), s)
+			}
+		}
+		pa.Release()
+		pa.Release() // twice: nothing
+		if s.m*s.k > 0 {
+			if err := GemmPackedA(pa, s.n, b, max(1, ldb), want, max(1, ldc)); err == nil {
+				t.Errorf("%+v: a released PackedA ran", s)
+			}
+		}
+	}
+}
+
+// TestGemmPackedABadInput checks PackA's and GemmPackedA's errors.
+func TestGemmPackedABadInput(t *testing.T) {
+	if _, err := PackA(2, 3, make([]float32, 5), 3); err == nil {
+		t.Error("PackA accepted a short A")
+	}
+	if _, err := PackA(-1, 3, make([]float32, 5), 3); err == nil {
+		t.Error("PackA accepted a negative size")
+	}
+	if err := GemmPackedA[float32](nil, 1, make([]float32, 3), 1, make([]float32, 2), 1); err == nil {
+		t.Error("GemmPackedA accepted nil")
+	}
+	pa, err := PackA(2, 3, make([]float32, 6), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pa.Release()
+	if err := GemmPackedA(pa, 4, make([]float32, 11), 4, make([]float32, 8), 4); err == nil {
+		t.Error("GemmPackedA accepted a short B")
+	}
+	if err := GemmPackedA(pa, 4, make([]float32, 12), 4, make([]float32, 7), 4); err == nil {
+		t.Error("GemmPackedA accepted a short C")
+	}
+	if err := GemmPackedA(pa, -1, make([]float32, 12), 4, make([]float32, 8), 4); err == nil {
+		t.Error("GemmPackedA accepted a negative n")
+	}
+
+}
