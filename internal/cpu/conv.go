@@ -396,8 +396,36 @@ func AddChannelBias[T Float](x, b, out []T, n, c, l int) {
 // Product computes c = op(a)·op(b) + beta·c on row-major matrices, op(a)
 // m×k and op(b) k×n, as gemm.Gemm with alpha 1. The caller picks which
 // implementation runs (nn's product decision); Conv and MatMul only
-// call it.
+// call it. A nil Product is gops' own, gemm.Gemm: with it, Winograd packs
+// each U_ξ once for all its products (gemm.PackA) instead of once a
+// product.
 type Product[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error
+
+// orOwn is mul, or gemm.Gemm's product when mul is nil.
+func (mul Product[T]) orOwn() Product[T] {
+	if mul != nil {
+		return mul
+	}
+	return ownProduct[T]
+}
+
+// ownProduct is gemm.Gemm with alpha 1 on T's float32 or float64 memory.
+func ownProduct[T Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
+	if unsafe.Sizeof(beta) == 4 {
+		return gemm.Gemm(transA, transB, m, n, k, 1, asF32(a), lda, asF32(b), ldb, float32(beta), asF32(c), ldc)
+	}
+	return gemm.Gemm(transA, transB, m, n, k, 1, asF64(a), lda, asF64(b), ldb, float64(beta), asF64(c), ldc)
+}
+
+// asF32 and asF64 are x's memory as float32 or float64 (T's underlying
+// type, which the caller knows from its size).
+func asF32[T Float](x []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
+
+func asF64[T Float](x []T) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+}
 
 // ConvMode picks one member of Conv2d's family for Conv.
 type ConvMode int
@@ -469,6 +497,7 @@ func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bi
 // convGEMMWith is convGEMM with ConvForward's bias and epilogue ep (nil:
 // none) applied to each block of output rows after its products.
 func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) error {
+	mul = mul.orOwn()
 	chw, l, cog, rows := g.C*g.H*g.W, g.L(), g.Cout/g.Groups, g.Rows()
 	// newCols is a columns buffer (nil for a pointwise convolution),
 	// contents undefined: Im2col and the products overwrite every

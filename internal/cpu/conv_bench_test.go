@@ -7,7 +7,8 @@ import (
 )
 
 // convBenchShapes are the dense Conv2d shapes of issue 26 (per sample):
-// ResNet's 3×3 64 → 64 at 56×56, 3×3 256 → 256 at 14×14, the 1×1
+// ResNet's 3×3 64 → 64 at 56×56, 3×3 256 → 256 at 14×14 (and at 64×64,
+// a detector head's tower on P3 of a 512×512 image), the 1×1
 // 256 → 1024 at 14×14 and the 7×7 stride-2 stem 3 → 64 at 224×224.
 var convBenchShapes = []struct {
 	name string
@@ -15,6 +16,7 @@ var convBenchShapes = []struct {
 }{
 	{"3x3-64-56", ConvGeom{C: 64, H: 56, W: 56, Cout: 64, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 56, WO: 56}},
 	{"3x3-256-14", ConvGeom{C: 256, H: 14, W: 14, Cout: 256, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 14, WO: 14}},
+	{"3x3-256-64", ConvGeom{C: 256, H: 64, W: 64, Cout: 256, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 64, WO: 64}},
 	{"1x1-256-1024-14", ConvGeom{C: 256, H: 14, W: 14, Cout: 1024, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 14, WO: 14}},
 	{"stem-7x7s2", ConvGeom{C: 3, H: 224, W: 224, Cout: 64, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1, HO: 112, WO: 112}},
 }
@@ -54,7 +56,7 @@ func benchConv[T float32 | float64](b *testing.B, g *ConvGeom, mode ConvMode) {
 	}
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		if err := Conv(g, mode, gemmProduct[T], out, a, wt, nil); err != nil {
+		if err := Conv(g, mode, nil, out, a, wt, nil); err != nil { // gops' own product, as nn's
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,10 @@
 package cpu
 
 import (
+	"errors"
+	"unsafe"
+
+	"github.com/gops-dev/gops/internal/gemm"
 	"github.com/gops-dev/gops/internal/par"
 )
 
@@ -77,13 +81,15 @@ func winoWins(g *ConvGeom, mode ConvMode) bool {
 
 // winoSlab is about the number of elements of V and M that a block of
 // tiles holds (2 MiB of float32: the products stream them), and
-// winoBlockTiles the fewest tiles a block takes however many the channels
-// (each block packs every U_ξ again, so a block must be wide: at 256
-// channels, 128 tiles a block spent ~10 % of a detector's CPU repacking
-// U; 512 tiles, V and M past L2, ran FCOS ResNet-18-FPN 3–6 % faster).
+// winoBlockTiles the fewest tiles a block takes however many the channels.
+// On another BLAS each block packs every U_ξ again, so a block must be
+// wide (at 256 channels, 128 tiles a block spent ~10 % of a detector's CPU
+// repacking U; 512 ran FCOS ResNet-18-FPN 3–6 % faster); on gops' own
+// product U_ξ is packed once a call (winoProduct), and 256 tiles, half the
+// V and M, ran it ~3 % faster than 512 (CPU time, alternating binaries).
 const (
 	winoSlab       = 1 << 19
-	winoBlockTiles = 512
+	winoBlockTiles = 256
 )
 
 // winoGroupTiles is the fewest tiles of a group of samples: samples with
@@ -157,6 +163,11 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	if !winoWeights(p, w, u, su) {
 		return false, nil
 	}
+	prod, err := newWinoProduct(p, mul, u, su)
+	if err != nil {
+		return true, err
+	}
+	defer prod.release()
 	t := p.rb * p.tw
 	size := 16 * (winoStride(p.cin*t) + winoStride(p.cout*t))
 	groups := (g.N + p.group - 1) / p.group
@@ -166,7 +177,7 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 		defer colsScratch[T]().Put(buf)
 		for gi := lo; gi < hi; gi++ {
 			n0 := gi * p.group
-			errs[gi] = winoGroup(p, mul, out, a, u, bias, ep, buf, su, n0, min(g.N, n0+p.group))
+			errs[gi] = winoGroup(p, prod, out, a, bias, ep, buf, n0, min(g.N, n0+p.group))
 		}
 	}
 	if groups < 2 {
@@ -185,11 +196,74 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	return true, nil
 }
 
+// winoProduct is a convolution's 16 products M_ξ = U_ξ·V_ξ: on mul, or,
+// with gops' own product (a nil Product), on each U_ξ packed once
+// (gemm.PackA) for all the blocks of tiles, bitwise the same: packing
+// every U_ξ for every block and goroutine took ~9 % of a detector's CPU.
+type winoProduct[T Float] struct {
+	cout, cin int
+	mul       Product[T]
+	u         []T // U [16, cout, cin], ξ planes su apart
+	su        int
+	p32       []*gemm.PackedA[float32] // the packed U_ξ (T of 4 bytes), or nil
+	p64       []*gemm.PackedA[float64] // (T of 8 bytes), or nil
+}
+
+// newWinoProduct is p's products on mul (nil: gops' own, U packed now).
+func newWinoProduct[T Float](p *winoPlan, mul Product[T], u []T, su int) (*winoProduct[T], error) {
+	w := &winoProduct[T]{cout: p.cout, cin: p.cin, mul: mul, u: u, su: su}
+	if mul != nil {
+		return w, nil
+	}
+	errs := make([]error, 16)
+	if unsafe.Sizeof(u[0]) == 4 {
+		w.p32 = make([]*gemm.PackedA[float32], 16)
+	} else {
+		w.p64 = make([]*gemm.PackedA[float64], 16)
+	}
+	par.ForWork(16, 16*p.cout*p.cin, func(lo, hi int) {
+		for xi := lo; xi < hi; xi++ {
+			uxi := u[xi*su:][:p.cout*p.cin]
+			if w.p32 != nil {
+				w.p32[xi], errs[xi] = gemm.PackA(p.cout, p.cin, asF32(uxi), p.cin)
+			} else {
+				w.p64[xi], errs[xi] = gemm.PackA(p.cout, p.cin, asF64(uxi), p.cin)
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		w.release()
+		return nil, err
+	}
+	return w, nil
+}
+
+// run computes M_ξ [cout, t] into m from V_ξ [cin, t] in v.
+func (w *winoProduct[T]) run(xi, t int, v, m []T) error {
+	switch {
+	case w.p32 != nil:
+		return gemm.GemmPackedA(w.p32[xi], t, asF32(v), t, asF32(m), t)
+	case w.p64 != nil:
+		return gemm.GemmPackedA(w.p64[xi], t, asF64(v), t, asF64(m), t)
+	}
+	return w.mul(false, false, w.cout, t, w.cin, w.u[w.su*xi:], w.cin, v, t, 0, m, t)
+}
+
+// release gives the packed U_ξ back.
+func (w *winoProduct[T]) release() {
+	for _, pa := range w.p32 {
+		pa.Release()
+	}
+	for _, pa := range w.p64 {
+		pa.Release()
+	}
+}
+
 // winoGroup convolves the samples [n0, n1) of x [N, cin, h, w] into y
-// [N, cout, ho, wo] a block of rb tile rows at a time (U as winoWeights
-// wrote it): V = Bᵀ d B into buf, the 16 products M_ξ = U_ξ·V_ξ after it
-// in buf, then Y = Aᵀ M A and the epilogue.
-func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias []T, ep *Epilogue[T], buf []T, su, n0, n1 int) error {
+// [N, cout, ho, wo] a block of rb tile rows at a time: V = Bᵀ d B into
+// buf, the 16 products M_ξ = U_ξ·V_ξ (prod) after it in buf, then
+// Y = Aᵀ M A and the epilogue.
+func winoGroup[T Float](p *winoPlan, prod *winoProduct[T], y, x, bias []T, ep *Epilogue[T], buf []T, n0, n1 int) error {
 	rows := (n1 - n0) * p.th
 	for q0 := 0; q0 < rows; q0 += p.rb {
 		q1 := min(rows, q0+p.rb)
@@ -198,7 +272,7 @@ func winoGroup[T Float](p *winoPlan, mul Product[T], y, x, u, bias []T, ep *Epil
 		v, m := buf[:16*sv], buf[16*sv:][:16*sm]
 		winoInput(p, x, v, sv, n0, q0, q1)
 		for xi := 0; xi < 16; xi++ {
-			if err := mul(false, false, p.cout, t, p.cin, u[xi*su:], p.cin, v[xi*sv:], t, 0, m[xi*sm:], t); err != nil {
+			if err := prod.run(xi, t, v[xi*sv:], m[xi*sm:]); err != nil {
 				return err
 			}
 		}

@@ -11,7 +11,8 @@ import (
 // TestConvWinoGuarded: Winograd's ConvForward (with a bias) and ConvInput
 // on winoGeoms, every tensor placed against a guard page at its end and
 // then at its start (a read or write past a slice faults), float32 and
-// float64; the values checkWino's.
+// float64, on gemm.Gemm and with U_ξ and V_ξ packed (a nil Product);
+// the values checkWino's.
 func TestConvWinoGuarded(t *testing.T) {
 	for _, g := range winoGeoms() {
 		for _, tail := range []bool{true, false} {
@@ -36,13 +37,15 @@ func guardedWino[T float32 | float64](t *testing.T, g *ConvGeom, tail bool) {
 	}{{ConvForward, y, x, bias}, {ConvInput, dx, gr, nil}} {
 		want := make([]T, len(m.out))
 		must(t, convGEMM(g, m.mode, gemmProduct[T], want, m.a, w, m.bsv))
-		if _, err := convWino(g, m.mode, gemmProduct[T], m.out, m.a, w, m.bsv); err != nil {
-			t.Fatal(err)
+		for _, mul := range []Product[T]{gemmProduct[T], nil} { // nil: U_ξ and V_ξ packed
+			if _, err := convWino(g, m.mode, mul, m.out, m.a, w, m.bsv); err != nil {
+				t.Fatal(err)
+			}
+			tol := 1e-4
+			if _, ok := any(T(0)).(float64); ok {
+				tol = 1e-10
+			}
+			expectNear(t, fmt.Sprintf("mode %d, packed %v", m.mode, mul == nil), m.out, want, tol)
 		}
-		tol := 1e-4
-		if _, ok := any(T(0)).(float64); ok {
-			tol = 1e-10
-		}
-		expectNear(t, fmt.Sprintf("mode %d", m.mode), m.out, want, tol)
 	}
 }

@@ -41,8 +41,9 @@ func winoGeoms() []ConvGeom {
 
 // Winograd's ConvForward (bias or not) and ConvInput equal im2col's
 // (convGEMM) within 1e-12 (float64) or 1e-5 (float32) of Σ|w|·|x| of each
-// output element, write every output element, and are bitwise the same for
-// GOMAXPROCS 1, 2 and 4.
+// output element, write every output element, are bitwise the same for
+// GOMAXPROCS 1, 2 and 4, and with U_ξ packed once (a nil Product) bitwise
+// what they are on gemm.Gemm a product at a time.
 func TestConvWinoMatchesIm2col(t *testing.T) {
 	for _, g := range winoGeoms() {
 		p := newWinoPlan(&g, ConvForward)
@@ -82,6 +83,13 @@ func checkWino[T float32 | float64](t *testing.T, g *ConvGeom, tol float64) {
 			_, err := convWino(g, c.mode, gemmProduct[T], out, c.a, c.w, c.bias)
 			return err
 		})
+		packed := winoAcrossProcs(t, c.size, func(out []T) error { // gops' own product: U_ξ packed once
+			_, err := convWino(g, c.mode, nil, out, c.a, c.w, c.bias)
+			return err
+		})
+		if !slices.Equal(bitsOf(packed), bitsOf(got)) {
+			t.Fatalf("%s %T: with U_ξ packed once (a nil Product), not bitwise gemm.Gemm's", c.name, got[0])
+		}
 		for i, v := range got {
 			if d := math.Abs(float64(v) - float64(want[i])); !(d <= tol*float64(scale[i])) {
 				t.Fatalf("%s %T: out[%d] = %v, im2col %v (Σ|w||x| %v)", c.name, v, i, v, want[i], scale[i])

@@ -4,8 +4,10 @@ package cpu
 // a [batch, m, k] (stored [batch, k, m] with transA), b [batch, k, n]
 // ([batch, n, k] with transB) and c [batch, m, n], row-major, one product
 // mul per matrix in order (torch.bmm; batch 1 is torch.matmul of two
-// matrices). Sizes may be 0. The error is the first product's error.
+// matrices). Sizes may be 0. The error is the first product's error; a
+// nil mul is gemm.Gemm's.
 func MatMul[T Float](batch, m, n, k int, transA, transB bool, mul Product[T], c, a, b []T) error {
+	mul = mul.orOwn()
 	lda, ldb := k, n
 	if transA {
 		lda = m

@@ -39,9 +39,14 @@ func installedBLAS() installedProduct {
 }
 
 // CPU is product on the BLAS installed now (installedBLAS, asked once),
-// as the cpu.Product that cpu.MatMul and cpu.Conv call.
+// as the cpu.Product that cpu.MatMul and cpu.Conv call: nil, cpu's name
+// for gops' own product (gemm.Gemm, which product runs without ext),
+// when no OpenBLAS is installed.
 func CPU[T gemm.Float]() cpu.Product[T] {
 	ext := installedBLAS()
+	if ext == nil {
+		return nil // gops' own (cpu.Product's nil): product's, with U_ξ packed once by Winograd
+	}
 	return func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) error {
 		return product(ext, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 	}
