@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/gops-dev/gops/internal/par"
+import (
+	"sync/atomic"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // The direct kernels of grouped convolutions whose groups are narrow
 // (depthwise: one input channel a group): a group's product has too few
@@ -246,23 +250,46 @@ func directWeight[T Float](g *ConvGeom, dw, x, gr []T) {
 }
 
 // allFinite reports whether no element of s is ±Inf or NaN (v − v is NaN
-// for those).
+// for those). Long slices are checked in parallel, a block of
+// finiteGrain elements at a time.
 func allFinite[T Float](s []T) bool {
-	// v − v is 0 for a finite v and NaN for ±Inf and NaN: four sums of
+	if len(s) < 2*finiteGrain {
+		return finiteRun(s)
+	}
+	blocks := (len(s) + finiteGrain - 1) / finiteGrain
+	var bad atomic.Bool
+	par.ForWork(blocks, len(s), func(lo, hi int) {
+		if !bad.Load() && !finiteRun(s[lo*finiteGrain:min(len(s), hi*finiteGrain)]) {
+			bad.Store(true)
+		}
+	})
+	return !bad.Load()
+}
+
+// finiteGrain is allFinite's block: 128 KiB of float32.
+const finiteGrain = 1 << 15
+
+// finiteRun is allFinite on one goroutine.
+func finiteRun[T Float](s []T) bool {
+	// v − v is 0 for a finite v and NaN for ±Inf and NaN: eight sums of
 	// them, side by side, are 0 unless s holds one.
-	var a0, a1, a2, a3 T
+	var a0, a1, a2, a3, a4, a5, a6, a7 T
 	i := 0
-	for ; i+4 <= len(s); i += 4 {
-		q := s[i : i+4 : i+4]
+	for ; i+8 <= len(s); i += 8 {
+		q := s[i : i+8 : i+8]
 		a0 += q[0] - q[0]
 		a1 += q[1] - q[1]
 		a2 += q[2] - q[2]
 		a3 += q[3] - q[3]
+		a4 += q[4] - q[4]
+		a5 += q[5] - q[5]
+		a6 += q[6] - q[6]
+		a7 += q[7] - q[7]
 	}
 	for ; i < len(s); i++ {
 		a0 += s[i] - s[i]
 	}
-	return a0+a1+a2+a3 == 0
+	return (a0+a1)+(a2+a3)+(a4+a5)+(a6+a7) == 0
 }
 
 // directItems runs body over the n items of a direct kernel, work

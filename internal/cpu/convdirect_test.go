@@ -324,3 +324,39 @@ func TestConvDirectNonFiniteWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestAllFinite: allFinite finds one ±Inf or NaN anywhere in short and
+// long (parallel, blocked) slices, at the ends and around block edges,
+// and accepts finite ones, the largest magnitudes included.
+func TestAllFinite(t *testing.T) {
+	testAllFinite[float32](t)
+	testAllFinite[float64](t)
+}
+
+func testAllFinite[T float32 | float64](t *testing.T) {
+	for _, n := range []int{0, 1, 7, 9, 2*finiteGrain - 1, 5*finiteGrain + 3} {
+		s := make([]T, n)
+		for i := range s {
+			s[i] = T(i%7) - 3
+		}
+		if n > 0 {
+			s[n/2] = T(math.MaxFloat32)
+		}
+		if !allFinite(s) {
+			t.Fatalf("%T n=%d: finite values reported not finite", s, n)
+		}
+		for _, at := range []int{0, n - 1, n / 2, finiteGrain - 1, finiteGrain, 4*finiteGrain + 1} {
+			if at < 0 || at >= n {
+				continue
+			}
+			for _, bad := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+				old := s[at]
+				s[at] = T(bad)
+				if allFinite(s) {
+					t.Fatalf("%T n=%d: %v at %d not found", s, n, bad, at)
+				}
+				s[at] = old
+			}
+		}
+	}
+}
