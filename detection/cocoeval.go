@@ -90,17 +90,30 @@ func WithUseCats(use bool) COCOOption {
 // all, maxDets 100), AP50, AP75 and APs, APm, APl (at MaxDets[2]), AR1,
 // AR10, AR100 (at MaxDets[0], [1], [2]) and ARs, ARm, ARl (at MaxDets[2]);
 // −1 where there is nothing to average (no ground truth in the range).
-// Precision [T, R, K, A, M] and Scores [T, R, K, A, M] (the score of the
-// detection where each recall threshold is reached) are eval["precision"]
-// and eval["scores"], Recall [T, K, A, M] eval["recall"], float64, −1
-// where a category has no ground truth in an area range. Params is the
+// Precision and Scores (the score of the detection where each recall
+// threshold is reached) are eval["precision"] and eval["scores"], row-major
+// [T, R, K, A, M] (Shape; element [t, r, k, a, m] at
+// (((t·R + r)·K + k)·A + a)·M + m), Recall eval["recall"], [T, K, A, M];
+// −1 where category k has no ground truth in area range a. Params is the
 // parameters evaluated (CatIDs and MaxDets sorted).
 type COCOEval struct {
 	Params    COCOParams
 	Stats     [12]float64
-	Precision *tensor.Dense
-	Recall    *tensor.Dense
-	Scores    *tensor.Dense
+	Precision []float64
+	Recall    []float64
+	Scores    []float64
+}
+
+// Shape is [T, R, K, A, M]: the numbers of IoU thresholds, recall
+// thresholds, categories (1 when UseCats is false), area ranges and
+// MaxDets, the axes of Precision and Scores (Recall's without R).
+func (e *COCOEval) Shape() [5]int {
+	p := &e.Params
+	k := len(p.CatIDs)
+	if !p.UseCats {
+		k = 1
+	}
+	return [5]int{len(p.IoUThrs), len(p.RecThrs), k, len(p.AreaRng), len(p.MaxDets)}
 }
 
 // Evaluate is pycocotools' COCOeval(cocoGt, cocoDt, "bbox") with

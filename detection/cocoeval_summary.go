@@ -62,7 +62,7 @@ func (e *COCOEval) accumulate(ev [][][]*cocoEvalImg) {
 							}
 						}
 						rc[j] = tp / float64(npig)
-						pr[j] = tp / (fp + tp) // np.spacing(1)
+						pr[j] = tp / (fp + tp + 0x1p-52) // np.spacing(1)
 					}
 					at := func(r int) int { return (((t*nr+r)*nk+k)*na+a)*nm + m }
 					recall[((t*nk+k)*na+a)*nm+m] = 0
@@ -86,9 +86,7 @@ func (e *COCOEval) accumulate(ev [][][]*cocoEvalImg) {
 			}
 		}
 	}
-	e.Precision = newValue(precision, nt, nr, nk, na, nm)
-	e.Scores = newValue(scores, nt, nr, nk, na, nm)
-	e.Recall = newValue(recall, nt, nk, na, nm)
+	e.Precision, e.Scores, e.Recall = precision, scores, recall
 }
 
 // filled is n copies of v.
@@ -139,13 +137,11 @@ func (e *COCOEval) stat(s cocoStat) float64 {
 	if a < 0 || m < 0 {
 		return -1
 	}
-	nr, nk, na, nm := len(p.RecThrs), e.Recall.Shape()[1], len(p.AreaRng), len(p.MaxDets)
+	sh := e.Shape()
+	nr, nk, na, nm := sh[1], sh[2], sh[3], sh[4]
+	src := e.Precision
 	if !s.ap {
-		nr = 1
-	}
-	src := valueData[float64](e.Recall)
-	if s.ap {
-		src = valueData[float64](e.Precision)
+		nr, src = 1, e.Recall
 	}
 	var vals []float64
 	for t, thr := range p.IoUThrs {
@@ -169,9 +165,9 @@ func (e *COCOEval) stat(s cocoStat) float64 {
 // the largest MaxDets), as detectron2's COCOEvaluator reports per-category
 // AP; −1 for a category without ground truth.
 func (e *COCOEval) CategoryAP() []float64 {
-	s := e.Precision.Shape()
+	s := e.Shape()
 	nt, nr, nk, na, nm := s[0], s[1], s[2], s[3], s[4]
-	src := valueData[float64](e.Precision)
+	src := e.Precision
 	ap := make([]float64, nk)
 	var vals []float64
 	for k := range ap {

@@ -217,22 +217,22 @@ func TestEvaluateReference(t *testing.T) {
 			if got := e.CategoryAP(); equalBits(got, c.CategoryAP) >= 0 {
 				t.Errorf("CategoryAP %v\nwant       %v", got, c.CategoryAP)
 			}
-			if i := equalBits(e.Recall.Data().([]float64), c.Recall); i >= 0 {
+			if i := equalBits(e.Recall, c.Recall); i >= 0 {
 				t.Errorf("Recall differs at %d", i)
 			}
-			if !slices.Equal([]int(e.Precision.Shape()), c.PrecisionShape) {
-				t.Fatalf("Precision shape %v, want %v", e.Precision.Shape(), c.PrecisionShape)
+			if sh := e.Shape(); !slices.Equal(sh[:], c.PrecisionShape) || len(e.Precision) != sh[0]*sh[1]*sh[2]*sh[3]*sh[4] {
+				t.Fatalf("Shape %v for %d precision values, want %v", sh, len(e.Precision), c.PrecisionShape)
 			}
-			if got := sha256Hex(e.Precision.Data().([]float64)); got != c.PrecisionSHA256 {
+			if got := sha256Hex(e.Precision); got != c.PrecisionSHA256 {
 				t.Errorf("Precision's SHA-256 %s, want %s", got, c.PrecisionSHA256)
 			}
-			if got := sha256Hex(e.Scores.Data().([]float64)); got != c.ScoresSHA256 {
+			if got := sha256Hex(e.Scores); got != c.ScoresSHA256 {
 				t.Errorf("Scores' SHA-256 %s, want %s", got, c.ScoresSHA256)
 			}
 			if c.Precision != nil {
 				fullPrecision++
-				if i := equalBits(e.Precision.Data().([]float64), c.Precision); i >= 0 {
-					t.Errorf("Precision[%d] = %v, want %v", i, e.Precision.Data().([]float64)[i], c.Precision[i])
+				if i := equalBits(e.Precision, c.Precision); i >= 0 {
+					t.Errorf("Precision[%d] = %v, want %v", i, e.Precision[i], c.Precision[i])
 				}
 			}
 		})
