@@ -26,24 +26,9 @@ _sys.path.insert(0, os.path.join(HERE, "..", "testdata"))
 _sys.path.insert(0, HERE)
 import golden_common as gc  # noqa: E402  (write_compact)
 import coco_eval_ref as ref  # noqa: E402
+from gen_detection_values import uniforms  # noqa: E402  (splitmix64, as the Go tests')
 
 OUT = os.path.join(HERE, "..", "testdata", "detection", "coco_eval.json.gz")
-MASK = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def uniforms(seed, n):
-    """splitmix64 from state seed·GOLDEN: n values (z >> 11)·2^-53 in [0, 1)."""
-    s = (seed * GOLDEN) & MASK
-    out = []
-    for _ in range(n):
-        s = (s + GOLDEN) & MASK
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        z ^= z >> 31
-        out.append((z >> 11) * 2.0**-53)
-    return out
 
 
 def box_side(kind, s):
@@ -59,7 +44,7 @@ def box_side(kind, s):
 def random_images(c):
     """The case's images from uniforms(c["seed"]) read in order; returns
     them and the number of uniforms read."""
-    u = uniforms(c["seed"], 200000)
+    u = uniforms(c["seed"], 200000).tolist()
     pos = [0]
 
     def nxt():
