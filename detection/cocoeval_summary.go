@@ -22,33 +22,44 @@ func (e *COCOEval) accumulate(ev [][][]*cocoEvalImg) {
 	scores := filled(len(precision), -1)
 	recall := filled(nt*nk*na*nm, -1)
 	type entry struct {
-		img   *cocoEvalImg
-		d     int
-		score float64
+		img    *cocoEvalImg
+		d, seq int // detection d of img, seq-th in the images' concatenation
+		score  float64
 	}
 	var (
-		dets   []entry
-		rc, pr []float64
+		all, dets []entry
+		rc, pr    []float64
 	)
 	for k := range ev {
 		for a := range ev[k] {
-			for m, maxDet := range p.MaxDets {
-				dets = dets[:0]
-				npig, images := 0, 0
-				for _, img := range ev[k][a] {
-					if img == nil {
-						continue
-					}
-					images++
-					npig += img.npig
-					for d, s := range img.scores[:min(maxDet, len(img.scores))] {
-						dets = append(dets, entry{img, d, s})
-					}
-				}
-				if images == 0 || npig == 0 {
+			// Sorted once for the largest MaxDets: a smaller one's
+			// detections keep their order in it (score, then seq: a stable
+			// sort of the concatenation).
+			all = all[:0]
+			npig, images := 0, 0
+			for _, img := range ev[k][a] {
+				if img == nil {
 					continue
 				}
-				slices.SortStableFunc(dets, func(x, y entry) int { return cmp.Compare(y.score, x.score) })
+				images++
+				npig += img.npig
+				for d, s := range img.scores {
+					all = append(all, entry{img, d, len(all), s})
+				}
+			}
+			if images == 0 || npig == 0 {
+				continue
+			}
+			slices.SortFunc(all, func(x, y entry) int {
+				return cmp.Or(cmp.Compare(y.score, x.score), cmp.Compare(x.seq, y.seq))
+			})
+			for m, maxDet := range p.MaxDets {
+				dets = dets[:0]
+				for _, x := range all {
+					if x.d < maxDet {
+						dets = append(dets, x)
+					}
+				}
 				nd := len(dets)
 				rc, pr = slices.Grow(rc[:0], nd)[:nd], slices.Grow(pr[:0], nd)[:nd]
 				for t := 0; t < nt; t++ {
