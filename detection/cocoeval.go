@@ -126,7 +126,10 @@ func (e *COCOEval) Shape() [5]int {
 // Errors: slices of different lengths, boxes not [D, 4] or [G, 4],
 // Scores not [D], Labels, IsCrowd or Area of the wrong length, NaN or
 // infinite boxes, scores or areas, x2 < x1 or y2 < y1, negative labels,
-// and unusable parameters. Empty inputs give Stats of −1.
+// and unusable parameters. Empty inputs give Stats of −1. The categories
+// are COCOParams.CatIDs, by default the labels in groundTruth. As in
+// COCOeval, a true positive's precision is tp/(tp + fp + 2⁻⁵²), so a
+// perfect detector's AP is 1 − 2⁻⁵² rather than 1.
 func Evaluate(detections []Detections, groundTruth []GroundTruth, opts ...COCOOption) (*COCOEval, error) {
 	p := DefaultCOCOParams()
 	for _, o := range opts {
