@@ -128,8 +128,8 @@ func (e *COCOEval) Shape() [5]int {
 // infinite boxes, scores or areas, x2 < x1 or y2 < y1, negative labels,
 // and unusable parameters. Empty inputs give Stats of −1. The categories
 // are COCOParams.CatIDs, by default the labels in groundTruth. As in
-// COCOeval, a true positive's precision is tp/(tp + fp + 2⁻⁵²), so a
-// perfect detector's AP is 1 − 2⁻⁵² rather than 1.
+// COCOeval, precision is tp/(tp + fp + 2⁻⁵²): a category whose only
+// ground-truth box is found first has AP 1 − 2⁻⁵², not 1.
 func Evaluate(detections []Detections, groundTruth []GroundTruth, opts ...COCOOption) (*COCOEval, error) {
 	p := DefaultCOCOParams()
 	for _, o := range opts {
