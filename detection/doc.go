@@ -19,4 +19,8 @@
 // tensors runs on values between graph runs: resizing and batching the
 // images, anchors, top-k selection, score thresholds, box decoding,
 // clipping and batched NMS.
+//
+// Evaluate scores detections against ground truth (GroundTruth) as
+// pycocotools' COCOeval does for boxes: COCO's AP, AP50, AP75, APs/m/l and
+// AR numbers, with its precision and recall arrays (COCOEval, COCOParams).
 package detection
