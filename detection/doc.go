@@ -19,4 +19,11 @@
 // tensors runs on values between graph runs: resizing and batching the
 // images, anchors, top-k selection, score thresholds, box decoding,
 // clipping and batched NMS.
+//
+// For training, RetinaNet.Loss and FCOS.Loss add torchvision's losses to a
+// graph of the model in training mode; the ground truth (Targets, padded
+// into a TargetBatch by PadTargets) is matched to the anchors on values
+// (Matcher and the models' own rules) by LossInputs.Set, which feeds the
+// result to the graph's input nodes, so one graph serves every batch of
+// its image size and the losses are differentiable to every order.
 package detection

@@ -115,6 +115,10 @@ func setTargets[T floatType](in *LossInputs, tb TargetBatch) {
 	}
 	clsT, clsW := in.clsTarget.Data().([]T), in.clsWeight.Data().([]T)
 	boxT, boxW := in.boxTarget.Data().([]T), in.boxWeight.Data().([]T)
+	var ctrT, ctrW []T
+	if in.kind == fcosLoss {
+		ctrT, ctrW = in.ctrTarget.Data().([]T), in.ctrWeight.Data().([]T)
+	}
 	clear(clsT)
 	per := len(boxW) / (in.batch * n) // weights per anchor: 4 (l1) or 1
 	coder := NewBoxCoder([4]float64{1, 1, 1, 1})
@@ -153,9 +157,9 @@ func setTargets[T floatType](in *LossInputs, tb TargetBatch) {
 				copy(boxT[4*row:], bt)
 			}
 			if in.kind == fcosLoss {
-				in.ctrTarget.Data().([]T)[row], in.ctrWeight.Data().([]T)[row] = 0, bw
+				ctrT[row], ctrW[row] = 0, bw
 				if m >= 0 {
-					in.ctrTarget.Data().([]T)[row] = centerness(linearEncode(BoxLinearCoder{NormalizeBySize: true}, a, bt, 1))
+					ctrT[row] = centerness(linearEncode(BoxLinearCoder{NormalizeBySize: true}, a, bt, 1))
 				}
 			}
 		}
