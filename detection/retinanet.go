@@ -73,7 +73,7 @@ func RetinaNetResNet50FPN(numClasses int) RetinaNetConfig {
 // RetinaNetResNet50FPNV2 is the configuration of torchvision's
 // retinanet_resnet50_fpn_v2(num_classes=numClasses): ResNet-50 with
 // BatchNorm2d (eps 1e-5), three trainable stages, P6 from C5
-// (LastLevelP6P7(2048, 256)), GroupNorm(32) heads.
+// (LastLevelP6P7(2048, 256)), GroupNorm(32) heads, the GIoU box loss.
 func RetinaNetResNet50FPNV2(numClasses int) RetinaNetConfig {
 	c := RetinaNetResNet50FPN(numClasses)
 	c.Backbone.Body = ResNet50()
