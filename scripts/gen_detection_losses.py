@@ -8,7 +8,7 @@ transform's min_size and max_size the images' own size (no resize: the
 boxes are the transformed image's pixels), get torchvision 0.14's loss
 dict model(images, targets) for batches of two images with 0, 1 and many
 ground-truth boxes: boxes at the image borders, tiny and huge ones,
-overlapping ones, several classes. For each case it writes the losses and,
+overlapping and equal ones, several classes. For each case it writes the losses and,
 for every trainable parameter (requires_grad; conv1 and layer1 frozen as
 torchvision's trainable_layers=3 freezes them) of the sum of the losses'
 gradient g: Σ g, Σ |g|, Σ g_i·sin(0.61·i + 0.3), Σ g² and the first four
@@ -56,6 +56,11 @@ CASES = [
          (2, 60, 110, 79, 0)]]),
     ("one", 2, [[(20, 15, 60, 50, 1)], []]),
     ("none", 3, [[], []]),
+    # Equal boxes of different classes (the first wins the ties of
+    # torch.max), a box of one pixel.
+    ("duplicates", 2, [
+        [(10, 10, 50, 50, 1), (10, 10, 50, 50, 2)],
+        [(20.25, 30.5, 21.25, 31.5, 1), (60, 8, 108, 72, 0)]]),
 ]
 
 
