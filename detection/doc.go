@@ -23,4 +23,11 @@
 // Evaluate scores detections against ground truth (GroundTruth) as
 // pycocotools' COCOeval does for boxes: COCO's AP, AP50, AP75, APs/m/l and
 // AR numbers, with its precision and recall arrays (COCOEval, COCOParams).
+//
+// For training, RetinaNet.Loss and FCOS.Loss add torchvision's losses to a
+// graph of the model in training mode; the ground truth (Targets, padded
+// into a TargetBatch by PadTargets) is matched to the anchors on values
+// (Matcher and the models' own rules) by LossInputs.Set, which feeds the
+// result to the graph's input nodes, so one graph serves every batch of
+// its image size and the losses are differentiable to every order.
 package detection

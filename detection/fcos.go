@@ -161,6 +161,27 @@ func (f *FCOS) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutpu
 	return f.stage().build(x, train, false)
 }
 
+// Loss builds the model in training mode on x (the transformed batch
+// [B, 3, H, W], as Build's) and torchvision's training losses on it
+// (FCOS.compute_loss and FCOSHead.compute_loss, torchvision 0.14): an
+// anchor takes the ground-truth box of least area among those whose
+// centre is within FCOSCenterSamplingRadius anchor sizes of its own,
+// that contain it, and whose largest distance to the anchor lies in the
+// level's range (4, 8 anchor sizes; the first level from 0, the last to
+// ∞); Classification: the sigmoid focal loss of every anchor against
+// one-hot targets; BboxRegression: the GIoU loss of the foreground
+// anchors' decoded boxes (BoxLinearCoder, normalised by size);
+// BboxCtrness: the binary cross entropy with logits of their centre-ness
+// against √(min(l, r)/max(l, r)·min(t, b)/max(t, b)) of their boxes; each
+// summed over the batch and divided by max(1, the batch's foreground
+// anchors). Set the returned LossInputs to a batch's ground truth before
+// each run; one graph serves every batch of x's shape.
+//
+// Errors: as Build's.
+func (f *FCOS) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
+	return f.stage().loss(x, fcosLoss)
+}
+
 // Close releases Forward's machines; Forward fails after it.
 func (f *FCOS) Close() error { return f.stage().close() }
 

@@ -97,7 +97,7 @@ func (g modelGolden) load(t *testing.T, dt tensor.Dtype) detector {
 		cfg := RetinaNetConfig{Backbone: g.backbone(), NumClasses: g.NumClasses, NumConvs: 2, Transform: transform,
 			AnchorGenerator: anchors, Postprocess: post, HeadNorm: HeadNormNone}
 		if g.Model == "retinanet_v2" {
-			cfg.HeadNorm = HeadNormGroupNorm
+			cfg.HeadNorm, cfg.BoxLossType = HeadNormGroupNorm, "giou"
 		}
 		m, _, err = LoadRetinaNet(path, cfg, dt, opts)
 	}

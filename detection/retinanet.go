@@ -1,6 +1,7 @@
 package detection
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -30,6 +31,10 @@ type RetinaNetConfig struct {
 	// Postprocess is score_thresh, nms_thresh, detections_per_img and
 	// topk_candidates (RetinaNetPostprocessConfig: 0.05, 0.5, 300, 1000).
 	Postprocess PostprocessConfig
+	// BoxLossType is the box regression loss of Loss, torchvision's
+	// regression_head._loss_type: "l1" (or "", v1's default) or "giou"
+	// (retinanet_resnet50_fpn_v2's).
+	BoxLossType string
 }
 
 // RetinaNetAnchorGenerator is torchvision's _default_anchorgen(): sizes
@@ -68,13 +73,14 @@ func RetinaNetResNet50FPN(numClasses int) RetinaNetConfig {
 // RetinaNetResNet50FPNV2 is the configuration of torchvision's
 // retinanet_resnet50_fpn_v2(num_classes=numClasses): ResNet-50 with
 // BatchNorm2d (eps 1e-5), three trainable stages, P6 from C5
-// (LastLevelP6P7(2048, 256)), GroupNorm(32) heads.
+// (LastLevelP6P7(2048, 256)), GroupNorm(32) heads, the GIoU box loss.
 func RetinaNetResNet50FPNV2(numClasses int) RetinaNetConfig {
 	c := RetinaNetResNet50FPN(numClasses)
 	c.Backbone.Body = ResNet50()
 	c.Backbone.Body.NormLayer = BatchNorm2d
 	c.Backbone.ExtraBlocks = LastLevelP6P7{InChannels: 2048, OutChannels: 256}
 	c.HeadNorm = HeadNormGroupNorm
+	c.BoxLossType = "giou"
 	return c
 }
 
@@ -162,6 +168,41 @@ func (r *RetinaNet) Forward(images []*tensor.Dense) ([]Detections, error) {
 // head outputs have no BboxCtrness.
 func (r *RetinaNet) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutputs, error) {
 	return r.stage().build(x, train, false)
+}
+
+// Loss builds the model in training mode on x (the transformed batch
+// [B, 3, H, W], as Build's; v2's BatchNorm2d with batch statistics) and
+// torchvision's training losses on it (RetinaNet.compute_loss,
+// torchvision 0.14): anchors matched to the ground truth by box IoU
+// (Matcher 0.5, 0.4, low-quality matches kept); Classification: the
+// sigmoid focal loss of the anchors not BetweenThresholds against one-hot
+// targets; BboxRegression: the L1 loss of the foreground anchors' codes
+// against BoxCoder(1, 1, 1, 1)'s codes of their boxes (BoxLossType "l1")
+// or the GIoU loss of their decoded boxes ("giou"); each summed per image,
+// divided by max(1, the image's foreground anchors), averaged over the
+// images. The targets are values: Set the returned LossInputs to a batch's
+// ground truth before each run; one graph serves every batch of x's
+// shape.
+//
+// Errors: as Build's; a BoxLossType other than "", "l1" and "giou".
+func (r *RetinaNet) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
+	kind := retinaNetL1
+	switch t := r.boxLossType(); t {
+	case "", "l1":
+	case "giou":
+		kind = retinaNetGIoU
+	default:
+		return nil, nil, fmt.Errorf("detection: RetinaNet.Loss: BoxLossType %q, want \"l1\" or \"giou\"", t)
+	}
+	return r.stage().loss(x, kind)
+}
+
+// boxLossType is the configuration's BoxLossType, "" for a nil r.
+func (r *RetinaNet) boxLossType() string {
+	if r == nil {
+		return ""
+	}
+	return r.Config.BoxLossType
 }
 
 // Close releases Forward's machines.
