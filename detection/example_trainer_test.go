@@ -8,20 +8,14 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// ExampleTrainer trains a small random FCOS with torchvision's detection
+// ExampleTrainer trains a small random FCOS (smallFCOSConfig) with torchvision's detection
 // recipe (SGD with momentum and weight decay, a linear warm-up, a
 // multi-step decay) on one 96×96 picture whose box is given in its own
 // pixels: StepImages resizes the picture to the model's 64-pixel side
 // and the box with it. A training loop calls it once per batch; the
 // model's Forward sees the trained weights.
 func ExampleTrainer() {
-	cfg := detection.FCOSResNet50FPN(4)
-	cfg.Backbone.Body = detection.ResNet{Block: detection.BasicBlock, Layers: []int{1, 1, 1, 1},
-		StemWidth: 8, Planes: []int{8, 8, 16, 16}, NormLayer: detection.FrozenBatchNorm2d}
-	cfg.Backbone.OutChannels = 32
-	cfg.Backbone.ExtraBlocks = detection.LastLevelP6P7{InChannels: 32, OutChannels: 32}
-	cfg.NumConvs = 2
-	cfg.Transform = detection.NewGeneralizedRCNNTransform(64, 64)
+	cfg := smallFCOSConfig() // 64×64 images
 	m, err := detection.NewFCOS(cfg, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		panic(err)

@@ -11,15 +11,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// trainTargets are two images' ground truth for 40×56 batches: boxes of
-// several levels, one at the border.
-func trainTargets() []Targets {
-	return []Targets{
-		{Boxes: newValue([]float64{2, 3, 20, 25, 10, 4, 40, 30}, 2, 4), Labels: []int{1, 2}},
-		{Boxes: newValue([]float64{0, 0, 56, 40}, 1, 4), Labels: []int{0}},
-	}
-}
-
 // TestTrainerStepEqualsHandBuilt runs three Trainer steps (warm-up and a
 // milestone inside them) and the same steps by hand, on a second copy of
 // the model: its loss graph with ad.Grad, a TapeMachine, optim.SGD,
@@ -30,7 +21,7 @@ func TestTrainerStepEqualsHandBuilt(t *testing.T) {
 	opts := TrainerOpts{LR: 0.02, Momentum: 0.9, WeightDecay: 1e-4, WarmupIters: 2, WarmupFactor: 0.1,
 		Milestones: []int{2}, Gamma: 0.1}
 	batch := randomBatch(3, 2, 40, 56)
-	targets := trainTargets()
+	targets := twoImageTargets()
 	tb, err := PadTargets(targets, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +183,7 @@ func TestTrainerErrors(t *testing.T) {
 	}
 	before := graphtest.Floats(m.Weights().Params.Values()[0])
 	batch := randomBatch(3, 2, 40, 56)
-	bad := trainTargets()
+	bad := twoImageTargets()
 	bad[1].Labels = []int{4}
 	nan := randomBatch(3, 2, 40, 56)
 	nan.Data().([]float64)[7] = math.NaN()
@@ -202,12 +193,12 @@ func TestTrainerErrors(t *testing.T) {
 		want    string
 	}{
 		"label":   {batch, bad, "targets[1].Labels[0] = 4, the model has 4 classes"},
-		"count":   {batch, trainTargets()[:1], "1 targets for 2 images"},
-		"dtype":   {graphtest.Float32([]*tensor.Dense{batch})[0], trainTargets(), "want [B, 3, H, W] float64"},
-		"rank":    {newValue(make([]float64, 3*8*8), 3, 8, 8), trainTargets(), "want [B, 3, H, W]"},
-		"nil":     {nil, trainTargets(), "images is nil"},
-		"NaN":     {nan, trainTargets(), "the loss is NaN"},
-		"x2 < x1": {batch, []Targets{trainTargets()[0], {Boxes: newValue([]float64{5, 1, 2, 3}, 1, 4), Labels: []int{0}}}, "has x2 <= x1"},
+		"count":   {batch, twoImageTargets()[:1], "1 targets for 2 images"},
+		"dtype":   {graphtest.Float32([]*tensor.Dense{batch})[0], twoImageTargets(), "want [B, 3, H, W] float64"},
+		"rank":    {newValue(make([]float64, 3*8*8), 3, 8, 8), twoImageTargets(), "want [B, 3, H, W]"},
+		"nil":     {nil, twoImageTargets(), "images is nil"},
+		"NaN":     {nan, twoImageTargets(), "the loss is NaN"},
+		"x2 < x1": {batch, []Targets{twoImageTargets()[0], {Boxes: newValue([]float64{5, 1, 2, 3}, 1, 4), Labels: []int{0}}}, "has x2 <= x1"},
 	} {
 		if _, err := tr.Step(c.images, c.targets); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one with %q", name, err, c.want)
@@ -223,7 +214,7 @@ func TestTrainerErrors(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Step(batch, trainTargets()); err == nil || !strings.Contains(err.Error(), "not made by NewTrainer") {
+	if _, err := tr.Step(batch, twoImageTargets()); err == nil || !strings.Contains(err.Error(), "not made by NewTrainer") {
 		t.Errorf("Step after Close: error %v", err)
 	}
 }

@@ -2,6 +2,21 @@
 
 #include "textflag.h"
 
+// UPDATE is a block's momentum and parameter update from p in Y0 and d
+// in Y1: b = fma(damp1, d, b·mom), p = fma(negLR, b, p); it stores both
+// and moves the pointers to the next block.
+#define UPDATE \
+	VMOVUPS (DX), Y2 \
+	VMULPS Y13, Y2, Y2 \
+	VFMADD231PS Y1, Y14, Y2 \
+	VMOVUPS Y2, (DX) \
+	VFMADD231PS Y2, Y15, Y0 \
+	VMOVUPS Y0, (DI) \
+	ADDQ $32, DI \
+	ADDQ $32, SI \
+	ADDQ $32, DX \
+	DECQ CX
+
 // func sgdMomS(param, grad, buf *float32, blocks int, wd, mom, damp1, negLR float32, decay int)
 // For each block of 8 floats: d = fma(wd, p, g) (d = g when decay is 0),
 // b = fma(damp1, d, b·mom), p = fma(negLR, b, p); torch's SGD step with
@@ -25,16 +40,7 @@ withdecay:
 	VMOVUPS (DI), Y0
 	VMOVUPS (SI), Y1
 	VFMADD231PS Y0, Y12, Y1 // d = wd·p + g
-	VMOVUPS (DX), Y2
-	VMULPS Y13, Y2, Y2      // b·mom
-	VFMADD231PS Y1, Y14, Y2 // b = damp1·d + b·mom
-	VMOVUPS Y2, (DX)
-	VFMADD231PS Y2, Y15, Y0 // p = negLR·b + p
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	DECQ CX
+	UPDATE
 	JMP withdecay
 
 plain:
@@ -42,16 +48,7 @@ plain:
 	JEQ done
 	VMOVUPS (DI), Y0
 	VMOVUPS (SI), Y1
-	VMOVUPS (DX), Y2
-	VMULPS Y13, Y2, Y2      // b·mom
-	VFMADD231PS Y1, Y14, Y2 // b = damp1·g + b·mom
-	VMOVUPS Y2, (DX)
-	VFMADD231PS Y2, Y15, Y0 // p = negLR·b + p
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, DX
-	DECQ CX
+	UPDATE
 	JMP plain
 
 done:
