@@ -30,4 +30,8 @@
 // (Matcher and the models' own rules) by LossInputs.Set, which feeds the
 // result to the graph's input nodes, so one graph serves every batch of
 // its image size and the losses are differentiable to every order.
+// Trainer runs torchvision's training recipe on them (NewTrainer,
+// DefaultTrainerOpts): each Step runs the graph of the batch's shape
+// (losses and gradients) and updates the weights with SGD, momentum and
+// weight decay, under a linear warm-up and a multi-step decay.
 package detection

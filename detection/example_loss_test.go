@@ -10,18 +10,26 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// ExampleFCOS_Loss trains a small random FCOS for a few SGD steps on one
-// picture with one ground-truth box: one graph of the model, its
-// torchvision losses and their gradients, run once per step; the
-// LossInputs are set once here (a training loop sets them per batch).
-func ExampleFCOS_Loss() {
+// smallFCOSConfig is a small FCOS of 4 classes for 64×64 images (the
+// transform resizes nothing of that size): a ResNet of one BasicBlock a
+// stage, 8 to 16 channels, a 32-channel FPN, towers of 2 convolutions.
+func smallFCOSConfig() detection.FCOSConfig {
 	cfg := detection.FCOSResNet50FPN(4)
 	cfg.Backbone.Body = detection.ResNet{Block: detection.BasicBlock, Layers: []int{1, 1, 1, 1},
 		StemWidth: 8, Planes: []int{8, 8, 16, 16}, NormLayer: detection.FrozenBatchNorm2d}
 	cfg.Backbone.OutChannels = 32
 	cfg.Backbone.ExtraBlocks = detection.LastLevelP6P7{InChannels: 32, OutChannels: 32}
 	cfg.NumConvs = 2
-	cfg.Transform = detection.NewGeneralizedRCNNTransform(64, 64) // no resizing of 64×64 images
+	cfg.Transform = detection.NewGeneralizedRCNNTransform(64, 64)
+	return cfg
+}
+
+// ExampleFCOS_Loss trains a small random FCOS for a few SGD steps on one
+// picture with one ground-truth box: one graph of the model, its
+// torchvision losses and their gradients, run once per step; the
+// LossInputs are set once here (a training loop sets them per batch).
+func ExampleFCOS_Loss() {
+	cfg := smallFCOSConfig()
 	m, err := detection.NewFCOS(cfg, tensor.Float64, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		panic(err)

@@ -136,17 +136,22 @@ func TestLossBadInput(t *testing.T) {
 	}
 }
 
+// twoImageTargets are two images' ground truth for 40×56 batches: boxes of
+// several levels, one at the border.
+func twoImageTargets() []Targets {
+	return []Targets{
+		{Boxes: newValue([]float64{2, 3, 20, 25, 10, 4, 40, 30}, 2, 4), Labels: []int{1, 2}},
+		{Boxes: newValue([]float64{0, 0, 56, 40}, 1, 4), Labels: []int{0}},
+	}
+}
+
 // TestLossDirectional checks the total loss's derivatives of orders 1 to
 // 3 along a random direction over every trainable weight and the image
 // against central differences, on small images with boxes of several
 // levels: FCOS and RetinaNet v2 (GIoU of decoded boxes, batch norm with
 // batch statistics).
 func TestLossDirectional(t *testing.T) {
-	targets := []Targets{
-		{Boxes: newValue([]float64{2, 3, 20, 25, 10, 4, 40, 30}, 2, 4), Labels: []int{1, 2}},
-		{Boxes: newValue([]float64{0, 0, 56, 40}, 1, 4), Labels: []int{0}},
-	}
-	tb, err := PadTargets(targets, 3)
+	tb, err := PadTargets(twoImageTargets(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,29 +47,12 @@ func newRunner(build buildFunc) *runner {
 // values, valid until the next run of the same shape) and the graph's
 // meta.
 func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
-	if r == nil || r.graphs == nil {
-		return nil, nil, fmt.Errorf("the model is closed")
+	rg, err := r.graph(x)
+	if err != nil {
+		return nil, nil, err
 	}
-	key := fmt.Sprintf("%v%v", x.Dtype(), x.Shape())
-	rg, ok := r.graphs[key]
-	if !ok {
-		var err error
-		if rg, err = r.newGraph(x.Dtype(), x.Shape()); err != nil {
-			return nil, nil, err
-		}
-		if len(r.graphs) >= maxRunnerGraphs {
-			r.evict()
-		}
-		r.graphs[key] = rg
-	}
-	r.clock++
-	rg.used = r.clock
-	if err := gorgonia.Let(rg.x, x); err != nil {
-		return nil, nil, fmt.Errorf("setting the input %v: %w", x.Shape(), err)
-	}
-	rg.m.Reset()
-	if err := ad.RunAll(rg.m); err != nil {
-		return nil, nil, fmt.Errorf("running the graph of input %v: %w", x.Shape(), err)
+	if err := rg.exec(x); err != nil {
+		return nil, nil, err
 	}
 	out := make([]*tensor.Dense, len(rg.outs))
 	for i, v := range rg.outs {
@@ -80,6 +63,42 @@ func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
 		out[i] = d
 	}
 	return out, rg.meta, nil
+}
+
+// graph returns the graph of x's dtype and shape, built on its first use
+// (and the least recently used one closed beyond maxRunnerGraphs).
+func (r *runner) graph(x *tensor.Dense) (*runGraph, error) {
+	if r == nil || r.graphs == nil {
+		return nil, fmt.Errorf("the model is closed")
+	}
+	key := fmt.Sprintf("%v%v", x.Dtype(), x.Shape())
+	rg, ok := r.graphs[key]
+	if !ok {
+		var err error
+		if rg, err = r.newGraph(x.Dtype(), x.Shape()); err != nil {
+			return nil, err
+		}
+		if len(r.graphs) >= maxRunnerGraphs {
+			r.evict()
+		}
+		r.graphs[key] = rg
+	}
+	r.clock++
+	rg.used = r.clock
+	return rg, nil
+}
+
+// exec sets x as the graph's input and runs its machine: outs then hold
+// the outputs (the machine's own values, valid until its next run).
+func (rg *runGraph) exec(x *tensor.Dense) error {
+	if err := gorgonia.Let(rg.x, x); err != nil {
+		return fmt.Errorf("setting the input %v: %w", x.Shape(), err)
+	}
+	rg.m.Reset()
+	if err := ad.RunAll(rg.m); err != nil {
+		return fmt.Errorf("running the graph of input %v: %w", x.Shape(), err)
+	}
+	return nil
 }
 
 // evict closes and drops the least recently used graph.

@@ -581,34 +581,38 @@ def run_nms(s):
     torchvision.ops.nms(s[0], s[1], 0.5)
 
 
+def build_detector(kind, depth, size):
+    """A random-init torchvision detector (seeded): FCOS, RetinaNet v1 or
+    v2 on a ResNet-18 or -50 FPN (FrozenBatchNorm2d, as the COCO
+    builders), 91 classes, the transform's min_size and max_size size."""
+    from torchvision.models import resnet18, resnet50
+    from torchvision.models.detection import FCOS, RetinaNet
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+    from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7
+    from torchvision.ops.misc import FrozenBatchNorm2d
+    import functools
+    torch.manual_seed(SEED)
+    body = {"resnet18": resnet18, "resnet50": resnet50}[depth](norm_layer=FrozenBatchNorm2d)
+    c5 = body.inplanes
+    extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
+    backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
+    opts = dict(min_size=size, max_size=size)
+    if kind == "fcos":
+        return FCOS(backbone, 91, **opts)
+    if kind == "retinanet":
+        return RetinaNet(backbone, 91, **opts)
+    anchors = _default_anchorgen()
+    head = RetinaNetHead(256, anchors.num_anchors_per_location()[0], 91,
+                         norm_layer=functools.partial(torch.nn.GroupNorm, 32))
+    return RetinaNet(backbone, 91, anchor_generator=anchors, head=head, **opts)
+
+
 def setup_detector(kind, depth):
-    """A random-init torchvision detector in eval mode (detection's
-    BenchmarkDetector): FCOS, RetinaNet v1 or v2 on a ResNet-18 or -50 FPN
-    (FrozenBatchNorm2d, as the COCO builders), two 512x512 images, the
-    transform's min_size and max_size 512 so no resizing happens."""
+    """detection's BenchmarkDetector: build_detector in eval mode, two
+    512x512 images, min_size = max_size = 512 so no resizing happens."""
     def setup():
-        from torchvision.models import resnet18, resnet50
-        from torchvision.models.detection import FCOS, RetinaNet
-        from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
-        from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
-        from torchvision.ops.feature_pyramid_network import LastLevelP6P7
-        from torchvision.ops.misc import FrozenBatchNorm2d
-        import functools
-        torch.manual_seed(SEED)
-        body = {"resnet18": resnet18, "resnet50": resnet50}[depth](norm_layer=FrozenBatchNorm2d)
-        c5 = body.inplanes
-        extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
-        backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
-        size = dict(min_size=512, max_size=512)
-        if kind == "fcos":
-            model = FCOS(backbone, 91, **size)
-        elif kind == "retinanet":
-            model = RetinaNet(backbone, 91, **size)
-        else:
-            anchors = _default_anchorgen()
-            head = RetinaNetHead(256, anchors.num_anchors_per_location()[0], 91,
-                                 norm_layer=functools.partial(torch.nn.GroupNorm, 32))
-            model = RetinaNet(backbone, 91, anchor_generator=anchors, head=head, **size)
+        model = build_detector(kind, depth, 512)
         gen = torch.Generator().manual_seed(SEED)
         images = [torch.rand((3, 512, 512), generator=gen) for _ in range(2)]
         return model.eval(), images
@@ -623,6 +627,46 @@ def run_detector(s):
 DETECTOR_BENCHMARKS = {
     "Detector/%s/%s/inference" % (kind, depth): (setup_detector(kind, depth), run_detector)
     for kind in ("fcos", "retinanet", "retinanet_v2") for depth in ("resnet18", "resnet50")
+}
+
+# detection's benchTrainTargets: two 256x256 images' boxes and labels.
+TRAIN_TARGETS = [
+    ([[20, 30, 120, 150], [100, 40, 220, 200], [10, 10, 60, 50]], [1, 5, 17]),
+    ([[50, 60, 200, 240], [0, 0, 256, 256]], [3, 42]),
+]
+
+
+def setup_train_step(kind, depth):
+    """detection's BenchmarkTrainStep: build_detector in train mode, two
+    256x256 images (min_size = max_size = 256), TRAIN_TARGETS, SGD with
+    torchvision's recipe for 2 images (lr 0.0025, momentum 0.9, weight
+    decay 1e-4) and its LinearLR warm-up (1000 iterations from 0.001)."""
+    def setup():
+        model = build_detector(kind, depth, 256).train()
+        gen = torch.Generator().manual_seed(SEED)
+        images = [torch.rand((3, 256, 256), generator=gen) for _ in range(2)]
+        targets = [{"boxes": torch.tensor(b, dtype=torch.float32), "labels": torch.tensor(l)}
+                   for b, l in TRAIN_TARGETS]
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.SGD(params, lr=0.01 * 2 / 8, momentum=0.9, weight_decay=1e-4)
+        warmup = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.001, total_iters=1000)
+        return model, images, targets, opt, warmup
+    return setup
+
+
+def run_train_step(s):
+    model, images, targets, opt, warmup = s
+    loss_dict = model(images, targets)
+    loss = sum(loss for loss in loss_dict.values())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    warmup.step()
+
+
+TRAIN_BENCHMARKS = {
+    "TrainStep/%s/resnet18" % kind: (setup_train_step(kind, "resnet18"), run_train_step)
+    for kind in ("fcos", "retinanet")
 }
 
 
@@ -663,6 +707,7 @@ BENCHMARKS = {
                                 run_deform_conv_forward_backward),
     **NN_BENCHMARKS,
     **DETECTOR_BENCHMARKS,
+    **TRAIN_BENCHMARKS,
 }
 # gops' pooling ops are timed with ad.ReuseResults too, as FAMILY/reuse/...:
 # the same torch work under the other name (as NN_BENCHMARKS' families).

@@ -1,0 +1,63 @@
+package detection_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gops-dev/gops/detection"
+	"gorgonia.org/tensor"
+)
+
+// ExampleTrainer trains a small random FCOS (smallFCOSConfig) with torchvision's detection
+// recipe (SGD with momentum and weight decay, a linear warm-up, a
+// multi-step decay) on one 96×96 picture whose box is given in its own
+// pixels: StepImages resizes the picture to the model's 64-pixel side
+// and the box with it. A training loop calls it once per batch; the
+// model's Forward sees the trained weights.
+func ExampleTrainer() {
+	cfg := smallFCOSConfig() // 64×64 images
+	m, err := detection.NewFCOS(cfg, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+
+	// A 96×96 picture, bright inside the box (24, 18)–(66, 60).
+	pixels := make([]float32, 3*96*96)
+	for i := range pixels {
+		y, x := i/96%96, i%96
+		if x >= 24 && x < 66 && y >= 18 && y < 60 {
+			pixels[i] = 0.9
+		}
+	}
+	images := []*tensor.Dense{tensor.New(tensor.WithShape(3, 96, 96), tensor.WithBacking(pixels))}
+	targets := []detection.Targets{{
+		Boxes:  tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]float32{24, 18, 66, 60})),
+		Labels: []int{1},
+	}}
+
+	opts := detection.DefaultTrainerOpts(8) // lr 0.01, momentum 0.9, weight decay 1e-4
+	opts.WarmupIters = 5                    // from lr 0.01·0.001, linearly
+	opts.Milestones = []int{15}             // lr ×0.1 after step 15
+	tr, err := detection.NewTrainer(m, opts)
+	if err != nil {
+		panic(err)
+	}
+	defer tr.Close()
+	for step := 0; step < 20; step++ {
+		lr := tr.LR()
+		losses, err := tr.StepImages(images, targets)
+		if err != nil {
+			panic(err)
+		}
+		if step%5 == 0 || step == 19 {
+			fmt.Printf("step %2d: lr %.5f, loss %.3f\n", step, lr, losses.Total)
+		}
+	}
+	// Output:
+	// step  0: lr 0.00001, loss 2.809
+	// step  5: lr 0.01000, loss 1.768
+	// step 10: lr 0.01000, loss 1.698
+	// step 15: lr 0.00100, loss 1.582
+	// step 19: lr 0.00100, loss 1.564
+}
