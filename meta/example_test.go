@@ -12,8 +12,8 @@ import (
 // ExampleMAML is one MAML step on a parameter θ = 0 with the support
 // loss L_s(θ) = (θ − 2)² and the query loss L_q(θ) = (θ − 3)²: the inner
 // step of α = 0.25 goes to θ' = θ − α·2(θ − 2) = 1, where L_q = 4. The
-// second-order meta-gradient is (1 − α·L_s”)·L_q'(θ') = 0.5·(−4) = −2,
-// the first-order one L_q'(θ') = −4.
+// second-order meta-gradient is (1 − α·∂²L_s)·∂L_q(θ') = 0.5·(−4) = −2,
+// the first-order one ∂L_q(θ') = −4.
 func ExampleMAML() {
 	for _, firstOrder := range []bool{false, true} {
 		g := gorgonia.NewGraph()
