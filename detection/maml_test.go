@@ -100,14 +100,7 @@ func TestMAMLDirectional(t *testing.T) {
 		{Boxes: newValue([]float64{30, 10, 50, 36}, 1, 4), Labels: []int{2}},
 		{Boxes: newValue([]float64{4, 4, 28, 20, 12, 20, 52, 38}, 2, 4), Labels: []int{1, 0}},
 	}
-	ts, err := PadTargets(support, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tq, err := PadTargets(query, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, tq := padded(t, 2, support), padded(t, 2, query)
 	for _, name := range []string{"fcos", "retinanet_v2"} {
 		t.Run(name, func(t *testing.T) {
 			_, m := tinyModel(t, name, tensor.Float64)
@@ -179,4 +172,14 @@ func TestLossAtErrors(t *testing.T) {
 	if err := (*MAMLTask)(nil).SetTargets(TargetBatch{}, TargetBatch{}); err == nil {
 		t.Error("a nil task's SetTargets: no error")
 	}
+}
+
+// padded is PadTargets(ts, gmax), failing t on an error.
+func padded(t *testing.T, gmax int, ts []Targets) TargetBatch {
+	t.Helper()
+	tb, err := PadTargets(ts, gmax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
 }
