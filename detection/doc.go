@@ -34,4 +34,11 @@
 // DefaultTrainerOpts): each Step runs the graph of the batch's shape
 // (losses and gradients) and updates the weights with SGD, momentum and
 // weight decay, under a linear warm-up and a multi-step decay.
+//
+// For meta-learning, LossAt builds those losses at parameter nodes other
+// than the weights' own (adapted ones, computed in the graph), and
+// NewMAMLTask puts package meta's MAML on a detector (Trainable): inner
+// SGD steps on a support batch, the query batch's loss at the adapted
+// parameters and its meta-gradient, second order through the inner
+// gradient or first order (MAMLTask).
 package detection

@@ -10,12 +10,16 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Trainable is a detector a Trainer trains: *FCOS or *RetinaNet (the
-// unexported method keeps other types out).
+// Trainable is a detector that a Trainer trains and NewMAMLTask
+// meta-trains: *FCOS or *RetinaNet (the unexported method keeps other
+// types out).
 type Trainable interface {
 	// Loss builds the model in training mode and its losses on x (see
 	// FCOS.Loss, RetinaNet.Loss).
 	Loss(x *gorgonia.Node) (*LossInputs, *Losses, error)
+	// LossAt builds the training losses on x at the parameter nodes at
+	// instead of the weights' own (FCOS.LossAt).
+	LossAt(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error)
 	// Weights are the model's tensors; Params are trained.
 	Weights() *Weights
 	stage() *oneStage

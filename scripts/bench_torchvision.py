@@ -614,8 +614,7 @@ def setup_detector(kind, depth):
     def setup():
         model = build_detector(kind, depth, 512)
         gen = torch.Generator().manual_seed(SEED)
-        images = [torch.rand((3, 512, 512), generator=gen) for _ in range(2)]
-        return model.eval(), images
+        return model.eval(), [torch.rand((3, size, size), generator=gen) for _ in range(images)]
     return setup
 
 
@@ -668,6 +667,46 @@ TRAIN_BENCHMARKS = {
     "TrainStep/%s/resnet18" % kind: (setup_train_step(kind, "resnet18"), run_train_step)
     for kind in ("fcos", "retinanet")
 }
+# detection's mamlBenchBoxes: per image (x1, y1, x2, y2, label); images 0,
+# 1 are the support batch, 2, 3 the query batch.
+MAML_BOXES = [
+    [(20, 30, 120, 140, 1), (150, 60, 230, 200, 5)],
+    [(10, 10, 250, 250, 3)],
+    [(40, 40, 90, 80, 7), (100, 120, 200, 240, 2), (5, 180, 60, 250, 1)],
+    [(60, 20, 180, 160, 4)],
+]
+
+
+def setup_maml(kind):
+    """detection's BenchmarkMAMLStep: build_detector's model on a ResNet-18
+    FPN in train mode, four 256x256 images with MAML_BOXES."""
+    def setup():
+        model = build_detector(kind, "resnet18", 256)
+        gen = torch.Generator().manual_seed(SEED)
+        images = [torch.rand((3, 256, 256), generator=gen) for _ in range(4)]
+        targets = [{"boxes": torch.tensor([b[:4] for b in per], dtype=torch.float32),
+                    "labels": torch.tensor([b[4] for b in per], dtype=torch.int64)}
+                   for per in MAML_BOXES]
+        params = {k: p for k, p in model.named_parameters() if p.requires_grad}
+        return model.train(), images, targets, params
+    return setup
+
+
+def run_maml(s, alpha=0.01):
+    """One second-order MAML step: the support loss's gradient with
+    create_graph=True, the query loss at the adapted parameters
+    (functional_call), its gradient w.r.t. the parameters (double backward)."""
+    from torch.nn.utils.stateless import functional_call
+    model, images, targets, params = s
+    support = sum(model(images[:2], targets[:2]).values())
+    inner = torch.autograd.grad(support, list(params.values()), create_graph=True)
+    adapted = {k: p - alpha * g for (k, p), g in zip(params.items(), inner)}
+    query = sum(functional_call(model, adapted, (images[2:], targets[2:])).values())
+    torch.autograd.grad(query, list(params.values()))
+
+
+MAML_BENCHMARKS = {"MAMLStep/%s/resnet18" % kind: (setup_maml(kind), run_maml)
+                   for kind in ("fcos", "retinanet")}
 
 
 # name -> (setup function, run function)
@@ -708,6 +747,7 @@ BENCHMARKS = {
     **NN_BENCHMARKS,
     **DETECTOR_BENCHMARKS,
     **TRAIN_BENCHMARKS,
+    **MAML_BENCHMARKS,
 }
 # gops' pooling ops are timed with ad.ReuseResults too, as FAMILY/reuse/...:
 # the same torch work under the other name (as NN_BENCHMARKS' families).
