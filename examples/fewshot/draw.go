@@ -1,19 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
+	"sort"
 
 	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/detection"
 )
 
 // Figure settings: canvas pixels are drawn zoom×zoom, detections below
-// minScore are left out, cells are pad pixels apart.
+// minScore are left out, cells are pad pixels apart, labels are drawn
+// glyph pixels a bitmap pixel.
 const (
+	glyph    = 3
 	zoom     = 3
 	minScore = 0.3
 	pad      = 6
@@ -72,32 +76,36 @@ func WriteFigure(path string, sc *scenes.Scene, names []string, dets [][]detecti
 			}
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return fmt.Errorf("figure: %w", err)
 	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		return fmt.Errorf("encoding %s: %w", path, err)
-	}
-	return f.Close()
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// drawDetections draws d's boxes scoring at least minScore at (x0, y0).
+// drawDetections draws d's boxes scoring at least minScore at (x0, y0),
+// best first, leaving out those overlapping a drawn one by IoU > 0.5 (the
+// detector's NMS runs per class; the figure shows one label an object).
 func drawDetections(img *image.RGBA, d detection.Detections, x0, y0 int) error {
 	boxes, ok1 := d.Boxes.Data().([]float64)
 	scores, ok2 := d.Scores.Data().([]float64)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("detections are not float64")
 	}
+	order := make([]int, len(scores))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
 	clip := img.Bounds()
-	for i, sc := range scores {
-		l := d.Labels[i]
-		if sc < minScore || l < 0 || l >= NumClasses {
+	var drawn [][]float64
+	for _, i := range order {
+		l, b := d.Labels[i], boxes[4*i:4*i+4]
+		if scores[i] < minScore || l < 0 || l >= NumClasses || overlaps(b, drawn) {
 			continue
 		}
+		drawn = append(drawn, b)
 		c := labelColours[l]
-		b := boxes[4*i : 4*i+4]
 		x1, y1 := x0+int(b[0]*zoom), y0+int(b[1]*zoom)
 		x2, y2 := x0+int(b[2]*zoom), y0+int(b[3]*zoom)
 		for x := x1; x <= x2; x++ {
@@ -108,20 +116,37 @@ func drawDetections(img *image.RGBA, d detection.Detections, x0, y0 int) error {
 			set(img, clip, x1, y, c)
 			set(img, clip, x2, y, c)
 		}
-		// The digit, 2 pixels a bitmap pixel, inside the box's corner.
-		for gy, bits := range glyphs[l] {
-			for gx := 0; gx < 3; gx++ {
-				if bits&(4>>gx) != 0 {
-					for dy := 0; dy < 2; dy++ {
-						for dx := 0; dx < 2; dx++ {
-							set(img, clip, x1+2+2*gx+dx, y1+2+2*gy+dy, c)
-						}
+		// The digit on black, glyph×glyph pixels a bitmap pixel, in the
+		// box's corner.
+		for gy := -1; gy <= 5; gy++ {
+			for gx := -1; gx <= 3; gx++ {
+				on := gy >= 0 && gy < 5 && gx >= 0 && gx < 3 && glyphs[l][gy]&(4>>gx) != 0
+				col := color.RGBA{0, 0, 0, 255}
+				if on {
+					col = c
+				}
+				for dy := 0; dy < glyph; dy++ {
+					for dx := 0; dx < glyph; dx++ {
+						set(img, clip, x1+1+glyph*(gx+1)+dx, y1+1+glyph*(gy+1)+dy, col)
 					}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// overlaps says whether box b has IoU above 0.5 with one of others.
+func overlaps(b []float64, others [][]float64) bool {
+	area := func(r []float64) float64 { return (r[2] - r[0]) * (r[3] - r[1]) }
+	for _, o := range others {
+		w := min(b[2], o[2]) - max(b[0], o[0])
+		h := min(b[3], o[3]) - max(b[1], o[1])
+		if w > 0 && h > 0 && w*h > 0.5*(area(b)+area(o)-w*h) {
+			return true
+		}
+	}
+	return false
 }
 
 // set colours pixel (x, y) if it lies in r.
