@@ -11,8 +11,9 @@ import (
 
 // benchDetector is scripts/bench_torchvision.py's setup_detector: a
 // random-init detector on a ResNet-18 or -50 FPN (FrozenBatchNorm2d),
-// min_size and max_size 512, so two 512×512 images are not resized.
-func benchDetector(b *testing.B, kind, depth string) detector {
+// min_size and max_size size (512 for BenchmarkDetector), so images of
+// size×size are not resized.
+func benchDetector(b *testing.B, kind, depth string, size int) detector {
 	body := ResNet50()
 	if depth == "resnet18" {
 		body = ResNet18()
@@ -28,7 +29,7 @@ func benchDetector(b *testing.B, kind, depth string) detector {
 	case "fcos":
 		cfg := FCOSResNet50FPN(91)
 		cfg.Backbone.Body = body
-		cfg.Transform = NewGeneralizedRCNNTransform(512, 512)
+		cfg.Transform = NewGeneralizedRCNNTransform(float64(size), float64(size))
 		m, err = NewFCOS(cfg, tensor.Float32, rng)
 	default:
 		cfg := RetinaNetResNet50FPN(91)
@@ -39,7 +40,7 @@ func benchDetector(b *testing.B, kind, depth string) detector {
 		}
 		body.Eps = cfg.Backbone.Body.Eps
 		cfg.Backbone.Body = body
-		cfg.Transform = NewGeneralizedRCNNTransform(512, 512)
+		cfg.Transform = NewGeneralizedRCNNTransform(float64(size), float64(size))
 		m, err = NewRetinaNet(cfg, tensor.Float32, rng)
 	}
 	if err != nil {
@@ -55,7 +56,7 @@ func BenchmarkDetector(b *testing.B) {
 	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2"} {
 		for _, depth := range []string{"resnet18", "resnet50"} {
 			b.Run(kind+"/"+depth+"/inference", func(b *testing.B) {
-				m := benchDetector(b, kind, depth)
+				m := benchDetector(b, kind, depth, 512)
 				defer m.Close()
 				images := benchImages()
 				warmUp(b, func() error { _, err := m.Forward(images); return err })
@@ -82,7 +83,7 @@ func BenchmarkDetector(b *testing.B) {
 func BenchmarkDetectorParts(b *testing.B) {
 	for _, kind := range []string{"fcos", "retinanet"} {
 		for _, depth := range []string{"resnet18", "resnet50"} {
-			m := benchDetector(b, kind, depth)
+			m := benchDetector(b, kind, depth, 512)
 			var st *oneStage
 			switch d := m.(type) {
 			case *FCOS:

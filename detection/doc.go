@@ -30,4 +30,11 @@
 // (Matcher and the models' own rules) by LossInputs.Set, which feeds the
 // result to the graph's input nodes, so one graph serves every batch of
 // its image size and the losses are differentiable to every order.
+//
+// For meta-learning, LossAt builds those losses at parameter nodes other
+// than the weights' own (adapted ones, computed in the graph), and
+// NewMAMLTask puts package meta's MAML on a detector (Trainable): inner
+// SGD steps on a support batch, the query batch's loss at the adapted
+// parameters and its meta-gradient, second order through the inner
+// gradient or first order (MAMLTask).
 package detection

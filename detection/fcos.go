@@ -179,7 +179,22 @@ func (f *FCOS) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *HeadOutpu
 //
 // Errors: as Build's.
 func (f *FCOS) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
-	return f.stage().loss(x, fcosLoss)
+	return f.stage().loss(x, fcosLoss, nil)
+}
+
+// LossAt is Loss with the trainable parameters of at (by state_dict key)
+// in place of the weights' own nodes: the model at other parameter values
+// computed in the graph, such as MAML's adapted θ − α·∇L_s(θ) (package
+// meta; NewMAMLTask builds it on a detector), as torch's
+// functional_call(model, at, (images, targets)). Keys not in at take the
+// weights' own nodes (Params.Node), the frozen tensors always do; each
+// node has its parameter's shape and dtype and lives in x's graph.
+//
+// Errors: as Loss's; a key of at that is not in Weights().Params; a nil
+// node or one of another shape or dtype than its parameter; a node of
+// another graph.
+func (f *FCOS) LossAt(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error) {
+	return f.stage().loss(x, fcosLoss, at)
 }
 
 // Close releases Forward's machines; Forward fails after it.

@@ -301,9 +301,21 @@ func retinaNetDecode(b *ad.Builder, codes, scale, offset *gorgonia.Node) *gorgon
 	return b.Do(func() (*gorgonia.Node, error) { return nn.Concat(1, lo, hi) })
 }
 
-// loss builds the model in training mode on x and its losses of kind.
-func (m *oneStage) loss(x *gorgonia.Node, kind lossKind) (*LossInputs, *Losses, error) {
-	features, heads, err := m.build(x, true, false)
+// loss builds the model in training mode on x and its losses of kind,
+// with the parameters of at (LossAt's) in place of the weights' own
+// nodes.
+func (m *oneStage) loss(x *gorgonia.Node, kind lossKind, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error) {
+	if m == nil || m.weights == nil {
+		return nil, nil, fmt.Errorf("detection: Loss: the model is nil or not made by its constructor")
+	}
+	w := m.weights
+	if at != nil {
+		var err error
+		if w, err = w.paramsAt(m.name+".LossAt", at); err != nil {
+			return nil, nil, err
+		}
+	}
+	features, heads, err := m.buildWith(w, x, true, false)
 	if err != nil {
 		return nil, nil, err
 	}

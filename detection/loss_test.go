@@ -146,10 +146,7 @@ func TestLossDirectional(t *testing.T) {
 		{Boxes: newValue([]float64{2, 3, 20, 25, 10, 4, 40, 30}, 2, 4), Labels: []int{1, 2}},
 		{Boxes: newValue([]float64{0, 0, 56, 40}, 1, 4), Labels: []int{0}},
 	}
-	tb, err := PadTargets(targets, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := padded(t, 3, targets)
 	for _, name := range []string{"fcos", "retinanet_v2"} {
 		t.Run(name, func(t *testing.T) {
 			_, m := tinyModel(t, name, tensor.Float64)

@@ -105,23 +105,29 @@ func (m *oneStage) build(x *gorgonia.Node, train, fused bool) ([]*gorgonia.Node,
 	if m == nil || m.weights == nil {
 		return nil, nil, fmt.Errorf("detection: Build: the model is nil or not made by its constructor")
 	}
+	return m.buildWith(m.weights, x, train, fused)
+}
+
+// buildWith is build with the tensors of w (the model's weights or a view
+// of them at other parameter nodes, paramsAt).
+func (m *oneStage) buildWith(w *Weights, x *gorgonia.Node, train, fused bool) ([]*gorgonia.Node, *HeadOutputs, error) {
 	if x == nil {
 		return nil, nil, fmt.Errorf("detection: %s.Build: the input node is nil", m.name)
 	}
-	if x.Dtype() != m.weights.Dtype() {
-		return nil, nil, fmt.Errorf("detection: %s.Build: the input is %v, the weights %v", m.name, x.Dtype(), m.weights.Dtype())
+	if x.Dtype() != w.Dtype() {
+		return nil, nil, fmt.Errorf("detection: %s.Build: the input is %v, the weights %v", m.name, x.Dtype(), w.Dtype())
 	}
 	var features []*gorgonia.Node
 	var err error
 	if fused {
-		features, _, err = m.backbone.forwardFused(m.weights, "backbone", x)
+		features, _, err = m.backbone.forwardFused(w, "backbone", x)
 	} else {
-		features, _, err = m.backbone.Forward(m.weights, "backbone", x, train)
+		features, _, err = m.backbone.Forward(w, "backbone", x, train)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("detection: %s.Build: %w", m.name, err)
 	}
-	heads, err := m.head(m.weights, features, train, fused)
+	heads, err := m.head(w, features, train, fused)
 	if err != nil {
 		return nil, nil, fmt.Errorf("detection: %s.Build: %w", m.name, err)
 	}

@@ -186,6 +186,19 @@ func (r *RetinaNet) Build(x *gorgonia.Node, train bool) ([]*gorgonia.Node, *Head
 //
 // Errors: as Build's; a BoxLossType other than "", "l1" and "giou".
 func (r *RetinaNet) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
+	return r.loss(x, nil)
+}
+
+// LossAt is Loss with the trainable parameters of at in place of the
+// weights' own nodes (see FCOS.LossAt).
+//
+// Errors: as Loss's and FCOS.LossAt's.
+func (r *RetinaNet) LossAt(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error) {
+	return r.loss(x, at)
+}
+
+// loss is Loss and LossAt.
+func (r *RetinaNet) loss(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error) {
 	kind := retinaNetL1
 	switch t := r.boxLossType(); t {
 	case "", "l1":
@@ -194,7 +207,7 @@ func (r *RetinaNet) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
 	default:
 		return nil, nil, fmt.Errorf("detection: RetinaNet.Loss: BoxLossType %q, want \"l1\" or \"giou\"", t)
 	}
-	return r.stage().loss(x, kind)
+	return r.stage().loss(x, kind, at)
 }
 
 // boxLossType is the configuration's BoxLossType, "" for a nil r.

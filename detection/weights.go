@@ -2,6 +2,7 @@ package detection
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gops-dev/gops/nn"
@@ -22,6 +23,9 @@ type Weights struct {
 	Params *nn.Params
 	Frozen *nn.Params
 	dtype  tensor.Dtype
+	// at are nodes that Node returns instead of the parameters' own (a
+	// view made by paramsAt for LossAt), by key.
+	at map[string]*gorgonia.Node
 }
 
 // NewWeights returns empty weights of dtype dt. Errors: dt is not float32
@@ -104,6 +108,12 @@ func (w *Weights) Node(g *gorgonia.ExprGraph, name string) (*gorgonia.Node, erro
 	if w == nil {
 		return nil, fmt.Errorf("detection: Weights.Node: the weights are nil")
 	}
+	if n, ok := w.at[name]; ok {
+		if n.Graph() != g {
+			return nil, fmt.Errorf("detection: the node given for %q is in another graph than the model's input", name)
+		}
+		return n, nil
+	}
 	s, err := w.set(name)
 	if err != nil {
 		return nil, err
@@ -124,4 +134,34 @@ func (w *Weights) StateDict() map[string]tensor.Tensor {
 		}
 	}
 	return out
+}
+
+// paramsAt returns a view of w whose Node gives the nodes of at for their
+// keys (the parameters at other values: adapted ones θ − α·g in MAML) and
+// w's own nodes for the rest; the view shares w's tensors. fn names the
+// caller in errors.
+//
+// Errors: a key that is not a trainable parameter (in Params); a nil
+// node; a node of another shape or dtype than its parameter.
+func (w *Weights) paramsAt(fn string, at map[string]*gorgonia.Node) (*Weights, error) {
+	if w == nil || w.Params == nil {
+		return nil, fmt.Errorf("detection: %s: the weights are nil", fn)
+	}
+	for _, name := range slices.Sorted(maps.Keys(at)) {
+		n := at[name]
+		v, err := w.Params.Value(name)
+		if err != nil {
+			return nil, fmt.Errorf("detection: %s: %q is not a trainable parameter of the model", fn, name)
+		}
+		if n == nil {
+			return nil, fmt.Errorf("detection: %s: the node for %q is nil", fn, name)
+		}
+		if !slices.Equal(n.Shape(), v.Shape()) || n.Dtype() != w.dtype {
+			return nil, fmt.Errorf("detection: %s: the node for %q is %v %v, the parameter %v %v",
+				fn, name, n.Dtype(), n.Shape(), w.dtype, v.Shape())
+		}
+	}
+	view := *w
+	view.at = at
+	return &view, nil
 }

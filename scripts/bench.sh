@@ -486,6 +486,16 @@ EOF
   thread and runs the program on another goroutine: two thread handoffs).
 EOF
 		;;
+	MAMLStep) cat <<'EOF'
+- **MAMLStep** (`BenchmarkMAMLStep`, detection/maml_bench_test.go):
+  one second-order MAML step (detection.NewMAMLTask, package meta) of a
+  random-init FCOS or RetinaNet on a ResNet-18 FPN, float32, 256x256: an
+  inner SGD step on 2 support images, the query loss of 2 images at the
+  adapted parameters, its meta-gradient through the inner gradient; torch:
+  autograd.grad(create_graph=True), functional_call, the double backward.
+  About 20 s a call in torch: run it with a small TV_REPEATS.
+EOF
+		;;
 	SecondOrder) cat <<'EOF'
 - **SecondOrder** (`BenchmarkSecondOrder`, gops/deformconv_bench_test.go;
   gops only): x [2, 16, 32, 32] → DeformConv2d v2 3x3 (weight

@@ -581,11 +581,12 @@ def run_nms(s):
     torchvision.ops.nms(s[0], s[1], 0.5)
 
 
-def setup_detector(kind, depth):
+def setup_detector(kind, depth, size=512, images=2):
     """A random-init torchvision detector in eval mode (detection's
     BenchmarkDetector): FCOS, RetinaNet v1 or v2 on a ResNet-18 or -50 FPN
-    (FrozenBatchNorm2d, as the COCO builders), two 512x512 images, the
-    transform's min_size and max_size 512 so no resizing happens."""
+    (FrozenBatchNorm2d, as the COCO builders), two (images) size x size
+    images, the transform's min_size and max_size size so no resizing
+    happens."""
     def setup():
         from torchvision.models import resnet18, resnet50
         from torchvision.models.detection import FCOS, RetinaNet
@@ -599,19 +600,18 @@ def setup_detector(kind, depth):
         c5 = body.inplanes
         extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
         backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
-        size = dict(min_size=512, max_size=512)
+        sizes = dict(min_size=size, max_size=size)
         if kind == "fcos":
-            model = FCOS(backbone, 91, **size)
+            model = FCOS(backbone, 91, **sizes)
         elif kind == "retinanet":
-            model = RetinaNet(backbone, 91, **size)
+            model = RetinaNet(backbone, 91, **sizes)
         else:
             anchors = _default_anchorgen()
             head = RetinaNetHead(256, anchors.num_anchors_per_location()[0], 91,
                                  norm_layer=functools.partial(torch.nn.GroupNorm, 32))
-            model = RetinaNet(backbone, 91, anchor_generator=anchors, head=head, **size)
+            model = RetinaNet(backbone, 91, anchor_generator=anchors, head=head, **sizes)
         gen = torch.Generator().manual_seed(SEED)
-        images = [torch.rand((3, 512, 512), generator=gen) for _ in range(2)]
-        return model.eval(), images
+        return model.eval(), [torch.rand((3, size, size), generator=gen) for _ in range(images)]
     return setup
 
 
@@ -624,6 +624,47 @@ DETECTOR_BENCHMARKS = {
     "Detector/%s/%s/inference" % (kind, depth): (setup_detector(kind, depth), run_detector)
     for kind in ("fcos", "retinanet", "retinanet_v2") for depth in ("resnet18", "resnet50")
 }
+
+# detection's mamlBenchBoxes: per image (x1, y1, x2, y2, label); images 0,
+# 1 are the support batch, 2, 3 the query batch.
+MAML_BOXES = [
+    [(20, 30, 120, 140, 1), (150, 60, 230, 200, 5)],
+    [(10, 10, 250, 250, 3)],
+    [(40, 40, 90, 80, 7), (100, 120, 200, 240, 2), (5, 180, 60, 250, 1)],
+    [(60, 20, 180, 160, 4)],
+]
+
+
+def setup_maml(kind):
+    """detection's BenchmarkMAMLStep: setup_detector's model on a ResNet-18
+    FPN in train mode, four 256x256 images with MAML_BOXES."""
+    make = setup_detector(kind, "resnet18", size=256, images=4)
+
+    def setup():
+        model, images = make()
+        targets = [{"boxes": torch.tensor([b[:4] for b in per], dtype=torch.float32),
+                    "labels": torch.tensor([b[4] for b in per], dtype=torch.int64)}
+                   for per in MAML_BOXES]
+        params = {k: p for k, p in model.named_parameters() if p.requires_grad}
+        return model.train(), images, targets, params
+    return setup
+
+
+def run_maml(s, alpha=0.01):
+    """One second-order MAML step: the support loss's gradient with
+    create_graph=True, the query loss at the adapted parameters
+    (functional_call), its gradient w.r.t. the parameters (double backward)."""
+    from torch.nn.utils.stateless import functional_call
+    model, images, targets, params = s
+    support = sum(model(images[:2], targets[:2]).values())
+    inner = torch.autograd.grad(support, list(params.values()), create_graph=True)
+    adapted = {k: p - alpha * g for (k, p), g in zip(params.items(), inner)}
+    query = sum(functional_call(model, adapted, (images[2:], targets[2:])).values())
+    torch.autograd.grad(query, list(params.values()))
+
+
+MAML_BENCHMARKS = {"MAMLStep/%s/resnet18" % kind: (setup_maml(kind), run_maml)
+                   for kind in ("fcos", "retinanet")}
 
 
 # name -> (setup function, run function)
@@ -663,6 +704,7 @@ BENCHMARKS = {
                                 run_deform_conv_forward_backward),
     **NN_BENCHMARKS,
     **DETECTOR_BENCHMARKS,
+    **MAML_BENCHMARKS,
 }
 # gops' pooling ops are timed with ad.ReuseResults too, as FAMILY/reuse/...:
 # the same torch work under the other name (as NN_BENCHMARKS' families).

@@ -78,7 +78,9 @@ def grad_summary(g):
             "head": flat[:4].tolist()}
 
 
-def model_cases(name):
+def load_model(name):
+    """The tiny model name in float64 and train mode, trainable as the Go
+    model with TrainableLayers 3, the transform not resizing H×W images."""
     model = gm.build(name, NUM_CLASSES[name])
     sd = torch.load(os.path.join(OUT, name + ".pt"))
     model.load_state_dict(sd)
@@ -91,15 +93,26 @@ def model_cases(name):
     model.transform.min_size = (H,)
     model.transform.max_size = W
     model.train()
+    return model
+
+
+def targets_of(boxes):
+    """torchvision's targets of a case's per-image (x1, y1, x2, y2, label)."""
+    targets = []
+    for per in boxes:
+        t = torch.tensor([list(b[:4]) for b in per], dtype=torch.float64).reshape(-1, 4)
+        lab = torch.tensor([b[4] for b in per], dtype=torch.int64)
+        targets.append({"boxes": t, "labels": lab})
+    return targets
+
+
+def model_cases(name):
+    model = load_model(name)
     out = []
     for case, gmax, boxes in CASES:
         seed = len(out) + 0.25
         images = [image(b, seed) for b in range(len(boxes))]
-        targets = []
-        for per in boxes:
-            t = torch.tensor([list(b[:4]) for b in per], dtype=torch.float64).reshape(-1, 4)
-            lab = torch.tensor([b[4] for b in per], dtype=torch.int64)
-            targets.append({"boxes": t, "labels": lab})
+        targets = targets_of(boxes)
         model.zero_grad()
         losses = model(images, targets)
         total = sum(losses.values())
