@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 )
 
 // benchWarmup is how long each variant of -bench-steps meta-trains before
@@ -24,7 +26,7 @@ type BenchResult struct {
 // steps in one MetaTrain call, and takes each step's StepLog.StepTime (the
 // tasks' meta-gradients, their mean and the Adam update; drawing the tasks
 // is not timed).
-func BenchMetaSteps(cfg Config, variants []Variant, train *Digits, steps int, warmup time.Duration) ([]BenchResult, error) {
+func BenchMetaSteps(cfg Config, variants []Variant, train *scenes.Digits, steps int, warmup time.Duration) ([]BenchResult, error) {
 	if steps < 1 {
 		return nil, fmt.Errorf("bench: %d steps, want at least 1", steps)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"gorgonia.org/tensor"
 )
 
@@ -65,7 +66,7 @@ func dumpTensor(name string, d *tensor.Dense) (DumpTensor, error) {
 	return DumpTensor{Name: name, Shape: append([]int(nil), d.Shape()...), Data: data}, nil
 }
 
-func dumpScene(sc *Scene) (DumpScene, error) {
+func dumpScene(sc *scenes.Scene) (DumpScene, error) {
 	c, err := dumpTensor("canvas", sc.Canvas)
 	if err != nil {
 		return DumpScene{}, err
@@ -86,16 +87,16 @@ func dumpParams(a Arch, p Params) []DumpTensor {
 // DumpStep computes the first meta-step of a run with cfg (θ from the
 // seed's initial parameters, the tasks from its training stream) for each
 // variant, task by task through Learner.Step.
-func DumpStep(cfg Config, variants []Variant, train *Digits) (*StepDump, error) {
+func DumpStep(cfg Config, variants []Variant, train *scenes.Digits) (*StepDump, error) {
 	l, p, rng, err := startRun(&cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	d := &StepDump{Seed: cfg.Seed, Ways: cfg.Ways, InnerLR: cfg.InnerLR, Arch: cfg.Arch, Params: dumpParams(cfg.Arch, p)}
-	tasks := make([]*Task, cfg.MetaBatch)
+	tasks := make([]*scenes.Task, cfg.MetaBatch)
 	for i := range tasks {
-		if tasks[i], err = SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
+		if tasks[i], err = scenes.SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
 			return nil, err
 		}
 		var dt DumpTask
@@ -189,10 +190,10 @@ func runDump(o *options, variants []Variant, path string, w io.Writer) error {
 }
 
 // loadDigits finds and reads the MNIST splits (dir: the -data flag).
-func loadDigits(dir string) (train, test *Digits, err error) {
-	dir, _, err = FindMNIST(dir)
+func loadDigits(dir string) (train, test *scenes.Digits, err error) {
+	dir, _, err = scenes.FindMNIST(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return LoadMNIST(dir)
+	return scenes.LoadDigits(dir)
 }

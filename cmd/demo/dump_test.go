@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/internal/golden"
 )
 
@@ -43,13 +44,13 @@ func TestDumpStep(t *testing.T) {
 		}
 	}
 	for k, dt := range d.Tasks {
-		task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+		task, err := scenes.SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range []struct {
 			got  DumpScene
-			want *Scene
+			want *scenes.Scene
 		}{{dt.Support, task.Support}, {dt.Query, task.Query}} {
 			if !reflect.DeepEqual(s.got.Canvas.Data, s.want.Canvas.Data()) || !reflect.DeepEqual(s.got.Boxes.Data, s.want.Boxes.Data()) ||
 				!reflect.DeepEqual(s.got.Target, s.want.Labels) || !reflect.DeepEqual(s.got.Boxes.Shape, []int(s.want.Boxes.Shape())) {

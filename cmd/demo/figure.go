@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/tensor"
 )
@@ -33,7 +34,7 @@ type Figure struct {
 // points at the initial parameters p0 and at the meta-trained p, each
 // adapted to t with one inner step, and the model's feature crops. If ref
 // is not nil, the canvas also shows each box jittered and refined.
-func (l *Learner) Figure(p0, p Params, t *Task, ref *Refinement) (*Figure, error) {
+func (l *Learner) Figure(p0, p Params, t *scenes.Task, ref *Refinement) (*Figure, error) {
 	a := l.cfg.Arch
 	sc := t.Query
 	s := a.Canvas

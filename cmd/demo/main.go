@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/openblas"
 )
 
@@ -62,7 +63,7 @@ func defaultConfig() Config {
 		Queries:      3,
 		InnerLR:      0.4,
 		MetaLR:       0.003,
-		Scene:        SceneOpts{Canvas: 48, PerCanvas: 4, MinSize: 16, MaxSize: 24},
+		Scene:        scenes.Opts{Canvas: 48, PerCanvas: 4, MinSize: 16, MaxSize: 24},
 		Arch:         Arch{Feat: 4, Crop: 8, Deform: 8},
 		TrainClasses: []int{0, 1, 2, 3, 4, 5},
 		TestClasses:  []int{6, 7, 8, 9},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -39,7 +40,7 @@ func (in sceneInputs) lossGrad(a Arch, at, wrt gorgonia.Nodes) (*Forward, gorgon
 }
 
 // set binds a scene's values (copies) to the input nodes.
-func (s sceneInputs) set(sc *Scene) error {
+func (s sceneInputs) set(sc *scenes.Scene) error {
 	for _, p := range []struct {
 		n *gorgonia.Node
 		v *tensor.Dense
@@ -165,7 +166,7 @@ func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 }
 
 // Eval runs the graph at parameters p on scene sc.
-func (lg *LossGrad) Eval(p Params, sc *Scene) (*LossGradValues, error) {
+func (lg *LossGrad) Eval(p Params, sc *scenes.Scene) (*LossGradValues, error) {
 	if err := lg.run(p, "loss", func() error { return lg.in.set(sc) }); err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 }
 
 // Eval runs the graph at parameters p on task t.
-func (mg *MetaGraph) Eval(p Params, t *Task) (*MetaValues, error) {
+func (mg *MetaGraph) Eval(p Params, t *scenes.Task) (*MetaValues, error) {
 	if err := mg.run(p, "meta", func() error { return mg.sup.set(t.Support) }, func() error { return mg.qry.set(t.Query) }); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gops-dev/gops/datasets/mnist"
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -25,21 +25,21 @@ import (
 
 var (
 	mnistOnce             sync.Once
-	mnistTrain, mnistTest *Digits
+	mnistTrain, mnistTest *scenes.Digits
 	mnistErr              error
 )
 
 // loadMNIST reads the MNIST files once for all tests, through the module
 // system as the demo does.
-func loadMNIST(t *testing.T) (*Digits, *Digits) {
+func loadMNIST(t *testing.T) (*scenes.Digits, *scenes.Digits) {
 	t.Helper()
 	mnistOnce.Do(func() {
-		dir, _, err := FindMNIST("")
+		dir, _, err := scenes.FindMNIST("")
 		if err != nil {
 			mnistErr = err
 			return
 		}
-		mnistTrain, mnistTest, mnistErr = LoadMNIST(dir)
+		mnistTrain, mnistTest, mnistErr = scenes.LoadDigits(dir)
 	})
 	if mnistErr != nil {
 		t.Fatal(mnistErr)
@@ -55,7 +55,7 @@ func tinyConfig(steps int) Config {
 	c.EvalTasks = 20
 	c.Ways, c.Shots, c.Queries = 2, 2, 2
 	c.InnerLR, c.MetaLR = 0.4, 0.02
-	c.Scene = SceneOpts{Canvas: 32, PerCanvas: 3, MinSize: 14, MaxSize: 18}
+	c.Scene = scenes.Opts{Canvas: 32, PerCanvas: 3, MinSize: 14, MaxSize: 18}
 	c.Arch = Arch{Ways: 2, Canvas: 32, Feat: 3, Crop: 6, Deform: 6}
 	return c
 }
@@ -210,9 +210,9 @@ func TestMAMLDeterministic(t *testing.T) {
 func TestModelDerivatives(t *testing.T) {
 	train, _ := loadMNIST(t)
 	a := Arch{Ways: 2, Canvas: 22, Feat: 2, Crop: 4, Deform: 2}
-	so := SceneOpts{Canvas: 22, PerCanvas: 2, MinSize: 10, MaxSize: 12}
+	so := scenes.Opts{Canvas: 22, PerCanvas: 2, MinSize: 10, MaxSize: 12}
 	rng := rand.New(rand.NewPCG(3, 4))
-	task, err := SampleTask(rng, train, []int{3, 5}, 2, 1, 1, so)
+	task, err := scenes.SampleTask(rng, train, []int{3, 5}, 2, 1, 1, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,78 +316,6 @@ func TestMetaGraphRepeatable(t *testing.T) {
 	}
 }
 
-// TestScenes checks the pasted scenes: shapes, boxes inside their canvas
-// and disjoint, the ink inside the boxes, labels and class-index targets.
-func TestScenes(t *testing.T) {
-	train, _ := loadMNIST(t)
-	so := SceneOpts{Canvas: 48, PerCanvas: 4, MinSize: 16, MaxSize: 24}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 20; trial++ {
-		task, err := SampleTask(rng, train, []int{0, 1, 2, 3, 4, 5}, 3, 2, 3, so)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sc := range []*Scene{task.Support, task.Query} {
-			k := len(sc.Labels)
-			b := (k + 3) / 4
-			if !sc.Canvas.Shape().Eq(tensor.Shape{b, 1, 48, 48}) || !sc.Boxes.Shape().Eq(tensor.Shape{k, 5}) || !sc.Target.Shape().Eq(tensor.Shape{k}) || sc.Target.Dtype() != tensor.Int {
-				t.Fatalf("shapes %v %v, target %v %v for %d digits", sc.Canvas.Shape(), sc.Boxes.Shape(), sc.Target.Dtype(), sc.Target.Shape(), k)
-			}
-			bx := sc.Boxes.Data().([]float64)
-			tg := sc.Target.Data().([]int)
-			cv := sc.Canvas.Data().([]float64)
-			inside := make([]bool, len(cv))
-			for i := 0; i < k; i++ {
-				r := bx[5*i : 5*i+5]
-				if r[0] != float64(i/4) || r[1] < 0 || r[2] < 0 || r[3] > 48 || r[4] > 48 || r[3]-r[1] < 8 || r[4]-r[2] < 8 {
-					t.Errorf("box %d = %v", i, r)
-				}
-				if task.Classes[sc.Labels[i]] != sc.Digits[i] || tg[i] != sc.Labels[i] {
-					t.Errorf("box %d: label %d, digit %d, classes %v, target %d", i, sc.Labels[i], sc.Digits[i], task.Classes, tg[i])
-				}
-				for j := 0; j < i; j++ {
-					q := bx[5*j : 5*j+5]
-					if q[0] == r[0] && r[1] < q[3] && q[1] < r[3] && r[2] < q[4] && q[2] < r[4] {
-						t.Errorf("boxes %d and %d overlap: %v %v", j, i, q, r)
-					}
-				}
-				for y := int(r[2]); y < int(math.Ceil(r[4])); y++ {
-					for x := int(r[1]); x < int(math.Ceil(r[3])); x++ {
-						inside[int(r[0])*48*48+y*48+x] = true
-					}
-				}
-			}
-			var in, all float64
-			for i, v := range cv {
-				all += v
-				if inside[i] {
-					in += v
-				}
-			}
-			if in < 0.97*all {
-				t.Errorf("only %.1f%% of the ink lies inside the boxes", 100*in/all)
-			}
-		}
-	}
-}
-
-// TestFindMNIST: the module lookup finds the four files; -data is checked.
-func TestFindMNIST(t *testing.T) {
-	dir, how, err := FindMNIST("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mnist.Check(dir); err != nil {
-		t.Errorf("found %s (%s): %v", dir, how, err)
-	}
-	if d, how, err := FindMNIST(dir); err != nil || d != dir || how != "-data flag" {
-		t.Errorf("FindMNIST(%q) = %q, %q, %v", dir, d, how, err)
-	}
-	if _, _, err := FindMNIST(t.TempDir()); err == nil || !strings.Contains(err.Error(), "-data") {
-		t.Errorf("an empty -data folder gives %v", err)
-	}
-}
-
 // TestFlags: defaults validate, -h is ErrHelp, class lists parse, bad
 // values are refused.
 func TestFlags(t *testing.T) {
@@ -461,7 +389,7 @@ func TestMetaGradientNearKinks(t *testing.T) {
 
 // tinyLearnerAndTask builds the learner of tinyConfig(0) and samples one
 // training task with the seeds given; the caller closes the learner.
-func tinyLearnerAndTask(t *testing.T, seed1, seed2 uint64) (Config, *Learner, *rand.Rand, *Task) {
+func tinyLearnerAndTask(t *testing.T, seed1, seed2 uint64) (Config, *Learner, *rand.Rand, *scenes.Task) {
 	t.Helper()
 	train, _ := loadMNIST(t)
 	cfg := tinyConfig(0)
@@ -471,7 +399,7 @@ func tinyLearnerAndTask(t *testing.T, seed1, seed2 uint64) (Config, *Learner, *r
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(seed1, seed2))
-	task, err := SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+	task, err := scenes.SampleTask(rng, train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
 	if err != nil {
 		l.Close()
 		t.Fatal(err)
@@ -517,9 +445,9 @@ func TestConcurrentTasksBitwise(t *testing.T) {
 			}
 		}
 		erng := rand.New(rand.NewPCG(9, 9))
-		held := make([]*Task, 6)
+		held := make([]*scenes.Task, 6)
 		for i := range held {
-			if held[i], err = SampleTask(erng, test, cfg.TestClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
+			if held[i], err = scenes.SampleTask(erng, test, cfg.TestClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -40,7 +41,7 @@ type Refinement struct {
 // RoIAlign. The parameters p are used as given (pass the adapted ones).
 // Each box moves along its own normalised gradient (its log-probability
 // depends on its row only), by refineStep pixels, shrinking every step.
-func (l *Learner) RefineBoxes(p Params, t *Task, rng *rand.Rand) (*Refinement, error) {
+func (l *Learner) RefineBoxes(p Params, t *scenes.Task, rng *rand.Rand) (*Refinement, error) {
 	a := l.cfg.Arch
 	sc := t.Query
 	bq, kq := sc.Canvas.Shape()[0], len(sc.Labels)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 )
 
 // TestMetaGraphReuseBitwise: the demo's graphs with ad.ReuseResults on (as
@@ -16,7 +17,7 @@ func TestMetaGraphReuseBitwise(t *testing.T) {
 	cfg, l, rng, task := tinyLearnerAndTask(t, 5, 6)
 	defer l.Close()
 	train, _ := loadMNIST(t)
-	task2, err := SampleTask(rand.New(rand.NewPCG(7, 7)), train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+	task2, err := scenes.SampleTask(rand.New(rand.NewPCG(7, 7)), train, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
 	if err != nil {
 		t.Fatal(err)
 	}

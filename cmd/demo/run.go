@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/openblas"
 )
 
@@ -28,7 +29,7 @@ type RunOpts struct {
 	Data     string    // MNIST folder; "" finds the GoMNIST module
 	Variants []Variant // the first one is checked and drawn; the others are compared
 	// Train and Test, if set, are used instead of reading the MNIST files.
-	Train, Test *Digits
+	Train, Test *scenes.Digits
 }
 
 // MAMLResult is what RunMAML computed.
@@ -77,11 +78,11 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 
 	train, test := ro.Train, ro.Test
 	if train == nil || test == nil {
-		dir, how, err := FindMNIST(ro.Data)
+		dir, how, err := scenes.FindMNIST(ro.Data)
 		if err != nil {
 			return nil, err
 		}
-		if train, test, err = LoadMNIST(dir); err != nil {
+		if train, test, err = scenes.LoadDigits(dir); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(w, "data    %s\n        (%s): %d training and %d test digits\n", dir, how, len(train.Images), len(test.Images))
@@ -122,9 +123,9 @@ func RunMAML(cfg Config, ro RunOpts, w io.Writer) (*MAMLResult, error) {
 	defer l.Close()
 	p0 := cfg.Arch.InitParams(stream(cfg.Seed, streamInit))
 	erng := stream(cfg.Seed, streamEval)
-	held := make([]*Task, cfg.EvalTasks)
+	held := make([]*scenes.Task, cfg.EvalTasks)
 	for i := range held {
-		if held[i], err = SampleTask(erng, test, cfg.TestClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
+		if held[i], err = scenes.SampleTask(erng, test, cfg.TestClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene); err != nil {
 			return nil, err
 		}
 	}

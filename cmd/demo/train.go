@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"github.com/gops-dev/gops/replica"
 )
 
@@ -21,7 +22,7 @@ type Config struct {
 	Queries   int     // query digits per class
 	InnerLR   float64 // α of the inner step θ' = θ - α∇Ls(θ)
 	MetaLR    float64 // Adam step size of the meta-update
-	Scene     SceneOpts
+	Scene     scenes.Opts
 	Arch      Arch // Ways and Canvas are copied from the fields above
 	// TrainClasses are the digits meta-training draws tasks from (training
 	// split); TestClasses those of the held-out tasks (test split).
@@ -82,7 +83,7 @@ func (g *taskGraphs) Close() {
 }
 
 // sceneShape is the (canvases, boxes) of a scene of n digits.
-func sceneShape(n int, so SceneOpts) (int, int) {
+func sceneShape(n int, so scenes.Opts) (int, int) {
 	per := max(so.PerCanvas, 1)
 	return (n + per - 1) / per, n
 }
@@ -129,7 +130,7 @@ func (l *Learner) one(f func(g *taskGraphs) error) error {
 }
 
 // Adapt takes the inner step on t's support set: θ' = θ - α∇Ls(θ).
-func (l *Learner) Adapt(p Params, t *Task) (ad Params, s *LossGradValues, err error) {
+func (l *Learner) Adapt(p Params, t *scenes.Task) (ad Params, s *LossGradValues, err error) {
 	err = l.one(func(g *taskGraphs) error {
 		ad, s, err = l.adapt(g, p, t)
 		return err
@@ -138,7 +139,7 @@ func (l *Learner) Adapt(p Params, t *Task) (ad Params, s *LossGradValues, err er
 }
 
 // adapt is Adapt on the replica g.
-func (l *Learner) adapt(g *taskGraphs, p Params, t *Task) (Params, *LossGradValues, error) {
+func (l *Learner) adapt(g *taskGraphs, p Params, t *scenes.Task) (Params, *LossGradValues, error) {
 	s, err := g.sup.Eval(p, t.Support)
 	if err != nil {
 		return Params{}, nil, err
@@ -149,7 +150,7 @@ func (l *Learner) adapt(g *taskGraphs, p Params, t *Task) (Params, *LossGradValu
 // Objective is the MAML objective of task t at θ, Lq(θ - α∇Ls(θ)),
 // evaluated with the first-order graphs only (no derivative of a gradient
 // is involved), with the query evaluation at the adapted parameters.
-func (l *Learner) Objective(p Params, t *Task) (f float64, q *LossGradValues, err error) {
+func (l *Learner) Objective(p Params, t *scenes.Task) (f float64, q *LossGradValues, err error) {
 	err = l.one(func(g *taskGraphs) error {
 		f, q, _, err = l.objective(g, p, t)
 		return err
@@ -162,7 +163,7 @@ func (l *Learner) Objective(p Params, t *Task) (f float64, q *LossGradValues, er
 // at θ'. The objective is smooth in θ as long as no offset crosses an
 // integer (the bilinear interpolation has kinks at pixel boundaries, and
 // torchvision's boundary rule switches there too). It runs on the replica g.
-func (l *Learner) objective(g *taskGraphs, p Params, t *Task) (float64, *LossGradValues, []float64, error) {
+func (l *Learner) objective(g *taskGraphs, p Params, t *scenes.Task) (float64, *LossGradValues, []float64, error) {
 	ad, s, err := l.adapt(g, p, t)
 	if err != nil {
 		return 0, nil, nil, err
@@ -186,7 +187,7 @@ type TaskStep struct {
 }
 
 // Step evaluates the meta-gradient of task t at θ with variant v.
-func (l *Learner) Step(v Variant, p Params, t *Task) (ts *TaskStep, err error) {
+func (l *Learner) Step(v Variant, p Params, t *scenes.Task) (ts *TaskStep, err error) {
 	err = l.one(func(g *taskGraphs) error {
 		ts, err = l.step(g, v, p, t)
 		return err
@@ -195,7 +196,7 @@ func (l *Learner) Step(v Variant, p Params, t *Task) (ts *TaskStep, err error) {
 }
 
 // step is Step on the replica g.
-func (l *Learner) step(g *taskGraphs, v Variant, p Params, t *Task) (*TaskStep, error) {
+func (l *Learner) step(g *taskGraphs, v Variant, p Params, t *scenes.Task) (*TaskStep, error) {
 	if v == SecondOrder {
 		m, err := g.meta.Eval(p, t)
 		if err != nil {
@@ -225,7 +226,7 @@ type EvalResult struct {
 // Evaluate adapts p to each task with one inner step on its support set
 // and measures the query accuracy. The tasks run side by side on the
 // replicas; their results are combined in task order.
-func (l *Learner) Evaluate(p Params, tasks []*Task) (EvalResult, error) {
+func (l *Learner) Evaluate(p Params, tasks []*scenes.Task) (EvalResult, error) {
 	accs := make([]float64, len(tasks))
 	losses := make([]float64, len(tasks))
 	var r EvalResult
@@ -309,7 +310,7 @@ func (a *adam) update(p *Params, g Params) {
 // lockstep: at every step the variants see the same tasks, drawn with rng
 // from the training split. It calls report after each step with one log
 // per variant and returns the trained parameters and the logs.
-func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *rand.Rand, report func([]StepLog)) ([]Params, [][]StepLog, error) {
+func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *scenes.Digits, rng *rand.Rand, report func([]StepLog)) ([]Params, [][]StepLog, error) {
 	cfg := l.cfg
 	ps := make([]Params, len(variants))
 	opts := make([]*adam, len(variants))
@@ -320,9 +321,9 @@ func (l *Learner) MetaTrain(variants []Variant, p0 Params, data *Digits, rng *ra
 		opts[i] = newAdam(cfg.MetaLR, p0)
 	}
 	for step := 1; step <= cfg.Steps; step++ {
-		tasks := make([]*Task, cfg.MetaBatch)
+		tasks := make([]*scenes.Task, cfg.MetaBatch)
 		for b := range tasks {
-			t, err := SampleTask(rng, data, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
+			t, err := scenes.SampleTask(rng, data, cfg.TrainClasses, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Scene)
 			if err != nil {
 				return ps, logs, err
 			}
@@ -399,7 +400,7 @@ type FDRow struct {
 
 // CheckMetaGradient runs the check at θ = p on task t, the directions
 // side by side on the replicas.
-func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64) (*FDCheck, error) {
+func (l *Learner) CheckMetaGradient(p Params, t *scenes.Task, rng *rand.Rand, h float64) (*FDCheck, error) {
 	var m *MetaValues
 	var fo *TaskStep
 	err := l.one(func(g *taskGraphs) error {
@@ -465,7 +466,7 @@ func (l *Learner) CheckMetaGradient(p Params, t *Task, rng *rand.Rand, h float64
 // between θ-hd and θ+hd, else the one-sided second-order difference on a
 // side where none does, (∓3F(θ) ± 4F(θ±hd) ∓ F(θ±2hd)) / 2h, else tries
 // again with h/10. It runs on the replica g.
-func (l *Learner) directional(g *taskGraphs, p Params, d Params, t *Task, h float64) (float64, float64, string, error) {
+func (l *Learner) directional(g *taskGraphs, p Params, d Params, t *scenes.Task, h float64) (float64, float64, string, error) {
 	type point struct {
 		f     float64
 		cells []float64

@@ -1,4 +1,4 @@
-package main
+package scenes
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ type Digits struct {
 	ByClass [10][]int
 }
 
-// LoadMNIST reads the training and test splits from dir.
-func LoadMNIST(dir string) (train, test *Digits, err error) {
+// LoadDigits reads the training and test splits from dir.
+func LoadDigits(dir string) (train, test *Digits, err error) {
 	conv := func(train bool) (*Digits, error) {
 		s, err := mnist.Load(dir, train)
 		if err != nil {

@@ -1,4 +1,11 @@
-package main
+// Package scenes pastes MNIST digits at random places and sizes onto
+// canvases, with each digit's box and class: the multi-digit scenes of the
+// demo (cmd/demo) and of the few-shot detection example
+// (examples/fewshot). SampleTask draws N-way K-shot tasks (a support and a
+// query scene, task labels in [0, N)); SampleScene draws one scene of
+// digits of given classes. The digits come from LoadDigits (the MNIST
+// splits of datasets/mnist, indexed by class).
+package scenes
 
 import (
 	"fmt"
@@ -9,8 +16,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// SceneOpts control how digits are pasted onto canvases.
-type SceneOpts struct {
+// Opts control how digits are pasted onto canvases.
+type Opts struct {
 	Canvas    int // canvas side in pixels
 	PerCanvas int // at most this many digits on one canvas
 	MinSize   int // pasted size of the 28x28 MNIST cell, smallest
@@ -39,7 +46,7 @@ type Task struct {
 // ways classes in random order (the order is the label assignment), shots
 // support and queries query digits of each, all distinct images, pasted at
 // random positions and sizes.
-func SampleTask(rng *rand.Rand, data *Digits, classes []int, ways, shots, queries int, so SceneOpts) (*Task, error) {
+func SampleTask(rng *rand.Rand, data *Digits, classes []int, ways, shots, queries int, so Opts) (*Task, error) {
 	if ways > len(classes) {
 		return nil, fmt.Errorf("%d-way tasks need %d classes, have %v", ways, ways, classes)
 	}
@@ -79,6 +86,38 @@ func SampleTask(rng *rand.Rand, data *Digits, classes []int, ways, shots, querie
 	return t, nil
 }
 
+// SampleScene draws n digits (n ≥ 1) of classes picked uniformly from
+// classes, all distinct images of data, and pastes them as SampleTask
+// does, so.PerCanvas to a canvas (the last canvas may hold fewer): the
+// scene's Labels are the indices into classes, its Digits the MNIST
+// classes.
+//
+// Errors: n < 1, no classes, a class outside 0…9 or with fewer than n
+// images, digits that do not fit on the canvas.
+func SampleScene(rng *rand.Rand, data *Digits, classes []int, n int, so Opts) (*Scene, error) {
+	if n < 1 || len(classes) == 0 {
+		return nil, fmt.Errorf("scenes: SampleScene: %d digits of classes %v", n, classes)
+	}
+	for _, c := range classes {
+		if c < 0 || c > 9 || len(data.ByClass[c]) < n {
+			return nil, fmt.Errorf("scenes: SampleScene: digit class %d is not in 0…9 or has fewer than %d images", c, n)
+		}
+	}
+	items := make([]item, 0, n)
+	seen := make(map[int]bool, n)
+	for len(items) < n {
+		j := rng.IntN(len(classes))
+		pool := data.ByClass[classes[j]]
+		i := pool[rng.IntN(len(pool))]
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
+		items = append(items, item{img: data.Images[i], label: j, digit: classes[j]})
+	}
+	return compose(rng, items, so)
+}
+
 type item struct {
 	img   GoMNIST.RawImage
 	label int
@@ -87,7 +126,7 @@ type item struct {
 
 // compose shuffles the items and pastes them, at most so.PerCanvas to a
 // canvas, at random sizes and positions where their boxes do not overlap.
-func compose(rng *rand.Rand, items []item, so SceneOpts) (*Scene, error) {
+func compose(rng *rand.Rand, items []item, so Opts) (*Scene, error) {
 	rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	k := len(items)
 	per := max(so.PerCanvas, 1)
@@ -121,7 +160,7 @@ func compose(rng *rand.Rand, items []item, so SceneOpts) (*Scene, error) {
 // box: the square around the digit's ink, one source pixel wider on each
 // side, in canvas pixel coordinates (x1, y1, x2, y2). It tries places until
 // the box overlaps none of placed; after many tries it shrinks the digit.
-func paste(rng *rand.Rand, plane []float64, s int, img GoMNIST.RawImage, placed [][4]float64, so SceneOpts) ([4]float64, error) {
+func paste(rng *rand.Rand, plane []float64, s int, img GoMNIST.RawImage, placed [][4]float64, so Opts) ([4]float64, error) {
 	// The ink's bounding box in the 28x28 source, as a square.
 	x0, y0, x1, y1 := 28, 28, 0, 0
 	for y := 0; y < 28; y++ {
