@@ -59,18 +59,7 @@ func BenchmarkDetector(b *testing.B) {
 				m := benchDetector(b, kind, depth, 512)
 				defer m.Close()
 				images := benchImages()
-				warmUp(b, func() error { _, err := m.Forward(images); return err })
-				cpu0, cpuOK := processCPU()
-				for range b.N {
-					if _, err := m.Forward(images); err != nil {
-						b.Fatal(err)
-					}
-				}
-				// On a shared machine: the process's CPU time per call
-				// (both cores' when they are free).
-				if cpu1, ok := processCPU(); ok && cpuOK {
-					b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
-				}
+				timeSteps(b, func() error { _, err := m.Forward(images); return err })
 			})
 		}
 	}
@@ -151,6 +140,23 @@ func warmUp(b *testing.B, f func() error) {
 		}
 	}
 	b.ResetTimer()
+}
+
+// timeSteps warms f up (warmUp), times b.N calls of it and reports the
+// process's CPU time per call (cpu-ms/op: on a shared machine wall times
+// include other processes' turns; both cores' time when they are free).
+func timeSteps(b *testing.B, f func() error) {
+	b.Helper()
+	warmUp(b, f)
+	cpu0, cpuOK := processCPU()
+	for range b.N {
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	}
 }
 
 // benchImages is the benchmarks' two 512×512 images of uniform pixels.

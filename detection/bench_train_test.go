@@ -31,16 +31,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			defer tr.Close()
 			images, targets := benchImagesOf(256), benchTrainTargets()
 			step := func() error { _, err := tr.StepImages(images, targets); return err }
-			warmUp(b, step)
-			cpu0, cpuOK := processCPU()
-			for range b.N {
-				if err := step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if cpu1, ok := processCPU(); ok && cpuOK {
-				b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
-			}
+			timeSteps(b, step)
 		})
 	}
 }

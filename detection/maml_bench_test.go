@@ -75,16 +75,7 @@ func BenchmarkMAMLStep(b *testing.B) {
 				defer vm.Reset()
 				return ad.RunAll(vm)
 			}
-			warmUp(b, step)
-			cpu0, cpuOK := processCPU()
-			for range b.N {
-				if err := step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if cpu1, ok := processCPU(); ok && cpuOK {
-				b.ReportMetric(float64(cpu1-cpu0)/1e6/float64(b.N), "cpu-ms/op")
-			}
+			timeSteps(b, step)
 		})
 	}
 }
