@@ -106,6 +106,16 @@ func TestLossBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Boxes checked in float64 that round to degenerate or infinite ones
+	// in the model's float32 (torchvision matches them in float64).
+	narrow, err := PadTargets([]Targets{ok, {Boxes: box(1, 2, 1+1e-9, 12), Labels: []int{0}}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, err := PadTargets([]Targets{{Boxes: box(1, 2, 1e39, 40), Labels: []int{0}}, ok}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]struct {
 		tb   TargetBatch
 		want string
@@ -113,6 +123,8 @@ func TestLossBadInput(t *testing.T) {
 		"label out of range": {two, "targets[1].Labels[0] = 3, the model has 3 classes"},
 		"one image of two":   {one, "targets for 1 images, want 2"},
 		"zero value":         {TargetBatch{}, "targets for 0 images, want 2"},
+		"x2 = x1 in float32": {narrow, "targets[1].Boxes[0] = [1 2 1 12] in float32 has x2 <= x1 or y2 <= y1"},
+		"inf in float32":     {huge, "targets[0].Boxes[0] = [1 2 +Inf 40] in float32 is not finite"},
 	} {
 		if err := lg.in.Set(c.tb); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Set, %s: error %v, want one with %q", name, err, c.want)

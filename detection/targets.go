@@ -120,6 +120,28 @@ func (tb TargetBatch) image(b int) ([]float64, []int) {
 	return data[b*tb.MaxBoxes*4 : (b*tb.MaxBoxes+g)*4], tb.Labels[b*tb.MaxBoxes : b*tb.MaxBoxes+g]
 }
 
+// checkFloat32 checks that every box stays finite with x2 > x1 and
+// y2 > y1 when rounded to a float32 model's dtype, in which the targets
+// are matched (Boxes is float64 whatever the Targets' dtype).
+func (tb TargetBatch) checkFloat32(op string) error {
+	for b := range tb.Counts {
+		xs, _ := tb.image(b)
+		x := convertValues[float32](xs)
+		for i := 0; i < len(x); i += 4 {
+			v := x[i : i+4]
+			for _, c := range v {
+				if math.IsInf(float64(c), 0) {
+					return fmt.Errorf("detection: %s: targets[%d].Boxes[%d] = %v in float32 is not finite", op, b, i/4, v)
+				}
+			}
+			if !(v[2] > v[0]) || !(v[3] > v[1]) {
+				return fmt.Errorf("detection: %s: targets[%d].Boxes[%d] = %v in float32 has x2 <= x1 or y2 <= y1 (boxes need a positive width and height in the model's dtype)", op, b, i/4, v)
+			}
+		}
+	}
+	return nil
+}
+
 // check checks a batch for images of a model of numClasses classes.
 func (tb TargetBatch) check(op string, images, numClasses int) error {
 	if tb.Boxes == nil || len(tb.Counts) != images || len(tb.Labels) != images*tb.MaxBoxes {
