@@ -71,13 +71,14 @@ func DefaultCOCOParams() COCOParams {
 }
 
 // COCOOption changes the COCOParams that Evaluate starts from
-// (DefaultCOCOParams); any func(*COCOParams) is one.
+// (DefaultCOCOParams); any func(*COCOParams) is one; nil changes nothing.
 type COCOOption func(*COCOParams)
 
 // WithCatIDs sets the evaluated category ids (params.catIds), instead of
-// the labels that occur in the ground truth.
+// the labels that occur in the ground truth; with no ids, no category is
+// evaluated (every number −1, as params.catIds = []).
 func WithCatIDs(ids ...int) COCOOption {
-	return func(p *COCOParams) { p.CatIDs = slices.Clone(ids) }
+	return func(p *COCOParams) { p.CatIDs = append([]int{}, ids...) }
 }
 
 // WithUseCats sets params.useCats: false evaluates every category as one.
@@ -133,7 +134,9 @@ func (e *COCOEval) Shape() [5]int {
 func Evaluate(detections []Detections, groundTruth []GroundTruth, opts ...COCOOption) (*COCOEval, error) {
 	p := DefaultCOCOParams()
 	for _, o := range opts {
-		o(&p)
+		if o != nil {
+			o(&p)
+		}
 	}
 	p.IoUThrs, p.RecThrs, p.AreaRng = slices.Clone(p.IoUThrs), slices.Clone(p.RecThrs), slices.Clone(p.AreaRng)
 	p.AreaRngLbl = slices.Clone(p.AreaRngLbl)
