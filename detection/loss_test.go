@@ -58,6 +58,8 @@ func TestMatcher(t *testing.T) {
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 0, 5},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 2, 0},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, q, 3, 5},
+		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 1 << 62, 4}, // m·n overflows to 0
+		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, []float64{0.2, math.NaN()}, 1, 2},
 	} {
 		if _, err := c.m.Match(c.q, c.rows, c.cols); err == nil || !strings.HasPrefix(err.Error(), "detection: Matcher:") {
 			t.Errorf("%+v on %d×%d: error %v", c.m, c.rows, c.cols, err)
