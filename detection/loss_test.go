@@ -90,6 +90,7 @@ func TestLossBadInput(t *testing.T) {
 		{"int boxes", []Targets{{Boxes: tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]int{1, 2, 3, 4})), Labels: []int{0}}}, 2, "dtype int"},
 		{"no images", nil, 2, "no images"},
 		{"negative maximum", []Targets{ok}, -1, "maxBoxes -1 is negative"},
+		{"huge maximum", []Targets{ok, ok}, 1 << 62, "2 images of maxBoxes 4611686018427387904 is above 16777216 boxes"},
 	} {
 		_, err := PadTargets(c.targets, c.max)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "detection: PadTargets: ") {

@@ -37,11 +37,16 @@ type TargetBatch struct {
 	MaxBoxes int
 }
 
+// MaxPadBoxes is the most boxes, padding included, of a TargetBatch
+// (images × maxBoxes): 2²⁴ (COCO's images have at most a few hundred).
+const MaxPadBoxes = 1 << 24
+
 // PadTargets checks every image's targets and pads them to maxBoxes boxes
 // per image (TargetBatch).
 //
-// Errors (naming the image and box): maxBoxes < 0; no images; Boxes not
-// [G, 4] float32 or float64; a number of labels other than G; more than
+// Errors (naming the image and box): maxBoxes < 0; no images; more than
+// MaxPadBoxes boxes in all (len(targets)·maxBoxes); Boxes not [G, 4]
+// float32 or float64; a number of labels other than G; more than
 // maxBoxes boxes; a NaN or infinite coordinate; a box with x2 <= x1 or
 // y2 <= y1 (torchvision's "All bounding boxes should have positive height
 // and width"); a negative label (labels above the model's classes are
@@ -53,6 +58,9 @@ func PadTargets(targets []Targets, maxBoxes int) (TargetBatch, error) {
 	}
 	if len(targets) == 0 {
 		return TargetBatch{}, fmt.Errorf("detection: %s: no images", op)
+	}
+	if maxBoxes > MaxPadBoxes/len(targets) {
+		return TargetBatch{}, fmt.Errorf("detection: %s: %d images of maxBoxes %d is above %d boxes (MaxPadBoxes)", op, len(targets), maxBoxes, MaxPadBoxes)
 	}
 	n := len(targets)
 	boxes := make([]float64, n*maxBoxes*4)
