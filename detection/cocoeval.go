@@ -16,13 +16,15 @@ import (
 // and groundTruth[i] are one image, whose COCO image id is i.
 
 // GroundTruth is one image's annotations for Evaluate, COCO's "bbox",
-// "category_id", "iscrowd" and "area": Boxes [G, 4] (x1, y1, x2, y2,
-// pixels; float32 or float64), the G category ids (Labels, >= 0), whether
-// each is a crowd region (IsCrowd: nil for none; a detection matched to a
-// crowd region is neither a true nor a false positive, and a crowd
-// region may absorb any number of detections) and each one's area in
-// pixels² that places it in an area range (Area: nil for the box areas
-// (x2−x1)·(y2−y1); COCO's files hold the segmentation mask's area).
+// "category_id", "iscrowd" and "area": Boxes [G, 4] (x1, y1, x2, y2 in
+// the detections' pixels: the original images' for Forward's, not those
+// of the transformed batch that Trainer.Step's targets use; float32 or
+// float64), the G category ids (Labels, >= 0), whether each is a crowd
+// region (IsCrowd: nil for none; a detection matched to a crowd region
+// is neither a true nor a false positive, and a crowd region may absorb
+// any number of detections) and each one's area in pixels² that places
+// it in an area range (Area: nil for the box areas (x2−x1)·(y2−y1);
+// COCO's files hold the segmentation mask's area).
 // Boxes may be nil when Labels is empty.
 type GroundTruth struct {
 	Boxes   *tensor.Dense
