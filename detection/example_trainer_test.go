@@ -39,19 +39,19 @@ func ExampleTrainer() {
 
 	opts := detection.DefaultTrainerOpts(8) // lr 0.01, momentum 0.9, weight decay 1e-4
 	opts.WarmupIters = 5                    // from lr 0.01·0.001, linearly
-	opts.Milestones = []int{200}            // lr ×0.1 after step 200
+	opts.Milestones = []int{80}             // lr ×0.1 after step 80
 	tr, err := detection.NewTrainer(m, opts)
 	if err != nil {
 		panic(err)
 	}
 	defer tr.Close()
-	for step := 0; step < 300; step++ {
+	for step := 0; step < 120; step++ {
 		lr := tr.LR()
 		losses, err := tr.StepImages(images, targets)
 		if err != nil {
 			panic(err)
 		}
-		if step == 0 || step == 5 || step%100 == 0 || step == 299 {
+		if step == 0 || step == 5 || step%40 == 0 || step == 119 {
 			fmt.Printf("step %3d: lr %.5f, loss %.2f\n", step, lr, losses.Total)
 		}
 	}
@@ -71,8 +71,8 @@ func ExampleTrainer() {
 	// Output:
 	// step   0: lr 0.00001, loss 2.81
 	// step   5: lr 0.01000, loss 1.77
-	// step 100: lr 0.01000, loss 0.71
-	// step 200: lr 0.00100, loss 0.69
-	// step 299: lr 0.00100, loss 0.62
+	// step  40: lr 0.01000, loss 0.83
+	// step  80: lr 0.00100, loss 0.73
+	// step 119: lr 0.00100, loss 0.63
 	// 1 detections, AP50 1.00
 }
