@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestMatcher(t *testing.T) {
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 0, 5},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 2, 0},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, q, 3, 5},
-		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 1 << 62, 4}, // m·n overflows to 0
+		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 1 << (strconv.IntSize - 2), 4}, // m·n overflows to 0
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, []float64{0.2, math.NaN()}, 1, 2},
 	} {
 		if _, err := c.m.Match(c.q, c.rows, c.cols); err == nil || !strings.HasPrefix(err.Error(), "detection: Matcher:") {
@@ -90,7 +91,7 @@ func TestLossBadInput(t *testing.T) {
 		{"int boxes", []Targets{{Boxes: tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]int{1, 2, 3, 4})), Labels: []int{0}}}, 2, "dtype int"},
 		{"no images", nil, 2, "no images"},
 		{"negative maximum", []Targets{ok}, -1, "maxBoxes -1 is negative"},
-		{"huge maximum", []Targets{ok, ok}, 1 << 62, "2 images of maxBoxes 4611686018427387904 is above 16777216 boxes"},
+		{"huge maximum", []Targets{ok, ok}, 1 << (strconv.IntSize - 2), "is above 16777216 boxes (MaxPadBoxes)"},
 	} {
 		_, err := PadTargets(c.targets, c.max)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "detection: PadTargets: ") {
