@@ -16,13 +16,15 @@ import (
 // and groundTruth[i] are one image, whose COCO image id is i.
 
 // GroundTruth is one image's annotations for Evaluate, COCO's "bbox",
-// "category_id", "iscrowd" and "area": Boxes [G, 4] (x1, y1, x2, y2,
-// pixels; float32 or float64), the G category ids (Labels, >= 0), whether
-// each is a crowd region (IsCrowd: nil for none; a detection matched to a
-// crowd region is neither a true nor a false positive, and a crowd
-// region may absorb any number of detections) and each one's area in
-// pixels² that places it in an area range (Area: nil for the box areas
-// (x2−x1)·(y2−y1); COCO's files hold the segmentation mask's area).
+// "category_id", "iscrowd" and "area": Boxes [G, 4] (x1, y1, x2, y2 in
+// the detections' pixels: the original images' for Forward's, not those
+// of the transformed batch that Trainer.Step's targets use; float32 or
+// float64), the G category ids (Labels, >= 0), whether each is a crowd
+// region (IsCrowd: nil for none; a detection matched to a crowd region
+// is neither a true nor a false positive, and a crowd region may absorb
+// any number of detections) and each one's area in pixels² that places
+// it in an area range (Area: nil for the box areas (x2−x1)·(y2−y1);
+// COCO's files hold the segmentation mask's area).
 // Boxes may be nil when Labels is empty.
 type GroundTruth struct {
 	Boxes   *tensor.Dense
@@ -71,13 +73,14 @@ func DefaultCOCOParams() COCOParams {
 }
 
 // COCOOption changes the COCOParams that Evaluate starts from
-// (DefaultCOCOParams); any func(*COCOParams) is one.
+// (DefaultCOCOParams); any func(*COCOParams) is one; nil changes nothing.
 type COCOOption func(*COCOParams)
 
 // WithCatIDs sets the evaluated category ids (params.catIds), instead of
-// the labels that occur in the ground truth.
+// the labels that occur in the ground truth; with no ids, no category is
+// evaluated (every number −1, as params.catIds = []).
 func WithCatIDs(ids ...int) COCOOption {
-	return func(p *COCOParams) { p.CatIDs = slices.Clone(ids) }
+	return func(p *COCOParams) { p.CatIDs = append([]int{}, ids...) }
 }
 
 // WithUseCats sets params.useCats: false evaluates every category as one.
@@ -133,7 +136,9 @@ func (e *COCOEval) Shape() [5]int {
 func Evaluate(detections []Detections, groundTruth []GroundTruth, opts ...COCOOption) (*COCOEval, error) {
 	p := DefaultCOCOParams()
 	for _, o := range opts {
-		o(&p)
+		if o != nil {
+			o(&p)
+		}
 	}
 	p.IoUThrs, p.RecThrs, p.AreaRng = slices.Clone(p.IoUThrs), slices.Clone(p.RecThrs), slices.Clone(p.AreaRng)
 	p.AreaRngLbl = slices.Clone(p.AreaRngLbl)

@@ -118,6 +118,32 @@ func TestEvaluateEmpty(t *testing.T) {
 	}
 }
 
+// TestEvaluateOptions checks that a nil COCOOption changes nothing and
+// that WithCatIDs() with no ids evaluates no category (pycocotools'
+// params.catIds = []: every number −1), not the ground truth's labels.
+func TestEvaluateOptions(t *testing.T) {
+	b := [][4]float64{{10, 10, 60, 60}}
+	dets, gts := []Detections{cocoDets(b, []float64{1}, []int{0})}, []GroundTruth{cocoGT(b, []int{0}, nil)}
+	e, err := Evaluate(dets, gts, nil, WithUseCats(true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 - 0x1p-52; e.Stats[0] != want {
+		t.Errorf("with nil options: AP %v, want %v", e.Stats[0], want)
+	}
+	if e, err = Evaluate(dets, gts, WithCatIDs()); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range e.Stats {
+		if s != -1 {
+			t.Errorf("WithCatIDs(): Stats[%d] = %v, want -1", i, s)
+		}
+	}
+	if k := e.Shape()[2]; k != 0 {
+		t.Errorf("WithCatIDs(): %d categories, want 0", k)
+	}
+}
+
 // TestEvaluateString checks summarize's printed lines.
 func TestEvaluateString(t *testing.T) {
 	b := [][4]float64{{10, 10, 60, 60}}

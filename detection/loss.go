@@ -72,7 +72,9 @@ func (in *LossInputs) Anchors() *tensor.Dense { return in.anchorBoxes }
 // batch.
 //
 // Errors: a number of images other than the graph's batch; a label at or
-// above the model's NumClasses; as PadTargets' checks (tb not made by it).
+// above the model's NumClasses; as PadTargets' checks (tb not made by it);
+// for a float32 model, a box that is infinite or has x2 <= x1 or y2 <= y1
+// once rounded to float32 (the targets are matched in the model's dtype).
 func (in *LossInputs) Set(tb TargetBatch) error {
 	if in == nil || in.clsTarget == nil {
 		return fmt.Errorf("detection: LossInputs.Set: not made by a model's Loss")
@@ -81,6 +83,9 @@ func (in *LossInputs) Set(tb TargetBatch) error {
 		return err
 	}
 	if in.anchorBoxes.Dtype() == tensor.Float32 {
+		if err := tb.checkFloat32("LossInputs.Set"); err != nil {
+			return err
+		}
 		setTargets[float32](in, tb)
 	} else {
 		setTargets[float64](in, tb)

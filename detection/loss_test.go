@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,6 +59,8 @@ func TestMatcher(t *testing.T) {
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 0, 5},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 2, 0},
 		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, q, 3, 5},
+		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, nil, 1 << (strconv.IntSize - 2), 4}, // m·n overflows to 0
+		{Matcher{HighThreshold: 0.5, LowThreshold: 0.4}, []float64{0.2, math.NaN()}, 1, 2},
 	} {
 		if _, err := c.m.Match(c.q, c.rows, c.cols); err == nil || !strings.HasPrefix(err.Error(), "detection: Matcher:") {
 			t.Errorf("%+v on %d×%d: error %v", c.m, c.rows, c.cols, err)
@@ -88,6 +91,7 @@ func TestLossBadInput(t *testing.T) {
 		{"int boxes", []Targets{{Boxes: tensor.New(tensor.WithShape(1, 4), tensor.WithBacking([]int{1, 2, 3, 4})), Labels: []int{0}}}, 2, "dtype int"},
 		{"no images", nil, 2, "no images"},
 		{"negative maximum", []Targets{ok}, -1, "maxBoxes -1 is negative"},
+		{"huge maximum", []Targets{ok, ok}, 1 << (strconv.IntSize - 2), "is above 16777216 boxes (MaxPadBoxes)"},
 	} {
 		_, err := PadTargets(c.targets, c.max)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "detection: PadTargets: ") {
@@ -106,6 +110,16 @@ func TestLossBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Boxes checked in float64 that round to degenerate or infinite ones
+	// in the model's float32 (torchvision matches them in float64).
+	narrow, err := PadTargets([]Targets{ok, {Boxes: box(1, 2, 1+1e-9, 12), Labels: []int{0}}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, err := PadTargets([]Targets{{Boxes: box(1, 2, 1e39, 40), Labels: []int{0}}, ok}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]struct {
 		tb   TargetBatch
 		want string
@@ -113,6 +127,8 @@ func TestLossBadInput(t *testing.T) {
 		"label out of range": {two, "targets[1].Labels[0] = 3, the model has 3 classes"},
 		"one image of two":   {one, "targets for 1 images, want 2"},
 		"zero value":         {TargetBatch{}, "targets for 0 images, want 2"},
+		"x2 = x1 in float32": {narrow, "targets[1].Boxes[0] = [1 2 1 12] in float32 has x2 <= x1 or y2 <= y1"},
+		"inf in float32":     {huge, "targets[0].Boxes[0] = [1 2 +Inf 40] in float32 is not finite"},
 	} {
 		if err := lg.in.Set(c.tb); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Set, %s: error %v, want one with %q", name, err, c.want)

@@ -34,8 +34,14 @@ type Matcher struct {
 // Match is Matcher.__call__ on quality [M·N] (row m: ground-truth box m,
 // column n: prediction n, row-major), returning the N matches. Errors:
 // LowThreshold > HighThreshold, m or n < 1 (torchvision: "No ground-truth
-// boxes available" / "No proposal boxes available"), len(quality) ≠ m·n.
+// boxes available" / "No proposal boxes available"), len(quality) ≠ m·n,
+// a NaN quality.
 func (mt Matcher) Match(quality []float64, m, n int) ([]int, error) {
+	for i, v := range quality {
+		if math.IsNaN(v) {
+			return nil, fmt.Errorf("detection: Matcher: quality[%d] (box %d, prediction %d) is NaN", i, i/max(n, 1), i%max(n, 1))
+		}
+	}
 	return match(mt, quality, m, n)
 }
 
@@ -45,7 +51,7 @@ func match[T floatType](mt Matcher, q []T, m, n int) ([]int, error) {
 	if !(mt.LowThreshold <= mt.HighThreshold) {
 		return nil, fmt.Errorf("detection: Matcher: LowThreshold %v above HighThreshold %v", mt.LowThreshold, mt.HighThreshold)
 	}
-	if m < 1 || n < 1 || len(q) != m*n {
+	if m < 1 || n < 1 || len(q)%n != 0 || len(q)/n != m { // not len(q) != m·n: it may overflow
 		return nil, fmt.Errorf("detection: Matcher: quality of %d values for %d boxes and %d predictions, want both >= 1", len(q), m, n)
 	}
 	matches := make([]int, n)

@@ -37,11 +37,16 @@ type TargetBatch struct {
 	MaxBoxes int
 }
 
+// MaxPadBoxes is the most boxes, padding included, of a TargetBatch
+// (images × maxBoxes): 2²⁴ (COCO's images have at most a few hundred).
+const MaxPadBoxes = 1 << 24
+
 // PadTargets checks every image's targets and pads them to maxBoxes boxes
 // per image (TargetBatch).
 //
-// Errors (naming the image and box): maxBoxes < 0; no images; Boxes not
-// [G, 4] float32 or float64; a number of labels other than G; more than
+// Errors (naming the image and box): maxBoxes < 0; no images; more than
+// MaxPadBoxes boxes in all (len(targets)·maxBoxes); Boxes not [G, 4]
+// float32 or float64; a number of labels other than G; more than
 // maxBoxes boxes; a NaN or infinite coordinate; a box with x2 <= x1 or
 // y2 <= y1 (torchvision's "All bounding boxes should have positive height
 // and width"); a negative label (labels above the model's classes are
@@ -53,6 +58,9 @@ func PadTargets(targets []Targets, maxBoxes int) (TargetBatch, error) {
 	}
 	if len(targets) == 0 {
 		return TargetBatch{}, fmt.Errorf("detection: %s: no images", op)
+	}
+	if maxBoxes > MaxPadBoxes/len(targets) {
+		return TargetBatch{}, fmt.Errorf("detection: %s: %d images of maxBoxes %d is above %d boxes (MaxPadBoxes)", op, len(targets), maxBoxes, MaxPadBoxes)
 	}
 	n := len(targets)
 	boxes := make([]float64, n*maxBoxes*4)
@@ -118,6 +126,28 @@ func (tb TargetBatch) image(b int) ([]float64, []int) {
 	g := tb.Counts[b]
 	data := valueData[float64](tb.Boxes)
 	return data[b*tb.MaxBoxes*4 : (b*tb.MaxBoxes+g)*4], tb.Labels[b*tb.MaxBoxes : b*tb.MaxBoxes+g]
+}
+
+// checkFloat32 checks that every box stays finite with x2 > x1 and
+// y2 > y1 when rounded to a float32 model's dtype, in which the targets
+// are matched (Boxes is float64 whatever the Targets' dtype).
+func (tb TargetBatch) checkFloat32(op string) error {
+	for b := range tb.Counts {
+		xs, _ := tb.image(b)
+		x := convertValues[float32](xs)
+		for i := 0; i < len(x); i += 4 {
+			v := x[i : i+4]
+			for _, c := range v {
+				if math.IsInf(float64(c), 0) {
+					return fmt.Errorf("detection: %s: targets[%d].Boxes[%d] = %v in float32 is not finite", op, b, i/4, v)
+				}
+			}
+			if !(v[2] > v[0]) || !(v[3] > v[1]) {
+				return fmt.Errorf("detection: %s: targets[%d].Boxes[%d] = %v in float32 has x2 <= x1 or y2 <= y1 (boxes need a positive width and height in the model's dtype)", op, b, i/4, v)
+			}
+		}
+	}
+	return nil
 }
 
 // check checks a batch for images of a model of numClasses classes.

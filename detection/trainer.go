@@ -3,6 +3,7 @@ package detection
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gops-dev/gops/nn"
 	"github.com/gops-dev/gops/optim"
@@ -99,6 +100,10 @@ type Trainer struct {
 	decay  *optim.LRScheduler
 	opts   TrainerOpts
 	steps  int
+	// stats are the weights' running statistics (a training run of
+	// BatchNorm2d updates them), saved holds their values before a run:
+	// Step puts them back when the loss is not finite.
+	stats, saved []*tensor.Dense
 }
 
 // trainGraph is the meta of a Trainer's graph: its loss inputs and the
@@ -135,6 +140,13 @@ func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 	}
 	opts.Milestones = append([]int(nil), opts.Milestones...)
 	t := &Trainer{model: model, opt: opt, opts: opts}
+	frozen := model.Weights().Frozen
+	for i, v := range frozen.Values() {
+		name := frozen.Names()[i]
+		if d, ok := v.(*tensor.Dense); ok && (strings.HasSuffix(name, "running_mean") || strings.HasSuffix(name, "running_var")) {
+			t.stats, t.saved = append(t.stats, d), append(t.saved, d.Clone().(*tensor.Dense))
+		}
+	}
 	if opts.WarmupIters > 0 {
 		if t.warmup, err = optim.NewLinearLR(opt, opts.WarmupFactor, 1, opts.WarmupIters); err != nil {
 			return fail(err)
@@ -172,8 +184,9 @@ func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 //
 // Errors: t nil or closed; images not [B, 3, H, W] of the model's dtype;
 // len(targets) != B; PadTargets' and LossInputs.Set's errors (bad boxes,
-// labels out of range); a graph error; a non-finite loss (train.py stops
-// there too), after which the weights are left as they were.
+// labels out of range); a graph error or a non-finite loss (train.py
+// stops there too), after which the weights are left as they were,
+// BatchNorm2d's running statistics (which the run updated) put back.
 func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, error) {
 	fail := func(err error) (LossValues, error) {
 		return LossValues{}, fmt.Errorf("detection: Trainer.Step: %w", err)
@@ -208,7 +221,9 @@ func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, err
 	if err := tg.in.Set(tb); err != nil {
 		return LossValues{}, err
 	}
+	copyStats(t.saved, t.stats)
 	if err := rg.exec(images); err != nil {
+		copyStats(t.stats, t.saved)
 		return fail(err)
 	}
 	var v [4]float64
@@ -217,6 +232,7 @@ func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, err
 	}
 	lv := LossValues{Total: v[0], Classification: v[1], BboxRegression: v[2], BboxCtrness: v[3]}
 	if math.IsNaN(lv.Total) || math.IsInf(lv.Total, 0) {
+		copyStats(t.stats, t.saved)
 		return lv, fmt.Errorf("detection: Trainer.Step: the loss is %v (%+v); the weights are unchanged", lv.Total, lv)
 	}
 	if err := t.opt.Step(tg.grads.Values()); err != nil {
@@ -301,6 +317,19 @@ func (t *Trainer) Close() error {
 	err := t.run.close()
 	t.run = nil
 	return err
+}
+
+// copyStats copies each of src's float32 or float64 tensors into dst's
+// of the same shape.
+func copyStats(dst, src []*tensor.Dense) {
+	for i, d := range dst {
+		switch x := d.Data().(type) {
+		case []float32:
+			copy(x, src[i].Data().([]float32))
+		case []float64:
+			copy(x, src[i].Data().([]float64))
+		}
+	}
 }
 
 // scalarOf is a float32 or float64 scalar's value (a one-element

@@ -2,6 +2,7 @@ package detection
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -216,5 +217,42 @@ func TestTrainerErrors(t *testing.T) {
 	}
 	if _, err := tr.Step(batch, twoImageTargets()); err == nil || !strings.Contains(err.Error(), "not made by NewTrainer") {
 		t.Errorf("Step after Close: error %v", err)
+	}
+}
+
+// TestTrainerNaNKeepsStatistics: a step whose loss is not finite (a NaN
+// pixel) leaves every tensor of the weights as it was, BatchNorm2d's
+// running statistics (which the training forward updates) included, so
+// the model still detects.
+func TestTrainerNaNKeepsStatistics(t *testing.T) {
+	_, m := tinyModel(t, "retinanet_v2", tensor.Float64)
+	defer m.Close()
+	tr, err := NewTrainer(m.(Trainable), DefaultTrainerOpts(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	frozen := m.Weights().Frozen
+	var before [][]float64
+	for _, v := range frozen.Values() {
+		before = append(before, slices.Clone(graphtest.Floats(v)))
+	}
+	nan := randomBatch(3, 2, 40, 56)
+	nan.Data().([]float64)[7] = math.NaN()
+	if _, err := tr.Step(nan, twoImageTargets()); err == nil || !strings.Contains(err.Error(), "the loss is NaN") {
+		t.Fatalf("NaN image: error %v", err)
+	}
+	changed := 0
+	for i, v := range frozen.Values() {
+		for j, x := range graphtest.Floats(v) {
+			if math.Float64bits(x) != math.Float64bits(before[i][j]) {
+				if changed++; changed <= 3 {
+					t.Errorf("%s[%d]: %v → %v", frozen.Names()[i], j, before[i][j], x)
+				}
+			}
+		}
+	}
+	if changed == 0 && !slices.ContainsFunc(frozen.Names(), func(s string) bool { return strings.HasSuffix(s, "bn1.running_mean") }) {
+		t.Error("the model has no running statistics: the test checks nothing")
 	}
 }
