@@ -614,7 +614,7 @@ def setup_detector(kind, depth):
     def setup():
         model = build_detector(kind, depth, 512)
         gen = torch.Generator().manual_seed(SEED)
-        return model.eval(), [torch.rand((3, size, size), generator=gen) for _ in range(images)]
+        return model.eval(), [torch.rand((3, 512, 512), generator=gen) for _ in range(2)]
     return setup
 
 
