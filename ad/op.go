@@ -86,7 +86,8 @@ type OpSpec struct {
 // spec has CUDA is wrapped to implement gorgonia.CUDADoer too.
 type op struct {
 	spec  OpSpec
-	typ   hm.Type
+	types hm.Types            // Type's arguments, then its result
+	salt  int                 // in the hash when not 0: Apply's retries (merge.go)
 	graph *gorgonia.ExprGraph // the graph Apply put the op in (ReuseResults)
 	keep  reuseSlot           // the previous result's memory, under ReuseResults
 }
@@ -148,7 +149,7 @@ func newOp(spec OpSpec) (*op, error) {
 		ts = append(ts, typeOf(d, spec.inputDtype(i)))
 	}
 	ts = append(ts, typeOf(spec.OutputDims, spec.OutputDtype))
-	return &op{spec: spec, typ: hm.NewFnType(ts...)}, nil
+	return &op{spec: spec, types: ts}, nil
 }
 
 // inputDtype is input i's fixed dtype, or the zero Dtype for the float one.
@@ -217,7 +218,7 @@ func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 		}
 	}
 	o.graph = inputs[0].Graph()
-	n, err := gorgonia.ApplyOp(gorgoniaOp(o), inputs...)
+	n, err := applyChecked(o, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("ad: %s: %w", spec.Name, err)
 	}
@@ -228,7 +229,16 @@ func Apply(spec OpSpec, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 func (o *op) Arity() int { return len(o.spec.InputDims) }
 
 // Type implements gorgonia.Op.
-func (o *op) Type() hm.Type { return o.typ }
+//
+// The function type is new on every call: Gorgonia's ApplyOp returns it to
+// hm's pool of function types once it has inferred the node's type
+// (inferNodeType's deferred hm.ReturnFnType), which clears it and hands it
+// to the next hm.NewFnType. An op that kept one type and returned it each
+// time had it cleared, taken by another inference and put back twice, so
+// that two later inferences shared one object: nodes got wrong types and
+// a large graph (third-order, thousands of ops) now and then a wrong
+// gradient.
+func (o *op) Type() hm.Type { return hm.NewFnType(o.types...) }
 
 // InferShape implements gorgonia.Op. A panic in Shape is returned as an
 // error naming the op.
@@ -327,6 +337,9 @@ func (o *op) OverwritesInput() int { return -1 }
 // WriteHash implements gorgonia.Op.
 func (o *op) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "%s{%s}", o.spec.Name, o.spec.Params)
+	if o.salt != 0 {
+		fmt.Fprintf(h, "#%d", o.salt)
+	}
 }
 
 // Hashcode implements gorgonia.Op.

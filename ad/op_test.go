@@ -236,3 +236,41 @@ func TestLinearPairMismatch(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// An op's type is whole after Gorgonia's ApplyOp, however many other nodes
+// are built after it: ApplyOp hands the function type Type returned back
+// to hm's pool, so an op that kept one had it cleared there and taken by
+// the next inference (a large third-order graph then got a wrong node type
+// now and then, and a wrong gradient).
+func TestOpTypeSurvivesApply(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"))
+	m := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("m"))
+	spec := ad.OpSpec{
+		Name:       "Pair",
+		InputDims:  []int{1, 2},
+		OutputDims: 1,
+		Shape:      func(s []tensor.Shape) (tensor.Shape, error) { return s[0], nil },
+		Forward:    func(in []gorgonia.Value) (gorgonia.Value, error) { return in[0], nil },
+	}
+	y, err := ad.Apply(spec, x, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Vector a → Matrix a → Vector a"
+	for i := range 20 {
+		if got := fmt.Sprint(y.Op().Type()); got != want {
+			t.Fatalf("after %d more nodes, the op's type is %q, want %q", i, got, want)
+		}
+		// More inferences, which borrow function types from hm's pool.
+		if _, err := gorgonia.Mul(m, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gorgonia.Add(x, x); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ad.Apply(spec, x, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
