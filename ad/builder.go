@@ -166,17 +166,17 @@ func (b *Builder) Sum(x *gorgonia.Node, along ...int) *gorgonia.Node {
 // Scale is k·x for a constant k (Const(k), gorgonia.Mul with a scalar).
 func (b *Builder) Scale(x *gorgonia.Node, k float64) *gorgonia.Node {
 	c := b.Const(k)
-	return b.step("Scale", func() (*gorgonia.Node, error) { return gorgonia.Mul(x, c) }, x)
+	return b.step("Scale", func() (*gorgonia.Node, error) { return elementwise(gorgonia.Mul, x, c) }, x)
 }
 
 // AddConst is x + k for a constant k.
 func (b *Builder) AddConst(x *gorgonia.Node, k float64) *gorgonia.Node {
 	c := b.Const(k)
-	return b.step("AddConst", func() (*gorgonia.Node, error) { return gorgonia.Add(x, c) }, x)
+	return b.step("AddConst", func() (*gorgonia.Node, error) { return elementwise(gorgonia.Add, x, c) }, x)
 }
 
 // RSub is k − x for a constant k.
 func (b *Builder) RSub(k float64, x *gorgonia.Node) *gorgonia.Node {
 	c := b.Const(k)
-	return b.step("RSub", func() (*gorgonia.Node, error) { return gorgonia.Sub(c, x) }, x)
+	return b.step("RSub", func() (*gorgonia.Node, error) { return elementwise(gorgonia.Sub, c, x) }, x)
 }

@@ -348,9 +348,12 @@ func sumGrads(n *gorgonia.Node, terms gorgonia.Nodes) (*gorgonia.Node, error) {
 	if len(terms) == 1 {
 		return terms[0], nil
 	}
-	s, err := gorgonia.ReduceAdd(terms)
-	if err != nil {
-		return nil, fmt.Errorf("ad: Grad: summing gradients of node %v: %w", nodeName(n), err)
+	s := terms[0]
+	for _, t := range terms[1:] {
+		var err error
+		if s, err = elementwise(gorgonia.Add, s, t); err != nil {
+			return nil, fmt.Errorf("ad: Grad: summing gradients of node %v: %w", nodeName(n), err)
+		}
 	}
 	return s, nil
 }

@@ -73,7 +73,7 @@ func sumTerms(n *gorgonia.Node, terms []gradTerm) (gradTerm, error) {
 	if err != nil || s == nil {
 		return gradTerm{n: d}, err
 	}
-	if d, err = gorgonia.Add(d, s); err != nil {
+	if d, err = elementwise(gorgonia.Add, d, s); err != nil {
 		return gradTerm{}, wrapDiff(n, err)
 	}
 	return gradTerm{n: d}, nil
@@ -174,14 +174,14 @@ func squareRule(x *gorgonia.Node, g gradTerm) ([]gradTerm, error) {
 		if two, err = times(g.n, two); err != nil {
 			return nil, err
 		}
-		d, err := gorgonia.HadamardProd(x, two)
+		d, err := elementwise(gorgonia.HadamardProd, x, two)
 		return []gradTerm{{n: d}}, err
 	}
-	p, err := gorgonia.HadamardProd(g.n, x)
+	p, err := elementwise(gorgonia.HadamardProd, g.n, x)
 	if err != nil {
 		return nil, err
 	}
-	d, err := gorgonia.HadamardProd(p, two)
+	d, err := elementwise(gorgonia.HadamardProd, p, two)
 	return []gradTerm{{n: d}}, err
 }
 
@@ -245,7 +245,7 @@ func (r *binRule) mul(want []bool) ([]gradTerm, bool, error) {
 
 // divByScalar: a ÷ b, b a scalar whose gradient nobody wants: G ÷ b for a.
 func (r *binRule) divByScalar() ([]gradTerm, bool, error) {
-	d, err := gorgonia.HadamardDiv(r.g.n, r.b)
+	d, err := elementwise(gorgonia.HadamardDiv, r.g.n, r.b)
 	if err != nil {
 		return nil, true, wrapDiff(r.n, err)
 	}
@@ -258,7 +258,7 @@ func (r *binRule) total(f *gorgonia.Node) (gradTerm, error) {
 		p := r.g.n
 		var err error
 		if f != nil {
-			if p, err = gorgonia.HadamardProd(p, f); err != nil {
+			if p, err = elementwise(gorgonia.HadamardProd, p, f); err != nil {
 				return gradTerm{}, err
 			}
 		}
@@ -286,7 +286,7 @@ func times(g, x *gorgonia.Node) (*gorgonia.Node, error) {
 	if isOne(g) {
 		return x, nil
 	}
-	return gorgonia.HadamardProd(g, x)
+	return elementwise(gorgonia.HadamardProd, g, x)
 }
 
 // isOne says whether n is a scalar Constant 1 (Grad's seed).

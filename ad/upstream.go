@@ -80,7 +80,7 @@ func outerProdGrads(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) 
 	if err != nil {
 		return nil, true, wrapDiff(n, err)
 	}
-	da, err := gorgonia.Mul(grad, bc)
+	da, err := elementwise(gorgonia.Mul, grad, bc)
 	if err != nil {
 		return nil, true, wrapDiff(n, err)
 	}
@@ -88,7 +88,7 @@ func outerProdGrads(n *gorgonia.Node, kids gorgonia.Nodes, grad *gorgonia.Node) 
 	if err != nil {
 		return nil, true, wrapDiff(n, err)
 	}
-	db, err := gorgonia.Mul(gt, ac)
+	db, err := elementwise(gorgonia.Mul, gt, ac)
 	if err != nil {
 		return nil, true, wrapDiff(n, err)
 	}
