@@ -96,11 +96,11 @@ func (b *Builder) step(name string, op func() (*gorgonia.Node, error), in ...*go
 
 // unary and binary are step for a Gorgonia function of one or two nodes.
 func (b *Builder) unary(name string, f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgonia.Node) *gorgonia.Node {
-	return b.step(name, func() (*gorgonia.Node, error) { return f(x) }, x)
+	return b.step(name, func() (*gorgonia.Node, error) { return unaryChecked(f, x) }, x)
 }
 
 func (b *Builder) binary(name string, f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgonia.Node) *gorgonia.Node {
-	return b.step(name, func() (*gorgonia.Node, error) { return f(x, y) }, x, y)
+	return b.step(name, func() (*gorgonia.Node, error) { return elementwise(f, x, y) }, x, y)
 }
 
 // Const is a scalar constant k of the builder's dtype (a float32 builder

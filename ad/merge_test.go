@@ -117,3 +117,30 @@ func TestElementwiseNotMergedOnHashCollision(t *testing.T) {
 		t.Fatalf("gradient %v", v[0])
 	}
 }
+
+// The check takes a new node as new whatever its inputs: Gorgonia gives it
+// the graph's clone of a constant input, and Mul of a vector and a matrix
+// its inputs swapped.
+func TestCheckedNewNodes(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := vectorInput(g, "x", 1)
+	k := gorgonia.NewConstant(2.0, gorgonia.In(g))
+	b := NewBuilder(x)
+	d := b.RSub(3, b.Add(b.Scale(x, 2), k))
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	m := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 2), gorgonia.WithName("m"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4, 2), tensor.WithBacking([]float64{1, 0, 0, 1, 1, 1, 2, 0}))))
+	vm, err := elementwise(gorgonia.Mul, x, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(g.AllNodes()); n != 9 {
+		t.Errorf("%d nodes, want 9 (no fresh copies)", n)
+	}
+	v := runValues(t, g, d, vm)
+	if !slices.Equal(v[0], []float64{-1, -3, -5, -7}) || !slices.Equal(v[1], []float64{12, 5}) {
+		t.Fatalf("values %v", v)
+	}
+}
