@@ -274,3 +274,15 @@ func TestOpTypeSurvivesApply(t *testing.T) {
 		}
 	}
 }
+
+// With package ad loaded, the tensor package's pool of *Dense is off: a
+// returned tensor is never handed out again (see pool.go).
+func TestTensorPoolOff(t *testing.T) {
+	d := tensor.New(tensor.WithShape(2, 3), tensor.Of(tensor.Float64))
+	tensor.ReturnTensor(d)
+	for range 100 {
+		if e := tensor.New(tensor.WithShape(4), tensor.Of(tensor.Float32)); e == d {
+			t.Fatal("tensor.New handed out a *Dense returned with ReturnTensor")
+		}
+	}
+}
