@@ -32,4 +32,10 @@
 // an op on an input without elements; Reduction is a loss's typed
 // reduction ("none", "mean", "sum"), whose zero value is each function's
 // own default.
+//
+// Loading the package switches the tensor package's pool of *tensor.Dense
+// off (tensor.DontUsePool), for the whole process: Gorgonia's LispMachine
+// returns tensors there that can still be in use, and a value of a later
+// graph run then changed shape under the TapeMachine (docs/GORGONIA.md,
+// "Pooled types and node merging").
 package ad
