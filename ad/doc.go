@@ -33,9 +33,16 @@
 // reduction ("none", "mean", "sum"), whose zero value is each function's
 // own default.
 //
+// NewTapeMachine is gorgonia.NewTapeMachine for graphs of any size:
+// Gorgonia's TapeMachine computes two nodes whose 32-bit hashes collide
+// once, and hands the first one's value to the second one's readers, a
+// chance of about n²/2³³ for a graph of n nodes. NewTapeMachine first gives
+// such nodes hashes of their own (DistinctHashes); Grad does the same for
+// the graph it returns.
+//
 // Loading the package switches the tensor package's pool of *tensor.Dense
 // off (tensor.DontUsePool), for the whole process: Gorgonia's LispMachine
-// returns tensors there that can still be in use, and a value of a later
-// graph run then changed shape under the TapeMachine (docs/GORGONIA.md,
+// returns tensors there that can still be in use, so a later tensor.New
+// could hand out one that another value still holds (docs/GORGONIA.md,
 // "Pooled types and node merging").
 package ad

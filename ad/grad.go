@@ -31,6 +31,10 @@ import (
 // spread over a shape until an op needs it as a tensor and build only the
 // wanted gradients: the gradient of Sum(y ⊙ R) w.r.t. y is R itself.
 //
+// Grad ends with DistinctHashes on the graph, so that a machine from
+// gorgonia.NewTapeMachine computes every node built so far; nodes built
+// after it are covered by this package's NewTapeMachine.
+//
 // The seed is a constant 1 in cost's dtype. A wrt node that cost does not
 // depend on gets a constant zero gradient of its shape, so that higher
 // orders of linear functions come out as zeros rather than errors.
@@ -202,6 +206,10 @@ func backprop(cost, seed *gorgonia.Node, wrt gorgonia.Nodes) (gorgonia.Nodes, er
 		}
 		out[i] = z
 	}
+	// Gorgonia's TapeMachine would compute one of two nodes whose hashes
+	// collide for both (hashes.go); the only error, a Gorgonia without
+	// the fields, is NewTapeMachine's to report.
+	_, _ = DistinctHashes(g)
 	return out, nil
 }
 

@@ -442,7 +442,10 @@ func (o *op) DoDiff(ctx gorgonia.ExecutionContext, in gorgonia.Nodes, output *go
 			gorgonia.Read(gn, &vals[i])
 		}
 	}
-	m := gorgonia.NewTapeMachine(g)
+	m, err := NewTapeMachine(g)
+	if err != nil {
+		return fmt.Errorf("ad: %s: DoDiff: %w", o.spec.Name, err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return fmt.Errorf("ad: %s: DoDiff: %w", o.spec.Name, err)
