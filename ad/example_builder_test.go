@@ -23,7 +23,10 @@ func ExampleBuilder() {
 	}
 	var v gorgonia.Value
 	gorgonia.Read(d, &v)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

@@ -21,7 +21,10 @@ func metaObjective(t *testing.T, a0 float64, w0 []float64) float64 {
 	var ga, gw gorgonia.Value
 	gorgonia.Read(inner[0], &ga)
 	gorgonia.Read(inner[1], &gw)
-	m := gorgonia.NewTapeMachine(tk.x.Graph())
+	m, err := ad.NewTapeMachine(tk.x.Graph())
+	if err != nil {
+		panic(err)
+	}
 	if err := m.RunAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +36,10 @@ func metaObjective(t *testing.T, a0 float64, w0 []float64) float64 {
 	q := newTask(a0-alpha*ga.Data().(float64), w2)
 	var lv gorgonia.Value
 	gorgonia.Read(q.loss(q.a, q.w, q.query, q.qt), &lv)
-	m = gorgonia.NewTapeMachine(q.x.Graph())
+	m, err = ad.NewTapeMachine(q.x.Graph())
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		t.Fatal(err)

@@ -75,7 +75,10 @@ func metaGradient(a0 float64, w0 []float64) (da float64, dw []float64, err error
 	var dav, dwv gorgonia.Value
 	gorgonia.Read(meta[0], &dav)
 	gorgonia.Read(meta[1], &dwv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return 0, nil, err

@@ -55,7 +55,10 @@ func ExampleApply() {
 		var v1, v2 gorgonia.Value
 		gorgonia.Read(d1, &v1)
 		gorgonia.Read(d2, &v2)
-		m := gorgonia.NewTapeMachine(g)
+		m, err := ad.NewTapeMachine(g)
+		if err != nil {
+			panic(err)
+		}
 		if err := m.RunAll(); err != nil {
 			panic(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/detection"
 	"github.com/gops-dev/gops/optim"
 	"gorgonia.org/gorgonia"
@@ -65,7 +66,10 @@ func ExampleFCOS_Loss() {
 	}
 	var total gorgonia.Value
 	gorgonia.Read(losses.Total, &total)
-	vm := gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer vm.Close()
 	sgd, err := optim.NewSGD(params.Values(), optim.SGDOpts{LR: 0.01, Momentum: 0.9})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/detection"
 	"github.com/gops-dev/gops/meta"
 	"gorgonia.org/gorgonia"
@@ -70,7 +71,10 @@ func ExampleNewMAMLTask() {
 	gorgonia.Read(task.Step.SupportLosses[0], &before)
 	gorgonia.Read(task.Step.QueryLoss, &after)
 	gorgonia.Read(task.Step.MetaGrads[len(task.Names)-1], &grad)
-	vm := gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		panic(err)

@@ -128,7 +128,11 @@ func (r *runner) newGraph(dt tensor.Dtype, s tensor.Shape) (*runGraph, error) {
 	for i, y := range ys {
 		gorgonia.Read(y, &rg.outs[i])
 	}
-	rg.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	rg.m = vm
 	return rg, nil
 }
 

@@ -37,7 +37,10 @@ func ExampleNMS() {
 	gorgonia.Read(loss, &lv)
 	gorgonia.Read(d1[0], &d1v)
 	gorgonia.Read(d2[0], &d2v)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

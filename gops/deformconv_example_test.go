@@ -48,7 +48,10 @@ func ExampleDeformConv2d() {
 	var yv, g2v gorgonia.Value
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(g2[0], &g2v)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

@@ -39,7 +39,10 @@ func ExampleMultiScaleRoIAlign() {
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(grads[0], &g2)
 	gorgonia.Read(grads[1], &g3)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

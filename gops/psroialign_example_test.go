@@ -36,7 +36,10 @@ func ExamplePSRoIAlign() {
 	var yv, dxv gorgonia.Value
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(dx[0], &dxv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

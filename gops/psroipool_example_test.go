@@ -43,7 +43,10 @@ func ExamplePSRoIPool() {
 	var yv, ddxv gorgonia.Value
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(ddx[0], &ddxv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

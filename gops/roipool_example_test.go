@@ -40,7 +40,10 @@ func ExampleRoIPool() {
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(dx[0], &dxv)
 	gorgonia.Read(ddx[0], &ddxv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

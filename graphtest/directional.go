@@ -145,7 +145,10 @@ func Directional(cost *gorgonia.Node, wrt gorgonia.Nodes, opts DirectionalOpts) 
 	for k, n := range d {
 		reads[k] = gorgonia.Read(n, &vals[k])
 	}
-	m := gorgonia.NewTapeMachine(g.SubgraphRoots(reads...))
+	m, err := ad.NewTapeMachine(g.SubgraphRoots(reads...))
+	if err != nil {
+		return nil, fmt.Errorf("graphtest: Directional: %w", err)
+	}
 	defer m.Close()
 	orig := make([][]float64, len(theta))
 	for j, x := range theta {

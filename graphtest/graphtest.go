@@ -198,7 +198,11 @@ func newHarness(f Func, inputs []*tensor.Dense, o Options, order int) (*harness,
 			}
 		}
 	}
-	h.m = gorgonia.NewTapeMachine(h.g)
+	vm, err := ad.NewTapeMachine(h.g)
+	if err != nil {
+		return nil, err
+	}
+	h.m = vm
 	return h, nil
 }
 
@@ -529,11 +533,14 @@ func Eval(g *gorgonia.ExprGraph, nodes ...*gorgonia.Node) (out [][]float64, err 
 		gorgonia.Read(n, &vals[i])
 	}
 	defer func() {
-		if r := recover(); r != nil { // NewTapeMachine panics on graphs it cannot compile
+		if r := recover(); r != nil { // a kernel's panic while running
 			out, err = nil, fmt.Errorf("graphtest: Eval: %v", r)
 		}
 	}()
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, fmt.Errorf("graphtest: Eval: %w", err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return nil, fmt.Errorf("graphtest: Eval: %w", err)

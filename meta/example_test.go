@@ -36,7 +36,10 @@ func ExampleMAML() {
 		gorgonia.Read(step.Adapted[0], &adapted)
 		gorgonia.Read(step.QueryLoss, &loss)
 		gorgonia.Read(step.MetaGrads[0], &grad)
-		vm := gorgonia.NewTapeMachine(g)
+		vm, err := ad.NewTapeMachine(g)
+		if err != nil {
+			panic(err)
+		}
 		if err := vm.RunAll(); err != nil {
 			panic(err)
 		}

@@ -42,7 +42,10 @@ func ExampleConv2d_identity() {
 	gorgonia.Read(d1, &v1)
 	gorgonia.Read(d2, &v2)
 	gorgonia.Read(d3, &v3)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)
@@ -104,7 +107,10 @@ func ExampleConv2d() {
 	for i, n := range []*gorgonia.Node{loss, d1, d2, d3} {
 		gorgonia.Read(n, &vals[i])
 	}
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

@@ -31,9 +31,9 @@ import (
 // engine after each instruction, so a value's engine cannot be chosen by
 // the op that made it; Engine takes effect for a whole machine:
 //
-//	m := gorgonia.NewTapeMachine(g, gorgonia.WithEngine(nn.Engine{}))
+//	m, err := ad.NewTapeMachine(g, gorgonia.WithEngine(nn.Engine{}))
 //
-// (gorgonia.NewLispMachine takes the same option.) Not for the CUDA
+// (gorgonia.NewTapeMachine and NewLispMachine take the same option.) Not for the CUDA
 // build's machines, whose engine is the CUDA engine.
 type Engine struct {
 	gorgonia.StandardEngine

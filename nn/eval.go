@@ -111,7 +111,11 @@ func (e *Evaluator) build(dt tensor.Dtype, s tensor.Shape) (*evalGraph, error) {
 	}
 	eg := &evalGraph{x: x, y: y}
 	gorgonia.Read(y, &eg.out)
-	eg.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	eg.m = vm
 	return eg, nil
 }
 

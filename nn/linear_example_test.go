@@ -36,7 +36,10 @@ func ExampleLinear() {
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(grads[0], &dw)
 	gorgonia.Read(grads[1], &db)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

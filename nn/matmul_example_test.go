@@ -39,7 +39,10 @@ func ExampleMatMul() {
 	gorgonia.Read(y, &yv)
 	gorgonia.Read(da[0], &dav)
 	gorgonia.Read(hv[0], &hvv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		panic(err)

@@ -3,6 +3,7 @@ package nn_test
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -32,7 +33,10 @@ func ExampleParams_Grad() {
 		return
 	}
 
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		fmt.Println(err)

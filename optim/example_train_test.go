@@ -72,7 +72,8 @@ func Example_training() {
 	check(err)
 	grads, err := p.Grad(loss) // grads.Values() after each run, in p's order
 	check(err)
-	m := gorgonia.NewTapeMachine(g) // after Grad: a machine runs the graph it was made with
+	m, err := ad.NewTapeMachine(g) // after Grad: a machine runs the graph it was made with
+	check(err)
 	defer m.Close()
 
 	opt, err := optim.NewSGD(p.Values(), optim.SGDOpts{LR: 0.05, Momentum: 0.9})

@@ -34,7 +34,11 @@ func newSumOfSquares(int) (*sumOfSquares, error) {
 	}
 	gorgonia.Read(y, &r.y)
 	gorgonia.Read(grads[0], &r.dx)
-	r.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		panic(err)
+	}
+	r.m = vm
 	return r, nil
 }
 

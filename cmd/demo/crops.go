@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -21,7 +22,10 @@ func Crops(x, boxes *tensor.Dense, opts gops.RoIAlignOpts) (*tensor.Dense, error
 	}
 	var yv gorgonia.Value
 	gorgonia.Read(y, &yv)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return nil, fmt.Errorf("running RoIAlign: %w", err)

@@ -161,7 +161,11 @@ func NewLossGrad(a Arch, b, k int) (*LossGrad, error) {
 	for i, gn := range grads {
 		gorgonia.Read(gn, &lg.gradV[i])
 	}
-	lg.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	lg.m = vm
 	return lg, nil
 }
 
@@ -261,7 +265,11 @@ func NewMetaGraph(a Arch, bs, ks, bq, kq int, alpha float64) (*MetaGraph, error)
 		gorgonia.Read(meta[i], &mg.metaGradV[i])
 		gorgonia.Read(inner[i], &mg.innerGradV[i])
 	}
-	mg.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	mg.m = vm
 	return mg, nil
 }
 

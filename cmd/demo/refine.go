@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/datasets/mnist/scenes"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -55,7 +56,10 @@ func (l *Learner) RefineBoxes(p Params, t *scenes.Task, rng *rand.Rand) (*Refine
 	var logitV, gradV gorgonia.Value
 	gorgonia.Read(fw.Logits, &logitV)
 	gorgonia.Read(gb[0], &gradV)
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
 	defer m.Close()
 	if err := setParams(theta, p); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/datasets/mnist"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -30,7 +31,10 @@ func ExampleLoader() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	vm := gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer vm.Close()
 	batches, sum := 0, 0.0
 	for images, labels := range loader.Epoch() {

@@ -94,7 +94,11 @@ func newRefiner(x, t *tensor.Dense, opts gops.RoIAlignOpts) (*refiner, error) {
 	r := &refiner{box: bn.Value().Data().([]float64)}
 	gorgonia.Read(s, &r.s)
 	gorgonia.Read(gs[0], &r.grad)
-	r.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	r.m = vm
 	return r, nil
 }
 
@@ -120,7 +124,10 @@ func crop(x *tensor.Dense, b [4]float64, opts gops.RoIAlignOpts) (*tensor.Dense,
 	if err != nil {
 		return nil, err
 	}
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		return nil, err

@@ -58,7 +58,11 @@ func NewMetaGraph(c Config, m *detection.FCOS, firstOrder bool) (*MetaGraph, err
 	for i, n := range mg.task.Step.MetaGrads {
 		gorgonia.Read(n, &mg.metaGrads[i])
 	}
-	mg.vm = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	mg.vm = vm
 	return mg, nil
 }
 

@@ -134,7 +134,11 @@ func NewLossGraph(m *detection.FCOS, batch, s, maxBoxes int) (*LossGraph, error)
 		return nil, err
 	}
 	gorgonia.Read(losses.Total, &lg.total)
-	lg.vm = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	lg.vm = vm
 	return lg, nil
 }
 

@@ -129,7 +129,11 @@ func newModel(img *tensor.Dense, lambda float64) (*model, error) {
 	for n, v := range map[*gorgonia.Node]*gorgonia.Value{l: &md.l, p: &md.p, obj: &md.obj, dP[0]: &md.dP, dObj[0]: &md.dW, dObj[1]: &md.db} {
 		gorgonia.Read(n, v) // read while running: values may be reused after
 	}
-	md.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	md.m = vm
 	return md, nil
 }
 

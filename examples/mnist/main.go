@@ -190,7 +190,10 @@ func Train(c Config, logf func(string)) (float64, error) {
 	}
 	var cost gorgonia.Value
 	gorgonia.Read(step.Cost, &cost) // before the machine: it runs the graph it was made with
-	m := gorgonia.NewTapeMachine(step.Cost.Graph())
+	m, err := ad.NewTapeMachine(step.Cost.Graph())
+	if err != nil {
+		return 0, err
+	}
 	defer m.Close()
 	opts := optim.DefaultAdamOpts()
 	opts.LR = c.LR

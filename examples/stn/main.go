@@ -229,7 +229,11 @@ func newGraph(ps []*param, b int, penalty bool, lambda float64, gradOf string, w
 		gr.vals[name] = new(gorgonia.Value)
 		gorgonia.Read(n, gr.vals[name]) // read while running: values may be reused after
 	}
-	gr.m = gorgonia.NewTapeMachine(g)
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		return nil, err
+	}
+	gr.m = vm
 	return gr, nil
 }
 

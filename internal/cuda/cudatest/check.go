@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -77,7 +78,10 @@ func (c Checker) Compare(t testing.TB, dt tensor.Dtype, g *gorgonia.ExprGraph, f
 			leaves[n] = HostCopy(n.Value())
 		}
 	}
-	m := gorgonia.NewTapeMachine(g)
+	m, err := ad.NewTapeMachine(g)
+	if err != nil {
+		t.Fatalf("compiling: %v", err)
+	}
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		t.Fatalf("GPU run: %v", err)
