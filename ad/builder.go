@@ -159,7 +159,7 @@ func (b *Builder) Sum(x *gorgonia.Node, along ...int) *gorgonia.Node {
 				return nil, fmt.Errorf("ad: Builder.Sum: axes %v, want distinct axes of x %v", along, x.Shape())
 			}
 		}
-		return gorgonia.Sum(x, along...)
+		return unaryChecked(func(x *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(x, along...) }, x)
 	}, x)
 }
 

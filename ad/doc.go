@@ -33,12 +33,14 @@
 // reduction ("none", "mean", "sum"), whose zero value is each function's
 // own default.
 //
-// NewTapeMachine is gorgonia.NewTapeMachine for graphs of any size:
-// Gorgonia's TapeMachine computes two nodes whose 32-bit hashes collide
-// once, and hands the first one's value to the second one's readers, a
-// chance of about n²/2³³ for a graph of n nodes. NewTapeMachine first gives
-// such nodes hashes of their own (DistinctHashes); Grad does the same for
-// the graph it returns.
+// NewTapeMachine is gorgonia.NewTapeMachine for large graphs: Gorgonia's
+// TapeMachine computes two nodes whose 32-bit hashes collide once, and
+// hands the first one's value to the second one's readers, a chance of
+// 1 − exp(−n²/2³³) for a graph of n nodes. NewTapeMachine first gives such
+// nodes hashes of their own (DistinctHashes); Grad does the same for the
+// graph it returns, and Apply, Builder and Grad's rules for their inputs
+// before building on them (Gorgonia would merge the same op on two
+// colliding nodes as it is built).
 //
 // Loading the package switches the tensor package's pool of *tensor.Dense
 // off (tensor.DontUsePool), for the whole process: Gorgonia's LispMachine

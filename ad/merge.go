@@ -41,8 +41,9 @@ func lastID(g *gorgonia.ExprGraph) int64 {
 // computation's node: an older node (so a merge) with other inputs than
 // kids. A new node is never one, whatever its inputs (Gorgonia gives a new
 // node the graph's clone of a constant input, and Mul of a vector and a
-// matrix its inputs swapped); an input equal to a kid in its hash counts
-// as that kid (a constant's clone again).
+// matrix its inputs swapped); a constant input equal to a constant kid in
+// its hash counts as that kid (a constant's clone again), other inputs
+// only if they are the kid.
 func mergedWrongly(n *gorgonia.Node, before int64, kids gorgonia.Nodes) bool {
 	if n.ID() > before {
 		return false
@@ -52,17 +53,26 @@ func mergedWrongly(n *gorgonia.Node, before int64, kids gorgonia.Nodes) bool {
 		return true
 	}
 	for i, c := range got {
-		if c != kids[i] && c.Hashcode() != kids[i].Hashcode() {
+		if c != kids[i] && !(c.Hashcode() == kids[i].Hashcode() && isConstant(c) && isConstant(kids[i])) {
 			return true
 		}
 	}
 	return false
 }
 
+// isConstant says whether n is one of Gorgonia's constants: a node with an
+// op and no inputs.
+func isConstant(n *gorgonia.Node) bool {
+	return n.Op() != nil && (n.Graph() == nil || len(children(n.Graph(), n)) == 0)
+}
+
 // applyChecked applies o to inputs, with o's salt changed until the node
 // Gorgonia returns is o on inputs (new, or an equal node merged on purpose).
 func applyChecked(o *op, inputs gorgonia.Nodes) (*gorgonia.Node, error) {
 	g := inputs[0].Graph()
+	for _, in := range inputs {
+		ownHash(in)
+	}
 	for salt := 0; salt <= mergeRetries; salt++ {
 		o.salt = salt
 		before := lastID(g)
@@ -98,6 +108,9 @@ func checked(build func(gorgonia.Nodes) (*gorgonia.Node, error), kids ...*gorgon
 	g := kids[0].Graph()
 	if g == nil {
 		return build(kids)
+	}
+	for _, k := range kids {
+		ownHash(k)
 	}
 	first := kids[0]
 	for try := 0; ; try++ {

@@ -77,7 +77,10 @@ func fusedMatchesBuild(t *testing.T, m detector, images []*tensor.Dense) {
 	for i, n := range nodes {
 		gorgonia.Read(n, &vals[i])
 	}
-	vm := gorgonia.NewTapeMachine(gr)
+	vm, err := ad.NewTapeMachine(gr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer vm.Close()
 	if err := ad.RunAll(vm); err != nil {
 		t.Fatal(err)

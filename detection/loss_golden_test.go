@@ -178,7 +178,10 @@ func TestLossGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				lg := newLossGraph(t, m, il.Tensors, true)
-				vm := gorgonia.NewTapeMachine(lg.g)
+				vm, err := ad.NewTapeMachine(lg.g)
+				if err != nil {
+					t.Fatal(err)
+				}
 				defer vm.Close()
 				rtol := 1e-10
 				if dt == tensor.Float32 {

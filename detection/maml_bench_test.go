@@ -69,7 +69,10 @@ func BenchmarkMAMLStep(b *testing.B) {
 			if err := task.SetTargets(mamlBenchTargets(b, 0), mamlBenchTargets(b, 2)); err != nil {
 				b.Fatal(err)
 			}
-			vm := gorgonia.NewTapeMachine(g)
+			vm, err := ad.NewTapeMachine(g)
+			if err != nil {
+				b.Fatal(err)
+			}
 			defer vm.Close()
 			step := func() error {
 				defer vm.Reset()

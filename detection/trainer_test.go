@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/graphtest"
 	"github.com/gops-dev/gops/optim"
-	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -40,7 +40,10 @@ func TestTrainerStepEqualsHandBuilt(t *testing.T) {
 			defer tr.Close()
 
 			lg := newLossGraph(t, ref, batch, true)
-			vm := gorgonia.NewTapeMachine(lg.g)
+			vm, err := ad.NewTapeMachine(lg.g)
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer vm.Close()
 			params := ref.Weights().Params.Values()
 			sgd, err := optim.NewSGD(params, optim.SGDOpts{LR: opts.LR, Momentum: opts.Momentum, WeightDecay: opts.WeightDecay})
