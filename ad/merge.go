@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"slices"
 
 	"gorgonia.org/gorgonia"
 )
@@ -45,7 +46,7 @@ func lastID(g *gorgonia.ExprGraph) int64 {
 // its hash counts as that kid (a constant's clone again), other inputs
 // only if they are the kid.
 func mergedWrongly(n *gorgonia.Node, before int64, kids gorgonia.Nodes) bool {
-	if n.ID() > before {
+	if n.ID() > before || slices.Contains(kids, n) { // new, or an input returned as it is (Sum of a scalar)
 		return false
 	}
 	got := children(n.Graph(), n)

@@ -144,3 +144,15 @@ func TestCheckedNewNodes(t *testing.T) {
 		t.Fatalf("values %v", v)
 	}
 }
+
+// An op that returns its input as it is (Gorgonia's Sum of a scalar) is
+// not a merge into another computation's node.
+func TestCheckedIdentity(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := vectorInput(g, "x", 1)
+	b := NewBuilder(x)
+	s := b.Sum(x)
+	if s2 := b.Sum(s); b.Err() != nil || s2 != s {
+		t.Fatalf("Sum of a scalar: %v, %v (want the scalar itself)", s2, b.Err())
+	}
+}
