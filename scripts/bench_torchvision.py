@@ -460,6 +460,20 @@ def nn_group_norm(gen):
     return [x, w, b], lambda: torch.nn.functional.group_norm(x, 32, w, b)
 
 
+def nn_sigmoid_focal_loss(gen):
+    """gops' BenchmarkSigmoidFocalLoss: RetinaNet's classification loss at
+    its training step's size at 256x256, logits [2, 12276, 91] ~ N(0, 9),
+    targets 0 but one class of one anchor in 100, alpha 0.25, gamma 2,
+    weighted per element (1) and summed; gradient w.r.t. the logits only."""
+    shape = (2, 12276, 91)
+    x = torch.randn(shape, generator=gen, dtype=torch.float32) * 3
+    t = torch.zeros(shape)
+    rows = torch.arange(0, shape[0] * shape[1], 100)
+    t.view(-1, 91)[rows, torch.randint(0, 91, (len(rows),), generator=gen)] = 1
+    w = torch.ones(shape)
+    return [x], lambda: (torchvision.ops.sigmoid_focal_loss(x, t, 0.25, 2, "none") * w).sum()
+
+
 def nn_grid_sample(gen):
     """Issue 16's size: bilinear, zeros padding, align_corners=False, input
     [8, 64, 64, 64] at a grid [8, 64, 64, 2] uniform in [-1.1, 1.1]."""
@@ -542,6 +556,8 @@ NN_BENCHMARKS["Linear/forward"] = (setup_nn(nn_linear, False), run_nn_forward)
 NN_BENCHMARKS["Linear/forward+backward"] = (setup_nn(nn_linear, True), run_nn_forward_backward)
 NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_forward)
 NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), run_nn_forward_backward)
+NN_BENCHMARKS["SigmoidFocalLoss/forward"] = (setup_nn(nn_sigmoid_focal_loss, False), run_nn_forward)
+NN_BENCHMARKS["SigmoidFocalLoss/forward+backward"] = (setup_nn(nn_sigmoid_focal_loss, True), run_nn_forward_backward)
 # gops times these families twice, the second time as FAMILY/reuse/... with
 # ad.ReuseResults on (each run writes its results into the previous run's
 # memory, as torch's caching allocator hands out the block just freed):
