@@ -171,7 +171,8 @@ func CompleteBoxIoULoss(boxes1, boxes2 *gorgonia.Node, reduction ad.Reduction, e
 // pass over the logits each (float32 logits with exp and log1p
 // approximated to 1e-9 relative, float64 with the math package's);
 // second and higher derivatives are built from the formula in elementwise
-// ops. In the cuda build the fused kernels run on the host.
+// ops. The cuda build computes the loss from those elementwise ops, which
+// run on the GPU (the fused kernels have no CUDA twins yet).
 func SigmoidFocalLoss(inputs, targets *gorgonia.Node, alpha, gamma float64, reduction ad.Reduction) (*gorgonia.Node, error) {
 	const name = "SigmoidFocalLoss"
 	if inputs == nil || targets == nil {

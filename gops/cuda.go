@@ -23,3 +23,7 @@ func withCUDA(spec ad.OpSpec, k glue.Kernel) ad.OpSpec {
 	spec.CUDA = gpuModules.Twin(spec.Name, spec.Shape, spec.OutputDtype, k.Launch)
 	return spec
 }
+
+// fusedFocal: SigmoidFocalLoss's fused kernels have no CUDA twins, so the
+// cuda build builds the loss from elementwise ops that do (focal.go).
+const fusedFocal = false

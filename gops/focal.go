@@ -17,7 +17,9 @@ import (
 // 91 logit tensor at 256 × 256). The derivatives of the derivative ops
 // (second order and up) are built from focalComposite, the same formula in
 // differentiable elementwise ops, by ad.VJP: exact at every order, and paid
-// for only by graphs that differentiate twice.
+// for only by graphs that differentiate twice. The fused ops have no CUDA
+// twins yet: the cuda build uses focalComposite alone (fusedFocal), whose
+// ops run on the GPU.
 
 // focalParams names a focal op's parameters in its spec's Params.
 func focalParams(alpha, gamma float64, s tensor.Shape) string {
@@ -40,6 +42,9 @@ func sameShapes(name string, s tensor.Shape) func([]tensor.Shape) (tensor.Shape,
 // focalNode is the focal loss of logits x and targets t (one shape),
 // elementwise.
 func focalNode(x, t *gorgonia.Node, alpha, gamma float64) (*gorgonia.Node, error) {
+	if !fusedFocal {
+		return focalComposite(x, t, alpha, gamma)
+	}
 	s, d := x.Shape(), x.Dims()
 	spec := ad.OpSpec{
 		Name: "SigmoidFocalLossElems", Params: focalParams(alpha, gamma, s),
