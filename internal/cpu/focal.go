@@ -219,6 +219,16 @@ func focalLoss32(out, x, t []float32, s, sc, l []float64, alpha, gamma float64) 
 // terms: focalGradAt written out.
 func focalGrad32(out, x, t, u []float32, s, sc, l []float64, alpha, gamma float64, wrtT bool) {
 	out, t, u, s, sc, l = out[:len(x)], t[:len(x)], u[:len(x)], s[:len(x)], sc[:len(x)], l[:len(x)]
+	if gamma == 2 && !wrtT { // RetinaNet's: the loop below, its branches taken
+		for i, x32 := range x {
+			xv, tv, si, sci := float64(x32), float64(t[i]), s[i], sc[i]
+			ce, q := focalParts(xv, tv, si, sci, l[i])
+			a, _ := focalWeight(tv, alpha)
+			ceD, qD := (1-tv)*si-tv*sci, si*sci*(1-2*tv)
+			out[i] = float32(float64(u[i]) * (a * (ceD*(q*q) + ce*(2*q)*qD)))
+		}
+		return
+	}
 	_, at := focalWeight(0, alpha)
 	for i, x32 := range x {
 		xv, tv, si, sci := float64(x32), float64(t[i]), s[i], sc[i]
