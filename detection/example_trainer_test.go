@@ -71,8 +71,8 @@ func ExampleTrainer() {
 	// Output:
 	// step   0: lr 0.00001, loss 2.81
 	// step   5: lr 0.01000, loss 1.77
-	// step  40: lr 0.01000, loss 0.84
-	// step  80: lr 0.00100, loss 0.74
+	// step  40: lr 0.01000, loss 0.83
+	// step  80: lr 0.00100, loss 0.75
 	// step 119: lr 0.00100, loss 0.62
 	// 1 detections, AP50 1.00
 }

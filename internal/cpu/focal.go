@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gops-dev/gops/internal/par"
+	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // The fused kernels of torchvision.ops.sigmoid_focal_loss (gops'
@@ -85,7 +86,10 @@ func focalTerms32(x float64) (s, sc, spPos, spNeg float64) {
 	return s, sc, l + (a+x)*0.5, l + (a-x)*0.5
 }
 
-// focalTermsOf is focalTerms32 for float32, focalTerms for float64.
+// focalTermsOf is focalTerms32 for float32, focalTerms for float64: the
+// terms of the generic loops, which FocalLoss and FocalLossGrad run for
+// float64 and for float32 types other than float32 itself (float32 goes
+// through vmath.SigmoidSoftplus32, in chunks).
 func focalTermsOf[T Float]() func(float64) (s, sc, spPos, spNeg float64) {
 	var z T
 	if _, ok := any(z).(float32); ok {
@@ -102,30 +106,177 @@ func focalWeight(t, alpha float64) (a, at float64) {
 	return alpha*t + (1-alpha)*(1-t), 2*alpha - 1
 }
 
+// focalLossAt is l at target t from x's terms.
+func focalLossAt(t, s, sc, spPos, spNeg, alpha, gamma float64) float64 {
+	ce := (1-t)*spPos + t*spNeg
+	a, _ := focalWeight(t, alpha)
+	q := s*(1-t) + sc*t
+	var qg float64 // q^γ
+	switch gamma {
+	case 2:
+		qg = q * q
+	case 1:
+		qg = q
+	case 0:
+		qg = 1
+	default:
+		qg = math.Pow(q, gamma)
+	}
+	return a * ce * qg
+}
+
+// focalGradAt is ∂l/∂x at (x, t), or ∂l/∂t when wrtT, from x's terms.
+func focalGradAt(x, t, s, sc, spPos, spNeg, alpha, gamma float64, wrtT bool) float64 {
+	ce := (1-t)*spPos + t*spNeg
+	q := s*(1-t) + sc*t
+	a, at := focalWeight(t, alpha)
+	var ceD, qD float64
+	if wrtT {
+		ceD, qD = -x, sc-s // 1 − 2s
+	} else {
+		ceD, qD = (1-t)*s-t*sc, s*sc*(1-2*t) // s − t, without its cancellation at t = 1
+	}
+	var qg, dqg float64 // q^γ and γ·q^(γ−1)
+	switch gamma {
+	case 2:
+		qg, dqg = q*q, 2*q
+	case 1:
+		qg, dqg = q, 1
+	case 0:
+		qg, dqg = 1, 0
+	default:
+		qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
+	}
+	d := a * (ceD*qg + ce*dqg*qD)
+	if wrtT && at != 0 {
+		d += at * ce * qg
+	}
+	return d
+}
+
+// focalChunk is how many logits the float32 kernels hand
+// vmath.SigmoidSoftplus32 at a time, its terms kept on the stack (12 KiB).
+const focalChunk = 512
+
+// focalChunks runs body on x[lo:hi] in chunks of at most focalChunk
+// logits, with their terms s, sc and l = log1p(exp(−|x|)) from
+// vmath.SigmoidSoftplus32 (to a few 1e-12 relative, softplus(±x) being
+// l + max(±x, 0)). The terms of a logit depend on it alone, so the results
+// do not depend on where the chunks (and par's ranges) begin.
+func focalChunks(x []float32, lo, hi int, body func(c int, xs []float32, s, sc, l []float64)) {
+	var s, sc, l [focalChunk]float64
+	for c := lo; c < hi; c += focalChunk {
+		xs := x[c:min(c+focalChunk, hi)]
+		ss, scs, ls := s[:len(xs)], sc[:len(xs)], l[:len(xs)]
+		vmath.SigmoidSoftplus32(xs, ss, scs, ls)
+		body(c, xs, ss, scs, ls)
+	}
+}
+
+// focalParts is ce and q at (x, t) from x's terms s, sc and l.
+func focalParts(x, t, s, sc, l float64) (ce, q float64) {
+	ax := math.Abs(x)
+	return (1-t)*(l+(ax+x)*0.5) + t*(l+(ax-x)*0.5), s*(1-t) + sc*t
+}
+
+// focalLoss32 is FocalLoss's loop for float32 on one chunk, with its
+// terms: focalLossAt written out, the branch on γ taken once.
+func focalLoss32(out, x, t []float32, s, sc, l []float64, alpha, gamma float64) {
+	out, t, s, sc, l = out[:len(x)], t[:len(x)], s[:len(x)], sc[:len(x)], l[:len(x)]
+	switch gamma {
+	case 2:
+		for i, xv := range x {
+			tv := float64(t[i])
+			ce, q := focalParts(float64(xv), tv, s[i], sc[i], l[i])
+			a, _ := focalWeight(tv, alpha)
+			out[i] = float32(a * ce * (q * q))
+		}
+	case 1:
+		for i, xv := range x {
+			tv := float64(t[i])
+			ce, q := focalParts(float64(xv), tv, s[i], sc[i], l[i])
+			a, _ := focalWeight(tv, alpha)
+			out[i] = float32(a * ce * q)
+		}
+	case 0:
+		for i, xv := range x {
+			tv := float64(t[i])
+			ce, _ := focalParts(float64(xv), tv, s[i], sc[i], l[i])
+			a, _ := focalWeight(tv, alpha)
+			out[i] = float32(a * ce)
+		}
+	default:
+		for i, xv := range x {
+			tv := float64(t[i])
+			ce, q := focalParts(float64(xv), tv, s[i], sc[i], l[i])
+			a, _ := focalWeight(tv, alpha)
+			out[i] = float32(a * ce * math.Pow(q, gamma))
+		}
+	}
+}
+
+// focalGrad32 is FocalLossGrad's loop for float32 on one chunk, with its
+// terms: focalGradAt written out.
+func focalGrad32(out, x, t, u []float32, s, sc, l []float64, alpha, gamma float64, wrtT bool) {
+	out, t, u, s, sc, l = out[:len(x)], t[:len(x)], u[:len(x)], s[:len(x)], sc[:len(x)], l[:len(x)]
+	if gamma == 2 && !wrtT { // RetinaNet's: the loop below, its branches taken
+		for i, x32 := range x {
+			xv, tv, si, sci := float64(x32), float64(t[i]), s[i], sc[i]
+			ce, q := focalParts(xv, tv, si, sci, l[i])
+			a, _ := focalWeight(tv, alpha)
+			ceD, qD := (1-tv)*si-tv*sci, si*sci*(1-2*tv)
+			out[i] = float32(float64(u[i]) * (a * (ceD*(q*q) + ce*(2*q)*qD)))
+		}
+		return
+	}
+	_, at := focalWeight(0, alpha)
+	for i, x32 := range x {
+		xv, tv, si, sci := float64(x32), float64(t[i]), s[i], sc[i]
+		ce, q := focalParts(xv, tv, si, sci, l[i])
+		a, _ := focalWeight(tv, alpha)
+		var ceD, qD float64
+		if wrtT {
+			ceD, qD = -xv, sci-si
+		} else {
+			ceD, qD = (1-tv)*si-tv*sci, si*sci*(1-2*tv)
+		}
+		var qg, dqg float64
+		switch gamma {
+		case 2:
+			qg, dqg = q*q, 2*q
+		case 1:
+			qg, dqg = q, 1
+		case 0:
+			qg, dqg = 1, 0
+		default:
+			qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
+		}
+		d := a * (ceD*qg + ce*dqg*qD)
+		if wrtT && at != 0 {
+			d += at * ce * qg
+		}
+		out[i] = float32(float64(u[i]) * d)
+	}
+}
+
 // FocalLoss sets out[i] to the focal loss l at (x[i], t[i]) (see above);
 // x, t and out have one length.
 func FocalLoss[T Float](out, x, t []T, alpha, gamma float64) {
 	out, t = out[:len(x)], t[:len(x)]
+	if x32, ok := any(x).([]float32); ok {
+		out32, t32 := any(out).([]float32), any(t).([]float32)
+		par.ForWork(len(x), 16*len(x), func(lo, hi int) {
+			focalChunks(x32, lo, hi, func(c int, xs []float32, s, sc, l []float64) {
+				focalLoss32(out32[c:], xs, t32[c:], s, sc, l, alpha, gamma)
+			})
+		})
+		return
+	}
 	terms := focalTermsOf[T]()
 	par.ForWork(len(x), 16*len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			xv, tv := float64(x[i]), float64(t[i])
-			s, sc, spPos, spNeg := terms(xv)
-			ce := (1-tv)*spPos + tv*spNeg
-			a, _ := focalWeight(tv, alpha)
-			q := s*(1-tv) + sc*tv
-			var qg float64 // q^γ
-			switch gamma {
-			case 2:
-				qg = q * q
-			case 1:
-				qg = q
-			case 0:
-				qg = 1
-			default:
-				qg = math.Pow(q, gamma)
-			}
-			out[i] = T(a * ce * qg)
+			s, sc, spPos, spNeg := terms(float64(x[i]))
+			out[i] = T(focalLossAt(float64(t[i]), s, sc, spPos, spNeg, alpha, gamma))
 		}
 	})
 }
@@ -135,35 +286,21 @@ func FocalLoss[T Float](out, x, t []T, alpha, gamma float64) {
 // NaN or infinite where q = 0, as torch's.
 func FocalLossGrad[T Float](out, x, t, u []T, alpha, gamma float64, wrtT bool) {
 	out, t, u = out[:len(x)], t[:len(x)], u[:len(x)]
+	if x32, ok := any(x).([]float32); ok {
+		out32, t32, u32 := any(out).([]float32), any(t).([]float32), any(u).([]float32)
+		par.ForWork(len(x), 16*len(x), func(lo, hi int) {
+			focalChunks(x32, lo, hi, func(c int, xs []float32, s, sc, l []float64) {
+				focalGrad32(out32[c:], xs, t32[c:], u32[c:], s, sc, l, alpha, gamma, wrtT)
+			})
+		})
+		return
+	}
 	terms := focalTermsOf[T]()
 	par.ForWork(len(x), 16*len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			xv, tv := float64(x[i]), float64(t[i])
+			xv := float64(x[i])
 			s, sc, spPos, spNeg := terms(xv)
-			ce := (1-tv)*spPos + tv*spNeg
-			q := s*(1-tv) + sc*tv
-			a, at := focalWeight(tv, alpha)
-			var ceD, qD float64
-			if wrtT {
-				ceD, qD = -xv, sc-s // 1 − 2s
-			} else {
-				ceD, qD = (1-tv)*s-tv*sc, s*sc*(1-2*tv) // s − t, without its cancellation at t = 1
-			}
-			var qg, dqg float64 // q^γ and γ·q^(γ−1)
-			switch gamma {
-			case 2:
-				qg, dqg = q*q, 2*q
-			case 1:
-				qg, dqg = q, 1
-			case 0:
-				qg, dqg = 1, 0
-			default:
-				qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
-			}
-			d := a * (ceD*qg + ce*dqg*qD)
-			if wrtT && at != 0 {
-				d += at * ce * qg
-			}
+			d := focalGradAt(xv, float64(t[i]), s, sc, spPos, spNeg, alpha, gamma, wrtT)
 			out[i] = T(float64(u[i]) * d)
 		}
 	})

@@ -2,9 +2,12 @@
 // internal/cpu: for softmax, log-softmax and their gradients, the maximum
 // of a row, exp(x − shift) with its sum, dot products, sums and a·x + b;
 // for the row normalisations (LayerNorm, GroupNorm), fused passes that
-// recompute x − μ and the normalised y instead of storing them. On amd64
-// with AVX2 and FMA (the exp also with AVX-512) they are Go assembly;
-// elsewhere, and under the purego tag, plain Go with math.Exp.
+// recompute x − μ and the normalised y instead of storing them; the terms
+// of a sigmoid focal loss from float32 logits (SigmoidSoftplus32, in
+// float64 lanes). On amd64 with AVX2 and FMA (the exp and
+// SigmoidSoftplus32 also with AVX-512) they are Go assembly; elsewhere,
+// and under the purego tag, plain Go with math.Exp (SigmoidSoftplus32: its
+// assembly's operations, in Go).
 //
 // The assembly's exp is a polynomial, within 2 ulp of math.Exp for
 // float32 and float64 (tested); results are deterministic: each function
