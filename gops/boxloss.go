@@ -162,15 +162,20 @@ func CompleteBoxIoULoss(boxes1, boxes2 *gorgonia.Node, reduction ad.Reduction, e
 // computed without overflow or cancellation: the loss is exact to a few
 // ulps for large |x|, where torch's own float32 loss of a confident correct
 // logit is about 1 % off). With 0 < gamma < 1 the gradient is NaN where
-// 1 − p_t rounds to 0 (a very confident correct logit, e.g. x = 40, t = 1),
-// as torch's: (1 − p_t)^gamma has an infinite derivative there. Errors:
+// 1 − p_t is 0 (a very confident correct logit), where (1 − p_t)^gamma
+// has an infinite derivative. Torch's 1 − p_t cancels to 0 from |x| ≈ 17
+// in float32 (37 in float64); here it is computed as s·(1 − t) + (1 − s)·t
+// and is 0 only where exp(−|x|) underflows (|x| ≥ 708 for float32 logits,
+// about 745 for float64; the cuda build's elementwise version, about 104
+// in float32). Errors:
 // nil, scalar or non-float inputs, shapes or dtypes that differ, a NaN or
 // infinite alpha, a negative or non-finite gamma, an unknown reduction.
 //
 // The elementwise loss and its first derivatives are fused kernels, one
 // pass over the logits each (float32 logits with exp and log1p in AVX2 or
-// AVX-512 lanes of float64, to 5e-12 relative; float64 logits with the
-// math package's);
+// AVX-512 lanes of float64, to 5e-12 relative, or the same arithmetic in
+// Go without AVX2 and FMA, on other architectures and under the purego
+// tag; float64 logits with the math package's);
 // second and higher derivatives are built from the formula in elementwise
 // ops. The cuda build computes the loss from those elementwise ops, which
 // run on the GPU (the fused kernels have no CUDA twins yet).

@@ -77,13 +77,12 @@ func focalTerms32(x float64) (s, sc, spPos, spNeg float64) {
 	t := math.FMA(u8, math.FMA(u8, 1/17.0, t47), t03)
 	l := 2 * u * t
 	// Without branches on the sign (logits' signs follow no pattern):
-	// max(±x, 0) = (a ± x)/2 exactly.
 	er := e * r
 	s, sc = er, r
 	if x >= 0 {
 		s, sc = r, er
 	}
-	return s, sc, l + (a+x)*0.5, l + (a-x)*0.5
+	return s, sc, l + max(x, 0), l + max(-x, 0) // not (|x| ± x)/2: NaN at an infinite x
 }
 
 // focalTermsOf is focalTerms32 for float32, focalTerms for float64: the
@@ -147,7 +146,11 @@ func focalGradAt(x, t, s, sc, spPos, spNeg, alpha, gamma float64, wrtT bool) flo
 	default:
 		qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
 	}
-	d := a * (ceD*qg + ce*dqg*qD)
+	dd := ceD * qg
+	if gamma != 0 { // ce·0 is NaN at an infinite logit
+		dd += ce * dqg * qD
+	}
+	d := a * dd
 	if wrtT && at != 0 {
 		d += at * ce * qg
 	}
@@ -175,8 +178,7 @@ func focalChunks(x []float32, lo, hi int, body func(c int, xs []float32, s, sc, 
 
 // focalParts is ce and q at (x, t) from x's terms s, sc and l.
 func focalParts(x, t, s, sc, l float64) (ce, q float64) {
-	ax := math.Abs(x)
-	return (1-t)*(l+(ax+x)*0.5) + t*(l+(ax-x)*0.5), s*(1-t) + sc*t
+	return (1-t)*(l+max(x, 0)) + t*(l+max(-x, 0)), s*(1-t) + sc*t
 }
 
 // focalLoss32 is FocalLoss's loop for float32 on one chunk, with its
@@ -251,7 +253,11 @@ func focalGrad32(out, x, t, u []float32, s, sc, l []float64, alpha, gamma float6
 		default:
 			qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
 		}
-		d := a * (ceD*qg + ce*dqg*qD)
+		dd := ceD * qg
+		if gamma != 0 { // ce·0 is NaN at an infinite logit
+			dd += ce * dqg * qD
+		}
+		d := a * dd
 		if wrtT && at != 0 {
 			d += at * ce * qg
 		}

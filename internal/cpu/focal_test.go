@@ -169,3 +169,31 @@ func TestFocalChunks(t *testing.T) {
 		}
 	}
 }
+
+// Infinite logits: the float32 loss equals the float64 one (±Inf, not
+// NaN), and with γ = 0 the gradient w.r.t. x is torch's finite value
+// (found by review: (|x| ± x)/2 and ce·0 gave NaN).
+func TestFocalInfiniteLogits(t *testing.T) {
+	inf := math.Inf(1)
+	x64, t64, u64 := []float64{inf, -inf}, []float64{0, 1}, []float64{1, 1}
+	x32, t32, u32 := []float32{float32(inf), float32(-inf)}, []float32{0, 1}, []float32{1, 1}
+	for _, gamma := range []float64{2, 0} {
+		l64, l32 := make([]float64, 2), make([]float32, 2)
+		FocalLoss(l64, x64, t64, 0.25, gamma)
+		FocalLoss(l32, x32, t32, 0.25, gamma)
+		for i := range l64 {
+			if !(float64(l32[i]) == l64[i]) || !math.IsInf(l64[i], 1) {
+				t.Errorf("gamma %v: loss at x=%v t=%v: float32 %v, float64 %v, want +Inf", gamma, x64[i], t64[i], l32[i], l64[i])
+			}
+		}
+	}
+	want := []float64{0.75, -0.25} // torch's, gamma 0
+	g64, g32 := make([]float64, 2), make([]float32, 2)
+	FocalLossGrad(g64, x64, t64, u64, 0.25, 0, false)
+	FocalLossGrad(g32, x32, t32, u32, 0.25, 0, false)
+	for i := range want {
+		if g64[i] != want[i] || float64(g32[i]) != want[i] {
+			t.Errorf("gamma 0: dl/dx at x=%v t=%v: float64 %v, float32 %v, want %v", x64[i], t64[i], g64[i], g32[i], want[i])
+		}
+	}
+}

@@ -2,6 +2,11 @@
 
 package vmath
 
+import "golang.org/x/sys/cpu"
+
+// hasAVX512DQ: sigSoftS512 uses AVX512DQ instructions besides AVX512F.
+var hasAVX512DQ = cpu.X86.HasAVX512DQ
+
 // sigSoftS is SigmoidSoftplus32's AVX2 loop (sigsoft_amd64.s), n a
 // positive multiple of 8.
 //
@@ -22,7 +27,7 @@ func sigmoidSoftplus32(x []float32, s, sc, l []float64) {
 		return
 	}
 	var n int
-	if hasAVX512 {
+	if hasAVX512 && hasAVX512DQ { // VPMOVQ2M, VORPD on ZMM are AVX512DQ
 		if n = len(x) &^ 15; n > 0 {
 			sigSoftS512(&x[0], &s[0], &sc[0], &l[0], n)
 		}
