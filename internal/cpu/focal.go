@@ -231,36 +231,9 @@ func focalGrad32(out, x, t, u []float32, s, sc, l []float64, alpha, gamma float6
 		}
 		return
 	}
-	_, at := focalWeight(0, alpha)
 	for i, x32 := range x {
-		xv, tv, si, sci := float64(x32), float64(t[i]), s[i], sc[i]
-		ce, q := focalParts(xv, tv, si, sci, l[i])
-		a, _ := focalWeight(tv, alpha)
-		var ceD, qD float64
-		if wrtT {
-			ceD, qD = -xv, sci-si
-		} else {
-			ceD, qD = (1-tv)*si-tv*sci, si*sci*(1-2*tv)
-		}
-		var qg, dqg float64
-		switch gamma {
-		case 2:
-			qg, dqg = q*q, 2*q
-		case 1:
-			qg, dqg = q, 1
-		case 0:
-			qg, dqg = 1, 0
-		default:
-			qg, dqg = math.Pow(q, gamma), gamma*math.Pow(q, gamma-1)
-		}
-		dd := ceD * qg
-		if gamma != 0 { // ce·0 is NaN at an infinite logit
-			dd += ce * dqg * qD
-		}
-		d := a * dd
-		if wrtT && at != 0 {
-			d += at * ce * qg
-		}
+		xv := float64(x32)
+		d := focalGradAt(xv, float64(t[i]), s[i], sc[i], l[i]+max(xv, 0), l[i]+max(-xv, 0), alpha, gamma, wrtT)
 		out[i] = float32(float64(u[i]) * d)
 	}
 }
