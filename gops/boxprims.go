@@ -61,14 +61,7 @@ func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(
 	}
 	spec := ad.OpSpec{
 		Name: name, Params: fmt.Sprintf("%s %v", pointParams(f), s), InputDims: dims, OutputDims: s.Dims(),
-		Shape: func(in []tensor.Shape) (tensor.Shape, error) {
-			for i := range in {
-				if !slices.Equal(in[i], s) {
-					return nil, fmt.Errorf("gops: %s: input %d shape %v, want %v", name, i, in[i], s)
-				}
-			}
-			return s.Clone(), nil
-		},
+		Shape:            sameShapes(name, s),
 		Kernel:           ad.Floats(pointKernel[float32](f), pointKernel[float64](f)),
 		KernelOverwrites: true,
 		Backward:         backward,
@@ -80,6 +73,20 @@ func pointSpec(name string, f pointOp, s tensor.Shape, arity int, backward func(
 		}
 	}
 	return withCUDA(spec, pointGPU{f})
+}
+
+// sameShapes is a Shape rule: every input has shape s, and so has the
+// result.
+func sameShapes(name string, s tensor.Shape) func([]tensor.Shape) (tensor.Shape, error) {
+	s = s.Clone()
+	return func(in []tensor.Shape) (tensor.Shape, error) {
+		for i := range in {
+			if !slices.Equal(in[i], s) {
+				return nil, fmt.Errorf("gops: %s: input %d shape %v, want %v", name, i, in[i], s)
+			}
+		}
+		return s.Clone(), nil
+	}
 }
 
 // pointKernel is cpu.Point (unary with one input).

@@ -2,7 +2,6 @@ package gops
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gops-dev/gops/ad"
 	"github.com/gops-dev/gops/internal/cpu"
@@ -24,19 +23,6 @@ import (
 // focalParams names a focal op's parameters in its spec's Params.
 func focalParams(alpha, gamma float64, s tensor.Shape) string {
 	return fmt.Sprintf("alpha %v gamma %v %v", alpha, gamma, s)
-}
-
-// sameShapes is a Shape rule: every input has shape s.
-func sameShapes(name string, s tensor.Shape) func([]tensor.Shape) (tensor.Shape, error) {
-	s = s.Clone()
-	return func(in []tensor.Shape) (tensor.Shape, error) {
-		for i := range in {
-			if !slices.Equal(in[i], s) {
-				return nil, fmt.Errorf("gops: %s: input %d shape %v, want %v", name, i, in[i], s)
-			}
-		}
-		return s.Clone(), nil
-	}
 }
 
 // focalNode is the focal loss of logits x and targets t (one shape),
