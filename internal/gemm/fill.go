@@ -1,0 +1,225 @@
+package gemm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// FillB writes one panel of a right operand B [k, n] that GemmFillB asks
+// for: rows [pc, pc+kb) and columns [j0, j0+cols) (cols ≤ PanelWidth) as
+// dst[p·NR+j] for p < kb, j < cols, NR = PanelWidth. dst holds kb·NR
+// elements; the columns from cols to NR are already 0 and must stay so.
+type FillB[T Float] func(dst []T, pc, kb, j0, cols int)
+
+// PanelWidth is NR, the columns of B in one packed panel, of the
+// micro-kernel products of T use now.
+func PanelWidth[T Float]() int { return pick[T]().nr }
+
+// TileRows is MR, the rows of C in one micro-kernel tile, of the
+// micro-kernel products of T use now.
+func TileRows[T Float]() int { return pick[T]().mr }
+
+// Interleave writes dst[p·st+j] = src[j·ld+p] for j < rows, p < kb: rows
+// of src become the columns of a panel (B's packing for a transposed B,
+// a FillB's tool). It panics, as slicing does, when dst or src is too
+// short.
+func Interleave[T Float](dst []T, st int, src []T, ld, rows, kb int) {
+	if rows == 0 || kb == 0 {
+		return
+	}
+	_ = dst[(kb-1)*st+rows-1]
+	_ = src[(rows-1)*ld+kb-1]
+	interleave(dst, st, src, ld, 0, rows, 0, kb, 1)
+}
+
+// FillA writes a K block of a left operand A [m, k] that GemmFill asks
+// for: columns [pc, pc+kb) of every row, packed as the micro-kernel reads
+// them, into dst of roundUp(m, MR)·kb elements; PackAColumns writes a part of A
+// held in memory that way.
+type FillA[T Float] func(dst []T, pc, kb int)
+
+// PackAColumns writes columns [0, w) of A [m, ·] as columns [p0, p0+w)
+// of a K block of kb columns that a FillA fills: MR-row panels, panel q at
+// dst[q·MR·kb:], element (p, i) at p·MR + i, the rows past m 0. A is a
+// row-major (lda), or, when trans, the transpose of a (a [·, m] with
+// lda: A[i][p] = a[p·lda + i]). It panics, as slicing does, when dst or a
+// is too short.
+func PackAColumns[T Float](dst []T, kb, p0 int, a []T, lda, m, w int, trans bool) {
+	mr := pick[T]().mr
+	for r0 := 0; r0 < m; r0 += mr {
+		panel := dst[r0*kb+p0*mr : r0*kb+(p0+w)*mr]
+		rows := min(mr, m-r0)
+		if trans {
+			if rows == mr && mr == 12 && w > 0 { // the AVX-512 kernels' full panels
+				_, _ = panel[(w-1)*12+11], a[(w-1)*lda+r0+11]
+				copyRows12(unsafe.Pointer(&panel[0]), unsafe.Pointer(&a[r0]), lda*int(unsafe.Sizeof(a[0])), w, int(unsafe.Sizeof(a[0])))
+				continue
+			}
+			for p := 0; p < w; p++ {
+				copy(panel[p*mr:p*mr+rows], a[p*lda+r0:][:rows])
+			}
+		} else {
+			interleave(panel, mr, a, lda, r0, rows, 0, w, 1)
+		}
+		for p := 0; rows < mr && p < w; p++ {
+			clear(panel[p*mr+rows : (p+1)*mr])
+		}
+	}
+}
+
+// Segments lays out C's columns in segments: column j of C is column
+// j mod Len of segment j / Len, which starts at c[(j/Len)·Stride] (its rows
+// ldc apart): the products of a batch side by side along n, each written
+// in its own place (a convolution's samples, Len output positions each).
+// The zero Segments is C in one piece.
+type Segments struct{ Len, Stride int }
+
+// GemmFill computes C ← A·B + beta·C, beta 0 or 1, with A m×k and B k×n
+// packed by fillA one K block at a time and by fillB one panel at a time
+// (see FillA, FillB), never held whole, and C m×n (ldc, laid out in seg):
+// a caller builds them from data of other layouts (a convolution's
+// weight, gradient and columns, several samples' side by side along n or
+// k) while they are in cache. It runs on the calling goroutine alone (a
+// caller splits C over goroutines). Every element of C is Gemm's chain:
+// K blocks of BlockK in order, each block's sum of FMAs from +0 added to C
+// once (the first overwriting it when beta is 0), so C is bitwise what
+// Gemm(false, false, m, n, k, 1, A, k, B, n, beta, c, ldc) writes with
+// the same micro-kernel, segment by segment. It returns an error for a
+// beta other than 0 and 1, negative sizes, ldc too small, segments that
+// overlap or c too short.
+func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
+	if beta != 0 && beta != 1 {
+		return fmt.Errorf("gemm: GemmFill: beta %v is not 0 or 1", beta)
+	}
+	if seg == (Segments{}) {
+		seg = Segments{Len: max(1, n)}
+	}
+	if err := checkSegments(m, n, k, c, ldc, seg); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if k == 0 {
+		for j0 := 0; j0 < n; j0 += seg.Len {
+			scaleC(m, min(seg.Len, n-j0), beta, c[j0/seg.Len*seg.Stride:], ldc)
+		}
+		return nil
+	}
+	im := pick[T]()
+	mr, nr := im.mr, im.nr
+	p := &problem[T]{zeroC: beta == 0, im: im, m: m, n: n, k: k, alpha: 1,
+		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr)}
+	// One goroutine's buffers: all of A's rows for a K block, one panel.
+	s := p.getScratch(roundUp(m, mr)*p.kc, p.kc*nr)
+	defer putScratch(&s)
+	for pc := 0; pc < k; pc += p.kc {
+		kb := min(p.kc, k-pc)
+		a := s.a[:roundUp(m, mr)*kb]
+		fillA(a, pc, kb)
+		for jc := 0; jc < n; jc += nr {
+			nw := min(nr, n-jc)
+			panel := s.b[:kb*nr]
+			if nw < nr {
+				clear(panel)
+			}
+			fillB(panel, pc, kb, jc, nw)
+			if s0 := jc / seg.Len; s0 == (jc+nw-1)/seg.Len {
+				p.c = c[s0*seg.Stride:] // the panel lies in one segment
+				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
+				continue
+			}
+			p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
+		}
+	}
+	return nil
+}
+
+// checkSegments is GemmFill's check of C: ldc, and every segment's rows
+// inside c and clear of the next segment's.
+func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
+	}
+	if seg.Len < 1 || seg.Stride < 0 {
+		return fmt.Errorf("gemm: segments of %d columns, %d apart", seg.Len, seg.Stride)
+	}
+	w := min(seg.Len, n) // the widest segment
+	if ldc < max(1, w) {
+		return fmt.Errorf("gemm: c: leading dimension %d < %d columns", ldc, w)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	last := (n - 1) / seg.Len
+	if last > 0 && seg.Stride < (m-1)*ldc+seg.Len {
+		return fmt.Errorf("gemm: c: segments %d apart overlap (%d rows of %d columns, leading dimension %d)", seg.Stride, m, seg.Len, ldc)
+	}
+	// The last segment ends last: the others end before it starts.
+	if need := last*seg.Stride + (m-1)*ldc + (n - last*seg.Len); len(c) < need {
+		return fmt.Errorf("gemm: c: %d elements for %d segments of %d rows of %d columns (%d needed)", len(c), last+1, m, seg.Len, need)
+	}
+	return nil
+}
+
+// macroSegments is macro for one panel of columns [jc, jc+nw) that spans
+// segments: each tile of C gathered from its segments into a full tile
+// (zeros around it), the same c += acc as macro's edge tiles, and
+// scattered back, so that every element is computed as in a full tile.
+func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, panel, c []T, seg Segments) {
+	mr, nr := p.im.mr, p.im.nr
+	overwrite := p.zeroC && pc == 0
+	// each calls f for the panel's pieces: tile columns [j, j+w) at
+	// c[at:] (row i at at + i·ldc).
+	each := func(f func(j, w, at int)) {
+		for j := 0; j < nw; {
+			col := jc + j
+			sg, off := col/seg.Len, col%seg.Len
+			w := min(nw-j, seg.Len-off)
+			f(j, w, sg*seg.Stride+off)
+			j += w
+		}
+	}
+	for ir := 0; ir < p.m; ir += mr {
+		mh := min(mr, p.m-ir)
+		clear(s.tile)
+		if !overwrite {
+			each(func(j, w, at int) {
+				for i := 0; i < mh; i++ {
+					copy(s.tile[i*nr+j:i*nr+j+w], c[at+(ir+i)*p.ldc:][:w])
+				}
+			})
+		}
+		p.im.kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
+		each(func(j, w, at int) {
+			for i := 0; i < mh; i++ {
+				copy(c[at+(ir+i)*p.ldc:][:w], s.tile[i*nr+j:i*nr+j+w])
+			}
+		})
+	}
+}
+
+// copyRows12 copies w runs of 12 elements of size bytes (4 or 8), run p
+// from src + p·stride bytes to dst + p·12·size: a packed panel's rows,
+// by loads into registers and stores (an array assignment through these
+// pointers, which may overlap for all the compiler knows, is a call to
+// memmove, and the call cost more than the 48 or 96 bytes it moved). The
+// caller has checked the bounds; dst and src do not overlap.
+func copyRows12(dst, src unsafe.Pointer, stride, w, size int) {
+	for p := 0; p < w; p++ {
+		dp, sp := unsafe.Add(dst, p*12*size), unsafe.Add(src, p*stride)
+		if size == 4 {
+			d, s := (*[12]uint32)(dp), (*[12]uint32)(sp)
+			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
+			a0, a1, a2, a3, a4, a5 = s[6], s[7], s[8], s[9], s[10], s[11]
+			d[6], d[7], d[8], d[9], d[10], d[11] = a0, a1, a2, a3, a4, a5
+			continue
+		}
+		d, s := (*[12]uint64)(dp), (*[12]uint64)(sp)
+		a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+		d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
+		a0, a1, a2, a3, a4, a5 = s[6], s[7], s[8], s[9], s[10], s[11]
+		d[6], d[7], d[8], d[9], d[10], d[11] = a0, a1, a2, a3, a4, a5
+	}
+}
