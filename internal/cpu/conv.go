@@ -120,7 +120,7 @@ func shiftedRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) 
 	clear(row[:sh.ca-l0])
 	clear(row[sh.cb-l0:])
 	if sh.ca < sh.cb {
-		copy(row[sh.ca-l0:sh.cb-l0], plane[sh.ca+sh.off:sh.cb+sh.off])
+		copyRun(row[sh.ca-l0:sh.cb-l0], plane[sh.ca+sh.off:sh.cb+sh.off])
 	}
 	clearOutside(row, sh, l0, g.W, wlo, whi)
 }
@@ -472,7 +472,7 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 				return err
 			}
 		}
-		return convGEMM(g, mode, mul, out, a, w, bias)
+		return convProduct(g, mode, mul, out, a, w, bias, nil)
 	}
 	switch mode {
 	case ConvForward:

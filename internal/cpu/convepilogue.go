@@ -64,7 +64,7 @@ func ConvEpilogue[T Float](g *ConvGeom, mul Product[T], out, x, w, bias []T, ep 
 				return err
 			}
 		}
-		return convGEMMWith(g, ConvForward, mul, out, x, w, bias, ep)
+		return convProduct(g, ConvForward, mul, out, x, w, bias, ep)
 	}
 	directForward(g, out, x, w, bias)
 	for n := 0; n < g.N; n++ {

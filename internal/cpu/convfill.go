@@ -1,0 +1,400 @@
+package cpu
+
+import (
+	"errors"
+	"unsafe"
+
+	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
+)
+
+// convProduct is Conv's member mode by products (the convolutions that
+// neither the direct kernels nor Winograd take), with ConvForward's bias
+// and epilogue ep (nil: none). On gops' own product (a nil mul) the
+// forward pass, the input's gradient for a batch of few output positions
+// and the weight gradient build their operands straight into the
+// product's packed blocks and panels (convForwardFilled, convInputFilled,
+// convWeightFilled); everything else, and every product of another BLAS,
+// is convGEMMWith (im2col of blocks, then products).
+func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) error {
+	if mul == nil {
+		switch {
+		case mode == ConvForward && forwardFills(g):
+			return convForwardFilled(g, out, a, w, bias, ep)
+		case mode == ConvInput && inputFills(g):
+			return convInputFilled(g, out, a, w)
+		case mode == ConvWeight && weightFills[T](g):
+			return convWeightFilled(g, out, a, w)
+		}
+	}
+	return convGEMMWith(g, mode, mul, out, a, w, bias, ep)
+}
+
+// forwardFills reports whether ConvForward of g runs convForwardFilled:
+// a convolution with columns to build (a pointwise one's are the input:
+// its product reads them in place).
+func forwardFills(g *ConvGeom) bool { return !g.Pointwise() }
+
+// inputFills reports whether ConvInput of g runs convInputFilled: a
+// convolution with columns to add back (a pointwise one's are the input's
+// gradient, which its products write in place) and fewer output positions
+// in the batch than column rows in a group: convGEMM's products, one per
+// sample, each packed the whole weight for a few columns.
+func inputFills(g *ConvGeom) bool { return !g.Pointwise() && g.N*g.L() < g.Rows() }
+
+// byRows reports whether a filled product of m rows (output channels or
+// column rows) and N·L columns splits its rows over goroutines rather than
+// its columns: when the rows outnumber the batch's output positions. Each
+// goroutine then packs only its rows of the weight (A) and builds every
+// panel of B; split by columns, each packs all of A and builds its own
+// panels. Both cost about an element's copy a packed element.
+func byRows(m int, g *ConvGeom) bool { return g.N*g.L() < m }
+
+// weightFills reports whether ConvWeight of g runs convWeightFilled:
+// enough panels of the weight gradient's columns to give every goroutine
+// a few (a narrow one, the ResNet stem's 147 rows, keeps convGEMM's
+// split of the product by rows).
+func weightFills[T Float](g *ConvGeom) bool {
+	panels := g.Groups * ((g.Rows() + panelWidth[T]() - 1) / panelWidth[T]())
+	return panels >= 4*par.Procs()
+}
+
+// panelWidth is gemm.PanelWidth of T's width.
+func panelWidth[T Float]() int {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return gemm.PanelWidth[float32]()
+	}
+	return gemm.PanelWidth[float64]()
+}
+
+// convForwardFilled is ConvForward on gops' own product (then the bias
+// and ep, as convGEMMWith's), the columns never held whole: per group one
+// product W_g [Cout/Groups, Rows] times the samples' columns [Rows, L]
+// side by side along n (gemm.GemmFill's segments: each sample's output in
+// its place). The product packs a K block of W_g (gemm.PackAColumns) and
+// builds each panel's columns where the micro-kernel reads them
+// (im2colRows with the panel's width as its stride: the packed panel is
+// the columns' block itself), in the core's first-level cache; convGEMM
+// built blocks of columns and then copied them into panels, and multiplied
+// each sample alone: at 2×2 output positions one panel of 32 columns held
+// 4. Goroutines take ranges of the output channels (byRows: a few output
+// positions) or of the column panels (each sample's own), and do the bias
+// and ep on what they wrote while it is in their cache. Bitwise
+// convGEMMWith's result: the same products, element by element.
+func convForwardFilled[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
+	l := g.L()
+	after := func(n, c0, c1, p0, p1 int) {
+		if len(bias) == 0 && ep.empty() {
+			return
+		}
+		for co := c0; co < c1; co++ {
+			ep.channel(out, bias, (n*g.Cout+co)*l, co, p0, p1, l)
+		}
+	}
+	if unsafe.Sizeof(T(0)) == 4 {
+		return forwardFilled(g, asF32(out), asF32(x), asF32(w), after)
+	}
+	return forwardFilled(g, asF64(out), asF64(x), asF64(w), after)
+}
+
+// forwardFilled is convForwardFilled on gemm's element types; after, called
+// on the goroutine that wrote them, once sample n's output channels
+// [c0, c1) at positions [p0, p1) are written, does the bias and the
+// epilogue.
+func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(n, c0, c1, p0, p1 int)) error {
+	l, cog, rows, cpg := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups
+	chw, hw, nr := g.C*g.H*g.W, g.H*g.W, panelWidth[T]()
+	// product multiplies rows [m0, m1) of group gi's weight by the columns
+	// of the batch's positions [j0, j1) (sample j / L, position j mod L):
+	// all of the batch's, or a part of one sample's.
+	product := func(gi, m0, m1, j0, j1 int) error {
+		wg := w[(gi*cog+m0)*rows : (gi*cog+m1)*rows]
+		fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
+		fillB := func(panel []T, pc, kb, jc, cols int) {
+			for j := j0 + jc; j < j0+jc+cols; {
+				n, l0 := j/l, j%l
+				wd := min(j0+jc+cols-j, l-l0)
+				xs := x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] // the group's channels
+				im2colRows(g, xs, panel[j-j0-jc:], nr, pc, pc+kb, l0, l0+wd)
+				j += wd
+			}
+		}
+		n0 := j0 / l
+		c := out[(n0*g.Cout+gi*cog+m0)*l+j0-n0*l:]
+		return gemm.GemmFill(m1-m0, j1-j0, rows, fillA, fillB, 0, c, l, gemm.Segments{Len: l, Stride: g.Cout * l})
+	}
+	if byRows(cog, g) {
+		// Tasks: tiles of a group's output channels, all positions.
+		mr := gemm.TileRows[T]()
+		tiles := (cog + mr - 1) / mr
+		errs := make([]error, g.Groups*tiles)
+		par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+			defer par.Outer(1)() // the epilogue's loops run on this goroutine
+			for t := lo; t < hi; {
+				gi, q0 := t/tiles, t%tiles
+				q1 := min(tiles, q0+hi-t)
+				m0, m1 := q0*mr, min(cog, q1*mr)
+				if errs[t] = product(gi, m0, m1, 0, g.N*l); errs[t] != nil {
+					return
+				}
+				for n := 0; n < g.N; n++ {
+					after(n, gi*cog+m0, gi*cog+m1, 0, l)
+				}
+				t += q1 - q0
+			}
+		})
+		return errors.Join(errs...)
+	}
+	// Tasks: the samples' column panels, every output channel.
+	panels := (l + nr - 1) / nr
+	errs := make([]error, g.N*panels)
+	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+		defer par.Outer(1)() // the epilogue's loops run on this goroutine
+		for t := lo; t < hi; {
+			// Panels [q0, q1) of sample n: positions [p0, p1).
+			n, q0 := t/panels, t%panels
+			q1 := min(panels, q0+hi-t)
+			p0, p1 := q0*nr, min(l, q1*nr)
+			for gi := 0; gi < g.Groups; gi++ {
+				if errs[t] = product(gi, 0, cog, n*l+p0, n*l+p1); errs[t] != nil {
+					return
+				}
+			}
+			after(n, 0, g.Cout, p0, p1)
+			t += q1 - q0
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// convInputFilled is ConvInput on gops' own product: per group and range
+// of input channels, the columns' gradient Wᵀ [Rows', Cout/Groups] times
+// the samples' gradients G [Cout/Groups, L] side by side along n, into a
+// buffer of [N, Rows', L] (gemm.GemmFill's segments), then Col2im of each
+// sample's part into dx. A goroutine takes ranges of the input channels
+// (whose planes of dx only it writes), packs its rows of Wᵀ once for
+// all the samples and builds G's panels straight from each sample's
+// gradient. Bitwise convGEMMWith's result: the same products element by
+// element, added back in Col2im's order.
+func convInputFilled[T Float](g *ConvGeom, dx, gr, w []T) error {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return inputFilled(g, asF32(dx), asF32(gr), asF32(w))
+	}
+	return inputFilled(g, asF64(dx), asF64(gr), asF64(w))
+}
+
+// inputFilled is convInputFilled on gemm's element types.
+func inputFilled[T gemm.Float](g *ConvGeom, dx, gr, w []T) error {
+	l, cog, rows, cpg, k := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups, g.K()
+	chw, nl, nr := g.C*g.H*g.W, g.N*g.L(), panelWidth[T]()
+	// Chunks of cc channels: their columns for the batch at most about
+	// colsSlab elements, and four chunks a goroutine or more (whole
+	// chunks: a goroutine with one more than the others waits less).
+	chunks := max(4*par.Procs(), (cpg*k*nl+colsSlab-1)/colsSlab)
+	cc := max(1, (cpg+chunks-1)/chunks)
+	chunks = (cpg + cc - 1) / cc
+	same := g.SW == 1 && g.SH == 1 && g.WO == g.W
+	errs := make([]error, g.Groups*chunks)
+	par.ForWork(len(errs), g.N*g.C*k*l*cog, func(lo, hi int) {
+		defer par.Outer(1)() // Col2im's loops run on this goroutine
+		cols := colsScratch[T]().Get(cc * k * nl)
+		defer colsScratch[T]().Put(cols)
+		for t := lo; t < hi; t++ {
+			gi, q := t/chunks, t%chunks
+			c0, c1 := q*cc, min(cpg, (q+1)*cc)
+			r0, m := c0*k, (c1-c0)*k
+			wg := w[gi*cog*rows : (gi+1)*cog*rows]
+			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc*rows+r0:], rows, m, kb, true) }
+			fillB := func(panel []T, pc, kb, jc, ncols int) {
+				for p := 0; p < kb; p++ {
+					row := panel[p*nr : p*nr+ncols]
+					for j := jc; j < jc+ncols; {
+						n, l0 := j/l, j%l
+						wd := min(jc+ncols-j, l-l0)
+						copyRun(row[j-jc:j-jc+wd], gr[(n*g.Cout+gi*cog+pc+p)*l+l0:][:wd])
+						j += wd
+					}
+				}
+			}
+			if errs[t] = gemm.GemmFill(m, nl, cog, fillA, fillB, 0, cols, l, gemm.Segments{Len: l, Stride: m * l}); errs[t] != nil {
+				return
+			}
+			for n := 0; n < g.N; n++ {
+				cn, dn := cols[n*m*l:(n+1)*m*l], dx[n*chw:(n+1)*chw]
+				if same {
+					col2imShiftedOf(g, cn, dn, gi*cpg+c0, gi*cpg+c1)
+				} else {
+					col2imOf(g, cn, dn, gi*cpg+c0, gi*cpg+c1)
+				}
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// convWeightFilled is ConvWeight on gops' own product, the columns never
+// held whole: one product per group, gradient G [Cout/Groups, N·L] times
+// the columns' transpose [N·L, Rows], the samples' output positions side
+// by side along k. Each goroutine takes a range of the product's column
+// panels (column rows of the weight gradient) and, per K block of
+// positions, packs the block of G (gemm.PackAColumns, from each sample's
+// part) and then builds one panel's columns at a time (im2colRows, a few
+// KiB) and interleaves them straight into the panel the micro-kernel
+// reads (gemm.GemmFill), while both are in the core's first-level cache.
+// convGEMM instead built the columns of kc positions of every row (2.3 MB
+// at 256 channels) and packed them again from the last-level cache, two
+// passes of the two goroutines joined at every block, and wrote the whole
+// gradient once per sample and block: at 2×2 or 4×4 positions (a
+// detector head's last levels) that writing was most of its time. Every
+// element of the gradient is one chain of K blocks of gemm.BlockK
+// positions, the samples in order (a block may hold the end of one sample
+// and the start of the next), each block's sum from +0: bitwise the same
+// for any GOMAXPROCS.
+func convWeightFilled[T Float](g *ConvGeom, out, x, gr []T) error {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return weightFilled(g, asF32(out), asF32(x), asF32(gr))
+	}
+	return weightFilled(g, asF64(out), asF64(x), asF64(gr))
+}
+
+// weightFilled is convWeightFilled on gemm's element types.
+func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
+	l, cog, rows, cpg := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups
+	chw, hw, nr, kc := g.C*g.H*g.W, g.H*g.W, panelWidth[T](), blockK[T]()
+	panels := (rows + nr - 1) / nr
+	// segments calls f for the samples' parts of positions [pc, pc+kb) of
+	// all samples side by side: sample n's positions [l0, l0+w) at p0.
+	segments := func(pc, kb int, f func(n, l0, p0, w int)) {
+		for k := pc; k < pc+kb; {
+			n, l0 := k/l, k%l
+			w := min(pc+kb, (n+1)*l) - k
+			f(n, l0, k-pc, w)
+			k += w
+		}
+	}
+	errs := make([]error, g.Groups*panels)
+	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+		var scratch []T
+		if !g.Pointwise() {
+			scratch = colsScratch[T]().Get(nr * kc)
+			defer colsScratch[T]().Put(scratch)
+		}
+		for t := lo; t < hi; {
+			// Panels [q0, q1) of group gi: its rows [j0, j1).
+			gi, q0 := t/panels, t%panels
+			q1 := min(panels, q0+hi-t)
+			j0, j1 := q0*nr, min(rows, q1*nr)
+			xg := func(n int) []T { return x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] } // the group's channels
+			fillA := func(dst []T, pc, kb int) {
+				segments(pc, kb, func(n, l0, p0, w int) {
+					gemm.PackAColumns(dst, kb, p0, gr[n*g.Cout*l+gi*cog*l+l0:], l, cog, w, false)
+				})
+			}
+			fillB := func(panel []T, pc, kb, jc, cols int) {
+				r := j0 + jc // the panel's first row in the group
+				segments(pc, kb, func(n, l0, p0, w int) {
+					if scratch == nil {
+						gemm.Interleave(panel[p0*nr:], nr, xg(n)[r*l+l0:], l, cols, w)
+						return
+					}
+					im2colRows(g, xg(n), scratch, w, r, r+cols, l0, l0+w)
+					gemm.Interleave(panel[p0*nr:], nr, scratch, w, cols, w)
+				})
+			}
+			if err := gemm.GemmFill(cog, j1-j0, g.N*l, fillA, fillB, 0, out[gi*cog*rows+j0:], rows, gemm.Segments{}); err != nil {
+				errs[t] = err
+				return
+			}
+			t += q1 - q0
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// im2colRows writes column rows [r0, r1) of one sample's (or group's)
+// planes x [C', H, W] (row r = c·K + ki·KW + kj, as Im2col's), output
+// positions [l0, l1), into dst, row r at dst[(r−r0)·ld:][:l1−l0], on the
+// calling goroutine: Im2col's values. Runs of at most gatherMax
+// positions are gathered element by element (im2colGather): a run's
+// shifted copy and its clearing cost more than that for a few elements.
+func im2colRows[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
+	if l1-l0 <= gatherMax {
+		im2colGather(g, x, dst, ld, r0, r1, l0, l1)
+		return
+	}
+	hw, k := g.H*g.W, g.K()
+	same := g.SW == 1 && g.SH == 1 && g.WO == g.W
+	for r := r0; r < r1; r++ {
+		c, kk := r/k, r%k
+		ki, kj := kk/g.KW, kk%g.KW
+		x0, y0 := kj*g.DW-g.PW, ki*g.DH-g.PH
+		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
+		row, plane := dst[(r-r0)*ld:][:l1-l0], x[c*hw:(c+1)*hw]
+		if same {
+			shiftedRow(row, plane, g, l0, y0, x0, wlo, whi)
+		} else {
+			im2colRow(row, plane, g, l0, y0, x0, wlo, whi)
+		}
+	}
+}
+
+// gatherMax is the longest run of positions im2colRows gathers element by
+// element.
+const gatherMax = 16
+
+// im2colGather is im2colRows element by element: output (ho, wo) of row
+// (c, ki, kj) reads x[c, ho·SH − PH + ki·DH, wo·SW − PW + kj·DW], 0
+// outside the image.
+func im2colGather[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
+	hw, k := g.H*g.W, g.K()
+	for r := r0; r < r1; r++ {
+		c, kk := r/k, r%k
+		ki, kj := kk/g.KW, kk%g.KW
+		x0, y0 := kj*g.DW-g.PW, ki*g.DH-g.PH
+		row, plane := dst[(r-r0)*ld:][:l1-l0], x[c*hw:(c+1)*hw]
+		ho, wo := l0/g.WO, l0%g.WO
+		for i := range row {
+			y, xx := y0+ho*g.SH, x0+wo*g.SW
+			var v T
+			if uint(y) < uint(g.H) && uint(xx) < uint(g.W) {
+				v = plane[y*g.W+xx]
+			}
+			row[i] = v
+			if wo++; wo == g.WO {
+				ho, wo = ho+1, 0
+			}
+		}
+	}
+}
+
+// copyRun is copy(dst, src) for a run of a panel's row: a whole panel
+// width (32 float32 or 16 float64 elements, 128 bytes: the AVX-512
+// kernels') without a call to memmove, which cost more than the copy;
+// dst and src do not overlap.
+func copyRun[T Float](dst, src []T) {
+	if len(src)*int(unsafe.Sizeof(T(0))) != 128 || len(dst) < len(src) {
+		copy(dst, src)
+		return
+	}
+	// Loads into registers, then stores: an array assignment through
+	// these pointers is a call to memmove.
+	dp, sp := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
+	if unsafe.Sizeof(T(0)) == 4 {
+		d, s := (*[32]uint32)(dp), (*[32]uint32)(sp)
+		for i := 0; i < 32; i += 8 {
+			a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
+			d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
+		}
+		return
+	}
+	d, s := (*[16]uint64)(dp), (*[16]uint64)(sp)
+	for i := 0; i < 16; i += 8 {
+		a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
+		d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
+	}
+}

@@ -1,0 +1,197 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/gops-dev/gops/internal/gemm"
+)
+
+// TestConvWeightFilled checks ConvWeight's filled-panel path bitwise
+// against gemm.Gemm on the samples' gradients and Im2col columns laid side
+// by side (G [Cout/Groups, N·L] times cols [Rows, N·L]ᵀ per group), and to
+// 1e-4 relative against convGEMM's per-sample products, float32 and
+// float64, on geometries with padding, stride, dilation, groups, pointwise
+// and strided 1×1 kernels, widths that are and are not the output's,
+// column rows that end in a partial panel and positions that end in a
+// partial K block, batches of 1 to 3, at GOMAXPROCS 1, 2 and 3; a NaN in
+// the input reaches the gradient as it does convGEMM's.
+func TestConvWeightFilled(t *testing.T) {
+	for _, g := range fillGeoms(t) {
+		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
+		t.Run(name+"/float32", func(t *testing.T) { testConvWeightFilled[float32](t, g) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvWeightFilled[float64](t, g) })
+	}
+}
+
+// fillGeoms are the filled paths' test geometries, output sizes set.
+func fillGeoms(t *testing.T) []ConvGeom {
+	geoms := []ConvGeom{
+		{N: 2, C: 64, H: 16, W: 16, Cout: 64, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 3, C: 37, H: 23, W: 19, Cout: 29, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 1, C: 40, H: 17, W: 21, Cout: 50, Groups: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 2, C: 32, H: 12, W: 12, Cout: 24, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 2, PW: 2, DH: 2, DW: 2},
+		{N: 2, C: 96, H: 9, W: 9, Cout: 40, Groups: 2, KH: 3, KW: 3, SH: 1, SW: 1, PH: 0, PW: 0, DH: 1, DW: 1},
+		{N: 2, C: 100, H: 30, W: 30, Cout: 70, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1},
+		{N: 2, C: 128, H: 14, W: 14, Cout: 64, Groups: 1, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1},
+		{N: 1, C: 3, H: 40, W: 40, Cout: 64, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1},
+		{N: 2, C: 24, H: 5, W: 40, Cout: 16, Groups: 1, KH: 1, KW: 5, SH: 1, SW: 1, PH: 0, PW: 2, DH: 1, DW: 1},
+		{N: 2, C: 256, H: 2, W: 2, Cout: 40, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 1, C: 16, H: 70, W: 3, Cout: 33, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 2, C: 64, H: 3, W: 3, Cout: 64, Groups: 2, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 3, C: 200, H: 7, W: 5, Cout: 30, Groups: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1},
+	}
+	for i := range geoms {
+		g := &geoms[i]
+		var err error
+		if g.HO, err = OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
+			t.Fatal(err)
+		}
+		if g.WO, err = OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return geoms
+}
+
+// TestConvForwardFilled checks ConvForward's filled-panel path bitwise
+// against convGEMMWith (im2col of row blocks, then the products), with and
+// without a bias and an epilogue (scale and shift, residual, ReLU),
+// float32 and float64, on fillGeoms at GOMAXPROCS 1, 2 and 3, a NaN in
+// the input included.
+func TestConvForwardFilled(t *testing.T) {
+	for _, g := range fillGeoms(t) {
+		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
+		t.Run(name+"/float32", func(t *testing.T) { testConvForwardFilled[float32](t, g) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvForwardFilled[float64](t, g) })
+	}
+}
+
+func testConvForwardFilled[T float32 | float64](t *testing.T, g ConvGeom) {
+	r := rand.New(rand.NewPCG(uint64(g.Cout), uint64(g.H)))
+	x, w := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows())
+	x[len(x)/2] = T(math.NaN())
+	y := g.N * g.Cout * g.L()
+	for _, tc := range []struct {
+		name string
+		bias []T
+		ep   *Epilogue[T]
+	}{
+		{"plain", nil, nil},
+		{"bias", normals[T](r, g.Cout), nil},
+		{"epilogue", normals[T](r, g.Cout), &Epilogue[T]{Scale: normals[T](r, g.Cout), Shift: normals[T](r, g.Cout), Residual: normals[T](r, y), ReLU: true}},
+	} {
+		want := make([]T, y)
+		if err := convGEMMWith(&g, ConvForward, nil, want, x, w, tc.bias, tc.ep); err != nil {
+			t.Fatal(err)
+		}
+		for _, procs := range []int{1, 2, 3} {
+			got := make([]T, y)
+			for i := range got {
+				got[i] = T(math.Inf(-1)) // overwritten
+			}
+			old := runtime.GOMAXPROCS(procs)
+			err := convForwardFilled(&g, got, x, w, tc.bias, tc.ep)
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
+				t.Fatalf("%s, GOMAXPROCS %d: convForwardFilled differs from convGEMMWith", tc.name, procs)
+			}
+		}
+	}
+}
+
+func testConvWeightFilled[T float32 | float64](t *testing.T, g ConvGeom) {
+	r := rand.New(rand.NewPCG(uint64(g.C), uint64(g.W)))
+	x, gr := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.N*g.Cout*g.L())
+	x[len(x)/3] = T(math.NaN())
+	l, rows, cog, nl := g.L(), g.Rows(), g.Cout/g.Groups, g.N*g.L()
+	want := make([]T, g.Cout*rows)
+	cols := make([]T, g.C*g.K()*l)
+	for gi := 0; gi < g.Groups; gi++ {
+		ga, ca := make([]T, cog*nl), make([]T, rows*nl) // the group's G and columns, samples side by side
+		for n := 0; n < g.N; n++ {
+			Im2col(&g, x[n*g.C*g.H*g.W:(n+1)*g.C*g.H*g.W], cols)
+			for i := 0; i < cog; i++ {
+				copy(ga[i*nl+n*l:][:l], gr[(n*g.Cout+gi*cog+i)*l:][:l])
+			}
+			for r := 0; r < rows; r++ {
+				copy(ca[r*nl+n*l:][:l], cols[(gi*rows+r)*l:][:l])
+			}
+		}
+		if err := gemm.Gemm(false, true, cog, rows, nl, 1, ga, nl, ca, nl, 0, want[gi*cog*rows:], rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := make([]T, len(want))
+	if err := convGEMM(&g, ConvWeight, nil, per, x, gr, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range per {
+		if per[i] != per[i] && want[i] != want[i] {
+			continue
+		}
+		if d := math.Abs(float64(per[i] - want[i])); !(d <= 1e-4*(1+math.Abs(float64(want[i])))) {
+			t.Fatalf("element %d: %v, convGEMM %v", i, want[i], per[i])
+		}
+	}
+	for _, procs := range []int{1, 2, 3} {
+		got := make([]T, len(want))
+		for i := range got {
+			got[i] = T(math.Inf(1)) // overwritten: the first sample's beta is 0
+		}
+		old := runtime.GOMAXPROCS(procs)
+		err := convWeightFilled(&g, got, x, gr)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
+			t.Fatalf("GOMAXPROCS %d: convWeightFilled differs from convGEMM", procs)
+		}
+	}
+}
+
+// TestConvInputFilled checks ConvInput's filled path (the samples side by
+// side, goroutines over input channels) bitwise against convGEMMWith's
+// (a product per sample and chunk of channels, then Col2im), float32 and
+// float64, on fillGeoms at GOMAXPROCS 1, 2 and 3, a NaN in the gradient
+// included.
+func TestConvInputFilled(t *testing.T) {
+	for _, g := range fillGeoms(t) {
+		if g.Pointwise() {
+			continue // its products write the input's gradient in place
+		}
+		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
+		t.Run(name+"/float32", func(t *testing.T) { testConvInputFilled[float32](t, g) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvInputFilled[float64](t, g) })
+	}
+}
+
+func testConvInputFilled[T float32 | float64](t *testing.T, g ConvGeom) {
+	r := rand.New(rand.NewPCG(uint64(g.Cout), uint64(g.W)))
+	gr, w := normals[T](r, g.N*g.Cout*g.L()), normals[T](r, g.Cout*g.Rows())
+	gr[len(gr)/2] = T(math.NaN())
+	want := make([]T, g.N*g.C*g.H*g.W) // both add into a cleared gradient
+	if err := convGEMMWith(&g, ConvInput, nil, want, gr, w, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2, 3} {
+		got := make([]T, len(want))
+		old := runtime.GOMAXPROCS(procs)
+		err := convInputFilled(&g, got, gr, w)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
+			t.Fatalf("GOMAXPROCS %d: convInputFilled differs from convGEMMWith", procs)
+		}
+	}
+}
