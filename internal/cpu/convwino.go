@@ -360,6 +360,8 @@ func winoInput[T Float](p *winoPlan, x, v []T, sv, n0, q0, q1 int) {
 // four padded input rows (width elements each), tile tc reads their
 // columns 2tc to 2tc+3; element ξ goes to vs[ξ][o+tc].
 func winoInputRow[T Float](rows []T, width int, vs *[16][]T, o, tw int) {
+	done := winoInAsm(rows, width, vs, o, tw) // the first tiles, in assembly
+	rows, o, tw = rows[2*done:], o+done, tw-done
 	d0 := rows[:2*tw+2]
 	d1, d2, d3 := rows[width:][:len(d0)], rows[2*width:][:len(d0)], rows[3*width:][:len(d0)]
 	v0 := vs[0][o : o+tw]

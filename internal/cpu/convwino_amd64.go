@@ -33,3 +33,45 @@ func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
 	winoOutS((*float32)(unsafe.Pointer(&ms[0][o])), stride, (*float32)(unsafe.Pointer(&top[0])), (*float32)(unsafe.Pointer(&bottom[0])), n)
 	return n
 }
+
+// winoInS is winoInputRow's loop on n tiles (a multiple of 16) of
+// float32: the four padded rows width elements apart from rows, element ξ
+// of tile tc at v[ξ·stride + tc].
+//
+//go:noescape
+func winoInS(rows *float32, width int, v *float32, stride int, n int)
+
+// winoInS8 is winoInS on one block of 8 tiles.
+//
+//go:noescape
+func winoInS8(rows *float32, width int, v *float32, stride int)
+
+// winoInAsm runs winoInS, then winoInS8, on the first tiles of a tile row
+// when it can (winoInputRow's arguments, the ξ planes equally spaced) and
+// returns how many tiles it did: whole blocks of 16, then one of 8,
+// float32 only. Its sums are the Go loop's, in the same order, so the bits
+// are too.
+func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
+	n := tw / 8 * 8
+	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
+		return 0
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(vs[0])))
+	stride := uintptr(unsafe.Pointer(unsafe.SliceData(vs[1]))) - base
+	for xi := range vs {
+		// Equally spaced planes, each holding tiles o to o+n−1.
+		if uintptr(unsafe.Pointer(unsafe.SliceData(vs[xi])))-base != uintptr(xi)*stride || len(vs[xi]) < o+n {
+			return 0
+		}
+	}
+	_, _ = rows[3*width+2*n+1], rows[2*n+1] // the last block reads columns up to 2n+1 of each row
+	v, st := (*float32)(unsafe.Pointer(&vs[0][o])), int(stride/4)
+	n16 := n / 16 * 16
+	if n16 > 0 {
+		winoInS((*float32)(unsafe.Pointer(&rows[0])), width, v, st, n16)
+	}
+	if n > n16 { // one block of 8 left
+		winoInS8((*float32)(unsafe.Pointer(&rows[2*n16])), width, (*float32)(unsafe.Add(unsafe.Pointer(v), 4*n16)), st)
+	}
+	return n
+}

@@ -130,3 +130,206 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// Winograd's input transform (convwino.go, winoInputRow) on 16 tiles a
+// step, float32: each of the four padded input rows loaded as columns
+// 0–31 and 2–33 of the block, split by VPERMI2PS into the tiles' columns
+// 2tc, 2tc+1 (even and odd of the first) and 2tc+2, 2tc+3 (of the
+// second); Bᵀ d B in the Go loop's order of additions and subtractions;
+// element ξ of the 16 tiles stored at v + ξ·stride.
+
+DATA winoEven<>+0(SB)/4, $0
+DATA winoEven<>+4(SB)/4, $2
+DATA winoEven<>+8(SB)/4, $4
+DATA winoEven<>+12(SB)/4, $6
+DATA winoEven<>+16(SB)/4, $8
+DATA winoEven<>+20(SB)/4, $10
+DATA winoEven<>+24(SB)/4, $12
+DATA winoEven<>+28(SB)/4, $14
+DATA winoEven<>+32(SB)/4, $16
+DATA winoEven<>+36(SB)/4, $18
+DATA winoEven<>+40(SB)/4, $20
+DATA winoEven<>+44(SB)/4, $22
+DATA winoEven<>+48(SB)/4, $24
+DATA winoEven<>+52(SB)/4, $26
+DATA winoEven<>+56(SB)/4, $28
+DATA winoEven<>+60(SB)/4, $30
+GLOBL winoEven<>(SB), RODATA|NOPTR, $64
+
+DATA winoOdd<>+0(SB)/4, $1
+DATA winoOdd<>+4(SB)/4, $3
+DATA winoOdd<>+8(SB)/4, $5
+DATA winoOdd<>+12(SB)/4, $7
+DATA winoOdd<>+16(SB)/4, $9
+DATA winoOdd<>+20(SB)/4, $11
+DATA winoOdd<>+24(SB)/4, $13
+DATA winoOdd<>+28(SB)/4, $15
+DATA winoOdd<>+32(SB)/4, $17
+DATA winoOdd<>+36(SB)/4, $19
+DATA winoOdd<>+40(SB)/4, $21
+DATA winoOdd<>+44(SB)/4, $23
+DATA winoOdd<>+48(SB)/4, $25
+DATA winoOdd<>+52(SB)/4, $27
+DATA winoOdd<>+56(SB)/4, $29
+DATA winoOdd<>+60(SB)/4, $31
+GLOBL winoOdd<>(SB), RODATA|NOPTR, $64
+
+// COLS loads the 16 tiles' columns 2tc+j of the padded row at P into
+// C0..C3 (j = 0..3); clobbers Z16–Z19.
+#define COLS(P, C0, C1, C2, C3) \
+	VMOVUPS   (P), Z16 \
+	VMOVUPS   64(P), Z17 \
+	VMOVUPS   8(P), Z18 \
+	VMOVUPS   72(P), Z19 \
+	VMOVAPS   Z30, C0 \
+	VPERMI2PS Z17, Z16, C0 \
+	VMOVAPS   Z31, C1 \
+	VPERMI2PS Z17, Z16, C1 \
+	VMOVAPS   Z30, C2 \
+	VPERMI2PS Z19, Z18, C2 \
+	VMOVAPS   Z31, C3 \
+	VPERMI2PS Z19, Z18, C3
+
+// BROW stores row T0..T3 of Bᵀ d times B, the Go loop's t_i0 − t_i2,
+// t_i1 + t_i2, t_i2 − t_i1, t_i1 − t_i3, at the planes ξ = 4i..4i+3 from
+// P (DX the stride in bytes, R12 three strides); clobbers Z24–Z27.
+#define BROW(T0, T1, T2, T3, P) \
+	VSUBPS  T2, T0, Z24 \
+	VADDPS  T2, T1, Z25 \
+	VSUBPS  T1, T2, Z26 \
+	VSUBPS  T3, T1, Z27 \
+	VMOVUPS Z24, (P) \
+	VMOVUPS Z25, (P)(DX*1) \
+	VMOVUPS Z26, (P)(DX*2) \
+	VMOVUPS Z27, (P)(R12*1)
+
+// func winoInS(rows *float32, width int, v *float32, stride int, n int)
+TEXT ·winoInS(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), AX
+	MOVQ width+8(FP), BX
+	MOVQ v+16(FP), DI
+	MOVQ stride+24(FP), DX
+	MOVQ n+32(FP), CX
+	SHLQ $2, BX                 // width in bytes
+	SHLQ $2, DX                 // stride in bytes
+	LEAQ (DX)(DX*2), R12        // 3·stride
+	LEAQ (DI)(DX*4), R13        // ξ = 4
+	LEAQ (R13)(DX*4), R14       // ξ = 8
+	LEAQ (R14)(DX*4), SI        // ξ = 12
+	VMOVUPS winoEven<>(SB), Z30
+	VMOVUPS winoOdd<>(SB), Z31
+	SHRQ $4, CX
+
+inloop:
+	TESTQ CX, CX
+	JZ    indone
+	LEAQ  (AX)(BX*1), R9
+	LEAQ  (AX)(BX*2), R10
+	LEAQ  (R9)(BX*2), R11
+	COLS(AX, Z0, Z1, Z2, Z3)
+	COLS(R9, Z4, Z5, Z6, Z7)
+	COLS(R10, Z8, Z9, Z10, Z11)
+	COLS(R11, Z12, Z13, Z14, Z15)
+
+	// Bᵀ d: rows a − c, b + c, c − b, b − d (a..d: Z0, Z4, Z8, Z12 on).
+	VSUBPS Z8, Z0, Z20
+	VSUBPS Z9, Z1, Z21
+	VSUBPS Z10, Z2, Z22
+	VSUBPS Z11, Z3, Z23
+	BROW(Z20, Z21, Z22, Z23, DI)
+	VADDPS Z8, Z4, Z20
+	VADDPS Z9, Z5, Z21
+	VADDPS Z10, Z6, Z22
+	VADDPS Z11, Z7, Z23
+	BROW(Z20, Z21, Z22, Z23, R13)
+	VSUBPS Z4, Z8, Z20
+	VSUBPS Z5, Z9, Z21
+	VSUBPS Z6, Z10, Z22
+	VSUBPS Z7, Z11, Z23
+	BROW(Z20, Z21, Z22, Z23, R14)
+	VSUBPS Z12, Z4, Z20
+	VSUBPS Z13, Z5, Z21
+	VSUBPS Z14, Z6, Z22
+	VSUBPS Z15, Z7, Z23
+	BROW(Z20, Z21, Z22, Z23, SI)
+
+	ADDQ $128, AX
+	ADDQ $64, DI
+	ADDQ $64, R13
+	ADDQ $64, R14
+	ADDQ $64, SI
+	DECQ CX
+	JMP  inloop
+
+indone:
+	VZEROUPPER
+	RET
+
+// COLS8 is COLS for a block of 8 tiles: columns 0–15 and 2–17 of the row
+// at P, the permutes' upper 8 lanes unused.
+#define COLS8(P, C0, C1, C2, C3) \
+	VMOVUPS   (P), Z16 \
+	VMOVUPS   8(P), Z18 \
+	VMOVAPS   Z30, C0 \
+	VPERMI2PS Z16, Z16, C0 \
+	VMOVAPS   Z31, C1 \
+	VPERMI2PS Z16, Z16, C1 \
+	VMOVAPS   Z30, C2 \
+	VPERMI2PS Z18, Z18, C2 \
+	VMOVAPS   Z31, C3 \
+	VPERMI2PS Z18, Z18, C3
+
+// BROW8 is BROW storing the lower 8 lanes.
+#define BROW8(T0, T1, T2, T3, P) \
+	VSUBPS  T2, T0, Z24 \
+	VADDPS  T2, T1, Z25 \
+	VSUBPS  T1, T2, Z26 \
+	VSUBPS  T3, T1, Z27 \
+	VMOVUPS Y24, (P) \
+	VMOVUPS Y25, (P)(DX*1) \
+	VMOVUPS Y26, (P)(DX*2) \
+	VMOVUPS Y27, (P)(R12*1)
+
+// func winoInS8(rows *float32, width int, v *float32, stride int)
+TEXT ·winoInS8(SB), NOSPLIT, $0-32
+	MOVQ rows+0(FP), AX
+	MOVQ width+8(FP), BX
+	MOVQ v+16(FP), DI
+	MOVQ stride+24(FP), DX
+	SHLQ $2, BX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R12
+	LEAQ (DI)(DX*4), R13
+	LEAQ (R13)(DX*4), R14
+	LEAQ (R14)(DX*4), SI
+	VMOVUPS winoEven<>(SB), Z30
+	VMOVUPS winoOdd<>(SB), Z31
+	LEAQ  (AX)(BX*1), R9
+	LEAQ  (AX)(BX*2), R10
+	LEAQ  (R9)(BX*2), R11
+	COLS8(AX, Z0, Z1, Z2, Z3)
+	COLS8(R9, Z4, Z5, Z6, Z7)
+	COLS8(R10, Z8, Z9, Z10, Z11)
+	COLS8(R11, Z12, Z13, Z14, Z15)
+	VSUBPS Z8, Z0, Z20
+	VSUBPS Z9, Z1, Z21
+	VSUBPS Z10, Z2, Z22
+	VSUBPS Z11, Z3, Z23
+	BROW8(Z20, Z21, Z22, Z23, DI)
+	VADDPS Z8, Z4, Z20
+	VADDPS Z9, Z5, Z21
+	VADDPS Z10, Z6, Z22
+	VADDPS Z11, Z7, Z23
+	BROW8(Z20, Z21, Z22, Z23, R13)
+	VSUBPS Z4, Z8, Z20
+	VSUBPS Z5, Z9, Z21
+	VSUBPS Z6, Z10, Z22
+	VSUBPS Z7, Z11, Z23
+	BROW8(Z20, Z21, Z22, Z23, R14)
+	VSUBPS Z12, Z4, Z20
+	VSUBPS Z13, Z5, Z21
+	VSUBPS Z14, Z6, Z22
+	VSUBPS Z15, Z7, Z23
+	BROW8(Z20, Z21, Z22, Z23, SI)
+	VZEROUPPER
+	RET

@@ -7,3 +7,6 @@ var winoAVX512 = false
 
 // winoOutAsm does no tile: no assembly here.
 func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int { return 0 }
+
+// winoInAsm does no tile: no assembly here.
+func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int { return 0 }

@@ -220,10 +220,13 @@ func TestConvWinoAsmMatchesGo(t *testing.T) {
 		t.Skip("no AVX-512 loops on this machine or build")
 	}
 	defer func(v bool) { winoAVX512 = v }(winoAVX512)
-	wide := 0 // the geometries with a block of 16 tiles for the assembly
+	wide, eights := 0, 0 // the geometries with a block of 16 tiles for the assembly, and with one of 8 (the input transform's)
 	for _, g := range winoGeoms() {
 		if min(g.WO, g.W) >= 32 {
 			wide++
+		}
+		if (g.WO+1)/2%16 >= 8 {
+			eights++
 		}
 		for _, mode := range []ConvMode{ConvForward, ConvInput} {
 			r := newRand(&g)
@@ -245,7 +248,7 @@ func TestConvWinoAsmMatchesGo(t *testing.T) {
 			}
 		}
 	}
-	if wide == 0 {
-		t.Fatal("no geometry reaches the assembly loop")
+	if wide == 0 || eights == 0 {
+		t.Fatalf("%d geometries reach the assembly loops' blocks of 16, %d the input transform's block of 8", wide, eights)
 	}
 }
