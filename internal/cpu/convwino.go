@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"errors"
+	"math"
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/gemm"
@@ -298,7 +299,11 @@ func winoWeights[T Float](p *winoPlan, w, u []T, su int) (finite bool) {
 			}
 			u0, u1, u2, u3, u4, u5, u6, u7 := us[0], us[1], us[2], us[3], us[4], us[5], us[6], us[7]
 			u8, u9, u10, u11, u12, u13, u14, u15 := us[8], us[9], us[10], us[11], us[12], us[13], us[14], us[15]
-			for i := range u0 {
+			done := winoWtAsm(p, w, u, su, o) // the first kernels, in assembly
+			if !finiteRun(u5[:done]) {
+				z = T(math.NaN()) // not finite, as the loop's sum would be
+			}
+			for i := done; i < len(u0); i++ {
 				var k *[9]T
 				if p.flip {
 					s := (*[9]T)(w[(i*p.cout+o)*9:][:9])

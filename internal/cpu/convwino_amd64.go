@@ -75,3 +75,36 @@ func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	}
 	return n
 }
+
+// winoWtS is winoWeights' loop for one output channel on n kernels (a
+// multiple of 16) of float32: kernel i's taps at w + i·step (reversed when
+// flip), with idx[j] = j·step; U_ξ[i] at u[ξ·su + i].
+//
+//go:noescape
+func winoWtS(w *float32, idx *int32, u *float32, su int, n int, flip bool, step int)
+
+// winoWtAsm runs winoWtS for output channel o of p's weight transform
+// when it can (winoWeights' arguments) and returns how many input channels
+// it did, from 0: whole blocks of 16, float32 only. Its sums are the Go
+// loop's, in the same order, so the bits are too.
+func winoWtAsm[T Float](p *winoPlan, w, u []T, su, o int) int {
+	n := p.cin / 16 * 16
+	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
+		return 0
+	}
+	base, step := o*p.cin*9, 9
+	if p.flip {
+		base, step = o*9, p.cout*9
+	}
+	if int64(15)*int64(step) > 1<<31-1 {
+		return 0 // the gather's indices are 32-bit
+	}
+	_ = w[base+(n-1)*step+8] // the last kernel's last tap
+	_ = u[15*su+o*p.cin+n-1] // the last plane's last element
+	var idx [16]int32
+	for j := range idx {
+		idx[j] = int32(j * step)
+	}
+	winoWtS((*float32)(unsafe.Pointer(&w[base])), &idx[0], (*float32)(unsafe.Pointer(&u[o*p.cin])), su, n, p.flip, step)
+	return n
+}

@@ -333,3 +333,111 @@ TEXT ·winoInS8(SB), NOSPLIT, $0-32
 	BROW8(Z20, Z21, Z22, Z23, SI)
 	VZEROUPPER
 	RET
+
+// Winograd's weight transform (convwino.go, winoWeights) on 16 kernels a
+// step, float32: the nine taps of the 16 kernels (step elements apart,
+// reversed for a flipped weight) gathered by VGATHERDPS, G g Gᵀ in the Go
+// loop's order of additions and halvings (a multiplication by ½, exact
+// as the division is), element ξ of the 16 kernels stored at u + ξ·su.
+
+DATA winoHalf<>+0(SB)/4, $0.5
+GLOBL winoHalf<>(SB), RODATA|NOPTR, $4
+
+// GATHER loads tap D/4 of the 16 kernels at P (indices Z16) into R.
+#define GATHER(D, P, R) \
+	KXNORW     K1, K1, K1 \
+	VGATHERDPS D(P)(Z16*4), K1, R
+
+// UROW stores row R0, R1, R2 of G g times Gᵀ, the Go loop's r0,
+// (r0 + r1 + r2)/2, (r0 − r1 + r2)/2, r2, at the planes ξ = 4i..4i+3
+// from P (DX the plane stride in bytes, R12 three strides); clobbers
+// Z20, Z21.
+#define UROW(R0, R1, R2, P) \
+	VMOVUPS R0, (P) \
+	VADDPS  R1, R0, Z20 \
+	VADDPS  R2, Z20, Z20 \
+	VMULPS  Z15, Z20, Z20 \
+	VMOVUPS Z20, (P)(DX*1) \
+	VSUBPS  R1, R0, Z21 \
+	VADDPS  R2, Z21, Z21 \
+	VMULPS  Z15, Z21, Z21 \
+	VMOVUPS Z21, (P)(DX*2) \
+	VMOVUPS R2, (P)(R12*1)
+
+// BCOL computes column J's (k_j + k_3+j + k_6+j)/2 into B and
+// (k_j − k_3+j + k_6+j)/2 into C from taps K0, K3, K6.
+#define BCOL(K0, K3, K6, B, C) \
+	VADDPS K3, K0, B \
+	VADDPS K6, B, B \
+	VMULPS Z15, B, B \
+	VSUBPS K3, K0, C \
+	VADDPS K6, C, C \
+	VMULPS Z15, C, C
+
+// func winoWtS(w *float32, idx *int32, u *float32, su int, n int, flip bool, step int)
+TEXT ·winoWtS(SB), NOSPLIT, $0-56
+	MOVQ   w+0(FP), AX
+	MOVQ   idx+8(FP), BX
+	MOVQ   u+16(FP), DI
+	MOVQ   su+24(FP), DX
+	MOVQ   n+32(FP), CX
+	MOVBLZX flip+40(FP), R8
+	MOVQ   step+48(FP), R9
+	SHLQ   $6, R9               // 16 kernels: 16·step·4 bytes
+	SHLQ   $2, DX               // plane stride in bytes
+	LEAQ   (DX)(DX*2), R12
+	LEAQ   (DI)(DX*4), R13      // ξ = 4
+	LEAQ   (R13)(DX*4), R14     // ξ = 8
+	LEAQ   (R14)(DX*4), SI      // ξ = 12
+	VMOVUPS (BX), Z16
+	VBROADCASTSS winoHalf<>(SB), Z15
+	SHRQ   $4, CX
+
+wtloop:
+	TESTQ CX, CX
+	JZ    wtdone
+	TESTQ R8, R8
+	JNZ   wtflip
+	GATHER(0, AX, Z0)
+	GATHER(4, AX, Z1)
+	GATHER(8, AX, Z2)
+	GATHER(12, AX, Z3)
+	GATHER(16, AX, Z4)
+	GATHER(20, AX, Z5)
+	GATHER(24, AX, Z6)
+	GATHER(28, AX, Z7)
+	GATHER(32, AX, Z8)
+	JMP   wtcompute
+
+wtflip:
+	GATHER(32, AX, Z0)
+	GATHER(28, AX, Z1)
+	GATHER(24, AX, Z2)
+	GATHER(20, AX, Z3)
+	GATHER(16, AX, Z4)
+	GATHER(12, AX, Z5)
+	GATHER(8, AX, Z6)
+	GATHER(4, AX, Z7)
+	GATHER(0, AX, Z8)
+
+wtcompute:
+	// G g: rows a = k0..k2 (Z0–Z2), b (Z9–Z11), c (Z12–Z14), d = k6..k8.
+	BCOL(Z0, Z3, Z6, Z9, Z12)
+	BCOL(Z1, Z4, Z7, Z10, Z13)
+	BCOL(Z2, Z5, Z8, Z11, Z14)
+	UROW(Z0, Z1, Z2, DI)
+	UROW(Z9, Z10, Z11, R13)
+	UROW(Z12, Z13, Z14, R14)
+	UROW(Z6, Z7, Z8, SI)
+
+	ADDQ R9, AX
+	ADDQ $64, DI
+	ADDQ $64, R13
+	ADDQ $64, R14
+	ADDQ $64, SI
+	DECQ CX
+	JMP  wtloop
+
+wtdone:
+	VZEROUPPER
+	RET

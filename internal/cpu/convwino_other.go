@@ -10,3 +10,6 @@ func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int { 
 
 // winoInAsm does no tile: no assembly here.
 func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int { return 0 }
+
+// winoWtAsm does no kernel: no assembly here.
+func winoWtAsm[T Float](p *winoPlan, w, u []T, su, o int) int { return 0 }

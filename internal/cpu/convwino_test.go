@@ -252,3 +252,38 @@ func TestConvWinoAsmMatchesGo(t *testing.T) {
 		t.Fatalf("%d geometries reach the assembly loops' blocks of 16, %d the input transform's block of 8", wide, eights)
 	}
 }
+
+// winoWeights reports a float32 weight holding ±Inf or NaN as not finite
+// wherever it is: among the kernels the assembly transforms (blocks of 16
+// input channels) and among those the Go loop does, weight as it is
+// (ConvForward) and turned (ConvInput).
+func TestConvWinoWeightsNonFinite32(t *testing.T) {
+	g := ConvGeom{N: 1, C: 37, H: 8, W: 8, Cout: 35, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 8, WO: 8}
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, mode := range []ConvMode{ConvForward, ConvInput} {
+		p := newWinoPlan(&g, mode)
+		su := winoStride(p.cout * p.cin)
+		u := make([]float32, 16*su)
+		w := normals[float32](r, g.Cout*g.Rows())
+		if !winoWeights(p, w, u, su) {
+			t.Fatalf("mode %d: finite weight reported not finite", mode)
+		}
+		// Kernel (o, i) of the plan: w[o, i] or, turned, w[i, o].
+		at := func(o, i int) int {
+			if p.flip {
+				return (i*p.cout + o) * 9
+			}
+			return (o*p.cin + i) * 9
+		}
+		for _, bad := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+			for _, k := range []int{at(3, 5) + 4, at(p.cout-1, 31) + 8, at(2, p.cin-1)} { // in the assembly's blocks, and past them
+				old := w[k]
+				w[k] = bad
+				if winoWeights(p, w, u, su) {
+					t.Errorf("mode %d: %v at %d reported finite", mode, bad, k)
+				}
+				w[k] = old
+			}
+		}
+	}
+}
