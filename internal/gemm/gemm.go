@@ -3,8 +3,11 @@
 // Go assembly where the CPU has one: AVX-512 or AVX2/FMA on amd64, NEON on
 // arm64; a portable Go kernel elsewhere and with the build tag purego), with
 // no cgo and no system library. Gemm computes a product, Check validates
-// its sizes and slice lengths (for any BLAS), and Kernel names the
-// micro-kernel in use; package par's workers split large products.
+// its sizes and slice lengths (for any BLAS), GemmPackedA reuses a packed
+// left operand, GemmFill takes both operands from the caller's packing
+// callbacks (a convolution's columns built where the kernel reads them),
+// and Kernel names the micro-kernel in use; package par's workers split
+// large products.
 //
 // Results are bitwise identical for any GOMAXPROCS and between the assembly
 // kernels (AVX-512, AVX2/FMA and NEON compute alike): every element of C is
