@@ -381,20 +381,5 @@ func copyRun[T Float](dst, src []T) {
 		copy(dst, src)
 		return
 	}
-	// Loads into registers, then stores: an array assignment through
-	// these pointers is a call to memmove.
-	dp, sp := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
-	if unsafe.Sizeof(T(0)) == 4 {
-		d, s := (*[32]uint32)(dp), (*[32]uint32)(sp)
-		for i := 0; i < 32; i += 8 {
-			a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
-			d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
-		}
-		return
-	}
-	d, s := (*[16]uint64)(dp), (*[16]uint64)(sp)
-	for i := 0; i < 16; i += 8 {
-		a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
-		d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
-	}
+	gemm.Copy128(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)))
 }

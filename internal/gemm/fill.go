@@ -223,3 +223,17 @@ func copyRows12(dst, src unsafe.Pointer, stride, w, size int) {
 		d[6], d[7], d[8], d[9], d[10], d[11] = a0, a1, a2, a3, a4, a5
 	}
 }
+
+// Copy128 copies the 128 bytes at src to dst (a packed panel's row of 32
+// float32 or 16 float64) by loads into registers and stores: an array
+// assignment through these pointers, which may overlap for all the
+// compiler knows, is a call to memmove, which cost more than the copy.
+// The caller has checked the bounds; dst and src do not overlap and hold
+// elements of 4 bytes or more (4-byte aligned).
+func Copy128(dst, src unsafe.Pointer) {
+	d, s := (*[32]uint32)(dst), (*[32]uint32)(src)
+	for i := 0; i < 32; i += 8 {
+		a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
+		d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
+	}
+}

@@ -20,6 +20,7 @@ package gemm
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/gops-dev/gops/internal/par"
 )
@@ -408,6 +409,13 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 		clear(dst[:kb*nr])
 	}
 	if !trans {
+		if cols == nr && nr*int(unsafe.Sizeof(dst[0])) == 128 && kb > 0 { // AVX-512 panels: no memmove call a row
+			_, _ = dst[kb*nr-1], b[(p0+kb-1)*ldb+c0+nr-1]
+			for p := 0; p < kb; p++ {
+				Copy128(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
+			}
+			return
+		}
 		for p := 0; p < kb; p++ {
 			copy(dst[p*nr:p*nr+cols], b[(p0+p)*ldb+c0:(p0+p)*ldb+c0+cols])
 		}
