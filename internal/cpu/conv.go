@@ -449,12 +449,17 @@ const (
 // adding bias [Cout] when it is not nil; ConvInput reads the gradient G
 // [N, Cout, HO, WO] from a and the weight from w and writes the input's
 // gradient [N, C, H, W]; ConvWeight reads G from w and x from a and
-// writes the weight's gradient. ConvForward and ConvInput spread the
-// samples over goroutines, a columns buffer each; ConvWeight sums over
-// the samples in order on one. ConvForward builds the columns of a few
-// output rows at a time (forwardRows), ConvWeight those of a few output
-// positions (weightSpan) and ConvInput those of a few channels
-// (inputChunk), each used while it is in cache. The first error of mul
+// writes the weight's gradient. With another BLAS (a non-nil mul; and
+// for a few narrow geometries) ConvForward and ConvInput spread the
+// samples over goroutines, a columns buffer each, and ConvWeight sums
+// over the samples in order on one; ConvForward builds the columns of a
+// few output rows at a time (forwardRows), ConvWeight those of a few
+// output positions (weightSpan) and ConvInput those of a few channels
+// (inputChunk), each used while it is in cache. On gops' own product the
+// columns go straight into the product's panels instead (convProduct,
+// convfill.go; ConvWeight's sums then run over the samples' positions side
+// by side). Every path is chosen by the geometry and mul alone, so the
+// result is bitwise the same for any GOMAXPROCS. The first error of mul
 // (in sample order) is returned. Narrow groups (at most directMaxChannels
 // input and output channels a group, depthwise among them) run the direct
 // kernels (convdirect.go) instead, without mul, but for ConvInput with a

@@ -23,7 +23,7 @@ func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w,
 			return convForwardFilled(g, out, a, w, bias, ep)
 		case mode == ConvInput && inputFills(g):
 			return convInputFilled(g, out, a, w)
-		case mode == ConvWeight && weightFills[T](g):
+		case mode == ConvWeight && weightFills(g):
 			return convWeightFilled(g, out, a, w)
 		}
 	}
@@ -50,14 +50,17 @@ func inputFills(g *ConvGeom) bool { return !g.Pointwise() && g.N*g.L() < g.Rows(
 // panels. Both cost about an element's copy a packed element.
 func byRows(m int, g *ConvGeom) bool { return g.N*g.L() < m }
 
-// weightFills reports whether ConvWeight of g runs convWeightFilled:
-// enough panels of the weight gradient's columns to give every goroutine
-// a few (a narrow one, the ResNet stem's 147 rows, keeps convGEMM's
-// split of the product by rows).
-func weightFills[T Float](g *ConvGeom) bool {
-	panels := g.Groups * ((g.Rows() + panelWidth[T]() - 1) / panelWidth[T]())
-	return panels >= 4*par.Procs()
-}
+// weightFills reports whether ConvWeight of g runs convWeightFilled: at
+// least weightFillRows column rows in all (a narrow gradient, the ResNet
+// stem's 147 rows, keeps convGEMM's split of the product by rows). The
+// two paths sum the samples differently (convGEMM each sample's positions
+// apart), so the choice depends on the geometry alone: never on
+// GOMAXPROCS, the jobs running beside it or the micro-kernel's tile.
+func weightFills(g *ConvGeom) bool { return g.Groups*g.Rows() >= weightFillRows }
+
+// weightFillRows is weightFills' threshold: eight panels of the AVX-512
+// float32 kernel, four a goroutine on two cores.
+const weightFillRows = 256
 
 // panelWidth is gemm.PanelWidth of T's width.
 func panelWidth[T Float]() int {

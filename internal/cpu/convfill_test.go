@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
 )
 
 // TestConvWeightFilled checks ConvWeight's filled-panel path bitwise
@@ -192,6 +193,43 @@ func testConvInputFilled[T float32 | float64](t *testing.T, g ConvGeom) {
 		}
 		if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
 			t.Fatalf("GOMAXPROCS %d: convInputFilled differs from convGEMMWith", procs)
+		}
+	}
+}
+
+// Conv's weight gradient is bitwise the same at GOMAXPROCS 1, 2 and 3 and
+// while another job holds the workers (par.Outer): the filled path and
+// convGEMM sum the samples differently, so the choice between them
+// depends on the geometry alone (a choice by the worker count once gave
+// different bits on the same inputs).
+func TestConvWeightAcrossProcs(t *testing.T) {
+	for _, g := range append(fillGeoms(t),
+		ConvGeom{N: 2, C: 16, H: 10, W: 10, Cout: 16, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 10, WO: 10},
+		ConvGeom{N: 3, C: 40, H: 7, W: 9, Cout: 24, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: 7, WO: 9}) {
+		r := rand.New(rand.NewPCG(uint64(g.C), 3))
+		x, gr := normals[float32](r, g.N*g.C*g.H*g.W), normals[float32](r, g.N*g.Cout*g.L())
+		var first []float32
+		for _, run := range []struct {
+			procs int
+			outer bool
+		}{{1, false}, {2, false}, {3, false}, {2, true}} {
+			got := make([]float32, g.Cout*g.Rows())
+			old := runtime.GOMAXPROCS(run.procs)
+			end := func() {}
+			if run.outer {
+				end = par.Outer(2)
+			}
+			err := Conv(&g, ConvWeight, nil, got, x, gr, nil)
+			end()
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = got
+			} else if !slices.Equal(bitsOf(got), bitsOf(first)) {
+				t.Fatalf("%+v: GOMAXPROCS %d (outer job %v): not the bits of GOMAXPROCS 1", g, run.procs, run.outer)
+			}
 		}
 	}
 }

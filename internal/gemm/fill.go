@@ -50,8 +50,8 @@ func PackAColumns[T Float](dst []T, kb, p0 int, a []T, lda, m, w int, trans bool
 		panel := dst[r0*kb+p0*mr : r0*kb+(p0+w)*mr]
 		rows := min(mr, m-r0)
 		if trans {
-			if rows == mr && mr == 12 && w > 0 { // the AVX-512 kernels' full panels
-				_, _ = panel[(w-1)*12+11], a[(w-1)*lda+r0+11]
+			if rows == mr && mr == 12 && w > 0 && lda >= 12 { // the AVX-512 kernels' full panels, rows apart
+				_, _, _ = panel[(w-1)*12+11], a[r0], a[(w-1)*lda+r0+11]
 				copyRows12(unsafe.Pointer(&panel[0]), unsafe.Pointer(&a[r0]), lda*int(unsafe.Sizeof(a[0])), w, int(unsafe.Sizeof(a[0])))
 				continue
 			}
@@ -136,7 +136,8 @@ func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []
 }
 
 // checkSegments is GemmFill's check of C: ldc, and every segment's rows
-// inside c and clear of the next segment's.
+// inside c and clear of the next segment's, by divisions (sizes whose
+// products overflow int are errors, not wrapped around).
 func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 	if m < 0 || n < 0 || k < 0 {
 		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
@@ -152,12 +153,22 @@ func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 		return nil
 	}
 	last := (n - 1) / seg.Len
-	if last > 0 && seg.Stride < (m-1)*ldc+seg.Len {
+	// Segments s and s+1 apart by Stride ≥ (m−1)·ldc + Len.
+	if last > 0 && (seg.Stride < seg.Len || (seg.Stride-seg.Len)/ldc < m-1) {
 		return fmt.Errorf("gemm: c: segments %d apart overlap (%d rows of %d columns, leading dimension %d)", seg.Stride, m, seg.Len, ldc)
 	}
-	// The last segment ends last: the others end before it starts.
-	if need := last*seg.Stride + (m-1)*ldc + (n - last*seg.Len); len(c) < need {
-		return fmt.Errorf("gemm: c: %d elements for %d segments of %d rows of %d columns (%d needed)", len(c), last+1, m, seg.Len, need)
+	// The last segment ends last (the others end before it starts): its
+	// end last·Stride + (m−1)·ldc + its width within len(c).
+	rest := len(c) - (n - last*seg.Len)
+	if rest >= 0 && last > 0 {
+		if seg.Stride > 0 && last > rest/seg.Stride {
+			rest = -1
+		} else {
+			rest -= last * seg.Stride
+		}
+	}
+	if rest < 0 || rest/ldc < m-1 {
+		return fmt.Errorf("gemm: c: %d elements for %d segments of %d rows of %d columns, %d apart, leading dimension %d", len(c), last+1, m, seg.Len, seg.Stride, ldc)
 	}
 	return nil
 }

@@ -144,3 +144,38 @@ func TestGemmFillErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmFillOverflow: sizes whose products overflow int are errors (a
+// wrapped product passed a check once, and the kernel wrote far past C),
+// and PackAColumns does not read before a with a negative lda.
+func TestGemmFillOverflow(t *testing.T) {
+	fillB := func(dst []float32, pc, kb, j0, cols int) {}
+	fillA := func(dst []float32, pc, kb int) {}
+	c := make([]float32, 38)
+	huge := int(^uint(0)>>1)/11 + 1 // 11·huge overflows
+	for _, tc := range []struct {
+		name string
+		m, n int
+		ldc  int
+		seg  Segments
+	}{
+		{"ldc", 12, 32, huge, Segments{}},
+		{"stride", 2, 6, 2, Segments{Len: 2, Stride: huge}},
+		{"stride and rows", 3, 6, huge, Segments{Len: 2, Stride: 2 * huge}},
+	} {
+		if err := GemmFill(tc.m, tc.n, 1, fillA, fillB, 0, c, tc.ldc, tc.seg); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	big := make([]float32, 64)
+	dst := make([]float32, 2*12)
+	func() {
+		defer func() { _ = recover() }() // a panic is the documented answer to a too-short a
+		PackAColumns(dst, 2, 0, big[32:], -5, 12, 2, true)
+		for _, v := range dst {
+			if v != 0 {
+				t.Fatal("PackAColumns read before a (negative lda)")
+			}
+		}
+	}()
+}
