@@ -126,13 +126,10 @@ func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(n, c0, c
 		wg := w[(gi*cog+m0)*rows : (gi*cog+m1)*rows]
 		fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
 		fillB := func(panel []T, pc, kb, jc, cols int) {
-			for j := j0 + jc; j < j0+jc+cols; {
-				n, l0 := j/l, j%l
-				wd := min(j0+jc+cols-j, l-l0)
+			eachSample(j0+jc, j0+jc+cols, l, func(n, l0, at, wd int) {
 				xs := x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] // the group's channels
-				im2colRows(g, xs, panel[j-j0-jc:], nr, pc, pc+kb, l0, l0+wd)
-				j += wd
-			}
+				im2colRows(g, xs, panel[at:], nr, pc, pc+kb, l0, l0+wd)
+			})
 		}
 		n0 := j0 / l
 		c := out[(n0*g.Cout+gi*cog+m0)*l+j0-n0*l:]
@@ -223,12 +220,9 @@ func inputFilled[T gemm.Float](g *ConvGeom, dx, gr, w []T) error {
 			fillB := func(panel []T, pc, kb, jc, ncols int) {
 				for p := 0; p < kb; p++ {
 					row := panel[p*nr : p*nr+ncols]
-					for j := jc; j < jc+ncols; {
-						n, l0 := j/l, j%l
-						wd := min(jc+ncols-j, l-l0)
-						copyRun(row[j-jc:j-jc+wd], gr[(n*g.Cout+gi*cog+pc+p)*l+l0:][:wd])
-						j += wd
-					}
+					eachSample(jc, jc+ncols, l, func(n, l0, at, wd int) {
+						copyRun(row[at:at+wd], gr[(n*g.Cout+gi*cog+pc+p)*l+l0:][:wd])
+					})
 				}
 			}
 			if errs[t] = gemm.GemmFill(m, nl, cog, fillA, fillB, 0, cols, l, gemm.Segments{Len: l, Stride: m * l}); errs[t] != nil {
@@ -277,16 +271,6 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 	l, cog, rows, cpg := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups
 	chw, hw, nr, kc := g.C*g.H*g.W, g.H*g.W, panelWidth[T](), blockK[T]()
 	panels := (rows + nr - 1) / nr
-	// segments calls f for the samples' parts of positions [pc, pc+kb) of
-	// all samples side by side: sample n's positions [l0, l0+w) at p0.
-	segments := func(pc, kb int, f func(n, l0, p0, w int)) {
-		for k := pc; k < pc+kb; {
-			n, l0 := k/l, k%l
-			w := min(pc+kb, (n+1)*l) - k
-			f(n, l0, k-pc, w)
-			k += w
-		}
-	}
 	errs := make([]error, g.Groups*panels)
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		var scratch []T
@@ -301,13 +285,13 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 			j0, j1 := q0*nr, min(rows, q1*nr)
 			xg := func(n int) []T { return x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] } // the group's channels
 			fillA := func(dst []T, pc, kb int) {
-				segments(pc, kb, func(n, l0, p0, w int) {
+				eachSample(pc, pc+kb, l, func(n, l0, p0, w int) {
 					gemm.PackAColumns(dst, kb, p0, gr[n*g.Cout*l+gi*cog*l+l0:], l, cog, w, false)
 				})
 			}
 			fillB := func(panel []T, pc, kb, jc, cols int) {
 				r := j0 + jc // the panel's first row in the group
-				segments(pc, kb, func(n, l0, p0, w int) {
+				eachSample(pc, pc+kb, l, func(n, l0, p0, w int) {
 					if scratch == nil {
 						gemm.Interleave(panel[p0*nr:], nr, xg(n)[r*l+l0:], l, cols, w)
 						return
@@ -329,6 +313,19 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 		}
 	}
 	return nil
+}
+
+// eachSample calls f for the samples' parts of the batch's positions
+// [j0, j1), the samples' output positions side by side (position j of
+// sample j / l at j mod l): sample n's positions [l0, l0+w) at offset at
+// from j0.
+func eachSample(j0, j1, l int, f func(n, l0, at, w int)) {
+	for j := j0; j < j1; {
+		n, l0 := j/l, j%l
+		w := min(j1-j, l-l0)
+		f(n, l0, j-j0, w)
+		j += w
+	}
 }
 
 // im2colRows writes column rows [r0, r1) of one sample's (or group's)
