@@ -33,11 +33,13 @@ func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w,
 // forwardFills reports whether ConvForward of g runs convForwardFilled:
 // a convolution with columns to build (a pointwise one's are the input:
 // its product reads them in place) and fewer output positions in the
-// batch than output channels in a group (byRows). With more, convGEMM's
-// blocks of columns ran faster on a warm cache (3×3 64→64 at 56×56, batch
-// 2: 2.1 against 4.3 ms; the ResNet stem, batch 8: 12.7 against 16.2);
-// the results are the same bits either way.
-func forwardFills(g *ConvGeom) bool { return !g.Pointwise() && byRows(g.Cout/max(1, g.Groups), g) }
+// batch than output channels in a group. With more, convGEMM's blocks of
+// columns ran faster on a warm cache than panels filled one by one (3×3
+// 64→64 at 56×56, batch 2: 2.1 against 4.3 ms; the ResNet stem, batch 8:
+// 12.7 against 16.2); the results are the same bits either way.
+func forwardFills(g *ConvGeom) bool {
+	return !g.Pointwise() && g.N*g.L() < g.Cout/max(1, g.Groups)
+}
 
 // inputFills reports whether ConvInput of g runs convInputFilled: a
 // convolution with columns to add back (a pointwise one's are the input's
@@ -45,14 +47,6 @@ func forwardFills(g *ConvGeom) bool { return !g.Pointwise() && byRows(g.Cout/max
 // in the batch than column rows in a group: convGEMM's products, one per
 // sample, each packed the whole weight for a few columns.
 func inputFills(g *ConvGeom) bool { return !g.Pointwise() && g.N*g.L() < g.Rows() }
-
-// byRows reports whether a filled product of m rows (output channels or
-// column rows) and N·L columns splits its rows over goroutines rather than
-// its columns: when the rows outnumber the batch's output positions. Each
-// goroutine then packs only its rows of the weight (A) and builds every
-// panel of B; split by columns, each packs all of A and builds its own
-// panels. Both cost about an element's copy a packed element.
-func byRows(m int, g *ConvGeom) bool { return g.N*g.L() < m }
 
 // weightFills reports whether ConvWeight of g runs convWeightFilled: at
 // least weightFillRows column rows in all (a narrow gradient, the ResNet
@@ -83,27 +77,27 @@ func panelWidth[T Float]() int {
 }
 
 // convForwardFilled is ConvForward on gops' own product (then the bias
-// and ep, as convGEMMWith's), the columns never held whole: per group one
-// product W_g [Cout/Groups, Rows] times the samples' columns [Rows, L]
-// side by side along n (gemm.GemmFill's segments: each sample's output in
-// its place). The product packs a K block of W_g (gemm.PackAColumns) and
-// builds each panel's columns where the micro-kernel reads them
-// (im2colRows with the panel's width as its stride: the packed panel is
-// the columns' block itself), in the core's first-level cache; convGEMM
-// built blocks of columns and then copied them into panels, and multiplied
-// each sample alone: at 2×2 output positions one panel of 32 columns held
-// 4. Goroutines take ranges of the output channels (byRows: a few output
-// positions) or of the column panels (each sample's own), and do the bias
-// and ep on what they wrote while it is in their cache. Bitwise
-// convGEMMWith's result: the same products, element by element.
+// and ep, as convGEMMWith's) for a batch of few output positions
+// (forwardFills): per group one product W_g [Cout/Groups, Rows] times the
+// samples' columns [Rows, L] side by side along n (gemm.GemmFill's
+// segments: each sample's output in its place), the goroutines taking
+// tiles of output channels, each packing only its rows of the weight
+// (gemm.PackAColumns). The panels' rows are im2col rows built where the
+// micro-kernel reads them (im2colRows with the panel's width as its
+// stride); convGEMM multiplied each sample alone, packing the whole weight
+// for a few columns (at 2×2 output positions one panel of 32 columns held
+// 4). Each goroutine does the bias and ep on the channels it wrote.
+// Bitwise convGEMMWith's result: the same products, element by element.
 func convForwardFilled[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
 	l := g.L()
-	after := func(n, c0, c1, p0, p1 int) {
+	after := func(c0, c1 int) { // the bias and ep of output channels [c0, c1)
 		if len(bias) == 0 && ep.empty() {
 			return
 		}
-		for co := c0; co < c1; co++ {
-			ep.channel(out, bias, (n*g.Cout+co)*l, co, p0, p1, l)
+		for n := 0; n < g.N; n++ {
+			for co := c0; co < c1; co++ {
+				ep.channel(out, bias, (n*g.Cout+co)*l, co, 0, l, l)
+			}
 		}
 	}
 	if unsafe.Sizeof(T(0)) == 4 {
@@ -112,67 +106,34 @@ func convForwardFilled[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T
 	return forwardFilled(g, asF64(out), asF64(x), asF64(w), after)
 }
 
-// forwardFilled is convForwardFilled on gemm's element types; after, called
-// on the goroutine that wrote them, once sample n's output channels
-// [c0, c1) at positions [p0, p1) are written, does the bias and the
-// epilogue.
-func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(n, c0, c1, p0, p1 int)) error {
+// forwardFilled is convForwardFilled on gemm's element types; after,
+// called on the goroutine that wrote them once output channels [c0, c1)
+// of every sample are written, does the bias and the epilogue.
+func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(c0, c1 int)) error {
 	l, cog, rows, cpg := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups
-	chw, hw, nr := g.C*g.H*g.W, g.H*g.W, panelWidth[T]()
-	// product multiplies rows [m0, m1) of group gi's weight by the columns
-	// of the batch's positions [j0, j1) (sample j / L, position j mod L):
-	// all of the batch's, or a part of one sample's.
-	product := func(gi, m0, m1, j0, j1 int) error {
-		wg := w[(gi*cog+m0)*rows : (gi*cog+m1)*rows]
-		fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
-		fillB := func(panel []T, pc, kb, jc, cols int) {
-			eachSample(j0+jc, j0+jc+cols, l, func(n, l0, at, wd int) {
-				xs := x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] // the group's channels
-				im2colRows(g, xs, panel[at:], nr, pc, pc+kb, l0, l0+wd)
-			})
-		}
-		n0 := j0 / l
-		c := out[(n0*g.Cout+gi*cog+m0)*l+j0-n0*l:]
-		return gemm.GemmFill(m1-m0, j1-j0, rows, fillA, fillB, 0, c, l, gemm.Segments{Len: l, Stride: g.Cout * l})
-	}
-	if byRows(cog, g) {
-		// Tasks: tiles of a group's output channels, all positions.
-		mr := gemm.TileRows[T]()
-		tiles := (cog + mr - 1) / mr
-		errs := make([]error, g.Groups*tiles)
-		par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
-			defer par.Outer(1)() // the epilogue's loops run on this goroutine
-			for t := lo; t < hi; {
-				gi, q0 := t/tiles, t%tiles
-				q1 := min(tiles, q0+hi-t)
-				m0, m1 := q0*mr, min(cog, q1*mr)
-				if errs[t] = product(gi, m0, m1, 0, g.N*l); errs[t] != nil {
-					return
-				}
-				for n := 0; n < g.N; n++ {
-					after(n, gi*cog+m0, gi*cog+m1, 0, l)
-				}
-				t += q1 - q0
-			}
-		})
-		return errors.Join(errs...)
-	}
-	// Tasks: the samples' column panels, every output channel.
-	panels := (l + nr - 1) / nr
-	errs := make([]error, g.N*panels)
+	chw, hw, nr, mr := g.C*g.H*g.W, g.H*g.W, panelWidth[T](), gemm.TileRows[T]()
+	tiles := (cog + mr - 1) / mr
+	errs := make([]error, g.Groups*tiles)
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
 		for t := lo; t < hi; {
-			// Panels [q0, q1) of sample n: positions [p0, p1).
-			n, q0 := t/panels, t%panels
-			q1 := min(panels, q0+hi-t)
-			p0, p1 := q0*nr, min(l, q1*nr)
-			for gi := 0; gi < g.Groups; gi++ {
-				if errs[t] = product(gi, 0, cog, n*l+p0, n*l+p1); errs[t] != nil {
-					return
-				}
+			// Tiles [q0, q1) of group gi: its output channels [m0, m1).
+			gi, q0 := t/tiles, t%tiles
+			q1 := min(tiles, q0+hi-t)
+			m0, m1 := q0*mr, min(cog, q1*mr)
+			wg := w[(gi*cog+m0)*rows : (gi*cog+m1)*rows]
+			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
+			fillB := func(panel []T, pc, kb, jc, cols int) {
+				eachSample(jc, jc+cols, l, func(n, l0, at, wd int) {
+					xs := x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] // the group's channels
+					im2colRows(g, xs, panel[at:], nr, pc, pc+kb, l0, l0+wd)
+				})
 			}
-			after(n, 0, g.Cout, p0, p1)
+			c := out[(gi*cog+m0)*l:]
+			if errs[t] = gemm.GemmFill(m1-m0, g.N*l, rows, fillA, fillB, 0, c, l, gemm.Segments{Len: l, Stride: g.Cout * l}); errs[t] != nil {
+				return
+			}
+			after(gi*cog+m0, gi*cog+m1)
 			t += q1 - q0
 		}
 	})
