@@ -12,6 +12,11 @@ import (
 // whatever the caller wants kept of the graph's geometry (meta).
 type buildFunc func(x *gorgonia.Node) (outs []*gorgonia.Node, meta any, err error)
 
+// variantBuildFunc is a buildFunc for graphs that differ by more than the
+// input's shape: variant (comparable, printed into the graph's key) says
+// how.
+type variantBuildFunc func(x *gorgonia.Node, variant any) (outs []*gorgonia.Node, meta any, err error)
+
 // maxRunnerGraphs is how many input shapes' graphs a runner keeps. Each
 // graph's machine holds every intermediate buffer (hundreds of MB for a
 // ResNet-50-FPN detector at 800×1333), and images of varied aspect
@@ -25,7 +30,7 @@ const maxRunnerGraphs = 4
 // nn.Evaluator does for one output; the maxRunnerGraphs most recently
 // used are kept. Not safe for concurrent use.
 type runner struct {
-	build  buildFunc
+	build  variantBuildFunc
 	graphs map[string]*runGraph
 	clock  uint64
 }
@@ -40,6 +45,12 @@ type runGraph struct {
 }
 
 func newRunner(build buildFunc) *runner {
+	return newVariantRunner(func(x *gorgonia.Node, _ any) ([]*gorgonia.Node, any, error) { return build(x) })
+}
+
+// newVariantRunner is a runner whose graphs are built per input shape and
+// variant.
+func newVariantRunner(build variantBuildFunc) *runner {
 	return &runner{build: build, graphs: map[string]*runGraph{}}
 }
 
@@ -47,9 +58,21 @@ func newRunner(build buildFunc) *runner {
 // values, valid until the next run of the same shape) and the graph's
 // meta.
 func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
-	rg, err := r.graph(x)
+	return r.runVariant(x, nil, nil)
+}
+
+// runVariant is run on the graph of x's shape and variant; prepare, if
+// not nil, is called with the graph's meta before the machine runs (to
+// set the graph's other inputs).
+func (r *runner) runVariant(x *tensor.Dense, variant any, prepare func(meta any) error) ([]*tensor.Dense, any, error) {
+	rg, err := r.graph(x, variant)
 	if err != nil {
 		return nil, nil, err
+	}
+	if prepare != nil {
+		if err := prepare(rg.meta); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := rg.exec(x); err != nil {
 		return nil, nil, err
@@ -67,15 +90,18 @@ func (r *runner) run(x *tensor.Dense) ([]*tensor.Dense, any, error) {
 
 // graph returns the graph of x's dtype and shape, built on its first use
 // (and the least recently used one closed beyond maxRunnerGraphs).
-func (r *runner) graph(x *tensor.Dense) (*runGraph, error) {
+func (r *runner) graph(x *tensor.Dense, variant any) (*runGraph, error) {
 	if r == nil || r.graphs == nil {
 		return nil, fmt.Errorf("the model is closed")
 	}
 	key := fmt.Sprintf("%v%v", x.Dtype(), x.Shape())
+	if variant != nil {
+		key += fmt.Sprintf(" %v", variant)
+	}
 	rg, ok := r.graphs[key]
 	if !ok {
 		var err error
-		if rg, err = r.newGraph(x.Dtype(), x.Shape()); err != nil {
+		if rg, err = r.newGraph(x.Dtype(), x.Shape(), variant); err != nil {
 			return nil, err
 		}
 		if len(r.graphs) >= maxRunnerGraphs {
@@ -116,11 +142,11 @@ func (r *runner) evict() {
 }
 
 // newGraph builds the graph and machine for inputs of dtype dt, shape s.
-func (r *runner) newGraph(dt tensor.Dtype, s tensor.Shape) (*runGraph, error) {
+func (r *runner) newGraph(dt tensor.Dtype, s tensor.Shape, variant any) (*runGraph, error) {
 	g := gorgonia.NewGraph()
 	ad.ReuseResults(g, true)
 	x := gorgonia.NewTensor(g, dt, s.Dims(), gorgonia.WithShape(s.Clone()...), gorgonia.WithName("images"))
-	ys, meta, err := r.build(x)
+	ys, meta, err := r.build(x, variant)
 	if err != nil {
 		return nil, fmt.Errorf("building the graph for input %v %v: %w", dt, s, err)
 	}

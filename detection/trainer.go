@@ -213,7 +213,7 @@ func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, err
 	if err != nil {
 		return LossValues{}, err
 	}
-	rg, err := t.run.graph(images)
+	rg, err := t.run.graph(images, nil)
 	if err != nil {
 		return fail(err)
 	}

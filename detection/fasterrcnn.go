@@ -1,0 +1,432 @@
+package detection
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gops-dev/gops/gops"
+	"github.com/gops-dev/gops/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// FasterRCNNConfig is the configuration of torchvision's FasterRCNN
+// (models/detection/faster_rcnn.py) with an FPN backbone, in eval mode;
+// FasterRCNNResNet50FPN gives fasterrcnn_resnet50_fpn's.
+type FasterRCNNConfig struct {
+	// Backbone is the ResNet-FPN. Its returned stages' maps feed the RoI
+	// pooling (torchvision's featmap_names "0".."3"); all its maps, the
+	// extra block's too, feed the RPN. OutChannels (0: 256) is C.
+	Backbone BackboneWithFPN
+	// NumClasses counts the background class 0 (91 for COCO).
+	NumClasses int
+	// Transform resizes, normalises and batches the images.
+	Transform GeneralizedRCNNTransform
+	// AnchorGenerator is the RPN's anchors (one size, three aspect
+	// ratios per level for fasterrcnn_resnet50_fpn).
+	AnchorGenerator AnchorGenerator
+	// RPNConvDepth is RPNHead.ConvDepth (0: 1).
+	RPNConvDepth int
+	// RPN is the proposal selection (DefaultRPNConfig).
+	RPN RPNConfig
+	// RoIOutputSize and SamplingRatio are the box RoI pooling's
+	// (MultiScaleRoIAlign's; 0 means torchvision's 7 and 2).
+	RoIOutputSize, SamplingRatio int
+	// Representation is TwoMLPHead's width (0: 1024).
+	Representation int
+	// RoIHeads is the detection selection (DefaultRoIHeadsConfig).
+	RoIHeads RoIHeadsConfig
+}
+
+// FasterRCNNAnchorGenerator is torchvision's _default_anchorgen() of
+// Faster R-CNN: sizes 32, 64, 128, 256, 512, one per level, and aspect
+// ratios 0.5, 1, 2 on every level.
+func FasterRCNNAnchorGenerator() AnchorGenerator {
+	var g AnchorGenerator
+	for _, s := range []float64{32, 64, 128, 256, 512} {
+		g.Sizes = append(g.Sizes, []float64{s})
+		g.AspectRatios = append(g.AspectRatios, []float64{0.5, 1, 2})
+	}
+	return g
+}
+
+// FasterRCNNResNet50FPN is the configuration of torchvision's
+// fasterrcnn_resnet50_fpn(num_classes=numClasses) with its COCO_V1
+// weights' structure: ResNet-50 with FrozenBatchNorm2d of eps 0, three
+// trainable stages, layers 1–4 into a 256-channel FPN with a max-pooled
+// "pool" level, the default anchors, RPN and RoI heads, a 1024-wide
+// TwoMLPHead, min_size 800, max_size 1333.
+func FasterRCNNResNet50FPN(numClasses int) FasterRCNNConfig {
+	body := ResNet50()
+	body.Eps = 0
+	return FasterRCNNConfig{
+		Backbone: BackboneWithFPN{Body: body, TrainableLayers: 3, ReturnedLayers: []int{1, 2, 3, 4},
+			OutChannels: 256, ExtraBlocks: LastLevelMaxPool{}},
+		NumClasses:      numClasses,
+		Transform:       NewGeneralizedRCNNTransform(800, 1333),
+		AnchorGenerator: FasterRCNNAnchorGenerator(),
+		RPN:             DefaultRPNConfig(),
+		RoIHeads:        DefaultRoIHeadsConfig(),
+	}
+}
+
+// FasterRCNN is torchvision's Faster R-CNN detector in eval mode. Like
+// FCOS, it is not safe for concurrent use.
+type FasterRCNN struct {
+	Config  FasterRCNNConfig
+	weights *Weights
+	run     *runner
+}
+
+// parts are the configuration's heads.
+func (c FasterRCNNConfig) parts() (RPNHead, TwoMLPHead, FastRCNNPredictor) {
+	ch := orDefault(c.Backbone.OutChannels, 256)
+	a := 0
+	if n := c.AnchorGenerator.NumAnchorsPerLocation(); len(n) > 0 {
+		a = n[0]
+	}
+	out := orDefault(c.RoIOutputSize, 7)
+	rep := orDefault(c.Representation, 1024)
+	return RPNHead{InChannels: ch, NumAnchors: a, ConvDepth: c.RPNConvDepth},
+		TwoMLPHead{InChannels: ch * out * out, Representation: rep},
+		FastRCNNPredictor{InChannels: rep, NumClasses: c.NumClasses}
+}
+
+// pooledMaps is how many of the backbone's maps the RoI pooling takes
+// (its returned stages' maps, not the extra blocks').
+func (c FasterRCNNConfig) pooledMaps() int {
+	if len(c.Backbone.ReturnedLayers) == 0 {
+		return 3 // BackboneWithFPN's default stages 2, 3, 4
+	}
+	return len(c.Backbone.ReturnedLayers)
+}
+
+// check checks what the parts' Init does not.
+func (c FasterRCNNConfig) check() error {
+	const name = "NewFasterRCNN"
+	if err := c.RPN.check(name); err != nil {
+		return err
+	}
+	if err := c.RoIHeads.check(name); err != nil {
+		return err
+	}
+	switch {
+	case c.NumClasses < 2:
+		return fmt.Errorf("detection: %s: NumClasses %d, want at least 2 (the background class 0 and one more)", name, c.NumClasses)
+	case c.RoIOutputSize < 0 || c.SamplingRatio < 0 || c.Representation < 0:
+		return fmt.Errorf("detection: %s: RoIOutputSize %d, SamplingRatio %d and Representation %d, want >= 0", name,
+			c.RoIOutputSize, c.SamplingRatio, c.Representation)
+	}
+	rpn, _, _ := c.parts()
+	return checkLevels("FasterRCNN", c.Backbone, c.AnchorGenerator, rpn.NumAnchors)
+}
+
+// NewFasterRCNN returns a Faster R-CNN of cfg in dtype dt with weights
+// drawn from rng as torchvision's constructors draw them: the backbone as
+// NewFCOS's, the RPN head's convolutions normal(0, 0.01) with zero
+// biases, the box head's and predictor's linear layers as torch.nn.Linear.
+//
+// Errors: a bad configuration (named), dt not a float dtype, rng nil.
+func NewFasterRCNN(cfg FasterRCNNConfig, dt tensor.Dtype, rng *rand.Rand) (*FasterRCNN, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("detection: NewFasterRCNN: rng is nil")
+	}
+	w, err := NewWeights(dt)
+	if err != nil {
+		return nil, fmt.Errorf("detection: NewFasterRCNN: %w", err)
+	}
+	rpn, box, pred := cfg.parts()
+	for _, init := range []func() error{
+		func() error { return cfg.Backbone.Init(w, "backbone", rng) },
+		func() error { return rpn.Init(w, "rpn.head", rng) },
+		func() error { return box.Init(w, "roi_heads.box_head", rng) },
+		func() error { return pred.Init(w, "roi_heads.box_predictor", rng) },
+	} {
+		if err := init(); err != nil {
+			return nil, fmt.Errorf("detection: NewFasterRCNN: %w", err)
+		}
+	}
+	f := &FasterRCNN{Config: cfg, weights: w}
+	f.run = newVariantRunner(f.buildInference)
+	return f, nil
+}
+
+// LoadFasterRCNN returns a Faster R-CNN of cfg in dtype dt holding the
+// weights of the torch.save checkpoint at path, as LoadFCOS; version-1
+// RPN head keys (rpn.head.conv.weight, torchvision's published COCO_V1
+// file) are upgraded as RPNHead does.
+func LoadFasterRCNN(path string, cfg FasterRCNNConfig, dt tensor.Dtype, opts LoadOptions) (*FasterRCNN, IncompatibleKeys, error) {
+	f, err := NewFasterRCNN(cfg, dt, rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		return nil, IncompatibleKeys{}, err
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		return nil, IncompatibleKeys{}, fmt.Errorf("detection: LoadFasterRCNN: %w", err)
+	}
+	opts.RPNHeads = append(opts.RPNHeads, "rpn.head.")
+	keys, err := f.weights.LoadStateDict(ck, opts)
+	if err != nil {
+		return nil, keys, fmt.Errorf("detection: LoadFasterRCNN: %w", err)
+	}
+	return f, keys, nil
+}
+
+// Weights returns the model's tensors (see FCOS.Weights); nil for a nil
+// model.
+func (f *FasterRCNN) Weights() *Weights {
+	if f == nil {
+		return nil
+	}
+	return f.weights
+}
+
+// Close releases Forward's machines; Forward fails after it.
+func (f *FasterRCNN) Close() error {
+	if f == nil {
+		return nil
+	}
+	return f.run.close()
+}
+
+// Forward runs the model on images ([3, H_i, W_i] each, any sizes, the
+// model's dtype, pixel values in [0, 1]) and returns torchvision's eval
+// output per image: boxes in the image's own pixels, scores, labels
+// (1..NumClasses−1).
+//
+// One graph holds the backbone, the RPN head, the proposal selection (an
+// op without a derivative, as torchvision detaches the proposals; each
+// image's proposals padded with zero boxes to PostNMSTopNTest rows), the
+// RoI pooling of the proposals, the box head and the predictor; the
+// detections are selected on its outputs' values. Forward builds a graph
+// and machine per padded batch shape (and the largest image's size, which
+// sets the RoI pooling's scales, as torchvision infers them) on its
+// first use and keeps the 4 most recently used.
+//
+// Errors: as FCOS.Forward's; the RoI pooling's scales, inferred from the
+// largest image as torchvision does, not halving from map to map (images
+// far smaller than their padded batch).
+func (f *FasterRCNN) Forward(images []*tensor.Dense) ([]Detections, error) {
+	il, raw, err := f.rawOutputs(images)
+	if err != nil {
+		return nil, err
+	}
+	boxes := make([]*tensor.Dense, len(raw.proposals))
+	for i, p := range raw.proposals {
+		boxes[i] = p.Boxes
+	}
+	dets, err := FastRCNNPostprocessDetections(f.Config.RoIHeads, raw.classLogits, raw.boxRegression, boxes, il.ImageSizes)
+	if err != nil {
+		return nil, fmt.Errorf("detection: FasterRCNN.Forward: %w", err)
+	}
+	orig := make([][2]int, len(images))
+	for i, im := range images {
+		s := im.Shape()
+		orig[i] = [2]int{s[1], s[2]}
+	}
+	return f.Config.Transform.Postprocess(dets, il.ImageSizes, orig)
+}
+
+// rcnnOutputs are the inference graph's outputs as values: each image's
+// proposals, and the class logits [ΣP_i, K] and box regression [ΣP_i,
+// 4K] of the proposals.
+type rcnnOutputs struct {
+	proposals                  []Proposals
+	classLogits, boxRegression *tensor.Dense
+}
+
+// rcnnMeta is what the inference graph keeps for its runs: the image
+// sizes' input node.
+type rcnnMeta struct {
+	sizes *gorgonia.Node
+}
+
+// rawOutputs transforms images and runs the inference graph.
+func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs, error) {
+	if f == nil || f.weights == nil {
+		return ImageList{}, nil, fmt.Errorf("detection: FasterRCNN.Forward: the model is nil or not made by its constructor")
+	}
+	dt := f.weights.Dtype()
+	for i, im := range images {
+		if im != nil && im.Dtype() != dt {
+			return ImageList{}, nil, fmt.Errorf("detection: FasterRCNN.Forward: images[%d] is %v, the model %v", i, im.Dtype(), dt)
+		}
+	}
+	il, err := f.Config.Transform.Transform(images)
+	if err != nil {
+		return ImageList{}, nil, err
+	}
+	var largest [2]int
+	sizes := make([]float64, 0, 2*len(il.ImageSizes))
+	for _, s := range il.ImageSizes {
+		largest = [2]int{max(largest[0], s[0]), max(largest[1], s[1])}
+		sizes = append(sizes, float64(s[0]), float64(s[1]))
+	}
+	sizesV := newSizes(dt, sizes)
+	outs, _, err := f.run.runVariant(il.Tensors, largest, func(meta any) error {
+		return gorgonia.Let(meta.(rcnnMeta).sizes, sizesV)
+	})
+	if err != nil {
+		return ImageList{}, nil, fmt.Errorf("detection: FasterRCNN.Forward: %w", err)
+	}
+	props, logits, reg := outs[0], outs[1], outs[2]
+	raw := &rcnnOutputs{}
+	k := logits.Shape()[1]
+	var rows []int // the rows of real proposals in the padded outputs
+	if dt == tensor.Float32 {
+		raw.proposals, rows = splitProposals[float32](props)
+	} else {
+		raw.proposals, rows = splitProposals[float64](props)
+	}
+	raw.classLogits = gatherRows(logits, rows, k)
+	raw.boxRegression = gatherRows(reg, rows, 4*k)
+	return il, raw, nil
+}
+
+// newSizes is the image sizes' value [N, 2] in dt.
+func newSizes(dt tensor.Dtype, sizes []float64) *tensor.Dense {
+	if dt == tensor.Float32 {
+		return newValue(convertValues[float32](sizes), len(sizes)/2, 2)
+	}
+	return newValue(sizes, len(sizes)/2, 2)
+}
+
+// splitProposals reads the proposals op's result [N, P, proposalCols]:
+// each image's proposals, and the rows (of the N·P) that hold them.
+func splitProposals[T floatType](props *tensor.Dense) ([]Proposals, []int) {
+	s := props.Shape()
+	n, p := s[0], s[1]
+	data := valueData[T](props)
+	out := make([]Proposals, n)
+	var rows []int
+	for i := 0; i < n; i++ {
+		var boxes, scores []T
+		for j := 0; j < p; j++ {
+			r := data[(i*p+j)*proposalCols:][:proposalCols]
+			if r[5] == 0 {
+				break
+			}
+			boxes, scores = append(boxes, r[:4]...), append(scores, r[4])
+			rows = append(rows, i*p+j)
+		}
+		out[i] = Proposals{Boxes: newValue(append([]T{}, boxes...), len(scores), 4), Scores: newValue(append([]T{}, scores...), len(scores))}
+	}
+	return out, rows
+}
+
+// gatherRows copies the rows of t [R, cols] into a new [len(rows), cols].
+func gatherRows(t *tensor.Dense, rows []int, cols int) *tensor.Dense {
+	if t.Dtype() == tensor.Float32 {
+		return newValue(gatherOf(valueData[float32](t), rows, cols), len(rows), cols)
+	}
+	return newValue(gatherOf(valueData[float64](t), rows, cols), len(rows), cols)
+}
+
+func gatherOf[T floatType](data []T, rows []int, cols int) []T {
+	out := make([]T, 0, len(rows)*cols)
+	for _, r := range rows {
+		out = append(out, data[r*cols:][:cols]...)
+	}
+	return out
+}
+
+// buildInference is the runner's build: the inference graph of the batch
+// x, the largest image being variant ([2]int).
+func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.Node, any, error) {
+	largest := variant.([2]int)
+	cfg := f.Config
+	w := f.weights
+	features, _, err := cfg.Backbone.forwardFused(w, "backbone", x)
+	if err != nil {
+		return nil, nil, err
+	}
+	rpn, box, pred := cfg.parts()
+	obj, deltas, err := rpn.forward(w, "rpn.head", features, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	xs := x.Shape()
+	n := xs[0]
+	grids := make([][2]int, len(features))
+	for l, ft := range features {
+		s := ft.Shape()
+		grids[l] = [2]int{s[2], s[3]}
+	}
+	anchors, _, err := cfg.AnchorGenerator.Anchors(w.Dtype(), [2]int{xs[2], xs[3]}, grids)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := x.Graph()
+	sizes := gorgonia.NewMatrix(g, w.Dtype(), gorgonia.WithShape(n, 2), gorgonia.WithName("image_sizes"))
+	params := fmt.Sprintf("%+v image %v grids %v", cfg.AnchorGenerator, xs[2:], grids)
+	props, err := proposalsNode(cfg.RPN, false, obj, deltas, sizes, anchors, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	logits, reg, err := f.roiHeads(features, props, largest, n, box, pred)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*gorgonia.Node{props, logits, reg}, rcnnMeta{sizes: sizes}, nil
+}
+
+// roiHeads builds the box branch on the proposals op's result props [N,
+// P, proposalCols]: MultiScaleRoIAlign of each image's P boxes from the
+// pooled maps (scales inferred from the largest image, as torchvision),
+// TwoMLPHead, FastRCNNPredictor: class logits [N·P, K] and box regression
+// [N·P, 4K].
+func (f *FasterRCNN) roiHeads(features []*gorgonia.Node, props *gorgonia.Node, largest [2]int, n int, box TwoMLPHead, pred FastRCNNPredictor) (*gorgonia.Node, *gorgonia.Node, error) {
+	cfg := f.Config
+	maps := features[:cfg.pooledMaps()]
+	p := props.Shape()[1]
+	boxes := make([]*gorgonia.Node, n)
+	sizes := make([][2]int, n)
+	for i := range boxes {
+		b, err := nn.Narrow(props, 0, i, 1)
+		if err == nil {
+			b, err = nn.Narrow(b, 2, 0, 4)
+		}
+		if err == nil {
+			b, err = nn.Reshape(b, p, 4)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		boxes[i], sizes[i] = b, largest
+	}
+	scales, err := inferScales(maps, largest)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := orDefault(cfg.RoIOutputSize, 7)
+	pooled, err := gops.MultiScaleRoIAlign(maps, boxes, sizes, gops.MultiScaleRoIAlignOpts{
+		OutputSize: [2]int{out, out}, SamplingRatio: orDefault(cfg.SamplingRatio, 2), Scales: scales})
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := box.Forward(f.weights, "roi_heads.box_head", pooled)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pred.Forward(f.weights, "roi_heads.box_predictor", h)
+}
+
+// inferScales is torchvision's MultiScaleRoIAlign._infer_scale for each
+// map: 2^round(log2(H_l/H)) with H the largest image height, computed in
+// float32 as torch does (the width's ratio is not used, as in
+// torchvision).
+func inferScales(maps []*gorgonia.Node, largest [2]int) ([]float64, error) {
+	if largest[0] < 1 {
+		return nil, fmt.Errorf("the largest image has height %d", largest[0])
+	}
+	scales := make([]float64, len(maps))
+	for l, m := range maps {
+		approx := float32(float64(m.Shape()[2]) / float64(largest[0]))
+		scales[l] = math.Exp2(math.RoundToEven(float64(float32(math.Log2(float64(approx))))))
+	}
+	return scales, nil
+}
