@@ -2,11 +2,9 @@ package detection
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"sync"
 
-	"github.com/gops-dev/gops/gops"
-	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -37,6 +35,12 @@ type FasterRCNNConfig struct {
 	Representation int
 	// RoIHeads is the detection selection (DefaultRoIHeadsConfig).
 	RoIHeads RoIHeadsConfig
+	// Randperm, if not nil, is the training samplers' torch.randperm(n):
+	// a permutation of 0..n−1 (tests replay torchvision's draws with it).
+	// nil: the model's own source (math/rand/v2's PCG, seeded 0, 0).
+	// Called by LossInputs.Set (the RPN's samples, image after image)
+	// and then by the graph's run (the box head's).
+	Randperm func(n int) []int
 }
 
 // FasterRCNNAnchorGenerator is torchvision's _default_anchorgen() of
@@ -77,6 +81,8 @@ type FasterRCNN struct {
 	Config  FasterRCNNConfig
 	weights *Weights
 	run     *runner
+	mu      sync.Mutex // guards rng
+	rng     *rand.Rand
 }
 
 // parts are the configuration's heads.
@@ -100,6 +106,31 @@ func (c FasterRCNNConfig) pooledMaps() int {
 		return 3 // BackboneWithFPN's default stages 2, 3, 4
 	}
 	return len(c.Backbone.ReturnedLayers)
+}
+
+// checkTraining checks the training settings.
+func (c FasterRCNNConfig) checkTraining() error {
+	const name = "FasterRCNN.Loss"
+	for _, m := range []struct {
+		what     string
+		hi, lo   float64
+		sampler  BalancedPositiveNegativeSampler
+		rowLimit bool
+	}{
+		{"RPNConfig", c.RPN.FgIoUThresh, c.RPN.BgIoUThresh, BalancedPositiveNegativeSampler{c.RPN.BatchSizePerImage, c.RPN.PositiveFraction}, false},
+		{"RoIHeadsConfig", c.RoIHeads.FgIoUThresh, c.RoIHeads.BgIoUThresh, BalancedPositiveNegativeSampler{c.RoIHeads.BatchSizePerImage, c.RoIHeads.PositiveFraction}, true},
+	} {
+		if !(m.lo <= m.hi) {
+			return fmt.Errorf("detection: %s: %s's BgIoUThresh %v above FgIoUThresh %v", name, m.what, m.lo, m.hi)
+		}
+		if err := m.sampler.check(name, m.what+"'s"); err != nil {
+			return err
+		}
+		if m.rowLimit && m.sampler.BatchSizePerImage < 1 {
+			return fmt.Errorf("detection: %s: RoIHeadsConfig.BatchSizePerImage %d, want at least 1", name, m.sampler.BatchSizePerImage)
+		}
+	}
+	return nil
 }
 
 // check checks what the parts' Init does not.
@@ -367,66 +398,17 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 	if err != nil {
 		return nil, nil, err
 	}
-	logits, reg, err := f.roiHeads(features, props, largest, n, box, pred)
+	maps := features[:cfg.pooledMaps()]
+	if largest[0] < 1 {
+		return nil, nil, fmt.Errorf("the largest image has height %d", largest[0])
+	}
+	scales := make([]float64, len(maps))
+	for l, m := range maps {
+		scales[l] = inferScale(m.Shape()[2], largest[0])
+	}
+	logits, reg, err := f.roiHeadsAt(w, maps, props, largest, scales, box, pred)
 	if err != nil {
 		return nil, nil, err
 	}
 	return []*gorgonia.Node{props, logits, reg}, rcnnMeta{sizes: sizes}, nil
-}
-
-// roiHeads builds the box branch on the proposals op's result props [N,
-// P, proposalCols]: MultiScaleRoIAlign of each image's P boxes from the
-// pooled maps (scales inferred from the largest image, as torchvision),
-// TwoMLPHead, FastRCNNPredictor: class logits [N·P, K] and box regression
-// [N·P, 4K].
-func (f *FasterRCNN) roiHeads(features []*gorgonia.Node, props *gorgonia.Node, largest [2]int, n int, box TwoMLPHead, pred FastRCNNPredictor) (*gorgonia.Node, *gorgonia.Node, error) {
-	cfg := f.Config
-	maps := features[:cfg.pooledMaps()]
-	p := props.Shape()[1]
-	boxes := make([]*gorgonia.Node, n)
-	sizes := make([][2]int, n)
-	for i := range boxes {
-		b, err := nn.Narrow(props, 0, i, 1)
-		if err == nil {
-			b, err = nn.Narrow(b, 2, 0, 4)
-		}
-		if err == nil {
-			b, err = nn.Reshape(b, p, 4)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		boxes[i], sizes[i] = b, largest
-	}
-	scales, err := inferScales(maps, largest)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := orDefault(cfg.RoIOutputSize, 7)
-	pooled, err := gops.MultiScaleRoIAlign(maps, boxes, sizes, gops.MultiScaleRoIAlignOpts{
-		OutputSize: [2]int{out, out}, SamplingRatio: orDefault(cfg.SamplingRatio, 2), Scales: scales})
-	if err != nil {
-		return nil, nil, err
-	}
-	h, err := box.Forward(f.weights, "roi_heads.box_head", pooled)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pred.Forward(f.weights, "roi_heads.box_predictor", h)
-}
-
-// inferScales is torchvision's MultiScaleRoIAlign._infer_scale for each
-// map: 2^round(log2(H_l/H)) with H the largest image height, computed in
-// float32 as torch does (the width's ratio is not used, as in
-// torchvision).
-func inferScales(maps []*gorgonia.Node, largest [2]int) ([]float64, error) {
-	if largest[0] < 1 {
-		return nil, fmt.Errorf("the largest image has height %d", largest[0])
-	}
-	scales := make([]float64, len(maps))
-	for l, m := range maps {
-		approx := float32(float64(m.Shape()[2]) / float64(largest[0]))
-		scales[l] = math.Exp2(math.RoundToEven(float64(float32(math.Log2(float64(approx))))))
-	}
-	return scales, nil
 }

@@ -34,6 +34,15 @@ type Losses struct {
 	// BboxCtrness is FCOS's "bbox_ctrness", the centre-ness binary cross
 	// entropy with logits; nil for RetinaNet.
 	BboxCtrness *gorgonia.Node
+	// Objectness is Faster R-CNN's "loss_objectness": the RPN's binary
+	// cross entropy with logits of its sampled anchors, averaged; nil for
+	// the one-stage models. (Faster R-CNN's Classification is
+	// "loss_classifier", its BboxRegression "loss_box_reg".)
+	Objectness *gorgonia.Node
+	// RPNBoxReg is Faster R-CNN's "loss_rpn_box_reg": the RPN's smooth L1
+	// loss of its sampled positive anchors, divided by the sampled
+	// anchors; nil for the one-stage models.
+	RPNBoxReg *gorgonia.Node
 	// Total is the sum of the losses, torchvision's
 	// sum(loss_dict.values()).
 	Total *gorgonia.Node
@@ -60,6 +69,7 @@ type LossInputs struct {
 	boxTarget, boxWeight *tensor.Dense // l1: [B, N, 4] both; giou: [B·N, 4], [B·N]
 	ctrTarget, ctrWeight *tensor.Dense // FCOS: [B, N, 1]
 	nodes                map[*tensor.Dense]*gorgonia.Node
+	rcnn                 *rcnnTargets // Faster R-CNN's (the fields above unused)
 }
 
 // Anchors returns the anchors [N, 4] of the graph's image size, those the
@@ -76,6 +86,9 @@ func (in *LossInputs) Anchors() *tensor.Dense { return in.anchorBoxes }
 // for a float32 model, a box that is infinite or has x2 <= x1 or y2 <= y1
 // once rounded to float32 (the targets are matched in the model's dtype).
 func (in *LossInputs) Set(tb TargetBatch) error {
+	if in != nil && in.rcnn != nil {
+		return in.rcnn.set(tb)
+	}
 	if in == nil || in.clsTarget == nil {
 		return fmt.Errorf("detection: LossInputs.Set: not made by a model's Loss")
 	}

@@ -175,12 +175,22 @@ type RoIHeadsConfig struct {
 	ScoreThresh      float64
 	NMSThresh        float64
 	DetectionsPerImg int
+	// Training: proposals (and ground-truth boxes) of IoU >= FgIoUThresh
+	// (0.5) with a box take its class, those below BgIoUThresh (0.5) the
+	// background; BatchSizePerImage (512) of them sampled per image, at
+	// most PositiveFraction (0.25) of another class than the background.
+	FgIoUThresh, BgIoUThresh float64
+	BatchSizePerImage        int
+	PositiveFraction         float64
 }
 
 // DefaultRoIHeadsConfig is fasterrcnn_resnet50_fpn's: weights (10, 10, 5,
-// 5), score threshold 0.05, NMS at 0.5, 100 detections per image.
+// 5), score threshold 0.05, NMS at 0.5, 100 detections per image; for
+// training, IoU thresholds 0.5 and 0.5, 512 samples per image, a quarter
+// of them positives at most.
 func DefaultRoIHeadsConfig() RoIHeadsConfig {
-	return RoIHeadsConfig{BoxWeights: [4]float64{10, 10, 5, 5}, ScoreThresh: 0.05, NMSThresh: 0.5, DetectionsPerImg: 100}
+	return RoIHeadsConfig{BoxWeights: [4]float64{10, 10, 5, 5}, ScoreThresh: 0.05, NMSThresh: 0.5, DetectionsPerImg: 100,
+		FgIoUThresh: 0.5, BgIoUThresh: 0.5, BatchSizePerImage: 512, PositiveFraction: 0.25}
 }
 
 // FastRCNNPostprocessDetections is RoIHeads.postprocess_detections:

@@ -174,14 +174,24 @@ type RPNConfig struct {
 	ScoreThresh float64
 	// MinSize is the least box side in pixels (torchvision's 1e-3).
 	MinSize float64
+	// Training: anchors of IoU >= FgIoUThresh (0.7) with a box are
+	// positives, those below BgIoUThresh (0.3) with every box negatives
+	// (each box's best anchors positives anyway); BatchSizePerImage (256)
+	// of them sampled per image, at most PositiveFraction (0.5) positives.
+	FgIoUThresh, BgIoUThresh float64
+	BatchSizePerImage        int
+	PositiveFraction         float64
 }
 
 // DefaultRPNConfig is fasterrcnn_resnet50_fpn's: pre-NMS top 2000 (train)
 // and 1000 (test) per level, post-NMS top 2000 and 1000 per image, NMS at
-// 0.7, score threshold 0, minimum size 1e-3.
+// 0.7, score threshold 0, minimum size 1e-3; for training, IoU
+// thresholds 0.7 and 0.3, 256 samples per image, half of them positives
+// at most.
 func DefaultRPNConfig() RPNConfig {
 	return RPNConfig{PreNMSTopNTrain: 2000, PreNMSTopNTest: 1000, PostNMSTopNTrain: 2000, PostNMSTopNTest: 1000,
-		NMSThresh: 0.7, ScoreThresh: 0, MinSize: 1e-3}
+		NMSThresh: 0.7, ScoreThresh: 0, MinSize: 1e-3,
+		FgIoUThresh: 0.7, BgIoUThresh: 0.3, BatchSizePerImage: 256, PositiveFraction: 0.5}
 }
 
 // check checks the settings.

@@ -1,0 +1,155 @@
+package detection
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"github.com/gops-dev/gops/internal/golden"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// rcnnLossGolden is a case of testdata/detection/fasterrcnn_losses.json.gz
+// (scripts/gen_detection_fasterrcnn_losses.py): loss_golden's images and
+// ground truth on the tiny Faster R-CNN, torchvision's samplers' draws,
+// its losses (float64 and float32) and the float64 gradient summaries.
+type rcnnLossGolden struct {
+	lossGolden
+	PreNMS   int                `json:"pre_nms_top_n"`
+	PostNMS  int                `json:"post_nms_top_n"`
+	BoxBatch int                `json:"box_batch_size_per_image"`
+	Draws    map[string][][]int `json:"draws"`
+	Losses32 map[string]float64 `json:"losses_float32"`
+}
+
+// replay is a Randperm giving the recorded draws in order (the RPN's,
+// then the box head's); a draw of another n fails the test.
+func (c rcnnLossGolden) replay(t *testing.T) func(n int) []int {
+	var seq [][]int
+	seq = append(append(seq, c.Draws["rpn"]...), c.Draws["roi"]...)
+	return func(n int) []int {
+		if len(seq) == 0 {
+			t.Errorf("%s: more draws than torchvision's", c.Case)
+			return make([]int, n)
+		}
+		p := seq[0]
+		seq = seq[1:]
+		if len(p) != n {
+			t.Errorf("%s: randperm(%d), torchvision drew randperm(%d)", c.Case, n, len(p))
+			out := make([]int, n)
+			for i := range out {
+				out[i] = i
+			}
+			return out
+		}
+		return p
+	}
+}
+
+// TestFasterRCNNLossGolden compares the four losses and the total's
+// gradient w.r.t. every trainable weight with torchvision's for batches
+// of 0, 1 and many boxes, the samplers replaying torchvision's draws:
+// float64 to 1e-10 (loss_objectness to float32's rounding, in which
+// torchvision returns it), float32 losses to 1e-4; every case on one
+// graph, run after run.
+func TestFasterRCNNLossGolden(t *testing.T) {
+	cases := golden.Load[rcnnLossGolden](t, filepath.Join("..", "testdata", "detection", "fasterrcnn_losses.json.gz"))
+	g0 := loadRCNNGoldens(t)[0]
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			c0 := cases[0]
+			cfg := g0.config()
+			cfg.Transform = NewGeneralizedRCNNTransform(float64(c0.Height), float64(c0.Width))
+			cfg.RPN.PreNMSTopNTrain, cfg.RPN.PostNMSTopNTrain = c0.PreNMS, c0.PostNMS
+			cfg.RoIHeads.BatchSizePerImage = c0.BoxBatch
+			var draw func(int) []int
+			cfg.Randperm = func(n int) []int { return draw(n) }
+			path := filepath.Join("..", "testdata", "detection", g0.Checkpoint)
+			m, _, err := LoadFasterRCNN(path, cfg, dt, LoadOptions{ConvertDtype: dt == tensor.Float64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			il, err := cfg.Transform.Transform(c0.lossImages(dt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gorgonia.NewGraph()
+			x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(il.Tensors.Shape()...), gorgonia.WithName("x"))
+			in, losses, err := m.Loss(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws, err := m.Weights().Params.Nodes(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var grads gorgonia.Nodes
+			if dt == tensor.Float64 {
+				if grads, err = ad.Grad(losses.Total, ws...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vm, err := ad.NewTapeMachine(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vm.Close()
+			for _, c := range cases {
+				draw = c.replay(t)
+				il, err := cfg.Transform.Transform(c.lossImages(dt))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := gorgonia.Let(x, il.Tensors); err != nil {
+					t.Fatal(err)
+				}
+				if err := in.SetImageSizes(il.ImageSizes); err != nil {
+					t.Fatal(err)
+				}
+				if err := in.Set(c.targets(t)); err != nil {
+					t.Fatal(err)
+				}
+				vm.Reset()
+				if err := ad.RunAll(vm); err != nil {
+					t.Fatal(err)
+				}
+				want, rtol := c.Losses, 1e-10
+				if dt == tensor.Float32 {
+					want, rtol = c.Losses32, 1e-4
+				}
+				got := map[string]float64{}
+				for name, n := range map[string]*gorgonia.Node{"loss_classifier": losses.Classification,
+					"loss_box_reg": losses.BboxRegression, "loss_objectness": losses.Objectness, "loss_rpn_box_reg": losses.RPNBoxReg} {
+					got[name] = graphtest.Floats(n.Value())[0]
+				}
+				for k, w := range want {
+					tol := rtol
+					if k == "loss_objectness" && dt == tensor.Float64 {
+						// torchvision's RPN labels are float32, and
+						// binary_cross_entropy_with_logits of float64 logits
+						// against them returns float32: the value is rounded
+						// there (its gradient is float64's, checked below).
+						tol = 1e-7
+					}
+					if v, ok := got[k]; !ok || !(math.Abs(v-w) <= tol*math.Abs(w)) {
+						t.Errorf("%s: %s = %.17g, torchvision %.17g", c.Case, k, v, w)
+					}
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s: losses %v, torchvision %v", c.Case, got, want)
+				}
+				if dt == tensor.Float64 {
+					gs := make([][]float64, len(grads))
+					for i, n := range grads {
+						gs[i] = graphtest.Floats(n.Value())
+					}
+					checkGrads(t, c.lossGolden, m.Weights().Params.Names(), gs, rtol)
+				}
+			}
+		})
+	}
+}
