@@ -412,3 +412,11 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 	}
 	return []*gorgonia.Node{props, logits, reg}, rcnnMeta{sizes: sizes}, nil
 }
+
+// transform is f's transform (Trainable).
+func (f *FasterRCNN) transform() (GeneralizedRCNNTransform, bool) {
+	if f == nil || f.weights == nil {
+		return GeneralizedRCNNTransform{}, false
+	}
+	return f.Config.Transform, true
+}

@@ -213,3 +213,6 @@ func checkLevels(model string, b BackboneWithFPN, g AnchorGenerator, perLocation
 	}
 	return nil
 }
+
+// transform is f's transform (Trainable).
+func (f *FCOS) transform() (GeneralizedRCNNTransform, bool) { return f.stage().transformOf() }

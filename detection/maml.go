@@ -104,3 +104,24 @@ func (t *MAMLTask) SetTargets(support, query TargetBatch) error {
 	}
 	return nil
 }
+
+// SetImageSizes gives a Faster R-CNN task the images' sizes in the
+// support and query batches (ImageList.ImageSizes), to which the
+// proposals are clipped; until then they are the padded batches' sizes.
+// A no-op for FCOS and RetinaNet.
+//
+// Errors: as LossInputs.SetImageSizes', naming the batch.
+func (t *MAMLTask) SetImageSizes(support, query [][2]int) error {
+	if t == nil || t.Query == nil {
+		return fmt.Errorf("detection: MAMLTask.SetImageSizes: the task is nil or not made by NewMAMLTask")
+	}
+	for _, in := range t.Support {
+		if err := in.SetImageSizes(support); err != nil {
+			return fmt.Errorf("detection: MAMLTask.SetImageSizes: support: %w", err)
+		}
+	}
+	if err := t.Query.SetImageSizes(query); err != nil {
+		return fmt.Errorf("detection: MAMLTask.SetImageSizes: query: %w", err)
+	}
+	return nil
+}

@@ -190,3 +190,11 @@ func (m *oneStage) forward(images []*tensor.Dense) ([]Detections, error) {
 	}
 	return m.transform.Postprocess(dets, il.ImageSizes, orig)
 }
+
+// transformOf is the one-stage models' Trainable.transform.
+func (m *oneStage) transformOf() (GeneralizedRCNNTransform, bool) {
+	if m == nil || m.weights == nil {
+		return GeneralizedRCNNTransform{}, false
+	}
+	return m.transform, true
+}

@@ -100,9 +100,36 @@ type rcnnTargets struct {
 	objTarget, objWeight, boxTarget, boxWeight *tensor.Dense
 	sizes                                      *tensor.Dense // [B, 2]
 	nodes                                      map[*tensor.Dense]*gorgonia.Node
-	// The batch's ground truth (float64), read by the sample op.
-	mu sync.Mutex
-	tb *TargetBatch
+	// The batch's ground truth (float64), read by the sample op, and the
+	// samplers' source (nil: the model's).
+	mu       sync.Mutex
+	tb       *TargetBatch
+	randperm func(n int) []int
+}
+
+// draw is the samplers' torch.randperm(n).
+func (t *rcnnTargets) draw(n int) []int {
+	t.mu.Lock()
+	rp := t.randperm
+	t.mu.Unlock()
+	if rp != nil {
+		return rp(n)
+	}
+	return t.f.randperm(n)
+}
+
+// SetRandperm gives a Faster R-CNN loss graph's samplers their own
+// torch.randperm(n) (a permutation of 0..n−1), in place of the model's
+// Config.Randperm: Set draws the RPN's samples with it, image after image,
+// and the graph's runs the box head's. nil goes back to the model's. A
+// no-op for FCOS's and RetinaNet's losses, which draw nothing.
+func (in *LossInputs) SetRandperm(randperm func(n int) []int) {
+	if in == nil || in.rcnn == nil {
+		return
+	}
+	in.rcnn.mu.Lock()
+	in.rcnn.randperm = randperm
+	in.rcnn.mu.Unlock()
 }
 
 // newRCNNTargets makes the inputs of a loss graph g of batch b.
@@ -267,7 +294,7 @@ func setRPNTargets[T floatType](t *rcnnTargets, tb TargetBatch) error {
 				}
 			}
 		}
-		pos, neg, err := sampler.Sample(labels, t.f.randperm)
+		pos, neg, err := sampler.Sample(labels, t.draw)
 		if err != nil {
 			return err
 		}
@@ -388,7 +415,7 @@ func sampleKernel[T floatType](t *rcnnTargets, k int) func(ad.Tensor[T], []ad.Te
 					}
 				}
 			}
-			pos, neg, err := sampler.Sample(labels, t.f.randperm)
+			pos, neg, err := sampler.Sample(labels, t.draw)
 			if err != nil {
 				return err
 			}
@@ -472,6 +499,14 @@ func (f *FasterRCNN) LossAt(x *gorgonia.Node, at map[string]*gorgonia.Node) (*Lo
 
 // loss is Loss and LossAt.
 func (f *FasterRCNN) loss(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error) {
+	return f.lossWith(x, at, nil)
+}
+
+// lossWith is loss; fixed, if not nil, is a node [N, P, proposalCols]
+// whose rows are the proposals in place of the proposals op's (a test's
+// seam: derivatives checked against finite differences need proposals
+// that do not move with the weights, as torchvision's detached ones move).
+func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fixed *gorgonia.Node) (*LossInputs, *Losses, error) {
 	fail := func(err error) (*LossInputs, *Losses, error) {
 		return nil, nil, fmt.Errorf("detection: FasterRCNN.Loss: %w", err)
 	}
@@ -516,9 +551,11 @@ func (f *FasterRCNN) loss(x *gorgonia.Node, at map[string]*gorgonia.Node) (*Loss
 	t := newRCNNTargets(f, g, b, all, [2]int{xs[2], xs[3]})
 	node := func(v *tensor.Dense) *gorgonia.Node { return t.nodes[v] }
 	params := fmt.Sprintf("%+v image %v grids %v", cfg.AnchorGenerator, xs[2:], grids)
-	props, err := proposalsNode(cfg.RPN, true, obj, deltas, node(t.sizes), levels, params)
-	if err != nil {
-		return fail(err)
+	props := fixed
+	if props == nil {
+		if props, err = proposalsNode(cfg.RPN, true, obj, deltas, node(t.sizes), levels, params); err != nil {
+			return fail(err)
+		}
 	}
 	samples, err := t.sampleNode(props)
 	if err != nil {

@@ -220,3 +220,6 @@ func (r *RetinaNet) boxLossType() string {
 
 // Close releases Forward's machines.
 func (r *RetinaNet) Close() error { return r.stage().close() }
+
+// transform is r's transform (Trainable).
+func (r *RetinaNet) transform() (GeneralizedRCNNTransform, bool) { return r.stage().transformOf() }

@@ -23,12 +23,15 @@ type Trainable interface {
 	LossAt(x *gorgonia.Node, at map[string]*gorgonia.Node) (*LossInputs, *Losses, error)
 	// Weights are the model's tensors; Params are trained.
 	Weights() *Weights
-	stage() *oneStage
+	// transform is the model's transform; ok false for a nil model or
+	// one not made by its constructor.
+	transform() (t GeneralizedRCNNTransform, ok bool)
 }
 
 var (
 	_ Trainable = (*FCOS)(nil)
 	_ Trainable = (*RetinaNet)(nil)
+	_ Trainable = (*FasterRCNN)(nil)
 )
 
 // TrainerOpts are a Trainer's optimizer and learning-rate schedule,
@@ -74,9 +77,11 @@ func DefaultTrainerOpts(batch int) TrainerOpts {
 // LossValues are one step's losses (torchvision's loss dict, as floats):
 // those of the weights before the step's update.
 type LossValues struct {
-	// Classification, BboxRegression and BboxCtrness are Losses' nodes'
-	// values (BboxCtrness 0 for RetinaNet).
+	// Classification, BboxRegression, BboxCtrness, Objectness and
+	// RPNBoxReg are Losses' nodes' values (0 for a loss the model does
+	// not have).
 	Classification, BboxRegression, BboxCtrness float64
+	Objectness, RPNBoxReg                       float64
 	// Total is their sum, the loss that was differentiated.
 	Total float64
 }
@@ -111,6 +116,7 @@ type Trainer struct {
 type trainGraph struct {
 	in    *LossInputs
 	grads *nn.Grads
+	which []int // where outs[3:] go in step's values
 }
 
 // NewTrainer makes a Trainer of model (an *FCOS or *RetinaNet) with the
@@ -124,7 +130,7 @@ type trainGraph struct {
 // Gamma negative or not finite.
 func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 	fail := func(err error) (*Trainer, error) { return nil, fmt.Errorf("detection: NewTrainer: %w", err) }
-	if model == nil || model.stage() == nil || model.stage().weights == nil {
+	if _, ok := model.transform(); model == nil || !ok {
 		return fail(fmt.Errorf("the model is nil or not made by its constructor"))
 	}
 	if opts.WarmupIters < 0 {
@@ -165,10 +171,13 @@ func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 			return nil, nil, err
 		}
 		outs := []*gorgonia.Node{losses.Total, losses.Classification, losses.BboxRegression}
-		if losses.BboxCtrness != nil {
-			outs = append(outs, losses.BboxCtrness)
+		var which []int // the LossValues fields of outs beyond the first three
+		for i, n := range []*gorgonia.Node{losses.BboxCtrness, losses.Objectness, losses.RPNBoxReg} {
+			if n != nil {
+				outs, which = append(outs, n), append(which, 3+i)
+			}
 		}
-		return outs, &trainGraph{in: in, grads: grads}, nil
+		return outs, &trainGraph{in: in, grads: grads, which: which}, nil
 	})
 	return t, nil
 }
@@ -188,6 +197,12 @@ func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 // stops there too), after which the weights are left as they were,
 // BatchNorm2d's running statistics (which the run updated) put back.
 func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, error) {
+	return t.step(images, nil, targets)
+}
+
+// step is Step with the images' sizes in the batch (nil: the padded
+// batch's), to which Faster R-CNN clips its proposals.
+func (t *Trainer) step(images *tensor.Dense, sizes [][2]int, targets []Targets) (LossValues, error) {
 	fail := func(err error) (LossValues, error) {
 		return LossValues{}, fmt.Errorf("detection: Trainer.Step: %w", err)
 	}
@@ -218,6 +233,11 @@ func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, err
 		return fail(err)
 	}
 	tg := rg.meta.(*trainGraph)
+	if sizes != nil {
+		if err := tg.in.SetImageSizes(sizes); err != nil {
+			return fail(err)
+		}
+	}
 	if err := tg.in.Set(tb); err != nil {
 		return LossValues{}, err
 	}
@@ -226,11 +246,15 @@ func (t *Trainer) Step(images *tensor.Dense, targets []Targets) (LossValues, err
 		copyStats(t.stats, t.saved)
 		return fail(err)
 	}
-	var v [4]float64
+	var v [6]float64
 	for i, o := range rg.outs {
-		v[i] = scalarOf(o)
+		j := i
+		if i >= 3 {
+			j = tg.which[i-3]
+		}
+		v[j] = scalarOf(o)
 	}
-	lv := LossValues{Total: v[0], Classification: v[1], BboxRegression: v[2], BboxCtrness: v[3]}
+	lv := LossValues{Total: v[0], Classification: v[1], BboxRegression: v[2], BboxCtrness: v[3], Objectness: v[4], RPNBoxReg: v[5]}
 	if math.IsNaN(lv.Total) || math.IsInf(lv.Total, 0) {
 		copyStats(t.stats, t.saved)
 		return lv, fmt.Errorf("detection: Trainer.Step: the loss is %v (%+v); the weights are unchanged", lv.Total, lv)
@@ -264,7 +288,8 @@ func (t *Trainer) StepImages(images []*tensor.Dense, targets []Targets) (LossVal
 	if len(targets) != len(images) {
 		return LossValues{}, fmt.Errorf("detection: Trainer.StepImages: %d targets for %d images", len(targets), len(images))
 	}
-	il, err := t.model.stage().transform.Transform(images)
+	tr, _ := t.model.transform()
+	il, err := tr.Transform(images)
 	if err != nil {
 		return LossValues{}, err
 	}
@@ -279,7 +304,7 @@ func (t *Trainer) StepImages(images []*tensor.Dense, targets []Targets) (LossVal
 			return LossValues{}, fmt.Errorf("detection: Trainer.StepImages: targets[%d]: %w", i, err)
 		}
 	}
-	return t.Step(il.Tensors, scaled)
+	return t.step(il.Tensors, il.ImageSizes, scaled)
 }
 
 // LR is the learning rate the next Step uses; 0 for a nil Trainer.
