@@ -1,8 +1,9 @@
 // Package detection holds torchvision's detection models as Gorgonia graphs:
 // the ResNet backbones with FrozenBatchNorm2d, the feature pyramid network,
-// GeneralizedRCNNTransform, the anchor generator and box coders, and the
-// one-stage detectors FCOS and RetinaNet, loaded from torchvision's own
-// checkpoints (torch.save files) and giving torchvision's detections.
+// GeneralizedRCNNTransform, the anchor generator and box coders, the
+// one-stage detectors FCOS and RetinaNet and the two-stage Faster R-CNN,
+// loaded from torchvision's own checkpoints (torch.save files) and giving
+// torchvision's detections.
 //
 // Every tensor of a model lives in a Weights under its torchvision
 // state_dict key ("backbone.body.layer1.0.conv1.weight",
@@ -20,12 +21,23 @@
 // images, anchors, top-k selection, score thresholds, box decoding,
 // clipping and batched NMS.
 //
+// FasterRCNN is torchvision's two-stage detector (fasterrcnn_resnet50_fpn's
+// structure): RPNHead, the RPN's proposal selection (FilterProposals),
+// MultiScaleRoIAlign of the proposals, TwoMLPHead, FastRCNNPredictor and
+// FastRCNNPostprocessDetections. Its proposals depend on the RPN's
+// outputs of the same run, so their selection, and in training the box
+// head's sampling, are ops without a derivative inside the graph
+// (torchvision detaches both), their results padded to fixed row counts:
+// one static graph serves every batch of a shape, at every order of
+// derivative, a MAML step's query proposals coming from the adapted
+// parameters.
+//
 // Evaluate scores detections against ground truth (GroundTruth) as
 // pycocotools' COCOeval does for boxes: COCO's AP, AP50, AP75, APs/m/l and
 // AR numbers, with its precision and recall arrays (COCOEval, COCOParams).
 //
-// For training, RetinaNet.Loss and FCOS.Loss add torchvision's losses to a
-// graph of the model in training mode; the ground truth (Targets, padded
+// For training, RetinaNet.Loss, FCOS.Loss and FasterRCNN.Loss add
+// torchvision's losses to a graph of the model in training mode; the ground truth (Targets, padded
 // into a TargetBatch by PadTargets) is matched to the anchors on values
 // (Matcher and the models' own rules) by LossInputs.Set, which feeds the
 // result to the graph's input nodes, so one graph serves every batch of

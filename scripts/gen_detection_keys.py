@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The state_dict layout of torchvision's full-size detectors, for
 package detection's configuration constructors (FCOSResNet50FPN,
-RetinaNetResNet50FPN, RetinaNetResNet50FPNV2): every key's shape and
+RetinaNetResNet50FPN, RetinaNetResNet50FPNV2, FasterRCNNResNet50FPN): every key's shape and
 whether torchvision trains it (requires_grad), num_batches_tracked left
 out. Built as the builders build them with pretrained weights
-(FrozenBatchNorm2d backbones for FCOS and RetinaNet v1, BatchNorm2d for v2,
+(FrozenBatchNorm2d backbones for FCOS, RetinaNet v1 and Faster R-CNN, BatchNorm2d for v2,
 trainable_backbone_layers 3) but without downloading any: the layout is
 the same.
 
@@ -18,7 +18,7 @@ from functools import partial
 import torch
 from torch import nn
 from torchvision.models import resnet50
-from torchvision.models.detection import FCOS, RetinaNet
+from torchvision.models.detection import FCOS, FasterRCNN, RetinaNet
 from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
 from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
 from torchvision.ops.feature_pyramid_network import LastLevelP6P7
@@ -50,10 +50,16 @@ def retinanet_v2():
     return RetinaNet(bb, 91, anchor_generator=anchors, head=head)
 
 
+def fasterrcnn():
+    body = resnet50(norm_layer=FrozenBatchNorm2d)
+    bb = _resnet_fpn_extractor(body, 3)
+    return FasterRCNN(bb, 91)
+
+
 def main():
     cases = []
     for name, build in [("fcos_resnet50_fpn", fcos), ("retinanet_resnet50_fpn", retinanet),
-                        ("retinanet_resnet50_fpn_v2", retinanet_v2)]:
+                        ("retinanet_resnet50_fpn_v2", retinanet_v2), ("fasterrcnn_resnet50_fpn", fasterrcnn)]:
         m = build()
         trainable = {k for k, p in m.named_parameters() if p.requires_grad}
         keys = [{"key": k, "shape": list(v.shape), "trainable": k in trainable}
