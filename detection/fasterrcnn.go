@@ -382,18 +382,11 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 	}
 	xs := x.Shape()
 	n := xs[0]
-	grids := make([][2]int, len(features))
-	for l, ft := range features {
-		s := ft.Shape()
-		grids[l] = [2]int{s[2], s[3]}
-	}
-	anchors, _, err := cfg.AnchorGenerator.Anchors(w.Dtype(), [2]int{xs[2], xs[3]}, grids)
+	anchors, _, params, err := f.anchorsOf(x, features)
 	if err != nil {
 		return nil, nil, err
 	}
-	g := x.Graph()
-	sizes := gorgonia.NewMatrix(g, w.Dtype(), gorgonia.WithShape(n, 2), gorgonia.WithName("image_sizes"))
-	params := fmt.Sprintf("%+v image %v grids %v", cfg.AnchorGenerator, xs[2:], grids)
+	sizes := gorgonia.NewMatrix(x.Graph(), w.Dtype(), gorgonia.WithShape(n, 2), gorgonia.WithName("image_sizes"))
 	props, err := proposalsNode(cfg.RPN, false, obj, deltas, sizes, anchors, params)
 	if err != nil {
 		return nil, nil, err
@@ -411,6 +404,23 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 		return nil, nil, err
 	}
 	return []*gorgonia.Node{props, logits, reg}, rcnnMeta{sizes: sizes}, nil
+}
+
+// anchorsOf are the anchors of the batch x with FPN maps features: per
+// level and all levels together, and a description of them for the
+// proposals op's Params.
+func (f *FasterRCNN) anchorsOf(x *gorgonia.Node, features []*gorgonia.Node) (levels []*tensor.Dense, all *tensor.Dense, params string, err error) {
+	xs := x.Shape()
+	grids := make([][2]int, len(features))
+	for l, ft := range features {
+		s := ft.Shape()
+		grids[l] = [2]int{s[2], s[3]}
+	}
+	levels, all, err = f.Config.AnchorGenerator.Anchors(x.Dtype(), [2]int{xs[2], xs[3]}, grids)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return levels, all, fmt.Sprintf("%+v image %v grids %v", f.Config.AnchorGenerator, xs[2:], grids), nil
 }
 
 // transform is f's transform (Trainable).

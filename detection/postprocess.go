@@ -279,15 +279,20 @@ func postprocess[T floatType](cfg PostprocessConfig, rule levelRule[T], clsLogit
 		if d > 1000 {
 			keep = vanillaOrder(keep, scores)
 		}
-		keep = keep[:min(len(keep), cfg.DetectionsPerImg)]
-		kb, ks, kl := make([]T, 4*len(keep)), make([]T, len(keep)), make([]int, len(keep))
-		for j, x := range keep {
-			copy(kb[4*j:4*j+4], boxes[4*x:4*x+4])
-			ks[j], kl[j] = scores[x], labels[x]
-		}
-		out[i] = Detections{Boxes: newValue(kb, len(keep), 4), Scores: newValue(ks, len(keep)), Labels: kl}
+		out[i] = keptDetections(keep[:min(len(keep), cfg.DetectionsPerImg)], boxes, scores, labels)
 	}
 	return out, nil
+}
+
+// keptDetections are the detections keep (indices) of the flat boxes
+// [K, 4], scores [K] and labels [K], in keep's order.
+func keptDetections[T floatType](keep []int, boxes, scores []T, labels []int) Detections {
+	kb, ks, kl := make([]T, 4*len(keep)), make([]T, len(keep)), make([]int, len(keep))
+	for j, x := range keep {
+		copy(kb[4*j:4*j+4], boxes[4*x:4*x+4])
+		ks[j], kl[j] = scores[x], labels[x]
+	}
+	return Detections{Boxes: newValue(kb, len(keep), 4), Scores: newValue(ks, len(keep)), Labels: kl}
 }
 
 // vanillaOrder puts the indices kept by batched NMS of more than 1000

@@ -538,19 +538,12 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 	}
 	xs := x.Shape()
 	b := xs[0]
-	grids := make([][2]int, len(features))
-	for l, ft := range features {
-		s := ft.Shape()
-		grids[l] = [2]int{s[2], s[3]}
-	}
-	levels, all, err := cfg.AnchorGenerator.Anchors(w.Dtype(), [2]int{xs[2], xs[3]}, grids)
+	levels, all, params, err := f.anchorsOf(x, features)
 	if err != nil {
 		return fail(err)
 	}
-	g := x.Graph()
-	t := newRCNNTargets(f, g, b, all, [2]int{xs[2], xs[3]})
+	t := newRCNNTargets(f, x.Graph(), b, all, [2]int{xs[2], xs[3]})
 	node := func(v *tensor.Dense) *gorgonia.Node { return t.nodes[v] }
-	params := fmt.Sprintf("%+v image %v grids %v", cfg.AnchorGenerator, xs[2:], grids)
 	props := fixed
 	if props == nil {
 		if props, err = proposalsNode(cfg.RPN, true, obj, deltas, node(t.sizes), levels, params); err != nil {

@@ -282,13 +282,7 @@ func fastRCNNDetections[T floatType](cfg RoIHeadsConfig, logits, regression []T,
 		}
 		row += p
 		keep := batchedNMS(kb, ks, kl, cfg.NMSThresh)
-		keep = keep[:min(len(keep), cfg.DetectionsPerImg)]
-		db, ds, dl := make([]T, 4*len(keep)), make([]T, len(keep)), make([]int, len(keep))
-		for j, x := range keep {
-			copy(db[4*j:4*j+4], kb[4*x:4*x+4])
-			ds[j], dl[j] = ks[x], kl[x]
-		}
-		out[i] = Detections{Boxes: newValue(db, len(keep), 4), Scores: newValue(ds, len(keep)), Labels: dl}
+		out[i] = keptDetections(keep[:min(len(keep), cfg.DetectionsPerImg)], kb, ks, kl)
 	}
 	return out
 }

@@ -321,6 +321,9 @@ func proposalsOf[T floatType](cfg RPNConfig, obj, deltas, anchors [][]T, i int, 
 // batchedNMS is torchvision's batched_nms on flat boxes [K, 4]: the kept
 // indices in its order (vanillaOrder above 1000 boxes).
 func batchedNMS[T floatType](boxes, scores []T, idxs []int, thr float64) []int {
+	if len(scores) == 0 {
+		return []int{}
+	}
 	var keep []int
 	switch b := any(boxes).(type) {
 	case []float32:
