@@ -235,8 +235,10 @@ func (f *FasterRCNN) Close() error {
 // RoI pooling of the proposals, the box head and the predictor; the
 // detections are selected on its outputs' values. Forward builds a graph
 // and machine per padded batch shape (and the largest image's size, which
-// sets the RoI pooling's scales, as torchvision infers them) on its
-// first use and keeps the 4 most recently used.
+// sets the RoI pooling's scales, as torchvision infers them, and
+// Config.RPN and Config.AnchorGenerator, which the graph holds) on its
+// first use and keeps the 4 most recently used; Config.RoIHeads applies
+// to the graph's outputs on each call.
 //
 // Errors: as FCOS.Forward's; the RoI pooling's scales, inferred from the
 // largest image as torchvision does, not halving from map to map (images
@@ -270,6 +272,16 @@ type rcnnOutputs struct {
 	classLogits, boxRegression *tensor.Dense
 }
 
+// rcnnVariant is what an inference graph is built for beyond the batch's
+// shape: the largest image (the RoI pooling's scales), and the settings
+// the graph holds (Config.RPN and the anchors, so that changing them
+// after a Forward builds a new graph; Config.RoIHeads is read on values).
+type rcnnVariant struct {
+	Largest [2]int
+	RPN     RPNConfig
+	Anchors string
+}
+
 // rcnnMeta is what the inference graph keeps for its runs: the image
 // sizes' input node.
 type rcnnMeta struct {
@@ -298,7 +310,8 @@ func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs
 		sizes = append(sizes, float64(s[0]), float64(s[1]))
 	}
 	sizesV := newSizes(dt, sizes)
-	outs, _, err := f.run.runVariant(il.Tensors, largest, func(meta any) error {
+	variant := rcnnVariant{Largest: largest, RPN: f.Config.RPN, Anchors: fmt.Sprint(f.Config.AnchorGenerator)}
+	outs, _, err := f.run.runVariant(il.Tensors, variant, func(meta any) error {
 		return gorgonia.Let(meta.(rcnnMeta).sizes, sizesV)
 	})
 	if err != nil {
@@ -366,10 +379,12 @@ func gatherOf[T floatType](data []T, rows []int, cols int) []T {
 }
 
 // buildInference is the runner's build: the inference graph of the batch
-// x, the largest image being variant ([2]int).
+// x, variant an rcnnVariant.
 func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.Node, any, error) {
-	largest := variant.([2]int)
+	v := variant.(rcnnVariant)
+	largest := v.Largest
 	cfg := f.Config
+	cfg.RPN = v.RPN
 	w := f.weights
 	features, _, err := cfg.Backbone.forwardFused(w, "backbone", x)
 	if err != nil {

@@ -57,10 +57,11 @@ func (c PostprocessConfig) check(opName string) error {
 	return nil
 }
 
-// headLevels checks the per-level head outputs: clsLogits[l] [N, HWA_l, K_l],
-// each of others[j][l] [N, HWA_l, cols[j]] and anchors[l] [HWA_l, 4], one
-// dtype, N = len(imageSizes) >= 1, sizes >= 0.
-func headLevels(opName string, imageSizes [][2]int, clsLogits, anchors []*tensor.Dense, names []string, cols []int, others ...[]*tensor.Dense) error {
+// headLevels checks the per-level head outputs: first[l] [N, HWA_l, K_l]
+// (K_l = firstCols unless it is -1), each of others[j][l] [N, HWA_l,
+// cols[j]] and anchors[l] [HWA_l, 4], one dtype, N = len(imageSizes) >=
+// 1, sizes >= 0; errors call first firstName ("clsLogits").
+func headLevels(opName string, imageSizes [][2]int, firstName string, firstCols int, clsLogits, anchors []*tensor.Dense, names []string, cols []int, others ...[]*tensor.Dense) error {
 	n := len(imageSizes)
 	if n == 0 {
 		return fmt.Errorf("detection: %s: no images (imageSizes is empty)", opName)
@@ -72,16 +73,20 @@ func headLevels(opName string, imageSizes [][2]int, clsLogits, anchors []*tensor
 	}
 	levels := len(clsLogits)
 	if levels == 0 || len(anchors) != levels {
-		return fmt.Errorf("detection: %s: %d levels of clsLogits and %d of anchors, want the same number > 0", opName, levels, len(anchors))
+		return fmt.Errorf("detection: %s: %d levels of %s and %d of anchors, want the same number > 0", opName, levels, firstName, len(anchors))
 	}
 	for j, o := range others {
 		if len(o) != levels {
-			return fmt.Errorf("detection: %s: %d levels of %s for %d of clsLogits", opName, len(o), names[j], levels)
+			return fmt.Errorf("detection: %s: %d levels of %s for %d of %s", opName, len(o), names[j], levels, firstName)
 		}
 	}
 	dt := tensor.Dtype{}
 	for l := 0; l < levels; l++ {
-		s, err := checkValue(opName, fmt.Sprintf("clsLogits[%d]", l), "[N, HWA, K]", clsLogits[l], n, -1, -1)
+		want := "[N, HWA, K]"
+		if firstCols >= 0 {
+			want = fmt.Sprintf("[N, HWA, %d]", firstCols)
+		}
+		s, err := checkValue(opName, fmt.Sprintf("%s[%d]", firstName, l), want, clsLogits[l], n, -1, firstCols)
 		if err != nil {
 			return err
 		}
@@ -100,7 +105,7 @@ func headLevels(opName string, imageSizes [][2]int, clsLogits, anchors []*tensor
 		}
 		for _, t := range ts {
 			if t.Dtype() != dt {
-				return fmt.Errorf("detection: %s: level %d holds dtype %v, clsLogits[0] %v", opName, l, t.Dtype(), dt)
+				return fmt.Errorf("detection: %s: level %d holds dtype %v, %s[0] %v", opName, l, t.Dtype(), firstName, dt)
 			}
 		}
 	}
@@ -128,7 +133,7 @@ func RetinaNetPostprocessDetections(cfg PostprocessConfig, coder BoxCoder, clsLo
 	if err := coder.checkWeights(op); err != nil {
 		return nil, err
 	}
-	if err := headLevels(op, imageSizes, clsLogits, anchors, []string{"bboxRegression"}, []int{4}, bboxRegression); err != nil {
+	if err := headLevels(op, imageSizes, "clsLogits", -1, clsLogits, anchors, []string{"bboxRegression"}, []int{4}, bboxRegression); err != nil {
 		return nil, err
 	}
 	if clsLogits[0].Dtype() == tensor.Float32 {
@@ -147,7 +152,7 @@ func FCOSPostprocessDetections(cfg PostprocessConfig, coder BoxLinearCoder, clsL
 	if err := cfg.check(op); err != nil {
 		return nil, err
 	}
-	if err := headLevels(op, imageSizes, clsLogits, anchors, []string{"bboxRegression", "bboxCtrness"}, []int{4, 1}, bboxRegression, bboxCtrness); err != nil {
+	if err := headLevels(op, imageSizes, "clsLogits", -1, clsLogits, anchors, []string{"bboxRegression", "bboxCtrness"}, []int{4, 1}, bboxRegression, bboxCtrness); err != nil {
 		return nil, err
 	}
 	if clsLogits[0].Dtype() == tensor.Float32 {

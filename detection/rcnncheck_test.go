@@ -63,3 +63,39 @@ func TestFasterRCNNVMsAndProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestFasterRCNNConfigAfterForward: changing Config.RPN after a Forward
+// takes effect on the next (the graph holds the RPN's settings, so a
+// new one is built): an RPN score threshold above every probability
+// leaves no proposals, hence no detections; back to the old settings,
+// the first graph gives the first detections again.
+func TestFasterRCNNConfigAfterForward(t *testing.T) {
+	g := loadRCNNGoldens(t)[0]
+	m := g.load(t, tensor.Float64)
+	defer m.Close()
+	first, err := m.Forward(g.images(tensor.Float64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := m.Config.RPN
+	m.Config.RPN.ScoreThresh = 1.5
+	dets, err := m.Forward(g.images(tensor.Float64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range dets {
+		if len(d.Labels) != 0 {
+			t.Errorf("image %d: %d detections with no proposals", i, len(d.Labels))
+		}
+	}
+	m.Config.RPN = old
+	again, err := m.Forward(g.images(tensor.Float64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range first {
+		if fmt.Sprint(f64s(again[i].Scores), again[i].Labels) != fmt.Sprint(f64s(first[i].Scores), first[i].Labels) {
+			t.Errorf("image %d: detections differ after restoring Config.RPN", i)
+		}
+	}
+}

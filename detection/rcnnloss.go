@@ -77,10 +77,14 @@ func (s BalancedPositiveNegativeSampler) Sample(labels []int, randperm func(n in
 		if len(perm) != len(d.from) {
 			return nil, nil, fmt.Errorf("detection: BalancedPositiveNegativeSampler: randperm(%d) returned %d indices", len(d.from), len(perm))
 		}
-		for _, j := range perm[:d.k] {
-			if j < 0 || j >= len(d.from) || d.mask[d.from[j]] {
+		seen := make([]bool, len(perm))
+		for _, j := range perm {
+			if j < 0 || j >= len(perm) || seen[j] {
 				return nil, nil, fmt.Errorf("detection: BalancedPositiveNegativeSampler: randperm(%d) is not a permutation (index %d)", len(d.from), j)
 			}
+			seen[j] = true
+		}
+		for _, j := range perm[:d.k] {
 			d.mask[d.from[j]] = true
 		}
 	}
@@ -262,10 +266,6 @@ func setRPNTargets[T floatType](t *rcnnTargets, tb TargetBatch) error {
 	a := len(anchors) / 4
 	objT, objW := valueData[T](t.objTarget), valueData[T](t.objWeight)
 	boxT, boxW := valueData[T](t.boxTarget), valueData[T](t.boxWeight)
-	clear(objT)
-	clear(objW)
-	clear(boxT)
-	clear(boxW)
 	matcher := Matcher{HighThreshold: cfg.FgIoUThresh, LowThreshold: cfg.BgIoUThresh, AllowLowQualityMatches: true}
 	sampler := BalancedPositiveNegativeSampler{BatchSizePerImage: cfg.BatchSizePerImage, PositiveFraction: cfg.PositiveFraction}
 	type sampled struct {
@@ -305,6 +305,12 @@ func setRPNTargets[T floatType](t *rcnnTargets, tb TargetBatch) error {
 		}
 		all[b] = sampled{pos, neg, matches, gt}
 	}
+	// Every draw succeeded: only now are the inputs written, so that a
+	// failed Set leaves the previous batch's whole.
+	clear(objT)
+	clear(objW)
+	clear(boxT)
+	clear(boxW)
 	if total == 0 {
 		return nil
 	}
@@ -608,7 +614,7 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 	if err := bd.Err(); err != nil {
 		return fail(err)
 	}
-	return &LossInputs{rcnn: t, batch: b}, out, nil
+	return &LossInputs{rcnn: t, batch: b, anchorBoxes: all}, out, nil
 }
 
 // roiHeadsAt is the box branch on rows [N, S, C] whose first 4 columns

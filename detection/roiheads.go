@@ -233,9 +233,12 @@ func FastRCNNPostprocessDetections(cfg RoIHeadsConfig, classLogits, boxRegressio
 		return nil, err
 	}
 	dt := classLogits.Dtype()
-	for i, p := range append([]*tensor.Dense{boxRegression}, proposals...) {
+	if boxRegression.Dtype() != dt {
+		return nil, fmt.Errorf("detection: %s: boxRegression is %v, classLogits %v", op, boxRegression.Dtype(), dt)
+	}
+	for i, p := range proposals {
 		if p.Dtype() != dt {
-			return nil, fmt.Errorf("detection: %s: argument %d is %v, classLogits %v", op, i+1, p.Dtype(), dt)
+			return nil, fmt.Errorf("detection: %s: proposals[%d] is %v, classLogits %v", op, i, p.Dtype(), dt)
 		}
 	}
 	counts := make([]int, n)
@@ -248,12 +251,22 @@ func FastRCNNPostprocessDetections(cfg RoIHeadsConfig, classLogits, boxRegressio
 	return fastRCNNDetections(cfg, valueData[float64](classLogits), valueData[float64](boxRegression), levelData[float64](proposals), counts, s[1], imageSizes), nil
 }
 
-// check checks the settings.
+// check checks the detection settings.
 func (c RoIHeadsConfig) check(opName string) error {
-	if err := NewBoxCoder(c.BoxWeights).checkWeights(opName); err != nil {
-		return err
+	for i, w := range c.BoxWeights {
+		if w == 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			return fmt.Errorf("detection: %s: RoIHeadsConfig.BoxWeights[%d] = %v, want a finite non-zero weight", opName, i, w)
+		}
 	}
-	return PostprocessConfig{ScoreThresh: c.ScoreThresh, NMSThresh: c.NMSThresh, DetectionsPerImg: c.DetectionsPerImg}.check(opName)
+	switch {
+	case math.IsNaN(c.ScoreThresh):
+		return fmt.Errorf("detection: %s: RoIHeadsConfig.ScoreThresh is NaN", opName)
+	case !(c.NMSThresh >= 0):
+		return fmt.Errorf("detection: %s: RoIHeadsConfig.NMSThresh %v, want >= 0", opName, c.NMSThresh)
+	case c.DetectionsPerImg < 0:
+		return fmt.Errorf("detection: %s: RoIHeadsConfig.DetectionsPerImg %d, want >= 0", opName, c.DetectionsPerImg)
+	}
+	return nil
 }
 
 // fastRCNNDetections is FastRCNNPostprocessDetections on checked data:

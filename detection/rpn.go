@@ -241,13 +241,8 @@ func FilterProposals(cfg RPNConfig, objectness, deltas, anchors []*tensor.Dense,
 	if err := cfg.check(op); err != nil {
 		return nil, err
 	}
-	if err := headLevels(op, imageSizes, objectness, anchors, []string{"deltas"}, []int{4}, deltas); err != nil {
+	if err := headLevels(op, imageSizes, "objectness", 1, objectness, anchors, []string{"deltas"}, []int{4}, deltas); err != nil {
 		return nil, err
-	}
-	for l, o := range objectness {
-		if s := o.Shape(); s[2] != 1 {
-			return nil, fmt.Errorf("detection: %s: objectness[%d] has shape %v, want [N, HWA, 1]", op, l, s)
-		}
 	}
 	if objectness[0].Dtype() == tensor.Float32 {
 		return filterProposalsOf[float32](cfg, objectness, deltas, anchors, imageSizes, train), nil
