@@ -9,11 +9,22 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// benchDetector is scripts/bench_torchvision.py's setup_detector: a
-// random-init detector on a ResNet-18 or -50 FPN (FrozenBatchNorm2d),
+// benchModel is what the benchmarks use of a detector: *FCOS,
+// *RetinaNet or *FasterRCNN (each also Trainable).
+type benchModel interface {
+	Forward([]*tensor.Dense) ([]Detections, error)
+	Close() error
+}
+
+// benchDetector is scripts/bench_torchvision.py's build_detector: a
+// random-init detector (kind fcos, retinanet, retinanet_v2 or
+// fasterrcnn) on a ResNet-18 or -50 FPN (FrozenBatchNorm2d), 91 classes,
 // min_size and max_size size (512 for inference), so two size×size
-// images are not resized.
-func benchDetector(b *testing.B, kind, depth string, size float64) detector {
+// images are not resized. fasterrcnn is FasterRCNNResNet50FPN(91) with
+// the body swapped (resnet_fpn_backbone's: three trainable stages,
+// layers 1–4, LastLevelMaxPool; the body's FrozenBatchNorm2d eps 1e-5,
+// torchvision's default, as torch's side builds it).
+func benchDetector(b *testing.B, kind, depth string, size float64) benchModel {
 	body := ResNet50()
 	if depth == "resnet18" {
 		body = ResNet18()
@@ -23,9 +34,14 @@ func benchDetector(b *testing.B, kind, depth string, size float64) detector {
 		c5 = 512
 	}
 	rng := rand.New(rand.NewPCG(0, 0))
-	var m detector
+	var m benchModel
 	var err error
 	switch kind {
+	case "fasterrcnn":
+		cfg := FasterRCNNResNet50FPN(91)
+		cfg.Backbone.Body = body
+		cfg.Transform = NewGeneralizedRCNNTransform(size, size)
+		m, err = NewFasterRCNN(cfg, tensor.Float32, rng)
 	case "fcos":
 		cfg := FCOSResNet50FPN(91)
 		cfg.Backbone.Body = body
@@ -51,10 +67,13 @@ func benchDetector(b *testing.B, kind, depth string, size float64) detector {
 
 // BenchmarkDetector times Forward (transform, graph, postprocessing) of
 // two 512×512 images, as bench_torchvision.py's
-// Detector/KIND/DEPTH/inference.
+// Detector/KIND/DEPTH/inference; Faster R-CNN on the ResNet-18 FPN only.
 func BenchmarkDetector(b *testing.B) {
-	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2"} {
+	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2", "fasterrcnn"} {
 		for _, depth := range []string{"resnet18", "resnet50"} {
+			if kind == "fasterrcnn" && depth != "resnet18" {
+				continue
+			}
 			b.Run(kind+"/"+depth+"/inference", func(b *testing.B) {
 				m := benchDetector(b, kind, depth, 512)
 				defer m.Close()

@@ -15,12 +15,13 @@ func benchTrainTargets() []Targets {
 
 // BenchmarkTrainStep times one Trainer.StepImages (transform, forward,
 // losses, backward, SGD with momentum and weight decay, the warm-up's
-// step) of a random-init FCOS or RetinaNet on a ResNet-18 FPN, 91
-// classes, two 256×256 images, float32: bench_torchvision.py's
+// step) of a random-init FCOS, RetinaNet or Faster R-CNN on a ResNet-18
+// FPN, 91 classes, two 256×256 images, float32: bench_torchvision.py's
 // TrainStep/KIND/resnet18 (model.train(), the loss dict's sum,
-// backward, optimizer.step()).
+// backward, optimizer.step()). benchTrainTargets' labels are all >= 1,
+// so Faster R-CNN (0 is its background) takes them as they are.
 func BenchmarkTrainStep(b *testing.B) {
-	for _, kind := range []string{"fcos", "retinanet"} {
+	for _, kind := range []string{"fcos", "retinanet", "fasterrcnn"} {
 		b.Run(kind+"/resnet18", func(b *testing.B) {
 			m := benchDetector(b, kind, "resnet18", 256)
 			defer m.Close()

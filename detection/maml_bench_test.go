@@ -45,9 +45,12 @@ func mamlBenchTargets(b *testing.B, from int) TargetBatch {
 // meta-gradient w.r.t. every trainable parameter through the inner
 // gradient; one run of the compiled graph (ad.ReuseResults), as
 // bench_torchvision.py's MAMLStep/KIND/resnet18 (torch.autograd.grad
-// with create_graph=True, then the meta-gradient's backward).
+// with create_graph=True, then the meta-gradient's backward). KIND
+// fcos, retinanet or fasterrcnn (mamlBenchBoxes' labels are all >= 1, as
+// Faster R-CNN needs; torch's side replaces torchvision's roi_align,
+// which has no double backward, by a pure-torch one).
 func BenchmarkMAMLStep(b *testing.B) {
-	for _, kind := range []string{"fcos", "retinanet"} {
+	for _, kind := range []string{"fcos", "retinanet", "fasterrcnn"} {
 		b.Run(kind+"/resnet18", func(b *testing.B) {
 			m := benchDetector(b, kind, "resnet18", 256)
 			defer m.Close()

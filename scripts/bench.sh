@@ -489,11 +489,16 @@ EOF
 	MAMLStep) cat <<'EOF'
 - **MAMLStep** (`BenchmarkMAMLStep`, detection/maml_bench_test.go):
   one second-order MAML step (detection.NewMAMLTask, package meta) of a
-  random-init FCOS or RetinaNet on a ResNet-18 FPN, float32, 256x256: an
-  inner SGD step on 2 support images, the query loss of 2 images at the
-  adapted parameters, its meta-gradient through the inner gradient; torch:
-  autograd.grad(create_graph=True), functional_call, the double backward.
-  About 20 s a call in torch: run it with a small TV_REPEATS.
+  random-init FCOS, RetinaNet or Faster R-CNN on a ResNet-18 FPN, float32,
+  256x256: an inner SGD step on 2 support images, the query loss of 2
+  images at the adapted parameters, its meta-gradient through the inner
+  gradient; torch: autograd.grad(create_graph=True), functional_call, the
+  double backward. About 20 s a call in torch for FCOS and RetinaNet: run
+  it with a small TV_REPEATS. torchvision's roi_align has no double
+  backward, so torch's Faster R-CNN step runs MultiScaleRoIAlign on
+  roi_align_vec (scripts/gen_detection_fasterrcnn_maml.py: torchvision's
+  algorithm as differentiable torch ops, vectorised over the RoIs; checked
+  equal to torchvision's forward and gradient).
 EOF
 		;;
 	SecondOrder) cat <<'EOF'

@@ -599,10 +599,13 @@ def run_nms(s):
 
 def build_detector(kind, depth, size):
     """A random-init torchvision detector (seeded): FCOS, RetinaNet v1 or
-    v2 on a ResNet-18 or -50 FPN (FrozenBatchNorm2d, as the COCO
-    builders), 91 classes, the transform's min_size and max_size size."""
+    v2, or Faster R-CNN on a ResNet-18 or -50 FPN (FrozenBatchNorm2d, as
+    the COCO builders), 91 classes, the transform's min_size and max_size
+    size. Faster R-CNN's backbone is resnet_fpn_backbone's (three
+    trainable stages, layers 1-4, LastLevelMaxPool), its heads
+    FasterRCNN's defaults (fasterrcnn_resnet50_fpn's)."""
     from torchvision.models import resnet18, resnet50
-    from torchvision.models.detection import FCOS, RetinaNet
+    from torchvision.models.detection import FCOS, FasterRCNN, RetinaNet
     from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
     from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
     from torchvision.ops.feature_pyramid_network import LastLevelP6P7
@@ -610,10 +613,13 @@ def build_detector(kind, depth, size):
     import functools
     torch.manual_seed(SEED)
     body = {"resnet18": resnet18, "resnet50": resnet50}[depth](norm_layer=FrozenBatchNorm2d)
+    opts = dict(min_size=size, max_size=size)
+    if kind == "fasterrcnn":
+        # returned_layers None: [1, 2, 3, 4]; extra_blocks None: LastLevelMaxPool.
+        return FasterRCNN(_resnet_fpn_extractor(body, 3), 91, **opts)
     c5 = body.inplanes
     extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
     backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
-    opts = dict(min_size=size, max_size=size)
     if kind == "fcos":
         return FCOS(backbone, 91, **opts)
     if kind == "retinanet":
@@ -643,12 +649,17 @@ DETECTOR_BENCHMARKS = {
     "Detector/%s/%s/inference" % (kind, depth): (setup_detector(kind, depth), run_detector)
     for kind in ("fcos", "retinanet", "retinanet_v2") for depth in ("resnet18", "resnet50")
 }
+DETECTOR_BENCHMARKS["Detector/fasterrcnn/resnet18/inference"] = (setup_detector("fasterrcnn", "resnet18"),
+                                                                 run_detector)
 
-# detection's benchTrainTargets: two 256x256 images' boxes and labels.
+# detection's benchTrainTargets: two 256x256 images' boxes and labels
+# (all >= 1: Faster R-CNN, whose class 0 is the background, takes them as
+# they are).
 TRAIN_TARGETS = [
     ([[20, 30, 120, 150], [100, 40, 220, 200], [10, 10, 60, 50]], [1, 5, 17]),
     ([[50, 60, 200, 240], [0, 0, 256, 256]], [3, 42]),
 ]
+assert all(l >= 1 for _, ls in TRAIN_TARGETS for l in ls)
 
 
 def setup_train_step(kind, depth):
@@ -681,16 +692,18 @@ def run_train_step(s):
 
 TRAIN_BENCHMARKS = {
     "TrainStep/%s/resnet18" % kind: (setup_train_step(kind, "resnet18"), run_train_step)
-    for kind in ("fcos", "retinanet")
+    for kind in ("fcos", "retinanet", "fasterrcnn")
 }
 # detection's mamlBenchBoxes: per image (x1, y1, x2, y2, label); images 0,
-# 1 are the support batch, 2, 3 the query batch.
+# 1 are the support batch, 2, 3 the query batch. Labels all >= 1, as
+# Faster R-CNN needs.
 MAML_BOXES = [
     [(20, 30, 120, 140, 1), (150, 60, 230, 200, 5)],
     [(10, 10, 250, 250, 3)],
     [(40, 40, 90, 80, 7), (100, 120, 200, 240, 2), (5, 180, 60, 250, 1)],
     [(60, 20, 180, 160, 4)],
 ]
+assert all(b[4] >= 1 for per in MAML_BOXES for b in per)
 
 
 def setup_maml(kind):
@@ -721,8 +734,39 @@ def run_maml(s, alpha=0.01):
     torch.autograd.grad(query, list(params.values()))
 
 
+def setup_maml_rcnn():
+    """setup_maml("fasterrcnn"), and roi_align_vec of
+    scripts/gen_detection_fasterrcnn_maml.py (torchvision's roi_align in
+    differentiable torch ops, vectorised over the RoIs), checked against
+    torchvision's roi_align (forward and gradient, float64, to 1e-12) by
+    that script's check."""
+    import gen_detection_fasterrcnn_maml as fm
+    fm.check_roi_align()
+    return setup_maml("fasterrcnn")(), fm.roi_align_vec
+
+
+def run_maml_rcnn(s):
+    """run_maml through Faster R-CNN. torchvision's roi_align has no double
+    backward ("double backwards on roi_align not supported"), so for the
+    step MultiScaleRoIAlign's roi_align (torchvision.ops.poolers.roi_align)
+    is roi_align_vec: torchvision's algorithm as a gather of every sample's
+    four neighbours and a weighted sum, differentiable twice (the
+    per-RoI loop of the golden's roi_align_torch took over 10 minutes and
+    18 GiB here). It is put back afterwards: the other benchmarks of the
+    process keep torchvision's."""
+    from torchvision.ops import poolers
+    state, roi_align = s
+    saved = poolers.roi_align
+    poolers.roi_align = roi_align
+    try:
+        run_maml(state)
+    finally:
+        poolers.roi_align = saved
+
+
 MAML_BENCHMARKS = {"MAMLStep/%s/resnet18" % kind: (setup_maml(kind), run_maml)
                    for kind in ("fcos", "retinanet")}
+MAML_BENCHMARKS["MAMLStep/fasterrcnn/resnet18"] = (setup_maml_rcnn, run_maml_rcnn)
 
 
 # name -> (setup function, run function)
