@@ -3,6 +3,7 @@ package detection
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"gorgonia.org/gorgonia"
@@ -36,10 +37,13 @@ type FasterRCNNConfig struct {
 	// RoIHeads is the detection selection (DefaultRoIHeadsConfig).
 	RoIHeads RoIHeadsConfig
 	// Randperm, if not nil, is the training samplers' torch.randperm(n):
-	// a permutation of 0..n−1 (tests replay torchvision's draws with it).
-	// nil: the model's own source (math/rand/v2's PCG, seeded 0, 0).
-	// Called by LossInputs.Set (the RPN's samples, image after image)
-	// and then by the graph's run (the box head's).
+	// a permutation of 0..n−1. nil: the model's own source (math/rand/v2's
+	// PCG, seeded 0, 0). Each LossInputs.Set draws the RPN's samples
+	// (image after image), each run of a loss graph the box head's; with
+	// several loss graphs in one (MAML's support and query) the order is
+	// every Set's, then the runs', where torchvision interleaves them per
+	// forward: to replay torchvision's draws give each LossInputs its own
+	// (LossInputs.SetRandperm).
 	Randperm func(n int) []int
 }
 
@@ -99,6 +103,30 @@ func (c FasterRCNNConfig) parts() (RPNHead, TwoMLPHead, FastRCNNPredictor) {
 		FastRCNNPredictor{InChannels: rep, NumClasses: c.NumClasses}
 }
 
+// pooledHeights are the heights of the maps the RoI pooling takes for a
+// batch of height h: the ResNet's stem (a 7×7 convolution of stride 2
+// and padding 3, a 3×3 max pooling of stride 2 and padding 1) gives
+// layer1's, each later stage halves it as a 3×3 convolution of stride 2
+// and padding 1 does; the returned stages' heights.
+func (c FasterRCNNConfig) pooledHeights(h int) []int {
+	conv := func(h, k, s, p int) int { return (h+2*p-k)/s + 1 }
+	stages := []int{conv(conv(h, 7, 2, 3), 3, 2, 1)}
+	for i := 1; i < 4; i++ {
+		stages = append(stages, conv(stages[i-1], 3, 2, 1))
+	}
+	returned := c.Backbone.ReturnedLayers
+	if len(returned) == 0 {
+		returned = []int{2, 3, 4}
+	}
+	out := make([]int, 0, len(returned))
+	for _, r := range returned {
+		if r >= 1 && r <= len(stages) {
+			out = append(out, stages[r-1])
+		}
+	}
+	return out
+}
+
 // pooledMaps is how many of the backbone's maps the RoI pooling takes
 // (its returned stages' maps, not the extra blocks').
 func (c FasterRCNNConfig) pooledMaps() int {
@@ -112,13 +140,12 @@ func (c FasterRCNNConfig) pooledMaps() int {
 func (c FasterRCNNConfig) checkTraining() error {
 	const name = "FasterRCNN.Loss"
 	for _, m := range []struct {
-		what     string
-		hi, lo   float64
-		sampler  BalancedPositiveNegativeSampler
-		rowLimit bool
+		what    string
+		hi, lo  float64
+		sampler BalancedPositiveNegativeSampler
 	}{
-		{"RPNConfig", c.RPN.FgIoUThresh, c.RPN.BgIoUThresh, BalancedPositiveNegativeSampler{c.RPN.BatchSizePerImage, c.RPN.PositiveFraction}, false},
-		{"RoIHeadsConfig", c.RoIHeads.FgIoUThresh, c.RoIHeads.BgIoUThresh, BalancedPositiveNegativeSampler{c.RoIHeads.BatchSizePerImage, c.RoIHeads.PositiveFraction}, true},
+		{"RPNConfig", c.RPN.FgIoUThresh, c.RPN.BgIoUThresh, BalancedPositiveNegativeSampler{c.RPN.BatchSizePerImage, c.RPN.PositiveFraction}},
+		{"RoIHeadsConfig", c.RoIHeads.FgIoUThresh, c.RoIHeads.BgIoUThresh, BalancedPositiveNegativeSampler{c.RoIHeads.BatchSizePerImage, c.RoIHeads.PositiveFraction}},
 	} {
 		if !(m.lo <= m.hi) {
 			return fmt.Errorf("detection: %s: %s's BgIoUThresh %v above FgIoUThresh %v", name, m.what, m.lo, m.hi)
@@ -126,8 +153,8 @@ func (c FasterRCNNConfig) checkTraining() error {
 		if err := m.sampler.check(name, m.what+"'s"); err != nil {
 			return err
 		}
-		if m.rowLimit && m.sampler.BatchSizePerImage < 1 {
-			return fmt.Errorf("detection: %s: RoIHeadsConfig.BatchSizePerImage %d, want at least 1", name, m.sampler.BatchSizePerImage)
+		if m.sampler.BatchSizePerImage < 1 {
+			return fmt.Errorf("detection: %s: %s.BatchSizePerImage %d, want at least 1", name, m.what, m.sampler.BatchSizePerImage)
 		}
 	}
 	return nil
@@ -199,7 +226,7 @@ func LoadFasterRCNN(path string, cfg FasterRCNNConfig, dt tensor.Dtype, opts Loa
 	if err != nil {
 		return nil, IncompatibleKeys{}, fmt.Errorf("detection: LoadFasterRCNN: %w", err)
 	}
-	opts.RPNHeads = append(opts.RPNHeads, "rpn.head.")
+	opts.RPNHeads = append(slices.Clone(opts.RPNHeads), "rpn.head.")
 	keys, err := f.weights.LoadStateDict(ck, opts)
 	if err != nil {
 		return nil, keys, fmt.Errorf("detection: LoadFasterRCNN: %w", err)
@@ -234,11 +261,11 @@ func (f *FasterRCNN) Close() error {
 // image's proposals padded with zero boxes to PostNMSTopNTest rows), the
 // RoI pooling of the proposals, the box head and the predictor; the
 // detections are selected on its outputs' values. Forward builds a graph
-// and machine per padded batch shape (and the largest image's size, which
-// sets the RoI pooling's scales, as torchvision infers them, and
-// Config.RPN and Config.AnchorGenerator, which the graph holds) on its
-// first use and keeps the 4 most recently used; Config.RoIHeads applies
-// to the graph's outputs on each call.
+// and machine per padded batch shape (and RoI pooling scales, which
+// torchvision infers from the largest image, and Config.RPN and
+// Config.AnchorGenerator, which the graph holds) on its first use and
+// keeps the 4 most recently used; Config.RoIHeads applies to the graph's
+// outputs on each call.
 //
 // Errors: as FCOS.Forward's; the RoI pooling's scales, inferred from the
 // largest image as torchvision does, not halving from map to map (images
@@ -273,11 +300,13 @@ type rcnnOutputs struct {
 }
 
 // rcnnVariant is what an inference graph is built for beyond the batch's
-// shape: the largest image (the RoI pooling's scales), and the settings
-// the graph holds (Config.RPN and the anchors, so that changing them
-// after a Forward builds a new graph; Config.RoIHeads is read on values).
+// shape: the RoI pooling's scales (inferred from the largest image, as
+// torchvision infers them; images of other sizes with the same scales
+// share the graph), and the settings the graph holds (Config.RPN and the
+// anchors, so that changing them after a Forward builds a new graph;
+// Config.RoIHeads is read on values).
 type rcnnVariant struct {
-	Largest [2]int
+	Scales  []float64
 	RPN     RPNConfig
 	Anchors string
 }
@@ -310,7 +339,13 @@ func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs
 		sizes = append(sizes, float64(s[0]), float64(s[1]))
 	}
 	sizesV := newSizes(dt, sizes)
-	variant := rcnnVariant{Largest: largest, RPN: f.Config.RPN, Anchors: fmt.Sprint(f.Config.AnchorGenerator)}
+	s := il.Tensors.Shape()
+	heights := f.Config.pooledHeights(s[2])
+	scales := make([]float64, len(heights))
+	for l, h := range heights {
+		scales[l] = inferScale(h, largest[0])
+	}
+	variant := rcnnVariant{Scales: scales, RPN: f.Config.RPN, Anchors: fmt.Sprint(f.Config.AnchorGenerator)}
 	outs, _, err := f.run.runVariant(il.Tensors, variant, func(meta any) error {
 		return gorgonia.Let(meta.(rcnnMeta).sizes, sizesV)
 	})
@@ -382,7 +417,6 @@ func gatherOf[T floatType](data []T, rows []int, cols int) []T {
 // x, variant an rcnnVariant.
 func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.Node, any, error) {
 	v := variant.(rcnnVariant)
-	largest := v.Largest
 	cfg := f.Config
 	cfg.RPN = v.RPN
 	w := f.weights
@@ -407,14 +441,13 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 		return nil, nil, err
 	}
 	maps := features[:cfg.pooledMaps()]
-	if largest[0] < 1 {
-		return nil, nil, fmt.Errorf("the largest image has height %d", largest[0])
-	}
-	scales := make([]float64, len(maps))
+	heights := cfg.pooledHeights(xs[2])
 	for l, m := range maps {
-		scales[l] = inferScale(m.Shape()[2], largest[0])
+		if m.Shape()[2] != heights[l] {
+			return nil, nil, fmt.Errorf("internal: pooled map %d has height %d, pooledHeights %v", l, m.Shape()[2], heights)
+		}
 	}
-	logits, reg, err := f.roiHeadsAt(w, maps, props, largest, scales, box, pred)
+	logits, reg, err := f.roiHeadsAt(w, maps, props, [2]int{xs[2], xs[3]}, v.Scales, box, pred)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -131,6 +131,9 @@ func TestFasterRCNNResNet18Golden(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if len(props) != len(run.Proposals) {
+						t.Fatalf("run %d: %d images' proposals, torchvision %d", r, len(props), len(run.Proposals))
+					}
 					for i, p := range props {
 						closeTo(t, fmt.Sprintf("run %d image %d proposal boxes", r, i), float64s(p.Boxes), run.Proposals[i].Boxes, rtol)
 						closeTo(t, fmt.Sprintf("run %d image %d proposal scores", r, i), float64s(p.Scores), run.Proposals[i].Scores, rtol)
@@ -143,6 +146,9 @@ func TestFasterRCNNResNet18Golden(t *testing.T) {
 				want := run.Det64
 				if dt == tensor.Float32 {
 					want = run.Det32
+				}
+				if len(dets) != len(want) {
+					t.Fatalf("run %d: %d images' detections, torchvision %d", r, len(dets), len(want))
 				}
 				for i, d := range dets {
 					if dt == tensor.Float32 {

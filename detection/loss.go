@@ -58,8 +58,9 @@ const (
 )
 
 // LossInputs are the value inputs of a training graph built by
-// RetinaNet.Loss or FCOS.Loss: Set fills them from a batch's ground truth
-// before each run of the graph's machine. Not safe for concurrent use.
+// RetinaNet.Loss, FCOS.Loss or FasterRCNN.Loss: Set fills them from a
+// batch's ground truth before each run of the graph's machine. Not safe
+// for concurrent use.
 type LossInputs struct {
 	kind                 lossKind
 	batch, anchors, k    int
@@ -79,12 +80,18 @@ func (in *LossInputs) Anchors() *tensor.Dense { return in.anchorBoxes }
 // Set computes the targets of the batch tb (PadTargets) on values, as
 // torchvision's compute_loss does, and writes them into the graph's input
 // nodes; the next run of the graph's machine computes the losses of this
-// batch.
+// batch. For Faster R-CNN, Set matches and samples the RPN's anchors
+// (drawing with the samplers' source) and keeps a copy of tb, from which
+// each run of the graph samples the box head's proposals; its labels
+// must be >= 1 (0 is the background).
 //
 // Errors: a number of images other than the graph's batch; a label at or
-// above the model's NumClasses; as PadTargets' checks (tb not made by it);
-// for a float32 model, a box that is infinite or has x2 <= x1 or y2 <= y1
-// once rounded to float32 (the targets are matched in the model's dtype).
+// above the model's NumClasses (for Faster R-CNN, below 1 too); as
+// PadTargets' checks (tb not made by it); for a float32 model, a box that
+// is infinite or has x2 <= x1 or y2 <= y1 once rounded to float32 (the
+// targets are matched in the model's dtype); for Faster R-CNN, a sampler
+// source's draw that is not a permutation. A failed Set leaves the
+// previous batch's inputs whole.
 func (in *LossInputs) Set(tb TargetBatch) error {
 	if in != nil && in.rcnn != nil {
 		return in.rcnn.set(tb)

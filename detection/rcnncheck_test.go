@@ -99,3 +99,116 @@ func TestFasterRCNNConfigAfterForward(t *testing.T) {
 		}
 	}
 }
+
+// TestFasterRCNNGraphPerScales: images of different sizes padded to one
+// batch shape share Forward's graph when torchvision would infer the
+// same RoI pooling scales from them.
+func TestFasterRCNNGraphPerScales(t *testing.T) {
+	g := loadRCNNGoldens(t)[0]
+	m := g.load(t, tensor.Float64)
+	defer m.Close()
+	for _, s := range [][2]int{{48, 67}, {48, 68}, {47, 65}} {
+		x := randomBatch(uint64(s[1]), 1, s[0], s[1])
+		im, err := x.Slice(gorgonia.S(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Forward([]*tensor.Dense{im.(*tensor.Dense).Materialize().(*tensor.Dense)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(m.run.graphs); n != 1 {
+		t.Errorf("%d graphs for one padded shape and one set of scales, want 1", n)
+	}
+}
+
+// TestFasterRCNNLossStateOwned: the loss graph keeps its own copy of the
+// ground truth and of the configuration it was built with: changing the
+// TargetBatch given to Set, or the model's Config, after Set changes no
+// loss; and Trainer.Step clips to the padded batch, not to sizes an
+// earlier StepImages gave the same graph.
+func TestFasterRCNNLossStateOwned(t *testing.T) {
+	m := tinyRCNN(t, tensor.Float64, 100, 50, 32)
+	defer m.Close()
+	m.Config.Randperm = identityRandperm
+	x := randomBatch(9, 2, 80, 112)
+	g := gorgonia.NewGraph()
+	xn := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(x.Shape()...), gorgonia.WithValue(x), gorgonia.WithName("x"))
+	in, losses, err := m.Loss(xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := padded(t, 2, []Targets{
+		{Boxes: newValue([]float64{2, 3, 40, 45, 10, 4, 60, 50}, 2, 4), Labels: []int{1, 2}},
+		{Boxes: newValue([]float64{0, 0, 100, 70}, 1, 4), Labels: []int{3}},
+	})
+	run := func() float64 {
+		t.Helper()
+		vals, err := graphtest.Eval(g, losses.Total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vals[0][0]
+	}
+	if err := in.Set(tb); err != nil {
+		t.Fatal(err)
+	}
+	want := run()
+	tb.Labels[0], tb.Labels[1] = 3, 3
+	valueData[float64](tb.Boxes)[0] = 30
+	m.Config.RoIHeads.BatchSizePerImage = 7
+	m.Config.RoIHeads.BoxWeights = [4]float64{1, 1, 1, 1}
+	if got := run(); got != want {
+		t.Errorf("loss %v after changing the caller's targets and the Config, %v before", got, want)
+	}
+}
+
+// TestFasterRCNNStepAfterStepImages: Trainer.Step on a batch clips the
+// proposals to the padded batch even after a StepImages of the same
+// batch shape gave the graph smaller image sizes: its losses equal a
+// fresh Trainer's Step.
+func TestFasterRCNNStepAfterStepImages(t *testing.T) {
+	m, images, targets := rcnnTrainSetup(t)
+	defer m.Close()
+	opts := DefaultTrainerOpts(len(images))
+	opts.LR, opts.Momentum, opts.WeightDecay, opts.WarmupIters = 0, 0, 0, 0
+	il, err := m.Config.Transform.Transform(images)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewTrainer(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want, err := fresh.Step(il.Tensors, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.StepImages(images, targets); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.Step(il.Tensors, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("Step after StepImages %+v, a fresh Trainer's Step %+v", got, want)
+	}
+	if _, err := NewTrainer(nil, opts); err == nil {
+		t.Error("NewTrainer(nil): no error")
+	}
+	for _, s := range []BalancedPositiveNegativeSampler{{-4, 0.5}, {4, math.NaN()}, {4, 1.5}} {
+		if _, _, err := s.Sample([]int{1, 0, 0}, identityRandperm); err == nil {
+			t.Errorf("Sample with %+v: no error", s)
+		}
+	}
+	if _, _, err := (BalancedPositiveNegativeSampler{4, 0.5}).Sample([]int{1, 0}, nil); err == nil {
+		t.Error("Sample with a nil randperm: no error")
+	}
+}

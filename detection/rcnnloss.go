@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/gops-dev/gops/ad"
@@ -53,9 +54,16 @@ func (s BalancedPositiveNegativeSampler) check(opName, what string) error {
 
 // Sample returns the masks of the sampled positives and negatives of
 // labels (one image's), drawing with randperm (a permutation of 0..n−1,
-// as torch.randperm(n)). Errors: randperm returns something other than a
-// permutation of n.
+// as torch.randperm(n)). Errors: BatchSizePerImage negative,
+// PositiveFraction outside [0, 1]; randperm nil or returning something
+// other than a permutation of n.
 func (s BalancedPositiveNegativeSampler) Sample(labels []int, randperm func(n int) []int) (pos, neg []bool, err error) {
+	if err := s.check("BalancedPositiveNegativeSampler.Sample", "the sampler's"); err != nil {
+		return nil, nil, err
+	}
+	if randperm == nil {
+		return nil, nil, fmt.Errorf("detection: BalancedPositiveNegativeSampler.Sample: randperm is nil")
+	}
 	var positive, negative []int
 	for i, l := range labels {
 		switch {
@@ -94,6 +102,7 @@ func (s BalancedPositiveNegativeSampler) Sample(labels []int, randperm func(n in
 // rcnnTargets are a Faster R-CNN loss graph's value inputs and state.
 type rcnnTargets struct {
 	f       *FasterRCNN
+	cfg     FasterRCNNConfig // the model's configuration when the graph was built
 	batch   int
 	anchors *tensor.Dense // all levels [A, 4]
 	padded  [2]int        // the batch's padded (H, W)
@@ -141,7 +150,7 @@ func newRCNNTargets(f *FasterRCNN, g *gorgonia.ExprGraph, b int, anchors *tensor
 	dt := anchors.Dtype()
 	a := anchors.Shape()[0]
 	zeros := func(shape ...int) *tensor.Dense { return tensor.New(tensor.Of(dt), tensor.WithShape(shape...)) }
-	t := &rcnnTargets{f: f, batch: b, anchors: anchors, padded: padded,
+	t := &rcnnTargets{f: f, cfg: f.Config, batch: b, anchors: anchors, padded: padded,
 		objTarget: zeros(b * a), objWeight: zeros(b * a), boxTarget: zeros(b*a, 4), boxWeight: zeros(b*a, 4),
 		sizes: zeros(b, 2), nodes: map[*tensor.Dense]*gorgonia.Node{}}
 	for i, v := range []*tensor.Dense{t.objTarget, t.objWeight, t.boxTarget, t.boxWeight, t.sizes} {
@@ -209,7 +218,7 @@ func (in *LossInputs) SetImageSizes(sizes [][2]int) error {
 // values, and the ground truth kept for the sample op.
 func (t *rcnnTargets) set(tb TargetBatch) error {
 	const op = "LossInputs.Set"
-	if err := tb.check(op, t.batch, t.f.Config.NumClasses); err != nil {
+	if err := tb.check(op, t.batch, t.cfg.NumClasses); err != nil {
 		return err
 	}
 	if t.anchors.Dtype() == tensor.Float32 {
@@ -235,8 +244,10 @@ func (t *rcnnTargets) set(tb TargetBatch) error {
 	if err != nil {
 		return err
 	}
+	own := TargetBatch{Boxes: tb.Boxes.Clone().(*tensor.Dense), Labels: slices.Clone(tb.Labels),
+		Counts: slices.Clone(tb.Counts), MaxBoxes: tb.MaxBoxes} // the run reads it: not the caller's
 	t.mu.Lock()
-	t.tb = &tb
+	t.tb = &own
 	t.mu.Unlock()
 	return nil
 }
@@ -261,7 +272,7 @@ func (f *FasterRCNN) randperm(n int) []int {
 // each sampled anchor, and the BoxCoder(1, 1, 1, 1) code of its box for a
 // sampled positive, the weights 1/(the batch's sampled anchors).
 func setRPNTargets[T floatType](t *rcnnTargets, tb TargetBatch) error {
-	cfg := t.f.Config.RPN
+	cfg := t.cfg.RPN
 	anchors := valueData[T](t.anchors)
 	a := len(anchors) / 4
 	objT, objW := valueData[T](t.objTarget), valueData[T](t.objWeight)
@@ -352,7 +363,7 @@ func sampleCols(k int) int { return 4 + 9*k }
 // The result is [N, S, sampleCols(K)], S = BatchSizePerImage; rows
 // beyond an image's samples are zeros.
 func (t *rcnnTargets) sampleNode(props *gorgonia.Node) (*gorgonia.Node, error) {
-	cfg := t.f.Config
+	cfg := t.cfg
 	s := props.Shape()
 	n, k := s[0], cfg.NumClasses
 	rows := cfg.RoIHeads.BatchSizePerImage
@@ -379,7 +390,7 @@ func sampleKernel[T floatType](t *rcnnTargets, k int) func(ad.Tensor[T], []ad.Te
 		if tb == nil {
 			return fmt.Errorf("detection: Faster R-CNN loss: no ground truth: call LossInputs.Set before running the graph")
 		}
-		cfg := t.f.Config.RoIHeads
+		cfg := t.cfg.RoIHeads
 		n, p, rows := in[0].Shape[0], in[0].Shape[1], out.Shape[1]
 		sampler := BalancedPositiveNegativeSampler{BatchSizePerImage: cfg.BatchSizePerImage, PositiveFraction: cfg.PositiveFraction}
 		matcher := Matcher{HighThreshold: cfg.FgIoUThresh, LowThreshold: cfg.BgIoUThresh}
@@ -489,10 +500,21 @@ func inferScale(h, height int) float64 {
 //
 // Set the returned LossInputs to a batch's ground truth (labels >= 1)
 // before each run, and SetImageSizes to the batch's image sizes when they
-// are not the padded batch's; the samplers draw with Config.Randperm (nil:
-// the model's own source).
+// are not the padded batch's. The RPN's samples are drawn by Set, the box
+// head's by each run of the graph (a second run after one Set draws them
+// anew; torchvision draws both in each forward), with the LossInputs'
+// SetRandperm source, else Config.Randperm, else the model's own. The
+// graph keeps the configuration it was built with: later changes of
+// f.Config apply to graphs built after them.
 //
-// Errors: as Build's; training settings out of range.
+// Differences from torchvision: a batch in which nothing is sampled (no
+// anchor, or no RoI) has losses 0 there, where torchvision's means of
+// nothing are NaN; a ground-truth label 0 (the background) is an error,
+// where torchvision trains it as background.
+//
+// Errors: x nil, not [B, 3, H, W] or not of the model's dtype; the
+// backbone's and heads' errors (a tensor missing from the weights);
+// training settings out of range.
 func (f *FasterRCNN) Loss(x *gorgonia.Node) (*LossInputs, *Losses, error) {
 	return f.loss(x, nil)
 }

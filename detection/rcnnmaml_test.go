@@ -86,8 +86,9 @@ func TestFasterRCNNMAMLGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sizes := [][2]int{{c.Support.Height, c.Support.Width}, {c.Support.Height, c.Support.Width}}
-			if err := task.SetImageSizes(sizes, sizes); err != nil {
+			ss := [][2]int{{c.Support.Height, c.Support.Width}, {c.Support.Height, c.Support.Width}}
+			qs := [][2]int{{c.Query.Height, c.Query.Width}, {c.Query.Height, c.Query.Width}}
+			if err := task.SetImageSizes(ss, qs); err != nil {
 				t.Fatal(err)
 			}
 			task.Support[0].SetRandperm(replayDraws(t, "support", c.SupportDraws))

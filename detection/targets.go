@@ -18,7 +18,9 @@ type Targets struct {
 	// Labels are the G class indices, each in [0, NumClasses): the
 	// column of the class in the classification logits (torchvision
 	// indexes them directly; FCOS and RetinaNet have no background
-	// class of their own).
+	// class of their own). Faster R-CNN's class 0 is the background: its
+	// labels must be in [1, NumClasses) (torchvision would train a box
+	// labelled 0 as background; here it is an error).
 	Labels []int
 }
 

@@ -119,7 +119,8 @@ type trainGraph struct {
 	which []int // where outs[3:] go in step's values
 }
 
-// NewTrainer makes a Trainer of model (an *FCOS or *RetinaNet) with the
+// NewTrainer makes a Trainer of model (an *FCOS, *RetinaNet or
+// *FasterRCNN) with the
 // optimizer and schedule of opts. The optimizer starts at WarmupFactor·LR
 // when there is a warm-up (torch's LinearLR constructor).
 //
@@ -130,7 +131,10 @@ type trainGraph struct {
 // Gamma negative or not finite.
 func NewTrainer(model Trainable, opts TrainerOpts) (*Trainer, error) {
 	fail := func(err error) (*Trainer, error) { return nil, fmt.Errorf("detection: NewTrainer: %w", err) }
-	if _, ok := model.transform(); model == nil || !ok {
+	if model == nil {
+		return fail(fmt.Errorf("the model is nil"))
+	}
+	if _, ok := model.transform(); !ok {
 		return fail(fmt.Errorf("the model is nil or not made by its constructor"))
 	}
 	if opts.WarmupIters < 0 {
@@ -233,10 +237,15 @@ func (t *Trainer) step(images *tensor.Dense, sizes [][2]int, targets []Targets) 
 		return fail(err)
 	}
 	tg := rg.meta.(*trainGraph)
-	if sizes != nil {
-		if err := tg.in.SetImageSizes(sizes); err != nil {
-			return fail(err)
+	if sizes == nil { // the padded batch's, not an earlier StepImages' sizes
+		s := images.Shape()
+		sizes = make([][2]int, s[0])
+		for i := range sizes {
+			sizes[i] = [2]int{s[2], s[3]}
 		}
+	}
+	if err := tg.in.SetImageSizes(sizes); err != nil {
+		return fail(err)
 	}
 	if err := tg.in.Set(tb); err != nil {
 		return LossValues{}, err
