@@ -87,6 +87,9 @@ func WriteFigure(path string, sc *scenes.Scene, names []string, dets [][]detecti
 // best first, leaving out those overlapping a drawn one by IoU > 0.5 (the
 // detector's NMS runs per class; the figure shows one label an object).
 func drawDetections(img *image.RGBA, d detection.Detections, x0, y0 int) error {
+	if len(d.Labels) == 0 {
+		return nil // an empty tensor's Data panics
+	}
 	boxes, ok1 := d.Boxes.Data().([]float64)
 	scores, ok2 := d.Scores.Data().([]float64)
 	if !ok1 || !ok2 {

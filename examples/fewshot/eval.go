@@ -32,16 +32,16 @@ func SampleFewShot(rng *rand.Rand, test *scenes.Digits, k, queries, n int, so sc
 }
 
 // Adapter fine-tunes the detector on a support scene: plain SGD on the
-// FCOS losses, the digits as labels, one loss graph per support batch
+// model's losses, the digits as labels, one loss graph per support batch
 // size.
 type Adapter struct {
-	m      *detection.FCOS
+	m      *Model
 	c      Config
 	graphs map[int]*LossGraph
 }
 
 // NewAdapter returns an Adapter of m with c's AdaptSteps and AdaptLR.
-func NewAdapter(c Config, m *detection.FCOS) *Adapter {
+func NewAdapter(c Config, m *Model) *Adapter {
 	return &Adapter{m: m, c: c, graphs: map[int]*LossGraph{}}
 }
 
@@ -90,7 +90,7 @@ func (a *Adapter) Close() error {
 
 // Detect runs m on a scene's canvases: its detections and ground truth
 // (labelled by digit), canvas by canvas.
-func Detect(m *detection.FCOS, sc *scenes.Scene) ([]detection.Detections, []detection.GroundTruth, error) {
+func Detect(m *Model, sc *scenes.Scene) ([]detection.Detections, []detection.GroundTruth, error) {
 	dets, err := m.Forward(images(sc, m.Weights().Dtype()))
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +110,7 @@ func AP50(dets []detection.Detections, gts []detection.GroundTruth, classes []in
 
 // BaseAP50 is the AP50 of m on n fresh scenes of the base digits of test:
 // how well the pre-trained detector knows its own classes.
-func BaseAP50(c Config, m *detection.FCOS, test *scenes.Digits, rng *rand.Rand, n int) (float64, error) {
+func BaseAP50(c Config, m *Model, test *scenes.Digits, rng *rand.Rand, n int) (float64, error) {
 	var dets []detection.Detections
 	var gts []detection.GroundTruth
 	for i := 0; i < n; i++ {

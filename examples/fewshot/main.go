@@ -1,9 +1,11 @@
 // Command fewshot is few-shot object detection on MNIST digits pasted
-// onto 64×64 canvases (datasets/mnist/scenes): torchvision's FCOS on a
-// small ResNet-FPN (package detection, its training losses) is
-// pre-trained to detect and classify the digits 0–5 (a class per digit),
-// then adapted to detect the digits 6–9 from K = 1, 2, 5 examples of each
-// (the support canvases of a task, from MNIST's test split) by
+// onto 64×64 canvases (datasets/mnist/scenes): torchvision's FCOS, or
+// with -model fasterrcnn its Faster R-CNN, on a small ResNet-FPN (package
+// detection, its training losses) is pre-trained to detect and classify
+// the digits 0–5 (a class per digit; Faster R-CNN's class of digit d is
+// d+1, its class 0 being the background), then adapted to detect the
+// digits 6–9 from K = 1, 2, 5 examples of each (the support canvases of a
+// task, from MNIST's test split) by
 //
 //	(a) fine-tuning the pre-trained detector (SGD on the support loss),
 //	(b) the same fine-tuning from the weights first-order MAML learned,
@@ -23,25 +25,58 @@
 // object's best detection scoring ≥ 0.3 with its label (grey: a base
 // digit; 6 red, 7 yellow, 8 green, 9 blue).
 //
-//	go run ./examples/fewshot              # the default run, ~3 min on 2 cores
+//	go run ./examples/fewshot                     # the default run, FCOS, ~3 min on 2 cores
+//	go run ./examples/fewshot -model fasterrcnn   # Faster R-CNN, about 1.3 times as long
 //	go run ./examples/fewshot -pretrain 6000 -meta-steps 1000 -tasks 50
 //
-// A default run gave (2 shared cores, 166–214 s; the check's relative
-// errors 2.9e-8, 2.0e-7, 1.7e-8):
+// A default run gave (2 shared cores, 111–208 s; the check's relative
+// errors 1.5e-7, 1.0e-7, 5.0e-8):
 //
-//	pre-trained: AP50 0.840 on base digits 0–5 (test split)
+//	pre-trained: AP50 0.874 on base digits 0–5 (test split)
 //	AP50 on the novel digits 6–9 (15 tasks a K; "before": the pre-trained detector unadapted)
 //	K     before  fine-tune    FO-MAML       MAML
-//	1      0.168      0.365      0.317      0.314
-//	2      0.184      0.376      0.310      0.304
-//	5      0.160      0.380      0.296      0.312
+//	1      0.146      0.374      0.301      0.305
+//	2      0.166      0.369      0.306      0.306
+//	5      0.160      0.387      0.305      0.321
 //
 // At this size the meta-learned weights start the tasks at a lower
-// support loss (1.0 against 1.96) and a higher AP50, but 20 fine-tuning
+// support loss (0.99 against 1.96) and a higher AP50, but 20 fine-tuning
 // steps from the pre-trained detector end higher; with the small inner
 // step (0.02) first- and second-order MAML train alike. Larger inner steps
 // (-inner-lr 0.05 or more) made first-order MAML diverge (its support loss
 // at θ grew past 60) where second-order MAML did not.
+//
+// Faster R-CNN (fasterRCNNConfig: the same ResNet, stages 1–4 into a
+// 32-channel FPN with a max-pooled level, anchors of 8 to 128 pixels, 300
+// proposals a level before NMS and 100 after, a 64-wide box head on 64
+// samples an image) has defaults of its own (defaultConfigFor): 1500
+// pre-training and 150 meta-training steps, an inner step of 0.01, and 25
+// fine-tuning steps at 0.03. A default run gave (2 shared cores, 141 s,
+// where FCOS's took 111 s; the check's relative errors 9.0e-10, 3.8e-7,
+// 8.9e-8):
+//
+//	pre-trained: AP50 0.979 on base digits 0–5 (test split)
+//	AP50 on the novel digits 6–9 (15 tasks a K; "before": the pre-trained detector unadapted)
+//	K     before  fine-tune    FO-MAML       MAML
+//	1      0.000      0.135      0.286      0.291
+//	2      0.000      0.249      0.289      0.308
+//	5      0.000      0.260      0.326      0.334
+//
+// The pre-trained Faster R-CNN finds none of the novel digits (AP50 0.000,
+// FCOS's 0.15), so fine-tuning starts from nothing, and both meta-learned
+// starts end above it at every K, second-order MAML 0.005–0.02 ahead of
+// first-order (within the noise of 15 tasks). The meta-learned starts score
+// 0.27–0.37 before adaptation (boxes on every digit, the novel labels
+// spread over them); 25 steps lower the support loss from both, and raise
+// first-order MAML's AP50 but lower second-order MAML's. Its support loss,
+// on sampled anchors and proposals, is noisy from step to step, and its
+// training is less stable: first-order MAML diverged at FCOS's inner step
+// 0.02 (its support loss at θ past 200), plain SGD on some tasks at a rate
+// of 0.05 over 40 steps, and at 0.07 from every start but second-order
+// MAML's. Its meta-gradient check keeps the proposals out: the derivatives
+// treat them as constants (detached, as in torchvision), while the central
+// differences of the whole objective see them move, which gave relative
+// errors of 0.49, 0.77 and 1.1.
 package main
 
 import (
@@ -61,6 +96,7 @@ import (
 
 // Config is one run's settings (the flags).
 type Config struct {
+	Model string // ModelFCOS or ModelFasterRCNN
 	Scene scenes.Opts
 	Width int // the backbone's stem width
 	Seed  uint64
@@ -86,6 +122,7 @@ type Config struct {
 // defaultConfig is the default run: a few minutes on 2 cores.
 func defaultConfig() Config {
 	return Config{
+		Model: ModelFCOS,
 		Scene: scenes.Opts{Canvas: 64, PerCanvas: 4, MinSize: 16, MaxSize: 24},
 		Width: 8, Seed: 1,
 		Steps: 2500, Batch: 4, Warmup: 100, Every: 500, LR: 0.02,
@@ -96,10 +133,31 @@ func defaultConfig() Config {
 	}
 }
 
-// parseFlags reads the flags into a Config.
+// defaultConfigFor is the default run of a model: defaultConfig for
+// FCOS; for Faster R-CNN, whose steps cost more, fewer pre-training and
+// meta-training steps (it learns the base digits faster), a smaller inner
+// step (first-order MAML diverged at 0.02), and more fine-tuning steps at
+// a lower rate (its plain SGD diverged on some tasks at 0.05 and above).
+func defaultConfigFor(model string) Config {
+	c := defaultConfig()
+	c.Model = model
+	if model == ModelFasterRCNN {
+		c.Steps, c.MetaSteps, c.InnerLR, c.AdaptSteps, c.AdaptLR = 1500, 150, 0.01, 25, 0.03
+		c.PNG = "fewshot_fasterrcnn.png"
+	}
+	return c
+}
+
+// parseFlags reads the flags into a Config: defaultConfigFor(-model)'s
+// settings where a flag is not given.
 func parseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 	c := defaultConfig()
+	frcnn := defaultConfigFor(ModelFasterRCNN)
+	alt := func(usage string, v any) string {
+		return fmt.Sprintf("%s (%v for -model %s)", usage, v, ModelFasterRCNN)
+	}
 	shots := joinInts(c.Shots)
+	fs.StringVar(&c.Model, "model", c.Model, "the detector: "+ModelFCOS+" or "+ModelFasterRCNN)
 	fs.IntVar(&c.Scene.Canvas, "canvas", c.Scene.Canvas, "canvas side in pixels")
 	fs.IntVar(&c.Scene.PerCanvas, "per-canvas", c.Scene.PerCanvas, "digits on a canvas, at most")
 	fs.IntVar(&c.Scene.MinSize, "digit-min", c.Scene.MinSize, "smallest pasted size of a 28x28 digit")
@@ -107,25 +165,47 @@ func parseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 	fs.IntVar(&c.Width, "width", c.Width, "the backbone's stem width (stages w, w, 2w, 2w)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation and the scenes")
 	fs.StringVar(&c.Data, "data", "", "read the MNIST files from folder `DIR` instead of the GoMNIST module")
-	fs.IntVar(&c.Steps, "pretrain", c.Steps, "pre-training steps")
+	fs.IntVar(&c.Steps, "pretrain", c.Steps, alt("pre-training steps", frcnn.Steps))
 	fs.IntVar(&c.Batch, "batch", c.Batch, "pre-training canvases a step")
 	fs.Float64Var(&c.LR, "lr", c.LR, "pre-training learning rate")
 	fs.IntVar(&c.Every, "every", c.Every, "progress line every this many steps")
-	fs.IntVar(&c.MetaSteps, "meta-steps", c.MetaSteps, "meta-training steps of each MAML")
+	fs.IntVar(&c.MetaSteps, "meta-steps", c.MetaSteps, alt("meta-training steps of each MAML", frcnn.MetaSteps))
 	fs.IntVar(&c.MetaBatch, "meta-batch", c.MetaBatch, "tasks a meta-training step")
 	fs.IntVar(&c.MetaShots, "meta-shots", c.MetaShots, "shots of the meta-training tasks")
 	fs.IntVar(&c.InnerSteps, "inner-steps", c.InnerSteps, "MAML's inner SGD steps")
-	fs.Float64Var(&c.InnerLR, "inner-lr", c.InnerLR, "MAML's inner learning rate")
+	fs.Float64Var(&c.InnerLR, "inner-lr", c.InnerLR, alt("MAML's inner learning rate", frcnn.InnerLR))
 	fs.Float64Var(&c.MetaLR, "meta-lr", c.MetaLR, "MAML's meta learning rate (Adam)")
 	fs.IntVar(&c.FDDirections, "fd", c.FDDirections, "directions of the meta-gradient's finite-difference check (0: none)")
 	fs.StringVar(&shots, "shots", shots, "comma-separated K of the evaluation tasks")
 	fs.IntVar(&c.Tasks, "tasks", c.Tasks, "evaluation tasks a K")
 	fs.IntVar(&c.EvalQueries, "queries", c.EvalQueries, "query digits of each class in an evaluation task")
-	fs.IntVar(&c.AdaptSteps, "adapt-steps", c.AdaptSteps, "fine-tuning SGD steps on a task's support")
-	fs.Float64Var(&c.AdaptLR, "adapt-lr", c.AdaptLR, "fine-tuning learning rate (also MAML's, at test time)")
-	fs.StringVar(&c.PNG, "png", c.PNG, "write the figure to this file (\"\": none)")
+	fs.IntVar(&c.AdaptSteps, "adapt-steps", c.AdaptSteps, alt("fine-tuning SGD steps on a task's support", frcnn.AdaptSteps))
+	fs.Float64Var(&c.AdaptLR, "adapt-lr", c.AdaptLR, alt("fine-tuning learning rate (also MAML's, at test time)", frcnn.AdaptLR))
+	fs.StringVar(&c.PNG, "png", c.PNG, alt("write the figure to this file (\"\": none)", frcnn.PNG))
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.Model == ModelFasterRCNN {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["pretrain"] {
+			c.Steps = frcnn.Steps
+		}
+		if !set["meta-steps"] {
+			c.MetaSteps = frcnn.MetaSteps
+		}
+		if !set["inner-lr"] {
+			c.InnerLR = frcnn.InnerLR
+		}
+		if !set["adapt-steps"] {
+			c.AdaptSteps = frcnn.AdaptSteps
+		}
+		if !set["adapt-lr"] {
+			c.AdaptLR = frcnn.AdaptLR
+		}
+		if !set["png"] {
+			c.PNG = frcnn.PNG
+		}
 	}
 	var err error
 	if c.Shots, err = parseInts(shots); err != nil {
@@ -137,6 +217,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 // check refuses settings the run cannot use.
 func (c Config) check() error {
 	switch {
+	case c.Model != ModelFCOS && c.Model != ModelFasterRCNN:
+		return fmt.Errorf("-model %q: want %s or %s", c.Model, ModelFCOS, ModelFasterRCNN)
 	case c.Scene.Canvas < 32 || c.Scene.PerCanvas < 1 || c.Scene.MinSize < 8 || c.Scene.MaxSize < c.Scene.MinSize || c.Scene.MaxSize > c.Scene.Canvas:
 		return fmt.Errorf("bad scene settings %+v", c.Scene)
 	case c.Width < 1 || c.Batch < 1 || c.Steps < 0 || c.MetaSteps < 0 || c.MetaBatch < 1 || c.MetaShots < 1 ||
@@ -233,8 +315,8 @@ func Run(c Config, report func(string)) (*Result, error) {
 		return nil, err
 	}
 	defer m.Close()
-	report(fmt.Sprintf("FCOS, ResNet stem %d, FPN 32: %d trainable tensors; %dx%d canvases of ≤ %d digits",
-		c.Width, m.Weights().Params.Len(), c.Scene.Canvas, c.Scene.Canvas, c.Scene.PerCanvas))
+	report(fmt.Sprintf("%s, ResNet stem %d, FPN 32: %d trainable tensors; %dx%d canvases of ≤ %d digits",
+		m.Name, c.Width, m.Weights().Params.Len(), c.Scene.Canvas, c.Scene.Canvas, c.Scene.PerCanvas))
 	res := &Result{Tasks: c.Tasks}
 	if res.PretrainFirst, res.PretrainLast, err = Pretrain(c, m, train, rng, report); err != nil {
 		return nil, fmt.Errorf("pre-training: %w", err)

@@ -22,7 +22,7 @@ import (
 // meta-gradient w.r.t. the detector's trainable weights, first or second
 // order.
 type MetaGraph struct {
-	m              *detection.FCOS
+	m              *Model
 	c              Config
 	task           *detection.MAMLTask
 	support, query *gorgonia.Node
@@ -35,7 +35,7 @@ type MetaGraph struct {
 // NewMetaGraph builds the MAML graph of m for the meta-training tasks of
 // c (support and query canvases of c.MetaShots and c.Queries digits of
 // each of 4 classes).
-func NewMetaGraph(c Config, m *detection.FCOS, firstOrder bool) (*MetaGraph, error) {
+func NewMetaGraph(c Config, m *Model, firstOrder bool) (*MetaGraph, error) {
 	dt, s := m.Weights().Dtype(), c.Scene.Canvas
 	ways := len(NovelClasses)
 	bs := (ways*c.MetaShots + c.Scene.PerCanvas - 1) / c.Scene.PerCanvas
@@ -47,7 +47,7 @@ func NewMetaGraph(c Config, m *detection.FCOS, firstOrder bool) (*MetaGraph, err
 		query:   gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(bq, 3, s, s), gorgonia.WithName("query")),
 	}
 	var err error
-	mg.task, err = detection.NewMAMLTask(m, mg.support, mg.query,
+	mg.task, err = detection.NewMAMLTask(m.Detector, mg.support, mg.query,
 		meta.MAMLOpts{InnerLR: c.InnerLR, InnerSteps: c.InnerSteps, FirstOrder: firstOrder})
 	if err != nil {
 		return nil, err
@@ -94,14 +94,14 @@ func (mg *MetaGraph) Run(t metaTask) (query, support float64, err error) {
 		if n := sc.Canvas.Shape()[0]; n != x.Shape()[0] {
 			return 0, 0, fmt.Errorf("a scene of %d canvases for a batch of %d", n, x.Shape()[0])
 		}
-		il, err := mg.m.Config.Transform.Transform(images(sc, x.Dtype()))
+		il, err := mg.m.Transform.Transform(images(sc, x.Dtype()))
 		if err != nil {
 			return 0, 0, err
 		}
 		if err := gorgonia.Let(x, il.Tensors); err != nil {
 			return 0, 0, err
 		}
-		if tbs[i], err = detection.PadTargets(targets(sc, novelLabel(sc)), mg.c.Scene.PerCanvas); err != nil {
+		if tbs[i], err = detection.PadTargets(targets(sc, mg.m.classes(novelLabel(sc))), mg.c.Scene.PerCanvas); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -117,6 +117,15 @@ func (mg *MetaGraph) Run(t metaTask) (query, support float64, err error) {
 	}
 	support, err = scalar(mg.supportLoss)
 	return query, support, err
+}
+
+// replay gives the task's samplers (Faster R-CNN's: the RPN's anchors and
+// the box head's proposals; FCOS draws nothing) fresh sources seeded by
+// seed, so that the runs after each replay draw alike.
+func (mg *MetaGraph) replay(seed uint64) {
+	for _, in := range append([]*detection.LossInputs{mg.task.Query}, mg.task.Support...) {
+		in.SetRandperm(rand.New(rand.NewPCG(seed, 8)).Perm)
+	}
 }
 
 // Grads are the meta-gradients of the last Run, in Weights().Params'
@@ -136,7 +145,7 @@ func (mg *MetaGraph) Close() error { return mg.vm.Close() }
 // or second) for c.MetaSteps steps of Adam (rate c.MetaLR) on the mean
 // meta-gradient of c.MetaBatch base-digit tasks (drawn by rng), reporting
 // the mean query and support losses five times in the run.
-func MetaTrain(c Config, m *detection.FCOS, firstOrder bool, train *scenes.Digits, rng *rand.Rand, report func(string)) error {
+func MetaTrain(c Config, m *Model, firstOrder bool, train *scenes.Digits, rng *rand.Rand, report func(string)) error {
 	mg, err := NewMetaGraph(c, m, firstOrder)
 	if err != nil {
 		return err
@@ -218,12 +227,18 @@ type FDReport struct {
 	Analytic, Numeric []float64
 	FirstOrder        []float64
 	MaxRelErr         float64
+	// Note says how the checked objective differs from meta-training's
+	// ("": it does not).
+	Note string
 }
 
 // String is the report, a line per direction.
 func (r *FDReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "meta-gradient check (h = %g): directional derivatives of the query loss at the adapted weights\n", r.H)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "  (%s)\n", r.Note)
+	}
 	for i := range r.Analytic {
 		fmt.Fprintf(&b, "  direction %d: second order %+.9e, central difference %+.9e, rel. error %.1e; first order %+.6e\n",
 			i, r.Analytic[i], r.Numeric[i], relErr(r.Analytic[i], r.Numeric[i]), r.FirstOrder[i])
@@ -241,7 +256,7 @@ func relErr(a, b float64) float64 {
 // MAML objective along n random directions (step h), and reports the
 // first-order meta-gradient along the same directions. m's weights are
 // left as they were.
-func CheckMetaGradient(c Config, m *detection.FCOS, train *scenes.Digits, rng *rand.Rand, n int, h float64) (*FDReport, error) {
+func CheckMetaGradient(c Config, m *Model, train *scenes.Digits, rng *rand.Rand, n int, h float64) (*FDReport, error) {
 	task, err := sampleMetaTask(c, rng, train)
 	if err != nil {
 		return nil, err
@@ -249,12 +264,26 @@ func CheckMetaGradient(c Config, m *detection.FCOS, train *scenes.Digits, rng *r
 	start := save(m)
 	defer restore(m, start)
 	r := &FDReport{H: h}
+	if f, ok := m.Detector.(*detection.FasterRCNN); ok {
+		// Faster R-CNN's proposals are constants of the derivative
+		// (detached, as torchvision's) but move with θ under finite
+		// differences: the check's graphs keep no proposal (an RPN score
+		// threshold above every probability), so the box head samples
+		// the ground-truth boxes alone, which torchvision appends to the
+		// proposals. The samplers replay one draw (MetaGraph.replay).
+		rpn := f.Config.RPN
+		f.Config.RPN.ScoreThresh = 2
+		defer func() { f.Config.RPN = rpn }()
+		r.Note = "Faster R-CNN: its proposals are detached but would move under finite differences, so the check's graphs keep none " +
+			"(RPN score threshold 2) and the box head samples the ground-truth boxes alone; the samplers replay one draw"
+	}
 	for _, fo := range []bool{false, true} {
 		mg, err := NewMetaGraph(c, m, fo)
 		if err != nil {
 			return nil, err
 		}
 		defer mg.Close()
+		mg.replay(c.Seed)
 		if _, _, err := mg.Run(task); err != nil {
 			return nil, err
 		}
@@ -283,6 +312,7 @@ func CheckMetaGradient(c Config, m *detection.FCOS, train *scenes.Digits, rng *r
 						return nil, err
 					}
 				}
+				mg.replay(c.Seed)
 				if f[s], _, err = mg.Run(task); err != nil {
 					return nil, err
 				}
@@ -321,7 +351,7 @@ func direction(rng *rand.Rand, grads []tensor.Tensor) [][]float64 {
 // metaTrain meta-trains first- and second-order MAML from the
 // pre-trained weights start, after the finite-difference check of the
 // meta-gradient at start, and returns the two methods' starts.
-func metaTrain(c Config, m *detection.FCOS, start snapshot, train *scenes.Digits, rng *rand.Rand, report func(string)) ([]Method, *FDReport, error) {
+func metaTrain(c Config, m *Model, start snapshot, train *scenes.Digits, rng *rand.Rand, report func(string)) ([]Method, *FDReport, error) {
 	var fd *FDReport
 	if c.FDDirections > 0 {
 		var err error

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gops-dev/gops/datasets/mnist/scenes"
-	"github.com/gops-dev/gops/detection"
 	"github.com/gops-dev/gops/optim"
 	"gorgonia.org/tensor"
 )
@@ -25,7 +24,7 @@ var (
 // c.Warmup steps, and the rate divided by 10 at 2/3 and 8/9 of the run.
 // It reports the mean loss every c.Every steps and returns the mean loss
 // of the first and the last c.Every steps.
-func Pretrain(c Config, m *detection.FCOS, train *scenes.Digits, rng *rand.Rand, report func(string)) (first, last float64, err error) {
+func Pretrain(c Config, m *Model, train *scenes.Digits, rng *rand.Rand, report func(string)) (first, last float64, err error) {
 	lg, err := NewLossGraph(m, c.Batch, c.Scene.Canvas, c.Scene.PerCanvas)
 	if err != nil {
 		return 0, 0, err
@@ -83,10 +82,10 @@ func Pretrain(c Config, m *detection.FCOS, train *scenes.Digits, rng *rand.Rand,
 type snapshot map[string]tensor.Tensor
 
 // save copies m's trainable weights.
-func save(m *detection.FCOS) snapshot { return m.Weights().Params.StateDict() }
+func save(m *Model) snapshot { return m.Weights().Params.StateDict() }
 
 // restore copies s into m's trainable weights.
-func restore(m *detection.FCOS, s snapshot) error {
+func restore(m *Model, s snapshot) error {
 	_, _, err := m.Weights().Params.LoadStateDict(s, true)
 	return err
 }
