@@ -291,6 +291,23 @@ func formulaValue(key string, k, i int, shape []int) float64 {
 	return 2 * s / math.Sqrt(float64(fanIn))
 }
 
+// fillFormula sets every tensor of w to formulaValue's values (keys in
+// sorted order), as detection_models.formula_fill does.
+func fillFormula(t *testing.T, w *detection.Weights) {
+	t.Helper()
+	for k, key := range sortedKeys(w) {
+		v, err := w.Value(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]float64, v.Shape().TotalSize())
+		for i := range data {
+			data[i] = formulaValue(key, k, i, v.Shape())
+		}
+		setValue(t, w, key, data)
+	}
+}
+
 // TestResNet18FPNGolden: a ResNet-18-FPN as RetinaNet v1's
 // (FrozenBatchNorm2d eps 0, layers 2–4, LastLevelP6P7(256, 256)) with
 // formula weights gives torchvision's maps on a [1, 3, 64, 96] image:
@@ -323,17 +340,7 @@ func TestResNet18FPNGolden(t *testing.T) {
 			if !slices.Equal(keys, want) {
 				t.Fatalf("keys\n%v\nwant\n%v", keys, want)
 			}
-			for k, key := range keys {
-				v, err := w.Value(key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				data := make([]float64, v.Shape().TotalSize())
-				for i := range data {
-					data[i] = formulaValue(key, k, i, v.Shape())
-				}
-				setValue(t, w, key, data)
-			}
+			fillFormula(t, w)
 			got, shapes, names := runBackbone(t, b, w, golden.Tensor(dt.String(), doc.InputShape, x), false)
 			assertMaps(t, got, shapes, names, doc.Outputs, tolFor(dt))
 		})

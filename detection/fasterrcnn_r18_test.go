@@ -101,18 +101,7 @@ func TestFasterRCNNResNet18Golden(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			w := m.Weights()
-			for k, key := range sortedKeys(w) {
-				v, err := w.Value(key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				data := make([]float64, v.Shape().TotalSize())
-				for i := range data {
-					data[i] = formulaValue(key, k, i, v.Shape())
-				}
-				setValue(t, w, key, data)
-			}
+			fillFormula(t, m.Weights())
 			rtol := 1e-10
 			if dt == tensor.Float32 {
 				rtol = 1e-4

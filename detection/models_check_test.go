@@ -122,19 +122,26 @@ func TestModelsVMsAndProcs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := ""
-		for _, d := range dets {
-			for _, v := range f64s(d.Boxes) {
-				got += fmt.Sprint(math.Float64bits(v), " ")
-			}
-			got += fmt.Sprint(d.Labels)
-		}
+		got := detectionBits(dets)
 		if ref == "" {
 			ref = got
 		} else if got != ref {
 			t.Errorf("GOMAXPROCS=%d: detections differ from GOMAXPROCS=1's", p)
 		}
 	}
+}
+
+// detectionBits is detections' boxes, scores and labels as a string of
+// their bits, for bitwise comparisons.
+func detectionBits(dets []Detections) string {
+	s := ""
+	for _, d := range dets {
+		for _, v := range append(f64s(d.Boxes), f64s(d.Scores)...) {
+			s += fmt.Sprint(math.Float64bits(v), " ")
+		}
+		s += fmt.Sprint(d.Labels)
+	}
+	return s
 }
 
 // TestModelsNoDetections: with a score threshold no score passes, Forward

@@ -49,13 +49,7 @@ func TestFasterRCNNVMsAndProcs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := ""
-		for _, d := range dets {
-			for _, v := range append(f64s(d.Boxes), f64s(d.Scores)...) {
-				got += fmt.Sprint(math.Float64bits(v), " ")
-			}
-			got += fmt.Sprint(d.Labels)
-		}
+		got := detectionBits(dets)
 		if ref == "" {
 			ref = got
 		} else if got != ref {
