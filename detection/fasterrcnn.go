@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gops-dev/gops/gops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -343,7 +344,7 @@ func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs
 	heights := f.Config.pooledHeights(s[2])
 	scales := make([]float64, len(heights))
 	for l, h := range heights {
-		scales[l] = inferScale(h, largest[0])
+		scales[l] = gops.InferScale(h, largest[0])
 	}
 	variant := rcnnVariant{Scales: scales, RPN: f.Config.RPN, Anchors: fmt.Sprint(f.Config.AnchorGenerator)}
 	outs, _, err := f.run.runVariant(il.Tensors, variant, func(meta any) error {

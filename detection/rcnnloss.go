@@ -2,7 +2,6 @@ package detection
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -205,9 +204,9 @@ func (in *LossInputs) SetImageSizes(sizes [][2]int) error {
 		flat = append(flat, float64(s[0]), float64(s[1]))
 	}
 	for l, h := range t.maps {
-		if inferScale(h, largest[0]) != t.scales[l] {
+		if gops.InferScale(h, largest[0]) != t.scales[l] {
 			return fmt.Errorf("detection: LossInputs.SetImageSizes: the largest image %v gives map %d the RoI pooling scale %v, "+
-				"the graph was built for %v (padded batch %v)", largest, l, inferScale(h, largest[0]), t.scales[l], t.padded)
+				"the graph was built for %v (padded batch %v)", largest, l, gops.InferScale(h, largest[0]), t.scales[l], t.padded)
 		}
 	}
 	t.setSizes(flat)
@@ -475,13 +474,6 @@ func sampleKernel[T floatType](t *rcnnTargets, k int) func(ad.Tensor[T], []ad.Te
 	}
 }
 
-// inferScale is torchvision's _infer_scale for a map of height h and the
-// largest image's height: 2^round(log2(h/height)) in float32.
-func inferScale(h, height int) float64 {
-	approx := float32(float64(h) / float64(height))
-	return math.Exp2(math.RoundToEven(float64(float32(math.Log2(float64(approx))))))
-}
-
 // Loss builds the model in training mode on x (the transformed batch [B,
 // 3, H, W]) and torchvision's training losses on it (torchvision 0.14's
 // RegionProposalNetwork and RoIHeads in training): Objectness, the binary
@@ -587,7 +579,7 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 	t.scales = make([]float64, len(maps))
 	for l, m := range maps {
 		t.maps[l] = m.Shape()[2]
-		t.scales[l] = inferScale(t.maps[l], xs[2])
+		t.scales[l] = gops.InferScale(t.maps[l], xs[2])
 	}
 	k := cfg.NumClasses
 	s := cfg.RoIHeads.BatchSizePerImage

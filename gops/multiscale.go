@@ -338,6 +338,16 @@ func pyramidScales(name string, shapes []tensor.Shape, imageSizes [][2]int, give
 	return scales, nil
 }
 
+// InferScale is torchvision's MultiScaleRoIAlign._infer_scale along one
+// side: 2^round(log2(feature/image)), computed as torchvision computes it
+// in float32 (torch.tensor(approx_scale).log2().round(), half to even),
+// for a feature map of feature pixels on that side and the largest image
+// of image pixels (both > 0). MultiScaleRoIAlign infers its Scales so when
+// they are not given; a caller that builds a graph per set of scales
+// (torchvision's are inferred from each batch's largest image) computes
+// them with it.
+func InferScale(feature, image int) float64 { return math.Ldexp(1, scaleExponent(feature, image)) }
+
 // scaleExponent is torchvision's round(log2(feature / image)), computed as
 // there in float32 (torch.tensor(approx_scale).log2().round(), half to
 // even).

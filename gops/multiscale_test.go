@@ -545,3 +545,19 @@ func TestBoxesToRoIsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestInferScale: torchvision's _infer_scale, a power of two rounded in
+// float32, including its odd cases for maps much larger than the image
+// they were padded from.
+func TestInferScale(t *testing.T) {
+	for _, c := range []struct {
+		feature, image int
+		want           float64
+	}{
+		{20, 80, 0.25}, {24, 80, 0.25}, {2, 48, 1.0 / 32}, {16, 40, 0.5}, {5, 80, 1.0 / 16}, {3, 80, 1.0 / 32}, {8, 8, 1},
+	} {
+		if got := gops.InferScale(c.feature, c.image); got != c.want {
+			t.Errorf("InferScale(%d, %d) = %v, want %v", c.feature, c.image, got, c.want)
+		}
+	}
+}
