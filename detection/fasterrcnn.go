@@ -333,13 +333,7 @@ func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs
 	if err != nil {
 		return ImageList{}, nil, err
 	}
-	var largest [2]int
-	sizes := make([]float64, 0, 2*len(il.ImageSizes))
-	for _, s := range il.ImageSizes {
-		largest = [2]int{max(largest[0], s[0]), max(largest[1], s[1])}
-		sizes = append(sizes, float64(s[0]), float64(s[1]))
-	}
-	sizesV := newSizes(dt, sizes)
+	sizesV, largest := sizesValue(dt, il.ImageSizes)
 	s := il.Tensors.Shape()
 	heights := f.Config.pooledHeights(s[2])
 	scales := make([]float64, len(heights))
@@ -367,12 +361,19 @@ func (f *FasterRCNN) rawOutputs(images []*tensor.Dense) (ImageList, *rcnnOutputs
 	return il, raw, nil
 }
 
-// newSizes is the image sizes' value [N, 2] in dt.
-func newSizes(dt tensor.Dtype, sizes []float64) *tensor.Dense {
-	if dt == tensor.Float32 {
-		return newValue(convertValues[float32](sizes), len(sizes)/2, 2)
+// sizesValue is the image sizes' value [N, 2] (height, width) in dt, and
+// the largest height and width.
+func sizesValue(dt tensor.Dtype, sizes [][2]int) (*tensor.Dense, [2]int) {
+	var largest [2]int
+	flat := make([]float64, 0, 2*len(sizes))
+	for _, s := range sizes {
+		largest = [2]int{max(largest[0], s[0]), max(largest[1], s[1])}
+		flat = append(flat, float64(s[0]), float64(s[1]))
 	}
-	return newValue(sizes, len(sizes)/2, 2)
+	if dt == tensor.Float32 {
+		return newValue(convertValues[float32](flat), len(sizes), 2), largest
+	}
+	return newValue(flat, len(sizes), 2), largest
 }
 
 // splitProposals reads the proposals op's result [N, P, proposalCols]:
@@ -393,7 +394,7 @@ func splitProposals[T floatType](props *tensor.Dense) ([]Proposals, []int) {
 			boxes, scores = append(boxes, r[:4]...), append(scores, r[4])
 			rows = append(rows, i*p+j)
 		}
-		out[i] = Proposals{Boxes: newValue(append([]T{}, boxes...), len(scores), 4), Scores: newValue(append([]T{}, scores...), len(scores))}
+		out[i] = Proposals{Boxes: newValue(boxes, len(scores), 4), Scores: newValue(scores, len(scores))}
 	}
 	return out, rows
 }

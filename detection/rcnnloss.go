@@ -156,21 +156,18 @@ func newRCNNTargets(f *FasterRCNN, g *gorgonia.ExprGraph, b int, anchors *tensor
 		name := fmt.Sprintf("rcnn_input%d_%p", i, t)
 		t.nodes[v] = gorgonia.NewTensor(g, dt, v.Dims(), gorgonia.WithShape(v.Shape()...), gorgonia.WithValue(v), gorgonia.WithName(name))
 	}
-	sizes := make([]float64, 0, 2*b)
-	for i := 0; i < b; i++ {
-		sizes = append(sizes, float64(padded[0]), float64(padded[1]))
+	sizes := make([][2]int, b)
+	for i := range sizes {
+		sizes[i] = padded
 	}
 	t.setSizes(sizes)
 	return t
 }
 
 // setSizes writes the image sizes' input.
-func (t *rcnnTargets) setSizes(sizes []float64) {
-	if t.sizes.Dtype() == tensor.Float32 {
-		copy(valueData[float32](t.sizes), convertValues[float32](sizes))
-	} else {
-		copy(valueData[float64](t.sizes), sizes)
-	}
+func (t *rcnnTargets) setSizes(sizes [][2]int) {
+	v, _ := sizesValue(t.sizes.Dtype(), sizes)
+	_, _ = gorgonia.Copy(t.sizes, v) // the same dtype and shape: cannot fail
 }
 
 // SetImageSizes gives a Faster R-CNN loss graph the batch's image sizes
@@ -194,22 +191,19 @@ func (in *LossInputs) SetImageSizes(sizes [][2]int) error {
 	if len(sizes) != t.batch {
 		return fmt.Errorf("detection: LossInputs.SetImageSizes: %d sizes for a batch of %d", len(sizes), t.batch)
 	}
-	var largest [2]int
-	flat := make([]float64, 0, 2*len(sizes))
 	for i, s := range sizes {
 		if s[0] < 1 || s[1] < 1 || s[0] > t.padded[0] || s[1] > t.padded[1] {
 			return fmt.Errorf("detection: LossInputs.SetImageSizes: sizes[%d] = %v outside [1, %v]", i, s, t.padded)
 		}
-		largest = [2]int{max(largest[0], s[0]), max(largest[1], s[1])}
-		flat = append(flat, float64(s[0]), float64(s[1]))
 	}
+	_, largest := sizesValue(t.sizes.Dtype(), sizes)
 	for l, h := range t.maps {
 		if gops.InferScale(h, largest[0]) != t.scales[l] {
 			return fmt.Errorf("detection: LossInputs.SetImageSizes: the largest image %v gives map %d the RoI pooling scale %v, "+
 				"the graph was built for %v (padded batch %v)", largest, l, gops.InferScale(h, largest[0]), t.scales[l], t.padded)
 		}
 	}
-	t.setSizes(flat)
+	t.setSizes(sizes)
 	return nil
 }
 
