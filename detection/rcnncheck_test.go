@@ -3,7 +3,6 @@ package detection
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"testing"
 
 	"github.com/gops-dev/gops/graphtest"
@@ -41,21 +40,7 @@ func TestFasterRCNNVMsAndProcs(t *testing.T) {
 		t.Error(err)
 	}
 	g := loadRCNNGoldens(t)[0]
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var ref string
-	for _, p := range []int{1, 2, 4} {
-		runtime.GOMAXPROCS(p)
-		dets, err := m.Forward(g.images(tensor.Float64))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := detectionBits(dets)
-		if ref == "" {
-			ref = got
-		} else if got != ref {
-			t.Errorf("GOMAXPROCS=%d: detections differ from GOMAXPROCS=1's", p)
-		}
-	}
+	forwardAcrossProcs(t, m, g.images(tensor.Float64))
 }
 
 // TestFasterRCNNConfigAfterForward: changing Config.RPN after a Forward
