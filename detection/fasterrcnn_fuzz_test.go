@@ -175,17 +175,8 @@ func fuzzFilterProposals(t *testing.T, data []byte) {
 	}
 
 	props, err := FilterProposals(cfg, obj, deltas, anchors, sizes, train)
-	if err != nil {
-		if !strings.HasPrefix(err.Error(), "detection: FilterProposals: ") {
-			t.Fatalf("error without the function's name: %v", err)
-		}
-		if !bad {
-			t.Fatalf("good input (%+v, sizes %v, train %v): error %v", cfg, sizes, train, err)
-		}
+	if errorAsExpected(t, "FilterProposals", err, bad, fmt.Sprintf("breakage %d, %+v, sizes %v, train %v", breakage, cfg, sizes, train)) {
 		return
-	}
-	if bad {
-		t.Fatalf("bad input (breakage %d, %+v, sizes %v): no error", breakage, cfg, sizes)
 	}
 	if len(props) != n {
 		t.Fatalf("%d images' proposals for %d", len(props), n)
@@ -282,17 +273,8 @@ func fuzzFastRCNNPostprocess(t *testing.T, data []byte) {
 	}
 
 	dets, err := FastRCNNPostprocessDetections(cfg, logits, reg, props, sizes)
-	if err != nil {
-		if !strings.HasPrefix(err.Error(), "detection: FastRCNNPostprocessDetections: ") {
-			t.Fatalf("error without the function's name: %v", err)
-		}
-		if !bad {
-			t.Fatalf("good input (%+v, K %d, sizes %v): error %v", cfg, k, sizes, err)
-		}
+	if errorAsExpected(t, "FastRCNNPostprocessDetections", err, bad, fmt.Sprintf("breakage %d, %+v, K %d, sizes %v", breakage, cfg, k, sizes)) {
 		return
-	}
-	if bad {
-		t.Fatalf("bad input (breakage %d, %+v, sizes %v): no error", breakage, cfg, sizes)
 	}
 	if len(dets) != n {
 		t.Fatalf("%d images' detections for %d", len(dets), n)
@@ -321,4 +303,20 @@ func FuzzFastRCNNPostprocess(f *testing.F) {
 	f.Add([]byte{0x88, 0, 255, 150, 70, 70, 10, 100, 20, 41, 51, 1, 8, 8, 48, 48, 128, 170, 140})
 	f.Add([]byte{0x08, 0, 150, 150, 70, 70, 10, 100, 20, 41, 51, 1, 8, 8, 48, 48, 128, 170, 140})
 	f.Fuzz(func(t *testing.T, data []byte) { noPanic(t, func() { fuzzFastRCNNPostprocess(t, data) }) })
+}
+
+// errorAsExpected fails t unless err is an error of function fn exactly
+// when the input is bad (what describes it); it reports whether there was
+// an error (nothing more to check).
+func errorAsExpected(t *testing.T, fn string, err error, bad bool, what string) bool {
+	t.Helper()
+	switch {
+	case err != nil && !strings.HasPrefix(err.Error(), "detection: "+fn+": "):
+		t.Fatalf("error without the function's name: %v", err)
+	case err != nil && !bad:
+		t.Fatalf("good input (%s): error %v", what, err)
+	case err == nil && bad:
+		t.Fatalf("bad input (%s): no error", what)
+	}
+	return err != nil
 }
