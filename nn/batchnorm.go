@@ -24,6 +24,17 @@ type BatchNormOpts struct {
 	Momentum float64
 	// Eps added to the variance; 0 means torch's 1e-5.
 	Eps float64
+	// Mask, if not nil, is a [N] node of the input's dtype holding 0s and
+	// 1s, in training: the batch statistics and the running update are
+	// those of the samples with 1, as torch's batch_norm of those samples
+	// alone (the others are normalised with the same statistics). It is
+	// for batches padded to a fixed size, as the sampled RoIs of
+	// detection's Faster R-CNN v2 box head. With a mask all 0 the
+	// statistics are 0 and the running ones stay; with one value in all,
+	// the running ones stay (torch refuses that batch). The mask is a
+	// constant of the derivative; an entry other than 0 or 1 fails the
+	// run. Eval mode ignores it. torch has no such argument.
+	Mask *gorgonia.Node
 }
 
 // BatchNorm is torch.nn.functional.batch_norm for input [N, C, *]: each
@@ -48,7 +59,8 @@ type BatchNormOpts struct {
 // Errors when the node is built: input not float of rank ≥ 2, weight or
 // bias not [C] of its dtype, running statistics not contiguous [C]
 // tensors of its dtype (or nil in eval mode), Momentum outside [0, 1], Eps
-// negative, a training batch with one value per channel (torch refuses it
+// negative, a Mask not a [N] node of the input's dtype and graph, a
+// training batch with one value per channel and no Mask (torch refuses it
 // too). An input with no elements gives an empty result.
 func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tensor.Dense, opts BatchNormOpts) (*gorgonia.Node, error) {
 	const name = "BatchNorm"
@@ -94,10 +106,15 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if err != nil {
 		return nil, err
 	}
+	if opts.Mask != nil {
+		if err := checkMask(name, input, opts.Mask, s); err != nil {
+			return nil, err
+		}
+	}
 	if ad.NoElements(input) { // (statistics of nothing: the running ones stay)
 		return ad.EmptyResult(name, s, 0, fillTwin, input, weight, bias)
 	}
-	if opts.Training && n*l <= 1 {
+	if opts.Training && n*l <= 1 && opts.Mask == nil {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
 	}
 	g := bnGeom{s.Clone(), n, c, l, eps}
@@ -105,6 +122,17 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		return batchNormEval(input, weight, bias, runningMean, runningVar, g)
 	}
 	stats := &runningStats{mean: runningMean, variance: runningVar, momentum: momentum}
+	if opts.Mask != nil {
+		x3, err := ad.Reshape(input, n, c, l)
+		if err != nil {
+			return nil, err
+		}
+		y, err := batchNormMasked(x3, weight, bias, opts.Mask, g, stats)
+		if err != nil {
+			return nil, err
+		}
+		return ad.Reshape(y, s...)
+	}
 	if fusedBatchNorm {
 		return batchNormTrain(input, weight, bias, g, stats)
 	}

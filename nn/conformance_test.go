@@ -156,6 +156,11 @@ func lossRows() []conformance.Row {
 		{"BatchNorm", "training/affine", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 			return nn.BatchNorm(in[0], in[1], in[2], nil, nil, nn.BatchNormOpts{Training: true})
 		}, []*tensor.Dense{smoothTensor(1.5, 3, 2, 2, 2), smoothTensor(0.5, 2), smoothTensor(0.3, 2)}},
+		{"BatchNorm", "training/affine/mask", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			m := gorgonia.NewTensor(in[0].Graph(), in[0].Dtype(), 1, gorgonia.WithShape(3), gorgonia.WithName("mask"),
+				gorgonia.WithValue(maskOf(in[0].Dtype(), 1, 0, 1)))
+			return nn.BatchNorm(in[0], in[1], in[2], nil, nil, nn.BatchNormOpts{Training: true, Mask: m})
+		}, []*tensor.Dense{smoothTensor(1.5, 3, 2, 2, 2), smoothTensor(0.5, 2), smoothTensor(0.3, 2)}},
 		{"FrozenBatchNorm2d", "eps1e-5/all", func(in gorgonia.Nodes) (*gorgonia.Node, error) {
 			return nn.FrozenBatchNorm2d(in[0], in[1], in[2], in[3], gorgonia.Must(gorgonia.Exp(in[4])), 1e-5) // (a positive variance)
 		}, []*tensor.Dense{smoothTensor(1.5, 2, 3, 2, 2), smoothTensor(0.5, 3), smoothTensor(0.3, 3), smoothTensor(0.4, 3), smoothTensor(0.6, 3)}},

@@ -238,7 +238,17 @@ func FuzzLayers(f *testing.F) {
 		case 6:
 			y, err = nn.LayerNorm(xn, []int{h}, nil, nil, float64(fb.intn(3)))
 		case 7:
-			y, err = nn.BatchNorm(xn, nil, nil, nil, nil, nn.BatchNormOpts{Training: true})
+			opts := nn.BatchNormOpts{Training: true}
+			if k := fb.intn(3); k > 0 {
+				// A mask of 0s, 1s and (last) 0.5s, of n or k−1+n entries.
+				vals := make([]float64, n+(k-1)*fb.intn(2))
+				for i := range vals {
+					vals[i] = []float64{0, 1, 0.5}[min(fb.intn(4), 2)]
+				}
+				opts.Mask = gorgonia.NewTensor(g, xn.Dtype(), 1, gorgonia.WithShape(len(vals)), gorgonia.WithName("mask"),
+					gorgonia.WithValue(maskOf(xn.Dtype(), vals...)))
+			}
+			y, err = nn.BatchNorm(xn, nil, nil, nil, nil, opts)
 		case 8:
 			y, err = nn.GELU(xn, []string{"", "tanh", "none", "erf"}[fb.intn(4)])
 		case 9:
@@ -264,7 +274,7 @@ func FuzzLayers(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := graphtest.Eval(g, y, grads[0]); err != nil && !strings.Contains(err.Error(), "outside [0, ") {
+		if _, err := graphtest.Eval(g, y, grads[0]); err != nil && !strings.Contains(err.Error(), "outside [0, ") && !strings.Contains(err.Error(), "want 0 or 1") {
 			t.Fatal(err)
 		}
 	})
