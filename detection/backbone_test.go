@@ -583,7 +583,7 @@ func TestResNetAndFPNParts(t *testing.T) {
 	}
 	// The backbone's body is the ResNet: the FPN's map 1 from the body's
 	// last stage equals the one built from r.Forward's.
-	alone, _, err := fpn.Forward(w, "backbone.fpn", stages, []string{"a", "b"})
+	alone, _, err := fpn.Forward(w, "backbone.fpn", stages, []string{"a", "b"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +604,7 @@ func TestResNetAndFPNParts(t *testing.T) {
 		{"names", stages, []string{"a"}, "2 maps and 1 names"},
 		{"channels", []*gorgonia.Node{stages[1], stages[1]}, []string{"a", "b"}, "map 0: input must be [N ≥ 1, 8, H ≥ 1, W ≥ 1], got (1, 16, 2, 2)"},
 	} {
-		if _, _, err := fpn.Forward(w, "backbone.fpn", c.maps, c.names); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := fpn.Forward(w, "backbone.fpn", c.maps, c.names, false); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}

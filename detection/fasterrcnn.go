@@ -35,6 +35,11 @@ type FasterRCNNConfig struct {
 	RoIOutputSize, SamplingRatio int
 	// Representation is TwoMLPHead's width (0: 1024).
 	Representation int
+	// ConvFCHead, if not nil, is the box head in place of TwoMLPHead
+	// (fasterrcnn_resnet50_fpn_v2's box_head); its InputSize must be (the
+	// backbone's channels, RoIOutputSize, RoIOutputSize). The predictor
+	// takes its output width.
+	ConvFCHead *FastRCNNConvFCHead
 	// RoIHeads is the detection selection (DefaultRoIHeadsConfig).
 	RoIHeads RoIHeadsConfig
 	// Randperm, if not nil, is the training samplers' torch.randperm(n):
@@ -80,6 +85,26 @@ func FasterRCNNResNet50FPN(numClasses int) FasterRCNNConfig {
 	}
 }
 
+// FasterRCNNResNet50FPNV2 is the configuration of torchvision's
+// fasterrcnn_resnet50_fpn_v2(num_classes=numClasses) with its COCO_V1
+// weights' structure (Li et al., "Benchmarking Detection Transfer
+// Learning with Vision Transformers"): ResNet-50 with BatchNorm2d (eps
+// 1e-5), three trainable stages, layers 1–4 into a 256-channel FPN with
+// BatchNorm2d and a max-pooled "pool" level, the default anchors, an RPN
+// head of two convolutions, the RPN and RoI heads' defaults, and the box
+// head FastRCNNConvFCHead((256, 7, 7), [256, 256, 256, 256], [1024],
+// BatchNorm2d); min_size 800, max_size 1333.
+func FasterRCNNResNet50FPNV2(numClasses int) FasterRCNNConfig {
+	c := FasterRCNNResNet50FPN(numClasses)
+	c.Backbone.Body = ResNet50()
+	c.Backbone.Body.NormLayer = BatchNorm2d
+	c.Backbone.FPNBatchNorm = true
+	c.RPNConvDepth = 2
+	c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{256, 7, 7}, ConvLayers: []int{256, 256, 256, 256},
+		FCLayers: []int{1024}, BatchNorm: true}
+	return c
+}
+
 // FasterRCNN is torchvision's Faster R-CNN detector in eval mode. Like
 // FCOS, it is not safe for concurrent use.
 type FasterRCNN struct {
@@ -91,17 +116,21 @@ type FasterRCNN struct {
 }
 
 // parts are the configuration's heads.
-func (c FasterRCNNConfig) parts() (RPNHead, TwoMLPHead, FastRCNNPredictor) {
+func (c FasterRCNNConfig) parts() (RPNHead, boxHead, FastRCNNPredictor) {
 	ch := orDefault(c.Backbone.OutChannels, 256)
 	a := 0
 	if n := c.AnchorGenerator.NumAnchorsPerLocation(); len(n) > 0 {
 		a = n[0]
 	}
 	out := orDefault(c.RoIOutputSize, 7)
-	rep := orDefault(c.Representation, 1024)
-	return RPNHead{InChannels: ch, NumAnchors: a, ConvDepth: c.RPNConvDepth},
-		TwoMLPHead{InChannels: ch * out * out, Representation: rep},
-		FastRCNNPredictor{InChannels: rep, NumClasses: c.NumClasses}
+	var box boxHead = TwoMLPHead{InChannels: ch * out * out, Representation: orDefault(c.Representation, 1024)}
+	if c.ConvFCHead != nil {
+		h := *c.ConvFCHead
+		h.ConvLayers, h.FCLayers = slices.Clone(h.ConvLayers), slices.Clone(h.FCLayers)
+		box = h
+	}
+	return RPNHead{InChannels: ch, NumAnchors: a, ConvDepth: c.RPNConvDepth}, box,
+		FastRCNNPredictor{InChannels: box.outChannels(), NumClasses: c.NumClasses}
 }
 
 // pooledHeights are the heights of the maps the RoI pooling takes for a
@@ -176,6 +205,15 @@ func (c FasterRCNNConfig) check() error {
 	case c.RoIOutputSize < 0 || c.SamplingRatio < 0 || c.Representation < 0:
 		return fmt.Errorf("detection: %s: RoIOutputSize %d, SamplingRatio %d and Representation %d, want >= 0", name,
 			c.RoIOutputSize, c.SamplingRatio, c.Representation)
+	}
+	if h := c.ConvFCHead; h != nil {
+		if err := h.check(name + ": ConvFCHead"); err != nil {
+			return err
+		}
+		ch, out := orDefault(c.Backbone.OutChannels, 256), orDefault(c.RoIOutputSize, 7)
+		if want := [3]int{ch, out, out}; h.InputSize != want {
+			return fmt.Errorf("detection: %s: ConvFCHead.InputSize %v, want %v (the backbone's channels, RoIOutputSize twice)", name, h.InputSize, want)
+		}
 	}
 	rpn, _, _ := c.parts()
 	return checkLevels("FasterRCNN", c.Backbone, c.AnchorGenerator, rpn.NumAnchors)
@@ -449,7 +487,7 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 			return nil, nil, fmt.Errorf("internal: pooled map %d has height %d, pooledHeights %v", l, m.Shape()[2], heights)
 		}
 	}
-	logits, reg, err := f.roiHeadsAt(w, maps, props, [2]int{xs[2], xs[3]}, v.Scales, box, pred)
+	logits, reg, err := f.roiHeadsAt(w, maps, props, [2]int{xs[2], xs[3]}, v.Scales, box, pred, nil)
 	if err != nil {
 		return nil, nil, err
 	}

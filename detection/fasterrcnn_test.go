@@ -57,6 +57,16 @@ type rcnnGolden struct {
 	} `json:"box_regression"`
 	Det64 []goldenDetections `json:"detections_float64"`
 	Det32 []goldenDetections `json:"detections_float32"`
+	// V2, in fasterrcnn_v2.json.gz's cases, is the v2 structure
+	// (scripts/gen_detection_fasterrcnn_v2.py): BatchNorm2d in the body
+	// and the FPN, an RPN head of RPNConvDepth convolutions and a
+	// FastRCNNConvFCHead with BatchNorm2d.
+	V2 *struct {
+		BoxConvLayers []int   `json:"box_conv_layers"`
+		BoxFCLayers   []int   `json:"box_fc_layers"`
+		RPNConvDepth  int     `json:"rpn_conv_depth"`
+		BNEps         float64 `json:"bn_eps"`
+	} `json:"v2"`
 }
 
 // config is the golden's model configuration.
@@ -68,7 +78,7 @@ func (g rcnnGolden) config() FasterRCNNConfig {
 	rpn.NMSThresh, rpn.ScoreThresh = g.RPNNMSThresh, g.RPNScoreThresh
 	heads := DefaultRoIHeadsConfig()
 	heads.ScoreThresh, heads.NMSThresh, heads.DetectionsPerImg = g.BoxScoreThresh, g.BoxNMSThresh, g.DetectionsPerImg
-	return FasterRCNNConfig{
+	c := FasterRCNNConfig{
 		Backbone: BackboneWithFPN{Body: body, TrainableLayers: 3, ReturnedLayers: []int{1, 2, 3, 4},
 			OutChannels: g.FPN, ExtraBlocks: LastLevelMaxPool{}},
 		NumClasses:      g.NumClasses,
@@ -78,6 +88,14 @@ func (g rcnnGolden) config() FasterRCNNConfig {
 		Representation:  g.Representation,
 		RoIHeads:        heads,
 	}
+	if v := g.V2; v != nil {
+		c.Backbone.Body.NormLayer, c.Backbone.Body.Eps = BatchNorm2d, v.BNEps
+		c.Backbone.FPNBatchNorm = true
+		c.RPNConvDepth = v.RPNConvDepth
+		c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{g.FPN, 7, 7}, ConvLayers: v.BoxConvLayers,
+			FCLayers: v.BoxFCLayers, BatchNorm: true}
+	}
+	return c
 }
 
 func (g rcnnGolden) load(t *testing.T, dt tensor.Dtype) *FasterRCNN {
@@ -98,8 +116,11 @@ func (g rcnnGolden) images(dt tensor.Dtype) []*tensor.Dense {
 	return out
 }
 
+// loadRCNNGoldens are fasterrcnn.json.gz's cases (v1), then
+// fasterrcnn_v2.json.gz's.
 func loadRCNNGoldens(t *testing.T) []rcnnGolden {
-	return golden.Load[rcnnGolden](t, filepath.Join("..", "testdata", "detection", "fasterrcnn.json.gz"))
+	gs := golden.Load[rcnnGolden](t, filepath.Join("..", "testdata", "detection", "fasterrcnn.json.gz"))
+	return append(gs, golden.Load[rcnnGolden](t, filepath.Join("..", "testdata", "detection", "fasterrcnn_v2.json.gz"))...)
 }
 
 // TestFasterRCNNGoldenProposals compares the RPN's proposals (boxes and

@@ -8,13 +8,15 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// FeaturePyramidNetwork is torchvision.ops.FeaturePyramidNetwork (0.14)
-// without a norm layer: for each input map i, an inner 1×1 convolution
-// (InChannelsList[i] → OutChannels, with bias; key
+// FeaturePyramidNetwork is torchvision.ops.FeaturePyramidNetwork (0.14),
+// without a norm layer or with BatchNorm2d: for each input map i, an inner
+// 1×1 convolution (InChannelsList[i] → OutChannels; key
 // "inner_blocks.i.0.weight", torchvision's Conv2dNormActivation layout)
-// and a layer 3×3 convolution (padding 1, bias; "layer_blocks.i.0");
-// top-down, last_inner = inner(x_i) + nearest(last_inner, to x_i's
-// lateral size), result_i = layer(last_inner); then the extra blocks.
+// and a layer 3×3 convolution (padding 1; "layer_blocks.i.0"), each with
+// a bias, or without one and followed by its BatchNorm2d
+// ("inner_blocks.i.1", "layer_blocks.i.1"); top-down, last_inner =
+// inner(x_i) + nearest(last_inner, to x_i's lateral size), result_i =
+// layer(last_inner); then the extra blocks.
 type FeaturePyramidNetwork struct {
 	// InChannelsList is each input map's channels, finest first; every
 	// entry positive.
@@ -25,6 +27,11 @@ type FeaturePyramidNetwork struct {
 	// LastLevelP6P7, or nil for none (torchvision's FPN default; its
 	// BackboneWithFPN's default is LastLevelMaxPool).
 	ExtraBlocks ExtraFPNBlock
+	// BatchNorm puts a torch.nn.BatchNorm2d (eps 1e-5, momentum 0.1)
+	// after each convolution, which then has no bias: torchvision's
+	// norm_layer=nn.BatchNorm2d (fasterrcnn_resnet50_fpn_v2). false: no
+	// norm layer (norm_layer=None).
+	BatchNorm bool
 }
 
 // ExtraFPNBlock is torchvision's ExtraFPNBlock: maps a
@@ -140,9 +147,11 @@ func (f FeaturePyramidNetwork) check() (int, error) {
 }
 
 // Init adds the FPN's tensors under prefix ("backbone.fpn" in a
-// detector): inner_blocks.i.0 and layer_blocks.i.0 weights and biases,
-// then the extra blocks' under extra_blocks, all trainable, initialised
-// as torchvision's: kaiming_uniform_(a=1), bias 0.
+// detector): inner_blocks.i.0 and layer_blocks.i.0 weights and biases
+// (with BatchNorm: weights, and the norms' weight 1 and bias 0, trainable,
+// running_mean 0 and running_var 1 under inner_blocks.i.1 and
+// layer_blocks.i.1), then the extra blocks' under extra_blocks, all
+// trainable, initialised as torchvision's: kaiming_uniform_(a=1), bias 0.
 //
 // Errors: an empty InChannelsList, a channel count below 1,
 // LastLevelP6P7's OutChannels not the FPN's; a key already in w.
@@ -152,11 +161,27 @@ func (f FeaturePyramidNetwork) Init(w *Weights, prefix string, rng *rand.Rand) e
 		return err
 	}
 	for i, c := range f.InChannelsList {
-		if err := addFPNConv(w, key(prefix, fmt.Sprintf("inner_blocks.%d.0", i)), out, c, 1, rng); err != nil {
-			return err
-		}
-		if err := addFPNConv(w, key(prefix, fmt.Sprintf("layer_blocks.%d.0", i)), out, out, 3, rng); err != nil {
-			return err
+		for _, b := range []struct {
+			block    string
+			in, size int
+		}{{"inner_blocks", c, 1}, {"layer_blocks", out, 3}} {
+			k := key(prefix, fmt.Sprintf("%s.%d", b.block, i))
+			if !f.BatchNorm {
+				if err := addFPNConv(w, k+".0", out, b.in, b.size, rng); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := w.Add(k+".0.weight", true, out, b.in, b.size, b.size)
+			if err != nil {
+				return err
+			}
+			if err := nn.KaimingUniform(v, 1, "fan_in", "leaky_relu", rng); err != nil {
+				return fmt.Errorf("detection: %s.0.weight: %w", k, err)
+			}
+			if err := addBatchNorm2d(w, k+".1", out, true); err != nil {
+				return err
+			}
 		}
 	}
 	if f.ExtraBlocks == nil {
@@ -168,18 +193,21 @@ func (f FeaturePyramidNetwork) Init(w *Weights, prefix string, rng *rand.Rand) e
 // Forward builds the FPN on the maps x (finest first, x[i]
 // [N, InChannelsList[i], H_i, W_i], the weights' dtype, one graph) named
 // names, and returns its maps [N, OutChannels, H_i, W_i] and their names,
-// the extra blocks' last.
+// the extra blocks' last. train: with BatchNorm, the norms normalise with
+// the batch's statistics and update the running ones (torch's train
+// mode), else with the running ones.
 //
 // Errors: f not valid (as Init's); len(x) or len(names) not
 // len(InChannelsList); a map nil, of another rank, batch, channel count,
 // dtype or graph; a tensor missing from w.
-func (f FeaturePyramidNetwork) Forward(w *Weights, prefix string, x []*gorgonia.Node, names []string) ([]*gorgonia.Node, []string, error) {
-	return f.forward(w, prefix, x, names, false)
+func (f FeaturePyramidNetwork) Forward(w *Weights, prefix string, x []*gorgonia.Node, names []string, train bool) ([]*gorgonia.Node, []string, error) {
+	return f.forward(w, prefix, x, names, train, false)
 }
 
-// forward is Forward, in the inference graph if fused: each lateral
-// convolution and its sum with the top-down map one fusedConv.
-func (f FeaturePyramidNetwork) forward(w *Weights, prefix string, x []*gorgonia.Node, names []string, fused bool) ([]*gorgonia.Node, []string, error) {
+// forward is Forward, in the inference graph if fused (not train): each
+// lateral convolution, its norm and its sum with the top-down map one
+// fusedConv.
+func (f FeaturePyramidNetwork) forward(w *Weights, prefix string, x []*gorgonia.Node, names []string, train, fused bool) ([]*gorgonia.Node, []string, error) {
 	if _, err := f.check(); err != nil {
 		return nil, nil, err
 	}
@@ -195,24 +223,24 @@ func (f FeaturePyramidNetwork) forward(w *Weights, prefix string, x []*gorgonia.
 		}
 	}
 	last := len(x) - 1
-	lastInner, err := conv2d(w, prefix, fmt.Sprintf("inner_blocks.%d.0", last), x[last], nn.Conv2dOpts{}, true)
+	lastInner, err := f.conv(w, prefix, fmt.Sprintf("inner_blocks.%d", last), x[last], nn.Conv2dOpts{}, train)
 	if err != nil {
 		return nil, nil, err
 	}
 	layer := func(i int, y *gorgonia.Node) (*gorgonia.Node, error) {
-		return conv2d(w, prefix, fmt.Sprintf("layer_blocks.%d.0", i), y, nn.Conv2dOpts{Padding: [2]int{1, 1}}, true)
+		return f.conv(w, prefix, fmt.Sprintf("layer_blocks.%d", i), y, nn.Conv2dOpts{Padding: [2]int{1, 1}}, train)
 	}
 	results := make([]*gorgonia.Node, len(x))
 	if results[last], err = layer(last, lastInner); err != nil {
 		return nil, nil, err
 	}
 	for i := last - 1; i >= 0; i-- {
-		inner := fmt.Sprintf("inner_blocks.%d.0", i)
+		inner := fmt.Sprintf("inner_blocks.%d", i)
 		var err error
-		if fused {
-			lastInner, err = fusedFPNLateral(w, prefix, inner, x[i], lastInner)
+		if fused && !train {
+			lastInner, err = f.fusedLateral(w, prefix, inner, x[i], lastInner)
 		} else {
-			lastInner, err = fpnLateral(w, prefix, inner, x[i], lastInner)
+			lastInner, err = f.lateral(w, prefix, inner, x[i], lastInner, train)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -255,6 +283,9 @@ type BackboneWithFPN struct {
 	// (torchvision's default). FCOS and RetinaNet v1 use
 	// LastLevelP6P7{256, 256}, RetinaNet v2 LastLevelP6P7{2048, 256}.
 	ExtraBlocks ExtraFPNBlock
+	// FPNBatchNorm is the FPN's BatchNorm (_resnet_fpn_extractor's
+	// norm_layer=nn.BatchNorm2d: fasterrcnn_resnet50_fpn_v2).
+	FPNBatchNorm bool
 }
 
 // backbonePlan is a checked BackboneWithFPN: the ResNet's plan, the
@@ -296,7 +327,7 @@ func (b BackboneWithFPN) plan() (*backbonePlan, error) {
 	if extra == nil {
 		extra = LastLevelMaxPool{}
 	}
-	p.fpn = FeaturePyramidNetwork{InChannelsList: in, OutChannels: b.OutChannels, ExtraBlocks: extra}
+	p.fpn = FeaturePyramidNetwork{InChannelsList: in, OutChannels: b.OutChannels, ExtraBlocks: extra, BatchNorm: b.FPNBatchNorm}
 	return p, nil
 }
 
@@ -387,7 +418,7 @@ func (p *backbonePlan) forward(w *Weights, prefix string, x *gorgonia.Node, trai
 	for i, l := range p.returned {
 		maps[i], names[i] = stages[l-1], fmt.Sprint(i)
 	}
-	return p.fpn.forward(w, key(prefix, "fpn"), maps, names, fused)
+	return p.fpn.forward(w, key(prefix, "fpn"), maps, names, train, fused)
 }
 
 // forwardFused is Forward's inference graph (the runner's): bitwise the
@@ -400,10 +431,20 @@ func (b BackboneWithFPN) forwardFused(w *Weights, prefix string, x *gorgonia.Nod
 	return p.forward(w, prefix, x, false, true)
 }
 
-// fpnLateral is the FPN's top-down step: the lateral convolution inner
-// (1×1, bias) on x plus the nearest upsampling of lastInner to its size.
-func fpnLateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node) (*gorgonia.Node, error) {
-	lateral, err := conv2d(w, prefix, inner, x, nn.Conv2dOpts{}, true)
+// conv is the FPN's convolution block (its block.0 on x, with bias, or
+// without and then its norm block.1).
+func (f FeaturePyramidNetwork) conv(w *Weights, prefix, block string, x *gorgonia.Node, opts nn.Conv2dOpts, train bool) (*gorgonia.Node, error) {
+	y, err := conv2d(w, prefix, block+".0", x, opts, !f.BatchNorm)
+	if err != nil || !f.BatchNorm {
+		return y, err
+	}
+	return batchNorm2d(w, key(prefix, block+".1"), y, train, nil)
+}
+
+// lateral is the FPN's top-down step: the lateral convolution block
+// inner (1×1) on x plus the nearest upsampling of lastInner to its size.
+func (f FeaturePyramidNetwork) lateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node, train bool) (*gorgonia.Node, error) {
+	lateral, err := f.conv(w, prefix, inner, x, nn.Conv2dOpts{}, train)
 	if err != nil {
 		return nil, err
 	}
@@ -420,25 +461,31 @@ func upsampleTo(y, x *gorgonia.Node) (*gorgonia.Node, error) {
 	return nn.Interpolate(y, nn.InterpolateOpts{Size: [2]int{s[2], s[3]}, Mode: "nearest"})
 }
 
-// fusedFPNLateral is fpnLateral as one fusedConv with the upsampled map
-// as its residual: bitwise fpnLateral's sum.
-func fusedFPNLateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node) (*gorgonia.Node, error) {
+// fusedLateral is lateral in eval mode as one fusedConv (the norm its
+// per-channel affine step) with the upsampled map as its residual:
+// bitwise lateral's sum.
+func (f FeaturePyramidNetwork) fusedLateral(w *Weights, prefix, inner string, x, lastInner *gorgonia.Node) (*gorgonia.Node, error) {
 	topDown, err := upsampleTo(lastInner, x) // a 1×1 convolution keeps x's size
 	if err != nil {
 		return nil, err
 	}
 	g := x.Graph()
-	wt, err := w.Node(g, key(prefix, inner+".weight"))
+	wt, err := w.Node(g, key(prefix, inner+".0.weight"))
 	if err != nil {
 		return nil, err
 	}
-	b, err := w.Node(g, key(prefix, inner+".bias"))
+	var b, scale, shift *gorgonia.Node
+	if f.BatchNorm {
+		scale, shift, err = batchNormEvalAffine(w, key(prefix, inner+".1"), bnEps, g)
+	} else {
+		b, err = w.Node(g, key(prefix, inner+".0.bias"))
+	}
 	if err != nil {
 		return nil, err
 	}
-	y, err := fusedConv(x, wt, b, nn.Conv2dOpts{}, nil, nil, topDown, false)
+	y, err := fusedConv(x, wt, b, nn.Conv2dOpts{}, scale, shift, topDown, false)
 	if err != nil {
-		return nil, fmt.Errorf("detection: %s: %w", key(prefix, inner), err)
+		return nil, fmt.Errorf("detection: %s: %w", key(prefix, inner+".0"), err)
 	}
 	return y, nil
 }

@@ -10,12 +10,18 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestFasterRCNNVMsAndProcs: the training loss of the tiny Faster R-CNN
-// (proposals and samples made in the graph) and its gradient w.r.t. the
-// images agree between the TapeMachine and the LispMachine, and are
-// bitwise the same for GOMAXPROCS 1, 2 and 4; Forward's detections too.
+// TestFasterRCNNVMsAndProcs: the training loss of the tiny Faster R-CNN,
+// v1 and v2 (proposals and samples made in the graph; v2's box head norms
+// over padded sampled rows) and its gradient w.r.t. the images agree
+// between the TapeMachine and the LispMachine, and are bitwise the same
+// for GOMAXPROCS 1, 2 and 4; Forward's detections too.
 func TestFasterRCNNVMsAndProcs(t *testing.T) {
-	m := tinyRCNN(t, tensor.Float64, 100, 50, 32)
+	t.Run("v1", func(t *testing.T) { rcnnVMsAndProcs(t, loadRCNNGoldens(t)[0], 32) })
+	t.Run("v2", func(t *testing.T) { rcnnVMsAndProcs(t, v2Golden(t), 64) })
+}
+
+func rcnnVMsAndProcs(t *testing.T, g rcnnGolden, boxBatch int) {
+	m := tinyRCNNOf(t, g, tensor.Float64, 100, 50, boxBatch)
 	defer m.Close()
 	m.Config.Randperm = identityRandperm
 	tb := padded(t, 2, []Targets{
@@ -39,7 +45,6 @@ func TestFasterRCNNVMsAndProcs(t *testing.T) {
 	if err := graphtest.CheckDeterministic(f, []*tensor.Dense{img}, []int{0}, 1, 2, 4); err != nil {
 		t.Error(err)
 	}
-	g := loadRCNNGoldens(t)[0]
 	forwardAcrossProcs(t, m, g.images(tensor.Float64))
 }
 

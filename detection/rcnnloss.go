@@ -341,9 +341,9 @@ func setRPNTargets[T floatType](t *rcnnTargets, tb TargetBatch) error {
 }
 
 // sampleCols is the width of the sample op's result rows for k classes:
-// the box (4), the classification weights (k), the box targets (4k) and
-// the box weights (4k).
-func sampleCols(k int) int { return 4 + 9*k }
+// the box (4), the classification weights (k), the box targets (4k), the
+// box weights (4k) and the row's mask (1 for a sample, 0 for padding).
+func sampleCols(k int) int { return 5 + 9*k }
 
 // sampleNode adds RoIHeads.select_training_samples as an op without a
 // derivative on the proposals op's result props [N, P, proposalCols]: per
@@ -352,9 +352,9 @@ func sampleCols(k int) int { return 4 + 9*k }
 // the sampled boxes in index order, each with the weight 1/R (R the
 // batch's samples, torchvision's labels.numel()) at its class in the
 // classification weights, and for a positive the BoxCoder(BoxWeights)
-// code of its box at its class's 4 columns of the targets, weighted 1/R.
-// The result is [N, S, sampleCols(K)], S = BatchSizePerImage; rows
-// beyond an image's samples are zeros.
+// code of its box at its class's 4 columns of the targets, weighted 1/R;
+// the last column 1. The result is [N, S, sampleCols(K)], S =
+// BatchSizePerImage; rows beyond an image's samples are zeros.
 func (t *rcnnTargets) sampleNode(props *gorgonia.Node) (*gorgonia.Node, error) {
 	cfg := t.cfg
 	s := props.Shape()
@@ -453,6 +453,7 @@ func sampleKernel[T floatType](t *rcnnTargets, k int) func(ad.Tensor[T], []ad.Te
 				copy(row[:4], im.boxes[4*j:4*j+4])
 				c := im.labels[j]
 				row[4+c] = w
+				row[4+9*k] = 1
 				if c < 1 {
 					continue
 				}
@@ -587,7 +588,11 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 			return nn.Reshape(y, b*s, length)
 		})
 	}
-	logits, reg, err := f.roiHeadsAt(w, maps, samples, [2]int{xs[2], xs[3]}, t.scales, box, pred)
+	var mask *gorgonia.Node // (only where a norm takes it: the LispMachine refuses loose ends)
+	if box.hasNorm() {
+		mask = part(4+9*k, 1)
+	}
+	logits, reg, err := f.roiHeadsAt(w, maps, samples, [2]int{xs[2], xs[3]}, t.scales, box, pred, mask)
 	if err != nil {
 		return fail(err)
 	}
@@ -628,9 +633,11 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 // roiHeadsAt is the box branch on rows [N, S, C] whose first 4 columns
 // are boxes (the proposals op's or the sample op's result): each image's
 // S boxes pooled from maps with the given scales (MultiScaleRoIAlign),
-// TwoMLPHead and FastRCNNPredictor with w's tensors: class logits [N·S,
-// K] and box regression [N·S, 4K].
-func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorgonia.Node, padded [2]int, scales []float64, box TwoMLPHead, pred FastRCNNPredictor) (*gorgonia.Node, *gorgonia.Node, error) {
+// the box head and FastRCNNPredictor with w's tensors: class logits [N·S,
+// K] and box regression [N·S, 4K]. mask, if not nil, is the sampled rows
+// [N·S, 1] of a training graph (the box head's norms in train mode, their
+// statistics over those rows); nil: eval mode (or a head without norms).
+func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorgonia.Node, padded [2]int, scales []float64, box boxHead, pred FastRCNNPredictor, mask *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
 	cfg := f.Config
 	ss := samples.Shape()
 	n, s := ss[0], ss[1]
@@ -655,7 +662,12 @@ func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorg
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := box.Forward(w, "roi_heads.box_head", pooled)
+	if mask != nil {
+		if mask, err = nn.Reshape(mask, n*s); err != nil {
+			return nil, nil, err
+		}
+	}
+	h, err := box.forward(w, "roi_heads.box_head", pooled, mask != nil, mask)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,7 +50,12 @@ func replayDraws(t *testing.T, what string, draws [][]int) func(n int) []int {
 // training counts of a golden.
 func tinyRCNN(t *testing.T, dt tensor.Dtype, preNMS, postNMS, boxBatch int) *FasterRCNN {
 	t.Helper()
-	g0 := loadRCNNGoldens(t)[0]
+	return tinyRCNNOf(t, loadRCNNGoldens(t)[0], dt, preNMS, postNMS, boxBatch)
+}
+
+// tinyRCNNOf is tinyRCNN of the golden g0's model (v1 or v2).
+func tinyRCNNOf(t *testing.T, g0 rcnnGolden, dt tensor.Dtype, preNMS, postNMS, boxBatch int) *FasterRCNN {
+	t.Helper()
 	cfg := g0.config()
 	cfg.Transform = NewGeneralizedRCNNTransform(80, 112)
 	cfg.RPN.PreNMSTopNTrain, cfg.RPN.PostNMSTopNTrain = preNMS, postNMS
@@ -125,8 +130,15 @@ func TestFasterRCNNMAMLGolden(t *testing.T) {
 // as torchvision detaches them, while finite differences would see them
 // move: the reduced model takes fixed proposals (random boxes) in place
 // of the proposals op's. The samplers take the first candidates (an
-// identity randperm), so every evaluation samples alike.
+// identity randperm), so every evaluation samples alike. v2 too: its
+// norms in train mode, the box head's over the sampled rows of a padded
+// batch (64 rows for 50 proposals and the ground truth).
 func TestFasterRCNNMAMLDirectional(t *testing.T) {
+	t.Run("v1", func(t *testing.T) { rcnnMAMLDirectional(t, loadRCNNGoldens(t)[0], 32) })
+	t.Run("v2", func(t *testing.T) { rcnnMAMLDirectional(t, v2Golden(t), 64) })
+}
+
+func rcnnMAMLDirectional(t *testing.T, g0 rcnnGolden, boxBatch int) {
 	support := []Targets{
 		{Boxes: newValue([]float64{2, 3, 40, 45, 10, 4, 60, 50}, 2, 4), Labels: []int{1, 2}},
 		{Boxes: newValue([]float64{0, 0, 100, 70}, 1, 4), Labels: []int{3}},
@@ -136,7 +148,7 @@ func TestFasterRCNNMAMLDirectional(t *testing.T) {
 		{Boxes: newValue([]float64{4, 4, 48, 40, 52, 20, 102, 68}, 2, 4), Labels: []int{1, 3}},
 	}
 	ts, tq := padded(t, 2, support), padded(t, 2, query)
-	m := tinyRCNN(t, tensor.Float64, 100, 50, 32)
+	m := tinyRCNNOf(t, g0, tensor.Float64, 100, 50, boxBatch)
 	defer m.Close()
 	identity := func(n int) []int {
 		p := make([]int, n)

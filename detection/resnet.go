@@ -7,6 +7,7 @@ import (
 
 	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Block is a ResNet's residual block, torchvision.models.resnet's
@@ -315,21 +316,7 @@ func (b blockPlan) convs() []blockConv {
 // running_var 1) to w.Frozen, or BatchNorm2d's weight 1 and bias 0 (as
 // trainable says) and its statistics (0 and 1, in w.Frozen).
 func (p *resnetPlan) initNorm(w *Weights, prefix, name string, c int, trainable func(string) bool) error {
-	for _, t := range []struct {
-		suffix string
-		value  float64
-		param  bool
-	}{{"weight", 1, true}, {"bias", 0, true}, {"running_mean", 0, false}, {"running_var", 1, false}} {
-		k := name + "." + t.suffix
-		v, err := w.Add(key(prefix, k), t.param && p.r.NormLayer == BatchNorm2d && trainable(k), c)
-		if err != nil {
-			return err
-		}
-		if err := nn.Constant(v, t.value); err != nil {
-			return err
-		}
-	}
-	return nil
+	return addBatchNorm2d(w, key(prefix, name), c, p.r.NormLayer == BatchNorm2d && trainable(name+".weight"))
 }
 
 // addKaimingNormal adds a conv weight [out, in, kh, kw] under k drawn as
@@ -490,37 +477,82 @@ func (p *resnetPlan) fusedConvNorm(w *Weights, prefix, conv, norm string, opts n
 
 // norm is the norm layer called name (relative to prefix) on x.
 func (p *resnetPlan) norm(w *Weights, prefix, name string, x *gorgonia.Node, train bool) (*gorgonia.Node, error) {
+	if p.r.NormLayer == BatchNorm2d {
+		return batchNormEps(w, key(prefix, name), x, train, nil, p.r.Eps)
+	}
 	g := x.Graph()
 	var ns [4]*gorgonia.Node
 	for i, s := range []string{"weight", "bias", "running_mean", "running_var"} {
-		if p.r.NormLayer == BatchNorm2d && i >= 2 {
-			break
-		}
 		var err error
 		if ns[i], err = w.Node(g, key(prefix, name+"."+s)); err != nil {
 			return nil, err
 		}
 	}
-	if p.r.NormLayer == FrozenBatchNorm2d {
-		y, err := nn.FrozenBatchNorm2d(x, ns[0], ns[1], ns[2], ns[3], p.r.Eps)
-		if err != nil {
-			return nil, fmt.Errorf("detection: %s: %w", key(prefix, name), err)
-		}
-		return y, nil
-	}
-	rm, err := w.Value(key(prefix, name+".running_mean"))
-	if err != nil {
-		return nil, err
-	}
-	rv, err := w.Value(key(prefix, name+".running_var"))
-	if err != nil {
-		return nil, err
-	}
-	y, err := nn.BatchNorm(x, ns[0], ns[1], rm, rv, nn.BatchNormOpts{Training: train, Eps: p.r.Eps})
+	y, err := nn.FrozenBatchNorm2d(x, ns[0], ns[1], ns[2], ns[3], p.r.Eps)
 	if err != nil {
 		return nil, fmt.Errorf("detection: %s: %w", key(prefix, name), err)
 	}
 	return y, nil
+}
+
+// bnEps is torch.nn.BatchNorm2d's default eps, the FPN's and the box
+// head's.
+const bnEps = 1e-5
+
+// batchNorm2d is the torch.nn.BatchNorm2d (eps 1e-5, momentum 0.1) called
+// k on x: its weight and bias nodes and its running statistics' values in
+// w; in training (train) with the batch's statistics, over the samples
+// whose mask entry is 1 if mask is not nil (nn.BatchNormOpts.Mask).
+func batchNorm2d(w *Weights, k string, x *gorgonia.Node, train bool, mask *gorgonia.Node) (*gorgonia.Node, error) {
+	return batchNormEps(w, k, x, train, mask, bnEps)
+}
+
+// batchNormEps is batchNorm2d with eps.
+func batchNormEps(w *Weights, k string, x *gorgonia.Node, train bool, mask *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
+	g := x.Graph()
+	var ns [2]*gorgonia.Node
+	var stats [2]*tensor.Dense
+	for i, s := range []string{"weight", "bias"} {
+		var err error
+		if ns[i], err = w.Node(g, key(k, s)); err != nil {
+			return nil, err
+		}
+	}
+	for i, s := range []string{"running_mean", "running_var"} {
+		var err error
+		if stats[i], err = w.Value(key(k, s)); err != nil {
+			return nil, err
+		}
+	}
+	opts := nn.BatchNormOpts{Training: train, Eps: eps}
+	if train {
+		opts.Mask = mask
+	}
+	y, err := nn.BatchNorm(x, ns[0], ns[1], stats[0], stats[1], opts)
+	if err != nil {
+		return nil, fmt.Errorf("detection: %s: %w", k, err)
+	}
+	return y, nil
+}
+
+// addBatchNorm2d adds the torch.nn.BatchNorm2d of c channels called k:
+// weight 1 and bias 0 (trainable if trainable), running_mean 0 and
+// running_var 1 (in w.Frozen).
+func addBatchNorm2d(w *Weights, k string, c int, trainable bool) error {
+	for _, t := range []struct {
+		suffix string
+		value  float64
+		param  bool
+	}{{"weight", 1, true}, {"bias", 0, true}, {"running_mean", 0, false}, {"running_var", 1, false}} {
+		v, err := w.Add(key(k, t.suffix), t.param && trainable, c)
+		if err != nil {
+			return err
+		}
+		if err := nn.Constant(v, t.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // conv2d is the convolution called name (relative to prefix: its
