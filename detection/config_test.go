@@ -24,7 +24,7 @@ func TestConfigKeys(t *testing.T) {
 		} `json:"keys"`
 	}
 	if testing.Short() {
-		t.Skip("builds four ResNet-50 detectors")
+		t.Skip("builds five ResNet-50 detectors")
 	}
 	for _, c := range golden.Load[keyCase](t, filepath.Join("..", "testdata", "detection", "keys_golden.json.gz")) {
 		t.Run(c.Model, func(t *testing.T) {
@@ -47,8 +47,12 @@ func TestConfigKeys(t *testing.T) {
 					t.Fatal(err)
 				}
 				w = m.Weights()
-			case "fasterrcnn_resnet50_fpn":
-				m, err := NewFasterRCNN(FasterRCNNResNet50FPN(91), tensor.Float32, rng)
+			case "fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2":
+				cfg := FasterRCNNResNet50FPN(91)
+				if c.Model == "fasterrcnn_resnet50_fpn_v2" {
+					cfg = FasterRCNNResNet50FPNV2(91)
+				}
+				m, err := NewFasterRCNN(cfg, tensor.Float32, rng)
 				if err != nil {
 					t.Fatal(err)
 				}

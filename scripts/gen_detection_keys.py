@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The state_dict layout of torchvision's full-size detectors, for
 package detection's configuration constructors (FCOSResNet50FPN,
-RetinaNetResNet50FPN, RetinaNetResNet50FPNV2, FasterRCNNResNet50FPN): every key's shape and
+RetinaNetResNet50FPN, RetinaNetResNet50FPNV2, FasterRCNNResNet50FPN,
+FasterRCNNResNet50FPNV2): every key's shape and
 whether torchvision trains it (requires_grad), num_batches_tracked left
 out. Built as the builders build them with pretrained weights
-(FrozenBatchNorm2d backbones for FCOS, RetinaNet v1 and Faster R-CNN, BatchNorm2d for v2,
+(FrozenBatchNorm2d backbones for FCOS, RetinaNet v1 and Faster R-CNN, BatchNorm2d for the v2s,
 trainable_backbone_layers 3) but without downloading any: the layout is
 the same.
 
@@ -20,6 +21,8 @@ from torch import nn
 from torchvision.models import resnet50
 from torchvision.models.detection import FCOS, FasterRCNN, RetinaNet
 from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+from torchvision.models.detection.faster_rcnn import FastRCNNConvFCHead
+from torchvision.models.detection.rpn import RPNHead
 from torchvision.models.detection.retinanet import RetinaNetHead, _default_anchorgen
 from torchvision.ops.feature_pyramid_network import LastLevelP6P7
 from torchvision.ops.misc import FrozenBatchNorm2d
@@ -56,10 +59,19 @@ def fasterrcnn():
     return FasterRCNN(bb, 91)
 
 
+def fasterrcnn_v2():
+    # fasterrcnn_resnet50_fpn_v2's body, as it builds it with weights.
+    bb = _resnet_fpn_extractor(resnet50(), 3, norm_layer=nn.BatchNorm2d)
+    rpn_head = RPNHead(bb.out_channels, 3, conv_depth=2)
+    box_head = FastRCNNConvFCHead((bb.out_channels, 7, 7), [256, 256, 256, 256], [1024], norm_layer=nn.BatchNorm2d)
+    return FasterRCNN(bb, 91, rpn_head=rpn_head, box_head=box_head)
+
+
 def main():
     cases = []
     for name, build in [("fcos_resnet50_fpn", fcos), ("retinanet_resnet50_fpn", retinanet),
-                        ("retinanet_resnet50_fpn_v2", retinanet_v2), ("fasterrcnn_resnet50_fpn", fasterrcnn)]:
+                        ("retinanet_resnet50_fpn_v2", retinanet_v2), ("fasterrcnn_resnet50_fpn", fasterrcnn),
+                        ("fasterrcnn_resnet50_fpn_v2", fasterrcnn_v2)]:
         m = build()
         trainable = {k for k, p in m.named_parameters() if p.requires_grad}
         keys = [{"key": k, "shape": list(v.shape), "trainable": k in trainable}
