@@ -112,7 +112,8 @@ func (h FastRCNNConvFCHead) Init(w *Weights, prefix string, rng *rand.Rand) erro
 // every order.
 //
 // Errors: x nil or not [R, C, H, W]; a tensor missing from w or of
-// another shape; x of another dtype than w.
+// another shape; x of another dtype than w; in training with BatchNorm,
+// one value per channel (R·H·W = 1: torch refuses that batch too).
 func (h FastRCNNConvFCHead) Forward(w *Weights, prefix string, x *gorgonia.Node, train bool) (*gorgonia.Node, error) {
 	return h.forward(w, prefix, x, train, nil)
 }
@@ -133,11 +134,11 @@ func (h FastRCNNConvFCHead) forward(w *Weights, prefix string, x *gorgonia.Node,
 		k := fmt.Sprint(i)
 		var err error
 		if y, err = conv2d(w, prefix, k+".0", y, nn.Conv2dOpts{Padding: [2]int{1, 1}}, !h.BatchNorm); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("detection: %s: %w", name, err)
 		}
 		if h.BatchNorm {
 			if y, err = batchNorm2d(w, key(prefix, k+".1"), y, train, mask); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("detection: %s: %w", name, err)
 			}
 		}
 		if y, err = nn.ReLU(y); err != nil {

@@ -135,6 +135,16 @@ func TestNewFasterRCNNErrors(t *testing.T) {
 		{"no anchor levels", with(func(c *FasterRCNNConfig) { c.AnchorGenerator = AnchorGenerator{} }), "0 levels of Sizes"},
 		{"negative anchor size", with(func(c *FasterRCNNConfig) { c.AnchorGenerator.Sizes[1] = []float64{-16} }), "Sizes[1] holds -16"},
 		{"NaN aspect ratio", with(func(c *FasterRCNNConfig) { c.AnchorGenerator.AspectRatios[0] = []float64{nan, 1, 2} }), "AspectRatios[0]"},
+		{"ConvFCHead InputSize not the pooled features'", with(func(c *FasterRCNNConfig) {
+			c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{16, 5, 5}, ConvLayers: []int{8}, FCLayers: []int{16}, BatchNorm: true}
+		}), "ConvFCHead.InputSize [16 5 5], want [16 7 7]"},
+		{"ConvFCHead InputSize zero", with(func(c *FasterRCNNConfig) { c.ConvFCHead = &FastRCNNConvFCHead{} }), "ConvFCHead: InputSize [0 0 0], want positive sizes"},
+		{"ConvFCHead ConvLayers 0", with(func(c *FasterRCNNConfig) {
+			c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{16, 7, 7}, ConvLayers: []int{8, 0}}
+		}), "ConvLayers[1] = 0, want at least 1"},
+		{"ConvFCHead FCLayers negative", with(func(c *FasterRCNNConfig) {
+			c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{16, 7, 7}, FCLayers: []int{-4}}
+		}), "FCLayers[0] = -4, want at least 1"},
 		{"nil rng", func() error { _, err := NewFasterRCNN(rcnnErrorsConfig(), tensor.Float64, nil); return err }, "rng is nil"},
 		{"int dtype", func() error { _, err := NewFasterRCNN(rcnnErrorsConfig(), tensor.Int, rng); return err }, "int"},
 		{"zero dtype", func() error { _, err := NewFasterRCNN(rcnnErrorsConfig(), tensor.Dtype{}, rng); return err }, "NewFasterRCNN"},
@@ -149,13 +159,75 @@ func TestNewFasterRCNNErrors(t *testing.T) {
 			return err
 		}, "NumClasses 1"},
 	})
-	// The good configuration builds, in both dtypes.
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		m, err := NewFasterRCNN(rcnnErrorsConfig(), dt, rng)
-		if err != nil {
-			t.Fatalf("%v: %v", dt, err)
+	// The good configurations build, in both dtypes: v1's and v2's
+	// structure, and a conv head without norms or linear layers.
+	for _, edit := range []func(c *FasterRCNNConfig){
+		func(*FasterRCNNConfig) {},
+		rcnnErrorsV2,
+		func(c *FasterRCNNConfig) {
+			c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{16, 7, 7}, ConvLayers: []int{4}}
+		},
+	} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			c := rcnnErrorsConfig()
+			edit(&c)
+			m, err := NewFasterRCNN(c, dt, rng)
+			if err != nil {
+				t.Fatalf("%v: %v", dt, err)
+			}
+			m.Close()
 		}
-		m.Close()
+	}
+}
+
+// rcnnErrorsV2 makes c v2's structure: BatchNorm2d in the body and the
+// FPN, two RPN convolutions, a FastRCNNConvFCHead with BatchNorm2d.
+func rcnnErrorsV2(c *FasterRCNNConfig) {
+	c.Backbone.Body.NormLayer, c.Backbone.Body.Eps = BatchNorm2d, 1e-5
+	c.Backbone.FPNBatchNorm = true
+	c.RPNConvDepth = 2
+	c.ConvFCHead = &FastRCNNConvFCHead{InputSize: [3]int{16, 7, 7}, ConvLayers: []int{8, 8}, FCLayers: []int{16}, BatchNorm: true}
+}
+
+// TestFastRCNNConvFCHeadErrors: FastRCNNConvFCHead's Init and Forward
+// refuse bad sizes, a nil rng, a misshapen x and missing weights; the
+// head without FCLayers gives the flattened features.
+func TestFastRCNNConvFCHeadErrors(t *testing.T) {
+	h := FastRCNNConvFCHead{InputSize: [3]int{4, 3, 3}, ConvLayers: []int{2}, FCLayers: []int{5}, BatchNorm: true}
+	w, err := NewWeights(tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	if err := h.Init(w, "head", rng); err != nil {
+		t.Fatal(err)
+	}
+	g := gorgonia.NewGraph()
+	x := func(s ...int) *gorgonia.Node {
+		return gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(fmt.Sprint("x", s)))
+	}
+	checkErrorCases(t, []errorCase{
+		{"Init nil rng", func() error { return h.Init(w, "other", nil) }, "rng is nil"},
+		{"Init again", func() error { return h.Init(w, "head", rng) }, "head.0.0.weight"},
+		{"Init bad size", func() error { return FastRCNNConvFCHead{InputSize: [3]int{4, -1, 3}}.Init(w, "bad", rng) }, "InputSize [4 -1 3]"},
+		{"Forward nil", func() error { _, err := h.Forward(w, "head", nil, false); return err }, "x must be [R, 4, 3, 3]"},
+		{"Forward channels", func() error { _, err := h.Forward(w, "head", x(2, 3, 3, 3), false); return err }, "x must be [R, 4, 3, 3]"},
+		{"Forward rank", func() error { _, err := h.Forward(w, "head", x(2, 36), true); return err }, "x must be [R, 4, 3, 3]"},
+		{"Forward missing weights", func() error { _, err := h.Forward(w, "nohead", x(2, 4, 3, 3), false); return err }, "nohead.0.0.weight"},
+	})
+	y, err := h.Forward(w, "head", x(2, 4, 3, 3), true)
+	if err != nil || !y.Shape().Eq(tensor.Shape{2, 5}) {
+		t.Errorf("Forward: %v %v, want (2, 5)", y.Shape(), err)
+	}
+	flat := FastRCNNConvFCHead{InputSize: [3]int{4, 3, 3}, ConvLayers: []int{2}}
+	if err := flat.Init(w, "flat", rng); err != nil {
+		t.Fatal(err)
+	}
+	if y, err := flat.Forward(w, "flat", x(2, 4, 3, 3), false); err != nil || !y.Shape().Eq(tensor.Shape{2, 18}) {
+		t.Errorf("Forward without FCLayers: %v %v, want (2, 18)", y.Shape(), err)
+	}
+	if _, err := w.Value("flat.0.0.bias"); err != nil {
+		t.Errorf("a conv without a norm has a bias: %v", err)
 	}
 }
 

@@ -3,10 +3,15 @@ package detection
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/graphtest"
+	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -319,4 +324,118 @@ func errorAsExpected(t *testing.T, fn string, err error, bad bool, what string) 
 		t.Fatalf("bad input (%s): no error", what)
 	}
 	return err != nil
+}
+
+// fuzzConvFCHead decodes data into a FastRCNNConvFCHead (InputSize
+// entries in [−1, 4], up to two conv and two linear layers of widths in
+// [−1, 3], BatchNorm or not), a dtype, x's shape (the head's, or one
+// entry off), train and a row mask of 0s, 1s or a 0.5: Init and Forward
+// must fail exactly on bad sizes, a misshapen x or a training norm of one
+// value per channel, with the head's name;
+// otherwise the graph runs (failing only on the 0.5 mask entry) and its
+// result, of [R, the head's width], is finite where x is.
+func fuzzConvFCHead(t *testing.T, data []byte) {
+	d := fuzzBytes(data)
+	hdr := d.byte()
+	dt := dtypeOfByte(hdr)
+	h := FastRCNNConvFCHead{BatchNorm: hdr&2 != 0}
+	train := hdr&4 != 0
+	for i := range h.InputSize {
+		h.InputSize[i] = int(d.byte()%6) - 1
+	}
+	layers := func() []int {
+		out := make([]int, d.byte()%3)
+		for i := range out {
+			out[i] = int(d.byte()%5) - 1
+		}
+		return out
+	}
+	h.ConvLayers, h.FCLayers = layers(), layers()
+	bad := false
+	for _, v := range h.InputSize {
+		bad = bad || v < 1
+	}
+	for _, v := range append(slices.Clone(h.ConvLayers), h.FCLayers...) {
+		bad = bad || v < 1
+	}
+	w, err := NewWeights(dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Init(w, "h", rand.New(rand.NewPCG(1, uint64(hdr))))
+	if errorAsExpected(t, "FastRCNNConvFCHead.Init", err, bad, fmt.Sprintf("%+v", h)) {
+		return
+	}
+	r := 1 + int(d.byte()%3)
+	shape := []int{r, h.InputSize[0], h.InputSize[1], h.InputSize[2]}
+	off := int(d.byte() % 8) // 0..3: one entry of x's shape off by one
+	if off < 4 && off > 0 {
+		shape[off]++
+	}
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(shape...), gorgonia.WithName("x"),
+		gorgonia.WithValue(d.values(dt, d.logit, shape...)))
+	var mask *gorgonia.Node
+	half := false
+	if train && d.byte()%2 == 1 {
+		m := make([]float64, r)
+		for i := range m {
+			switch d.byte() % 5 {
+			case 0, 1:
+				m[i] = 1
+			case 4:
+				m[i], half = 0.5, true
+			}
+		}
+		mask = gorgonia.NewTensor(g, dt, 1, gorgonia.WithShape(r), gorgonia.WithName("mask"), gorgonia.WithValue(denseOf(dt, m, r)))
+	}
+	y, err := h.forward(w, "h", x, train, mask)
+	misshapen := off > 0 && off < 4
+	// (torch's BatchNorm2d refuses one value per channel in training.)
+	one := train && mask == nil && h.BatchNorm && len(h.ConvLayers) > 0 && r*h.InputSize[1]*h.InputSize[2] == 1
+	if errorAsExpected(t, "FastRCNNConvFCHead", err, misshapen || one, fmt.Sprint(shape, train, mask != nil)) {
+		return
+	}
+	if want := (tensor.Shape{r, h.outChannels()}); !y.Shape().Eq(want) {
+		t.Fatalf("result %v, want %v", y.Shape(), want)
+	}
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vm.Close()
+	err = ad.RunAll(vm)
+	switch {
+	case half && h.BatchNorm && len(h.ConvLayers) > 0:
+		if err == nil || !strings.Contains(err.Error(), "want 0 or 1") {
+			t.Fatalf("mask with 0.5: %v", err)
+		}
+		return
+	case err != nil:
+		t.Fatal(err)
+	}
+	for _, v := range graphtest.Floats(x.Value()) {
+		if !(math.Abs(v) <= 8) {
+			return // (d.logit's specials: NaN, infinities, huge values)
+		}
+	}
+	for i, v := range graphtest.Floats(y.Value()) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("finite x, result[%d] = %v", i, v)
+		}
+	}
+}
+
+// FuzzFastRCNNConvFCHead: see fuzzConvFCHead.
+func FuzzFastRCNNConvFCHead(f *testing.F) {
+	// v2's structure in small: float64, BatchNorm, train, 2 convs, 1
+	// linear layer, 3 rows, a mask of 1, 0, 1.
+	f.Add([]byte{6, 3, 4, 4, 2, 3, 3, 1, 4, 2, 4, 0, 1, 1, 2, 1})
+	// float32 eval, no norms, no layers; then x with a channel too many.
+	f.Add([]byte{1, 2, 2, 2, 0, 0, 1, 0})
+	f.Add([]byte{2, 2, 3, 3, 1, 2, 1, 3, 1, 1})
+	// A zero InputSize entry; a 0.5 in the mask.
+	f.Add([]byte{2, 0, 3, 3, 1, 2, 0})
+	f.Add([]byte{7, 2, 3, 3, 1, 2, 0, 2, 0, 1, 4, 1})
+	f.Fuzz(func(t *testing.T, data []byte) { noPanic(t, func() { fuzzConvFCHead(t, data) }) })
 }
