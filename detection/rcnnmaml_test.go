@@ -73,16 +73,23 @@ func tinyRCNNOf(t *testing.T, g0 rcnnGolden, dt tensor.Dtype, preNMS, postNMS, b
 // model (its roi_align made differentiable twice): the support and query
 // losses and the meta-gradient w.r.t. every trainable parameter, second
 // and first order, to 1e-9 relative (checkGrads' scale), the samplers
-// replaying torch's draws.
+// replaying torch's draws. v2 too (fasterrcnn_v2_maml.json.gz): double
+// backward through every norm's batch statistics, the box head's over
+// the sampled rows of a padded batch (fewer than 64 samples per image).
 func TestFasterRCNNMAMLGolden(t *testing.T) {
-	c := golden.Load[rcnnMAMLGolden](t, filepath.Join("..", "testdata", "detection", "fasterrcnn_maml.json.gz"))[0]
+	t.Run("v1", func(t *testing.T) { rcnnMAMLGoldenOf(t, loadRCNNGoldens(t)[0], "fasterrcnn_maml.json.gz") })
+	t.Run("v2", func(t *testing.T) { rcnnMAMLGoldenOf(t, v2Golden(t), "fasterrcnn_v2_maml.json.gz") })
+}
+
+func rcnnMAMLGoldenOf(t *testing.T, g0 rcnnGolden, file string) {
+	c := golden.Load[rcnnMAMLGolden](t, filepath.Join("..", "testdata", "detection", file))[0]
 	for _, first := range []bool{false, true} {
 		name, want := "second_order", c.MetaGrads
 		if first {
 			name, want = "first_order", c.FirstOrderGrads
 		}
 		t.Run(name, func(t *testing.T) {
-			m := tinyRCNN(t, tensor.Float64, c.PreNMS, c.PostNMS, c.BoxBatch)
+			m := tinyRCNNOf(t, g0, tensor.Float64, c.PreNMS, c.PostNMS, c.BoxBatch)
 			defer m.Close()
 			g := gorgonia.NewGraph()
 			xs := c.Support.batchNode(t, g, "support", tensor.Float64)
