@@ -22,9 +22,11 @@
 // clipping and batched NMS.
 //
 // FasterRCNN is torchvision's two-stage detector (fasterrcnn_resnet50_fpn's
-// structure): RPNHead, the RPN's proposal selection (FilterProposals),
-// MultiScaleRoIAlign of the proposals, TwoMLPHead, FastRCNNPredictor and
-// FastRCNNPostprocessDetections. Its proposals depend on the RPN's
+// structure, or fasterrcnn_resnet50_fpn_v2's: FasterRCNNResNet50FPNV2):
+// RPNHead, the RPN's proposal selection (FilterProposals),
+// MultiScaleRoIAlign of the proposals, TwoMLPHead (v2: FastRCNNConvFCHead,
+// whose BatchNorm2d takes in training the statistics of the sampled RoIs
+// only), FastRCNNPredictor and FastRCNNPostprocessDetections. Its proposals depend on the RPN's
 // outputs of the same run, so their selection, and in training the box
 // head's sampling, are ops without a derivative inside the graph
 // (torchvision detaches both), their results padded to fixed row counts:
