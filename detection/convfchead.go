@@ -42,10 +42,13 @@ func (h FastRCNNConvFCHead) check(name string) error {
 			return fmt.Errorf("detection: %s: InputSize %v, want positive sizes (entry %d)", name, h.InputSize, i)
 		}
 	}
-	for what, ls := range map[string][]int{"ConvLayers": h.ConvLayers, "FCLayers": h.FCLayers} {
-		for i, v := range ls {
+	for _, l := range []struct {
+		what string
+		ls   []int
+	}{{"ConvLayers", h.ConvLayers}, {"FCLayers", h.FCLayers}} { // (in this order: a map's would vary)
+		for i, v := range l.ls {
 			if v < 1 {
-				return fmt.Errorf("detection: %s: %s[%d] = %d, want at least 1", name, what, i, v)
+				return fmt.Errorf("detection: %s: %s[%d] = %d, want at least 1", name, l.what, i, v)
 			}
 		}
 	}
@@ -130,11 +133,14 @@ func (h FastRCNNConvFCHead) forward(w *Weights, prefix string, x *gorgonia.Node,
 		return nil, fmt.Errorf("detection: %s: x must be [R, %d, %d, %d]", name, h.InputSize[0], h.InputSize[1], h.InputSize[2])
 	}
 	y := x
-	for i := range h.ConvLayers {
+	for i, out := range h.ConvLayers {
 		k := fmt.Sprint(i)
 		var err error
 		if y, err = conv2d(w, prefix, k+".0", y, nn.Conv2dOpts{Padding: [2]int{1, 1}}, !h.BatchNorm); err != nil {
 			return nil, fmt.Errorf("detection: %s: %w", name, err)
+		}
+		if c := y.Shape()[1]; c != out { // (a weight of other out-channels than ConvLayers[i])
+			return nil, fmt.Errorf("detection: %s: %s.weight has %d output channels, want ConvLayers[%d] = %d", name, key(prefix, k+".0"), c, i, out)
 		}
 		if h.BatchNorm {
 			if y, err = batchNorm2d(w, key(prefix, k+".1"), y, train, mask); err != nil {

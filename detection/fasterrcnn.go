@@ -33,7 +33,8 @@ type FasterRCNNConfig struct {
 	// RoIOutputSize and SamplingRatio are the box RoI pooling's
 	// (MultiScaleRoIAlign's; 0 means torchvision's 7 and 2).
 	RoIOutputSize, SamplingRatio int
-	// Representation is TwoMLPHead's width (0: 1024).
+	// Representation is TwoMLPHead's width (0: 1024); unused with
+	// ConvFCHead.
 	Representation int
 	// ConvFCHead, if not nil, is the box head in place of TwoMLPHead
 	// (fasterrcnn_resnet50_fpn_v2's box_head); its InputSize must be (the
@@ -221,8 +222,10 @@ func (c FasterRCNNConfig) check() error {
 
 // NewFasterRCNN returns a Faster R-CNN of cfg in dtype dt with weights
 // drawn from rng as torchvision's constructors draw them: the backbone as
-// NewFCOS's, the RPN head's convolutions normal(0, 0.01) with zero
-// biases, the box head's and predictor's linear layers as torch.nn.Linear.
+// NewFCOS's (FeaturePyramidNetwork.Init's norms with FPNBatchNorm), the
+// RPN head's convolutions normal(0, 0.01) with zero biases, the box head
+// as TwoMLPHead's or FastRCNNConvFCHead's Init (ConvFCHead), the
+// predictor's linear layers as torch.nn.Linear.
 //
 // Errors: a bad configuration (named), dt not a float dtype, rng nil.
 func NewFasterRCNN(cfg FasterRCNNConfig, dt tensor.Dtype, rng *rand.Rand) (*FasterRCNN, error) {

@@ -190,8 +190,9 @@ func rcnnErrorsV2(c *FasterRCNNConfig) {
 }
 
 // TestFastRCNNConvFCHeadErrors: FastRCNNConvFCHead's Init and Forward
-// refuse bad sizes, a nil rng, a misshapen x and missing weights; the
-// head without FCLayers gives the flattened features.
+// refuse bad sizes, a nil rng, a misshapen x, missing weights and
+// weights of other widths; the head without FCLayers gives the flattened
+// features.
 func TestFastRCNNConvFCHeadErrors(t *testing.T) {
 	h := FastRCNNConvFCHead{InputSize: [3]int{4, 3, 3}, ConvLayers: []int{2}, FCLayers: []int{5}, BatchNorm: true}
 	w, err := NewWeights(tensor.Float64)
@@ -214,6 +215,12 @@ func TestFastRCNNConvFCHeadErrors(t *testing.T) {
 		{"Forward channels", func() error { _, err := h.Forward(w, "head", x(2, 3, 3, 3), false); return err }, "x must be [R, 4, 3, 3]"},
 		{"Forward rank", func() error { _, err := h.Forward(w, "head", x(2, 36), true); return err }, "x must be [R, 4, 3, 3]"},
 		{"Forward missing weights", func() error { _, err := h.Forward(w, "nohead", x(2, 4, 3, 3), false); return err }, "nohead.0.0.weight"},
+		{"Forward weights of other conv widths", func() error {
+			wide := h
+			wide.ConvLayers = []int{3}
+			_, err := wide.Forward(w, "head", x(2, 4, 3, 3), false)
+			return err
+		}, "head.0.0.weight has 2 output channels, want ConvLayers[0] = 3"},
 	})
 	y, err := h.Forward(w, "head", x(2, 4, 3, 3), true)
 	if err != nil || !y.Shape().Eq(tensor.Shape{2, 5}) {

@@ -394,7 +394,8 @@ func (b BackboneWithFPN) Init(w *Weights, prefix string, rng *rand.Rand) error {
 // weights' dtype) in x's graph and returns the FPN's maps, finest first,
 // each [N, OutChannels, H_i, W_i], and their names: "0", "1", … for the
 // returned stages, then "pool" (LastLevelMaxPool) or "p6", "p7"
-// (LastLevelP6P7). train: as ResNet.Forward's.
+// (LastLevelP6P7). train: as ResNet.Forward's, for the FPN's norms too
+// (FPNBatchNorm).
 //
 // Errors: b not valid (as Init's); x as ResNet.Forward's; a tensor
 // missing from w or of the wrong shape.

@@ -250,3 +250,70 @@ func TestFusedOpsHaveNoGradient(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedFPNBatchNorm: a BackboneWithFPN with FPNBatchNorm (Faster
+// R-CNN v2's) on a small BatchNorm2d ResNet, its norms' buffers drawn at
+// random: the fused inference graph (each lateral convolution, its norm's
+// affine step and the top-down sum one fusedConv) gives Forward's eval
+// maps bitwise, float32 and float64.
+func TestFusedFPNBatchNorm(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		b := BackboneWithFPN{Body: ResNet{Block: BasicBlock, Layers: []int{1, 1, 1, 1}, StemWidth: 8,
+			Planes: []int{8, 8, 16, 16}, NormLayer: BatchNorm2d, Eps: 1e-5},
+			TrainableLayers: 3, ReturnedLayers: []int{1, 2, 3, 4}, OutChannels: 16, FPNBatchNorm: true}
+		w, err := NewWeights(dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Init(w, "backbone", rng); err != nil {
+			t.Fatal(err)
+		}
+		randomizeVectors(t, w, rng)
+		img := tensor.New(tensor.Of(dt), tensor.WithShape(2, 3, 60, 44))
+		for i := range img.Shape().TotalSize() {
+			if err := img.SetAt(castTo(dt, rng.Float64()), i/(3*60*44), i/(60*44)%3, i/44%60, i%44); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run := func(fused bool) [][]uint64 {
+			g := gorgonia.NewGraph()
+			x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(img.Shape()...), gorgonia.WithValue(img), gorgonia.WithName("x"))
+			var maps []*gorgonia.Node
+			var err error
+			if fused {
+				maps, _, err = b.forwardFused(w, "backbone", x)
+			} else {
+				maps, _, err = b.Forward(w, "backbone", x, false)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]gorgonia.Value, len(maps))
+			for i, n := range maps {
+				gorgonia.Read(n, &vals[i])
+			}
+			vm, err := ad.NewTapeMachine(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vm.Close()
+			if err := ad.RunAll(vm); err != nil {
+				t.Fatal(err)
+			}
+			out := make([][]uint64, len(vals))
+			for i, v := range vals {
+				out[i] = bitsOfDense(v.(*tensor.Dense))
+			}
+			return out
+		}
+		fused, plain := run(true), run(false)
+		for i := range plain {
+			for j := range plain[i] {
+				if fused[i][j] != plain[i][j] {
+					t.Fatalf("%v: map %d element %d: fused bits %x, Forward's %x", dt, i, j, fused[i][j], plain[i][j])
+				}
+			}
+		}
+	}
+}

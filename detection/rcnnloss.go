@@ -483,7 +483,11 @@ func sampleKernel[T floatType](t *rcnnTargets, k int) func(ad.Tensor[T], []ad.Te
 // smooth L1 loss (β = 1/9) of the positives' regression at their class
 // against BoxCoder(BoxWeights)'s codes, summed and divided by the
 // samples. The proposals and samples are constants of the derivative, as
-// torchvision detaches them.
+// torchvision detaches them. BatchNorm2d norms (FasterRCNNResNet50FPNV2's
+// body, FPN and box head; the frozen layers' too) normalise with the
+// batch's statistics, the box head's over the sampled RoIs only (the
+// padded rows masked out: nn.BatchNormOpts.Mask), and each run updates
+// their running statistics once, as torchvision's train mode.
 //
 // Set the returned LossInputs to a batch's ground truth (labels >= 1)
 // before each run, and SetImageSizes to the batch's image sizes when they

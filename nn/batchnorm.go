@@ -33,7 +33,8 @@ type BatchNormOpts struct {
 	// statistics are 0 and the running ones stay; with one value in all,
 	// the running ones stay (torch refuses that batch). The mask is a
 	// constant of the derivative; an entry other than 0 or 1 fails the
-	// run. Eval mode ignores it. torch has no such argument.
+	// run. Eval mode ignores its values (its shape, dtype and graph are
+	// still checked). torch has no such argument.
 	Mask *gorgonia.Node
 }
 
@@ -53,8 +54,10 @@ type BatchNormOpts struct {
 // in cache) whose first-order gradients are torch's batch_norm_backward
 // as fused ops (batchnormfused.go); eval as one per-channel affine op. In
 // the cuda build training is a graph of per-channel sums, their broadcast
-// and Gorgonia's elementwise ops. Differentiable to every order w.r.t.
-// input, weight and bias, the batch statistics included in training.
+// and Gorgonia's elementwise ops; with a Mask, in both builds, such a
+// graph with the mask's two host ops (batchnormmask.go). Differentiable
+// to every order w.r.t. input, weight and bias, the batch statistics
+// included in training.
 //
 // Errors when the node is built: input not float of rank ≥ 2, weight or
 // bias not [C] of its dtype, running statistics not contiguous [C]

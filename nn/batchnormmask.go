@@ -24,7 +24,8 @@ func checkMask(name string, input, mask *gorgonia.Node, s tensor.Shape) error {
 // batchNormMasked is training BatchNorm of x3 ([N, C, L]) whose batch
 // statistics are those of the samples with mask 1 (mask [N] of 0s and
 // 1s), composed as batchNormComposed: the mask broadcast to x3's shape
-// (ChannelBroadcast of [1, N, C·L]), the masked sums (ChannelSum) times
+// (MaskBroadcast: ChannelBroadcast of [1, N, C·L] without a derivative
+// w.r.t. the mask), the masked sums (ChannelSum) times
 // 1/count (MaskCount, a constant of the derivative), and the running
 // update of MaskedStats, an identity on the variance. Differentiable to
 // every order w.r.t. x3, weight and bias; the mask is a constant.
@@ -32,6 +33,9 @@ func batchNormMasked(x3, weight, bias, mask *gorgonia.Node, g bnGeom, stats *run
 	s3 := tensor.Shape{g.n, g.c, g.l}
 	sum, bcast := channelSpecs(s3)
 	_, rows := channelSpecs(tensor.Shape{1, g.n, g.c * g.l})
+	// (the mask a constant of the derivative here too, as of MaskCount and
+	// MaskedStats)
+	rows.Name, rows.DiffWRT = "MaskBroadcast", []bool{false}
 	b := ad.NewBuilder(x3)
 	m := b.Do(func() (*gorgonia.Node, error) {
 		r, err := ad.Apply(rows, mask)

@@ -232,3 +232,33 @@ func maskOf(dt tensor.Dtype, v ...float64) *tensor.Dense {
 	}
 	return m
 }
+
+// TestBatchNormMaskConstant: the Mask is a constant of the derivative, as
+// its doc says: the gradient w.r.t. a mask node is zero (no path through
+// its broadcast either), float64 and float32.
+func TestBatchNormMaskConstant(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := gorgonia.NewGraph()
+		in := []*tensor.Dense{smoothTensor(1.3, 4, 2, 3), smoothTensor(0.7, 4, 2, 3)}
+		if dt == tensor.Float32 {
+			in = graphtest.Float32(in)
+		}
+		x := gorgonia.NodeFromAny(g, in[0], gorgonia.WithName("x"))
+		r := gorgonia.NodeFromAny(g, in[1], gorgonia.WithName("r"))
+		m := gorgonia.NodeFromAny(g, maskOf(dt, 1, 0, 1, 1), gorgonia.WithName("mask"))
+		y, err := nn.BatchNorm(x, nil, nil, nil, nil, nn.BatchNormOpts{Training: true, Mask: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, r))))
+		gs, err := ad.Grad(cost, x, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := graphtest.Eval(g, gs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, dt.String()+" grad mask", out[0], make([]float64, 4), 0)
+	}
+}
