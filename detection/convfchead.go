@@ -151,6 +151,13 @@ func (h FastRCNNConvFCHead) forward(w *Weights, prefix string, x *gorgonia.Node,
 			return nil, err
 		}
 	}
+	return h.forwardFC(w, prefix, y)
+}
+
+// forwardFC is the head after its convolutions: y [R, C, H, W]
+// flattened, then the linear layers, each with its ReLU.
+func (h FastRCNNConvFCHead) forwardFC(w *Weights, prefix string, y *gorgonia.Node) (*gorgonia.Node, error) {
+	const name = "FastRCNNConvFCHead"
 	y, err := nn.Flatten(y, 1)
 	if err != nil {
 		return nil, fmt.Errorf("detection: %s: %w", name, err)
@@ -166,10 +173,51 @@ func (h FastRCNNConvFCHead) forward(w *Weights, prefix string, x *gorgonia.Node,
 	return y, nil
 }
 
+// forwardFused is forward in eval mode in the inference graph (no
+// derivative): each convolution with its bias or norm and its ReLU one
+// fusedConv (the norm its per-channel affine step), bitwise forward's.
+func (h FastRCNNConvFCHead) forwardFused(w *Weights, prefix string, x *gorgonia.Node) (*gorgonia.Node, error) {
+	const name = "FastRCNNConvFCHead"
+	if err := h.check(name); err != nil {
+		return nil, err
+	}
+	if x == nil || x.Shape().Dims() != 4 || x.Shape()[1] != h.InputSize[0] || x.Shape()[2] != h.InputSize[1] || x.Shape()[3] != h.InputSize[2] {
+		return nil, fmt.Errorf("detection: %s: x must be [R, %d, %d, %d]", name, h.InputSize[0], h.InputSize[1], h.InputSize[2])
+	}
+	g := x.Graph()
+	y := x
+	for i, out := range h.ConvLayers {
+		k := key(prefix, fmt.Sprint(i))
+		wt, err := w.Node(g, k+".0.weight")
+		if err != nil {
+			return nil, fmt.Errorf("detection: %s: %w", name, err)
+		}
+		if wt.Shape()[0] != out {
+			return nil, fmt.Errorf("detection: %s: %s.0.weight has %d output channels, want ConvLayers[%d] = %d", name, k, wt.Shape()[0], i, out)
+		}
+		var b, scale, shift *gorgonia.Node
+		if h.BatchNorm {
+			scale, shift, err = batchNormEvalAffine(w, k+".1", bnEps, g)
+		} else {
+			b, err = w.Node(g, k+".0.bias")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("detection: %s: %w", name, err)
+		}
+		if y, err = fusedConv(y, wt, b, nn.Conv2dOpts{Padding: [2]int{1, 1}}, scale, shift, nil, true); err != nil {
+			return nil, fmt.Errorf("detection: %s: %s.0: %w", name, k, err)
+		}
+	}
+	return h.forwardFC(w, prefix, y)
+}
+
 // boxHead is a Faster R-CNN box head: TwoMLPHead or FastRCNNConvFCHead.
 type boxHead interface {
 	Init(w *Weights, prefix string, rng *rand.Rand) error
 	forward(w *Weights, prefix string, x *gorgonia.Node, train bool, mask *gorgonia.Node) (*gorgonia.Node, error)
+	// forwardFused is forward in eval mode as the inference graph's fused
+	// ops (no derivative).
+	forwardFused(w *Weights, prefix string, x *gorgonia.Node) (*gorgonia.Node, error)
 	outChannels() int
 	// hasNorm says whether the head has norm layers (train mode matters).
 	hasNorm() bool
@@ -180,6 +228,10 @@ func (h FastRCNNConvFCHead) hasNorm() bool { return h.BatchNorm && len(h.ConvLay
 func (TwoMLPHead) hasNorm() bool { return false }
 
 func (h TwoMLPHead) forward(w *Weights, prefix string, x *gorgonia.Node, _ bool, _ *gorgonia.Node) (*gorgonia.Node, error) {
+	return h.Forward(w, prefix, x)
+}
+
+func (h TwoMLPHead) forwardFused(w *Weights, prefix string, x *gorgonia.Node) (*gorgonia.Node, error) {
 	return h.Forward(w, prefix, x)
 }
 

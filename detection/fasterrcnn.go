@@ -490,7 +490,7 @@ func (f *FasterRCNN) buildInference(x *gorgonia.Node, variant any) ([]*gorgonia.
 			return nil, nil, fmt.Errorf("internal: pooled map %d has height %d, pooledHeights %v", l, m.Shape()[2], heights)
 		}
 	}
-	logits, reg, err := f.roiHeadsAt(w, maps, props, [2]int{xs[2], xs[3]}, v.Scales, box, pred, nil)
+	logits, reg, err := f.roiHeadsAt(w, maps, props, [2]int{xs[2], xs[3]}, v.Scales, box, pred, nil, true)
 	if err != nil {
 		return nil, nil, err
 	}

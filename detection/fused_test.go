@@ -317,3 +317,66 @@ func TestFusedFPNBatchNorm(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedConvFCHead: FastRCNNConvFCHead's inference graph (each
+// convolution with its norm's affine step, or its bias, and its ReLU one
+// fusedConv) gives Forward's eval result bitwise, with and without
+// norms, float32 and float64, its norms' buffers drawn at random.
+func TestFusedConvFCHead(t *testing.T) {
+	for _, bn := range []bool{true, false} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			rng := rand.New(rand.NewPCG(7, 8))
+			h := FastRCNNConvFCHead{InputSize: [3]int{6, 5, 5}, ConvLayers: []int{8, 4}, FCLayers: []int{7}, BatchNorm: bn}
+			w, err := NewWeights(dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Init(w, "head", rng); err != nil {
+				t.Fatal(err)
+			}
+			randomizeVectors(t, w, rng)
+			img := tensor.New(tensor.Of(dt), tensor.WithShape(3, 6, 5, 5))
+			for i := range img.Shape().TotalSize() {
+				if err := img.SetAt(castTo(dt, rng.Float64()-0.5), i/150, i/25%6, i/5%5, i%5); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := func(fused bool) []uint64 {
+				g := gorgonia.NewGraph()
+				x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(img.Shape()...), gorgonia.WithValue(img), gorgonia.WithName("x"))
+				var y *gorgonia.Node
+				var err error
+				if fused {
+					y, err = h.forwardFused(w, "head", x)
+				} else {
+					y, err = h.Forward(w, "head", x, false)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				vm, err := ad.NewTapeMachine(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer vm.Close()
+				if err := ad.RunAll(vm); err != nil {
+					t.Fatal(err)
+				}
+				return bitsOfDense(y.Value().(*tensor.Dense))
+			}
+			fused, plain := run(true), run(false)
+			nonzero := 0
+			for j := range plain {
+				if fused[j] != plain[j] {
+					t.Fatalf("norms %v %v: element %d: fused bits %x, Forward's %x", bn, dt, j, fused[j], plain[j])
+				}
+				if plain[j] != 0 {
+					nonzero++
+				}
+			}
+			if nonzero == 0 {
+				t.Fatalf("norms %v %v: every output is 0", bn, dt)
+			}
+		}
+	}
+}

@@ -596,7 +596,7 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 	if box.hasNorm() {
 		mask = part(4+9*k, 1)
 	}
-	logits, reg, err := f.roiHeadsAt(w, maps, samples, [2]int{xs[2], xs[3]}, t.scales, box, pred, mask)
+	logits, reg, err := f.roiHeadsAt(w, maps, samples, [2]int{xs[2], xs[3]}, t.scales, box, pred, mask, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -641,7 +641,8 @@ func (f *FasterRCNN) lossWith(x *gorgonia.Node, at map[string]*gorgonia.Node, fi
 // K] and box regression [N·S, 4K]. mask, if not nil, is the sampled rows
 // [N·S, 1] of a training graph (the box head's norms in train mode, their
 // statistics over those rows); nil: eval mode (or a head without norms).
-func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorgonia.Node, padded [2]int, scales []float64, box boxHead, pred FastRCNNPredictor, mask *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node, error) {
+// fused: the inference graph's fused box head (no derivative).
+func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorgonia.Node, padded [2]int, scales []float64, box boxHead, pred FastRCNNPredictor, mask *gorgonia.Node, fused bool) (*gorgonia.Node, *gorgonia.Node, error) {
 	cfg := f.Config
 	ss := samples.Shape()
 	n, s := ss[0], ss[1]
@@ -671,7 +672,12 @@ func (f *FasterRCNN) roiHeadsAt(w *Weights, maps []*gorgonia.Node, samples *gorg
 			return nil, nil, err
 		}
 	}
-	h, err := box.forward(w, "roi_heads.box_head", pooled, mask != nil, mask)
+	var h *gorgonia.Node
+	if fused {
+		h, err = box.forwardFused(w, "roi_heads.box_head", pooled)
+	} else {
+		h, err = box.forward(w, "roi_heads.box_head", pooled, mask != nil, mask)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
