@@ -120,11 +120,15 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 	if opts.Training && n*l <= 1 && opts.Mask == nil {
 		return nil, fmt.Errorf("nn: %s: training needs more than one value per channel, got input %v", name, s)
 	}
-	g := bnGeom{s.Clone(), n, c, l, eps}
+	g := bnGeom{s: s.Clone(), n: n, c: c, l: l, eps: eps}
 	if !opts.Training {
 		return batchNormEval(input, weight, bias, runningMean, runningVar, g)
 	}
 	stats := &runningStats{mean: runningMean, variance: runningVar, momentum: momentum}
+	if opts.Mask != nil && fusedBatchNorm {
+		g.masked = true
+		return batchNormTrain(input, weight, bias, opts.Mask, g, stats)
+	}
 	if opts.Mask != nil {
 		x3, err := ad.Reshape(input, n, c, l)
 		if err != nil {
@@ -137,7 +141,7 @@ func BatchNorm(input, weight, bias *gorgonia.Node, runningMean, runningVar *tens
 		return ad.Reshape(y, s...)
 	}
 	if fusedBatchNorm {
-		return batchNormTrain(input, weight, bias, g, stats)
+		return batchNormTrain(input, weight, bias, nil, g, stats)
 	}
 	x3, err := ad.Reshape(input, n, c, l)
 	if err != nil {

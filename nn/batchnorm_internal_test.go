@@ -42,7 +42,21 @@ const (
 	trainComposed
 	evalFused
 	evalAffine
+	maskedFused    // training with a Mask: the fused ops
+	maskedComposed // and the composed graph (the cuda build's)
 )
+
+// bnMask is the masked ways' mask for n samples: samples 0, 2, 3, 5, 6, …
+// kept (i mod 3 ≠ 1).
+func bnMask(n int) []float64 {
+	m := make([]float64, n)
+	for i := range m {
+		if i%3 != 1 {
+			m[i] = 1
+		}
+	}
+	return m
+}
 
 // bnDerivatives builds, in a new graph, BatchNorm of x (shape s) with a
 // weight and a bias as hasW and hasB say, the way way says (bnWays), and
@@ -56,7 +70,7 @@ func bnDerivatives(t *testing.T, s tensor.Shape, dt tensor.Dtype, hasW, hasB boo
 	r := rand.New(rand.NewPCG(seed, 1))
 	g := gorgonia.NewGraph()
 	n, c := s[0], s[1]
-	geom := bnGeom{s.Clone(), n, c, s.TotalSize() / (n * c), defaultEps}
+	geom := bnGeom{s: s.Clone(), n: n, c: c, l: s.TotalSize() / (n * c), eps: defaultEps}
 	x := normInput(g, r, dt, "x", s)
 	wrt := gorgonia.Nodes{x}
 	var w, b *gorgonia.Node
@@ -73,11 +87,27 @@ func bnDerivatives(t *testing.T, s tensor.Shape, dt tensor.Dtype, hasW, hasB boo
 	var err error
 	switch way {
 	case trainFused:
-		y, err = batchNormTrain(x, w, b, geom, nil)
+		y, err = batchNormTrain(x, w, b, nil, geom, nil)
 	case trainComposed:
 		y, err = ad.Reshape(x, geom.n, geom.c, geom.l)
 		if err == nil {
 			y, err = batchNormComposed(y, w, b, geom, nil)
+		}
+		if err == nil {
+			y, err = ad.Reshape(y, s...)
+		}
+	case maskedFused, maskedComposed:
+		mask := gorgonia.NewTensor(g, dt, 1, gorgonia.WithShape(n), gorgonia.WithName("mask"),
+			gorgonia.WithValue(tensorOf(dt, bnMask(n), n)))
+		if way == maskedFused {
+			mg := geom
+			mg.masked = true
+			y, err = batchNormTrain(x, w, b, mask, mg, nil)
+			break
+		}
+		y, err = ad.Reshape(x, geom.n, geom.c, geom.l)
+		if err == nil {
+			y, err = batchNormMasked(y, w, b, mask, geom, nil)
 		}
 		if err == nil {
 			y, err = ad.Reshape(y, s...)
@@ -127,7 +157,8 @@ var bnShapes = []tensor.Shape{{3, 3}, {7, 1}, {3, 4, 5}, {2, 3, 4, 5}, {1, 2, 7,
 
 // TestBatchNormFusedMatchesComposed: training BatchNorm's fused ops give
 // the composed graph's output, gradients (order 1) and gradients of
-// gradients (order 2), with and without weight and bias; eval's
+// gradients (order 2), with and without weight and bias, and with a Mask
+// (batchNormMasked, the cuda build's graph); eval's
 // BatchNormEval gives ChannelAffine's (scale and shift both present).
 // Each element within rtol of the largest magnitude of its tensor: 1e-10
 // in float64, 2e-4 in float32.
@@ -143,7 +174,15 @@ func TestBatchNormFusedMatchesComposed(t *testing.T) {
 				{[2]int{trainFused, trainComposed}, true, true, "training"}, {[2]int{trainFused, trainComposed}, true, false, "training"},
 				{[2]int{trainFused, trainComposed}, false, true, "training"}, {[2]int{trainFused, trainComposed}, false, false, "training"},
 				{[2]int{evalFused, evalAffine}, true, true, "eval"},
+				{[2]int{maskedFused, maskedComposed}, true, true, "masked"}, {[2]int{maskedFused, maskedComposed}, false, false, "masked"},
 			} {
+				kept := 0
+				for _, m := range bnMask(s[0]) {
+					kept += int(m)
+				}
+				if c.prefix == "masked" && kept*s.TotalSize()/(s[0]*s[1]) < 3 {
+					continue // (two values or fewer per channel: see bnShapes)
+				}
 				t.Run(fmt.Sprintf("%s/%v/%v/w=%v,b=%v", c.prefix, s, dt, c.hasW, c.hasB), func(t *testing.T) {
 					rtol := 1e-10
 					if dt == tensor.Float32 {
@@ -203,4 +242,16 @@ func TestBatchNormFusedProcs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tensorOf is a [n] tensor of dtype dt holding v.
+func tensorOf(dt tensor.Dtype, v []float64, n int) *tensor.Dense {
+	if dt == tensor.Float32 {
+		d := make([]float32, n)
+		for i, x := range v {
+			d[i] = float32(x)
+		}
+		return tensor.New(tensor.WithShape(n), tensor.WithBacking(d))
+	}
+	return tensor.New(tensor.WithShape(n), tensor.WithBacking(append([]float64(nil), v...)))
 }

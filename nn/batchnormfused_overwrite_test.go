@@ -67,13 +67,33 @@ func checkBNOverwrite[T ad.Float](t *testing.T) {
 			run(fmt.Sprintf("BatchNormTrain %v", wb), batchNormTrainKernel[T](g, nil, wb[0], wb[1]), size, in...)
 			run(fmt.Sprintf("ChannelAffine %v", wb), channelAffineKernel[T](g.chans(), wb[0], wb[1]), size, in...)
 		}
-		run("BatchNormGradX", batchNormGradXKernel[T](g, false, false), size, x, u)
-		run("BatchNormGradX weight", batchNormGradXKernel[T](g, true, false), size, x, u, w)
-		run("BatchNormGradX stats", batchNormGradXKernel[T](g, false, true), size, x, u, stats)
-		run("BatchNormGradX weight stats", batchNormGradXKernel[T](g, true, true), size, x, u, w, stats)
+		run("BatchNormGradX", batchNormGradXKernel[T](g, false, false, false), size, x, u)
+		run("BatchNormGradX weight", batchNormGradXKernel[T](g, true, false, false), size, x, u, w)
+		run("BatchNormGradX stats", batchNormGradXKernel[T](g, false, true, false), size, x, u, stats)
+		run("BatchNormGradX weight stats", batchNormGradXKernel[T](g, true, true, false), size, x, u, w, stats)
 		run("BatchNormGradW", batchNormGradWKernel[T](g), c, u, x)
 		run("BatchNormGradW stats", batchStatsSumKernel[T](g, 1), c, u, x, stats)
 		run("BatchNormGradB", batchStatsSumKernel[T](g, 0), c, u, stats)
 		run("BatchNormEvalGradA", batchStatsSumKernel[T](g, 1), c, u, x, evalStats)
+		// With a mask (the first sample kept, the second not, ...; all 0
+		// too): the same kernels with the mask their last input.
+		gm := g
+		gm.masked = true
+		for _, all0 := range []bool{false, true} {
+			mask := ad.Tensor[T]{Data: make([]T, s[0])}
+			for i := range mask.Data {
+				if !all0 && i%2 == 0 {
+					mask.Data[i] = 1
+				}
+			}
+			ms := run("masked BatchNormStats", batchNormStatsKernel[T](gm, false), statsShapeBN(g).TotalSize(), u, x, mask)
+			run("masked BatchNormTrain", batchNormTrainKernel[T](gm, nil, true, true), size, x, w, b, mask)
+			for _, tr := range []bool{false, true} {
+				run(fmt.Sprintf("masked BatchNormGradX %v", tr), batchNormGradXKernel[T](gm, true, false, tr), size, x, u, w, mask)
+			}
+			run("masked BatchNormGradX stats", batchNormGradXKernel[T](gm, true, true, false), size, x, u, w, ms, mask)
+			run("masked BatchNormGradW", batchNormGradWKernel[T](gm), c, u, x, mask)
+			run("masked BatchNormGradW stats", batchStatsSumKernel[T](gm, 1), c, u, x, ms, mask)
+		}
 	}
 }

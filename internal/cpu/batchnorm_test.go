@@ -96,7 +96,7 @@ func bnKernelsAt[T Float](g BatchGeom, procs int, x, u, w, b []float64) [][]floa
 // result bitwise the same for GOMAXPROCS 1, 2 and 4. Shapes: L = 1, one
 // sample, one channel, odd sizes, and one big enough to split.
 func TestBatchNormKernels(t *testing.T) {
-	for _, g := range []BatchGeom{{3, 2, 1, 1e-5}, {1, 3, 7, 1e-5}, {4, 5, 33, 1e-3}, {2, 1, 1000, 1e-5}, {8, 4, 1100, 1e-5}} {
+	for _, g := range []BatchGeom{{N: 3, C: 2, L: 1, Eps: 1e-5}, {N: 1, C: 3, L: 7, Eps: 1e-5}, {N: 4, C: 5, L: 33, Eps: 1e-3}, {N: 2, C: 1, L: 1000, Eps: 1e-5}, {N: 8, C: 4, L: 1100, Eps: 1e-5}} {
 		t.Run(fmt.Sprintf("%dx%dx%d", g.N, g.C, g.L), func(t *testing.T) {
 			testBatchNormKernels[float32](t, g, 2e-5, 1e-6)
 			testBatchNormKernels[float64](t, g, 1e-12, 1e-13)
