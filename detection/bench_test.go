@@ -17,8 +17,9 @@ type benchModel interface {
 }
 
 // benchDetector is scripts/bench_torchvision.py's build_detector: a
-// random-init detector (kind fcos, retinanet, retinanet_v2 or
-// fasterrcnn) on a ResNet-18 or -50 FPN (FrozenBatchNorm2d), 91 classes,
+// random-init detector (kind fcos, retinanet, retinanet_v2, fasterrcnn or
+// fasterrcnn_v2) on a ResNet-18 or -50 FPN (FrozenBatchNorm2d; the v2s
+// BatchNorm2d, and FasterRCNNResNet50FPNV2's FPN and heads), 91 classes,
 // min_size and max_size size (512 for inference), so two size×size
 // images are not resized. fasterrcnn is FasterRCNNResNet50FPN(91) with
 // the body swapped (resnet_fpn_backbone's: three trainable stages,
@@ -37,8 +38,12 @@ func benchDetector(b *testing.B, kind, depth string, size float64) benchModel {
 	var m benchModel
 	var err error
 	switch kind {
-	case "fasterrcnn":
+	case "fasterrcnn", "fasterrcnn_v2":
 		cfg := FasterRCNNResNet50FPN(91)
+		if kind == "fasterrcnn_v2" {
+			cfg = FasterRCNNResNet50FPNV2(91)
+			body.NormLayer = BatchNorm2d
+		}
 		cfg.Backbone.Body = body
 		cfg.Transform = NewGeneralizedRCNNTransform(size, size)
 		m, err = NewFasterRCNN(cfg, tensor.Float32, rng)
@@ -67,11 +72,12 @@ func benchDetector(b *testing.B, kind, depth string, size float64) benchModel {
 
 // BenchmarkDetector times Forward (transform, graph, postprocessing) of
 // two 512×512 images, as bench_torchvision.py's
-// Detector/KIND/DEPTH/inference; Faster R-CNN on the ResNet-18 FPN only.
+// Detector/KIND/DEPTH/inference; Faster R-CNN (v1, v2) on the ResNet-18
+// FPN only.
 func BenchmarkDetector(b *testing.B) {
-	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2", "fasterrcnn"} {
+	for _, kind := range []string{"fcos", "retinanet", "retinanet_v2", "fasterrcnn", "fasterrcnn_v2"} {
 		for _, depth := range []string{"resnet18", "resnet50"} {
-			if kind == "fasterrcnn" && depth != "resnet18" {
+			if (kind == "fasterrcnn" || kind == "fasterrcnn_v2") && depth != "resnet18" {
 				continue
 			}
 			b.Run(kind+"/"+depth+"/inference", func(b *testing.B) {

@@ -21,7 +21,7 @@ func benchTrainTargets() []Targets {
 // backward, optimizer.step()). benchTrainTargets' labels are all >= 1,
 // so Faster R-CNN (0 is its background) takes them as they are.
 func BenchmarkTrainStep(b *testing.B) {
-	for _, kind := range []string{"fcos", "retinanet", "fasterrcnn"} {
+	for _, kind := range []string{"fcos", "retinanet", "fasterrcnn", "fasterrcnn_v2"} {
 		b.Run(kind+"/resnet18", func(b *testing.B) {
 			m := benchDetector(b, kind, "resnet18", 256)
 			defer m.Close()

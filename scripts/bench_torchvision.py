@@ -599,11 +599,13 @@ def run_nms(s):
 
 def build_detector(kind, depth, size):
     """A random-init torchvision detector (seeded): FCOS, RetinaNet v1 or
-    v2, or Faster R-CNN on a ResNet-18 or -50 FPN (FrozenBatchNorm2d, as
-    the COCO builders), 91 classes, the transform's min_size and max_size
-    size. Faster R-CNN's backbone is resnet_fpn_backbone's (three
-    trainable stages, layers 1-4, LastLevelMaxPool), its heads
-    FasterRCNN's defaults (fasterrcnn_resnet50_fpn's)."""
+    v2, or Faster R-CNN v1 or v2 on a ResNet-18 or -50 FPN
+    (FrozenBatchNorm2d, as the COCO builders; BatchNorm2d for Faster R-CNN
+    v2), 91 classes, the transform's min_size and max_size size. Faster
+    R-CNN's backbone is resnet_fpn_backbone's (three trainable stages,
+    layers 1-4, LastLevelMaxPool), its heads FasterRCNN's defaults
+    (fasterrcnn_resnet50_fpn's), or v2's with a BatchNorm2d FPN, a
+    two-conv RPN head and FastRCNNConvFCHead."""
     from torchvision.models import resnet18, resnet50
     from torchvision.models.detection import FCOS, FasterRCNN, RetinaNet
     from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
@@ -617,6 +619,15 @@ def build_detector(kind, depth, size):
     if kind == "fasterrcnn":
         # returned_layers None: [1, 2, 3, 4]; extra_blocks None: LastLevelMaxPool.
         return FasterRCNN(_resnet_fpn_extractor(body, 3), 91, **opts)
+    if kind == "fasterrcnn_v2":
+        # fasterrcnn_resnet50_fpn_v2's parts on this body (BatchNorm2d).
+        from torchvision.models.detection.faster_rcnn import FastRCNNConvFCHead
+        from torchvision.models.detection.rpn import RPNHead
+        torch.manual_seed(SEED)
+        body = {"resnet18": resnet18, "resnet50": resnet50}[depth]()
+        bb = _resnet_fpn_extractor(body, 3, norm_layer=torch.nn.BatchNorm2d)
+        box_head = FastRCNNConvFCHead((256, 7, 7), [256, 256, 256, 256], [1024], norm_layer=torch.nn.BatchNorm2d)
+        return FasterRCNN(bb, 91, rpn_head=RPNHead(256, 3, conv_depth=2), box_head=box_head, **opts)
     c5 = body.inplanes
     extra = LastLevelP6P7(c5, 256) if kind == "retinanet_v2" else LastLevelP6P7(256, 256)
     backbone = _resnet_fpn_extractor(body, 3, returned_layers=[2, 3, 4], extra_blocks=extra)
@@ -649,8 +660,9 @@ DETECTOR_BENCHMARKS = {
     "Detector/%s/%s/inference" % (kind, depth): (setup_detector(kind, depth), run_detector)
     for kind in ("fcos", "retinanet", "retinanet_v2") for depth in ("resnet18", "resnet50")
 }
-DETECTOR_BENCHMARKS["Detector/fasterrcnn/resnet18/inference"] = (setup_detector("fasterrcnn", "resnet18"),
-                                                                 run_detector)
+for _kind in ("fasterrcnn", "fasterrcnn_v2"):
+    DETECTOR_BENCHMARKS["Detector/%s/resnet18/inference" % _kind] = (setup_detector(_kind, "resnet18"),
+                                                                    run_detector)
 
 # detection's benchTrainTargets: two 256x256 images' boxes and labels
 # (all >= 1: Faster R-CNN, whose class 0 is the background, takes them as
@@ -692,7 +704,7 @@ def run_train_step(s):
 
 TRAIN_BENCHMARKS = {
     "TrainStep/%s/resnet18" % kind: (setup_train_step(kind, "resnet18"), run_train_step)
-    for kind in ("fcos", "retinanet", "fasterrcnn")
+    for kind in ("fcos", "retinanet", "fasterrcnn", "fasterrcnn_v2")
 }
 # detection's mamlBenchBoxes: per image (x1, y1, x2, y2, label); images 0,
 # 1 are the support batch, 2, 3 the query batch. Labels all >= 1, as
