@@ -117,31 +117,7 @@ func TestFasterRCNNLossGolden(t *testing.T) {
 				if err := ad.RunAll(vm); err != nil {
 					t.Fatal(err)
 				}
-				want, rtol := c.Losses, 1e-10
-				if dt == tensor.Float32 {
-					want, rtol = c.Losses32, 1e-4
-				}
-				got := map[string]float64{}
-				for name, n := range map[string]*gorgonia.Node{"loss_classifier": losses.Classification,
-					"loss_box_reg": losses.BboxRegression, "loss_objectness": losses.Objectness, "loss_rpn_box_reg": losses.RPNBoxReg} {
-					got[name] = graphtest.Floats(n.Value())[0]
-				}
-				for k, w := range want {
-					tol := rtol
-					if k == "loss_objectness" && dt == tensor.Float64 {
-						// torchvision's RPN labels are float32, and
-						// binary_cross_entropy_with_logits of float64 logits
-						// against them returns float32: the value is rounded
-						// there (its gradient is float64's, checked below).
-						tol = 1e-7
-					}
-					if v, ok := got[k]; !ok || !(math.Abs(v-w) <= tol*math.Abs(w)) {
-						t.Errorf("%s: %s = %.17g, torchvision %.17g", c.Case, k, v, w)
-					}
-				}
-				if len(got) != len(want) {
-					t.Errorf("%s: losses %v, torchvision %v", c.Case, got, want)
-				}
+				rtol := c.checkLosses(t, losses, dt, 1e-7)
 				if dt == tensor.Float64 {
 					gs := make([][]float64, len(grads))
 					for i, n := range grads {
@@ -152,4 +128,36 @@ func TestFasterRCNNLossGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkLosses compares the four losses' values with the case's
+// torchvision losses of dt: float64 to 1e-10 (loss_objectness to
+// objTol), float32 to 1e-4; it returns the float64 or float32 tolerance.
+// torchvision's RPN labels are float32, and binary_cross_entropy_with_logits
+// of float64 logits against them returns float32: loss_objectness is
+// rounded there (its gradient is float64's).
+func (c rcnnLossGolden) checkLosses(t *testing.T, losses *Losses, dt tensor.Dtype, objTol float64) float64 {
+	t.Helper()
+	want, rtol := c.Losses, 1e-10
+	if dt == tensor.Float32 {
+		want, rtol = c.Losses32, 1e-4
+	}
+	got := map[string]float64{}
+	for name, n := range map[string]*gorgonia.Node{"loss_classifier": losses.Classification,
+		"loss_box_reg": losses.BboxRegression, "loss_objectness": losses.Objectness, "loss_rpn_box_reg": losses.RPNBoxReg} {
+		got[name] = graphtest.Floats(n.Value())[0]
+	}
+	for k, w := range want {
+		tol := rtol
+		if k == "loss_objectness" && dt == tensor.Float64 {
+			tol = objTol
+		}
+		if v, ok := got[k]; !ok || !(math.Abs(v-w) <= tol*math.Abs(w)) {
+			t.Errorf("%s: %s = %.17g, torchvision %.17g", c.Case, k, v, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: losses %v, torchvision %v", c.Case, got, want)
+	}
+	return rtol
 }

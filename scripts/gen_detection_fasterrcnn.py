@@ -134,6 +134,15 @@ def case(name, num_classes, seed, rpn_score_thresh, box_score_thresh, dets_per_i
     doc["name"] = name
     doc["checkpoint"] = os.path.basename(path)
     doc["images"] = [{"shape": list(im.shape), "data": gc.flat(im)} for im in images]
+    record(doc, name, model, images)
+    return doc
+
+
+def record(doc, name, model, images):
+    """Adds to doc the eval model's outputs on images (run), for the
+    float64 and the float32 model: the batch's shape and image sizes, the
+    proposals with their scores, the box head's outputs (float64 only) and
+    the detections."""
     with torch.no_grad():
         for dt in ("float64", "float32"):
             m = model.double() if dt == "float64" else model.float()
@@ -147,7 +156,6 @@ def case(name, num_classes, seed, rpn_score_thresh, box_score_thresh, dets_per_i
                 doc["box_regression"] = {"shape": list(reg.shape), "data": gc.flat(reg)}
             doc["detections_" + dt] = detections(dets)
             print(name, dt, "proposals", [len(p) for p in props], "detections", [len(d["labels"]) for d in dets])
-    return doc
 
 
 def main():

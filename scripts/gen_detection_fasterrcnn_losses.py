@@ -84,6 +84,32 @@ class Tagged:
             _tag[0] = None
 
 
+def total_grads(m, losses):
+    """The summaries (gl.grad_summary) of the gradient of the sum of
+    losses w.r.t. every trainable parameter of m (zeros where none
+    flows)."""
+    sum(losses.values()).backward()
+    grads = {}
+    for key, p in m.named_parameters():
+        if p.requires_grad:
+            g = p.grad if p.grad is not None else torch.zeros_like(p)
+            grads[key] = gl.grad_summary(g)
+    return grads
+
+
+def replaying(draws):
+    """A torch.randperm replaying draws (tag -> the recorded permutations,
+    in order; copied): each call pops its sampler's next one."""
+    replay = {k: list(v) for k, v in draws.items()}
+
+    def randperm(n, *args, **kwargs):
+        r = replay[_tag[0]].pop(0)
+        assert len(r) == n
+        return torch.tensor(r, dtype=torch.int64)
+    randperm.replay = replay
+    return randperm
+
+
 def load_model():
     model = gf.build(NUM_CLASSES, 0.0, 0.1, 25)
     model.load_state_dict(torch.load(os.path.join(OUT, "fasterrcnn.pt")))
@@ -116,21 +142,9 @@ def main():
         m.zero_grad()
         losses = m(images, targets)
         draws = dict(DRAWS)
-        total = sum(losses.values())
-        total.backward()
-        grads = {}
-        for key, p in m.named_parameters():
-            if p.requires_grad:
-                g = p.grad if p.grad is not None else torch.zeros_like(p)
-                grads[key] = gl.grad_summary(g)
+        grads = total_grads(m, losses)
         # float32: the same draws replayed.
-        replay = {k: list(v) for k, v in draws.items()}
-
-        def replaying(n, *args, **kwargs):
-            r = replay[_tag[0]].pop(0)
-            assert len(r) == n
-            return torch.tensor(r, dtype=torch.int64)
-        torch.randperm = replaying
+        torch.randperm = replaying(draws)
         with torch.no_grad():
             m32 = model.float()
             l32 = m32([im.float() for im in images], [{"boxes": t["boxes"].float(), "labels": t["labels"]} for t in targets])

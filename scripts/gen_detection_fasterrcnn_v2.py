@@ -132,19 +132,7 @@ def case(name, sd, seed, rpn_score_thresh, box_score_thresh, dets_per_img):
     doc["name"] = name
     doc["checkpoint"] = os.path.basename(CHECKPOINT)
     doc["images"] = [{"shape": list(im.shape), "data": gc.flat(im)} for im in images]
-    with torch.no_grad():
-        for dt in ("float64", "float32"):
-            m = model.double() if dt == "float64" else model.float()
-            ims = [im.double() for im in images] if dt == "float64" else images
-            batch, props, scores, logits, reg, dets = gf.run(m, ims)
-            doc["batch_shape"] = list(batch.tensors.shape)
-            doc["image_sizes"] = [list(s) for s in batch.image_sizes]
-            doc["proposals_" + dt] = [{"boxes": gc.flat(p), "scores": gc.flat(s)} for p, s in zip(props, scores)]
-            if dt == "float64":
-                doc["class_logits"] = {"shape": list(logits.shape), "data": gc.flat(logits)}
-                doc["box_regression"] = {"shape": list(reg.shape), "data": gc.flat(reg)}
-            doc["detections_" + dt] = gf.detections(dets)
-            print(name, dt, "proposals", [len(p) for p in props], "detections", [len(d["labels"]) for d in dets])
+    gf.record(doc, name, model, images)
     # Eval mode leaves the running statistics alone.
     for k, v in model.state_dict().items():
         assert torch.equal(v.to(sd[k].dtype), sd[k]), k
@@ -204,21 +192,10 @@ def loss_cases(sd):
         (samples,) = counter.counts
         running = {k: gl.grad_summary(v) for k, v in m.state_dict().items()
                    if k.endswith(("running_mean", "running_var"))}
-        total = sum(losses.values())
-        total.backward()
-        grads = {}
-        for key, p in m.named_parameters():
-            if p.requires_grad:
-                g = p.grad if p.grad is not None else torch.zeros_like(p)
-                grads[key] = gl.grad_summary(g)
+        grads = gfl.total_grads(m, losses)
         # float32: the checkpoint again, the same draws replayed.
-        replay = {k: list(v) for k, v in draws.items()}
-
-        def replaying(n, *args, **kwargs):
-            r = replay[gfl._tag[0]].pop(0)
-            assert len(r) == n
-            return torch.tensor(r, dtype=torch.int64)
-        torch.randperm = replaying
+        torch.randperm = gfl.replaying(draws)
+        replay = torch.randperm.replay
         counter.counts.clear()
         with torch.no_grad():
             m32 = model.float()
