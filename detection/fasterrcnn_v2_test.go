@@ -81,27 +81,11 @@ func TestFasterRCNNV2LossGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				g := gorgonia.NewGraph()
-				x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(il.Tensors.Shape()...), gorgonia.WithName("x"), gorgonia.WithValue(il.Tensors))
-				in, losses, err := m.Loss(x)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ws, err := m.Weights().Params.Nodes(g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var grads gorgonia.Nodes
-				if dt == tensor.Float64 {
-					if grads, err = ad.Grad(losses.Total, ws...); err != nil {
-						t.Fatal(err)
-					}
-				}
-				vm, err := ad.NewTapeMachine(g)
-				if err != nil {
-					t.Fatal(err)
-				}
+				x, in, losses, grads, vm := lossGraphOf(t, m, il.Tensors.Shape(), dt)
 				defer vm.Close()
+				if err := gorgonia.Let(x, il.Tensors); err != nil {
+					t.Fatal(err)
+				}
 				if err := in.SetImageSizes(il.ImageSizes); err != nil {
 					t.Fatal(err)
 				}

@@ -77,26 +77,7 @@ func TestFasterRCNNLossGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := gorgonia.NewGraph()
-			x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(il.Tensors.Shape()...), gorgonia.WithName("x"))
-			in, losses, err := m.Loss(x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws, err := m.Weights().Params.Nodes(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var grads gorgonia.Nodes
-			if dt == tensor.Float64 {
-				if grads, err = ad.Grad(losses.Total, ws...); err != nil {
-					t.Fatal(err)
-				}
-			}
-			vm, err := ad.NewTapeMachine(g)
-			if err != nil {
-				t.Fatal(err)
-			}
+			x, in, losses, grads, vm := lossGraphOf(t, m, il.Tensors.Shape(), dt)
 			defer vm.Close()
 			for _, c := range cases {
 				draw = c.replay(t)
@@ -160,4 +141,32 @@ func (c rcnnLossGolden) checkLosses(t *testing.T, losses *Losses, dt tensor.Dtyp
 		t.Errorf("%s: losses %v, torchvision %v", c.Case, got, want)
 	}
 	return rtol
+}
+
+// lossGraphOf builds m's loss graph on an input x of shape s and dtype
+// dt and, in float64, the total's gradients w.r.t. every trainable
+// weight, and its TapeMachine (the caller closes it).
+func lossGraphOf(t *testing.T, m *FasterRCNN, s tensor.Shape, dt tensor.Dtype) (*gorgonia.Node, *LossInputs, *Losses, gorgonia.Nodes, gorgonia.VM) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, dt, 4, gorgonia.WithShape(s...), gorgonia.WithName("x"))
+	in, losses, err := m.Loss(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := m.Weights().Params.Nodes(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grads gorgonia.Nodes
+	if dt == tensor.Float64 {
+		if grads, err = ad.Grad(losses.Total, ws...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vm, err := ad.NewTapeMachine(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, in, losses, grads, vm
 }
