@@ -37,10 +37,15 @@ type FastRCNNConvFCHead struct {
 
 // check validates the sizes.
 func (h FastRCNNConvFCHead) check(name string) error {
+	per := int64(1) // C·H·W, the flattened row
 	for i, v := range h.InputSize {
 		if v < 1 {
 			return fmt.Errorf("detection: %s: InputSize %v, want positive sizes (entry %d)", name, h.InputSize, i)
 		}
+		if per > (1<<30)/int64(v) {
+			return fmt.Errorf("detection: %s: InputSize %v is over 2^30 values a row", name, h.InputSize)
+		}
+		per *= int64(v)
 	}
 	for _, l := range []struct {
 		what string

@@ -211,6 +211,9 @@ func TestFastRCNNConvFCHeadErrors(t *testing.T) {
 		{"Init nil rng", func() error { return h.Init(w, "other", nil) }, "rng is nil"},
 		{"Init again", func() error { return h.Init(w, "head", rng) }, "head.0.0.weight"},
 		{"Init bad size", func() error { return FastRCNNConvFCHead{InputSize: [3]int{4, -1, 3}}.Init(w, "bad", rng) }, "InputSize [4 -1 3]"},
+		{"Init huge size", func() error {
+			return FastRCNNConvFCHead{InputSize: [3]int{1 << 20, 1 << 20, 1 << 10}}.Init(w, "huge", rng)
+		}, "over 2^30 values a row"},
 		{"Forward nil", func() error { _, err := h.Forward(w, "head", nil, false); return err }, "x must be [R, 4, 3, 3]"},
 		{"Forward channels", func() error { _, err := h.Forward(w, "head", x(2, 3, 3, 3), false); return err }, "x must be [R, 4, 3, 3]"},
 		{"Forward rank", func() error { _, err := h.Forward(w, "head", x(2, 36), true); return err }, "x must be [R, 4, 3, 3]"},
