@@ -54,8 +54,9 @@ type BatchNormOpts struct {
 // in cache) whose first-order gradients are torch's batch_norm_backward
 // as fused ops (batchnormfused.go); eval as one per-channel affine op. In
 // the cuda build training is a graph of per-channel sums, their broadcast
-// and Gorgonia's elementwise ops; with a Mask, in both builds, such a
-// graph with the mask's two host ops (batchnormmask.go). Differentiable
+// and Gorgonia's elementwise ops; with a Mask, the CPU build's fused ops
+// take it as an input, the cuda build's graph multiplies by it and adds
+// two small host ops (batchnormmask.go). Differentiable
 // to every order w.r.t. input, weight and bias, the batch statistics
 // included in training.
 //

@@ -28,7 +28,9 @@ func checkMask(name string, input, mask *gorgonia.Node, s tensor.Shape) error {
 // w.r.t. the mask), the masked sums (ChannelSum) times
 // 1/count (MaskCount, a constant of the derivative), and the running
 // update of MaskedStats, an identity on the variance. Differentiable to
-// every order w.r.t. x3, weight and bias; the mask is a constant.
+// every order w.r.t. x3, weight and bias; the mask is a constant. The
+// cuda build's masked BatchNorm, and the source of the fused masked
+// GradX's gradient w.r.t. x (batchnormfused.go).
 func batchNormMasked(x3, weight, bias, mask *gorgonia.Node, g bnGeom, stats *runningStats) (*gorgonia.Node, error) {
 	s3 := tensor.Shape{g.n, g.c, g.l}
 	sum, bcast := channelSpecs(s3)
