@@ -67,17 +67,9 @@ func TestFasterRCNNV2LossGolden(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%v/%s", dt, c.Case), func(t *testing.T) {
-				cfg := g0.config()
-				cfg.Transform = NewGeneralizedRCNNTransform(float64(c.Height), float64(c.Width))
-				cfg.RPN.PreNMSTopNTrain, cfg.RPN.PostNMSTopNTrain = c.PreNMS, c.PostNMS
-				cfg.RoIHeads.BatchSizePerImage = c.BoxBatch
-				cfg.Randperm = c.replay(t)
-				m, _, err := LoadFasterRCNN(filepath.Join("..", "testdata", "detection", g0.Checkpoint), cfg, dt, LoadOptions{ConvertDtype: dt == tensor.Float64})
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := c.model(t, g0, dt, c.replay(t))
 				defer m.Close()
-				il, err := cfg.Transform.Transform(c.lossImages(dt))
+				il, err := m.Config.Transform.Transform(c.lossImages(dt))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -60,20 +60,11 @@ func TestFasterRCNNLossGolden(t *testing.T) {
 	g0 := loadRCNNGoldens(t)[0]
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		t.Run(dt.String(), func(t *testing.T) {
-			c0 := cases[0]
-			cfg := g0.config()
-			cfg.Transform = NewGeneralizedRCNNTransform(float64(c0.Height), float64(c0.Width))
-			cfg.RPN.PreNMSTopNTrain, cfg.RPN.PostNMSTopNTrain = c0.PreNMS, c0.PostNMS
-			cfg.RoIHeads.BatchSizePerImage = c0.BoxBatch
 			var draw func(int) []int
-			cfg.Randperm = func(n int) []int { return draw(n) }
-			path := filepath.Join("..", "testdata", "detection", g0.Checkpoint)
-			m, _, err := LoadFasterRCNN(path, cfg, dt, LoadOptions{ConvertDtype: dt == tensor.Float64})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := cases[0].model(t, g0, dt, func(n int) []int { return draw(n) })
 			defer m.Close()
-			il, err := cfg.Transform.Transform(c0.lossImages(dt))
+			cfg := m.Config
+			il, err := cfg.Transform.Transform(cases[0].lossImages(dt))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,4 +160,20 @@ func lossGraphOf(t *testing.T, m *FasterRCNN, s tensor.Shape, dt tensor.Dtype) (
 		t.Fatal(err)
 	}
 	return x, in, losses, grads, vm
+}
+
+// model is the golden g0's model in dt, loaded from its checkpoint, with
+// c's image size (no resizing), training counts and randperm.
+func (c rcnnLossGolden) model(t *testing.T, g0 rcnnGolden, dt tensor.Dtype, randperm func(int) []int) *FasterRCNN {
+	t.Helper()
+	cfg := g0.config()
+	cfg.Transform = NewGeneralizedRCNNTransform(float64(c.Height), float64(c.Width))
+	cfg.RPN.PreNMSTopNTrain, cfg.RPN.PostNMSTopNTrain = c.PreNMS, c.PostNMS
+	cfg.RoIHeads.BatchSizePerImage = c.BoxBatch
+	cfg.Randperm = randperm
+	m, _, err := LoadFasterRCNN(filepath.Join("..", "testdata", "detection", g0.Checkpoint), cfg, dt, LoadOptions{ConvertDtype: dt == tensor.Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
