@@ -124,17 +124,9 @@ func split[T ad.Float](g bnGeom, in []ad.Tensor[T]) (cpu.BatchGeom, []ad.Tensor[
 		return kg, in, nil
 	}
 	last := len(in) - 1
-	kg.Keep = make([]bool, g.n)
-	for i, v := range in[last].Data {
-		switch v {
-		case 0:
-		case 1:
-			kg.Keep[i] = true
-		default:
-			return kg, nil, fmt.Errorf("nn: BatchNorm: Mask[%d] = %v, want 0 or 1", i, v)
-		}
-	}
-	return kg, in[:last], nil
+	var err error
+	kg.Keep, _, err = maskKeep(in[last].Data)
+	return kg, in[:last], err
 }
 
 // kern is g as the kernels' geometry.

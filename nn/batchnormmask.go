@@ -80,7 +80,7 @@ func maskCountSpec(g bnGeom) ad.OpSpec {
 
 func maskCountKernel[T ad.Float](g bnGeom) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
-		n, err := maskSamples(in[0].Data)
+		_, n, err := maskKeep(in[0].Data)
 		if err != nil {
 			return err
 		}
@@ -95,20 +95,21 @@ func maskCountKernel[T ad.Float](g bnGeom) func(ad.Tensor[T], []ad.Tensor[T]) er
 	}
 }
 
-// maskSamples counts the mask's 1s; an entry other than 0 or 1 is an
-// error.
-func maskSamples[T ad.Float](mask []T) (int, error) {
-	n := 0
+// maskKeep reads a mask: which samples it keeps and how many; an entry
+// other than 0 or 1 is an error.
+func maskKeep[T ad.Float](mask []T) ([]bool, int, error) {
+	keep, n := make([]bool, len(mask)), 0
 	for i, v := range mask {
 		switch v {
 		case 0:
 		case 1:
+			keep[i] = true
 			n++
 		default:
-			return 0, fmt.Errorf("nn: BatchNorm: Mask[%d] = %v, want 0 or 1", i, v)
+			return nil, 0, fmt.Errorf("nn: BatchNorm: Mask[%d] = %v, want 0 or 1", i, v)
 		}
 	}
-	return n, nil
+	return keep, n, nil
 }
 
 // maskedStatsSpec is MaskedStats(mean, variance, mask): the variance
@@ -137,7 +138,7 @@ func maskedStatsSpec(g bnGeom, stats *runningStats) ad.OpSpec {
 func maskedStatsKernel[T ad.Float](g bnGeom, stats *runningStats) func(ad.Tensor[T], []ad.Tensor[T]) error {
 	return func(out ad.Tensor[T], in []ad.Tensor[T]) error {
 		copy(out.Data, in[1].Data)
-		n, err := maskSamples(in[2].Data)
+		_, n, err := maskKeep(in[2].Data)
 		if err != nil || stats == nil || n*g.l < 2 {
 			return err
 		}
