@@ -188,23 +188,18 @@ func parseFlags(fs *flag.FlagSet, args []string) (Config, error) {
 	if c.Model == ModelFasterRCNN {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["pretrain"] {
-			c.Steps = frcnn.Steps
-		}
-		if !set["meta-steps"] {
-			c.MetaSteps = frcnn.MetaSteps
-		}
-		if !set["inner-lr"] {
-			c.InnerLR = frcnn.InnerLR
-		}
-		if !set["adapt-steps"] {
-			c.AdaptSteps = frcnn.AdaptSteps
-		}
-		if !set["adapt-lr"] {
-			c.AdaptLR = frcnn.AdaptLR
-		}
-		if !set["png"] {
-			c.PNG = frcnn.PNG
+		// Faster R-CNN's defaults, for the flags not given.
+		for name, apply := range map[string]func(){
+			"pretrain":    func() { c.Steps = frcnn.Steps },
+			"meta-steps":  func() { c.MetaSteps = frcnn.MetaSteps },
+			"inner-lr":    func() { c.InnerLR = frcnn.InnerLR },
+			"adapt-steps": func() { c.AdaptSteps = frcnn.AdaptSteps },
+			"adapt-lr":    func() { c.AdaptLR = frcnn.AdaptLR },
+			"png":         func() { c.PNG = frcnn.PNG },
+		} {
+			if !set[name] {
+				apply()
+			}
 		}
 	}
 	var err error

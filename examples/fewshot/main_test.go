@@ -173,20 +173,7 @@ func TestFirstOrderMetaGradient(t *testing.T) {
 }
 
 func testFirstOrderMetaGradient(t *testing.T, model string) {
-	c := tinyConfigFor(model, t.TempDir())
-	dir, _, err := scenes.FindMNIST("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, _, err := scenes.LoadDigits(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	m, err := NewDetector(c, tensor.Float64, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, m, train, _, rng := tinyDetector(t, model)
 	defer m.Close()
 	task, err := sampleMetaTask(c, rng, train)
 	if err != nil {
@@ -243,20 +230,7 @@ func testFirstOrderMetaGradient(t *testing.T, model string) {
 // digit (its classes 1..10 less one), and its ground truth is refused
 // without the offset (class 0 is its background).
 func TestFasterRCNNDigits(t *testing.T) {
-	c := tinyConfigFor(ModelFasterRCNN, t.TempDir())
-	dir, _, err := scenes.FindMNIST("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, test, err := scenes.LoadDigits(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	m, err := NewDetector(c, tensor.Float64, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, m, _, test, rng := tinyDetector(t, ModelFasterRCNN)
 	defer m.Close()
 	if m.Offset != 1 {
 		t.Fatalf("Faster R-CNN's offset %d, want 1", m.Offset)
@@ -302,4 +276,26 @@ func TestFasterRCNNDigits(t *testing.T) {
 	if _, err := lg.Run(sc, byDigit(sc)); err == nil || !strings.Contains(err.Error(), "background") {
 		t.Errorf("digit 0 as class 0: %v, want Set's refusal", err)
 	}
+}
+
+// tinyDetector is a float64 detector of tinyConfigFor(model) drawn from
+// rng (PCG 5, 6, returned for the test's further draws), with its config
+// and the MNIST digits' training and test splits.
+func tinyDetector(t *testing.T, model string) (Config, *Model, *scenes.Digits, *scenes.Digits, *rand.Rand) {
+	t.Helper()
+	c := tinyConfigFor(model, t.TempDir())
+	dir, _, err := scenes.FindMNIST("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, test, err := scenes.LoadDigits(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, err := NewDetector(c, tensor.Float64, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, m, train, test, rng
 }
