@@ -60,6 +60,18 @@ func (h FastRCNNConvFCHead) check(name string) error {
 	return nil
 }
 
+// checkInput checks h (check) and that x is [R, C, H, W] of InputSize.
+func (h FastRCNNConvFCHead) checkInput(x *gorgonia.Node) error {
+	const name = "FastRCNNConvFCHead"
+	if err := h.check(name); err != nil {
+		return err
+	}
+	if x == nil || x.Shape().Dims() != 4 || x.Shape()[1] != h.InputSize[0] || x.Shape()[2] != h.InputSize[1] || x.Shape()[3] != h.InputSize[2] {
+		return fmt.Errorf("detection: %s: x must be [R, %d, %d, %d]", name, h.InputSize[0], h.InputSize[1], h.InputSize[2])
+	}
+	return nil
+}
+
 // outChannels is the width of the head's result rows.
 func (h FastRCNNConvFCHead) outChannels() int {
 	if n := len(h.FCLayers); n > 0 {
@@ -131,11 +143,8 @@ func (h FastRCNNConvFCHead) Forward(w *Weights, prefix string, x *gorgonia.Node,
 // the sampled rows of a padded batch.
 func (h FastRCNNConvFCHead) forward(w *Weights, prefix string, x *gorgonia.Node, train bool, mask *gorgonia.Node) (*gorgonia.Node, error) {
 	const name = "FastRCNNConvFCHead"
-	if err := h.check(name); err != nil {
+	if err := h.checkInput(x); err != nil {
 		return nil, err
-	}
-	if x == nil || x.Shape().Dims() != 4 || x.Shape()[1] != h.InputSize[0] || x.Shape()[2] != h.InputSize[1] || x.Shape()[3] != h.InputSize[2] {
-		return nil, fmt.Errorf("detection: %s: x must be [R, %d, %d, %d]", name, h.InputSize[0], h.InputSize[1], h.InputSize[2])
 	}
 	y := x
 	for i, out := range h.ConvLayers {
@@ -183,11 +192,8 @@ func (h FastRCNNConvFCHead) forwardFC(w *Weights, prefix string, y *gorgonia.Nod
 // fusedConv (the norm its per-channel affine step), bitwise forward's.
 func (h FastRCNNConvFCHead) forwardFused(w *Weights, prefix string, x *gorgonia.Node) (*gorgonia.Node, error) {
 	const name = "FastRCNNConvFCHead"
-	if err := h.check(name); err != nil {
+	if err := h.checkInput(x); err != nil {
 		return nil, err
-	}
-	if x == nil || x.Shape().Dims() != 4 || x.Shape()[1] != h.InputSize[0] || x.Shape()[2] != h.InputSize[1] || x.Shape()[3] != h.InputSize[2] {
-		return nil, fmt.Errorf("detection: %s: x must be [R, %d, %d, %d]", name, h.InputSize[0], h.InputSize[1], h.InputSize[2])
 	}
 	g := x.Graph()
 	y := x
