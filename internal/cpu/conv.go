@@ -100,7 +100,11 @@ func im2colRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
 			continue
 		}
 		o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
-		for i := range o {
+		i0 := 0
+		if sw == 2 {
+			i0 = evens(o, s)
+		}
+		for i := i0; i < len(o); i++ {
 			o[i] = s[i*sw]
 		}
 	}
@@ -162,18 +166,27 @@ func clearOutside[T Float](row []T, s shift, l0, w, wlo, whi int) {
 }
 
 // colRows calls row once for every column row r = c·K + ki·KW + kj of one
-// sample, with channel c's plane of planes [C, H, W]: channels in
-// parallel, kernel positions in order within a channel. Output (ho, wo) of
-// the row reads input (y0 + ho·SH, x0 + wo·SW), y0 = ki·DH − PH,
-// x0 = kj·DW − PW; [wlo, whi) are the wo that read inside the image
-// (validCols). Im2col and Col2im walk the same rows.
+// sample, with channel c's plane of planes [C, H, W]: channels and kernel
+// rows in parallel (Im2col only reads the planes; the stem's 3 channels,
+// split by channel alone, left one of two workers a third of the rows).
+// Output (ho, wo) of the row reads input (y0 + ho·SH, x0 + wo·SW),
+// y0 = ki·DH − PH, x0 = kj·DW − PW; [wlo, whi) are the wo that read inside
+// the image (validCols). Im2col and Col2im walk the same rows.
 func colRows[T Float](g *ConvGeom, planes []T, row func(plane []T, r, y0, x0, wlo, whi int)) {
-	colRowsOf(g, planes, 0, g.C, row)
+	walkColRows(g, planes, 0, g.C, g.KH, row)
 }
 
 // colRowsOf is colRows for the channels [c0, c1) alone, r counted from
-// channel c0's first row.
+// channel c0's first row, channels in parallel and a channel's rows in
+// order on one worker (Col2im adds them into its plane).
 func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T, r, y0, x0, wlo, whi int)) {
+	walkColRows(g, planes, c0, c1, 1, row)
+}
+
+// walkColRows calls row for the column rows of channels [c0, c1), split
+// among the workers in parts of KH/parts kernel rows of a channel (parts
+// divides KH).
+func walkColRows[T Float](g *ConvGeom, planes []T, c0, c1, parts int, row func(plane []T, r, y0, x0, wlo, whi int)) {
 	hw := g.H * g.W
 	// A row's columns depend on kj alone: found once, not per row.
 	spans := make([][3]int, g.KW)
@@ -182,10 +195,12 @@ func colRowsOf[T Float](g *ConvGeom, planes []T, c0, c1 int, row func(plane []T,
 		wlo, whi := validCols(x0, g.SW, g.W, g.WO)
 		spans[kj] = [3]int{x0, wlo, whi}
 	}
-	par.ForWork(c1-c0, (c1-c0)*g.K()*g.L(), func(lo, hi int) {
-		for c := c0 + lo; c < c0+hi; c++ {
+	per := g.KH / parts
+	par.ForWork((c1-c0)*parts, (c1-c0)*g.K()*g.L(), func(lo, hi int) {
+		for part := lo; part < hi; part++ {
+			c, k0 := c0+part/parts, part%parts*per
 			plane := planes[c*hw : (c+1)*hw]
-			for ki := 0; ki < g.KH; ki++ {
+			for ki := k0; ki < k0+per; ki++ {
 				for kj, s := range spans {
 					row(plane, ((c-c0)*g.KH+ki)*g.KW+kj, ki*g.DH-g.PH, s[0], s[1], s[2])
 				}
