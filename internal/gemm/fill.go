@@ -201,7 +201,8 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 				}
 			})
 		}
-		p.im.kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
+		kern, _ := p.im.rowKernel(mh)
+		kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
 		each(func(j, w, at int) {
 			for i := 0; i < mh; i++ {
 				copy(c[at+(ir+i)*p.ldc:][:w], s.tile[i*nr+j:i*nr+j+w])

@@ -35,11 +35,32 @@ type Float interface{ float32 | float64 }
 // packed panel (ldb = NR) or, for a short A, B's own rows.
 type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 
-// impl is one micro-kernel and its tile.
+// impl is one micro-kernel and its tile, with its edge kernels, if any.
 type impl[T Float] struct {
 	name   string
 	mr, nr int
 	kern   kernelFn[T]
+	edges  []edge[T] // by rows, ascending, each below mr
+}
+
+// edge is a kernel of the first rows rows of impl's tile, reading impl's
+// packed A (mr elements per p) and computing those rows bitwise as kern
+// does: for the last row block of a product, whose rows mh < mr would
+// otherwise run the whole tile.
+type edge[T Float] struct {
+	rows int
+	kern kernelFn[T]
+}
+
+// rowKernel is the kernel for a block of mh ≤ mr rows and the rows it
+// computes: the narrowest edge kernel of at least mh rows, else kern.
+func (im *impl[T]) rowKernel(mh int) (kernelFn[T], int) {
+	for _, e := range im.edges {
+		if e.rows >= mh {
+			return e.kern, e.rows
+		}
+	}
+	return im.kern, im.mr
 }
 
 // Blocking: KC is fixed per dtype (the K partition decides the rounding, so
@@ -362,8 +383,9 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			mh := min(mr, mb-ir)
 			ap := &a[ir*kb]
 			ci := (ic+ir)*p.ldc + jc + jr
-			if mh == mr && nw == nr {
-				im.kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)
+			kern, rows := im.rowKernel(mh)
+			if mh == rows && nw == nr {
+				kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)
 				continue
 			}
 			// An edge tile: C's part copied into a full tile (zeros
@@ -373,7 +395,7 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			for i := 0; i < mh && !overwrite; i++ {
 				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
 			}
-			im.kern(kb, ap, bp, &s.tile[0], ldbp, nr, overwrite)
+			kern(kb, ap, bp, &s.tile[0], ldbp, nr, overwrite)
 			for i := 0; i < mh; i++ {
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
 			}

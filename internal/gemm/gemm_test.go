@@ -359,7 +359,7 @@ func TestGemmEdgeTilesSignedZeroAndNaNPayload(t *testing.T) {
 	var first []uint32
 	for _, name := range kernelNames() {
 		force(t, name)
-		for _, m := range []int{1, 6, 12, 13} {
+		for _, m := range []int{1, 4, 6, 8, 12, 13, 16, 20} {
 			n := 16
 			a := make([]float32, m)
 			b := make([]float32, n)
@@ -443,4 +443,66 @@ func testInterleave[T Float](t *testing.T, r *rand.Rand, rows, kb, st, p0 int, a
 			t.Fatalf("rows %d kb %d st %d: written past the panel", rows, kb, st)
 		}
 	}
+}
+
+// withoutEdges runs f with the kernels' edge kernels switched off: every
+// row block runs the whole tile.
+func withoutEdges(f func()) {
+	e32, e64 := make([][]edge[float32], len(impls32)), make([][]edge[float64], len(impls64))
+	for i := range impls32 {
+		e32[i], impls32[i].edges = impls32[i].edges, nil
+	}
+	for i := range impls64 {
+		e64[i], impls64[i].edges = impls64[i].edges, nil
+	}
+	defer func() {
+		for i := range impls32 {
+			impls32[i].edges = e32[i]
+		}
+		for i := range impls64 {
+			impls64[i].edges = e64[i]
+		}
+	}()
+	f()
+}
+
+// TestGemmEdgeKernels: the edge kernels (the last row block of a product
+// computed on 4 or 8 rows instead of the whole tile) give bitwise the
+// whole tile's C, for every remainder of m by MR, on full and partial
+// panels, one K block and several, beta 0 and not, packed and in-place B.
+func TestGemmEdgeKernels(t *testing.T) {
+	edges := 0
+	for _, k := range impls32 {
+		edges += len(k.edges)
+	}
+	if edges == 0 {
+		t.Skip("no kernel with edge kernels on this CPU")
+	}
+	eachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for m := 1; m <= 26; m++ {
+			for _, n := range []int{5, 32, 45, 200} {
+				for _, k := range []int{1, 9, 300} {
+					g := gemmCase{tA: m%3 == 0, tB: n == 45, m: m, n: n, k: k, alpha: 1.25, beta: float64(m % 2), pad: m % 3}
+					seed := r.Uint64()
+					c32 := checkCase[float32](t, rand.New(rand.NewPCG(seed, 1)), g, 2e-7)
+					c64 := checkCase[float64](t, rand.New(rand.NewPCG(seed, 1)), g, 1e-15)
+					withoutEdges(func() {
+						w32 := checkCase[float32](t, rand.New(rand.NewPCG(seed, 1)), g, 2e-7)
+						w64 := checkCase[float64](t, rand.New(rand.NewPCG(seed, 1)), g, 1e-15)
+						for i := range w32 {
+							if math.Float32bits(c32[i]) != math.Float32bits(w32[i]) {
+								t.Fatalf("%v float32: C[%d] = %v with edge kernels, %v without", g, i, c32[i], w32[i])
+							}
+						}
+						for i := range w64 {
+							if math.Float64bits(c64[i]) != math.Float64bits(w64[i]) {
+								t.Fatalf("%v float64: C[%d] = %v with edge kernels, %v without", g, i, c64[i], w64[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	})
 }

@@ -12,6 +12,22 @@ func kernS512(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 //go:noescape
 func kernD512(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
+// kernS512r4, kernS512r8, kernD512r4 and kernD512r8 are the AVX-512
+// kernels' edge kernels: the first 4 or 8 rows of their tile, from the
+// same packed A (12 elements per p), bitwise those rows of the full tile.
+//
+//go:noescape
+func kernS512r4(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS512r8(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512r4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512r8(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
 //go:noescape
 func kernS256(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 
@@ -25,19 +41,25 @@ var (
 
 // kernels32 and kernels64 list the micro-kernels this CPU can run, best
 // first.
-func kernels32() []impl[float32] { return kernelsFor(16, kernS512, kernS256) }
-func kernels64() []impl[float64] { return kernelsFor(8, kernD512, kernD256) }
+func kernels32() []impl[float32] {
+	return kernelsFor(16, kernS512, kernS256, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}})
+}
+
+func kernels64() []impl[float64] {
+	return kernelsFor(8, kernD512, kernD256, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}})
+}
 
 // kernelsFor lists, for lanes values of T per AVX-512 register, the
-// AVX-512 kernel k512 (12 rows by 2 registers), the AVX2 kernel k256 (6
-// rows by 2 half-width registers) and the Go one.
-func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T]) []impl[T] {
+// AVX-512 kernel k512 (12 rows by 2 registers, with its edge kernels
+// e512), the AVX2 kernel k256 (6 rows by 2 half-width registers) and the
+// Go one.
+func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T], e512 []edge[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[T]{"avx512", 12, 2 * lanes, k512})
+		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512, edges: e512})
 	}
 	if hasAVX2 {
-		ks = append(ks, impl[T]{"avx2", 6, lanes, k256})
+		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256})
 	}
 	return append(ks, goImpl[T]())
 }

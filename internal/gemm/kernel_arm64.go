@@ -14,11 +14,11 @@ func kernD128(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 // (Advanced SIMD, with fused multiply-add, is part of every arm64 CPU),
 // then the portable one.
 func kernels32() []impl[float32] {
-	return []impl[float32]{{"neon", 8, 12, kernS128}, goImpl[float32]()}
+	return []impl[float32]{{name: "neon", mr: 8, nr: 12, kern: kernS128}, goImpl[float32]()}
 }
 
 func kernels64() []impl[float64] {
-	return []impl[float64]{{"neon", 8, 6, kernD128}, goImpl[float64]()}
+	return []impl[float64]{{name: "neon", mr: 8, nr: 6, kern: kernD128}, goImpl[float64]()}
 }
 
 // interleaveRows is 0: the portable loops pack (see interleave).

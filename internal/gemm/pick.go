@@ -2,7 +2,7 @@ package gemm
 
 import "sync/atomic"
 
-func goImpl[T Float]() impl[T] { return impl[T]{"go", goMR, goNR, goKernel[T]} }
+func goImpl[T Float]() impl[T] { return impl[T]{name: "go", mr: goMR, nr: goNR, kern: goKernel[T]} }
 
 var (
 	impls32 = kernels32()
