@@ -97,27 +97,20 @@ func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool, opts ...gorgonia
 // resnet-256 [8, 256, 14, 14] 256 → 256, pointwise-1024 the 1×1
 // 256 → 1024 on [8, 256, 14, 14] (no padding), and stem the ResNet stem's
 // 7×7, stride 2, padding 3, 3 → 64 on [4, 3, 224, 224]; mnist-16
-// examples/mnist's second layer, 16 → 32 on [64, 16, 14, 14].
+// examples/mnist's second layer, 16 → 32 on [64, 16, 14, 14]; each also as
+// reuse/... with ad.ReuseResults (benchPasses).
 func BenchmarkConv2d(b *testing.B) {
 	for _, c := range []struct {
 		name                     string
 		n, cin, h, cout, k, p, s int
 	}{{"", 4, 64, 56, 64, 3, 1, 1}, {"resnet-64/", 8, 64, 56, 64, 3, 1, 1}, {"resnet-256/", 8, 256, 14, 256, 3, 1, 1},
 		{"pointwise-1024/", 8, 256, 14, 1024, 1, 0, 1}, {"stem/", 4, 3, 224, 64, 7, 3, 2}, {"mnist-16/", 64, 16, 14, 32, 3, 1, 1}} {
-		for _, backward := range []bool{false, true} {
-			name := c.name + "forward"
-			if backward {
-				name += "+backward"
-			}
-			b.Run(name, func(b *testing.B) {
-				benchGraph(b, false, backward, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
-					return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.cin, c.h, c.h), benchNode(g, r, "w", 0.05, c.cout, c.cin, c.k, c.k),
-						benchNode(g, r, "b", 1, c.cout)}
-				}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
-					return nn.Conv2d(in[0], in[1], in[2], nn.Conv2dOpts{Padding: [2]int{c.p, c.p}, Stride: [2]int{c.s, c.s}})
-				})
-			})
-		}
+		benchPasses(b, c.name, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+			return gorgonia.Nodes{benchNode(g, r, "x", 1, c.n, c.cin, c.h, c.h), benchNode(g, r, "w", 0.05, c.cout, c.cin, c.k, c.k),
+				benchNode(g, r, "b", 1, c.cout)}
+		}, []int{0, 1, 2}, func(in gorgonia.Nodes) (*gorgonia.Node, error) {
+			return nn.Conv2d(in[0], in[1], in[2], nn.Conv2dOpts{Padding: [2]int{c.p, c.p}, Stride: [2]int{c.s, c.s}})
+		})
 	}
 }
 

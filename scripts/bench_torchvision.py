@@ -821,9 +821,10 @@ BENCHMARKS = {
     **TRAIN_BENCHMARKS,
     **MAML_BENCHMARKS,
 }
-# gops' pooling ops are timed with ad.ReuseResults too, as FAMILY/reuse/...:
-# the same torch work under the other name (as NN_BENCHMARKS' families).
-for _key in [k for k in BENCHMARKS if k.split("/")[0] in ("RoIAlign", "RoIPool", "PSRoIAlign", "PSRoIPool")]:
+# gops' pooling ops and convolutions are timed with ad.ReuseResults too, as
+# FAMILY/reuse/...: the same torch work under the other name (as
+# NN_BENCHMARKS' families).
+for _key in [k for k in BENCHMARKS if k.split("/")[0] in ("RoIAlign", "RoIPool", "PSRoIAlign", "PSRoIPool", "Conv2d")]:
     _family, _rest = _key.split("/", 1)
     BENCHMARKS[_family + "/reuse/" + _rest] = BENCHMARKS[_key]
 
