@@ -12,7 +12,7 @@ const sample = `goos: linux
 pkg: github.com/gops-dev/gops/gops
 BenchmarkDeformConv2d/v2-256/forward+backward-2         	       3	 465339364 ns/op	113366621 B/op	    3712 allocs/op
 BenchmarkDeformConv2d/v2-256/forward+backward-2         	       3	 475339364 ns/op	113366625 B/op	    3714 allocs/op
-BenchmarkRoIAlign/kernel/forward-2           	      19	  59482297 ns/op	   69792 B/op	      23 allocs/op
+BenchmarkRoIAlign/kernel/forward-2           	      19	  59482297 ns/op	  51250000 min-ns/op	   69792 B/op	      23 allocs/op
 BenchmarkRoIAlign/v2-256-2 --- FAIL
 PASS
 `
@@ -29,7 +29,7 @@ func TestParseGo(t *testing.T) {
 	if r.name != "DeformConv2d/v2-256/forward+backward" || len(r.ms) != 2 || median(r.ms) != 470.339364 || median(r.allocs) != 3713 {
 		t.Errorf("row 0: %+v", *r)
 	}
-	if rows[1].name != "RoIAlign/kernel/forward" {
+	if rows[1].name != "RoIAlign/kernel/forward" || len(rows[1].fastest) != 1 || rows[1].fastest[0] != 51.25 || len(r.fastest) != 0 {
 		t.Errorf("row 1: %+v", *rows[1])
 	}
 	// GOMAXPROCS 1: no suffix to strip, v2-256 stays.
