@@ -640,7 +640,10 @@ for the torchvision columns, a python that imports torch and torchvision
   \`-test.bench '^BenchmarkX\$' -test.count $count -test.benchtime $benchtime -test.benchmem\`;
   gops ms is the min of the $((rounds * count)) runs, each the mean over
   $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
-  whose graph was built once.
+  whose graph was built once. Where a benchmark reports min-ns/op (nn's),
+  "gops fastest call ms" is the least single iteration of those runs,
+  each timed alone: the statistic the torchvision column is (the least of
+  its timed calls), and "ratio of fastest calls" compares the two.
 - Rows FAMILY/reuse/...: the same graph with \`ad.ReuseResults(g, true)\`:
   each run writes every gops result into the memory of the previous run's
   (the Go runtime then zeroes and faults in no fresh result array, as
