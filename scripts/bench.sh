@@ -23,10 +23,13 @@
 #              and configurations (the table names the configuration).
 #   COUNT      go test -count per round (default 3).
 #   BENCHTIME  go test -benchtime (default 1s).
-#   TV_REPEATS, TV_WARMUP, TV_WARMUP_S
+#   TV_REPEATS, TV_WARMUP, TV_WARMUP_S, TV_REPEAT_S
 #              bench_torchvision.py --repeats (default 20), --warmup (default
-#              3) and --warmup-seconds (default 1: each torch benchmark warms
-#              up for at least a second).
+#              3), --warmup-seconds (default 1: each torch benchmark warms
+#              up for at least a second) and --repeat-seconds (default:
+#              BENCHTIME's seconds, 0 for a BENCHTIME of Nx: torch's least
+#              call is drawn from about as many calls as gops' fastest
+#              call, min-ns/op).
 #   TORCH_CONFIGS
 #              the torch configurations, THREADSt-ALLOC words: ALLOC default
 #              (glibc's malloc as it comes: blocks above its mmap threshold
@@ -83,6 +86,11 @@ benchtime=${BENCHTIME:-1s}
 tv_repeats=${TV_REPEATS:-20}
 tv_warmup=${TV_WARMUP:-3}
 tv_warmup_s=${TV_WARMUP_S:-1}
+if [[ $benchtime =~ ^([0-9.]+)s$ ]]; then
+	tv_repeat_s=${TV_REPEAT_S:-${BASH_REMATCH[1]}}
+else
+	tv_repeat_s=${TV_REPEAT_S:-0}
+fi
 if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
 	if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
 		export OPENBLAS_CORETYPE=SkylakeX
@@ -273,7 +281,7 @@ for ((round = 1; round <= rounds; round++)); do
 			log "round $round/$rounds, torchvision $c: $(wc -l <"$tmp/tvnames") benchmarks"
 			json=$tmp/tv/$c.r$round.json
 			if ! torchrun "$c" "${tvonly[@]}" --repeats "$tv_repeats" --warmup "$tv_warmup" --warmup-seconds "$tv_warmup_s" \
-				>"$json" 2>"$tmp/tv.1.err"; then
+				--repeat-seconds "$tv_repeat_s" >"$json" 2>"$tmp/tv.1.err"; then
 				rm -f "$json"
 				problems+=("bench_torchvision.py under $c failed in round $round (see the stderr of \`scripts/bench.sh\`).")
 			fi
@@ -371,7 +379,7 @@ log "done"
 if awk -v s="$load_start" -v m="$load_max" -v c="$cores" 'BEGIN {exit !(m > c + 0.75)}'; then
 	problems+=("Other processes competed for the CPU: 1-minute load average $load_start at the start, up to $load_max during the run, on $cores cores (this script alone makes about $cores). The times are inflated, unevenly; rerun on a quiet machine.")
 fi
-rerun="ROUNDS=$rounds COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup TV_WARMUP_S=$tv_warmup_s"
+rerun="ROUNDS=$rounds COUNT=$count BENCHTIME=$benchtime TV_REPEATS=$tv_repeats TV_WARMUP=$tv_warmup TV_WARMUP_S=$tv_warmup_s TV_REPEAT_S=$tv_repeat_s"
 # OpenBLAS's kernel choice and torch's threads, as this run had them: both
 # sides' matrix products depend on them.
 [[ -z ${OMP_NUM_THREADS:-} ]] || rerun="OMP_NUM_THREADS=$OMP_NUM_THREADS $rerun"
@@ -652,8 +660,9 @@ for the torchvision columns, a python that imports torch and torchvision
   torch work, timed again.
 ${second_note}- torchvision, given its best: scripts/bench_torchvision.py, per round
   and torch configuration one python process (\`--repeats $tv_repeats
-  --warmup $tv_warmup --warmup-seconds $tv_warmup_s\`: every benchmark warmed
-  up for at least ${tv_warmup_s} s, then the min of $tv_repeats timed runs);
+  --warmup $tv_warmup --warmup-seconds $tv_warmup_s --repeat-seconds $tv_repeat_s\`:
+  every benchmark warmed up for at least ${tv_warmup_s} s, then the min of
+  at least $tv_repeats timed runs, each timed alone, over at least ${tv_repeat_s} s);
   torchvision ms is the least over rounds and configurations, and
   "torch's best" the configuration that gave it (THREADSt-ALLOC: threads;
   default glibc malloc, kept = freed blocks kept by MALLOC_MMAP_MAX_=0 and

@@ -829,9 +829,12 @@ for _key in [k for k in BENCHMARKS if k.split("/")[0] in ("RoIAlign", "RoIPool",
     BENCHMARKS[_family + "/reuse/" + _rest] = BENCHMARKS[_key]
 
 
-def bench(setup, run, warmup, warmup_seconds, repeats, stat):
+def bench(setup, run, warmup, warmup_seconds, repeats, stat, repeat_seconds=0.0):
     """Runs setup once, run warmup times and for at least warmup_seconds,
-    then times repeats runs; returns their min or median (stat) in ms."""
+    then times runs one by one, at least repeats of them and for at least
+    repeat_seconds (a Go benchmark's -benchtime: as many single calls to
+    take the least of as the Go side's min-ns/op draws from); returns their
+    min or median (stat) in ms."""
     state = setup()
     t0 = time.perf_counter()
     done = 0
@@ -839,7 +842,8 @@ def bench(setup, run, warmup, warmup_seconds, repeats, stat):
         run(state)
         done += 1
     times = []
-    for _ in range(repeats):
+    start = time.perf_counter()
+    while len(times) < repeats or time.perf_counter() - start < repeat_seconds:
         t0 = time.perf_counter()
         run(state)
         times.append((time.perf_counter() - t0) * 1e3)
@@ -855,14 +859,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="untimed warm-up runs (at least)")
     ap.add_argument("--warmup-seconds", type=float, default=1.0,
                     help="untimed warm-up time per benchmark, at least (seconds)")
+    ap.add_argument("--repeat-seconds", type=float, default=0.0,
+                    help="time runs for at least this long too (seconds; default 0: --repeats runs)")
     ap.add_argument("--stat", choices=("min", "median"), default="min",
                     help="what of the timed runs to report")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="torch.set_num_threads (default: all cores)")
     args = ap.parse_args()
 
-    if args.repeats < 1 or args.warmup < 0 or args.warmup_seconds < 0 or args.threads < 1:
-        ap.error("--repeats and --threads must be at least 1, --warmup and --warmup-seconds at least 0")
+    if args.repeats < 1 or args.warmup < 0 or args.warmup_seconds < 0 or args.repeat_seconds < 0 or args.threads < 1:
+        ap.error("--repeats and --threads must be at least 1, --warmup, --warmup-seconds and --repeat-seconds at least 0")
     names = args.only or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
@@ -871,13 +877,13 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
 
-    print("torch %s, torchvision %s, threads %d, warmup %d and %g s, repeats %d, %s" % (
+    print("torch %s, torchvision %s, threads %d, warmup %d and %g s, repeats %d and %g s, %s" % (
         torch.__version__, torchvision.__version__, torch.get_num_threads(),
-        args.warmup, args.warmup_seconds, args.repeats, args.stat), file=sys.stderr)
+        args.warmup, args.warmup_seconds, args.repeats, args.repeat_seconds, args.stat), file=sys.stderr)
     results = {}
     for name in names:
         setup, run = BENCHMARKS[name]
-        results[name] = bench(setup, run, args.warmup, args.warmup_seconds, args.repeats, args.stat)
+        results[name] = bench(setup, run, args.warmup, args.warmup_seconds, args.repeats, args.stat, args.repeat_seconds)
         print("%s: %.3f ms" % (name, results[name]), file=sys.stderr)
 
     results["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
