@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // the groups of four.
 func oneWindowGeoms() []Pool2dGeom {
 	var gs []Pool2dGeom
-	for _, planes := range []int{0, 1, 3, 4, 5, 9} {
+	for _, planes := range []int{0, 1, 3, 4, 5, 9, 16, 21, 35} {
 		for _, s := range [][2]int{{1, 1}, {7, 7}, {1, 13}, {9, 1}, {9, 13}} {
 			gs = append(gs, Pool2dGeom{Planes: planes, H: s[0], W: s[1], Rows: NewAdaptiveAxis(s[0], 1), Cols: NewAdaptiveAxis(s[1], 1)})
 		}
@@ -28,6 +29,9 @@ func testAvgPoolOne[T Float](t *testing.T) {
 		for _, d := range []AvgDivisor{{}, {IncludePad: true}, {Override: 7}} {
 			name := fmt.Sprintf("%d×%dx%d/%d..%d×%d..%d/%+v", g.Planes, g.H, g.W, g.Rows.First[0], g.Rows.End[0], g.Cols.First[0], g.Cols.End[0], d)
 			x := randData[T](r, g.Planes*g.H*g.W)
+			for i := 0; i+7 < len(x); i += 29 { // NaNs of two payloads, −0
+				x[i], x[i+3], x[i+7] = nanOf[T](1), T(math.Copysign(0, -1)), nanOf[T](2)
+			}
 			got, want := randData[T](r, g.Planes), make([]T, g.Planes)
 			AvgPool(&g, d, x, got)
 			avgPoolRef(&g, d, x, want)
@@ -38,12 +42,20 @@ func testAvgPoolOne[T Float](t *testing.T) {
 }
 
 // TestAvgPoolOne: AvgPool and AvgPoolT with one output per plane equal
-// the general loops bitwise, with and without AVX2 (the reference's
-// division and sums), and across GOMAXPROCS.
+// the general loops bitwise (NaN payloads and −0 included), with and
+// without AVX2 (the reference's division and sums) and AVX-512 (the
+// gathering kernels), and across GOMAXPROCS.
 func TestAvgPoolOne(t *testing.T) {
 	withAVX2(t, &avgAVX2, func(t *testing.T) {
-		t.Run("float32", testAvgPoolOne[float32])
-		t.Run("float64", testAvgPoolOne[float64])
+		saved := avgOneAVX512
+		defer func() { avgOneAVX512 = saved }()
+		for _, on := range []bool{false, saved} {
+			avgOneAVX512 = on
+			t.Run(fmt.Sprint("avx512=", on), func(t *testing.T) {
+				t.Run("float32", testAvgPoolOne[float32])
+				t.Run("float64", testAvgPoolOne[float64])
+			})
+		}
 	})
 	g := Pool2dGeom{Planes: 103, H: 7, W: 7, Rows: NewAdaptiveAxis(7, 1), Cols: NewAdaptiveAxis(7, 1)}
 	r := rand.New(rand.NewPCG(25, 26))
@@ -61,4 +73,13 @@ func BenchmarkAvgPoolOne(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	x, y, dx := randData[float32](r, planes*49), make([]float32, planes), make([]float32, planes*49)
 	benchAvgKernels(b, &g, x, y, dx)
+}
+
+// nanOf is a quiet NaN of T with payload k.
+func nanOf[T Float](k uint64) T {
+	var z T
+	if any(z) == any(float32(0)) {
+		return T(math.Float32frombits(0x7fc00000 | uint32(k)))
+	}
+	return T(math.Float64frombits(0x7ff8000000000000 | k))
 }

@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// avgOneS and avgOneD (poolglobal_amd64.s, written by
+// scripts/gen_avgone.py) compute out[p] = (Σ over rows r0 ≤ r < r1 of
+// (Σ over columns c0 ≤ c < c1 of x[p·hw + r·w + c])) / d for the
+// 16·groups (float32) or 8·groups (float64) planes of hw elements from x,
+// each sum from +0 in order, with tmp (hw rounded up to 16 or 8, times 16
+// or 8 elements) holding a group's planes transposed.
+//
+//go:noescape
+func avgOneS(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
+
+//go:noescape
+func avgOneD(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
+
+// avgOneAVX512 enables avgOneS and avgOneD (tests switch it off).
+var avgOneAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+
+// avgOneLanes is the number of planes avgOneVec takes a step for T: 16
+// in float32 and 8 in float64 with AVX-512, else 0 (the Go loops do every
+// plane).
+func avgOneLanes[T Float](hw int) int {
+	if !avgOneAVX512 || hw <= 0 {
+		return 0
+	}
+	return int(64 / unsafe.Sizeof(T(0)))
+}
+
+// avgOneVec is avgPoolOne's loop for avgOneLanes·groups planes from x
+// (hw elements each) into out: the window rows [r0, r1), columns
+// [c0, c1) of planes w wide, divided by d.
+func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
+	lanes := avgOneLanes[T](hw)
+	if groups <= 0 || lanes == 0 {
+		return
+	}
+	_, _ = out[groups*lanes-1], x[groups*lanes*hw-1]
+	tmp := make([]T, (hw+lanes-1)/lanes*lanes*lanes) // a group's planes transposed: lanes values an element
+	if lanes == 16 {
+		avgOneS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], groups, hw, w, r0, r1, c0, c1, float32(d))
+		return
+	}
+	avgOneD(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], groups, hw, w, r0, r1, c0, c1, float64(d))
+}
