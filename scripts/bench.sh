@@ -648,10 +648,13 @@ for the torchvision columns, a python that imports torch and torchvision
   \`-test.bench '^BenchmarkX\$' -test.count $count -test.benchtime $benchtime -test.benchmem\`;
   gops ms is the min of the $((rounds * count)) runs, each the mean over
   $benchtime of iterations of \`m.Reset(); m.RunAll()\` on a TapeMachine
-  whose graph was built once. Where a benchmark reports min-ns/op (nn's),
-  "gops fastest call ms" is the least single iteration of those runs,
-  each timed alone: the statistic the torchvision column is (the least of
-  its timed calls), and "ratio of fastest calls" compares the two.
+  whose graph was built once. Where a benchmark reports min-ns/op (nn's
+  and detection's), "gops fastest call ms" is the least single iteration
+  of those runs, each timed alone: the statistic the torchvision column is
+  (the least of its timed calls, drawn from calls over at least as many
+  seconds: --repeat-seconds), and "ratio of fastest calls" compares the
+  two. Without ad.ReuseResults a fastest call can be one that Go's
+  collector left alone; the reuse/ rows allocate next to nothing.
 - Rows FAMILY/reuse/...: the same graph with \`ad.ReuseResults(g, true)\`:
   each run writes every gops result into the memory of the previous run's
   (the Go runtime then zeroes and faults in no fresh result array, as

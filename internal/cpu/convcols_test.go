@@ -190,10 +190,15 @@ func TestShiftedRow(t *testing.T) {
 				im2colRow(want, plane, &g, l0, y0, x0, wlo, whi)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%+v [%d, %d) row %d: position %d = %v, want %v", c, l0, l1, r, l0+i, got[i], want[i])
+						// Errorf, not Fatalf: colRows may call this on a worker goroutine.
+						t.Errorf("%+v [%d, %d) row %d: position %d = %v, want %v", c, l0, l1, r, l0+i, got[i], want[i])
+						return
 					}
 				}
 			})
+			if t.Failed() {
+				return
+			}
 		}
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"testing"
 )
 
-// TestEvens: evens and im2colRow's stride-2 loop give dst[i] = src[2i] for
-// every i, with src and dst against a guard page at their end (a read or
-// write past either faults), dst and src of every length up to 70 and src
-// one element short of the last pair too; evens writes nothing past the
-// count it returns. Float32 and float64, AVX2 on and off.
+// TestEvens: evens gives dst[i] = src[2i] for every i below the count it
+// returns and writes nothing past it, with src and dst against a guard
+// page at their end (a read or write past either faults), dst and src of
+// every length up to 70 and src one element short of the last pair too.
+// Float32 and float64, AVX2 on and off. (im2colRow's Go loop does the
+// rest of a row; TestConvBlocksMatchWholeColumns and the convolution
+// tests cover the two together.)
 func TestEvens(t *testing.T) {
 	old := avgAVX2
 	defer func() { avgAVX2 = old }()
