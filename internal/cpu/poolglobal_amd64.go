@@ -15,11 +15,16 @@ import (
 // each sum from +0 in order, with tmp (hw rounded up to 16 or 8, times 16
 // or 8 elements) holding a group's planes transposed.
 //
+//go:generate python3 ../../scripts/gen_avgone.py poolglobal_amd64.s
 //go:noescape
 func avgOneS(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
 
 //go:noescape
 func avgOneD(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
+
+// avgOneChunk is about the most elements of x one call of avgOneS or
+// avgOneD reads.
+const avgOneChunk = 1 << 18
 
 // avgOneAVX512 enables avgOneS and avgOneD (tests switch it off).
 var avgOneAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
@@ -44,9 +49,15 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 	}
 	_, _ = out[groups*lanes-1], x[groups*lanes*hw-1]
 	tmp := make([]T, (hw+lanes-1)/lanes*lanes*lanes) // a group's planes transposed: lanes values an element
-	if lanes == 16 {
-		avgOneS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], groups, hw, w, r0, r1, c0, c1, float32(d))
-		return
+	// A call at a time reads about avgOneChunk elements: the collector
+	// cannot stop a goroutine inside the assembly.
+	per := max(1, avgOneChunk/(lanes*hw))
+	for g0 := 0; g0 < groups; g0 += per {
+		n, o, xs := min(per, groups-g0), out[g0*lanes:], x[g0*lanes*hw:]
+		if lanes == 16 {
+			avgOneS(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
+			continue
+		}
+		avgOneD(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
 	}
-	avgOneD(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], groups, hw, w, r0, r1, c0, c1, float64(d))
 }

@@ -35,5 +35,5 @@ func guardedAvgOne[T Float](t *testing.T, g *Pool2dGeom, tail bool) {
 	want, got := make([]T, g.Planes), make([]T, g.Planes)
 	AvgPool(g, AvgDivisor{}, x, want)
 	AvgPool(g, AvgDivisor{}, gx, got)
-	sameBits(t, "guarded AvgPool", got, want)
+	sameBitsStrict(t, "guarded AvgPool", got, want)
 }

@@ -35,7 +35,7 @@ func testAvgPoolOne[T Float](t *testing.T) {
 			got, want := randData[T](r, g.Planes), make([]T, g.Planes)
 			AvgPool(&g, d, x, got)
 			avgPoolRef(&g, d, x, want)
-			sameBits(t, "AvgPool "+name, got, want)
+			sameBitsStrict(t, "AvgPool "+name, got, want) // NaN payloads too
 			sameAsAvgPoolTRef[T](t, r, &g, d, name)
 		}
 	}
@@ -44,7 +44,7 @@ func testAvgPoolOne[T Float](t *testing.T) {
 // TestAvgPoolOne: AvgPool and AvgPoolT with one output per plane equal
 // the general loops bitwise (NaN payloads and −0 included), with and
 // without AVX2 (the reference's division and sums) and AVX-512 (the
-// gathering kernels), and across GOMAXPROCS.
+// transposing kernels), and across GOMAXPROCS.
 func TestAvgPoolOne(t *testing.T) {
 	withAVX2(t, &avgAVX2, func(t *testing.T) {
 		saved := avgOneAVX512
