@@ -233,12 +233,23 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 	chw, hw, nr, kc := g.C*g.H*g.W, g.H*g.W, panelWidth[T](), blockK[T]()
 	panels := (rows + nr - 1) / nr
 	errs := make([]error, g.Groups*panels)
+	// The shifted geometry's panels read most rows in place
+	// (shiftedPanel); on small planes, where most spans meet the image's
+	// top or bottom, all of them, from a copy with zero rows above and
+	// below (padInput).
+	same := g.SW == 1 && g.SH == 1 && g.WO == g.W && !g.Pointwise()
+	var pad padded[T]
+	if same && hw <= padPlaneMax*kc {
+		pad = padInput(g, x)
+		defer colsScratch[T]().Put(pad.buf)
+	}
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		var scratch []T
 		if !g.Pointwise() {
 			scratch = colsScratch[T]().Get(nr * kc)
 			defer colsScratch[T]().Put(scratch)
 		}
+		pr := newPanelRows[T](nr)
 		for t := lo; t < hi; {
 			// Panels [q0, q1) of group gi: its rows [j0, j1).
 			gi, q0 := t/panels, t%panels
@@ -255,6 +266,10 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 				eachSample(pc, pc+kb, l, func(n, l0, p0, w int) {
 					if scratch == nil {
 						gemm.Interleave(panel[p0*nr:], nr, xg(n)[r*l+l0:], l, cols, w)
+						return
+					}
+					if same && w > gatherMax {
+						shiftedPanel(g, xg(n), pad.at(g, n, gi*cpg), panel[p0*nr:], nr, scratch, pr, r, r+cols, l0, w)
 						return
 					}
 					im2colRows(g, xg(n), scratch, w, r, r+cols, l0, l0+w)
@@ -274,6 +289,143 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 		}
 	}
 	return nil
+}
+
+// panelRows is shiftedPanel's record of a panel's rows: each row's
+// positions, and the panel entries (row, output column) to set to 0.
+type panelRows[T gemm.Float] struct {
+	srcs  [][]T
+	clear [][2]int
+}
+
+func newPanelRows[T gemm.Float](rows int) *panelRows[T] {
+	return &panelRows[T]{srcs: make([][]T, rows)}
+}
+
+// shiftedPanel writes column rows [r0, r1) of one sample's (or group's)
+// planes x [C', H, W], output positions [l0, l0+w), for stride 1 and
+// WO = W (shiftedRow's geometry), as the columns of a panel: dst[p·ld+j]
+// is row r0+j's position l0+p, bitwise im2colRows then gemm.Interleave.
+// A row whose positions all read image rows at plane indices inside the
+// plane (its shift's run is the whole span: all but the rows near the
+// image's top and bottom edges) is interleaved from the plane in place
+// (gemm.InterleaveRows), and then its positions in the output columns
+// outside [wlo, whi), which read the neighbouring image row, are set to
+// 0 in the panel; the other rows are built in scratch (shiftedRow, at
+// most len(pr.srcs)·w elements) first. The columns' row-by-row build and
+// its second pass cost more than the product's FMAs on them (3×3 64→64:
+// a quarter of the weight gradient's time).
+func shiftedPanel[T gemm.Float](g *ConvGeom, x []T, pad paddedAt[T], dst []T, ld int, scratch []T, pr *panelRows[T], r0, r1, l0, w int) {
+	hw, k := g.H*g.W, g.K()
+	srcs := pr.srcs[:r1-r0]
+	pr.clear = pr.clear[:0]
+	hoLo, hoHi := l0/g.W, (l0+w-1)/g.W // the span's output rows
+	for r := r0; r < r1; r++ {
+		c, kk := r/k, r%k
+		ki, kj := kk/g.KW, kk%g.KW
+		x0, y0 := kj*g.DW-g.PW, ki*g.DH-g.PH
+		wlo, whi := validCols(x0, 1, g.W, g.WO)
+		plane := x[c*hw : (c+1)*hw]
+		// Every position's output row reads an image row (newShift's
+		// run [a, b) is the whole span), at plane index p + off inside
+		// the plane ([ca, cb) too); or the padded copy holds every
+		// position's row, the image's or a zero row.
+		off := y0*g.W + x0
+		inPlane := wlo < whi && hoLo+y0 >= 0 && hoHi+y0 < g.H && hoHi < g.HO && l0+off >= 0 && l0+w+off <= hw
+		if inPlane || pad.buf != nil {
+			if inPlane {
+				srcs[r-r0] = plane[l0+off:][:w]
+			} else {
+				srcs[r-r0] = pad.row(g, c, ki, x0, l0, w)
+			}
+			// The output columns [0, wlo) and [whi, W): those
+			// clearOutside clears.
+			for col := 0; col < wlo; col++ {
+				pr.clear = append(pr.clear, [2]int{r - r0, col})
+			}
+			for col := whi; col < g.W; col++ {
+				pr.clear = append(pr.clear, [2]int{r - r0, col})
+			}
+			continue
+		}
+		row := scratch[(r-r0)*w:][:w]
+		shiftedRow(row, plane, g, l0, y0, x0, wlo, whi)
+		srcs[r-r0] = row
+	}
+	gemm.InterleaveRows(dst, ld, srcs, w)
+	if len(pr.clear) == 0 {
+		return
+	}
+	for rs := l0 / g.W * g.W; rs < l0+w; rs += g.W { // each output row in the span
+		for _, e := range pr.clear {
+			if p := rs + e[1]; p >= l0 && p < l0+w {
+				dst[(p-l0)*ld+e[0]] = 0
+			}
+		}
+	}
+}
+
+// padPlaneMax is the largest plane, in K blocks of positions, whose
+// weight gradient reads its column rows from a padded copy of the input
+// (padInput): on a larger plane most spans lie inside the image, and
+// the copy costs more than the few rows built at its edges.
+const padPlaneMax = 4
+
+// padded is a copy of a convolution's input x [N, C, H, W] for
+// shiftedPanel (stride 1, WO = W): each plane with PH zero rows above
+// and below, [N, C, H+2·PH, W], and m elements before and after the
+// whole, so that a column row's span of output positions is one run of
+// the copy: position p of row (c, ki, kj) at plane c's start +
+// p + ki·DH·W + x0, x0 = kj·DW − PW (the neighbouring row's elements at
+// output columns outside the image, which shiftedPanel clears, and up to
+// m elements beyond the planes, for the first and last planes' edges).
+// Its buf is nil for none.
+type padded[T gemm.Float] struct {
+	buf   []T
+	m, hp int // the margin; the padded plane's rows
+}
+
+// paddedAt is a padded copy at one sample's (or group's) planes: the
+// copy and the index of its first plane in it.
+type paddedAt[T gemm.Float] struct {
+	padded[T]
+	base int
+}
+
+// padInput copies x into a padded (colsScratch's buffer, which the
+// caller puts back), planes in parallel.
+func padInput[T gemm.Float](g *ConvGeom, x []T) padded[T] {
+	hw := g.H * g.W
+	p := padded[T]{m: max(g.PW, (g.KW-1)*g.DW-g.PW), hp: g.H + 2*g.PH}
+	ph := p.hp * g.W
+	p.buf = colsScratch[T]().Get(2*p.m + g.N*g.C*ph)
+	clear(p.buf[:p.m])
+	clear(p.buf[p.m+g.N*g.C*ph:])
+	par.ForWork(g.N*g.C, g.N*g.C*ph, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			dst := p.buf[p.m+q*ph:][:ph]
+			top := g.PH * g.W
+			clear(dst[:top])
+			copy(dst[top:top+hw], x[q*hw:(q+1)*hw])
+			clear(dst[top+hw:])
+		}
+	})
+	return p
+}
+
+// at is p at sample n's planes from channel c0 on (the zero paddedAt
+// when p holds none).
+func (p padded[T]) at(g *ConvGeom, n, c0 int) paddedAt[T] {
+	if p.buf == nil {
+		return paddedAt[T]{}
+	}
+	return paddedAt[T]{p, p.m + (n*g.C+c0)*p.hp*g.W}
+}
+
+// row is the run of w positions from output position l0 of column row
+// (c, ki, ·) with column offset x0, c counted from the paddedAt's plane.
+func (p paddedAt[T]) row(g *ConvGeom, c, ki, x0, l0, w int) []T {
+	return p.buf[p.base+c*p.hp*g.W+ki*g.DH*g.W+x0+l0:][:w]
 }
 
 // eachSample calls f for the samples' parts of the batch's positions

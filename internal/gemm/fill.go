@@ -32,6 +32,37 @@ func Interleave[T Float](dst []T, st int, src []T, ld, rows, kb int) {
 	interleave(dst, st, src, ld, 0, rows, 0, kb, 1)
 }
 
+// InterleaveRows is Interleave with each row from its own slice:
+// dst[p·st+j] = rows[j][p] for j < len(rows), p < kb (a FillB's tool for
+// rows that lie apart at no one stride: a convolution's column rows read
+// in place from shifted input planes). Each element is Interleave's (the
+// product by 1 that packing makes). It panics, as slicing does, when dst
+// or a row is too short.
+func InterleaveRows[T Float](dst []T, st int, rows [][]T, kb int) {
+	if len(rows) == 0 || kb == 0 {
+		return
+	}
+	_ = dst[(kb-1)*st+len(rows)-1]
+	for _, r := range rows {
+		_ = r[kb-1]
+	}
+	j := 0
+	if vr := interleaveRows[T](); vr > 0 && kb >= vr {
+		kv := kb / vr * vr
+		for ; j+vr <= len(rows); j += vr {
+			interleavePtrsBlock(dst[j:(kv-1)*st+j+vr], st, rows[j:j+vr], kv)
+			for r, row := range rows[j : j+vr] {
+				if kv < kb {
+					interleave(dst[kv*st+j+r:], st, row[kv:], 0, 0, 1, 0, kb-kv, 1)
+				}
+			}
+		}
+	}
+	for ; j < len(rows); j++ {
+		interleave(dst[j:], st, rows[j], 0, 0, 1, 0, kb, 1)
+	}
+}
+
 // FillA writes a K block of a left operand A [m, k] that GemmFill asks
 // for: columns [pc, pc+kb) of every row, packed as the micro-kernel reads
 // them, into dst of roundUp(m, MR)·kb elements; PackAColumns writes a part of A

@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run ./asmgen
 
@@ -84,6 +88,17 @@ func interleaveS8(dst *float32, st int, src *float32, ld, kb int, alpha float32)
 //go:noescape
 func interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha float64)
 
+// interleavePtrsS8 and interleavePtrsD4 are interleaveS8 and
+// interleaveD4 with each of the 8 (or 4) rows at its own pointer: for
+// r below 8 (or 4) and p < kb, a multiple of 8 (or 4), dst[p·st+r] =
+// alpha·rows[r][p].
+//
+//go:noescape
+func interleavePtrsS8(dst *float32, st int, rows *unsafe.Pointer, kb int, alpha float32)
+
+//go:noescape
+func interleavePtrsD4(dst *float64, st int, rows *unsafe.Pointer, kb int, alpha float64)
+
 // interleaveRows is the number of rows interleaveBlock takes for T, 0 when
 // the CPU has no AVX2 (the portable loops do it all).
 func interleaveRows[T Float]() int {
@@ -106,5 +121,21 @@ func interleaveBlock[T Float](dst []T, st int, src []T, ld, kb int, alpha T) {
 		interleaveS8(&d[0], st, &any(src).([]float32)[0], ld, kb, any(alpha).(float32))
 	case []float64:
 		interleaveD4(&d[0], st, &any(src).([]float64)[0], ld, kb, any(alpha).(float64))
+	}
+}
+
+// interleavePtrsBlock runs interleavePtrsS8 or interleavePtrsD4 on
+// interleaveRows rows, rows[r] from its first element on; the caller has
+// checked that dst and every row hold every element read and written.
+func interleavePtrsBlock[T Float](dst []T, st int, rows [][]T, kb int) {
+	var ptrs [8]unsafe.Pointer
+	for r := range rows[:interleaveRows[T]()] {
+		ptrs[r] = unsafe.Pointer(unsafe.SliceData(rows[r]))
+	}
+	switch d := any(dst).(type) {
+	case []float32:
+		interleavePtrsS8(&d[0], st, &ptrs[0], kb, 1)
+	case []float64:
+		interleavePtrsD4(&d[0], st, &ptrs[0], kb, 1)
 	}
 }

@@ -58,8 +58,10 @@ func main() {
 	for _, k := range ks {
 		gen(&s, k)
 	}
-	interleaveS8(&s)
-	interleaveD4(&s)
+	interleaveS8(&s, false)
+	interleaveD4(&s, false)
+	interleaveS8(&s, true)
+	interleaveD4(&s, true)
 	peak(&s, "peakS512", "Z", "VPXORD", 24)
 	peak(&s, "peakS256", "Y", "VXORPS", 12)
 	write("kernel_amd64.s", s.String())
@@ -267,22 +269,35 @@ func peak(s *strings.Builder, name, reg, xor string, acc int) {
 // (a multiple of 8), dst[p·st+r] = alpha·src[r·ld+p]: 8×8 blocks
 // transposed in AVX registers (unpack, shuffle, 128-bit permute), the
 // product by alpha before, so each element is the same alpha·v as the Go
-// loop's.
-func interleaveS8(s *strings.Builder) {
+// loop's. With ptrs it writes interleavePtrsS8(dst *float32, st int, rows
+// *unsafe.Pointer, kb int, alpha float32) instead: row r is the 8 rows'
+// own pointer rows[r] (read again at every block: no registers are left
+// to hold them), dst[p·st+r] = alpha·rows[r][p].
+func interleaveS8(s *strings.Builder, ptrs bool) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	interleaveHead(s, "interleaveS8", "float32", 44, 2)
-	w("LEAQ (SI)(R8*4), BX") // rows 4-7
+	name, alpha := "interleaveS8", 40
+	if ptrs {
+		name, alpha = "interleavePtrsS8", 32
+		ptrsHead(s, name, "float32", 36, 2)
+	} else {
+		interleaveHead(s, name, "float32", 44, 2)
+		w("LEAQ (SI)(R8*4), BX") // rows 4-7
+	}
 	w("LEAQ (R13)(R13*2), R10")
 	w("LEAQ (DI)(R13*4), DX") // dst rows p+4..p+7
 	w("MOVQ R13, AX")
 	w("SHLQ $3, AX") // 8·st bytes
 	w("SHRQ $3, CX")
 	w("TESTQ CX, CX")
-	w("JEQ interleaveS8_done")
-	s.WriteString("interleaveS8_loop:\n")
-	w("VBROADCASTSS alpha+40(FP), Y15")
+	w("JEQ %s_done", name)
+	fmt.Fprintf(s, "%s_loop:\n", name)
+	w("VBROADCASTSS alpha+%d(FP), Y15", alpha)
 	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(BX)(R9*1)"}
 	for r, a := range rows {
+		if ptrs {
+			w("MOVQ %d(BX), R8", 8*r)
+			a = "(R8)(SI*1)"
+		}
 		w("VMULPS %s, Y15, Y%d", a, r)
 	}
 	for i := 0; i < 4; i++ { // t(2i) = lo(r2i, r2i+1), t(2i+1) = hi
@@ -307,27 +322,40 @@ func interleaveS8(s *strings.Builder) {
 		w("VMOVUPS Y%d, %s", 8+q, outs[q])
 	}
 	w("ADDQ $32, SI")
-	w("ADDQ $32, BX")
+	if !ptrs {
+		w("ADDQ $32, BX")
+	}
 	w("ADDQ AX, DI")
 	w("ADDQ AX, DX")
-	loopEnd(s, "interleaveS8")
+	loopEnd(s, name)
 }
 
 // interleaveD4 is interleaveS8 for float64 in 4×4 blocks: func
 // interleaveD4(dst *float64, st int, src *float64, ld, kb int, alpha
-// float64), 4 rows, kb a multiple of 4.
-func interleaveD4(s *strings.Builder) {
+// float64), 4 rows, kb a multiple of 4; with ptrs, interleavePtrsD4(dst
+// *float64, st int, rows *unsafe.Pointer, kb int, alpha float64).
+func interleaveD4(s *strings.Builder, ptrs bool) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	interleaveHead(s, "interleaveD4", "float64", 48, 3)
+	name, alpha := "interleaveD4", 40
+	if ptrs {
+		name, alpha = "interleavePtrsD4", 32
+		ptrsHead(s, name, "float64", 40, 3)
+	} else {
+		interleaveHead(s, name, "float64", 48, 3)
+	}
 	w("LEAQ (R13)(R13*2), R10")
 	w("MOVQ R13, AX")
 	w("SHLQ $2, AX") // 4·st bytes
 	w("SHRQ $2, CX")
 	w("TESTQ CX, CX")
-	w("JEQ interleaveD4_done")
-	s.WriteString("interleaveD4_loop:\n")
-	w("VBROADCASTSD alpha+40(FP), Y15")
+	w("JEQ %s_done", name)
+	fmt.Fprintf(s, "%s_loop:\n", name)
+	w("VBROADCASTSD alpha+%d(FP), Y15", alpha)
 	for r, a := range []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)"} {
+		if ptrs {
+			w("MOVQ %d(BX), R8", 8*r)
+			a = "(R8)(SI*1)"
+		}
 		w("VMULPD %s, Y15, Y%d", a, r)
 	}
 	w("VUNPCKLPD Y1, Y0, Y4")
@@ -343,7 +371,22 @@ func interleaveD4(s *strings.Builder) {
 	}
 	w("ADDQ $32, SI")
 	w("ADDQ AX, DI")
-	loopEnd(s, "interleaveD4")
+	loopEnd(s, name)
+}
+
+// ptrsHead writes the header of func name(dst *elem, st int, rows
+// *unsafe.Pointer, kb int, alpha elem) (frame: its argument bytes) and
+// loads the arguments: DI dst, BX rows, CX kb, R13 st in bytes (shifted
+// by shift, log2 of elem's size), SI 0 (the offset into every row).
+func ptrsHead(s *strings.Builder, name, elem string, frame, shift int) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	fmt.Fprintf(s, "\n// func %s(dst *%s, st int, rows *unsafe.Pointer, kb int, alpha %s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, elem, elem, name, frame)
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ st+8(FP), R13")
+	w("MOVQ rows+16(FP), BX")
+	w("MOVQ kb+24(FP), CX")
+	w("SHLQ $%d, R13", shift)
+	w("XORQ SI, SI")
 }
 
 // interleaveHead writes the header of func name(dst *elem, st int, src
