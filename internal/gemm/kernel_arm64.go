@@ -24,4 +24,4 @@ func kernels64() []impl[float64] {
 // interleaveRows is 0: the portable loops pack (see interleave).
 func interleaveRows[T Float]() int                                           { return 0 }
 func interleaveBlock[T Float](dst []T, st int, src []T, ld, kb int, alpha T) {}
-func interleavePtrsBlock[T Float](dst []T, st int, rows [][]T, kb int)        {}
+func interleavePtrsBlock[T Float](dst []T, st int, rows [][]T, kb int)       {}
