@@ -366,6 +366,9 @@ func winoInput[T Float](p *winoPlan, x, v []T, sv, n0, q0, q1 int) {
 // columns 2tc to 2tc+3; element ξ goes to vs[ξ][o+tc].
 func winoInputRow[T Float](rows []T, width int, vs *[16][]T, o, tw int) {
 	done := winoInAsm(rows, width, vs, o, tw) // the first tiles, in assembly
+	if done == tw {
+		return
+	}
 	rows, o, tw = rows[2*done:], o+done, tw-done
 	d0 := rows[:2*tw+2]
 	d1, d2, d3 := rows[width:][:len(d0)], rows[2*width:][:len(d0)], rows[3*width:][:len(d0)]
@@ -437,6 +440,11 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, ep *Epilogue[T], sm, n0, q
 // 2tc + 1, those inside the row.
 func winoOutputRow[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) {
 	done := winoOutAsm(ms, o, tw, stride, top, bottom) // the first tiles, in assembly
+	// The tiles left whose two columns are in the image, masked.
+	done += winoOutTail(ms, o+done, min(tw, len(top)/2)-done, stride, top[2*done:], bottom[2*done:])
+	if done == tw {
+		return
+	}
 	o, tw = o+done, tw-done
 	top, bottom = top[2*done:], bottom[2*done:]
 	m0 := ms[0][o : o+tw]

@@ -18,6 +18,13 @@ var winoAVX512 = cpu.X86.HasAVX512F
 //go:noescape
 func winoOutS(m *float32, stride int, top, bottom *float32, n int)
 
+// winoOutSTail is winoOutS on one block of fewer than 16 tiles: those of
+// the mask lanes read, the output columns of the mask outs written (bits
+// 0–15: the first 8 tiles' two columns each, 16–31 the last 8's).
+//
+//go:noescape
+func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint32)
+
 // winoOutAsm runs winoOutS on the first tiles of a tile row when it can
 // (winoOutputRow's arguments, the ξ planes stride elements apart) and
 // returns how many tiles it did: whole blocks of 16 among the tiles whose
@@ -34,6 +41,22 @@ func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
 	return n
 }
 
+// winoOutTail runs winoOutSTail on the tiles [o, o+n) of a tile row
+// (winoOutputRow's arguments, after winoOutAsm's blocks; n below 16, all
+// of whose columns are in the image) and returns how many it did: n, or 0
+// when it cannot (no AVX-512, float64). Its sums are the Go loop's, in the
+// same order.
+func winoOutTail[T Float](ms *[16][]T, o, n, stride int, top, bottom []T) int {
+	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n <= 0 || n >= 16 {
+		return 0
+	}
+	_ = ms[15][o+n-1] // in bounds: every M_ξ holds the n tiles from o (the ms are one M)
+	_, _ = top[2*n-1], bottom[2*n-1]
+	lanes, outs := uint32(1)<<n-1, uint32(1)<<(2*n)-1
+	winoOutSTail((*float32)(unsafe.Pointer(&ms[0][o])), stride, (*float32)(unsafe.Pointer(&top[0])), (*float32)(unsafe.Pointer(&bottom[0])), lanes, outs)
+	return n
+}
+
 // winoInS is winoInputRow's loop on n tiles (a multiple of 16) of
 // float32: the four padded rows width elements apart from rows, element ξ
 // of tile tc at v[ξ·stride + tc].
@@ -46,25 +69,33 @@ func winoInS(rows *float32, width int, v *float32, stride int, n int)
 //go:noescape
 func winoInS8(rows *float32, width int, v *float32, stride int)
 
-// winoInAsm runs winoInS, then winoInS8, on the first tiles of a tile row
-// when it can (winoInputRow's arguments, the ξ planes equally spaced) and
-// returns how many tiles it did: whole blocks of 16, then one of 8,
-// float32 only. Its sums are the Go loop's, in the same order, so the bits
-// are too.
+// winoInS8Tail is winoInS8 on fewer than 8 tiles: the row columns of
+// mask cols read (each row's first 2n and, 2 further on, 2n again; the
+// others 0), the tiles of mask tiles stored.
+//
+//go:noescape
+func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles uint32)
+
+// winoInAsm runs winoInS, then winoInS8, then winoInS8Tail, on the
+// tiles of a tile row when it can (winoInputRow's arguments, the ξ planes
+// equally spaced) and returns how many tiles it did: all of them (whole
+// blocks of 16, then one of 8, then a masked block of the rest), float32
+// only. Its sums are the Go loop's, in the same order, so the bits are
+// too.
 func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	n := tw / 8 * 8
-	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
+	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || tw == 0 {
 		return 0
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(vs[0])))
 	stride := uintptr(unsafe.Pointer(unsafe.SliceData(vs[1]))) - base
 	for xi := range vs {
-		// Equally spaced planes, each holding tiles o to o+n−1.
-		if uintptr(unsafe.Pointer(unsafe.SliceData(vs[xi])))-base != uintptr(xi)*stride || len(vs[xi]) < o+n {
+		// Equally spaced planes, each holding tiles o to o+tw−1.
+		if uintptr(unsafe.Pointer(unsafe.SliceData(vs[xi])))-base != uintptr(xi)*stride || len(vs[xi]) < o+tw {
 			return 0
 		}
 	}
-	_, _ = rows[3*width+2*n+1], rows[2*n+1] // the last block reads columns up to 2n+1 of each row
+	_, _ = rows[3*width+2*tw+1], rows[2*tw+1] // the last block reads columns up to 2tw+1 of each row
 	v, st := (*float32)(unsafe.Pointer(&vs[0][o])), int(stride/4)
 	n16 := n / 16 * 16
 	if n16 > 0 {
@@ -73,7 +104,10 @@ func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	if n > n16 { // one block of 8 left
 		winoInS8((*float32)(unsafe.Pointer(&rows[2*n16])), width, (*float32)(unsafe.Add(unsafe.Pointer(v), 4*n16)), st)
 	}
-	return n
+	if r := tw - n; r > 0 { // fewer than 8 left: columns 2n to 2tw+1
+		winoInS8Tail((*float32)(unsafe.Pointer(&rows[2*n])), width, (*float32)(unsafe.Add(unsafe.Pointer(v), 4*n)), st, uint32(1)<<(2*r)-1, uint32(1)<<r-1)
+	}
+	return tw
 }
 
 // winoWtS is winoWeights' loop for one output channel on n kernels (a

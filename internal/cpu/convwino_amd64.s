@@ -131,6 +131,79 @@ done:
 	VZEROUPPER
 	RET
 
+// LOADROWZ is LOADROW with the lanes outside mask K1 set to 0 (and not
+// read).
+#define LOADROWZ(P, A, B, C, D) \
+	VMOVUPS.Z (P), K1, A \
+	VMOVUPS.Z (P)(BX*1), K1, B \
+	VMOVUPS.Z (P)(BX*2), K1, C \
+	VMOVUPS.Z (P)(DX*1), K1, D
+
+// func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint32)
+// winoOutS's step on one block of fewer than 16 tiles: the tiles of mask
+// lanes read (the others 0), the output columns of mask outs (its low
+// 16 bits the first 8 tiles' columns, its high 16 the last 8's) written.
+TEXT ·winoOutSTail(SB), NOSPLIT, $0-40
+	MOVQ m+0(FP), AX
+	MOVQ stride+8(FP), BX
+	MOVQ top+16(FP), DI
+	MOVQ bottom+24(FP), SI
+	MOVL lanes+32(FP), R11
+	KMOVW R11, K1
+	MOVL outs+36(FP), R11
+	KMOVW R11, K2
+	SHRL $16, R11
+	KMOVW R11, K3
+	SHLQ $2, BX                 // stride in bytes
+	LEAQ (BX)(BX*2), DX         // 3·stride
+	LEAQ (AX)(BX*4), R8         // ξ = 4
+	LEAQ (R8)(BX*4), R9         // ξ = 8
+	LEAQ (R9)(BX*4), R10        // ξ = 12
+	VMOVUPS winoLo<>(SB), Z28
+	VMOVUPS winoHi<>(SB), Z29
+	LOADROWZ(AX, Z0, Z1, Z2, Z3)
+	LOADROWZ(R8, Z4, Z5, Z6, Z7)
+	LOADROWZ(R9, Z8, Z9, Z10, Z11)
+	LOADROWZ(R10, Z12, Z13, Z14, Z15)
+	VADDPS Z4, Z0, Z16
+	VADDPS Z8, Z16, Z16
+	VADDPS Z5, Z1, Z17
+	VADDPS Z9, Z17, Z17
+	VADDPS Z6, Z2, Z18
+	VADDPS Z10, Z18, Z18
+	VADDPS Z7, Z3, Z19
+	VADDPS Z11, Z19, Z19
+	VSUBPS Z8, Z4, Z20
+	VSUBPS Z12, Z20, Z20
+	VSUBPS Z9, Z5, Z21
+	VSUBPS Z13, Z21, Z21
+	VSUBPS Z10, Z6, Z22
+	VSUBPS Z14, Z22, Z22
+	VSUBPS Z11, Z7, Z23
+	VSUBPS Z15, Z23, Z23
+	VADDPS Z17, Z16, Z24
+	VADDPS Z18, Z24, Z24
+	VSUBPS Z18, Z17, Z25
+	VSUBPS Z19, Z25, Z25
+	VADDPS Z21, Z20, Z26
+	VADDPS Z22, Z26, Z26
+	VSUBPS Z22, Z21, Z27
+	VSUBPS Z23, Z27, Z27
+	VMOVAPS   Z28, Z30
+	VPERMI2PS Z25, Z24, Z30
+	VMOVAPS   Z29, Z31
+	VPERMI2PS Z25, Z24, Z31
+	VMOVUPS   Z30, K2, (DI)
+	VMOVUPS   Z31, K3, 64(DI)
+	VMOVAPS   Z28, Z30
+	VPERMI2PS Z27, Z26, Z30
+	VMOVAPS   Z29, Z31
+	VPERMI2PS Z27, Z26, Z31
+	VMOVUPS   Z30, K2, (SI)
+	VMOVUPS   Z31, K3, 64(SI)
+	VZEROUPPER
+	RET
+
 // Winograd's input transform (convwino.go, winoInputRow) on 16 tiles a
 // step, float32: each of the four padded input rows loaded as columns
 // 0–31 and 2–33 of the block, split by VPERMI2PS into the tiles' columns
@@ -331,6 +404,82 @@ TEXT ·winoInS8(SB), NOSPLIT, $0-32
 	VSUBPS Z14, Z6, Z22
 	VSUBPS Z15, Z7, Z23
 	BROW8(Z20, Z21, Z22, Z23, SI)
+	VZEROUPPER
+	RET
+
+// COLS8Z is COLS8 with the columns outside mask K1 set to 0 (and not
+// read).
+#define COLS8Z(P, C0, C1, C2, C3) \
+	VMOVUPS.Z (P), K1, Z16 \
+	VMOVUPS.Z 8(P), K1, Z18 \
+	VMOVAPS   Z30, C0 \
+	VPERMI2PS Z16, Z16, C0 \
+	VMOVAPS   Z31, C1 \
+	VPERMI2PS Z16, Z16, C1 \
+	VMOVAPS   Z30, C2 \
+	VPERMI2PS Z18, Z18, C2 \
+	VMOVAPS   Z31, C3 \
+	VPERMI2PS Z18, Z18, C3
+
+// BROW8K is BROW8 storing the lanes of mask K2.
+#define BROW8K(T0, T1, T2, T3, P) \
+	VSUBPS  T2, T0, Z24 \
+	VADDPS  T2, T1, Z25 \
+	VSUBPS  T1, T2, Z26 \
+	VSUBPS  T3, T1, Z27 \
+	VMOVUPS Y24, K2, (P) \
+	VMOVUPS Y25, K2, (P)(DX*1) \
+	VMOVUPS Y26, K2, (P)(DX*2) \
+	VMOVUPS Y27, K2, (P)(R12*1)
+
+// func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles uint32)
+// winoInS8 on fewer than 8 tiles: the columns of mask cols read from
+// each row (the first load's and the second's, 2 further on), the others
+// 0; the tiles of mask tiles stored.
+TEXT ·winoInS8Tail(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), AX
+	MOVQ width+8(FP), BX
+	MOVQ v+16(FP), DI
+	MOVQ stride+24(FP), DX
+	MOVL cols+32(FP), R8
+	KMOVW R8, K1
+	MOVL tiles+36(FP), R8
+	KMOVW R8, K2
+	SHLQ $2, BX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R12
+	LEAQ (DI)(DX*4), R13
+	LEAQ (R13)(DX*4), R14
+	LEAQ (R14)(DX*4), SI
+	VMOVUPS winoEven<>(SB), Z30
+	VMOVUPS winoOdd<>(SB), Z31
+	LEAQ  (AX)(BX*1), R9
+	LEAQ  (AX)(BX*2), R10
+	LEAQ  (R9)(BX*2), R11
+	COLS8Z(AX, Z0, Z1, Z2, Z3)
+	COLS8Z(R9, Z4, Z5, Z6, Z7)
+	COLS8Z(R10, Z8, Z9, Z10, Z11)
+	COLS8Z(R11, Z12, Z13, Z14, Z15)
+	VSUBPS Z8, Z0, Z20
+	VSUBPS Z9, Z1, Z21
+	VSUBPS Z10, Z2, Z22
+	VSUBPS Z11, Z3, Z23
+	BROW8K(Z20, Z21, Z22, Z23, DI)
+	VADDPS Z8, Z4, Z20
+	VADDPS Z9, Z5, Z21
+	VADDPS Z10, Z6, Z22
+	VADDPS Z11, Z7, Z23
+	BROW8K(Z20, Z21, Z22, Z23, R13)
+	VSUBPS Z4, Z8, Z20
+	VSUBPS Z5, Z9, Z21
+	VSUBPS Z6, Z10, Z22
+	VSUBPS Z7, Z11, Z23
+	BROW8K(Z20, Z21, Z22, Z23, R14)
+	VSUBPS Z12, Z4, Z20
+	VSUBPS Z13, Z5, Z21
+	VSUBPS Z14, Z6, Z22
+	VSUBPS Z15, Z7, Z23
+	BROW8K(Z20, Z21, Z22, Z23, SI)
 	VZEROUPPER
 	RET
 
