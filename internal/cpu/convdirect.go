@@ -269,8 +269,18 @@ func allFinite[T Float](s []T) bool {
 // finiteGrain is allFinite's block: 128 KiB of float32.
 const finiteGrain = 1 << 15
 
-// finiteRun is allFinite on one goroutine.
+// finiteRun is allFinite on one goroutine: the leading whole blocks in
+// AVX2 where it can (finiteAsm), the rest here.
 func finiteRun[T Float](s []T) bool {
+	done, ok := finiteAsm(s)
+	if !ok {
+		return false
+	}
+	return finiteGo(s[done:])
+}
+
+// finiteGo is finiteRun in Go.
+func finiteGo[T Float](s []T) bool {
 	// v − v is 0 for a finite v and NaN for ±Inf and NaN: eight sums of
 	// them, side by side, are 0 unless s holds one.
 	var a0, a1, a2, a3, a4, a5, a6, a7 T

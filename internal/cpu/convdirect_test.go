@@ -360,3 +360,44 @@ func testAllFinite[T float32 | float64](t *testing.T) {
 		}
 	}
 }
+
+// TestFiniteRun: finiteRun, with its AVX2 blocks and without, finds a
+// ±Inf or NaN (a signalling one too) at every position of slices of 0 to
+// 100 elements (whole blocks and the Go loop's rest), accepts the
+// largest finite magnitudes and −0, and never reads past the slice (each
+// slice ends where a longer backing array holds an Inf).
+func TestFiniteRun(t *testing.T) {
+	defer func(v bool) { avgAVX2 = v }(avgAVX2)
+	for _, asm := range []bool{true, false} {
+		avgAVX2 = asm && avgAVX2
+		testFiniteRun[float32](t, math.MaxFloat32, math.Float32frombits(0x7f800001))
+		testFiniteRun[float64](t, math.MaxFloat64, math.Float64frombits(0x7ff0000000000001))
+	}
+}
+
+func testFiniteRun[T float32 | float64](t *testing.T, big float64, snan T) {
+	for n := 0; n <= 100; n++ {
+		back := make([]T, n+1)
+		back[n] = T(math.Inf(1)) // past the slice
+		s := back[:n]
+		for i := range s {
+			s[i] = T(big) * T(1-2*(i%2))
+		}
+		if n > 0 {
+			s[0] = T(math.Copysign(0, -1))
+		}
+		if !finiteRun(s) {
+			t.Fatalf("%T n=%d (AVX2 %v): finite values reported not finite", s, n, avgAVX2)
+		}
+		for at := range s {
+			for _, bad := range []T{T(math.Inf(1)), T(math.Inf(-1)), T(math.NaN()), snan} {
+				old := s[at]
+				s[at] = bad
+				if finiteRun(s) {
+					t.Fatalf("%T n=%d (AVX2 %v): %v at %d not found", s, n, avgAVX2, bad, at)
+				}
+				s[at] = old
+			}
+		}
+	}
+}
