@@ -9,8 +9,9 @@ import (
 )
 
 // directAVX512 enables the AVX-512 loops of the direct convolution
-// kernels (tests switch it off to cover the Go loops).
-var directAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+// kernels (tests switch it off to cover the Go loops). They add Y16 and
+// up, registers only EVEX encodes at 256 bits: AVX512VL.
+var directAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
 //go:noescape
 func copyRowsB(dst, src *byte, rows, n, dstStride, srcStride int)

@@ -210,7 +210,9 @@ func inputFilled[T gemm.Float](g *ConvGeom, dx, gr, w []T) error {
 // positions, packs the block of G (gemm.PackAColumns, from each sample's
 // part) and then builds one panel's columns at a time (im2colRows, a few
 // KiB) and interleaves them straight into the panel the micro-kernel
-// reads (gemm.GemmFill), while both are in the core's first-level cache.
+// reads (gemm.GemmFill), while both are in the core's first-level cache;
+// for stride 1 and a same-width output, shiftedPanel interleaves most
+// column rows straight from the (shifted) input planes instead.
 // convGEMM instead built the columns of kc positions of every row (2.3 MB
 // at 256 channels) and packed them again from the last-level cache, two
 // passes of the two goroutines joined at every block, and wrote the whole
@@ -239,7 +241,7 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 	// below (padInput).
 	same := g.SW == 1 && g.SH == 1 && g.WO == g.W && !g.Pointwise()
 	var pad padded[T]
-	if same && hw <= padPlaneMax*kc {
+	if same && hw <= padPlaneMax*kc && l > gatherMax { // spans of at most gatherMax are gathered
 		pad = padInput(g, x)
 		defer colsScratch[T]().Put(pad.buf)
 	}
@@ -331,7 +333,7 @@ func shiftedPanel[T gemm.Float](g *ConvGeom, x []T, pad paddedAt[T], dst []T, ld
 		// the plane ([ca, cb) too); or the padded copy holds every
 		// position's row, the image's or a zero row.
 		off := y0*g.W + x0
-		inPlane := wlo < whi && hoLo+y0 >= 0 && hoHi+y0 < g.H && hoHi < g.HO && l0+off >= 0 && l0+w+off <= hw
+		inPlane := wlo < whi && hoLo+y0 >= 0 && hoHi+y0 < g.H && l0+off >= 0 && l0+w+off <= hw
 		if inPlane || pad.buf != nil {
 			if inPlane {
 				srcs[r-r0] = plane[l0+off:][:w]

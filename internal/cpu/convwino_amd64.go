@@ -8,9 +8,11 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// winoAVX512 enables the AVX-512 loop of Winograd's output transform
-// (float32; tests switch it off to compare with the Go loop).
-var winoAVX512 = cpu.X86.HasAVX512F
+// winoAVX512 enables the AVX-512 loops of Winograd's input, output and
+// weight transforms (float32; tests switch it off to compare with the Go
+// loops). The input transform's blocks of 8 tiles store Y24 and up (and
+// with a mask): AVX512VL.
+var winoAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 // winoOutS is winoOutputRow's loop on n tiles (a multiple of 16) of
 // float32, all of whose columns are in the image: M_ξ at m + ξ·stride.
@@ -69,9 +71,9 @@ func winoInS(rows *float32, width int, v *float32, stride int, n int)
 //go:noescape
 func winoInS8(rows *float32, width int, v *float32, stride int)
 
-// winoInS8Tail is winoInS8 on fewer than 8 tiles: the row columns of
-// mask cols read (each row's first 2n and, 2 further on, 2n again; the
-// others 0), the tiles of mask tiles stored.
+// winoInS8Tail is winoInS8 on r < 8 tiles: the row columns of mask cols
+// read (each row's first 2r and, 2 further on, 2r again; the others 0),
+// the tiles of mask tiles stored.
 //
 //go:noescape
 func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles uint32)

@@ -36,8 +36,9 @@ func Interleave[T Float](dst []T, st int, src []T, ld, rows, kb int) {
 // dst[p·st+j] = rows[j][p] for j < len(rows), p < kb (a FillB's tool for
 // rows that lie apart at no one stride: a convolution's column rows read
 // in place from shifted input planes). Each element is Interleave's (the
-// product by 1 that packing makes). It panics, as slicing does, when dst
-// or a row is too short.
+// product by 1 that packing makes). st is at least len(rows) (a panel's
+// rows do not overlap). It panics, as slicing does, when dst or a row is
+// too short.
 func InterleaveRows[T Float](dst []T, st int, rows [][]T, kb int) {
 	if len(rows) == 0 || kb == 0 {
 		return

@@ -1,0 +1,113 @@
+//go:build linux
+
+package gemm
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guardedSlice is n elements against a PROT_NONE page: ending where it
+// begins (tail) or starting right after one.
+func guardedSlice[T any](t *testing.T, n int, tail bool) ([]T, func()) {
+	var z T
+	size, pg := int(unsafe.Sizeof(z)), syscall.Getpagesize()
+	data := max(pg, (n*size+pg-1)/pg*pg)
+	mem, err := syscall.Mmap(-1, 0, data+2*pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[:pg], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[pg+data:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	off := pg
+	if tail {
+		off = pg + data - n*size
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&mem[off])), n), func() { syscall.Munmap(mem) }
+}
+
+// TestInterleaveRowsGuarded: every row exactly kb elements and dst exactly
+// (kb−1)·st + len(rows) elements, each against a guard page (end, then
+// start); the result Interleave's bits.
+func TestInterleaveRowsGuarded(t *testing.T) {
+	testInterleaveRowsGuarded[float32](t)
+	testInterleaveRowsGuarded[float64](t)
+}
+
+func testInterleaveRowsGuarded[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tail := range []bool{true, false} {
+		for rows := 1; rows <= 20; rows++ {
+			for kb := 1; kb <= 41; kb++ {
+				st := rows + r.IntN(3)
+				var frees []func()
+				src := make([][]T, rows)
+				for j := range src {
+					s, f := guardedSlice[T](t, kb, tail)
+					frees = append(frees, f)
+					copy(s, randSlice[T](r, kb))
+					src[j] = s
+				}
+				n := (kb-1)*st + rows
+				got, f := guardedSlice[T](t, n, tail)
+				frees = append(frees, f)
+				want := make([]T, n)
+				for i := range got {
+					got[i], want[i] = 7, 7
+				}
+				InterleaveRows(got, st, src, kb)
+				for j, row := range src {
+					Interleave(want[j:], st, row, kb, 1, kb)
+				}
+				for i := range got {
+					if bitsOf(got[i]) != bitsOf(want[i]) {
+						t.Fatalf("%T rows %d kb %d st %d tail %v: element %d differs", got[i], rows, kb, st, tail, i)
+					}
+				}
+				for _, f := range frees {
+					f()
+				}
+			}
+		}
+	}
+}
+
+// TestInterleaveRowsShort: a row shorter than kb, or a dst too short,
+// panics (before any read past it).
+func TestInterleaveRowsShort(t *testing.T) {
+	for _, rows := range []int{1, 3, 8, 9, 16} {
+		for _, kb := range []int{1, 7, 8, 9, 16, 17} {
+			for bad := 0; bad < rows; bad += max(1, rows/3) {
+				src := make([][]float32, rows)
+				for j := range src {
+					src[j] = make([]float32, kb)
+				}
+				src[bad] = src[bad][:kb-1]
+				dst := make([]float32, (kb-1)*rows+rows)
+				if !panics(func() { InterleaveRows(dst, rows, src, kb) }) {
+					t.Fatalf("rows %d kb %d: short row %d did not panic", rows, kb, bad)
+				}
+			}
+			src := make([][]float64, rows)
+			for j := range src {
+				src[j] = make([]float64, kb)
+			}
+			dst := make([]float64, (kb-1)*rows+rows-1)
+			if !panics(func() { InterleaveRows(dst, rows, src, kb) }) {
+				t.Fatalf("rows %d kb %d: short dst did not panic", rows, kb)
+			}
+		}
+	}
+}
+
+func panics(f func()) (p bool) {
+	defer func() { p = recover() != nil }()
+	f()
+	return false
+}
