@@ -34,28 +34,48 @@ import (
 // 0 lets winoWins decide, 1 runs Winograd, −1 im2col. Tests set it.
 var winoForce int
 
-// winoRule is where Winograd runs a member of Conv: both channel counts
-// at least channels, and either a sample of tiles tiles of 2×2 or more,
-// or groups of winoGroupTiles tiles or more, two groups or more (side by
+// winoRule is where Winograd runs ConvForward: both channel counts at
+// least channels, and either a sample of tiles tiles of 2×2 or more, or
+// groups of winoGroupTiles tiles or more, two groups or more (side by
 // side). Measured on the 2-core AVX-512 VM (BenchmarkConvWino: 3×3,
-// padding 1, float32, internal/gemm's product, CPU time):
-//
-// ConvForward: im2col wins at 16 channels on every map, the two are even
-// at 32 (0.8 to 1.2 times), Winograd wins from 64 on every map with 64
-// tiles a sample or more (16×16: 1.05 to 1.35 times; 28×28 and larger:
-// 1.3 to 2 times), and on smaller maps with batches that make two groups
-// or more (8×8 and 14×14, batch 8: 1.3 to 1.6 times), but not with one
-// group (14×14, batch 2, 0.75 to 0.85; 8×8 and 4×4, 0.5 to 0.85: the
-// products are too narrow to pay for packing U_ξ 16 times).
-//
-// ConvInput, whose im2col product (Wᵀ·G, 9·C rows) is already wider and
-// faster: Winograd is even at 64 channels (0.87 to 1.08), wins by 1.04
-// to 1.1 at 128 on 28×28 and larger, by 1.2 to 1.5 from 256 on 28×28
-// and larger, and loses on 16×16 at batch 1 (0.75).
+// padding 1, float32, internal/gemm's product, CPU time): im2col wins at
+// 16 channels on every map, the two are even at 32 (0.8 to 1.2 times),
+// Winograd wins from 64 on every map with 64 tiles a sample or more
+// (16×16: 1.05 to 1.35 times; 28×28 and larger: 1.3 to 2 times), and on
+// smaller maps with batches that make two groups or more (8×8 and 14×14,
+// batch 8: 1.3 to 1.6 times), but not with one group (14×14, batch 2,
+// 0.75 to 0.85; 8×8 and 4×4, 0.5 to 0.85: the products are too narrow to
+// pay for packing U_ξ 16 times).
 type winoRule struct{ channels, tiles int }
 
-// winoRules are the rules of ConvForward and ConvInput.
-var winoRules = [...]winoRule{ConvForward: {64, 64}, ConvInput: {256, 196}}
+// winoForwardRule is ConvForward's winoRule.
+var winoForwardRule = winoRule{64, 64}
+
+// winoInputWins is where Winograd runs ConvInput, whose im2col product
+// (Wᵀ·G, 9·C rows) is wider and faster than the forward's: cin and cout
+// channels (the gradient's and the input's), tiles of 2×2 a sample, a
+// batch of n. Measured again after the masked transform tails and the
+// weight gradient's in-place panels (2026-12-06, BenchmarkConvWino/input,
+// wall time, least of 20–30 calls; Winograd's time ÷ im2col's):
+//
+//   - batch 1: im2col wins everywhere (64 to 256 channels, 8×8 to 56×56:
+//     1.15 to 4.2);
+//   - batch 2: Winograd wins from 256 channels on 28×28 and larger (0.66
+//     to 0.81), is even at 16×16 (0.83 to 1.04) and at 128 channels, and
+//     loses at 64 channels (1.3 to 1.7);
+//   - batch 4 and 8: Winograd wins from 64 channels on 16×16 and larger
+//     (0.59 to 0.77; float64 likewise), and at batch 8 on 14×14 (0.64 to
+//     0.79), but not on 8×8 at 64 channels (1.10).
+func winoInputWins(cin, cout, tiles, n int) bool {
+	c := min(cin, cout)
+	switch {
+	case c < 64 || n < 2:
+		return false
+	case n < 4:
+		return c >= 256 && tiles >= 196
+	}
+	return tiles >= 64 || n >= 8 && tiles >= 49
+}
 
 // winoGeom reports whether Winograd can run g's ConvForward and
 // ConvInput: a 3×3 kernel, stride 1, dilation 1, one group, padding 0 to
@@ -66,7 +86,8 @@ func winoGeom(g *ConvGeom) bool {
 }
 
 // winoWins reports whether Conv runs g's ConvForward or ConvInput (mode)
-// by Winograd (winoForce aside): winoGeom and the mode's winoRule.
+// by Winograd (winoForce aside): winoGeom and winoForwardRule or
+// winoInputWins.
 func winoWins(g *ConvGeom, mode ConvMode) bool {
 	if !winoGeom(g) || winoForce < 0 || mode == ConvWeight {
 		return false
@@ -74,8 +95,11 @@ func winoWins(g *ConvGeom, mode ConvMode) bool {
 	if winoForce > 0 {
 		return true
 	}
-	p, r := newWinoPlan(g, mode), winoRules[mode]
+	p, r := newWinoPlan(g, mode), winoForwardRule
 	tiles := p.th * p.tw
+	if mode == ConvInput {
+		return winoInputWins(p.cin, p.cout, tiles, g.N)
+	}
 	return p.cin >= r.channels && p.cout >= r.channels &&
 		(tiles >= r.tiles || p.group*tiles >= winoGroupTiles && g.N >= 2*p.group)
 }

@@ -7,7 +7,7 @@ import (
 
 // BenchmarkConvWino times ConvForward and ConvInput of 3×3, padding 1
 // convolutions by Winograd and by im2col (winoForce), C = Cout channels
-// on maps of side 4 to 56, batch 1, 2 and 8 (float32): where Winograd
+// on maps of side 4 to 56, batch 1, 2, 4 and 8 (float32): where Winograd
 // starts to win (winoWins). GFLOP/s count the direct convolution's flops.
 func BenchmarkConvWino(b *testing.B) {
 	for _, mode := range []struct {
@@ -16,7 +16,7 @@ func BenchmarkConvWino(b *testing.B) {
 	}{{"forward", ConvForward}, {"input", ConvInput}} {
 		for _, c := range []int{16, 32, 64, 128, 256, 512} {
 			for _, side := range []int{4, 8, 14, 16, 28, 32, 56} {
-				for _, n := range []int{1, 2, 8} {
+				for _, n := range []int{1, 2, 4, 8} {
 					g := ConvGeom{N: n, C: c, H: side, W: side, Cout: c, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 1, PW: 1, DH: 1, DW: 1, HO: side, WO: side}
 					for _, path := range []struct {
 						name  string

@@ -189,8 +189,16 @@ func TestConvWinoRule(t *testing.T) {
 		forward, input bool
 	}{
 		{"64 channels, 56x56", geom(1, 64, 56), 0, true, false},
-		{"256 channels, 28x28", geom(1, 256, 28), 0, true, true},
+		{"64 channels, 56x56, batch 2", geom(2, 64, 56), 0, true, false},
+		{"64 channels, 56x56, batch 4", geom(4, 64, 56), 0, true, true},
+		{"64 channels, 16x16, batch 4", geom(4, 64, 16), 0, true, true},
+		{"64 channels, 14x14, batch 4", geom(4, 64, 14), 0, true, false},
+		{"64 channels, 14x14, batch 8", geom(8, 64, 14), 0, true, true},
+		{"64 channels, 8x8, batch 8", geom(8, 64, 8), 0, true, false},
+		{"256 channels, 28x28", geom(1, 256, 28), 0, true, false},
+		{"256 channels, 28x28, batch 2", geom(2, 256, 28), 0, true, true},
 		{"256 channels, 16x16", geom(1, 256, 16), 0, true, false},
+		{"256 channels, 16x16, batch 2", geom(2, 256, 16), 0, true, false},
 		{"256 channels, 14x14", geom(1, 256, 14), 0, false, false},
 		{"256 channels, 14x14, batch 2", geom(2, 256, 14), 0, false, false},
 		{"256 channels, 14x14, batch 8", geom(8, 256, 14), 0, true, true},
