@@ -238,3 +238,36 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestConvPointwisePacked: a pointwise forward on gops' own product (the
+// groups' weights packed once for all the samples, packedProducts) is
+// bitwise the forward on gemm.Gemm a sample at a time, with a bias, one
+// and two groups, batches of 2 and 3, a NaN in the input, float32 and
+// float64, at GOMAXPROCS 1, 2 and 3.
+func TestConvPointwisePacked(t *testing.T) {
+	for _, g := range []ConvGeom{
+		{N: 2, C: 64, H: 7, W: 9, Cout: 100, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 9},
+		{N: 3, C: 40, H: 14, W: 14, Cout: 36, Groups: 2, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 14, WO: 14},
+	} {
+		testConvPointwisePacked[float32](t, g)
+		testConvPointwisePacked[float64](t, g)
+	}
+}
+
+func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
+	r := rand.New(rand.NewPCG(uint64(g.C), uint64(g.Cout)))
+	x, w, bias := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows()), normals[T](r, g.Cout)
+	x[len(x)/2] = T(math.NaN())
+	want := make([]T, g.N*g.Cout*g.L())
+	must(t, convGEMMWith(&g, ConvForward, gemmProduct[T], want, x, w, bias, nil))
+	for _, procs := range []int{1, 2, 3} {
+		got := make([]T, len(want))
+		old := runtime.GOMAXPROCS(procs)
+		err := convGEMMWith(&g, ConvForward, nil, got, x, w, bias, nil)
+		runtime.GOMAXPROCS(old)
+		must(t, err)
+		if !slices.Equal(bitsOf(got), bitsOf(want)) {
+			t.Fatalf("%T %+v, GOMAXPROCS %d: packed weights differ from a product a sample", got[0], g, procs)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func winoWins(g *ConvGeom, mode ConvMode) bool {
 // On another BLAS each block packs every U_ξ again, so a block must be
 // wide (at 256 channels, 128 tiles a block spent ~10 % of a detector's CPU
 // repacking U; 512 ran FCOS ResNet-18-FPN 3–6 % faster); on gops' own
-// product U_ξ is packed once a call (winoProduct), and 256 tiles, half the
+// product U_ξ is packed once a call (packedProducts), and 256 tiles, half the
 // V and M, ran it ~3 % faster than 512 (CPU time, alternating binaries).
 const (
 	winoSlab       = 1 << 19
@@ -188,7 +188,7 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	if !winoWeights(p, w, u, su) {
 		return false, nil
 	}
-	prod, err := newWinoProduct(p, mul, u, su)
+	prod, err := newPackedProducts(16, p.cout, p.cin, mul, u, su)
 	if err != nil {
 		return true, err
 	}
@@ -221,38 +221,44 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	return true, nil
 }
 
-// winoProduct is a convolution's 16 products M_ξ = U_ξ·V_ξ: on mul, or,
-// with gops' own product (a nil Product), on each U_ξ packed once
-// (gemm.PackA) for all the blocks of tiles, bitwise the same: packing
-// every U_ξ for every block and goroutine took ~9 % of a detector's CPU.
-type winoProduct[T Float] struct {
-	cout, cin int
-	mul       Product[T]
-	u         []T // U [16, cout, cin], ξ planes su apart
-	su        int
-	p32       []*gemm.PackedA[float32] // the packed U_ξ (T of 4 bytes), or nil
-	p64       []*gemm.PackedA[float64] // (T of 8 bytes), or nil
+// packedProducts is count products C_i = A_i·B_i of left operands A_i
+// [m, k] (planes sa apart in a) with right operands that change from
+// call to call: on mul, or, with gops' own product (a nil Product), on
+// each A_i packed once (gemm.PackA) for all of them, bitwise the same
+// (gemm.GemmPackedA is gemm.Gemm's product). Winograd's 16 products
+// M_ξ = U_ξ·V_ξ, U_ξ the same for every block of tiles (packing every U_ξ
+// for every block and goroutine took ~9 % of a detector's CPU), and a
+// pointwise convolution's forward, a group's weight the same for every
+// sample (convGEMMWith).
+type packedProducts[T Float] struct {
+	m, k int
+	mul  Product[T]
+	a    []T
+	sa   int
+	p32  []*gemm.PackedA[float32] // the packed A_i (T of 4 bytes), or nil
+	p64  []*gemm.PackedA[float64] // (T of 8 bytes), or nil
 }
 
-// newWinoProduct is p's products on mul (nil: gops' own, U packed now).
-func newWinoProduct[T Float](p *winoPlan, mul Product[T], u []T, su int) (*winoProduct[T], error) {
-	w := &winoProduct[T]{cout: p.cout, cin: p.cin, mul: mul, u: u, su: su}
+// newPackedProducts is the count products of the A_i on mul (nil: gops'
+// own, every A_i packed now, in parallel).
+func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int) (*packedProducts[T], error) {
+	w := &packedProducts[T]{m: m, k: k, mul: mul, a: a, sa: sa}
 	if mul != nil {
 		return w, nil
 	}
-	errs := make([]error, 16)
-	if unsafe.Sizeof(u[0]) == 4 {
-		w.p32 = make([]*gemm.PackedA[float32], 16)
+	errs := make([]error, count)
+	if unsafe.Sizeof(T(0)) == 4 {
+		w.p32 = make([]*gemm.PackedA[float32], count)
 	} else {
-		w.p64 = make([]*gemm.PackedA[float64], 16)
+		w.p64 = make([]*gemm.PackedA[float64], count)
 	}
-	par.ForWork(16, 16*p.cout*p.cin, func(lo, hi int) {
-		for xi := lo; xi < hi; xi++ {
-			uxi := u[xi*su:][:p.cout*p.cin]
+	par.ForWork(count, count*m*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ai := a[i*sa:][:m*k]
 			if w.p32 != nil {
-				w.p32[xi], errs[xi] = gemm.PackA(p.cout, p.cin, asF32(uxi), p.cin)
+				w.p32[i], errs[i] = gemm.PackA(m, k, asF32(ai), k)
 			} else {
-				w.p64[xi], errs[xi] = gemm.PackA(p.cout, p.cin, asF64(uxi), p.cin)
+				w.p64[i], errs[i] = gemm.PackA(m, k, asF64(ai), k)
 			}
 		}
 	})
@@ -263,19 +269,19 @@ func newWinoProduct[T Float](p *winoPlan, mul Product[T], u []T, su int) (*winoP
 	return w, nil
 }
 
-// run computes M_ξ [cout, t] into m from V_ξ [cin, t] in v.
-func (w *winoProduct[T]) run(xi, t int, v, m []T) error {
+// run computes C_i [m, n] (ldc) into c from B_i [k, n] (ldb) in b, beta 0.
+func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int) error {
 	switch {
 	case w.p32 != nil:
-		return gemm.GemmPackedA(w.p32[xi], t, asF32(v), t, asF32(m), t)
+		return gemm.GemmPackedA(w.p32[i], n, asF32(b), ldb, asF32(c), ldc)
 	case w.p64 != nil:
-		return gemm.GemmPackedA(w.p64[xi], t, asF64(v), t, asF64(m), t)
+		return gemm.GemmPackedA(w.p64[i], n, asF64(b), ldb, asF64(c), ldc)
 	}
-	return w.mul(false, false, w.cout, t, w.cin, w.u[w.su*xi:], w.cin, v, t, 0, m, t)
+	return w.mul(false, false, w.m, n, w.k, w.a[w.sa*i:], w.k, b, ldb, 0, c, ldc)
 }
 
-// release gives the packed U_ξ back.
-func (w *winoProduct[T]) release() {
+// release gives the packed A_i back.
+func (w *packedProducts[T]) release() {
 	for _, pa := range w.p32 {
 		pa.Release()
 	}
@@ -288,7 +294,7 @@ func (w *winoProduct[T]) release() {
 // [N, cout, ho, wo] a block of rb tile rows at a time: V = Bᵀ d B into
 // buf, the 16 products M_ξ = U_ξ·V_ξ (prod) after it in buf, then
 // Y = Aᵀ M A and the epilogue.
-func winoGroup[T Float](p *winoPlan, prod *winoProduct[T], y, x, bias []T, ep *Epilogue[T], buf []T, n0, n1 int) error {
+func winoGroup[T Float](p *winoPlan, prod *packedProducts[T], y, x, bias []T, ep *Epilogue[T], buf []T, n0, n1 int) error {
 	rows := (n1 - n0) * p.th
 	for q0 := 0; q0 < rows; q0 += p.rb {
 		q1 := min(rows, q0+p.rb)
@@ -297,7 +303,7 @@ func winoGroup[T Float](p *winoPlan, prod *winoProduct[T], y, x, bias []T, ep *E
 		v, m := buf[:16*sv], buf[16*sv:][:16*sm]
 		winoInput(p, x, v, sv, n0, q0, q1)
 		for xi := 0; xi < 16; xi++ {
-			if err := prod.run(xi, t, v[xi*sv:], m[xi*sm:]); err != nil {
+			if err := prod.run(xi, t, v[xi*sv:], t, m[xi*sm:], t); err != nil {
 				return err
 			}
 		}
