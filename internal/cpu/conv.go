@@ -521,9 +521,12 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	// A pointwise forward on gops' own product packs each group's weight
 	// once for all the samples (packedProducts), not once a sample (1×1
 	// 256 → 1024 at 14×14, batch 8: eight packings of 1 MiB of weight
-	// for 0.8 GFLOP); bitwise the same products.
+	// for 0.8 GFLOP, 4 % of the call); bitwise the same products, so the
+	// choice may depend on the workers: with no more samples than
+	// workers, each packed its copy beside the others, and one packing
+	// before them all would only lengthen the call.
 	var packed *packedProducts[T]
-	if mul == nil && mode == ConvForward && g.Pointwise() && g.N > 1 {
+	if mul == nil && mode == ConvForward && g.Pointwise() && g.N > par.Procs() {
 		var err error
 		if packed, err = newPackedProducts(g.Groups, cog, rows, nil, w, cog*rows); err != nil {
 			return err

@@ -243,7 +243,8 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 // groups' weights packed once for all the samples, packedProducts) is
 // bitwise the forward on gemm.Gemm a sample at a time, with a bias, one
 // and two groups, batches of 2 and 3, a NaN in the input, float32 and
-// float64, at GOMAXPROCS 1, 2 and 3.
+// float64, at GOMAXPROCS 1, 2 and 3 (a batch above the workers packs
+// once, the others a sample at a time: both paths).
 func TestConvPointwisePacked(t *testing.T) {
 	for _, g := range []ConvGeom{
 		{N: 2, C: 64, H: 7, W: 9, Cout: 100, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 9},
