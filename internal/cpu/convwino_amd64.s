@@ -46,161 +46,117 @@ DATA winoHi<>+56(SB)/4, $15
 DATA winoHi<>+60(SB)/4, $31
 GLOBL winoHi<>(SB), RODATA|NOPTR, $64
 
-// LOADROW loads M_ξ, ξ = 4i..4i+3, from row pointer P into A, B, C, D.
+// LOADROW loads M_ξ, ξ = 4i..4i+3, from row pointer P into A, B, C, D:
+// the lanes of mask K1 (all 16 but in the last block of a row), the others
+// 0 and not read.
 #define LOADROW(P, A, B, C, D) \
-	VMOVUPS (P), A \
-	VMOVUPS (P)(BX*1), B \
-	VMOVUPS (P)(BX*2), C \
-	VMOVUPS (P)(DX*1), D
-
-// func winoOutS(m *float32, stride int, top, bottom *float32, n int)
-TEXT ·winoOutS(SB), NOSPLIT, $0-40
-	MOVQ m+0(FP), AX
-	MOVQ stride+8(FP), BX
-	MOVQ top+16(FP), DI
-	MOVQ bottom+24(FP), SI
-	MOVQ n+32(FP), CX
-	SHLQ $2, BX                 // stride in bytes
-	LEAQ (BX)(BX*2), DX         // 3·stride
-	LEAQ (AX)(BX*4), R8         // ξ = 4
-	LEAQ (R8)(BX*4), R9         // ξ = 8
-	LEAQ (R9)(BX*4), R10        // ξ = 12
-	VMOVUPS winoLo<>(SB), Z28
-	VMOVUPS winoHi<>(SB), Z29
-	SHRQ $4, CX
-
-loop:
-	TESTQ CX, CX
-	JZ    done
-	LOADROW(AX, Z0, Z1, Z2, Z3)
-	LOADROW(R8, Z4, Z5, Z6, Z7)
-	LOADROW(R9, Z8, Z9, Z10, Z11)
-	LOADROW(R10, Z12, Z13, Z14, Z15)
-
-	// s_j = m_j + m_(4+j) + m_(8+j), e_j = m_(4+j) − m_(8+j) − m_(12+j)
-	VADDPS Z4, Z0, Z16
-	VADDPS Z8, Z16, Z16
-	VADDPS Z5, Z1, Z17
-	VADDPS Z9, Z17, Z17
-	VADDPS Z6, Z2, Z18
-	VADDPS Z10, Z18, Z18
-	VADDPS Z7, Z3, Z19
-	VADDPS Z11, Z19, Z19
-	VSUBPS Z8, Z4, Z20
-	VSUBPS Z12, Z20, Z20
-	VSUBPS Z9, Z5, Z21
-	VSUBPS Z13, Z21, Z21
-	VSUBPS Z10, Z6, Z22
-	VSUBPS Z14, Z22, Z22
-	VSUBPS Z11, Z7, Z23
-	VSUBPS Z15, Z23, Z23
-
-	// top: s0 + s1 + s2, s1 − s2 − s3; bottom: the same of the e_j.
-	VADDPS Z17, Z16, Z24
-	VADDPS Z18, Z24, Z24
-	VSUBPS Z18, Z17, Z25
-	VSUBPS Z19, Z25, Z25
-	VADDPS Z21, Z20, Z26
-	VADDPS Z22, Z26, Z26
-	VSUBPS Z22, Z21, Z27
-	VSUBPS Z23, Z27, Z27
-
-	VMOVAPS   Z28, Z30
-	VPERMI2PS Z25, Z24, Z30
-	VMOVAPS   Z29, Z31
-	VPERMI2PS Z25, Z24, Z31
-	VMOVUPS   Z30, (DI)
-	VMOVUPS   Z31, 64(DI)
-	VMOVAPS   Z28, Z30
-	VPERMI2PS Z27, Z26, Z30
-	VMOVAPS   Z29, Z31
-	VPERMI2PS Z27, Z26, Z31
-	VMOVUPS   Z30, (SI)
-	VMOVUPS   Z31, 64(SI)
-
-	ADDQ $64, AX
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ $64, R10
-	ADDQ $128, DI
-	ADDQ $128, SI
-	DECQ CX
-	JMP  loop
-
-done:
-	VZEROUPPER
-	RET
-
-// LOADROWZ is LOADROW with the lanes outside mask K1 set to 0 (and not
-// read).
-#define LOADROWZ(P, A, B, C, D) \
 	VMOVUPS.Z (P), K1, A \
 	VMOVUPS.Z (P)(BX*1), K1, B \
 	VMOVUPS.Z (P)(BX*2), K1, C \
 	VMOVUPS.Z (P)(DX*1), K1, D
 
+// OUTSETUP loads winoOutS's arguments but n: AX the planes ξ = 0–3, R8
+// 4–7, R9 8–11, R10 12–15 (BX the stride in bytes, DX three), DI top, SI
+// bottom, Z28 and Z29 the interleaving tables.
+#define OUTSETUP \
+	MOVQ m+0(FP), AX \
+	MOVQ stride+8(FP), BX \
+	MOVQ top+16(FP), DI \
+	MOVQ bottom+24(FP), SI \
+	SHLQ $2, BX \
+	LEAQ (BX)(BX*2), DX \
+	LEAQ (AX)(BX*4), R8 \
+	LEAQ (R8)(BX*4), R9 \
+	LEAQ (R9)(BX*4), R10 \
+	VMOVUPS winoLo<>(SB), Z28 \
+	VMOVUPS winoHi<>(SB), Z29
+
+// OUTBLOCK transforms one block of 16 tiles: M loaded (LOADROW, mask K1),
+// s_j = m_j + m_(4+j) + m_(8+j) and e_j = m_(4+j) − m_(8+j) − m_(12+j),
+// then top s0 + s1 + s2, s1 − s2 − s3 and bottom the same of the e_j,
+// each row's even and odd columns interleaved and stored, the first 8
+// tiles' 16 columns under mask K2 and the last 8's under K3.
+#define OUTBLOCK \
+	LOADROW(AX, Z0, Z1, Z2, Z3) \
+	LOADROW(R8, Z4, Z5, Z6, Z7) \
+	LOADROW(R9, Z8, Z9, Z10, Z11) \
+	LOADROW(R10, Z12, Z13, Z14, Z15) \
+	VADDPS    Z4, Z0, Z16 \
+	VADDPS    Z8, Z16, Z16 \
+	VADDPS    Z5, Z1, Z17 \
+	VADDPS    Z9, Z17, Z17 \
+	VADDPS    Z6, Z2, Z18 \
+	VADDPS    Z10, Z18, Z18 \
+	VADDPS    Z7, Z3, Z19 \
+	VADDPS    Z11, Z19, Z19 \
+	VSUBPS    Z8, Z4, Z20 \
+	VSUBPS    Z12, Z20, Z20 \
+	VSUBPS    Z9, Z5, Z21 \
+	VSUBPS    Z13, Z21, Z21 \
+	VSUBPS    Z10, Z6, Z22 \
+	VSUBPS    Z14, Z22, Z22 \
+	VSUBPS    Z11, Z7, Z23 \
+	VSUBPS    Z15, Z23, Z23 \
+	VADDPS    Z17, Z16, Z24 \
+	VADDPS    Z18, Z24, Z24 \
+	VSUBPS    Z18, Z17, Z25 \
+	VSUBPS    Z19, Z25, Z25 \
+	VADDPS    Z21, Z20, Z26 \
+	VADDPS    Z22, Z26, Z26 \
+	VSUBPS    Z22, Z21, Z27 \
+	VSUBPS    Z23, Z27, Z27 \
+	VMOVAPS   Z28, Z30 \
+	VPERMI2PS Z25, Z24, Z30 \
+	VMOVAPS   Z29, Z31 \
+	VPERMI2PS Z25, Z24, Z31 \
+	VMOVUPS   Z30, K2, (DI) \
+	VMOVUPS   Z31, K3, 64(DI) \
+	VMOVAPS   Z28, Z30 \
+	VPERMI2PS Z27, Z26, Z30 \
+	VMOVAPS   Z29, Z31 \
+	VPERMI2PS Z27, Z26, Z31 \
+	VMOVUPS   Z30, K2, (SI) \
+	VMOVUPS   Z31, K3, 64(SI)
+
+// func winoOutS(m *float32, stride int, top, bottom *float32, n int)
+TEXT ·winoOutS(SB), NOSPLIT, $0-40
+	OUTSETUP
+	MOVQ    n+32(FP), CX
+	KXNORW  K1, K1, K1 // every lane
+	KXNORW  K2, K2, K2
+	KXNORW  K3, K3, K3
+	SHRQ    $4, CX
+
+loop:
+	TESTQ CX, CX
+	JZ    done
+	OUTBLOCK
+	ADDQ  $64, AX
+	ADDQ  $64, R8
+	ADDQ  $64, R9
+	ADDQ  $64, R10
+	ADDQ  $128, DI
+	ADDQ  $128, SI
+	DECQ  CX
+	JMP   loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint32)
 // winoOutS's step on one block of fewer than 16 tiles: the tiles of mask
-// lanes read (the others 0), the output columns of mask outs (its low
-// 16 bits the first 8 tiles' columns, its high 16 the last 8's) written.
+// lanes read (the others 0), the output columns of mask outs written (its
+// low 16 bits the first 8 tiles' columns, its high 16 the last 8's).
 TEXT ·winoOutSTail(SB), NOSPLIT, $0-40
-	MOVQ m+0(FP), AX
-	MOVQ stride+8(FP), BX
-	MOVQ top+16(FP), DI
-	MOVQ bottom+24(FP), SI
-	MOVL lanes+32(FP), R11
+	OUTSETUP
+	MOVL  lanes+32(FP), R11
 	KMOVW R11, K1
-	MOVL outs+36(FP), R11
+	MOVL  outs+36(FP), R11
 	KMOVW R11, K2
-	SHRL $16, R11
+	SHRL  $16, R11
 	KMOVW R11, K3
-	SHLQ $2, BX                 // stride in bytes
-	LEAQ (BX)(BX*2), DX         // 3·stride
-	LEAQ (AX)(BX*4), R8         // ξ = 4
-	LEAQ (R8)(BX*4), R9         // ξ = 8
-	LEAQ (R9)(BX*4), R10        // ξ = 12
-	VMOVUPS winoLo<>(SB), Z28
-	VMOVUPS winoHi<>(SB), Z29
-	LOADROWZ(AX, Z0, Z1, Z2, Z3)
-	LOADROWZ(R8, Z4, Z5, Z6, Z7)
-	LOADROWZ(R9, Z8, Z9, Z10, Z11)
-	LOADROWZ(R10, Z12, Z13, Z14, Z15)
-	VADDPS Z4, Z0, Z16
-	VADDPS Z8, Z16, Z16
-	VADDPS Z5, Z1, Z17
-	VADDPS Z9, Z17, Z17
-	VADDPS Z6, Z2, Z18
-	VADDPS Z10, Z18, Z18
-	VADDPS Z7, Z3, Z19
-	VADDPS Z11, Z19, Z19
-	VSUBPS Z8, Z4, Z20
-	VSUBPS Z12, Z20, Z20
-	VSUBPS Z9, Z5, Z21
-	VSUBPS Z13, Z21, Z21
-	VSUBPS Z10, Z6, Z22
-	VSUBPS Z14, Z22, Z22
-	VSUBPS Z11, Z7, Z23
-	VSUBPS Z15, Z23, Z23
-	VADDPS Z17, Z16, Z24
-	VADDPS Z18, Z24, Z24
-	VSUBPS Z18, Z17, Z25
-	VSUBPS Z19, Z25, Z25
-	VADDPS Z21, Z20, Z26
-	VADDPS Z22, Z26, Z26
-	VSUBPS Z22, Z21, Z27
-	VSUBPS Z23, Z27, Z27
-	VMOVAPS   Z28, Z30
-	VPERMI2PS Z25, Z24, Z30
-	VMOVAPS   Z29, Z31
-	VPERMI2PS Z25, Z24, Z31
-	VMOVUPS   Z30, K2, (DI)
-	VMOVUPS   Z31, K3, 64(DI)
-	VMOVAPS   Z28, Z30
-	VPERMI2PS Z27, Z26, Z30
-	VMOVAPS   Z29, Z31
-	VPERMI2PS Z27, Z26, Z31
-	VMOVUPS   Z30, K2, (SI)
-	VMOVUPS   Z31, K3, 64(SI)
+	OUTBLOCK
 	VZEROUPPER
 	RET
 
@@ -339,77 +295,9 @@ indone:
 	RET
 
 // COLS8 is COLS for a block of 8 tiles: columns 0–15 and 2–17 of the row
-// at P, the permutes' upper 8 lanes unused.
+// at P (those of mask K1: every one but in a row's last block; the others
+// 0 and not read), the permutes' upper 8 lanes unused.
 #define COLS8(P, C0, C1, C2, C3) \
-	VMOVUPS   (P), Z16 \
-	VMOVUPS   8(P), Z18 \
-	VMOVAPS   Z30, C0 \
-	VPERMI2PS Z16, Z16, C0 \
-	VMOVAPS   Z31, C1 \
-	VPERMI2PS Z16, Z16, C1 \
-	VMOVAPS   Z30, C2 \
-	VPERMI2PS Z18, Z18, C2 \
-	VMOVAPS   Z31, C3 \
-	VPERMI2PS Z18, Z18, C3
-
-// BROW8 is BROW storing the lower 8 lanes.
-#define BROW8(T0, T1, T2, T3, P) \
-	VSUBPS  T2, T0, Z24 \
-	VADDPS  T2, T1, Z25 \
-	VSUBPS  T1, T2, Z26 \
-	VSUBPS  T3, T1, Z27 \
-	VMOVUPS Y24, (P) \
-	VMOVUPS Y25, (P)(DX*1) \
-	VMOVUPS Y26, (P)(DX*2) \
-	VMOVUPS Y27, (P)(R12*1)
-
-// func winoInS8(rows *float32, width int, v *float32, stride int)
-TEXT ·winoInS8(SB), NOSPLIT, $0-32
-	MOVQ rows+0(FP), AX
-	MOVQ width+8(FP), BX
-	MOVQ v+16(FP), DI
-	MOVQ stride+24(FP), DX
-	SHLQ $2, BX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R12
-	LEAQ (DI)(DX*4), R13
-	LEAQ (R13)(DX*4), R14
-	LEAQ (R14)(DX*4), SI
-	VMOVUPS winoEven<>(SB), Z30
-	VMOVUPS winoOdd<>(SB), Z31
-	LEAQ  (AX)(BX*1), R9
-	LEAQ  (AX)(BX*2), R10
-	LEAQ  (R9)(BX*2), R11
-	COLS8(AX, Z0, Z1, Z2, Z3)
-	COLS8(R9, Z4, Z5, Z6, Z7)
-	COLS8(R10, Z8, Z9, Z10, Z11)
-	COLS8(R11, Z12, Z13, Z14, Z15)
-	VSUBPS Z8, Z0, Z20
-	VSUBPS Z9, Z1, Z21
-	VSUBPS Z10, Z2, Z22
-	VSUBPS Z11, Z3, Z23
-	BROW8(Z20, Z21, Z22, Z23, DI)
-	VADDPS Z8, Z4, Z20
-	VADDPS Z9, Z5, Z21
-	VADDPS Z10, Z6, Z22
-	VADDPS Z11, Z7, Z23
-	BROW8(Z20, Z21, Z22, Z23, R13)
-	VSUBPS Z4, Z8, Z20
-	VSUBPS Z5, Z9, Z21
-	VSUBPS Z6, Z10, Z22
-	VSUBPS Z7, Z11, Z23
-	BROW8(Z20, Z21, Z22, Z23, R14)
-	VSUBPS Z12, Z4, Z20
-	VSUBPS Z13, Z5, Z21
-	VSUBPS Z14, Z6, Z22
-	VSUBPS Z15, Z7, Z23
-	BROW8(Z20, Z21, Z22, Z23, SI)
-	VZEROUPPER
-	RET
-
-// COLS8Z is COLS8 with the columns outside mask K1 set to 0 (and not
-// read).
-#define COLS8Z(P, C0, C1, C2, C3) \
 	VMOVUPS.Z (P), K1, Z16 \
 	VMOVUPS.Z 8(P), K1, Z18 \
 	VMOVAPS   Z30, C0 \
@@ -421,8 +309,8 @@ TEXT ·winoInS8(SB), NOSPLIT, $0-32
 	VMOVAPS   Z31, C3 \
 	VPERMI2PS Z18, Z18, C3
 
-// BROW8K is BROW8 storing the lanes of mask K2.
-#define BROW8K(T0, T1, T2, T3, P) \
+// BROW8 is BROW storing the lower 8 lanes (those of mask K2).
+#define BROW8(T0, T1, T2, T3, P) \
 	VSUBPS  T2, T0, Z24 \
 	VADDPS  T2, T1, Z25 \
 	VSUBPS  T1, T2, Z26 \
@@ -432,54 +320,69 @@ TEXT ·winoInS8(SB), NOSPLIT, $0-32
 	VMOVUPS Y26, K2, (P)(DX*2) \
 	VMOVUPS Y27, K2, (P)(R12*1)
 
+// INS8 is winoInS8's block of 8 tiles, masks K1 and K2 set: the
+// arguments loaded (AX, R9–R11 the four rows, DI, R13, R14, SI the planes
+// ξ = 0, 4, 8, 12, DX the plane stride in bytes, R12 three), the rows'
+// columns split, Bᵀ d B stored.
+#define INS8 \
+	MOVQ      rows+0(FP), AX \
+	MOVQ      width+8(FP), BX \
+	MOVQ      v+16(FP), DI \
+	MOVQ      stride+24(FP), DX \
+	SHLQ      $2, BX \
+	SHLQ      $2, DX \
+	LEAQ      (DX)(DX*2), R12 \
+	LEAQ      (DI)(DX*4), R13 \
+	LEAQ      (R13)(DX*4), R14 \
+	LEAQ      (R14)(DX*4), SI \
+	VMOVUPS   winoEven<>(SB), Z30 \
+	VMOVUPS   winoOdd<>(SB), Z31 \
+	LEAQ      (AX)(BX*1), R9 \
+	LEAQ      (AX)(BX*2), R10 \
+	LEAQ      (R9)(BX*2), R11 \
+	COLS8(AX, Z0, Z1, Z2, Z3) \
+	COLS8(R9, Z4, Z5, Z6, Z7) \
+	COLS8(R10, Z8, Z9, Z10, Z11) \
+	COLS8(R11, Z12, Z13, Z14, Z15) \
+	VSUBPS    Z8, Z0, Z20 \
+	VSUBPS    Z9, Z1, Z21 \
+	VSUBPS    Z10, Z2, Z22 \
+	VSUBPS    Z11, Z3, Z23 \
+	BROW8(Z20, Z21, Z22, Z23, DI) \
+	VADDPS    Z8, Z4, Z20 \
+	VADDPS    Z9, Z5, Z21 \
+	VADDPS    Z10, Z6, Z22 \
+	VADDPS    Z11, Z7, Z23 \
+	BROW8(Z20, Z21, Z22, Z23, R13) \
+	VSUBPS    Z4, Z8, Z20 \
+	VSUBPS    Z5, Z9, Z21 \
+	VSUBPS    Z6, Z10, Z22 \
+	VSUBPS    Z7, Z11, Z23 \
+	BROW8(Z20, Z21, Z22, Z23, R14) \
+	VSUBPS    Z12, Z4, Z20 \
+	VSUBPS    Z13, Z5, Z21 \
+	VSUBPS    Z14, Z6, Z22 \
+	VSUBPS    Z15, Z7, Z23 \
+	BROW8(Z20, Z21, Z22, Z23, SI)
+
+// func winoInS8(rows *float32, width int, v *float32, stride int)
+TEXT ·winoInS8(SB), NOSPLIT, $0-32
+	KXNORW K1, K1, K1 // every lane
+	KXNORW K2, K2, K2
+	INS8
+	VZEROUPPER
+	RET
+
 // func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles uint32)
 // winoInS8 on fewer than 8 tiles: the columns of mask cols read from
 // each row (the first load's and the second's, 2 further on), the others
 // 0; the tiles of mask tiles stored.
 TEXT ·winoInS8Tail(SB), NOSPLIT, $0-40
-	MOVQ rows+0(FP), AX
-	MOVQ width+8(FP), BX
-	MOVQ v+16(FP), DI
-	MOVQ stride+24(FP), DX
-	MOVL cols+32(FP), R8
+	MOVL  cols+32(FP), R8
 	KMOVW R8, K1
-	MOVL tiles+36(FP), R8
+	MOVL  tiles+36(FP), R8
 	KMOVW R8, K2
-	SHLQ $2, BX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R12
-	LEAQ (DI)(DX*4), R13
-	LEAQ (R13)(DX*4), R14
-	LEAQ (R14)(DX*4), SI
-	VMOVUPS winoEven<>(SB), Z30
-	VMOVUPS winoOdd<>(SB), Z31
-	LEAQ  (AX)(BX*1), R9
-	LEAQ  (AX)(BX*2), R10
-	LEAQ  (R9)(BX*2), R11
-	COLS8Z(AX, Z0, Z1, Z2, Z3)
-	COLS8Z(R9, Z4, Z5, Z6, Z7)
-	COLS8Z(R10, Z8, Z9, Z10, Z11)
-	COLS8Z(R11, Z12, Z13, Z14, Z15)
-	VSUBPS Z8, Z0, Z20
-	VSUBPS Z9, Z1, Z21
-	VSUBPS Z10, Z2, Z22
-	VSUBPS Z11, Z3, Z23
-	BROW8K(Z20, Z21, Z22, Z23, DI)
-	VADDPS Z8, Z4, Z20
-	VADDPS Z9, Z5, Z21
-	VADDPS Z10, Z6, Z22
-	VADDPS Z11, Z7, Z23
-	BROW8K(Z20, Z21, Z22, Z23, R13)
-	VSUBPS Z4, Z8, Z20
-	VSUBPS Z5, Z9, Z21
-	VSUBPS Z6, Z10, Z22
-	VSUBPS Z7, Z11, Z23
-	BROW8K(Z20, Z21, Z22, Z23, R14)
-	VSUBPS Z12, Z4, Z20
-	VSUBPS Z13, Z5, Z21
-	VSUBPS Z14, Z6, Z22
-	VSUBPS Z15, Z7, Z23
-	BROW8K(Z20, Z21, Z22, Z23, SI)
+	INS8
 	VZEROUPPER
 	RET
 

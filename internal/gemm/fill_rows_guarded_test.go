@@ -4,32 +4,19 @@ package gemm
 
 import (
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"unsafe"
+
+	"github.com/gops-dev/gops/internal/guardpage"
 )
 
 // guardedSlice is n elements against a PROT_NONE page: ending where it
-// begins (tail) or starting right after one.
+// begins (tail) or starting right after one (guardpage.Slice).
 func guardedSlice[T any](t *testing.T, n int, tail bool) ([]T, func()) {
-	var z T
-	size, pg := int(unsafe.Sizeof(z)), syscall.Getpagesize()
-	data := max(pg, (n*size+pg-1)/pg*pg)
-	mem, err := syscall.Mmap(-1, 0, data+2*pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	s, free, err := guardpage.Slice[T](n, tail)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mprotect(mem[:pg], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[pg+data:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	off := pg
-	if tail {
-		off = pg + data - n*size
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&mem[off])), n), func() { syscall.Munmap(mem) }
+	return s, free
 }
 
 // TestInterleaveRowsGuarded: every row exactly kb elements and dst exactly
