@@ -233,7 +233,7 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 				}
 			})
 		}
-		kern, _ := p.im.rowKernel(mh)
+		kern, _, _ := p.im.tileKernel(mh, nw)
 		kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
 		each(func(j, w, at int) {
 			for i := 0; i < mh; i++ {

@@ -41,6 +41,7 @@ type impl[T Float] struct {
 	mr, nr int
 	kern   kernelFn[T]
 	edges  []edge[T] // by rows, ascending, each below mr
+	halves []edge[T] // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
 }
 
 // edge is a kernel of the first rows rows of impl's tile, reading impl's
@@ -61,6 +62,24 @@ func (im *impl[T]) rowKernel(mh int) (kernelFn[T], int) {
 		}
 	}
 	return im.kern, im.mr
+}
+
+// tileKernel is the kernel for a block of mh ≤ mr rows by nw ≤ nr
+// columns and the rows and columns it computes: for at most nr/2 columns
+// the narrowest half-width kernel of at least mh rows, when there are
+// such (they read the same panels, ldb apart, and compute their columns
+// bitwise as kern does: the last panel of a product whose width is not a
+// multiple of nr), else rowKernel's, all nr columns.
+func (im *impl[T]) tileKernel(mh, nw int) (kern kernelFn[T], rows, cols int) {
+	if 2*nw <= im.nr {
+		for _, h := range im.halves {
+			if h.rows >= mh {
+				return h.kern, h.rows, im.nr / 2
+			}
+		}
+	}
+	kern, rows = im.rowKernel(mh)
+	return kern, rows, im.nr
 }
 
 // Blocking: KC is fixed per dtype (the K partition decides the rounding, so
@@ -383,8 +402,8 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			mh := min(mr, mb-ir)
 			ap := &a[ir*kb]
 			ci := (ic+ir)*p.ldc + jc + jr
-			kern, rows := im.rowKernel(mh)
-			if mh == rows && nw == nr {
+			kern, rows, cols := im.tileKernel(mh, nw)
+			if mh == rows && nw == cols {
 				kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)
 				continue
 			}

@@ -445,22 +445,24 @@ func testInterleave[T Float](t *testing.T, r *rand.Rand, rows, kb, st, p0 int, a
 	}
 }
 
-// withoutEdges runs f with the kernels' edge kernels switched off: every
-// row block runs the whole tile.
+// withoutEdges runs f with the kernels' edge and half-width kernels switched off: every
+// row block and every panel run the whole tile.
 func withoutEdges(f func()) {
-	e32, e64 := make([][]edge[float32], len(impls32)), make([][]edge[float64], len(impls64))
+	e32, e64 := make([][2][]edge[float32], len(impls32)), make([][2][]edge[float64], len(impls64))
 	for i := range impls32 {
-		e32[i], impls32[i].edges = impls32[i].edges, nil
+		e32[i] = [2][]edge[float32]{impls32[i].edges, impls32[i].halves}
+		impls32[i].edges, impls32[i].halves = nil, nil
 	}
 	for i := range impls64 {
-		e64[i], impls64[i].edges = impls64[i].edges, nil
+		e64[i] = [2][]edge[float64]{impls64[i].edges, impls64[i].halves}
+		impls64[i].edges, impls64[i].halves = nil, nil
 	}
 	defer func() {
 		for i := range impls32 {
-			impls32[i].edges = e32[i]
+			impls32[i].edges, impls32[i].halves = e32[i][0], e32[i][1]
 		}
 		for i := range impls64 {
-			impls64[i].edges = e64[i]
+			impls64[i].edges, impls64[i].halves = e64[i][0], e64[i][1]
 		}
 	}()
 	f()

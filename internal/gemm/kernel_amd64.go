@@ -33,6 +33,24 @@ func kernD512r4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 func kernD512r8(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
 //go:noescape
+func kernS512h(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS512hr4(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS512hr8(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512h(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512hr4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512hr8(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
 func kernS256(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 
 //go:noescape
@@ -46,21 +64,23 @@ var (
 // kernels32 and kernels64 list the micro-kernels this CPU can run, best
 // first.
 func kernels32() []impl[float32] {
-	return kernelsFor(16, kernS512, kernS256, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}})
+	return kernelsFor(16, kernS512, kernS256, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
+		[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}})
 }
 
 func kernels64() []impl[float64] {
-	return kernelsFor(8, kernD512, kernD256, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}})
+	return kernelsFor(8, kernD512, kernD256, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
+		[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}})
 }
 
 // kernelsFor lists, for lanes values of T per AVX-512 register, the
 // AVX-512 kernel k512 (12 rows by 2 registers, with its edge kernels
-// e512), the AVX2 kernel k256 (6 rows by 2 half-width registers) and the
-// Go one.
-func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T], e512 []edge[T]) []impl[T] {
+// e512 and its half-width kernels h512), the AVX2 kernel k256 (6 rows by
+// 2 half-width registers) and the Go one.
+func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T], e512, h512 []edge[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512, edges: e512})
+		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512, edges: e512, halves: h512})
 	}
 	if hasAVX2 {
 		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256})
