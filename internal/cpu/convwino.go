@@ -469,9 +469,7 @@ func winoOutput[T Float](p *winoPlan, m, y, bias []T, ep *Epilogue[T], sm, n0, q
 // the spare row when it is past the image): tile tc's columns 2tc and
 // 2tc + 1, those inside the row.
 func winoOutputRow[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) {
-	done := winoOutAsm(ms, o, tw, stride, top, bottom) // the first tiles, in assembly
-	// The tiles left whose two columns are in the image, masked.
-	done += winoOutTail(ms, o+done, min(tw, len(top)/2)-done, stride, top[2*done:], bottom[2*done:])
+	done := winoOutAsm(ms, o, tw, stride, top, bottom) // the tiles inside the image, in assembly
 	if done == tw {
 		return
 	}

@@ -27,35 +27,28 @@ func winoOutS(m *float32, stride int, top, bottom *float32, n int)
 //go:noescape
 func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint32)
 
-// winoOutAsm runs winoOutS on the first tiles of a tile row when it can
-// (winoOutputRow's arguments, the ξ planes stride elements apart) and
-// returns how many tiles it did: whole blocks of 16 among the tiles whose
-// two columns are in the image, float32 only. Its sums are the Go loop's,
-// in the same order (no fused multiply-add), so the bits are too.
+// winoOutAsm runs winoOutS, then winoOutSTail, on the tiles of a tile
+// row whose two columns are in the image, when it can (winoOutputRow's
+// arguments, the ξ planes stride elements apart), and returns how many
+// tiles it did: all of those (whole blocks of 16, then a masked block of
+// the rest), float32 only. Its sums are the Go loop's, in the same order
+// (no fused multiply-add), so the bits are too.
 func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
-	n := min(tw, len(top)/2) / 16 * 16
+	n := min(tw, len(top)/2)
 	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
 		return 0
 	}
 	_ = ms[15][o+n-1] // in bounds: every M_ξ holds the n tiles from o (the ms are one M)
 	_, _ = top[2*n-1], bottom[2*n-1]
-	winoOutS((*float32)(unsafe.Pointer(&ms[0][o])), stride, (*float32)(unsafe.Pointer(&top[0])), (*float32)(unsafe.Pointer(&bottom[0])), n)
-	return n
-}
-
-// winoOutTail runs winoOutSTail on the tiles [o, o+n) of a tile row
-// (winoOutputRow's arguments, after winoOutAsm's blocks; n below 16, all
-// of whose columns are in the image) and returns how many it did: n, or 0
-// when it cannot (no AVX-512, float64). Its sums are the Go loop's, in the
-// same order.
-func winoOutTail[T Float](ms *[16][]T, o, n, stride int, top, bottom []T) int {
-	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n <= 0 || n >= 16 {
-		return 0
+	m := func(j int) *float32 { return (*float32)(unsafe.Pointer(&ms[0][o+j])) }
+	at := func(row []T, j int) *float32 { return (*float32)(unsafe.Pointer(&row[2*j])) }
+	n16 := n / 16 * 16
+	if n16 > 0 {
+		winoOutS(m(0), stride, at(top, 0), at(bottom, 0), n16)
 	}
-	_ = ms[15][o+n-1] // in bounds: every M_ξ holds the n tiles from o (the ms are one M)
-	_, _ = top[2*n-1], bottom[2*n-1]
-	lanes, outs := uint32(1)<<n-1, uint32(1)<<(2*n)-1
-	winoOutSTail((*float32)(unsafe.Pointer(&ms[0][o])), stride, (*float32)(unsafe.Pointer(&top[0])), (*float32)(unsafe.Pointer(&bottom[0])), lanes, outs)
+	if r := n - n16; r > 0 {
+		winoOutSTail(m(n16), stride, at(top, n16), at(bottom, n16), uint32(1)<<r-1, uint32(1)<<(2*r)-1)
+	}
 	return n
 }
 

@@ -13,6 +13,3 @@ func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int { retur
 
 // winoWtAsm does no kernel: no assembly here.
 func winoWtAsm[T Float](p *winoPlan, w, u []T, su, o int) int { return 0 }
-
-// winoOutTail does no tile: no assembly here.
-func winoOutTail[T Float](ms *[16][]T, o, n, stride int, top, bottom []T) int { return 0 }

@@ -287,12 +287,8 @@ func peak(s *strings.Builder, name, reg, xor string, acc int) {
 // to hold them), dst[p·st+r] = alpha·rows[r][p].
 func interleaveS8(s *strings.Builder, ptrs bool) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	name, alpha := "interleaveS8", 40
-	if ptrs {
-		name, alpha = "interleavePtrsS8", 32
-		ptrsHead(s, name, "float32", 36, 2)
-	} else {
-		interleaveHead(s, name, "float32", 44, 2)
+	name, alpha := interleaveStart(s, "S8", "float32", 2, ptrs)
+	if !ptrs {
 		w("LEAQ (SI)(R8*4), BX") // rows 4-7
 	}
 	w("LEAQ (R13)(R13*2), R10")
@@ -306,10 +302,7 @@ func interleaveS8(s *strings.Builder, ptrs bool) {
 	w("VBROADCASTSS alpha+%d(FP), Y15", alpha)
 	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(BX)(R9*1)"}
 	for r, a := range rows {
-		if ptrs {
-			w("MOVQ %d(BX), R8", 8*r)
-			a = "(R8)(SI*1)"
-		}
+		a = rowAddr(w, ptrs, r, a)
 		w("VMULPS %s, Y15, Y%d", a, r)
 	}
 	for i := 0; i < 4; i++ { // t(2i) = lo(r2i, r2i+1), t(2i+1) = hi
@@ -348,13 +341,7 @@ func interleaveS8(s *strings.Builder, ptrs bool) {
 // *float64, st int, rows *unsafe.Pointer, kb int, alpha float64).
 func interleaveD4(s *strings.Builder, ptrs bool) {
 	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
-	name, alpha := "interleaveD4", 40
-	if ptrs {
-		name, alpha = "interleavePtrsD4", 32
-		ptrsHead(s, name, "float64", 40, 3)
-	} else {
-		interleaveHead(s, name, "float64", 48, 3)
-	}
+	name, alpha := interleaveStart(s, "D4", "float64", 3, ptrs)
 	w("LEAQ (R13)(R13*2), R10")
 	w("MOVQ R13, AX")
 	w("SHLQ $2, AX") // 4·st bytes
@@ -364,10 +351,7 @@ func interleaveD4(s *strings.Builder, ptrs bool) {
 	fmt.Fprintf(s, "%s_loop:\n", name)
 	w("VBROADCASTSD alpha+%d(FP), Y15", alpha)
 	for r, a := range []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)"} {
-		if ptrs {
-			w("MOVQ %d(BX), R8", 8*r)
-			a = "(R8)(SI*1)"
-		}
+		a = rowAddr(w, ptrs, r, a)
 		w("VMULPD %s, Y15, Y%d", a, r)
 	}
 	w("VUNPCKLPD Y1, Y0, Y4")
@@ -384,6 +368,31 @@ func interleaveD4(s *strings.Builder, ptrs bool) {
 	w("ADDQ $32, SI")
 	w("ADDQ AX, DI")
 	loopEnd(s, name)
+}
+
+// interleaveStart writes the header of interleave<kind> (or, with ptrs,
+// interleavePtrs<kind>) for elements of elem (shift: log2 of their size)
+// and returns its name and alpha's argument offset.
+func interleaveStart(s *strings.Builder, kind, elem string, shift int, ptrs bool) (name string, alpha int) {
+	size := 1 << shift
+	if ptrs {
+		name = "interleavePtrs" + kind
+		ptrsHead(s, name, elem, 32+size, shift)
+		return name, 32
+	}
+	name = "interleave" + kind
+	interleaveHead(s, name, elem, 40+size, shift)
+	return name, 40
+}
+
+// rowAddr is the address of row r's block: addr (off SI and BX), or with
+// ptrs R8 and SI after loading the row's pointer rows[r] into R8.
+func rowAddr(w func(string, ...any), ptrs bool, r int, addr string) string {
+	if !ptrs {
+		return addr
+	}
+	w("MOVQ %d(BX), R8", 8*r)
+	return "(R8)(SI*1)"
 }
 
 // ptrsHead writes the header of func name(dst *elem, st int, rows
