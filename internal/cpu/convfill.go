@@ -499,14 +499,21 @@ func im2colGather[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
 	}
 }
 
-// copyRun is copy(dst, src) for a run of a panel's row: a whole panel
-// width (32 float32 or 16 float64 elements, 128 bytes: the AVX-512
-// kernels') without a call to memmove, which cost more than the copy;
-// dst and src do not overlap.
+// copyRun is copy(dst, src) for a run of a panel's row, without a call
+// to memmove for a whole panel width (64 or 128 bytes: the AVX2 and
+// AVX-512 kernels'); dst and src do not overlap.
 func copyRun[T Float](dst, src []T) {
-	if len(src)*int(unsafe.Sizeof(T(0))) != 128 || len(dst) < len(src) {
+	if len(dst) < len(src) {
 		copy(dst, src)
 		return
 	}
-	gemm.Copy128(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)))
+	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
+	switch len(src) * int(unsafe.Sizeof(T(0))) {
+	case 128:
+		gemm.Copy128(d, s)
+	case 64:
+		gemm.Copy64(d, s)
+	default:
+		copy(dst, src)
+	}
 }

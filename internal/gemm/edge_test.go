@@ -157,17 +157,26 @@ func edgesFill[T Float](t *testing.T, r *rand.Rand, iters int) {
 
 // TestGemmEdgeKernelsRandom: see the top of the file.
 func TestGemmEdgeKernelsRandom(t *testing.T) {
-	force(t, "avx512")
-	if pick[float32]().name != "avx512" {
-		t.Skip("no avx512")
+	ran := false
+	for _, name := range []string{"avx512", "avx2"} {
+		t.Run(name, func(t *testing.T) {
+			force(t, name)
+			if pick[float32]().name != name {
+				t.Skip("no " + name)
+			}
+			ran = true
+			r := rand.New(rand.NewPCG(11, 12))
+			n, nf := 600, 200
+			if testing.Short() {
+				n, nf = 100, 40
+			}
+			edgesGemm[float32](t, r, n)
+			edgesGemm[float64](t, r, n)
+			edgesFill[float32](t, r, nf)
+			edgesFill[float64](t, r, nf)
+		})
 	}
-	r := rand.New(rand.NewPCG(11, 12))
-	n, nf := 600, 200
-	if testing.Short() {
-		n, nf = 100, 40
+	if !ran {
+		t.Skip("no kernel with edge kernels on this CPU")
 	}
-	edgesGemm[float32](t, r, n)
-	edgesGemm[float64](t, r, n)
-	edgesFill[float32](t, r, nf)
-	edgesFill[float64](t, r, nf)
 }

@@ -82,9 +82,9 @@ func PackAColumns[T Float](dst []T, kb, p0 int, a []T, lda, m, w int, trans bool
 		panel := dst[r0*kb+p0*mr : r0*kb+(p0+w)*mr]
 		rows := min(mr, m-r0)
 		if trans {
-			if rows == mr && mr == 12 && w > 0 && lda >= 12 { // the AVX-512 kernels' full panels, rows apart
-				_, _, _ = panel[(w-1)*12+11], a[r0], a[(w-1)*lda+r0+11]
-				copyRows12(unsafe.Pointer(&panel[0]), unsafe.Pointer(&a[r0]), lda*int(unsafe.Sizeof(a[0])), w, int(unsafe.Sizeof(a[0])))
+			if rows == mr && (mr == 12 || mr == 6) && w > 0 && lda >= mr { // the AVX-512 and AVX2 kernels' full panels, rows apart
+				_, _, _ = panel[(w-1)*mr+mr-1], a[r0], a[(w-1)*lda+r0+mr-1]
+				copyRows(unsafe.Pointer(&panel[0]), unsafe.Pointer(&a[r0]), lda*int(unsafe.Sizeof(a[0])), w, mr, int(unsafe.Sizeof(a[0])))
 				continue
 			}
 			for p := 0; p < w; p++ {
@@ -243,40 +243,56 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 	}
 }
 
-// copyRows12 copies w runs of 12 elements of size bytes (4 or 8), run p
-// from src + p·stride bytes to dst + p·12·size: a packed panel's rows,
-// by loads into registers and stores (an array assignment through these
-// pointers, which may overlap for all the compiler knows, is a call to
-// memmove, and the call cost more than the 48 or 96 bytes it moved). The
-// caller has checked the bounds; dst and src do not overlap.
-func copyRows12(dst, src unsafe.Pointer, stride, w, size int) {
+// copyRows copies w runs of mr elements of size bytes (4 or 8), mr 6 or
+// 12 (the AVX2 and AVX-512 kernels' full panels), run p from src +
+// p·stride bytes to dst + p·mr·size: a packed panel's rows, by loads into
+// registers and stores (an array assignment through these pointers, which
+// may overlap for all the compiler knows, is a call to memmove, and the
+// call cost more than the 24 to 96 bytes it moved). The caller has
+// checked the bounds; dst and src do not overlap.
+func copyRows(dst, src unsafe.Pointer, stride, w, mr, size int) {
 	for p := 0; p < w; p++ {
-		dp, sp := unsafe.Add(dst, p*12*size), unsafe.Add(src, p*stride)
+		dp, sp := unsafe.Add(dst, p*mr*size), unsafe.Add(src, p*stride)
 		if size == 4 {
-			d, s := (*[12]uint32)(dp), (*[12]uint32)(sp)
+			d, s := (*[6]uint32)(dp), (*[6]uint32)(sp)
 			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
 			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
-			a0, a1, a2, a3, a4, a5 = s[6], s[7], s[8], s[9], s[10], s[11]
-			d[6], d[7], d[8], d[9], d[10], d[11] = a0, a1, a2, a3, a4, a5
-			continue
+		} else {
+			d, s := (*[6]uint64)(dp), (*[6]uint64)(sp)
+			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
 		}
-		d, s := (*[12]uint64)(dp), (*[12]uint64)(sp)
-		a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
-		d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
-		a0, a1, a2, a3, a4, a5 = s[6], s[7], s[8], s[9], s[10], s[11]
-		d[6], d[7], d[8], d[9], d[10], d[11] = a0, a1, a2, a3, a4, a5
+		if mr == 12 {
+			dp, sp = unsafe.Add(dp, 6*size), unsafe.Add(sp, 6*size)
+			if size == 4 {
+				d, s := (*[6]uint32)(dp), (*[6]uint32)(sp)
+				a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+				d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
+			} else {
+				d, s := (*[6]uint64)(dp), (*[6]uint64)(sp)
+				a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+				d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
+			}
+		}
 	}
 }
 
 // Copy128 copies the 128 bytes at src to dst (a packed panel's row of 32
-// float32 or 16 float64) by loads into registers and stores: an array
-// assignment through these pointers, which may overlap for all the
-// compiler knows, is a call to memmove, which cost more than the copy.
-// The caller has checked the bounds; dst and src do not overlap and hold
-// elements of 4 bytes or more (4-byte aligned).
+// float32 or 16 float64: the AVX-512 kernels') by loads into registers and
+// stores: an array assignment through these pointers, which may overlap
+// for all the compiler knows, is a call to memmove, which cost more than
+// the copy. The caller has checked the bounds; dst and src do not overlap
+// and hold elements of 4 bytes or more (4-byte aligned).
 func Copy128(dst, src unsafe.Pointer) {
-	d, s := (*[32]uint32)(dst), (*[32]uint32)(src)
-	for i := 0; i < 32; i += 8 {
+	Copy64(dst, src)
+	Copy64(unsafe.Add(dst, 64), unsafe.Add(src, 64))
+}
+
+// Copy64 is Copy128 for 64 bytes: a packed panel's row of 16 float32 or 8
+// float64, the AVX2 kernels'.
+func Copy64(dst, src unsafe.Pointer) {
+	d, s := (*[16]uint32)(dst), (*[16]uint32)(src)
+	for i := 0; i < 16; i += 8 {
 		a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]
 		d[i], d[i+1], d[i+2], d[i+3], d[i+4], d[i+5], d[i+6], d[i+7] = a0, a1, a2, a3, a4, a5, a6, a7
 	}

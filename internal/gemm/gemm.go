@@ -356,6 +356,26 @@ func (p *problem[T]) byRows(procs, panels int) {
 // bufB, panel q at bufB[q·NR·kb:].
 func (p *problem[T]) packBPanels(bufB []T, pc, kb, jc, nb, lo, hi int) {
 	nr := p.im.nr
+	if bytes := nr * int(unsafe.Sizeof(T(0))); !p.transB && (bytes == 64 || bytes == 128) && kb > 0 {
+		// Full panels row by row of B: each row's part read in one sweep
+		// (panel by panel, the rows ldb apart defeat the prefetchers).
+		full := min(hi, nb/nr)
+		if full > lo {
+			_, _ = bufB[full*nr*kb-1], p.b[(pc+kb-1)*p.ldb+jc+full*nr-1]
+			for r := 0; r < kb; r++ {
+				src := unsafe.Pointer(&p.b[(pc+r)*p.ldb+jc])
+				for q := lo; q < full; q++ {
+					d, s := unsafe.Pointer(&bufB[(q*kb+r)*nr]), unsafe.Add(src, q*bytes)
+					if bytes == 64 {
+						Copy64(d, s)
+					} else {
+						Copy128(d, s)
+					}
+				}
+			}
+			lo = full
+		}
+	}
 	for q := lo; q < hi; q++ {
 		packB(bufB[q*nr*kb:(q+1)*nr*kb], p.transB, p.b, p.ldb, pc, kb, jc+q*nr, min(nr, nb-q*nr), nr)
 	}
@@ -450,10 +470,14 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 		clear(dst[:kb*nr])
 	}
 	if !trans {
-		if cols == nr && nr*int(unsafe.Sizeof(dst[0])) == 128 && kb > 0 { // AVX-512 panels: no memmove call a row
+		if bytes := nr * int(unsafe.Sizeof(dst[0])); cols == nr && (bytes == 128 || bytes == 64) && kb > 0 { // AVX-512 and AVX2 panels: no memmove call a row
 			_, _ = dst[kb*nr-1], b[(p0+kb-1)*ldb+c0+nr-1]
 			for p := 0; p < kb; p++ {
-				Copy128(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
+				if bytes == 128 {
+					Copy128(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
+				} else {
+					Copy64(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
+				}
 			}
 			return
 		}
@@ -494,6 +518,15 @@ func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha
 			d := dst[p*st+j : p*st+j+8 : p*st+j+8]
 			d[0], d[1], d[2], d[3] = alpha*s0[p], alpha*s1[p], alpha*s2[p], alpha*s3[p]
 			d[4], d[5], d[6], d[7] = alpha*s4[p], alpha*s5[p], alpha*s6[p], alpha*s7[p]
+		}
+	}
+	for ; j+6 <= rows; j += 6 { // the AVX2 kernels' panels
+		s0 := x[(r0+j)*ld+p0:][:kb]
+		s1, s2, s3 := x[(r0+j+1)*ld+p0:][:len(s0)], x[(r0+j+2)*ld+p0:][:len(s0)], x[(r0+j+3)*ld+p0:][:len(s0)]
+		s4, s5 := x[(r0+j+4)*ld+p0:][:len(s0)], x[(r0+j+5)*ld+p0:][:len(s0)]
+		for p := range s0 {
+			d := dst[p*st+j : p*st+j+6 : p*st+j+6]
+			d[0], d[1], d[2], d[3], d[4], d[5] = alpha*s0[p], alpha*s1[p], alpha*s2[p], alpha*s3[p], alpha*s4[p], alpha*s5[p]
 		}
 	}
 	for ; j+4 <= rows; j += 4 {

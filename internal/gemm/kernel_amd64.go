@@ -56,6 +56,42 @@ func kernS256(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 //go:noescape
 func kernD256(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
+// kernS256r2 … kernD256hr4 are the AVX2 kernels' edge kernels: the first
+// 2 or 4 rows of their tile (a power-of-two number of rows is 4 more than
+// a multiple of 6), and those of their first vector of columns (6, 2 or 4
+// rows), reading the same packed A and B, bitwise those rows and columns
+// of the full tile.
+//
+//go:noescape
+func kernS256r2(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS256r4(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD256r2(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD256r4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS256h(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS256hr2(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernS256hr4(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD256h(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD256hr2(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
+//go:noescape
+func kernD256hr4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
+
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -64,26 +100,40 @@ var (
 // kernels32 and kernels64 list the micro-kernels this CPU can run, best
 // first.
 func kernels32() []impl[float32] {
-	return kernelsFor(16, kernS512, kernS256, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
-		[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}})
+	return kernelsFor(16,
+		kernels[float32]{kernS512, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
+			[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}}},
+		kernels[float32]{kernS256, []edge[float32]{{2, kernS256r2}, {4, kernS256r4}},
+			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}})
 }
 
 func kernels64() []impl[float64] {
-	return kernelsFor(8, kernD512, kernD256, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
-		[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}})
+	return kernelsFor(8,
+		kernels[float64]{kernD512, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
+			[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}}},
+		kernels[float64]{kernD256, []edge[float64]{{2, kernD256r2}, {4, kernD256r4}},
+			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}})
+}
+
+// kernels is one instruction set's micro-kernel with its edge kernels
+// (by rows, ascending) and half-width kernels (by rows, ascending, the
+// last of the full tile's rows).
+type kernels[T Float] struct {
+	kern          kernelFn[T]
+	edges, halves []edge[T]
 }
 
 // kernelsFor lists, for lanes values of T per AVX-512 register, the
-// AVX-512 kernel k512 (12 rows by 2 registers, with its edge kernels
-// e512 and its half-width kernels h512), the AVX2 kernel k256 (6 rows by
-// 2 half-width registers) and the Go one.
-func kernelsFor[T Float](lanes int, k512, k256 kernelFn[T], e512, h512 []edge[T]) []impl[T] {
+// AVX-512 kernels k512 (12 rows by 2 registers) and the AVX2 kernels
+// k256 (6 rows by 2 half-width registers) this CPU can run, then the Go
+// one.
+func kernelsFor[T Float](lanes int, k512, k256 kernels[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512, edges: e512, halves: h512})
+		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, edges: k512.edges, halves: k512.halves})
 	}
 	if hasAVX2 {
-		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256})
+		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256.kern, edges: k256.edges, halves: k256.halves})
 	}
 	return append(ks, goImpl[T]())
 }
