@@ -14,6 +14,36 @@ import (
 // with a mask): AVX512VL.
 var winoAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
+// winoAVX2 enables the AVX2 loops of Winograd's input and output
+// transforms (convwino2_amd64.s), float32, where winoAVX512 is off (tests
+// switch both off to compare with the Go loops).
+var winoAVX2 = cpu.X86.HasAVX2
+
+// winoOut8 is winoOutS in AVX2 on n tiles (a multiple of 8).
+//
+//go:noescape
+func winoOut8(m *float32, stride int, top, bottom *float32, n int)
+
+// winoOut8Tail is winoOut8 on one block of 0 < r < 8 tiles: the first r
+// lanes of M read, the first lo + hi = 2r output columns of each row
+// written (lo = min(2r, 8), hi = 2r − lo).
+//
+//go:noescape
+func winoOut8Tail(m *float32, stride int, top, bottom *float32, r, lo, hi int)
+
+// winoIn8 is winoInS in AVX2 on n tiles (a multiple of 8).
+//
+//go:noescape
+func winoIn8(rows *float32, width int, v *float32, stride int, n int)
+
+// winoIn8Tail is winoIn8 on one block of r < 8 tiles: of each row the
+// first lo columns from 0 and from 2 and the first hi from 8 and from 10
+// read (lo = min(2r, 8), hi = 2r − lo: columns 0 to 2r + 1), the first r
+// tiles of each plane written.
+//
+//go:noescape
+func winoIn8Tail(rows *float32, width int, v *float32, stride int, r, lo, hi int)
+
 // winoOutS is winoOutputRow's loop on n tiles (a multiple of 16) of
 // float32, all of whose columns are in the image: M_ξ at m + ξ·stride.
 //
@@ -35,13 +65,24 @@ func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint
 // (no fused multiply-add), so the bits are too.
 func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
 	n := min(tw, len(top)/2)
-	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
+	if !winoAVX512 && !winoAVX2 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
 		return 0
 	}
 	_ = ms[15][o+n-1] // in bounds: every M_ξ holds the n tiles from o (the ms are one M)
 	_, _ = top[2*n-1], bottom[2*n-1]
 	m := func(j int) *float32 { return (*float32)(unsafe.Pointer(&ms[0][o+j])) }
 	at := func(row []T, j int) *float32 { return (*float32)(unsafe.Pointer(&row[2*j])) }
+	if !winoAVX512 {
+		n8 := n / 8 * 8
+		if n8 > 0 {
+			winoOut8(m(0), stride, at(top, 0), at(bottom, 0), n8)
+		}
+		if r := n - n8; r > 0 {
+			lo := min(2*r, 8)
+			winoOut8Tail(m(n8), stride, at(top, n8), at(bottom, n8), r, lo, 2*r-lo)
+		}
+		return n
+	}
 	n16 := n / 16 * 16
 	if n16 > 0 {
 		winoOutS(m(0), stride, at(top, 0), at(bottom, 0), n16)
@@ -79,7 +120,7 @@ func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles 
 // too.
 func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	n := tw / 8 * 8
-	if !winoAVX512 || unsafe.Sizeof(T(0)) != 4 || tw == 0 {
+	if !winoAVX512 && !winoAVX2 || unsafe.Sizeof(T(0)) != 4 || tw == 0 {
 		return 0
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(vs[0])))
@@ -92,6 +133,16 @@ func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	}
 	_, _ = rows[3*width+2*tw+1], rows[2*tw+1] // the last block reads columns up to 2tw+1 of each row
 	v, st := (*float32)(unsafe.Pointer(&vs[0][o])), int(stride/4)
+	if !winoAVX512 {
+		if n > 0 {
+			winoIn8((*float32)(unsafe.Pointer(&rows[0])), width, v, st, n)
+		}
+		if r := tw - n; r > 0 { // fewer than 8 left: columns 2n to 2tw+1
+			lo := min(2*r, 8)
+			winoIn8Tail((*float32)(unsafe.Pointer(&rows[2*n])), width, (*float32)(unsafe.Add(unsafe.Pointer(v), 4*n)), st, r, lo, 2*r-lo)
+		}
+		return tw
+	}
 	n16 := n / 16 * 16
 	if n16 > 0 {
 		winoInS((*float32)(unsafe.Pointer(&rows[0])), width, v, st, n16)

@@ -5,6 +5,9 @@ package cpu
 // winoAVX512 is false: Winograd's transforms run the Go loops.
 var winoAVX512 = false
 
+// winoAVX2 is false: no AVX2 loops either.
+var winoAVX2 = false
+
 // winoOutAsm does no tile: no assembly here.
 func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int { return 0 }
 

@@ -16,12 +16,16 @@ import (
 // every slice the assembly reads or writes (the padded rows, the V and M
 // planes, the output rows top and bottom) placed against a guard page at
 // its end and then at its start; the results bitwise the Go loops'
-// (winoAVX512 off), NaN, ±Inf and −0 in the inputs.
+// (winoAVX512 and winoAVX2 off), NaN, ±Inf and −0 in the inputs; the
+// AVX-512 loops and the AVX2 ones (the masked blocks of 8 tiles, input and
+// output) where the CPU has them.
 func TestWinoTailsGuarded(t *testing.T) {
-	if !winoAVX512 {
-		t.Skip("no AVX-512")
+	for _, mode := range winoAsmModes(t) {
+		t.Run(mode, func(t *testing.T) { winoTailsGuarded(t, mode) })
 	}
-	defer func(v bool) { winoAVX512 = v }(winoAVX512)
+}
+
+func winoTailsGuarded(t *testing.T, mode string) {
 	r := rand.New(rand.NewPCG(5, 6))
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), math.Float32frombits(0x7f800001)}
 	sprinkle := func(s []float32) {
@@ -44,8 +48,8 @@ func TestWinoTailsGuarded(t *testing.T) {
 					sprinkle(src)
 					stride := o + tw // tightest spacing: planes back to back
 					var outs [2][]float32
-					for i, asm := range []bool{true, false} {
-						winoAVX512 = asm
+					for i, m := range []string{mode, "go"} {
+						setWinoAsm(t, m)
 						guard, free := guardedCopies[float32](t, tail)
 						rows := guard(src)
 						v := guard(fill[float32](15*stride+o+tw, 77))
@@ -68,8 +72,8 @@ func TestWinoTailsGuarded(t *testing.T) {
 						msrc := make([]float32, 15*stride+o+tw)
 						sprinkle(msrc)
 						var tops, bots [2][]float32
-						for i, asm := range []bool{true, false} {
-							winoAVX512 = asm
+						for i, mm := range []string{mode, "go"} {
+							setWinoAsm(t, mm)
 							guard, free := guardedCopies[float32](t, tail)
 							m := guard(msrc)
 							var ms [16][]float32

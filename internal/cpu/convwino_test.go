@@ -222,12 +222,39 @@ func TestConvWinoRule(t *testing.T) {
 	winoForce = 0
 }
 
-// Winograd's assembly loops (winoAVX512) give the Go loops' bits.
-func TestConvWinoAsmMatchesGo(t *testing.T) {
-	if !winoAVX512 {
-		t.Skip("no AVX-512 loops on this machine or build")
+// winoAsmModes lists the assembly loops of Winograd's transforms this CPU
+// runs ("avx512", "avx2"; AVX2's where AVX-512's are too), skipping t
+// when there are none; setWinoAsm switches to one of them or to "go" (the
+// Go loops) until t ends.
+func winoAsmModes(t *testing.T) []string {
+	var modes []string
+	if winoAVX512 {
+		modes = append(modes, "avx512")
 	}
-	defer func(v bool) { winoAVX512 = v }(winoAVX512)
+	if winoAVX2 {
+		modes = append(modes, "avx2")
+	}
+	if len(modes) == 0 {
+		t.Skip("no assembly loops on this machine or build")
+	}
+	return modes
+}
+
+func setWinoAsm(t *testing.T, mode string) {
+	a512, a2 := winoAVX512, winoAVX2
+	t.Cleanup(func() { winoAVX512, winoAVX2 = a512, a2 })
+	winoAVX512, winoAVX2 = mode == "avx512", mode == "avx2"
+}
+
+// Winograd's assembly loops (winoAVX512, winoAVX2) give the Go loops'
+// bits.
+func TestConvWinoAsmMatchesGo(t *testing.T) {
+	for _, mode := range winoAsmModes(t) {
+		t.Run(mode, func(t *testing.T) { convWinoAsmMatchesGo(t, mode) })
+	}
+}
+
+func convWinoAsmMatchesGo(t *testing.T, asm string) {
 	wide, eights := 0, 0 // the geometries with a block of 16 tiles for the assembly, and with one of 8 (the input transform's)
 	for _, g := range winoGeoms() {
 		if min(g.WO, g.W) >= 32 {
@@ -244,15 +271,15 @@ func TestConvWinoAsmMatchesGo(t *testing.T) {
 				a, bias, size = normals[float32](r, size), nil, len(a)
 			}
 			var outs [2][]float32
-			for i, asm := range []bool{true, false} {
-				winoAVX512 = asm
+			for i, m := range []string{asm, "go"} {
+				setWinoAsm(t, m)
 				outs[i] = make([]float32, size)
 				if _, err := convWino(&g, mode, gemmProduct[float32], outs[i], a, w, bias); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if !slices.Equal(bitsOf(outs[0]), bitsOf(outs[1])) {
-				t.Fatalf("%+v, mode %d: assembly and Go loops differ", g, mode)
+				t.Fatalf("%+v, mode %d: %s assembly and Go loops differ", g, mode, asm)
 			}
 		}
 	}
