@@ -3,6 +3,7 @@
 package gemm
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -97,4 +98,40 @@ func panics(f func()) (p bool) {
 	defer func() { p = recover() != nil }()
 	f()
 	return false
+}
+
+// TestInterleave6Guarded: the AVX2 kernels' 6-row A panels (interleave
+// with st = 6: interleaveS6 for whole blocks of 8 columns, the Go loop for
+// the rest), src exactly its 6 rows (ld apart, the last kb long) and dst
+// exactly 6·kb elements, each against a guard page (end, then start); every
+// element alpha·v as the scalar loop rounds it, NaN payloads, ±Inf and
+// −0 among the values.
+func TestInterleave6Guarded(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	specials := []float32{float32(math.NaN()), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00123), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}
+	for _, tail := range []bool{true, false} {
+		for kb := 1; kb <= 41; kb++ {
+			for _, alpha := range []float32{1, -0.5, 3} {
+				ld := kb + r.IntN(3)
+				src, f1 := guardedSlice[float32](t, 5*ld+kb, tail)
+				copy(src, randSlice[float32](r, len(src)))
+				for range 4 {
+					src[r.IntN(len(src))] = specials[r.IntN(len(specials))]
+				}
+				dst, f2 := guardedSlice[float32](t, 6*kb, tail)
+				interleave(dst, 6, src, ld, 0, 6, 0, kb, alpha)
+				for p := 0; p < kb; p++ {
+					for j := 0; j < 6; j++ {
+						v := src[j*ld+p]
+						want := alpha * v
+						if math.Float32bits(dst[p*6+j]) != math.Float32bits(want) {
+							t.Fatalf("kb %d ld %d α %v tail %v: dst[%d] = %#x, want %#x", kb, ld, alpha, tail, p*6+j, math.Float32bits(dst[p*6+j]), math.Float32bits(want))
+						}
+					}
+				}
+				f1()
+				f2()
+			}
+		}
+	}
 }

@@ -521,6 +521,18 @@ func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha
 		}
 	}
 	for ; j+6 <= rows; j += 6 { // the AVX2 kernels' panels
+		if st == 6 && kb >= 8 {
+			_, _ = dst[j+(kb-1)*6+5], x[(r0+j+5)*ld+p0+kb-1]
+			done := interleave6(dst[j:], x[(r0+j)*ld+p0:], ld, kb, alpha)
+			for r := 0; done > 0 && r < 6; r++ {
+				for p, v := range x[(r0+j+r)*ld+p0+done:][:kb-done] {
+					dst[(done+p)*6+j+r] = alpha * v
+				}
+			}
+			if done > 0 {
+				continue
+			}
+		}
 		s0 := x[(r0+j)*ld+p0:][:kb]
 		s1, s2, s3 := x[(r0+j+1)*ld+p0:][:len(s0)], x[(r0+j+2)*ld+p0:][:len(s0)], x[(r0+j+3)*ld+p0:][:len(s0)]
 		s4, s5 := x[(r0+j+4)*ld+p0:][:len(s0)], x[(r0+j+5)*ld+p0:][:len(s0)]

@@ -169,6 +169,27 @@ func interleavePtrsS8(dst *float32, st int, rows *unsafe.Pointer, kb int, alpha 
 //go:noescape
 func interleavePtrsD4(dst *float64, st int, rows *unsafe.Pointer, kb int, alpha float64)
 
+// interleaveS6 transposes 6 rows into a panel of 6 (the AVX2 kernels'
+// packed A) with AVX: for r < 6 and p < kb, a multiple of 8,
+// dst[p·6+r] = alpha·src[r·ld+p], writing dst[:6·kb] alone.
+//
+//go:noescape
+func interleaveS6(dst *float32, src *float32, ld, kb int, alpha float32)
+
+// interleave6 runs interleaveS6 on the first kb/8·8 columns of 6 rows
+// from src[0] into dst (a panel of 6 rows: st = 6) and returns how many
+// columns it did: 0 for float64 or without AVX2. The caller has checked
+// that dst and src hold every element read and written.
+func interleave6[T Float](dst []T, src []T, ld, kb int, alpha T) int {
+	kv := kb / 8 * 8
+	d, ok := any(dst).([]float32)
+	if !hasAVX2 || !ok || kv == 0 {
+		return 0
+	}
+	interleaveS6(&d[0], &any(src).([]float32)[0], ld, kv, any(alpha).(float32))
+	return kv
+}
+
 // interleaveRows is the number of rows interleaveBlock takes for T, 0 when
 // the CPU has no AVX2 (the portable loops do it all).
 func interleaveRows[T Float]() int {

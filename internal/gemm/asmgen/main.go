@@ -78,6 +78,7 @@ func main() {
 		gen(&s, k)
 	}
 	interleaveS8(&s, false)
+	interleaveS6(&s)
 	interleaveD4(&s, false)
 	interleaveS8(&s, true)
 	interleaveD4(&s, true)
@@ -363,6 +364,63 @@ func interleaveS8(s *strings.Builder, ptrs bool) {
 	}
 	w("ADDQ AX, DI")
 	w("ADDQ AX, DX")
+	loopEnd(s, name)
+}
+
+// interleaveS6 writes func interleaveS6(dst *float32, src *float32, ld,
+// kb int, alpha float32): for the 6 rows src[r·ld:], r < 6, and p < kb
+// (a multiple of 8), dst[p·6+r] = alpha·src[r·ld+p] (the AVX2 kernels'
+// packed A, whose 6-row panels interleaveS8's 8 rows do not fit): 6×8
+// blocks transposed as interleaveS8's 8×8 with two rows of zeros, each
+// p's 8 lanes stored 6 floats after the last (the next store overwrites
+// the 2 zeros; the block's last p stores 6 floats alone), so that dst[0 :
+// 6·kb] alone is written.
+func interleaveS6(s *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(s, "\t"+f+"\n", a...) }
+	name := "interleaveS6"
+	fmt.Fprintf(s, "\n// func %s(dst *float32, src *float32, ld, kb int, alpha float32)\nTEXT ·%s(SB), NOSPLIT, $0-36\n", name, name)
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ src+8(FP), SI")
+	w("MOVQ ld+16(FP), R8")
+	w("MOVQ kb+24(FP), CX")
+	w("SHLQ $2, R8")
+	w("LEAQ (R8)(R8*2), R9")
+	w("LEAQ (SI)(R8*4), BX") // rows 4-5
+	w("SHRQ $3, CX")
+	w("TESTQ CX, CX")
+	w("JEQ %s_done", name)
+	fmt.Fprintf(s, "%s_loop:\n", name)
+	w("VBROADCASTSS alpha+32(FP), Y15")
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(BX)", "(BX)(R8*1)"}
+	for r, a := range rows {
+		w("VMULPS %s, Y15, Y%d", a, r)
+	}
+	for i := 0; i < 3; i++ {
+		w("VUNPCKLPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 8+2*i)
+		w("VUNPCKHPS Y%d, Y%d, Y%d", 2*i+1, 2*i, 9+2*i)
+	}
+	w("VXORPS Y14, Y14, Y14") // the unpacked rows 6 and 7
+	w("VSHUFPS $0x44, Y10, Y8, Y0")
+	w("VSHUFPS $0xEE, Y10, Y8, Y1")
+	w("VSHUFPS $0x44, Y11, Y9, Y2")
+	w("VSHUFPS $0xEE, Y11, Y9, Y3")
+	w("VSHUFPS $0x44, Y14, Y12, Y4")
+	w("VSHUFPS $0xEE, Y14, Y12, Y5")
+	w("VSHUFPS $0x44, Y14, Y13, Y6")
+	w("VSHUFPS $0xEE, Y14, Y13, Y7")
+	for q := 0; q < 4; q++ {
+		w("VPERM2F128 $0x20, Y%d, Y%d, Y%d", q+4, q, 8+q)
+		w("VPERM2F128 $0x31, Y%d, Y%d, Y%d", q+4, q, 12+q)
+	}
+	for q := 0; q < 7; q++ {
+		w("VMOVUPS Y%d, %d(DI)", 8+q, 24*q)
+	}
+	w("VMOVUPS X15, 168(DI)")
+	w("VEXTRACTF128 $1, Y15, X15")
+	w("VMOVQ X15, 184(DI)")
+	w("ADDQ $32, SI")
+	w("ADDQ $32, BX")
+	w("ADDQ $192, DI")
 	loopEnd(s, name)
 }
 
