@@ -22,21 +22,39 @@ func avgOneS(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
 //go:noescape
 func avgOneD(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
 
+// avgOne2S and avgOne2D are avgOneS and avgOneD in AVX2: 8·groups
+// (float32) or 4·groups (float64) planes, tmp rows of 8 or 4 elements.
+//
+//go:noescape
+func avgOne2S(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
+
+//go:noescape
+func avgOne2D(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
+
 // avgOneChunk is about the most elements of x one call of avgOneS or
 // avgOneD reads.
 const avgOneChunk = 1 << 18
 
-// avgOneAVX512 enables avgOneS and avgOneD (tests switch it off).
-var avgOneAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+// avgOneAVX512 enables avgOneS and avgOneD, and avgOneAVX2 avgOne2S and
+// avgOne2D where avgOneAVX512 is off (tests switch them off).
+var (
+	avgOneAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+	avgOneAVX2   = cpu.X86.HasAVX2
+)
 
 // avgOneLanes is the number of planes avgOneVec takes a step for T: 16
-// in float32 and 8 in float64 with AVX-512, else 0 (the Go loops do every
-// plane).
+// in float32 and 8 in float64 with AVX-512, 8 and 4 with AVX2, else 0
+// (the Go loops do every plane).
 func avgOneLanes[T Float](hw int) int {
-	if !avgOneAVX512 || hw <= 0 {
+	switch {
+	case hw <= 0:
 		return 0
+	case avgOneAVX512:
+		return int(64 / unsafe.Sizeof(T(0)))
+	case avgOneAVX2:
+		return int(32 / unsafe.Sizeof(T(0)))
 	}
-	return int(64 / unsafe.Sizeof(T(0)))
+	return 0
 }
 
 // avgOneVec is avgPoolOne's loop for avgOneLanes·groups planes from x
@@ -54,10 +72,15 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 	per := max(1, avgOneChunk/(lanes*hw))
 	for g0 := 0; g0 < groups; g0 += per {
 		n, o, xs := min(per, groups-g0), out[g0*lanes:], x[g0*lanes*hw:]
-		if lanes == 16 {
+		switch f32 := unsafe.Sizeof(T(0)) == 4; {
+		case avgOneAVX512 && f32:
 			avgOneS(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
-			continue
+		case avgOneAVX512:
+			avgOneD(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
+		case f32:
+			avgOne2S(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
+		default:
+			avgOne2D(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
 		}
-		avgOneD(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
 	}
 }

@@ -12,6 +12,9 @@
 // planes at tmp + 64·e; then each window row's sum from +0 in column order,
 // the rows' sums from +0 in row order, divided by d: the Go loop's
 // additions, in its order and with its operand order, lane by lane.
+// avgOne2S and avgOne2D are the same in AVX2 (8 float32 or 4 float64
+// planes a step, VMASKMOVPS/PD for a plane's last block, tmp rows of 32
+// bytes), for CPUs without AVX-512.
 
 // func avgOneS(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
 TEXT ·avgOneS(SB), NOSPLIT, $0-84
@@ -478,5 +481,303 @@ divD:
 	SHRQ $3, R9 // one plane's bytes
 	DECQ CX
 	JNZ groupD
+	VZEROUPPER
+	RET
+
+// avgOne2Mask: 32 bytes on, then 32 off; the mask of the first n bytes
+// (a multiple of 4, at most 32) is the 32 bytes from avgOne2Mask + 32 − n.
+DATA avgOne2Mask<>+0(SB)/8, $-1
+DATA avgOne2Mask<>+8(SB)/8, $-1
+DATA avgOne2Mask<>+16(SB)/8, $-1
+DATA avgOne2Mask<>+24(SB)/8, $-1
+DATA avgOne2Mask<>+32(SB)/8, $0
+DATA avgOne2Mask<>+40(SB)/8, $0
+DATA avgOne2Mask<>+48(SB)/8, $0
+DATA avgOne2Mask<>+56(SB)/8, $0
+GLOBL avgOne2Mask<>(SB), RODATA|NOPTR, $64
+
+// func avgOne2S(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
+TEXT ·avgOne2S(SB), NOSPLIT, $0-84
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ tmp+16(FP), R15
+	MOVQ groups+24(FP), CX
+	MOVQ hw+32(FP), R8
+	// DX: the mask of the last block's elements (hw mod 8, or 8).
+	MOVQ R8, AX
+	ANDQ $7, AX
+	JNZ mask2S
+	MOVQ $8, AX
+mask2S:
+	SHLQ $2, AX
+	NEGQ AX
+	LEAQ avgOne2Mask<>+32(SB), DX
+	ADDQ AX, DX // the mask's address
+	MOVQ R8, R9
+	SHLQ $2, R9 // plane stride in bytes
+
+group2S:
+	// Transpose the planes' blocks into tmp.
+	MOVQ SI, R10 // block start in plane 0
+	MOVQ R15, R11 // tmp at the block
+	MOVQ R8, R12 // elements left
+block2S:
+	CMPQ R12, $8
+	JLE last2S
+	VMOVUPS (R10), Y0
+	LEAQ (R10)(R9*1), R13
+	VMOVUPS (R13), Y1
+	ADDQ R9, R13
+	VMOVUPS (R13), Y2
+	ADDQ R9, R13
+	VMOVUPS (R13), Y3
+	ADDQ R9, R13
+	VMOVUPS (R13), Y4
+	ADDQ R9, R13
+	VMOVUPS (R13), Y5
+	ADDQ R9, R13
+	VMOVUPS (R13), Y6
+	ADDQ R9, R13
+	VMOVUPS (R13), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 0(R11)
+	VMOVUPS Y9, 32(R11)
+	VMOVUPS Y10, 64(R11)
+	VMOVUPS Y11, 96(R11)
+	VMOVUPS Y12, 128(R11)
+	VMOVUPS Y13, 160(R11)
+	VMOVUPS Y14, 192(R11)
+	VMOVUPS Y15, 224(R11)
+	ADDQ $32, R10
+	ADDQ $256, R11
+	SUBQ $8, R12
+	JMP block2S
+last2S:
+	VMOVDQU (DX), Y15 // (the transpose overwrites it)
+	VMASKMOVPS (R10), Y15, Y0
+	LEAQ (R10)(R9*1), R13
+	VMASKMOVPS (R13), Y15, Y1
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y2
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y3
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y4
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y5
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y6
+	ADDQ R9, R13
+	VMASKMOVPS (R13), Y15, Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 0(R11)
+	VMOVUPS Y9, 32(R11)
+	VMOVUPS Y10, 64(R11)
+	VMOVUPS Y11, 96(R11)
+	VMOVUPS Y12, 128(R11)
+	VMOVUPS Y13, 160(R11)
+	VMOVUPS Y14, 192(R11)
+	VMOVUPS Y15, 224(R11)
+	// The window's sums from tmp.
+	MOVQ w+40(FP), R9
+	SHLQ $5, R9 // a row of tmp, in bytes
+	MOVQ r0+48(FP), BX
+	MOVQ r1+56(FP), R12
+	MOVQ c0+64(FP), R13
+	MOVQ c1+72(FP), R14
+	VXORPS Y0, Y0, Y0 // the rows' sum
+	MOVQ BX, R10
+	IMULQ R9, R10
+	ADDQ R15, R10
+	SHLQ $5, R13
+	SHLQ $5, R14
+row2S:
+	CMPQ BX, R12
+	JGE div2S
+	VXORPS Y1, Y1, Y1 // this row's sum
+	MOVQ R13, R11
+col2S:
+	CMPQ R11, R14
+	JGE rowDone2S
+	VADDPS (R10)(R11*1), Y1, Y1
+	ADDQ $32, R11
+	JMP col2S
+rowDone2S:
+	VADDPS Y1, Y0, Y0
+	ADDQ R9, R10
+	INCQ BX
+	JMP row2S
+div2S:
+	VBROADCASTSS d+80(FP), Y2
+	VDIVPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	MOVQ hw+32(FP), R9
+	SHLQ $5, R9 // 8 planes, in bytes
+	ADDQ R9, SI
+	SHRQ $3, R9 // one plane's bytes
+	DECQ CX
+	JNZ group2S
+	VZEROUPPER
+	RET
+
+// func avgOne2D(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
+TEXT ·avgOne2D(SB), NOSPLIT, $0-88
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ tmp+16(FP), R15
+	MOVQ groups+24(FP), CX
+	MOVQ hw+32(FP), R8
+	// DX: the mask of the last block's elements (hw mod 4, or 4).
+	MOVQ R8, AX
+	ANDQ $3, AX
+	JNZ mask2D
+	MOVQ $4, AX
+mask2D:
+	SHLQ $3, AX
+	NEGQ AX
+	LEAQ avgOne2Mask<>+32(SB), DX
+	ADDQ AX, DX // the mask's address
+	MOVQ R8, R9
+	SHLQ $3, R9 // plane stride in bytes
+
+group2D:
+	// Transpose the planes' blocks into tmp.
+	MOVQ SI, R10 // block start in plane 0
+	MOVQ R15, R11 // tmp at the block
+	MOVQ R8, R12 // elements left
+block2D:
+	CMPQ R12, $4
+	JLE last2D
+	VMOVUPD (R10), Y0
+	LEAQ (R10)(R9*1), R13
+	VMOVUPD (R13), Y1
+	ADDQ R9, R13
+	VMOVUPD (R13), Y2
+	ADDQ R9, R13
+	VMOVUPD (R13), Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VPERM2F128 $0x20, Y7, Y5, Y9
+	VPERM2F128 $0x31, Y6, Y4, Y10
+	VPERM2F128 $0x31, Y7, Y5, Y11
+	VMOVUPD Y8, 0(R11)
+	VMOVUPD Y9, 32(R11)
+	VMOVUPD Y10, 64(R11)
+	VMOVUPD Y11, 96(R11)
+	ADDQ $32, R10
+	ADDQ $128, R11
+	SUBQ $4, R12
+	JMP block2D
+last2D:
+	VMOVDQU (DX), Y15 // (the transpose overwrites it)
+	VMASKMOVPD (R10), Y15, Y0
+	LEAQ (R10)(R9*1), R13
+	VMASKMOVPD (R13), Y15, Y1
+	ADDQ R9, R13
+	VMASKMOVPD (R13), Y15, Y2
+	ADDQ R9, R13
+	VMASKMOVPD (R13), Y15, Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y8
+	VPERM2F128 $0x20, Y7, Y5, Y9
+	VPERM2F128 $0x31, Y6, Y4, Y10
+	VPERM2F128 $0x31, Y7, Y5, Y11
+	VMOVUPD Y8, 0(R11)
+	VMOVUPD Y9, 32(R11)
+	VMOVUPD Y10, 64(R11)
+	VMOVUPD Y11, 96(R11)
+	// The window's sums from tmp.
+	MOVQ w+40(FP), R9
+	SHLQ $5, R9 // a row of tmp, in bytes
+	MOVQ r0+48(FP), BX
+	MOVQ r1+56(FP), R12
+	MOVQ c0+64(FP), R13
+	MOVQ c1+72(FP), R14
+	VXORPS Y0, Y0, Y0 // the rows' sum
+	MOVQ BX, R10
+	IMULQ R9, R10
+	ADDQ R15, R10
+	SHLQ $5, R13
+	SHLQ $5, R14
+row2D:
+	CMPQ BX, R12
+	JGE div2D
+	VXORPS Y1, Y1, Y1 // this row's sum
+	MOVQ R13, R11
+col2D:
+	CMPQ R11, R14
+	JGE rowDone2D
+	VADDPD (R10)(R11*1), Y1, Y1
+	ADDQ $32, R11
+	JMP col2D
+rowDone2D:
+	VADDPD Y1, Y0, Y0
+	ADDQ R9, R10
+	INCQ BX
+	JMP row2D
+div2D:
+	VBROADCASTSD d+80(FP), Y2
+	VDIVPD Y2, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ $32, DI
+	MOVQ hw+32(FP), R9
+	SHLQ $5, R9 // 4 planes, in bytes
+	ADDQ R9, SI
+	SHRQ $2, R9 // one plane's bytes
+	DECQ CX
+	JNZ group2D
 	VZEROUPPER
 	RET

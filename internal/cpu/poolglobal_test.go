@@ -49,14 +49,21 @@ func testAvgPoolOne[T Float](t *testing.T) {
 // the general loops bitwise (−0 included, and NaN payloads but in the
 // race detector's build, whose Go loops may order an addition's operands
 // otherwise), with and without AVX2 (the reference's division and sums)
-// and AVX-512 (the transposing kernels), and across GOMAXPROCS.
+// and AVX-512 or AVX2 (the transposing kernels), and across GOMAXPROCS.
 func TestAvgPoolOne(t *testing.T) {
 	withAVX2(t, &avgAVX2, func(t *testing.T) {
-		saved := avgOneAVX512
-		defer func() { avgOneAVX512 = saved }()
-		for _, on := range []bool{false, saved} {
-			avgOneAVX512 = on
-			t.Run(fmt.Sprint("avx512=", on), func(t *testing.T) {
+		s512, s2 := avgOneAVX512, avgOneAVX2
+		defer func() { avgOneAVX512, avgOneAVX2 = s512, s2 }()
+		modes := [][2]bool{{false, false}} // AVX-512, AVX2
+		if s512 {
+			modes = append(modes, [2]bool{true, false})
+		}
+		if s2 {
+			modes = append(modes, [2]bool{false, true})
+		}
+		for _, k := range modes {
+			avgOneAVX512, avgOneAVX2 = k[0], k[1]
+			t.Run(fmt.Sprintf("avx512=%v/avx2=%v", k[0], k[1]), func(t *testing.T) {
 				t.Run("float32", testAvgPoolOne[float32])
 				t.Run("float64", testAvgPoolOne[float64])
 			})
