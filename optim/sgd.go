@@ -133,10 +133,10 @@ func sgdUpdate[T float](p, g, buf *tensor.Dense, first bool, o SGDOpts) {
 		bs = elems[T](buf)
 	}
 	wd, mom, damp1, negLR := T(o.WeightDecay), T(o.Momentum), T(1-o.Dampening), T(-o.LR)
-	vec := bs != nil && !first && !o.Nesterov && !o.Maximize
+	vec := bs != nil && !o.Nesterov && !o.Maximize
 	par.ForGrains(len(ps), grain, func(lo, hi int) { // elementwise: bitwise the same for any GOMAXPROCS
 		if vec {
-			lo += sgdMomVec(ps[lo:hi], gs[lo:hi], bs[lo:hi], wd, mom, damp1, negLR, o.WeightDecay != 0)
+			lo += sgdMomVec(ps[lo:hi], gs[lo:hi], bs[lo:hi], wd, mom, damp1, negLR, o.WeightDecay != 0, first)
 		}
 		for j := lo; j < hi; j++ {
 			d := gs[j]

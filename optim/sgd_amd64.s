@@ -17,10 +17,22 @@
 	ADDQ $32, DX \
 	DECQ CX
 
-// func sgdMomS(param, grad, buf *float32, blocks int, wd, mom, damp1, negLR float32, decay int)
-// For each block of 8 floats: d = fma(wd, p, g) (d = g when decay is 0),
-// b = fma(damp1, d, b·mom), p = fma(negLR, b, p); torch's SGD step with
-// momentum, each VFMADD231PS rounded once.
+// UPDATEFIRST is UPDATE for a new buffer (torch's buf = clone(d)): b = d,
+// p = fma(negLR, b, p).
+#define UPDATEFIRST \
+	VMOVUPS Y1, (DX) \
+	VFMADD231PS Y1, Y15, Y0 \
+	VMOVUPS Y0, (DI) \
+	ADDQ $32, DI \
+	ADDQ $32, SI \
+	ADDQ $32, DX \
+	DECQ CX
+
+// func sgdMomS(param, grad, buf *float32, blocks int, wd, mom, damp1, negLR float32, flags int)
+// For each block of 8 floats: d = fma(wd, p, g) (d = g without decay,
+// flags bit 0), b = fma(damp1, d, b·mom) (b = d on the first step, flags
+// bit 1), p = fma(negLR, b, p); torch's SGD step with momentum, each
+// VFMADD231PS rounded once.
 TEXT ·sgdMomS(SB), NOSPLIT, $0-56
 	MOVQ param+0(FP), DI
 	MOVQ grad+8(FP), SI
@@ -30,9 +42,21 @@ TEXT ·sgdMomS(SB), NOSPLIT, $0-56
 	VBROADCASTSS mom+36(FP), Y13
 	VBROADCASTSS damp1+40(FP), Y14
 	VBROADCASTSS negLR+44(FP), Y15
-	MOVQ decay+48(FP), AX
-	TESTQ AX, AX
-	JEQ plain
+	MOVQ flags+48(FP), AX
+	CMPQ AX, $1
+	JEQ withdecay
+	CMPQ AX, $2
+	JEQ first
+	CMPQ AX, $3
+	JEQ firstdecay
+
+plain:
+	TESTQ CX, CX
+	JEQ done
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), Y1
+	UPDATE
+	JMP plain
 
 withdecay:
 	TESTQ CX, CX
@@ -43,13 +67,22 @@ withdecay:
 	UPDATE
 	JMP withdecay
 
-plain:
+first:
 	TESTQ CX, CX
 	JEQ done
 	VMOVUPS (DI), Y0
 	VMOVUPS (SI), Y1
-	UPDATE
-	JMP plain
+	UPDATEFIRST
+	JMP first
+
+firstdecay:
+	TESTQ CX, CX
+	JEQ done
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), Y1
+	VFMADD231PS Y0, Y12, Y1 // d = wd·p + g
+	UPDATEFIRST
+	JMP firstdecay
 
 done:
 	VZEROUPPER

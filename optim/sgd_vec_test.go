@@ -7,7 +7,8 @@ import (
 )
 
 // TestSGDMomVec compares sgdMomVec (the AVX2 kernel on amd64) with the
-// Go loop's fma32 bit for bit, with and without weight decay, on random
+// Go loop's fma32 bit for bit, with and without weight decay, on the
+// first step (a new buffer) and after, on random
 // values of many magnitudes with zeros of both signs, subnormals,
 // infinities and NaNs, over lengths around the 8-float register.
 func TestSGDMomVec(t *testing.T) {
@@ -22,7 +23,8 @@ func TestSGDMomVec(t *testing.T) {
 	}
 	done := 0
 	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 64, 1003} {
-		for _, decay := range []bool{false, true} {
+		for _, flags := range []int{0, 1, 2, 3} {
+			decay, first := flags&1 != 0, flags&2 != 0
 			ps, gs, bs := make([]float32, n), make([]float32, n), make([]float32, n)
 			for i := range ps {
 				ps[i], gs[i], bs[i] = value(), value(), value()
@@ -37,17 +39,21 @@ func TestSGDMomVec(t *testing.T) {
 				if decay {
 					d = fma(wd, wp[j], d)
 				}
-				wb[j] = fma(damp1, d, wb[j]*mom)
+				if first {
+					wb[j] = d
+				} else {
+					wb[j] = fma(damp1, d, wb[j]*mom)
+				}
 				wp[j] = fma(negLR, wb[j], wp[j])
 			}
 			k := 0
 			if n > 0 {
-				k = sgdMomVec(ps, gs, bs, wd, mom, damp1, negLR, decay)
+				k = sgdMomVec(ps, gs, bs, wd, mom, damp1, negLR, decay, first)
 			}
 			done += k
 			for j := 0; j < k; j++ {
 				if math.Float32bits(ps[j]) != math.Float32bits(wp[j]) || math.Float32bits(bs[j]) != math.Float32bits(wb[j]) {
-					t.Fatalf("n %d, decay %v, element %d: p %v b %v, Go loop p %v b %v", n, decay, j, ps[j], bs[j], wp[j], wb[j])
+					t.Fatalf("n %d, decay %v, first %v, element %d: p %v b %v, Go loop p %v b %v", n, decay, first, j, ps[j], bs[j], wp[j], wb[j])
 				}
 			}
 			if k > n || k%8 != 0 {
