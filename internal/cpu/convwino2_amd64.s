@@ -5,8 +5,9 @@
 // Winograd's output and input transforms (convwino.go, winoOutputRow and
 // winoInputRow) on 8 tiles a step in AVX2, float32, for CPUs without
 // AVX-512 (convwino_amd64.s): the same additions and subtractions in the
-// Go loops' order and operand order (so the same bits, NaN payloads
-// included), a row's last block of fewer than 8 tiles under VMASKMOVPS
+// Go loops' order and operand order (so the same bits; a NaN's payload
+// may differ where an operation meets two NaNs, whose operands the Go
+// compiler may order otherwise, as in convwino_amd64.s), a row's last block of fewer than 8 tiles under VMASKMOVPS
 // masks (lanes off neither read nor written).
 
 // wino2Mask: 8 lanes on, then 8 off; the mask of the first n lanes (0 ≤ n

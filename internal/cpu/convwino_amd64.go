@@ -61,8 +61,11 @@ func winoOutSTail(m *float32, stride int, top, bottom *float32, lanes, outs uint
 // row whose two columns are in the image, when it can (winoOutputRow's
 // arguments, the ξ planes stride elements apart), and returns how many
 // tiles it did: all of those (whole blocks of 16, then a masked block of
-// the rest), float32 only. Its sums are the Go loop's, in the same order
-// (no fused multiply-add), so the bits are too.
+// the rest; without AVX-512, winoOut8 on blocks of 8, then winoOut8Tail),
+// float32 only. Its sums are the Go loop's, in the same order (no fused
+// multiply-add), so the bits are too (a NaN's payload aside where an
+// addition meets two NaNs: the Go compiler may order those operands
+// otherwise).
 func winoOutAsm[T Float](ms *[16][]T, o, tw, stride int, top, bottom []T) int {
 	n := min(tw, len(top)/2)
 	if !winoAVX512 && !winoAVX2 || unsafe.Sizeof(T(0)) != 4 || n == 0 {
@@ -115,9 +118,10 @@ func winoInS8Tail(rows *float32, width int, v *float32, stride int, cols, tiles 
 // winoInAsm runs winoInS, then winoInS8, then winoInS8Tail, on the
 // tiles of a tile row when it can (winoInputRow's arguments, the ξ planes
 // equally spaced) and returns how many tiles it did: all of them (whole
-// blocks of 16, then one of 8, then a masked block of the rest), float32
-// only. Its sums are the Go loop's, in the same order, so the bits are
-// too.
+// blocks of 16, then one of 8, then a masked block of the rest; without
+// AVX-512, winoIn8 on blocks of 8, then winoIn8Tail), float32 only. Its
+// sums are the Go loop's, in the same order, so the bits are too (a NaN's
+// payload aside where an addition meets two NaNs).
 func winoInAsm[T Float](rows []T, width int, vs *[16][]T, o, tw int) int {
 	n := tw / 8 * 8
 	if !winoAVX512 && !winoAVX2 || unsafe.Sizeof(T(0)) != 4 || tw == 0 {

@@ -12,7 +12,8 @@ func oneWindow(g *Pool2dGeom) bool { return g.Rows.Out() == 1 && g.Cols.Out() ==
 // avgPoolOne is AvgPool for one output per plane (Step 1), d its divisor:
 // each input row's window sum from 0 in column order, those from 0 in
 // row order, divided by d, as the two passes. On amd64 with AVX-512, 16
-// planes (8 in float64) at a time, one a lane (avgOneVec); the rest four
+// planes (8 in float64) at a time, one a lane (avgOneVec), with AVX2 8
+// (4); the rest four
 // planes at a time, their four sums interleaved (independent chains, each
 // in its order).
 func avgPoolOne[T Float](g *Pool2dGeom, d T, x, out []T) {

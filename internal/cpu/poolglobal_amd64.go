@@ -31,8 +31,8 @@ func avgOne2S(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32
 //go:noescape
 func avgOne2D(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
 
-// avgOneChunk is about the most elements of x one call of avgOneS or
-// avgOneD reads.
+// avgOneChunk is about the most elements of x one call of avgOneS,
+// avgOneD, avgOne2S or avgOne2D reads.
 const avgOneChunk = 1 << 18
 
 // avgOneAVX512 enables avgOneS and avgOneD, and avgOneAVX2 avgOne2S and

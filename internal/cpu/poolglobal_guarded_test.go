@@ -9,7 +9,7 @@ import (
 )
 
 // TestAvgPoolOneGuarded: AvgPool with one output per plane (the AVX-512
-// kernels where the CPU has them) on inputs that end, and then start,
+// or AVX2 kernels where the CPU has them) on inputs that end, and then start,
 // against a guard page, planes of sizes that leave a short last block:
 // no read outside x, and the bits of the same call on an ordinary slice.
 func TestAvgPoolOneGuarded(t *testing.T) {

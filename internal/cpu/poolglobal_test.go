@@ -63,7 +63,8 @@ func TestAvgPoolOne(t *testing.T) {
 		}
 		for _, k := range modes {
 			avgOneAVX512, avgOneAVX2 = k[0], k[1]
-			t.Run(fmt.Sprintf("avx512=%v/avx2=%v", k[0], k[1]), func(t *testing.T) {
+			name := map[[2]bool]string{{false, false}: "go", {true, false}: "avgone512", {false, true}: "avgone2"}[k]
+			t.Run("kernel="+name, func(t *testing.T) {
 				t.Run("float32", testAvgPoolOne[float32])
 				t.Run("float64", testAvgPoolOne[float64])
 			})

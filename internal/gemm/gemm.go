@@ -491,7 +491,8 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 
 // interleave writes dst[p·st+j] = alpha·x[(r0+j)·ld+p0+p] for j < rows,
 // p < kb: rows of x become columns of a panel. Eight rows at a time, then
-// four, then one, without bounds checks in the inner loops: one strided
+// six (into a panel of 6, AVX2's, by interleaveS6), then four, then one,
+// without bounds checks in the inner loops: one strided
 // scalar store per element, row by row, was the packing's bottleneck.
 func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha T) {
 	j := 0

@@ -57,8 +57,8 @@ func kernS256(kc int, a, b, c *float32, ldb, ldc int, overwrite bool)
 func kernD256(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
 // kernS256r2 … kernD256hr4 are the AVX2 kernels' edge kernels: the first
-// 2 or 4 rows of their tile (a power-of-two number of rows is 4 more than
-// a multiple of 6), and those of their first vector of columns (6, 2 or 4
+// 2 or 4 rows of their tile (a power-of-two number of rows of 4 or more
+// leaves 2 or 4 over a multiple of 6), and those of their first vector of columns (6, 2 or 4
 // rows), reading the same packed A and B, bitwise those rows and columns
 // of the full tile.
 //
