@@ -1,4 +1,13 @@
 # writes internal/cpu/poolglobal_amd64.s (float32 and float64 kernels)
+
+def header(w, name, f64):
+    """Writes func name's signature and loads its arguments: DI out, SI x,
+    R15 tmp, CX groups, R8 hw. Returns name."""
+    w(f"// func {name}(out, x, tmp *float{64 if f64 else 32}, groups, hw, w, r0, r1, c0, c1 int, d float{64 if f64 else 32})")
+    w(f"TEXT ·{name}(SB), NOSPLIT, $0-{88 if f64 else 84}")
+    w("\tMOVQ out+0(FP), DI\n\tMOVQ x+8(FP), SI\n\tMOVQ tmp+16(FP), R15\n\tMOVQ groups+24(FP), CX\n\tMOVQ hw+32(FP), R8")
+    return name
+
 def kernel(f64):
     L = 8 if f64 else 16
     sfx = "D" if f64 else "S"
@@ -6,10 +15,7 @@ def kernel(f64):
     mov = "VMOVUPD" if f64 else "VMOVUPS"
     out = []
     w = out.append
-    name = "avgOne" + sfx
-    w(f"// func {name}(out, x, tmp *float{64 if f64 else 32}, groups, hw, w, r0, r1, c0, c1 int, d float{64 if f64 else 32})")
-    w(f"TEXT ·{name}(SB), NOSPLIT, $0-{88 if f64 else 84}")
-    w("\tMOVQ out+0(FP), DI\n\tMOVQ x+8(FP), SI\n\tMOVQ tmp+16(FP), R15\n\tMOVQ groups+24(FP), CX\n\tMOVQ hw+32(FP), R8")
+    name = header(w, "avgOne" + sfx, f64)
     w(f"\t// K2: the last block's elements (hw mod {L}, or {L}).")
     w(f"\tMOVQ R8, AX\n\tANDQ ${L-1}, AX\n\tJNZ mask{sfx}\n\tMOVQ ${L}, AX")
     w(f"mask{sfx}:")
@@ -94,10 +100,7 @@ def kernel2(f64):
     mmov = "VMASKMOVPD" if f64 else "VMASKMOVPS"
     out = []
     w = out.append
-    name = "avgOne2" + sfx
-    w(f"// func {name}(out, x, tmp *float{64 if f64 else 32}, groups, hw, w, r0, r1, c0, c1 int, d float{64 if f64 else 32})")
-    w(f"TEXT ·{name}(SB), NOSPLIT, $0-{88 if f64 else 84}")
-    w("\tMOVQ out+0(FP), DI\n\tMOVQ x+8(FP), SI\n\tMOVQ tmp+16(FP), R15\n\tMOVQ groups+24(FP), CX\n\tMOVQ hw+32(FP), R8")
+    name = header(w, "avgOne2" + sfx, f64)
     w(f"\t// DX: the mask of the last block's elements (hw mod {L}, or {L}).")
     w(f"\tMOVQ R8, AX\n\tANDQ ${L-1}, AX\n\tJNZ mask2{sfx}\n\tMOVQ ${L}, AX")
     w(f"mask2{sfx}:")

@@ -503,17 +503,9 @@ func im2colGather[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
 // to memmove for a whole panel width (64 or 128 bytes: the AVX2 and
 // AVX-512 kernels'); dst and src do not overlap.
 func copyRun[T Float](dst, src []T) {
-	if len(dst) < len(src) {
-		copy(dst, src)
+	if bytes := len(src) * int(unsafe.Sizeof(T(0))); (bytes == 64 || bytes == 128) && len(dst) >= len(src) {
+		gemm.CopyPanelRow(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), bytes)
 		return
 	}
-	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
-	switch len(src) * int(unsafe.Sizeof(T(0))) {
-	case 128:
-		gemm.Copy128(d, s)
-	case 64:
-		gemm.Copy64(d, s)
-	default:
-		copy(dst, src)
-	}
+	copy(dst, src)
 }

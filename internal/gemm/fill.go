@@ -252,45 +252,37 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 // checked the bounds; dst and src do not overlap.
 func copyRows(dst, src unsafe.Pointer, stride, w, mr, size int) {
 	for p := 0; p < w; p++ {
-		dp, sp := unsafe.Add(dst, p*mr*size), unsafe.Add(src, p*stride)
-		if size == 4 {
-			d, s := (*[6]uint32)(dp), (*[6]uint32)(sp)
-			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
-			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
-		} else {
-			d, s := (*[6]uint64)(dp), (*[6]uint64)(sp)
-			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
-			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
-		}
-		if mr == 12 {
-			dp, sp = unsafe.Add(dp, 6*size), unsafe.Add(sp, 6*size)
+		for h := 0; h < mr; h += 6 {
+			dp, sp := unsafe.Add(dst, (p*mr+h)*size), unsafe.Add(src, p*stride+h*size)
 			if size == 4 {
 				d, s := (*[6]uint32)(dp), (*[6]uint32)(sp)
 				a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
 				d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
-			} else {
-				d, s := (*[6]uint64)(dp), (*[6]uint64)(sp)
-				a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
-				d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
+				continue
 			}
+			d, s := (*[6]uint64)(dp), (*[6]uint64)(sp)
+			a0, a1, a2, a3, a4, a5 := s[0], s[1], s[2], s[3], s[4], s[5]
+			d[0], d[1], d[2], d[3], d[4], d[5] = a0, a1, a2, a3, a4, a5
 		}
 	}
 }
 
-// Copy128 copies the 128 bytes at src to dst (a packed panel's row of 32
-// float32 or 16 float64: the AVX-512 kernels') by loads into registers and
-// stores: an array assignment through these pointers, which may overlap
-// for all the compiler knows, is a call to memmove, which cost more than
-// the copy. The caller has checked the bounds; dst and src do not overlap
-// and hold elements of 4 bytes or more (4-byte aligned).
-func Copy128(dst, src unsafe.Pointer) {
-	Copy64(dst, src)
-	Copy64(unsafe.Add(dst, 64), unsafe.Add(src, 64))
+// CopyPanelRow copies the bytes (64 or 128) at src to dst: a packed
+// panel's row of the AVX2 kernels (16 float32 or 8 float64) or the
+// AVX-512 ones (32 or 16), by loads into registers and stores (an array
+// assignment through these pointers, which may overlap for all the
+// compiler knows, is a call to memmove, which cost more than the copy).
+// The caller has checked the bounds; dst and src do not overlap and hold
+// elements of 4 bytes or more (4-byte aligned).
+func CopyPanelRow(dst, src unsafe.Pointer, bytes int) {
+	copy64(dst, src)
+	if bytes == 128 {
+		copy64(unsafe.Add(dst, 64), unsafe.Add(src, 64))
+	}
 }
 
-// Copy64 is Copy128 for 64 bytes: a packed panel's row of 16 float32 or 8
-// float64, the AVX2 kernels'.
-func Copy64(dst, src unsafe.Pointer) {
+// copy64 is CopyPanelRow for 64 bytes.
+func copy64(dst, src unsafe.Pointer) {
 	d, s := (*[16]uint32)(dst), (*[16]uint32)(src)
 	for i := 0; i < 16; i += 8 {
 		a0, a1, a2, a3, a4, a5, a6, a7 := s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]

@@ -365,12 +365,7 @@ func (p *problem[T]) packBPanels(bufB []T, pc, kb, jc, nb, lo, hi int) {
 			for r := 0; r < kb; r++ {
 				src := unsafe.Pointer(&p.b[(pc+r)*p.ldb+jc])
 				for q := lo; q < full; q++ {
-					d, s := unsafe.Pointer(&bufB[(q*kb+r)*nr]), unsafe.Add(src, q*bytes)
-					if bytes == 64 {
-						Copy64(d, s)
-					} else {
-						Copy128(d, s)
-					}
+					CopyPanelRow(unsafe.Pointer(&bufB[(q*kb+r)*nr]), unsafe.Add(src, q*bytes), bytes)
 				}
 			}
 			lo = full
@@ -473,11 +468,7 @@ func packB[T Float](dst []T, trans bool, b []T, ldb, p0, kb, c0, cols, nr int) {
 		if bytes := nr * int(unsafe.Sizeof(dst[0])); cols == nr && (bytes == 128 || bytes == 64) && kb > 0 { // AVX-512 and AVX2 panels: no memmove call a row
 			_, _ = dst[kb*nr-1], b[(p0+kb-1)*ldb+c0+nr-1]
 			for p := 0; p < kb; p++ {
-				if bytes == 128 {
-					Copy128(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
-				} else {
-					Copy64(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]))
-				}
+				CopyPanelRow(unsafe.Pointer(&dst[p*nr]), unsafe.Pointer(&b[(p0+p)*ldb+c0]), bytes)
 			}
 			return
 		}
@@ -524,13 +515,12 @@ func interleave[T Float](dst []T, st int, x []T, ld, r0, rows, p0, kb int, alpha
 	for ; j+6 <= rows; j += 6 { // the AVX2 kernels' panels
 		if st == 6 && kb >= 8 {
 			_, _ = dst[j+(kb-1)*6+5], x[(r0+j+5)*ld+p0+kb-1]
-			done := interleave6(dst[j:], x[(r0+j)*ld+p0:], ld, kb, alpha)
-			for r := 0; done > 0 && r < 6; r++ {
-				for p, v := range x[(r0+j+r)*ld+p0+done:][:kb-done] {
-					dst[(done+p)*6+j+r] = alpha * v
+			if done := interleave6(dst[j:], x[(r0+j)*ld+p0:], ld, kb, alpha); done > 0 {
+				for r := 0; r < 6; r++ { // the columns past the last block of 8
+					for p, v := range x[(r0+j+r)*ld+p0+done:][:kb-done] {
+						dst[(done+p)*6+j+r] = alpha * v
+					}
 				}
-			}
-			if done > 0 {
 				continue
 			}
 		}
