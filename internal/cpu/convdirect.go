@@ -89,12 +89,35 @@ func padPlanes[T Float](g *ConvGeom, p phased, src, dst []T) {
 			continue
 		}
 		for y := 0; y < g.H; y++ {
-			row := plane[(g.PH+y)*p.row():][:p.row()]
-			for x, v := range src[c*hw+y*g.W:][:g.W] {
-				col := x + g.PW
-				row[col%p.stride*p.width+col/p.stride] = v
+			row, in := plane[(g.PH+y)*p.row():][:p.row()], src[c*hw+y*g.W:][:g.W]
+			for ph := 0; ph < p.stride; ph++ {
+				// Phase ph's element i is padded column i·stride + ph:
+				// image column i·stride + ph − PW, inside for [ilo, ihi).
+				ilo := max(0, (g.PW-ph+p.stride-1)/p.stride)
+				last := g.W - 1 + g.PW - ph // the last image column's padded index, less ph
+				if ihi := min(p.width, last/p.stride+1); last >= 0 && ilo < ihi {
+					phaseRow(row[ph*p.width+ilo:ph*p.width+ihi], in, ilo*p.stride+ph-g.PW, p.stride)
+				}
 			}
 		}
+	}
+}
+
+// phaseRow sets dst[i] = src[x0 + i·sw] for i < len(dst), sw ≥ 1.
+func phaseRow[T Float](dst, src []T, x0, sw int) {
+	s := src[x0:]
+	switch sw {
+	case 1:
+		copy(dst, s)
+		return
+	case 2:
+		for i := evens(dst, s); i < len(dst); i++ {
+			dst[i] = s[2*i]
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = s[i*sw]
 	}
 }
 

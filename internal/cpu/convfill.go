@@ -14,13 +14,18 @@ import (
 // forward pass, the input's gradient for a batch of few output positions
 // and the weight gradient build their operands straight into the
 // product's packed blocks and panels (convForwardFilled, convInputFilled,
-// convWeightFilled); everything else, and every product of another BLAS,
-// is convGEMMWith (im2col of blocks, then products).
+// convWeightFilled), and the forward pass of a kernel with few column rows
+// a channel and many positions (the ResNet stem) fills its panels from a
+// padded, phased copy of the input (convForwardPhased); everything else,
+// and every product of another BLAS, is convGEMMWith (im2col of blocks,
+// then products).
 func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) error {
 	if mul == nil {
 		switch {
 		case mode == ConvForward && forwardFills(g):
 			return convForwardFilled(g, out, a, w, bias, ep)
+		case mode == ConvForward && phasedForwards[T](g):
+			return convForwardPhased(g, out, a, w, bias, ep)
 		case mode == ConvInput && inputFills(g):
 			return convInputFilled(g, out, a, w)
 		case mode == ConvWeight && weightFills(g):

@@ -69,12 +69,14 @@ func fillGeoms(t *testing.T) []ConvGeom {
 func TestConvForwardFilled(t *testing.T) {
 	for _, g := range fillGeoms(t) {
 		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
-		t.Run(name+"/float32", func(t *testing.T) { testConvForwardFilled[float32](t, g) })
-		t.Run(name+"/float64", func(t *testing.T) { testConvForwardFilled[float64](t, g) })
+		t.Run(name+"/float32", func(t *testing.T) { testConvForwardWith[float32](t, g, convForwardFilled[float32]) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvForwardWith[float64](t, g, convForwardFilled[float64]) })
 	}
 }
 
-func testConvForwardFilled[T float32 | float64](t *testing.T, g ConvGeom) {
+// testConvForwardWith checks path, a ConvForward, bitwise against
+// convGEMMWith on g.
+func testConvForwardWith[T float32 | float64](t *testing.T, g ConvGeom, path func(g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error) {
 	r := rand.New(rand.NewPCG(uint64(g.Cout), uint64(g.H)))
 	x, w := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows())
 	x[len(x)/2] = T(math.NaN())
@@ -98,13 +100,13 @@ func testConvForwardFilled[T float32 | float64](t *testing.T, g ConvGeom) {
 				got[i] = T(math.Inf(-1)) // overwritten
 			}
 			old := runtime.GOMAXPROCS(procs)
-			err := convForwardFilled(&g, got, x, w, tc.bias, tc.ep)
+			err := path(&g, got, x, w, tc.bias, tc.ep)
 			runtime.GOMAXPROCS(old)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
-				t.Fatalf("%s, GOMAXPROCS %d: convForwardFilled differs from convGEMMWith", tc.name, procs)
+				t.Fatalf("%s, GOMAXPROCS %d: the path differs from convGEMMWith", tc.name, procs)
 			}
 		}
 	}
@@ -271,4 +273,41 @@ func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
 			t.Fatalf("%T %+v, GOMAXPROCS %d: packed weights differ from a product a sample", got[0], g, procs)
 		}
 	}
+}
+
+// TestConvForwardPhased checks ConvForward's phased path bitwise against
+// convGEMMWith, as TestConvForwardFilled, on fillGeoms and on wide ones
+// (the stem's 7×7 stride 2, 3×3 stride 2 and stride 3, dilation 2 at
+// stride 2, groups, widths that end in a partial panel, chunks that
+// cross output rows).
+func TestConvForwardPhased(t *testing.T) {
+	geoms := append(fillGeoms(t), phasedGeoms(t)...)
+	for _, g := range geoms {
+		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
+		t.Run(name+"/float32", func(t *testing.T) { testConvForwardWith[float32](t, g, convForwardPhased[float32]) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvForwardWith[float64](t, g, convForwardPhased[float64]) })
+	}
+}
+
+// phasedGeoms are wide geometries that convForwardPhased takes in Conv.
+func phasedGeoms(t *testing.T) []ConvGeom {
+	geoms := []ConvGeom{
+		{N: 2, C: 3, H: 96, W: 96, Cout: 64, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1},
+		{N: 1, C: 3, H: 101, W: 77, Cout: 20, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1},
+		{N: 2, C: 8, H: 61, W: 59, Cout: 32, Groups: 1, KH: 3, KW: 3, SH: 2, SW: 2, PH: 1, PW: 1, DH: 1, DW: 1},
+		{N: 1, C: 6, H: 70, W: 71, Cout: 30, Groups: 3, KH: 3, KW: 3, SH: 3, SW: 3, PH: 1, PW: 2, DH: 1, DW: 1},
+		{N: 2, C: 4, H: 50, W: 45, Cout: 16, Groups: 1, KH: 3, KW: 5, SH: 2, SW: 2, PH: 2, PW: 4, DH: 2, DW: 2},
+		{N: 1, C: 5, H: 80, W: 90, Cout: 24, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 0, PW: 0, DH: 1, DW: 1},
+	}
+	for i := range geoms {
+		g := &geoms[i]
+		var err error
+		if g.HO, err = OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
+			t.Fatal(err)
+		}
+		if g.WO, err = OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return geoms
 }

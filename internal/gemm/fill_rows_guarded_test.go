@@ -3,9 +3,11 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/gops-dev/gops/internal/guardpage"
 )
@@ -131,6 +133,84 @@ func TestInterleave6Guarded(t *testing.T) {
 				}
 				f1()
 				f2()
+			}
+		}
+	}
+}
+
+// TestGatherPanelRows: GatherPanelRows copies every row's run bit for bit
+// (NaN payloads, −0) and nothing else, on the AVX2 rows (64 and 128 bytes)
+// and the Go loop (other widths, and with AVX2 off), float32 and float64,
+// with src's runs against a guard page before or after it (the lowest or
+// the highest run touching it) and dst's last row against one; a run past
+// either end of src panics (as slicing does) rather than reading outside.
+func TestGatherPanelRows(t *testing.T) {
+	old := gatherAVX2
+	defer func() { gatherAVX2 = old }()
+	for _, on := range []bool{false, old} {
+		gatherAVX2 = on
+		t.Run(fmt.Sprintf("avx2=%v", on), func(t *testing.T) {
+			testGatherPanelRows[float32](t)
+			testGatherPanelRows[float64](t)
+		})
+	}
+}
+
+func testGatherPanelRows[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	size := int(unsafe.Sizeof(T(0)))
+	bits := func(v T) uint64 {
+		if size == 4 {
+			return uint64(math.Float32bits(float32(v)))
+		}
+		return math.Float64bits(float64(v))
+	}
+	for _, w := range []int{1, 5, 64 / size, 128 / size, 64/size + 3} {
+		for _, ld := range []int{w, w + 3} {
+			for _, rows := range []int{1, 2, 7, 33} {
+				for _, tail := range []bool{true, false} {
+					n := 3*w + 40
+					src, f1 := guardedSlice[T](t, n, tail)
+					copy(src, randSlice[T](r, n))
+					src[r.IntN(n)] = T(math.NaN())
+					src[r.IntN(n)] = T(math.Copysign(0, -1))
+					offs := make([]int, rows)
+					for i := range offs {
+						offs[i] = r.IntN(n - w + 1)
+					}
+					offs[r.IntN(rows)] = 0     // the first element
+					offs[r.IntN(rows)] = n - w // the last
+					dst, f2 := guardedSlice[T](t, (rows-1)*ld+w, true)
+					sentinel := T(-7.5)
+					for i := range dst {
+						dst[i] = sentinel
+					}
+					GatherPanelRows(dst, ld, src, offs, w)
+					for i := range dst {
+						row, j := i/ld, i%ld
+						want := sentinel
+						if j < w {
+							want = src[offs[row]+j]
+						}
+						if bits(dst[i]) != bits(want) {
+							t.Fatalf("w %d ld %d rows %d: dst[%d] = %v, want %v", w, ld, rows, i, dst[i], want)
+						}
+					}
+					for _, bad := range []int{-1, n - w + 1} {
+						func() {
+							defer func() {
+								if recover() == nil {
+									t.Fatalf("w %d: a run at %d of %d elements did not panic", w, bad, n)
+								}
+							}()
+							o := append([]int(nil), offs...)
+							o[rows-1] = bad
+							GatherPanelRows(dst, ld, src, o, w)
+						}()
+					}
+					f1()
+					f2()
+				}
 			}
 		}
 	}

@@ -1,0 +1,143 @@
+package cpu
+
+import (
+	"errors"
+	"unsafe"
+
+	"github.com/gops-dev/gops/internal/gemm"
+	"github.com/gops-dev/gops/internal/par"
+)
+
+// phasedForwards reports whether ConvForward of g on gops' own product
+// runs convForwardPhased: a convolution with columns to build, output
+// positions enough for convGEMMWith's blocks (forwardFills is false), a
+// kernel whose columns repeat each input element at least phasedRepeat
+// times (K ≥ phasedRepeat·SH·SW: the phased copy, about the input's size,
+// is then small beside the columns it replaces; a 1×1 kernel at stride 2
+// ran slower phased, its columns a quarter of the input), a group's
+// weight K block small enough to stay in the second-level cache while
+// every panel of positions passes under it (at most phasedMaxA bytes),
+// and column rows few beside the output channels (at most phasedMaxRows
+// per output channel: the columns' construction is then a large share of
+// the product's time). The ResNet stem, 7×7 stride 2 with 3 → 64
+// channels, builds 147 column rows for 64 channels: its columns cost a
+// fifth of convGEMMWith's forward.
+func phasedForwards[T Float](g *ConvGeom) bool {
+	if g.Pointwise() || forwardFills(g) || g.K() < phasedRepeat*g.SH*g.SW {
+		return false
+	}
+	cog, rows := g.Cout/max(1, g.Groups), g.Rows()
+	if cog == 0 || rows == 0 {
+		return false
+	}
+	mr := tileRows[T]()
+	aBytes := (cog + mr - 1) / mr * mr * min(rows, blockK[T]()) * int(unsafe.Sizeof(T(0)))
+	return aBytes <= phasedMaxA && rows <= phasedMaxRows*cog
+}
+
+// phasedRepeat, phasedMaxA and phasedMaxRows are phasedForwards' bounds.
+const (
+	phasedRepeat  = 4
+	phasedMaxA    = 128 << 10
+	phasedMaxRows = 4
+)
+
+// tileRows is gemm.TileRows of T's width.
+func tileRows[T Float]() int {
+	if unsafe.Sizeof(T(0)) == 4 {
+		return gemm.TileRows[float32]()
+	}
+	return gemm.TileRows[float64]()
+}
+
+// phasedChunk is the number of output positions of one of
+// convForwardPhased's products: a multiple of the panel width, about
+// phasedSpan of them (the product packs the group's weight once per
+// chunk), or the sample's positions split evenly over the fewest chunks
+// of at most that many.
+const phasedSpan = 768
+
+// convForwardPhased is ConvForward on gops' own product (then the bias
+// and ep, as convGEMMWith's) by panels built from a phased copy of the
+// input (phasedForwards): per group, sample and chunk of output positions
+// one product W_g [Cout/Groups, Rows] times the chunk's columns, whose
+// panels (gemm.GemmFill) are filled row by row with runs of the phased
+// planes, a run of consecutive output positions of one output row each —
+// one 64- or 128-byte copy for a whole panel width (the stem's 112-wide
+// rows hold 7 panels of 16 float32) — where convGEMMWith first wrote the
+// columns of a block of output rows (a gather at stride SW for each of
+// the stem's 147 column rows) and the product then read them back. The
+// chunks run on the goroutines, each one's bias and ep on the goroutine
+// that wrote it. Bitwise convGEMMWith's result: the same products (K
+// blocks of gemm.BlockK, the same micro-kernel tiles), element by element.
+func convForwardPhased[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
+	// The input padded and phased (the direct kernels' layout): column
+	// row r at output position (ho, wo) is element offs[r] + ho·SH·row + wo
+	// of its sample's planes, and consecutive positions along an output
+	// row are consecutive elements.
+	p := inputLayout(g)
+	offs := inputOffsets(g, p, g.C)
+	pad := colsScratch[T]().Get(g.N * g.C * p.plane())
+	defer colsScratch[T]().Put(pad)
+	hw := g.H * g.W
+	par.ForWork(g.N*g.C, g.N*g.C*p.plane(), func(lo, hi int) {
+		dst := pad[lo*p.plane() : hi*p.plane()]
+		clear(dst)
+		padPlanes(g, p, x[lo*hw:hi*hw], dst)
+	})
+	after := func(n, gi, l0, l1 int) { // the bias and ep of the chunk's outputs
+		if len(bias) == 0 && ep.empty() {
+			return
+		}
+		cog := g.Cout / g.Groups
+		for co := gi * cog; co < (gi+1)*cog; co++ {
+			ep.channel(out, bias, (n*g.Cout+co)*g.L(), co, l0, l1, g.L())
+		}
+	}
+	if unsafe.Sizeof(T(0)) == 4 {
+		return phasedProducts(g, asF32(out), asF32(pad), asF32(w), offs, p.row(), after)
+	}
+	return phasedProducts(g, asF64(out), asF64(pad), asF64(w), offs, p.row(), after)
+}
+
+// phasedProducts is convForwardPhased's products on gemm's element types:
+// pad the phased input, offs the column rows' offsets in a sample's planes,
+// row a padded row's length; after(n, gi, l0, l1), on the goroutine that
+// wrote them, does the bias and epilogue of sample n's positions [l0, l1)
+// of group gi's output channels.
+func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row int, after func(n, gi, l0, l1 int)) error {
+	l, cog, rows, k := g.L(), g.Cout/g.Groups, g.Rows(), g.K()
+	nr := gemm.PanelWidth[T]()
+	chunks := max(1, (l+phasedSpan-1)/phasedSpan)
+	span := ((l+chunks-1)/chunks + nr - 1) / nr * nr
+	chunks = (l + span - 1) / span
+	sample := len(pad) / g.N
+	errs := make([]error, g.Groups*g.N*chunks)
+	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+		defer par.Outer(1)() // the epilogue's loops run on this goroutine
+		for t := lo; t < hi; t++ {
+			gi, n, q := t/(g.N*chunks), t/chunks%g.N, t%chunks
+			l0, l1 := q*span, min(l, (q+1)*span)
+			wg := w[gi*cog*rows : (gi+1)*cog*rows]
+			offs := offs[gi*g.C/g.Groups*k:][:rows]
+			planes := pad[n*sample : (n+1)*sample]
+			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, cog, kb, false) }
+			fillB := func(panel []T, pc, kb, jc, cols int) {
+				offs := offs[pc : pc+kb]
+				for at, pos := 0, l0+jc; at < cols; {
+					ho, wo := pos/g.WO, pos%g.WO
+					wd := min(cols-at, g.WO-wo)
+					base := ho*g.SH*row + wo
+					gemm.GatherPanelRows(panel[at:], nr, planes[base:], offs, wd)
+					at, pos = at+wd, pos+wd
+				}
+			}
+			c := out[(n*g.Cout+gi*cog)*l+l0:]
+			if errs[t] = gemm.GemmFill(cog, l1-l0, rows, fillA, fillB, 0, c, l, gemm.Segments{}); errs[t] != nil {
+				return
+			}
+			after(n, gi, l0, l1)
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package gemm
+
+// gatherAVX2 is false here: no assembly.
+var gatherAVX2 = false
+
+// gatherAsm does nothing here: GatherPanelRows' loop copies every row.
+func gatherAsm[T Float](dst []T, ld int, src []T, offs []int, w int) bool { return false }
