@@ -309,7 +309,11 @@ func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
 				addTo(in[wlo:whi], dst[x0+wlo:x0+whi])
 				continue
 			}
-			for wo := wlo; wo < whi; wo++ {
+			w0 := wlo
+			if g.SW == 2 {
+				w0 += addEvens(dst[x0+wlo*2:], in[wlo:whi])
+			}
+			for wo := w0; wo < whi; wo++ {
 				dst[x0+wo*g.SW] += in[wo]
 			}
 		}

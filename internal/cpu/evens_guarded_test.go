@@ -59,3 +59,70 @@ func testEvens[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestAddEvens: addEvens gives dst[2i] = dst[2i] + src[i] (the Go loop's
+// bits) for every i below the count it returns, leaves every other
+// element of dst as it was, bit for bit (−0 and a NaN's payload in the odd
+// elements included), and reads or writes nothing past either slice:
+// src and dst against a guard page at their end, every length of src up
+// to 70, dst one element short of the last pair, exactly long enough and
+// longer. Float32 and float64, AVX2 on and off.
+func TestAddEvens(t *testing.T) {
+	old := avgAVX2
+	defer func() { avgAVX2 = old }()
+	for _, on := range []bool{false, old} {
+		avgAVX2 = on
+		t.Run(fmt.Sprintf("avx2=%v", on), func(t *testing.T) {
+			testAddEvens[float32](t)
+			testAddEvens[float64](t)
+		})
+	}
+}
+
+func testAddEvens[T Float](t *testing.T) {
+	bits := func(v T) uint64 {
+		if f, ok := any(v).(float32); ok {
+			return uint64(math.Float32bits(f))
+		}
+		return math.Float64bits(float64(v))
+	}
+	odd := []T{T(math.Copysign(0, -1)), T(math.NaN()), -1.25, T(math.Inf(-1))}
+	for n := 0; n <= 70; n++ {
+		for _, nd := range []int{2 * n, max(0, 2*n-1), 2*n + 3} {
+			src, freeS := guarded[T](t, n, true)
+			dst, freeD := guarded[T](t, nd, true)
+			for i := range src {
+				src[i] = T(i)*0.25 - 3
+			}
+			if n > 0 {
+				src[n/2] = T(math.Copysign(0, -1))
+			}
+			want := make([]T, nd)
+			for i := range dst {
+				if i%2 == 1 {
+					dst[i] = odd[i/2%len(odd)]
+				} else {
+					dst[i] = T(i%5) - 2
+				}
+				if i == 4 {
+					dst[i] = T(math.Copysign(0, -1)) // −0 + −0 stays −0
+				}
+				want[i] = dst[i]
+			}
+			k := addEvens(dst, src)
+			if k < 0 || k > n || 2*k > nd {
+				t.Fatalf("n %d, dst %d: addEvens did %d", n, nd, k)
+			}
+			for i := 0; i < k; i++ {
+				want[2*i] += src[i]
+			}
+			for i := range dst {
+				if bits(dst[i]) != bits(want[i]) {
+					t.Fatalf("n %d, dst %d (did %d): dst[%d] = %v, want %v", n, nd, k, i, dst[i], want[i])
+				}
+			}
+			freeS()
+			freeD()
+		}
+	}
+}
