@@ -22,3 +22,17 @@ func gatherAsm[T Float](dst []T, ld int, src []T, offs []int, w int) bool {
 	}
 	return false
 }
+
+//go:noescape
+func spreadRow(dst, src unsafe.Pointer, n, stride, bytes int)
+
+// spreadAsm copies n runs of bytes (64 or 128) bytes, run q from
+// src + q·bytes to dst + q·stride bytes, by spreadRow when gatherAVX2 is
+// on, and reports whether it did. The caller has checked the bounds.
+func spreadAsm(dst, src unsafe.Pointer, n, stride, bytes int) bool {
+	if !gatherAVX2 || n < 1 {
+		return false
+	}
+	spreadRow(dst, src, n, stride, bytes)
+	return true
+}

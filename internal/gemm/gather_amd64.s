@@ -48,3 +48,43 @@ loop128:
 	JNZ     loop128
 	VZEROUPPER
 	RET
+
+// func spreadRow(dst, src unsafe.Pointer, n, stride, bytes int)
+// For q < n: the 64 or 128 bytes (bytes) at src + q·bytes go to
+// dst + q·stride: one row of B spread over n packed panels. n ≥ 1.
+TEXT ·spreadRow(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ stride+24(FP), DX
+	MOVQ bytes+32(FP), R9
+	CMPQ R9, $128
+	JEQ  spread128
+
+spread64:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, SI
+	ADDQ    DX, DI
+	DECQ    CX
+	JNZ     spread64
+	VZEROUPPER
+	RET
+
+spread128:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    DX, DI
+	DECQ    CX
+	JNZ     spread128
+	VZEROUPPER
+	RET

@@ -364,6 +364,9 @@ func (p *problem[T]) packBPanels(bufB []T, pc, kb, jc, nb, lo, hi int) {
 			_, _ = bufB[full*nr*kb-1], p.b[(pc+kb-1)*p.ldb+jc+full*nr-1]
 			for r := 0; r < kb; r++ {
 				src := unsafe.Pointer(&p.b[(pc+r)*p.ldb+jc])
+				if spreadAsm(unsafe.Pointer(&bufB[(lo*kb+r)*nr]), unsafe.Add(src, lo*bytes), full-lo, kb*bytes, bytes) {
+					continue
+				}
 				for q := lo; q < full; q++ {
 					CopyPanelRow(unsafe.Pointer(&bufB[(q*kb+r)*nr]), unsafe.Add(src, q*bytes), bytes)
 				}
