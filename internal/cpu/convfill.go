@@ -15,8 +15,9 @@ import (
 // and the weight gradient build their operands straight into the
 // product's packed blocks and panels (convForwardFilled, convInputFilled,
 // convWeightFilled), and the forward pass of a kernel with few column rows
-// a channel and many positions (the ResNet stem) fills its panels from a
-// padded, phased copy of the input (convForwardPhased); everything else,
+// a channel and many positions (the ResNet stem) and its weight gradient
+// fill their panels from a padded, phased copy of the input
+// (convForwardPhased, convWeightPhased); everything else,
 // and every product of another BLAS, is convGEMMWith (im2col of blocks,
 // then products).
 func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T, ep *Epilogue[T]) error {
@@ -30,6 +31,8 @@ func convProduct[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w,
 			return convInputFilled(g, out, a, w)
 		case mode == ConvWeight && weightFills(g):
 			return convWeightFilled(g, out, a, w)
+		case mode == ConvWeight && phasedWeights[T](g):
+			return convWeightPhased(g, out, a, w)
 		}
 	}
 	return convGEMMWith(g, mode, mul, out, a, w, bias, ep)

@@ -311,3 +311,41 @@ func phasedGeoms(t *testing.T) []ConvGeom {
 	}
 	return geoms
 }
+
+// TestConvWeightPhased checks ConvWeight's phased path bitwise against
+// convGEMMWith (Im2col of spans, then the products), float32 and float64,
+// on fillGeoms and phasedGeoms at GOMAXPROCS 1, 2 and 3, a NaN and an Inf
+// in the input included.
+func TestConvWeightPhased(t *testing.T) {
+	for _, g := range append(fillGeoms(t), phasedGeoms(t)...) {
+		name := fmt.Sprintf("%dx%dx%dx%d-%d-k%dx%d-s%d-g%d", g.N, g.C, g.H, g.W, g.Cout, g.KH, g.KW, g.SH, g.Groups)
+		t.Run(name+"/float32", func(t *testing.T) { testConvWeightPhased[float32](t, g) })
+		t.Run(name+"/float64", func(t *testing.T) { testConvWeightPhased[float64](t, g) })
+	}
+}
+
+func testConvWeightPhased[T float32 | float64](t *testing.T, g ConvGeom) {
+	r := rand.New(rand.NewPCG(uint64(g.C), uint64(g.WO)))
+	x, gr := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.N*g.Cout*g.L())
+	x[len(x)/3] = T(math.NaN())
+	x[len(x)/2/g.W*g.W+g.W-1] = T(math.Inf(1))
+	want := make([]T, g.Cout*g.Rows())
+	if err := convGEMMWith(&g, ConvWeight, nil, want, x, gr, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2, 3} {
+		got := make([]T, len(want))
+		for i := range got {
+			got[i] = T(math.Inf(1)) // overwritten: the first span's beta is 0
+		}
+		old := runtime.GOMAXPROCS(procs)
+		err := convWeightPhased(&g, got, x, gr)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b T) bool { return a == b || a != a && b != b }) {
+			t.Fatalf("GOMAXPROCS %d: convWeightPhased differs from convGEMMWith", procs)
+		}
+	}
+}

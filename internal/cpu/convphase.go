@@ -22,8 +22,18 @@ import (
 // the product's time). The ResNet stem, 7×7 stride 2 with 3 → 64
 // channels, builds 147 column rows for 64 channels: its columns cost a
 // fifth of convGEMMWith's forward.
-func phasedForwards[T Float](g *ConvGeom) bool {
-	if g.Pointwise() || forwardFills(g) || g.K() < phasedRepeat*g.SH*g.SW {
+func phasedForwards[T Float](g *ConvGeom) bool { return phasedGeom[T](g) && !forwardFills(g) }
+
+// phasedWeights reports whether ConvWeight of g on gops' own product runs
+// convWeightPhased: phasedForwards' geometry (the gradient's K block,
+// Cout/Groups by gemm.BlockK, the product's packed A), where convWeightFilled
+// does not run (weightFills: fewer than weightFillRows column rows).
+func phasedWeights[T Float](g *ConvGeom) bool { return phasedGeom[T](g) && !weightFills(g) }
+
+// phasedGeom is phasedForwards' and phasedWeights' rule on the kernel,
+// strides and channels.
+func phasedGeom[T Float](g *ConvGeom) bool {
+	if g.Pointwise() || g.K() < phasedRepeat*g.SH*g.SW {
 		return false
 	}
 	cog, rows := g.Cout/max(1, g.Groups), g.Rows()
@@ -71,20 +81,8 @@ const phasedSpan = 768
 // that wrote it. Bitwise convGEMMWith's result: the same products (K
 // blocks of gemm.BlockK, the same micro-kernel tiles), element by element.
 func convForwardPhased[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
-	// The input padded and phased (the direct kernels' layout): column
-	// row r at output position (ho, wo) is element offs[r] + ho·SH·row + wo
-	// of its sample's planes, and consecutive positions along an output
-	// row are consecutive elements.
-	p := inputLayout(g)
-	offs := inputOffsets(g, p, g.C)
-	pad := colsScratch[T]().Get(g.N * g.C * p.plane())
+	pad, p, offs := phasedInput(g, x)
 	defer colsScratch[T]().Put(pad)
-	hw := g.H * g.W
-	par.ForWork(g.N*g.C, g.N*g.C*p.plane(), func(lo, hi int) {
-		dst := pad[lo*p.plane() : hi*p.plane()]
-		clear(dst)
-		padPlanes(g, p, x[lo*hw:hi*hw], dst)
-	})
 	after := func(n, gi, l0, l1 int) { // the bias and ep of the chunk's outputs
 		if len(bias) == 0 && ep.empty() {
 			return
@@ -98,6 +96,93 @@ func convForwardPhased[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T
 		return phasedProducts(g, asF32(out), asF32(pad), asF32(w), offs, p.row(), after)
 	}
 	return phasedProducts(g, asF64(out), asF64(pad), asF64(w), offs, p.row(), after)
+}
+
+// phasedInput is x padded and phased in the direct kernels' layout p
+// (padPlanes; a buffer of colsScratch, which the caller puts back), planes
+// in parallel, and offs, the offsets of every column row r of a sample:
+// column row r at output position (ho, wo) is element
+// offs[r] + ho·SH·p.row() + wo of its sample's planes, consecutive
+// positions along an output row consecutive elements.
+func phasedInput[T Float](g *ConvGeom, x []T) ([]T, phased, []int) {
+	p := inputLayout(g)
+	offs := inputOffsets(g, p, g.C)
+	pad := colsScratch[T]().Get(g.N * g.C * p.plane())
+	hw := g.H * g.W
+	par.ForWork(g.N*g.C, g.N*g.C*p.plane(), func(lo, hi int) {
+		dst := pad[lo*p.plane() : hi*p.plane()]
+		clear(dst)
+		padPlanes(g, p, x[lo*hw:hi*hw], dst)
+	})
+	return pad, p, offs
+}
+
+// convWeightPhased is ConvWeight on gops' own product (phasedWeights) as
+// convGEMMWith's (the samples in order, each one's output positions in
+// spans of weightSpan, one product G_n·colsᵀ of each span added into the
+// gradient), with the columns' transpose packed into the product's panels
+// straight from a phased copy of the input (gemm.InterleaveRows of the
+// column rows' runs, a run of consecutive positions of one output row
+// each) instead of built by im2col and packed again; the goroutines take
+// ranges of the panels (column rows of the gradient), each packing its own
+// copy of G's K blocks. Bitwise convGEMMWith's result: per element the
+// same K blocks of gemm.BlockK positions in the same order, the same
+// micro-kernel tiles.
+func convWeightPhased[T Float](g *ConvGeom, out, x, gr []T) error {
+	pad, p, offs := phasedInput(g, x)
+	defer colsScratch[T]().Put(pad)
+	if unsafe.Sizeof(T(0)) == 4 {
+		return weightPhased(g, asF32(out), asF32(pad), asF32(gr), offs, p.row(), weightSpan(g, blockK[T]()))
+	}
+	return weightPhased(g, asF64(out), asF64(pad), asF64(gr), offs, p.row(), weightSpan(g, blockK[T]()))
+}
+
+// weightPhased is convWeightPhased's products on gemm's element types,
+// spans of lb positions.
+func weightPhased[T gemm.Float](g *ConvGeom, out, pad, gr []T, offs []int, row, lb int) error {
+	l, cog, rows, cpg, k := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups, g.K()
+	nr := gemm.PanelWidth[T]()
+	panels := (rows + nr - 1) / nr
+	sample := len(pad) / g.N
+	errs := make([]error, g.Groups*panels)
+	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+		srcs := make([][]T, nr)
+		for t := lo; t < hi; {
+			// Panels [q0, q1) of group gi: its column rows [j0, j1).
+			gi, q0 := t/panels, t%panels
+			q1 := min(panels, q0+hi-t)
+			j0, j1 := q0*nr, min(rows, q1*nr)
+			offs := offs[gi*cpg*k+j0 : gi*cpg*k+j1]
+			for n := 0; n < g.N; n++ {
+				planes := pad[n*sample : (n+1)*sample]
+				gn := gr[(n*g.Cout+gi*cog)*l:]
+				for l0 := 0; l0 < l; l0 += lb {
+					nl := min(l, l0+lb) - l0
+					fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, gn[l0+pc:], l, cog, kb, false) }
+					fillB := func(panel []T, pc, kb, jc, cols int) {
+						srcs := srcs[:cols]
+						for at, pos := 0, l0+pc; at < kb; {
+							ho, wo := pos/g.WO, pos%g.WO
+							wd := min(kb-at, g.WO-wo)
+							base := ho*g.SH*row + wo
+							for j, o := range offs[jc : jc+cols] {
+								srcs[j] = planes[base+o:][:wd]
+							}
+							gemm.InterleaveRows(panel[at*nr:], nr, srcs, wd)
+							at, pos = at+wd, pos+wd
+						}
+					}
+					beta := T(min(n+l0, 1)) // the first span overwrites
+					if err := gemm.GemmFill(cog, j1-j0, nl, fillA, fillB, beta, out[gi*cog*rows+j0:], rows, gemm.Segments{}); err != nil {
+						errs[t] = err
+						return
+					}
+				}
+			}
+			t += q1 - q0
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // phasedProducts is convForwardPhased's products on gemm's element types:
