@@ -139,3 +139,59 @@ loopPositiveMulD:
 	JNZ loopPositiveMulD
 	VZEROUPPER
 	RET
+
+// func reluStreamS(dst, src *float32, n int)
+// reluS with non-temporal stores (VMOVNTPS): dst 32-byte aligned, n a
+// multiple of 16; an SFENCE at the end orders the stores before any later
+// store of this thread (the caller's signal that the work is done).
+TEXT ·reluStreamS(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS Y15, Y15, Y15
+
+loopReluStreamS:
+	VMOVUPS   (SI), Y0
+	VMOVUPS   32(SI), Y3
+	VMAXPS    Y15, Y0, Y1
+	VMAXPS    Y15, Y3, Y4
+	VCMPPS    $3, Y0, Y0, Y2
+	VCMPPS    $3, Y3, Y3, Y5
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VBLENDVPS Y5, Y3, Y4, Y4
+	VMOVNTPS  Y1, (DI)
+	VMOVNTPS  Y4, 32(DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JNZ       loopReluStreamS
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func reluStreamD(dst, src *float64, n int)
+// The same for float64: n a multiple of 8.
+TEXT ·reluStreamD(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPD Y15, Y15, Y15
+
+loopReluStreamD:
+	VMOVUPD   (SI), Y0
+	VMOVUPD   32(SI), Y3
+	VMAXPD    Y15, Y0, Y1
+	VMAXPD    Y15, Y3, Y4
+	VCMPPD    $3, Y0, Y0, Y2
+	VCMPPD    $3, Y3, Y3, Y5
+	VBLENDVPD Y2, Y0, Y1, Y1
+	VBLENDVPD Y5, Y3, Y4, Y4
+	VMOVNTPD  Y1, (DI)
+	VMOVNTPD  Y4, 32(DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JNZ       loopReluStreamD
+	SFENCE
+	VZEROUPPER
+	RET
