@@ -643,11 +643,21 @@ row2S:
 	VXORPS Y1, Y1, Y1 // this row's sum
 	MOVQ R13, R11
 col2S:
+	LEAQ 128(R11), AX
+	CMPQ AX, R14
+	JGT col2oneS
+	VADDPS (R10)(R11*1), Y1, Y1
+	VADDPS 32(R10)(R11*1), Y1, Y1
+	VADDPS 64(R10)(R11*1), Y1, Y1
+	VADDPS 96(R10)(R11*1), Y1, Y1
+	MOVQ AX, R11
+	JMP col2S
+col2oneS:
 	CMPQ R11, R14
 	JGE rowDone2S
 	VADDPS (R10)(R11*1), Y1, Y1
 	ADDQ $32, R11
-	JMP col2S
+	JMP col2oneS
 rowDone2S:
 	VADDPS Y1, Y0, Y0
 	ADDQ R9, R10
@@ -758,11 +768,21 @@ row2D:
 	VXORPS Y1, Y1, Y1 // this row's sum
 	MOVQ R13, R11
 col2D:
+	LEAQ 128(R11), AX
+	CMPQ AX, R14
+	JGT col2oneD
+	VADDPD (R10)(R11*1), Y1, Y1
+	VADDPD 32(R10)(R11*1), Y1, Y1
+	VADDPD 64(R10)(R11*1), Y1, Y1
+	VADDPD 96(R10)(R11*1), Y1, Y1
+	MOVQ AX, R11
+	JMP col2D
+col2oneD:
 	CMPQ R11, R14
 	JGE rowDone2D
 	VADDPD (R10)(R11*1), Y1, Y1
 	ADDQ $32, R11
-	JMP col2D
+	JMP col2oneD
 rowDone2D:
 	VADDPD Y1, Y0, Y0
 	ADDQ R9, R10
