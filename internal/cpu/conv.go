@@ -271,6 +271,26 @@ func inputChunk(g *ConvGeom) int {
 	return min(cc, cpg)
 }
 
+// inputRows is the number of output rows whose columns' gradient
+// ConvInput computes and adds back at a time when a group's channels
+// make one chunk (inputChunk) whose columns exceed colsSlab elements (the
+// ResNet stem's 147 rows of 112×112 positions: 7.4 MB a sample in
+// float32, written by the product and read back by Col2im from memory):
+// about colsSlab elements of columns, at least one row; g.HO (all at once)
+// otherwise. The blocks run from the last output rows to the first, so
+// that every element of the input's gradient still receives its terms in
+// the order of the column rows (kernel position (ki, kj) reaches input
+// row y from output row (y + PH − ki·DH)/SH, later rows for smaller ki):
+// bitwise the unblocked sums.
+func inputRows(g *ConvGeom) int {
+	cpg := max(1, g.C/max(1, g.Groups))
+	rows := cpg * g.K()
+	if inputChunk(g) < cpg || rows*g.L() <= colsSlab {
+		return g.HO
+	}
+	return max(1, colsSlab/max(1, rows*g.WO))
+}
+
 // validCols is the range [lo, hi) of output columns wo whose input column
 // x0 + wo·stride lies in [0, w), among wo < wout.
 func validCols(x0, stride, w, wout int) (lo, hi int) {
@@ -295,16 +315,22 @@ func Col2im[T Float](g *ConvGeom, cols, dx []T) {
 // col2imOf is Col2im for the channels [c0, c1) alone, cols their rows
 // [(c1−c0)·K, L].
 func col2imOf[T Float](g *ConvGeom, cols, dx []T, c0, c1 int) {
-	l := g.L()
+	col2imRowsOf(g, cols, dx, c0, c1, 0, g.HO)
+}
+
+// col2imRowsOf is col2imOf for the output rows [ho0, ho1) alone: cols
+// holds their positions, [(c1−c0)·K, (ho1−ho0)·WO].
+func col2imRowsOf[T Float](g *ConvGeom, cols, dx []T, c0, c1, ho0, ho1 int) {
+	l := (ho1 - ho0) * g.WO
 	colRowsOf(g, dx, c0, c1, func(plane []T, r, y0, x0, wlo, whi int) {
 		row := cols[r*l:][:l]
-		for ho := 0; ho < g.HO; ho++ {
+		for ho := ho0; ho < ho1; ho++ {
 			y := y0 + ho*g.SH
 			if y < 0 || y >= g.H || wlo >= whi {
 				continue
 			}
 			dst := plane[y*g.W : (y+1)*g.W]
-			in := row[ho*g.WO:][:g.WO]
+			in := row[(ho-ho0)*g.WO:][:g.WO]
 			if g.SW == 1 {
 				addTo(in[wlo:whi], dst[x0+wlo:x0+whi])
 				continue
@@ -542,11 +568,13 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	// contents undefined: Im2col and the products overwrite every
 	// element; ConvForward's holds hb output rows' columns, ConvWeight's
 	// lb positions', ConvInput's cc channels'.
-	cc, hb, lb := inputChunk(g), forwardRows(g), weightSpan(g, blockK[T]())
+	cc, hb, lb, ib := inputChunk(g), forwardRows(g), weightSpan(g, blockK[T]()), inputRows(g)
 	newCols := func() []T {
 		switch {
 		case g.Pointwise():
 			return nil
+		case mode == ConvInput && ib < g.HO:
+			return colsScratch[T]().Get(rows * ib * g.WO)
 		case mode == ConvInput:
 			return colsScratch[T]().Get(cc * g.K() * l)
 		case mode == ConvForward:
@@ -620,9 +648,23 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 					}
 					continue
 				}
+				cpg := g.C / g.Groups
+				if ib < g.HO {
+					// The columns of ib output rows at a time, the last
+					// rows first (inputRows), added back while they are
+					// in cache.
+					for ho1 := g.HO; ho1 > 0; ho1 -= ib {
+						ho0 := max(0, ho1-ib)
+						nl := (ho1 - ho0) * g.WO
+						if err := mul(true, false, rows, nl, cog, wg, rows, gg[ho0*g.WO:], l, 0, cols, nl); err != nil {
+							return err
+						}
+						col2imRowsOf(g, cols, dx, gi*cpg, (gi+1)*cpg, ho0, ho1)
+					}
+					continue
+				}
 				// The columns of cc channels at a time (rows r0 on of
 				// the group's), added back while they are in cache.
-				cpg := g.C / g.Groups
 				for c0 := 0; c0 < cpg; c0 += cc {
 					c1 := min(cpg, c0+cc)
 					r0, m := c0*g.K(), (c1-c0)*g.K()

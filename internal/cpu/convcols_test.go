@@ -37,8 +37,8 @@ func TestConvBlocksMatchWholeColumns(t *testing.T) {
 	for _, g := range convBlockGeoms {
 		g.HO, _ = OutSize(g.H, g.KH, g.SH, g.PH, g.DH)
 		g.WO, _ = OutSize(g.W, g.KW, g.SW, g.PW, g.DW)
-		name := fmt.Sprintf("%+v/rows=%d,span=%d,%d,chunk=%d", g, forwardRows(&g),
-			weightSpan(&g, blockK[float32]()), weightSpan(&g, blockK[float64]()), inputChunk(&g))
+		name := fmt.Sprintf("%+v/rows=%d,span=%d,%d,chunk=%d,inrows=%d", g, forwardRows(&g),
+			weightSpan(&g, blockK[float32]()), weightSpan(&g, blockK[float64]()), inputChunk(&g), inputRows(&g))
 		t.Run(name, func(t *testing.T) {
 			withAVX2(t, &avgAVX2, func(t *testing.T) { // Col2im's sums
 				checkConvBlocks[float32](t, &g)
