@@ -275,11 +275,10 @@ func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
 	}
 }
 
-// TestConvForwardPhased checks ConvForward's phased path bitwise against
-// convGEMMWith, as TestConvForwardFilled, on fillGeoms and on wide ones
-// (the stem's 7×7 stride 2, 3×3 stride 2 and stride 3, dilation 2 at
-// stride 2, groups, widths that end in a partial panel, chunks that
-// cross output rows).
+// TestConvForwardPhased checks ConvForward's phased path
+// (convForwardPhased called directly, whether Conv's gates would pick it
+// or not) bitwise against convGEMMWith, as TestConvForwardFilled, on
+// fillGeoms and phasedGeoms. TestPhasedEdges goes through Conv's gates.
 func TestConvForwardPhased(t *testing.T) {
 	geoms := append(fillGeoms(t), phasedGeoms(t)...)
 	for _, g := range geoms {
@@ -289,7 +288,10 @@ func TestConvForwardPhased(t *testing.T) {
 	}
 }
 
-// phasedGeoms are wide geometries that convForwardPhased takes in Conv.
+// phasedGeoms are wide geometries for the phased paths: the stem's 7×7
+// stride 2 (which Conv's gates send there) and, called directly, 3×3 at
+// stride 2 and 3, groups, dilation 2 at stride 2, widths that end in a
+// partial panel, chunks that cross output rows.
 func phasedGeoms(t *testing.T) []ConvGeom {
 	geoms := []ConvGeom{
 		{N: 2, C: 3, H: 96, W: 96, Cout: 64, Groups: 1, KH: 7, KW: 7, SH: 2, SW: 2, PH: 3, PW: 3, DH: 1, DW: 1},

@@ -25,15 +25,24 @@ import (
 func phasedForwards[T Float](g *ConvGeom) bool { return phasedGeom[T](g) && !forwardFills(g) }
 
 // phasedWeights reports whether ConvWeight of g on gops' own product runs
-// convWeightPhased: phasedForwards' geometry (the gradient's K block,
-// Cout/Groups by gemm.BlockK, the product's packed A), where convWeightFilled
-// does not run (weightFills: fewer than weightFillRows column rows).
-func phasedWeights[T Float](g *ConvGeom) bool { return phasedGeom[T](g) && !weightFills(g) }
+// convWeightPhased: phasedForwards' rule on the kernel, strides and
+// channels, where convWeightFilled does not run (weightFills: fewer than
+// weightFillRows column rows), with the product's packed A, a K block of
+// G (Cout/Groups by gemm.BlockK positions), at most phasedMaxA bytes.
+func phasedWeights[T Float](g *ConvGeom) bool {
+	if !phasedGeom[T](g) || weightFills(g) {
+		return false
+	}
+	mr, cog := tileRows[T](), g.Cout/g.Groups
+	return (cog+mr-1)/mr*mr*blockK[T]()*int(unsafe.Sizeof(T(0))) <= phasedMaxA
+}
 
 // phasedGeom is phasedForwards' and phasedWeights' rule on the kernel,
-// strides and channels.
+// strides and channels (and a batch of at least one sample), with
+// ConvForward's packed A, the weight's K block (Cout/Groups by
+// min(Rows, gemm.BlockK)), at most phasedMaxA bytes.
 func phasedGeom[T Float](g *ConvGeom) bool {
-	if g.Pointwise() || g.K() < phasedRepeat*g.SH*g.SW {
+	if g.N == 0 || g.Pointwise() || g.K() < phasedRepeat*g.SH*g.SW {
 		return false
 	}
 	cog, rows := g.Cout/max(1, g.Groups), g.Rows()
@@ -60,7 +69,7 @@ func tileRows[T Float]() int {
 	return gemm.TileRows[float64]()
 }
 
-// phasedChunk is the number of output positions of one of
+// phasedSpan is the number of output positions of one of
 // convForwardPhased's products: a multiple of the panel width, about
 // phasedSpan of them (the product packs the group's weight once per
 // chunk), or the sample's positions split evenly over the fewest chunks
@@ -143,7 +152,7 @@ func weightPhased[T gemm.Float](g *ConvGeom, out, pad, gr []T, offs []int, row, 
 	l, cog, rows, cpg, k := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups, g.K()
 	nr := gemm.PanelWidth[T]()
 	panels := (rows + nr - 1) / nr
-	sample := len(pad) / g.N
+	sample := len(pad) / max(1, g.N)
 	errs := make([]error, g.Groups*panels)
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		srcs := make([][]T, nr)
@@ -196,7 +205,7 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 	chunks := max(1, (l+phasedSpan-1)/phasedSpan)
 	span := ((l+chunks-1)/chunks + nr - 1) / nr * nr
 	chunks = (l + span - 1) / span
-	sample := len(pad) / g.N
+	sample := len(pad) / max(1, g.N)
 	errs := make([]error, g.Groups*g.N*chunks)
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
