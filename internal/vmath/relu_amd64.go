@@ -78,18 +78,27 @@ func reluCached64(dst, src []float64) {
 var streamBytes = 8 << 20
 
 // streamHead is the number of leading elements of dst to write with
-// ordinary stores before dst is 32-byte aligned, when ReLU streams dst
+// ordinary stores before dst is 32-byte aligned, when ReLU (or
+// PositiveMul, LeakyReLU's gradient) streams dst
 // (at least streamBytes, AVX2; dst does not overlap src), else −1.
 func streamHead[T Float](dst, src []T) int {
 	size := int(unsafe.Sizeof(dst[0]))
 	if len(src)*size < streamBytes || len(src) == 0 || !hasAVX2 {
 		return -1
 	}
-	d, s := uintptr(unsafe.Pointer(&dst[0])), uintptr(unsafe.Pointer(&src[0]))
-	if d < s+uintptr(len(src)*size) && s < d+uintptr(len(src)*size) {
+	if overlaps(dst, src) {
 		return -1 // in place: the lines are read anyway
 	}
+	d := uintptr(unsafe.Pointer(&dst[0]))
 	return min(len(src), int((32-d%32)%32)/size)
+}
+
+// overlaps reports whether dst's first len(src) elements and src share
+// memory (src not empty).
+func overlaps[T Float](dst, src []T) bool {
+	size := uintptr(unsafe.Sizeof(src[0]))
+	d, s, n := uintptr(unsafe.Pointer(&dst[0])), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))*size
+	return d < s+n && s < d+n
 }
 
 func positive32(dst, src []float32, a, b float32) {
@@ -102,12 +111,42 @@ func positive64(dst, src []float64, a, b float64) {
 	positiveGo(dst[n:], src[n:], a, b)
 }
 
+//go:noescape
+func positiveMulStreamS(dst, src, u *float32, n int, a, b float32)
+
+//go:noescape
+func positiveMulStreamD(dst, src, u *float64, n int, a, b float64)
+
 func positiveMul32(dst, src, u []float32, a, b float32) {
+	if h := streamHead(dst, src); h >= 0 && !overlaps(dst, u) {
+		positiveMulCached32(dst[:h], src[:h], u[:h], a, b)
+		dst, src, u = dst[h:], src[h:], u[h:]
+		if n := len(src) / 8 * 8; n > 0 {
+			positiveMulStreamS(&dst[0], &src[0], &u[0], n, a, b)
+			dst, src, u = dst[n:], src[n:], u[n:]
+		}
+	}
+	positiveMulCached32(dst, src, u, a, b)
+}
+
+func positiveMulCached32(dst, src, u []float32, a, b float32) {
 	n := vecRun(len(src), 8, func(n int) { positiveMulS(&dst[0], &src[0], &u[0], n, a, b) })
 	positiveMulGo(dst[n:], src[n:], u[n:], a, b)
 }
 
 func positiveMul64(dst, src, u []float64, a, b float64) {
+	if h := streamHead(dst, src); h >= 0 && !overlaps(dst, u) {
+		positiveMulCached64(dst[:h], src[:h], u[:h], a, b)
+		dst, src, u = dst[h:], src[h:], u[h:]
+		if n := len(src) / 4 * 4; n > 0 {
+			positiveMulStreamD(&dst[0], &src[0], &u[0], n, a, b)
+			dst, src, u = dst[n:], src[n:], u[n:]
+		}
+	}
+	positiveMulCached64(dst, src, u, a, b)
+}
+
+func positiveMulCached64(dst, src, u []float64, a, b float64) {
 	n := vecRun(len(src), 4, func(n int) { positiveMulD(&dst[0], &src[0], &u[0], n, a, b) })
 	positiveMulGo(dst[n:], src[n:], u[n:], a, b)
 }

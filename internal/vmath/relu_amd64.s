@@ -195,3 +195,58 @@ loopReluStreamD:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// func positiveMulStreamS(dst, src, u *float32, n int, a, b float32)
+// positiveMulS with non-temporal stores: dst 32-byte aligned, n a
+// multiple of 8, an SFENCE at the end (reluStreamS's terms).
+TEXT ·positiveMulStreamS(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y13
+	VBROADCASTSS b+36(FP), Y14
+	VXORPS Y15, Y15, Y15
+
+loopPositiveMulStreamS:
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y3
+	VCMPPS $0x1e, Y15, Y0, Y2
+	VBLENDVPS Y2, Y13, Y14, Y1
+	VMULPS Y1, Y3, Y1
+	VMOVNTPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ loopPositiveMulStreamS
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func positiveMulStreamD(dst, src, u *float64, n int, a, b float64)
+// The same for float64: n a multiple of 4.
+TEXT ·positiveMulStreamD(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD a+32(FP), Y13
+	VBROADCASTSD b+40(FP), Y14
+	VXORPD Y15, Y15, Y15
+
+loopPositiveMulStreamD:
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y3
+	VCMPPD $0x1e, Y15, Y0, Y2
+	VBLENDVPD Y2, Y13, Y14, Y1
+	VMULPD Y1, Y3, Y1
+	VMOVNTPD Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JNZ loopPositiveMulStreamD
+	SFENCE
+	VZEROUPPER
+	RET

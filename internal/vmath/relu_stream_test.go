@@ -14,6 +14,7 @@ import (
 // 100 and every alignment of dst and src (the head before dst's 32-byte
 // boundary, the streamed middle, the tail), with src and dst against a
 // guard page at their end or their start; in place it does not stream.
+// PositiveMul (LeakyReLU's gradient) likewise.
 func TestReLUStream(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
@@ -53,13 +54,25 @@ func testReLUStream[T Float](t *testing.T) {
 				reluGo(want, s)
 				ReLU(d, s)
 				sameFloats(t, fmt.Sprintf("n %d off %d tail %v", n, off, tail), d, want)
+				// PositiveMul (LeakyReLU's gradient) streams the same way.
+				u, f3, err := guardpage.Slice[T](n, tail)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range u {
+					u[i] = x[(i*7+3)%len(x)]
+				}
+				positiveMulGo(want, s, u, 1, -0.25)
+				PositiveMul(d, s, u, 1, -0.25)
+				sameFloats(t, fmt.Sprintf("PositiveMul n %d off %d tail %v", n, off, tail), d, want)
 				f1()
 				f2()
+				f3()
 			}
 		}
 	}
 	x := reluInputs[T](40)
-	if streamHead(x, x) >= 0 || streamHead(x[1:], x[:39]) >= 0 {
+	if streamHead(x, x) >= 0 || streamHead(x[1:], x[:39]) >= 0 || !overlaps(x[3:], x[:10]) || overlaps(x[10:], x[:10]) {
 		t.Fatal("overlapping slices streamed")
 	}
 }
