@@ -49,14 +49,7 @@ func fillGeoms(t *testing.T) []ConvGeom {
 		{N: 2, C: 20, H: 9, W: 30, Cout: 12, Groups: 1, KH: 5, KW: 5, SH: 1, SW: 1, PH: 2, PW: 2, DH: 1, DW: 1},
 	}
 	for i := range geoms {
-		g := &geoms[i]
-		var err error
-		if g.HO, err = OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
-			t.Fatal(err)
-		}
-		if g.WO, err = OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
-			t.Fatal(err)
-		}
+		geoms[i] = edgeGeom(t, geoms[i])
 	}
 	return geoms
 }
@@ -302,14 +295,7 @@ func phasedGeoms(t *testing.T) []ConvGeom {
 		{N: 1, C: 5, H: 80, W: 90, Cout: 24, Groups: 1, KH: 3, KW: 3, SH: 1, SW: 1, PH: 0, PW: 0, DH: 1, DW: 1},
 	}
 	for i := range geoms {
-		g := &geoms[i]
-		var err error
-		if g.HO, err = OutSize(g.H, g.KH, g.SH, g.PH, g.DH); err != nil {
-			t.Fatal(err)
-		}
-		if g.WO, err = OutSize(g.W, g.KW, g.SW, g.PW, g.DW); err != nil {
-			t.Fatal(err)
-		}
+		geoms[i] = edgeGeom(t, geoms[i])
 	}
 	return geoms
 }
