@@ -94,19 +94,7 @@ func im2colRow[T Float](row, plane []T, g *ConvGeom, l0, y0, x0, wlo, whi int) {
 		}
 		clear(out[:lo-a])
 		clear(out[hi-a:])
-		src := plane[y*g.W : (y+1)*g.W]
-		if g.SW == 1 {
-			copy(out[lo-a:hi-a], src[x0+lo:x0+hi])
-			continue
-		}
-		o, s, sw := out[lo-a:hi-a], src[x0+lo*g.SW:], g.SW
-		i0 := 0
-		if sw == 2 {
-			i0 = evens(o, s)
-		}
-		for i := i0; i < len(o); i++ {
-			o[i] = s[i*sw]
-		}
+		phaseRow(out[lo-a:hi-a], plane[y*g.W:(y+1)*g.W], x0+lo*g.SW, g.SW)
 	}
 }
 

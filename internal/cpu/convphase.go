@@ -33,8 +33,7 @@ func phasedWeights[T Float](g *ConvGeom) bool {
 	if !phasedGeom[T](g) || weightFills(g) {
 		return false
 	}
-	mr, cog := tileRows[T](), g.Cout/g.Groups
-	return (cog+mr-1)/mr*mr*blockK[T]()*int(unsafe.Sizeof(T(0))) <= phasedMaxA
+	return packedABytes[T](g.Cout/g.Groups, blockK[T]()) <= phasedMaxA
 }
 
 // phasedGeom is phasedForwards' and phasedWeights' rule on the kernel,
@@ -49,9 +48,7 @@ func phasedGeom[T Float](g *ConvGeom) bool {
 	if cog == 0 || rows == 0 {
 		return false
 	}
-	mr := tileRows[T]()
-	aBytes := (cog + mr - 1) / mr * mr * min(rows, blockK[T]()) * int(unsafe.Sizeof(T(0)))
-	return aBytes <= phasedMaxA && rows <= phasedMaxRows*cog
+	return packedABytes[T](cog, min(rows, blockK[T]())) <= phasedMaxA && rows <= phasedMaxRows*cog
 }
 
 // phasedRepeat, phasedMaxA and phasedMaxRows are phasedForwards' bounds.
@@ -61,12 +58,15 @@ const (
 	phasedMaxRows = 4
 )
 
-// tileRows is gemm.TileRows of T's width.
-func tileRows[T Float]() int {
+// packedABytes is the size in bytes of a K block of k columns of an
+// m-row left operand packed for the product (whole tiles of
+// gemm.TileRows rows).
+func packedABytes[T Float](m, k int) int {
+	mr := gemm.TileRows[float64]()
 	if unsafe.Sizeof(T(0)) == 4 {
-		return gemm.TileRows[float32]()
+		mr = gemm.TileRows[float32]()
 	}
-	return gemm.TileRows[float64]()
+	return (m + mr - 1) / mr * mr * k * int(unsafe.Sizeof(T(0)))
 }
 
 // phasedSpan is the number of output positions of one of
@@ -206,6 +206,10 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 	span := ((l+chunks-1)/chunks + nr - 1) / nr * nr
 	chunks = (l + span - 1) / span
 	sample := len(pad) / max(1, g.N)
+	groupRows := make([]gemm.PanelRows, g.Groups) // each group's column rows, their bounds found once
+	for gi := range groupRows {
+		groupRows[gi] = gemm.NewPanelRows(offs[gi*g.C/g.Groups*k:][:rows])
+	}
 	errs := make([]error, g.Groups*g.N*chunks)
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
@@ -213,16 +217,15 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 			gi, n, q := t/(g.N*chunks), t/chunks%g.N, t%chunks
 			l0, l1 := q*span, min(l, (q+1)*span)
 			wg := w[gi*cog*rows : (gi+1)*cog*rows]
-			offs := offs[gi*g.C/g.Groups*k:][:rows]
 			planes := pad[n*sample : (n+1)*sample]
 			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, cog, kb, false) }
 			fillB := func(panel []T, pc, kb, jc, cols int) {
-				offs := offs[pc : pc+kb]
+				block := groupRows[gi].Sub(pc, pc+kb)
 				for at, pos := 0, l0+jc; at < cols; {
 					ho, wo := pos/g.WO, pos%g.WO
 					wd := min(cols-at, g.WO-wo)
 					base := ho*g.SH*row + wo
-					gemm.GatherPanelRows(panel[at:], nr, planes[base:], offs, wd)
+					gemm.GatherPanelRows(panel[at:], nr, planes[base:], block, wd)
 					at, pos = at+wd, pos+wd
 				}
 			}

@@ -185,7 +185,7 @@ func testGatherPanelRows[T Float](t *testing.T) {
 					for i := range dst {
 						dst[i] = sentinel
 					}
-					GatherPanelRows(dst, ld, src, offs, w)
+					GatherPanelRows(dst, ld, src, NewPanelRows(offs), w)
 					for i := range dst {
 						row, j := i/ld, i%ld
 						want := sentinel
@@ -205,7 +205,7 @@ func testGatherPanelRows[T Float](t *testing.T) {
 							}()
 							o := append([]int(nil), offs...)
 							o[rows-1] = bad
-							GatherPanelRows(dst, ld, src, o, w)
+							GatherPanelRows(dst, ld, src, NewPanelRows(o), w)
 						}()
 					}
 					f1()

@@ -34,13 +34,10 @@ func reluStreamS(dst, src *float32, n int)
 func reluStreamD(dst, src *float64, n int)
 
 func relu32(dst, src []float32) {
-	if h := streamHead(dst, src); h >= 0 {
+	if h, n := streamParts(dst, src, nil, 16); n > 0 {
 		reluCached32(dst[:h], src[:h])
-		dst, src = dst[h:], src[h:]
-		if n := len(src) / 16 * 16; n > 0 {
-			reluStreamS(&dst[0], &src[0], n)
-			dst, src = dst[n:], src[n:]
-		}
+		reluStreamS(&dst[h], &src[h], n)
+		dst, src = dst[h+n:], src[h+n:]
 	}
 	reluCached32(dst, src)
 }
@@ -51,13 +48,10 @@ func reluCached32(dst, src []float32) {
 }
 
 func relu64(dst, src []float64) {
-	if h := streamHead(dst, src); h >= 0 {
+	if h, n := streamParts(dst, src, nil, 8); n > 0 {
 		reluCached64(dst[:h], src[:h])
-		dst, src = dst[h:], src[h:]
-		if n := len(src) / 8 * 8; n > 0 {
-			reluStreamD(&dst[0], &src[0], n)
-			dst, src = dst[n:], src[n:]
-		}
+		reluStreamD(&dst[h], &src[h], n)
+		dst, src = dst[h+n:], src[h+n:]
 	}
 	reluCached64(dst, src)
 }
@@ -77,20 +71,26 @@ func reluCached64(dst, src []float64) {
 // (min of 500 calls alternating on a 2-core Zen 3 VM, 32 MiB L3).
 var streamBytes = 8 << 20
 
-// streamHead is the number of leading elements of dst to write with
-// ordinary stores before dst is 32-byte aligned, when ReLU (or
-// PositiveMul, LeakyReLU's gradient) streams dst
-// (at least streamBytes, AVX2; dst does not overlap src), else −1.
-func streamHead[T Float](dst, src []T) int {
+// streamParts splits a call of ReLU (u nil) or PositiveMul (LeakyReLU's
+// gradient) that streams dst (streams): its first h elements written with ordinary stores,
+// up to dst's 32-byte boundary, then n, a multiple of block, with
+// non-temporal ones (the rest ordinary again). n is 0 when the call does
+// not stream.
+func streamParts[T Float](dst, src, u []T, block int) (h, n int) {
+	if !streams(dst, src, u) {
+		return 0, 0
+	}
 	size := int(unsafe.Sizeof(dst[0]))
-	if len(src)*size < streamBytes || len(src) == 0 || !hasAVX2 {
-		return -1
-	}
-	if overlaps(dst, src) {
-		return -1 // in place: the lines are read anyway
-	}
 	d := uintptr(unsafe.Pointer(&dst[0]))
-	return min(len(src), int((32-d%32)%32)/size)
+	h = min(len(src), int((32-d%32)%32)/size)
+	return h, (len(src) - h) / block * block
+}
+
+// streams reports whether a call streams dst: at least streamBytes, AVX2,
+// dst overlapping neither src nor u (in place the lines are read anyway).
+func streams[T Float](dst, src, u []T) bool {
+	size := int(unsafe.Sizeof(T(0)))
+	return len(src) > 0 && len(src)*size >= streamBytes && hasAVX2 && !overlaps(dst, src) && (u == nil || !overlaps(dst, u))
 }
 
 // overlaps reports whether dst's first len(src) elements and src share
@@ -118,13 +118,10 @@ func positiveMulStreamS(dst, src, u *float32, n int, a, b float32)
 func positiveMulStreamD(dst, src, u *float64, n int, a, b float64)
 
 func positiveMul32(dst, src, u []float32, a, b float32) {
-	if h := streamHead(dst, src); h >= 0 && !overlaps(dst, u) {
+	if h, n := streamParts(dst, src, u, 8); n > 0 {
 		positiveMulCached32(dst[:h], src[:h], u[:h], a, b)
-		dst, src, u = dst[h:], src[h:], u[h:]
-		if n := len(src) / 8 * 8; n > 0 {
-			positiveMulStreamS(&dst[0], &src[0], &u[0], n, a, b)
-			dst, src, u = dst[n:], src[n:], u[n:]
-		}
+		positiveMulStreamS(&dst[h], &src[h], &u[h], n, a, b)
+		dst, src, u = dst[h+n:], src[h+n:], u[h+n:]
 	}
 	positiveMulCached32(dst, src, u, a, b)
 }
@@ -135,13 +132,10 @@ func positiveMulCached32(dst, src, u []float32, a, b float32) {
 }
 
 func positiveMul64(dst, src, u []float64, a, b float64) {
-	if h := streamHead(dst, src); h >= 0 && !overlaps(dst, u) {
+	if h, n := streamParts(dst, src, u, 4); n > 0 {
 		positiveMulCached64(dst[:h], src[:h], u[:h], a, b)
-		dst, src, u = dst[h:], src[h:], u[h:]
-		if n := len(src) / 4 * 4; n > 0 {
-			positiveMulStreamD(&dst[0], &src[0], &u[0], n, a, b)
-			dst, src, u = dst[n:], src[n:], u[n:]
-		}
+		positiveMulStreamD(&dst[h], &src[h], &u[h], n, a, b)
+		dst, src, u = dst[h+n:], src[h+n:], u[h+n:]
 	}
 	positiveMulCached64(dst, src, u, a, b)
 }

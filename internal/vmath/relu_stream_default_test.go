@@ -38,7 +38,7 @@ func testReviewReLUStreamDefault[T Float](t *testing.T) {
 		buf := make([]T, n+32/size+1)
 		for off := 0; off < 32/size; off++ {
 			d := buf[off : off+n]
-			streams := streamHead(d, src) >= 0
+			streams := streams(d, src, nil)
 			if streams != (n*size >= streamBytes) {
 				t.Fatalf("n %d: streams %v", n, streams)
 			}
