@@ -62,7 +62,13 @@ var winoForwardRule = winoRule{64, 64}
 //     1.15 to 4.2);
 //   - batch 2: Winograd wins from 256 channels on 28×28 and larger (0.66
 //     to 0.81), is even at 16×16 (0.83 to 1.04) and at 128 channels, and
-//     loses at 64 channels (1.3 to 1.7);
+//     loses at 64 channels (1.3 to 1.7). On the AVX2 Zen 3 VM (2026-12-07,
+//     least of 60 calls) it wins from 128 channels on 16×16 and larger
+//     (128: 0.54 at 16×16, 0.58 at 32×32; 256: 0.59 at 16×16, 0.44 at
+//     28×28; 512 at 16×16: 0.60) but not on 14×14 (49 tiles a sample:
+//     1.14 at 128 channels, 0.89 at 256) or 8×8 (1.18 to 1.72), so batch 2
+//     takes it from 128 channels and 64 tiles, where it is even or ahead on
+//     both machines (a detector's FPN levels at 16×16 and 32×32);
 //   - batch 4 and 8: Winograd wins from 64 channels on 16×16 and larger
 //     (0.59 to 0.77; float64 likewise), and at batch 8 on 14×14 (0.64 to
 //     0.79), but not on 8×8 at 64 channels (1.10).
@@ -72,7 +78,7 @@ func winoInputWins(cin, cout, tiles, n int) bool {
 	case c < 64 || n < 2:
 		return false
 	case n < 4:
-		return c >= 256 && tiles >= 196
+		return c >= 128 && tiles >= 64
 	}
 	return tiles >= 64 || n >= 8 && tiles >= 49
 }
