@@ -90,12 +90,16 @@ func panelWidth[T Float]() int {
 // samples' columns [Rows, L] side by side along n (gemm.GemmFill's
 // segments: each sample's output in its place), the goroutines taking
 // tiles of output channels, each packing only its rows of the weight
-// (gemm.PackAColumns). The panels' rows are im2col rows built where the
-// micro-kernel reads them (im2colRows with the panel's width as its
-// stride); convGEMM multiplied each sample alone, packing the whole weight
-// for a few columns (at 2×2 output positions one panel of 32 columns held
-// 4). Each goroutine does the bias and ep on the channels it wrote.
-// Bitwise convGEMMWith's result: the same products, element by element.
+// (gemm.PackAColumns). The panels' rows are im2col rows gathered where the
+// micro-kernel reads them from a zero-padded, column-phased copy of the
+// input made once a call (phasedInput, gatherPanel: element (tap, position)
+// at the tap's offset plus the position's, no bounds to test; im2colRows'
+// element-by-element gather of runs of at most gatherMax positions took as
+// long as the products at 8×8); convGEMM multiplied each sample alone,
+// packing the whole weight for a few columns (at 2×2 output positions one
+// panel of 32 columns held 4). Each goroutine does the bias and ep on the
+// channels it wrote. Bitwise convGEMMWith's result: the same products,
+// element by element.
 func convForwardFilled[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
 	l := g.L()
 	after := func(c0, c1 int) { // the bias and ep of output channels [c0, c1)
@@ -118,12 +122,16 @@ func convForwardFilled[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T
 // called on the goroutine that wrote them once output channels [c0, c1)
 // of every sample are written, does the bias and the epilogue.
 func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(c0, c1 int)) error {
-	l, cog, rows, cpg := g.L(), g.Cout/g.Groups, g.Rows(), g.C/g.Groups
-	chw, hw, nr, mr := g.C*g.H*g.W, g.H*g.W, panelWidth[T](), gemm.TileRows[T]()
+	l, cog, rows := g.L(), g.Cout/g.Groups, g.Rows()
+	nr, mr := panelWidth[T](), gemm.TileRows[T]()
 	tiles := (cog + mr - 1) / mr
 	errs := make([]error, g.Groups*tiles)
+	pad, lay, taps := phasedInput(g, x)
+	defer colsScratch[T]().Put(pad)
+	plane, step := lay.plane(), g.SH*lay.row()
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
+		pos := make([]int, nr)
 		for t := lo; t < hi; {
 			// Tiles [q0, q1) of group gi: its output channels [m0, m1).
 			gi, q0 := t/tiles, t%tiles
@@ -132,10 +140,11 @@ func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(c0, c1 i
 			wg := w[(gi*cog+m0)*rows : (gi*cog+m1)*rows]
 			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
 			fillB := func(panel []T, pc, kb, jc, cols int) {
-				eachSample(jc, jc+cols, l, func(n, l0, at, wd int) {
-					xs := x[n*chw+gi*cpg*hw : n*chw+(gi+1)*cpg*hw] // the group's channels
-					im2colRows(g, xs, panel[at:], nr, pc, pc+kb, l0, l0+wd)
-				})
+				for j := range cols {
+					n, q := (jc+j)/l, (jc+j)%l
+					pos[j] = n*g.C*plane + q/g.WO*step + q%g.WO
+				}
+				gatherPanel(panel, nr, pad, taps[gi*rows+pc:][:kb], pos[:cols])
 			}
 			c := out[(gi*cog+m0)*l:]
 			if errs[t] = gemm.GemmFill(m1-m0, g.N*l, rows, fillA, fillB, 0, c, l, gemm.Segments{Len: l, Stride: g.Cout * l}); errs[t] != nil {
@@ -220,7 +229,10 @@ func inputFilled[T gemm.Float](g *ConvGeom, dx, gr, w []T) error {
 // KiB) and interleaves them straight into the panel the micro-kernel
 // reads (gemm.GemmFill), while both are in the core's first-level cache;
 // for stride 1 and a same-width output, shiftedPanel interleaves most
-// column rows straight from the (shifted) input planes instead.
+// column rows straight from the (shifted) input planes instead, and with
+// at most gatherMax positions a sample gatherPanel fills the panel from a
+// padded, phased copy of the input (2×2 to 4×4 maps: 0.82 to 0.93 of
+// im2colRows and the interleave, least of five alternating runs).
 // convGEMM instead built the columns of kc positions of every row (2.3 MB
 // at 256 channels) and packed them again from the last-level cache, two
 // passes of the two goroutines joined at every block, and wrote the whole
@@ -253,6 +265,19 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 		pad = padInput(g, x)
 		defer colsScratch[T]().Put(pad.buf)
 	}
+	// With at most gatherMax positions a sample (a detector head's last
+	// levels) every span is gathered straight into the panel from a
+	// phased copy (gatherPanel: a row of the panel is a position, a
+	// column a column row).
+	var whole []T
+	var plane, step int
+	var taps []int
+	if !g.Pointwise() && l <= gatherMax {
+		var lay phased
+		whole, lay, taps = phasedInput(g, x)
+		defer colsScratch[T]().Put(whole)
+		plane, step = lay.plane(), g.SH*lay.row()
+	}
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		var scratch []T
 		if !g.Pointwise() {
@@ -260,6 +285,10 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 			defer colsScratch[T]().Put(scratch)
 		}
 		pr := newPanelRows[T](nr)
+		var pos []int
+		if whole != nil {
+			pos = make([]int, l)
+		}
 		for t := lo; t < hi; {
 			// Panels [q0, q1) of group gi: its rows [j0, j1).
 			gi, q0 := t/panels, t%panels
@@ -280,6 +309,13 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 					}
 					if same && w > gatherMax {
 						shiftedPanel(g, xg(n), pad.at(g, n, gi*cpg), panel[p0*nr:], nr, scratch, pr, r, r+cols, l0, w)
+						return
+					}
+					if whole != nil {
+						for q := range w {
+							pos[q] = n*g.C*plane + (l0+q)/g.WO*step + (l0+q)%g.WO
+						}
+						gatherPanel(panel[p0*nr:], nr, whole, pos[:w], taps[gi*rows+r:][:cols])
 						return
 					}
 					im2colRows(g, xg(n), scratch, w, r, r+cols, l0, l0+w)
@@ -477,6 +513,25 @@ func im2colRows[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
 		}
 	}
 }
+
+// gatherPanel writes rows p < len(taps) of a panel of nr columns, their
+// first len(pos) columns: panel[p·nr + j] = src[taps[p] + pos[j]].
+func gatherPanel[T Float](panel []T, nr int, src []T, taps, pos []int) {
+	if gatherRows(panel, nr, src, taps, pos) {
+		return
+	}
+	for p, t := range taps {
+		row := panel[p*nr:][:len(pos)]
+		s := src[t:]
+		for j, o := range pos {
+			row[j] = s[o]
+		}
+	}
+}
+
+// gatherMaxCols is the most positions gatherRows takes (an AVX-512 float32
+// panel's width).
+const gatherMaxCols = 32
 
 // gatherMax is the longest run of positions im2colRows gathers element by
 // element.
