@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gops-dev/gops/ad"
+	"github.com/gops-dev/gops/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -154,7 +155,10 @@ func (r *runner) newGraph(dt tensor.Dtype, s tensor.Shape, variant any) (*runGra
 	for i, y := range ys {
 		gorgonia.Read(y, &rg.outs[i])
 	}
-	vm, err := ad.NewTapeMachine(g)
+	// nn.BitwiseEngine: Gorgonia's own Add (residual sums, a gradient's
+	// terms: the heads' weights are shared by five levels) and Mul on the
+	// worker team in vector loops, bitwise the default engine's values.
+	vm, err := ad.NewTapeMachine(g, gorgonia.WithEngine(nn.BitwiseEngine{}))
 	if err != nil {
 		return nil, err
 	}

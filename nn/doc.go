@@ -35,8 +35,10 @@
 // torch.nn.Linear's and Conv2d's reset_parameters do.
 //
 // Engine is a machine option (gorgonia.WithEngine) that runs Gorgonia's
-// own Sum over every axis and same-shape Mul in one vectorised, parallel
-// pass: the forward of a loss written as Sum(HadamardProd(y, R)).
+// own Sum over every axis and same-shape Mul and Add in one vectorised,
+// parallel pass: the forward of a loss written as Sum(HadamardProd(y, R)).
+// BitwiseEngine is Engine without its Sum: every value bitwise the default
+// engine's.
 //
 // Bad arguments (ranks, dtypes, channel counts, sizes) give an error that
 // names the tensor and the problem when the node is built; a convolution,

@@ -8,7 +8,7 @@ import (
 
 // Engine is a tensor.Engine for Gorgonia's CPU machines that makes the
 // forward of a loss written the ordinary way, Sum(HadamardProd(y, R)),
-// cheaper: it is gorgonia.StandardEngine with two methods of its own.
+// cheaper: it is gorgonia.StandardEngine with three methods of its own.
 //
 //   - Sum over every axis of a float32 or float64 tensor: vector loops
 //     (package vmath's) over fixed blocks of sumBlock elements, run by the
@@ -24,8 +24,11 @@ import (
 //     view nor lazily transposed: a·b in one pass by the worker team (StdEng copies a, then
 //     multiplies on one core); the reuse, incr and unsafe options keep
 //     their meaning and the products are StdEng's, bit for bit.
+//   - Add likewise (a gradient's terms summed, a residual connection):
+//     StdEng's sums bit for bit, in vector loops on the worker team
+//     instead of one core's scalar loop.
 //
-// Every other call, and these two for other dtypes, shapes, views, lazily
+// Every other call, and these three for other dtypes, shapes, views, lazily
 // transposed (Dense.T without Transpose) or masked tensors, is
 // StdEng's. Gorgonia's machines give every value they hold the machine's
 // engine after each instruction, so a value's engine cannot be chosen by
@@ -97,16 +100,54 @@ func everyAxis(along []int, dims int) bool {
 // that differ, a reuse tensor of another size). See Engine for what is
 // its own.
 func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
+	return elementwise(e, a, b, opts, e.StandardEngine.Mul, mulInto)
+}
+
+// Add is tensor.Adder's Add (torch.add): the elementwise sum a+b of a's
+// shape, with the options of Mul (an incr tensor gets incr + (a+b)).
+// Errors are StdEng's. See Engine for what is its own.
+func (e Engine) Add(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
+	return elementwise(e, a, b, opts, e.StandardEngine.Add, addInto)
+}
+
+// BitwiseEngine is Engine without its Sum: gorgonia.StandardEngine with
+// Engine's Add and Mul, so that every value a machine computes is bitwise
+// what it computes on Gorgonia's default engine (a whole-tensor Sum is
+// StdEng's chain of adds) and its elementwise sums and products run on
+// the worker team in vector loops. detection's Trainer and eval runner use
+// it: their losses and outputs equal those of the same graph run by the
+// caller on the default engine. A machine option as Engine is:
+//
+//	m, err := ad.NewTapeMachine(g, gorgonia.WithEngine(nn.BitwiseEngine{}))
+type BitwiseEngine struct {
+	gorgonia.StandardEngine
+}
+
+// Mul is Engine's Mul (torch.mul), its results tensors of BitwiseEngine.
+func (e BitwiseEngine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
+	return elementwise(e, a, b, opts, e.StandardEngine.Mul, mulInto)
+}
+
+// Add is Engine's Add (torch.add), its results tensors of BitwiseEngine.
+func (e BitwiseEngine) Add(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
+	return elementwise(e, a, b, opts, e.StandardEngine.Add, addInto)
+}
+
+// elementwise is Mul or Add of engine e: into's loop on two flat tensors
+// of one shape and float dtype (a new result a tensor of e), std (StdEng's
+// method) for every other call.
+func elementwise(e tensor.Engine, a, b tensor.Tensor, opts []tensor.FuncOpt, std func(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error),
+	into func(out, x, y any, incr bool) bool) (tensor.Tensor, error) {
 	at, aDense := a.(*tensor.Dense)
 	bt, bDense := b.(*tensor.Dense)
 	if !aDense || !bDense || !flat(at) || !flat(bt) || !at.Shape().Eq(bt.Shape()) ||
 		at.Dtype() != bt.Dtype() || at.Shape().TotalSize() == 0 {
-		return e.StandardEngine.Mul(a, b, opts...)
+		return std(a, b, opts...)
 	}
 	fo := tensor.ParseFuncOpts(opts...)
 	reuse, incr, unsafe := fo.Reuse(), fo.Incr(), !fo.Safe()
 	if fo.As().Type != nil && fo.As() != at.Dtype() {
-		return e.StandardEngine.Mul(a, b, opts...)
+		return std(a, b, opts...)
 	}
 	var out *tensor.Dense
 	switch {
@@ -119,11 +160,12 @@ func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, 
 	default:
 		out = tensor.New(tensor.Of(at.Dtype()), tensor.WithShape(at.Shape().Clone()...), tensor.WithEngine(e))
 	}
-	if out == nil || !flat(out) || out.Dtype() != at.Dtype() || out.Shape().TotalSize() != at.Shape().TotalSize() {
-		return e.StandardEngine.Mul(a, b, opts...)
+	if out == nil || !flat(out) || out.Dtype() != at.Dtype() || out.Shape().TotalSize() != at.Shape().TotalSize() ||
+		!apartOrSame(out, at) || !apartOrSame(out, bt) {
+		return std(a, b, opts...)
 	}
-	if !mulInto(out.Data(), at.Data(), bt.Data(), incr != nil) {
-		return e.StandardEngine.Mul(a, b, opts...)
+	if !into(out.Data(), at.Data(), bt.Data(), incr != nil) {
+		return std(a, b, opts...)
 	}
 	if reuse != nil && incr == nil && !out.Shape().Eq(at.Shape()) {
 		if err := out.Reshape(at.Shape().Clone()...); err != nil {
@@ -131,6 +173,15 @@ func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, 
 		}
 	}
 	return out, nil
+}
+
+// apartOrSame reports whether out's elements are x's (one array) or share
+// no memory with x's: an output that overlaps an operand shifted would be
+// overwritten before it is read.
+func apartOrSame(out, x *tensor.Dense) bool {
+	o, p := out.Uintptr(), x.Uintptr()
+	n := uintptr(out.MemSize())
+	return o == p && out.MemSize() == x.MemSize() || o+n <= p || p+uintptr(x.MemSize()) <= o
 }
 
 // mulInto sets (incr false) or adds to (incr true) out the elementwise
@@ -142,6 +193,27 @@ func mulInto(out, x, y any, incr bool) bool {
 		cpu.MulInto(o, x.([]float64), y.([]float64), incr)
 	case []float32:
 		cpu.MulInto(o, x.([]float32), y.([]float32), incr)
+	default:
+		return false
+	}
+	return true
+}
+
+// addInto is mulInto for the sum.
+func addInto(out, x, y any, incr bool) bool {
+	switch o := out.(type) {
+	case []float64:
+		if incr {
+			cpu.AddIncr(o, x.([]float64), y.([]float64))
+		} else {
+			cpu.AddInto(o, x.([]float64), y.([]float64))
+		}
+	case []float32:
+		if incr {
+			cpu.AddIncr(o, x.([]float32), y.([]float32))
+		} else {
+			cpu.AddInto(o, x.([]float32), y.([]float32))
+		}
 	default:
 		return false
 	}

@@ -103,7 +103,8 @@ func TestEngineSumSpecials(t *testing.T) {
 // TestEngineLikeStdEng: the calls that Engine leaves to StdEng, or does on
 // its own in ways easy to get wrong (ints, 0-d scalars, a row vector times
 // a vector, a reuse tensor of another shape, a mixed-dtype pair), give
-// StdEng's values and shapes, or an error where StdEng's is one.
+// StdEng's values and shapes, or an error where StdEng's is one: Mul, Add
+// and Sum.
 func TestEngineLikeStdEng(t *testing.T) {
 	f64 := func(shape []int, v ...float64) *tensor.Dense {
 		if len(shape) == 0 {
@@ -145,6 +146,17 @@ func TestEngineLikeStdEng(t *testing.T) {
 		if err == nil {
 			if g, w := graphtest.Floats(got), graphtest.Floats(want); !bitsEqual(g, w) || !got.Shape().Eq(want.Shape()) || len(got.Shape()) != len(want.Shape()) {
 				t.Errorf("%s: Mul = %v %v, StdEng's %v %v", c.name, got.Shape(), g, want.Shape(), w)
+			}
+		}
+		a, b, opts = c.mk()
+		wantAdd, errStd := tensor.StdEng{}.Add(a, b, opts...)
+		a, b, opts = c.mk()
+		gotAdd, err := nn.Engine{}.Add(a, b, opts...)
+		if (err != nil) != (errStd != nil) {
+			t.Errorf("%s: Add error %v, StdEng's %v", c.name, err, errStd)
+		} else if err == nil {
+			if g, w := graphtest.Floats(gotAdd), graphtest.Floats(wantAdd); !bitsEqual(g, w) || !gotAdd.Shape().Eq(wantAdd.Shape()) || len(gotAdd.Shape()) != len(wantAdd.Shape()) {
+				t.Errorf("%s: Add = %v %v, StdEng's %v %v", c.name, gotAdd.Shape(), g, wantAdd.Shape(), w)
 			}
 		}
 		a, _, _ = c.mk()

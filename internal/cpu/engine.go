@@ -6,7 +6,7 @@ import (
 )
 
 // The loops of nn.Engine, a tensor engine for Gorgonia's machines: a
-// one-pass sum of a whole tensor and an elementwise product.
+// one-pass sum of a whole tensor, an elementwise product and sum.
 
 // sumBlock is the number of elements whose sum one worker computes as a
 // whole: large enough that joining the team is cheap beside it (see
@@ -47,6 +47,61 @@ func MulInto[T Float](out, x, y []T, incr bool) {
 		}
 		for i := range o {
 			o[i] = a[i] * b[i]
+		}
+	})
+}
+
+// addChunk is the number of elements AddInto copies and then adds while
+// they are in the first-level cache.
+const addChunk = 2048
+
+// AddInto sets out to x+y elementwise (nn.Engine's Add), or adds the sums
+// to out when incr (out[i] + (x[i] + y[i])); x and y at least out's
+// length, out either one of them (the same first element and length) or
+// apart from both. Parallel over ranges of elements above
+// par.InlineWork; each element is one rounded sum, x[i] + y[i] as tensor's
+// StdEng computes it (x the first operand: of two NaNs, x's payload).
+func AddInto[T Float](out, x, y []T) {
+	addInto(out, x, y, false)
+}
+
+// AddIncr is AddInto with incr.
+func AddIncr[T Float](out, x, y []T) {
+	addInto(out, x, y, true)
+}
+
+func addInto[T Float](out, x, y []T, incr bool) {
+	x, y = x[:len(out)], y[:len(out)]
+	if len(out) == 0 {
+		return
+	}
+	inX, inY := &out[0] == &x[0], &out[0] == &y[0]
+	par.ForWork(len(out), 3*len(out), func(lo, hi int) {
+		o, a, b := out[lo:hi], x[lo:hi], y[lo:hi]
+		switch {
+		case incr:
+			for i := range o {
+				o[i] += a[i] + b[i]
+			}
+		case inY: // o = a + o
+			addTo(a, o)
+		default: // a chunk of b, then a + it (addTo keeps a first), in L1
+			var tmp []T
+			if inX {
+				tmp = make([]T, min(addChunk, len(o)))
+			}
+			for c := 0; c < len(o); c += addChunk {
+				e := min(len(o), c+addChunk)
+				d := o[c:e]
+				if inX {
+					d = tmp[:e-c]
+				}
+				copy(d, b[c:e])
+				addTo(a[c:e], d)
+				if inX {
+					copy(o[c:e], d)
+				}
+			}
 		}
 	})
 }
