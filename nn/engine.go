@@ -26,7 +26,9 @@ import (
 //     their meaning and the products are StdEng's, bit for bit.
 //   - Add likewise (a gradient's terms summed, a residual connection):
 //     StdEng's sums bit for bit, in vector loops on the worker team
-//     instead of one core's scalar loop.
+//     instead of one core's scalar loop. (Where both operands are NaN the
+//     sum is NaN, but which operand's payload it keeps depends on how the
+//     compiler built StdEng's loop: -race builds keep the other one.)
 //
 // Every other call, and these three for other dtypes, shapes, views, lazily
 // transposed (Dense.T without Transpose) or masked tensors, is
@@ -72,9 +74,13 @@ func (e Engine) Sum(a tensor.Tensor, along ...int) (tensor.Tensor, error) {
 
 // flat reports whether d's elements are its array's, in order: not a
 // view, not transposed lazily (Dense.T without Transpose, whose array is
-// still in the old order) and not masked, the tensors that tensor's own
-// engine walks with an iterator.
-func flat(d *tensor.Dense) bool { return !d.IsView() && !d.RequiresIterator() && !d.IsMasked() }
+// still in the old order), not masked and row-major, the tensors whose
+// logical order tensor's own engine walks without an iterator (a
+// column-major tensor's array is in another order than a row-major
+// operand's).
+func flat(d *tensor.Dense) bool {
+	return !d.IsView() && !d.RequiresIterator() && !d.IsMasked() && d.DataOrder().IsRowMajor()
+}
 
 // everyAxis reports whether along names every one of dims axes in order,
 // or none (tensor's convention for all of them).
@@ -167,7 +173,7 @@ func elementwise(e tensor.Engine, a, b tensor.Tensor, opts []tensor.FuncOpt, std
 	if !into(out.Data(), at.Data(), bt.Data(), incr != nil) {
 		return std(a, b, opts...)
 	}
-	if reuse != nil && incr == nil && !out.Shape().Eq(at.Shape()) {
+	if !out.Shape().Eq(at.Shape()) { // a reuse or incr tensor of a's size, other shape: StdEng's reshape
 		if err := out.Reshape(at.Shape().Clone()...); err != nil {
 			return nil, err
 		}

@@ -280,14 +280,15 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 	}
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		var scratch []T
-		if !g.Pointwise() {
+		var pr *panelRows[T]
+		var pos []int
+		switch {
+		case whole != nil: // gatherPanel alone
+			pos = make([]int, l)
+		case !g.Pointwise():
 			scratch = colsScratch[T]().Get(nr * kc)
 			defer colsScratch[T]().Put(scratch)
-		}
-		pr := newPanelRows[T](nr)
-		var pos []int
-		if whole != nil {
-			pos = make([]int, l)
+			pr = newPanelRows[T](nr)
 		}
 		for t := lo; t < hi; {
 			// Panels [q0, q1) of group gi: its rows [j0, j1).
@@ -303,19 +304,18 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 			fillB := func(panel []T, pc, kb, jc, cols int) {
 				r := j0 + jc // the panel's first row in the group
 				eachSample(pc, pc+kb, l, func(n, l0, p0, w int) {
-					if scratch == nil {
-						gemm.Interleave(panel[p0*nr:], nr, xg(n)[r*l+l0:], l, cols, w)
-						return
-					}
-					if same && w > gatherMax {
-						shiftedPanel(g, xg(n), pad.at(g, n, gi*cpg), panel[p0*nr:], nr, scratch, pr, r, r+cols, l0, w)
-						return
-					}
-					if whole != nil {
+					switch {
+					case whole != nil:
 						for q := range w {
 							pos[q] = n*g.C*plane + (l0+q)/g.WO*step + (l0+q)%g.WO
 						}
 						gatherPanel(panel[p0*nr:], nr, whole, pos[:w], taps[gi*rows+r:][:cols])
+						return
+					case scratch == nil: // pointwise: the input is the columns
+						gemm.Interleave(panel[p0*nr:], nr, xg(n)[r*l+l0:], l, cols, w)
+						return
+					case same && w > gatherMax:
+						shiftedPanel(g, xg(n), pad.at(g, n, gi*cpg), panel[p0*nr:], nr, scratch, pr, r, r+cols, l0, w)
 						return
 					}
 					im2colRows(g, xg(n), scratch, w, r, r+cols, l0, l0+w)
@@ -529,12 +529,14 @@ func gatherPanel[T Float](panel []T, nr int, src []T, taps, pos []int) {
 	}
 }
 
-// gatherMaxCols is the most positions gatherRows takes (an AVX-512 float32
-// panel's width).
+// gatherMaxCols is the most columns of a panel gatherRows fills (an
+// AVX-512 float32 panel's width): positions in the forward's panels,
+// column rows in the weight gradient's.
 const gatherMaxCols = 32
 
 // gatherMax is the longest run of positions im2colRows gathers element by
-// element.
+// element, and the most positions a sample may have for weightFilled to
+// fill every panel by gatherPanel.
 const gatherMax = 16
 
 // im2colGather is im2colRows element by element: output (ho, wo) of row

@@ -60,7 +60,8 @@ const addChunk = 2048
 // length, out either one of them (the same first element and length) or
 // apart from both. Parallel over ranges of elements above
 // par.InlineWork; each element is one rounded sum, x[i] + y[i] as tensor's
-// StdEng computes it (x the first operand: of two NaNs, x's payload).
+// StdEng computes it (x the first operand: of two NaNs, x's payload, as
+// StdEng's compiled loop keeps in an ordinary build, not under -race).
 func AddInto[T Float](out, x, y []T) {
 	addInto(out, x, y, false)
 }

@@ -60,7 +60,14 @@ func testGatherPanel[T Float](t *testing.T) {
 					for i := range panel {
 						panel[i] = -1
 					}
-					gatherPanel(panel, nr, src, taps, pos)
+					if gatherAsm && cols <= gatherMaxCols {
+						// The assembly takes every valid call it is given.
+						if !gatherRows(panel, nr, src, taps, pos) {
+							t.Fatalf("%T cols %d rows %d nr %d: gatherRows refused a valid call", src[0], cols, rows, nr)
+						}
+					} else {
+						gatherPanel(panel, nr, src, taps, pos)
+					}
 					for p := 0; p < rows; p++ {
 						for j := 0; j < nr && p*nr+j < size; j++ {
 							got, want := panel[p*nr+j], T(-1)
@@ -81,8 +88,9 @@ func testGatherPanel[T Float](t *testing.T) {
 }
 
 // TestGatherRowsRefuses: gatherRows leaves the panel alone and reports
-// false when a read would fall outside src, a position is negative, or
-// the rows overrun the panel.
+// false when a read would fall outside src, a position or tap is negative
+// or a position does not fit an int32 index, the rows overrun the panel,
+// or there are more positions than gatherMaxCols.
 func TestGatherRowsRefuses(t *testing.T) {
 	if !gatherAsm {
 		t.Skip("no assembly on this build")
@@ -100,9 +108,18 @@ func TestGatherRowsRefuses(t *testing.T) {
 		{"past the panel", 16, []int{0, 1, 2}, []int{1, 2}},
 		{"narrow panel", 1, []int{0, 1}, []int{1, 2}},
 		{"too many positions", 64, []int{0}, make([]int, gatherMaxCols+1)},
+		{"position past int32", 16, []int{0}, []int{1, math.MaxInt32 + 1}},
 	} {
+		for i := range panel {
+			panel[i] = -1
+		}
 		if gatherRows(panel, c.nr, src, c.taps, c.pos) {
 			t.Errorf("%s: gatherRows = true", c.name)
+		}
+		for i, v := range panel {
+			if v != -1 {
+				t.Fatalf("%s: panel[%d] = %v, written", c.name, i, v)
+			}
 		}
 	}
 }
