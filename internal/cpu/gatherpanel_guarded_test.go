@@ -92,6 +92,7 @@ func testGatherPanel[T Float](t *testing.T) {
 // or a position does not fit an int32 index, the rows overrun the panel,
 // or there are more positions than gatherMaxCols.
 func TestGatherRowsRefuses(t *testing.T) {
+	pastInt32 := int64(math.MaxInt32) + 1
 	if !gatherAsm {
 		t.Skip("no assembly on this build")
 	}
@@ -108,7 +109,7 @@ func TestGatherRowsRefuses(t *testing.T) {
 		{"past the panel", 16, []int{0, 1, 2}, []int{1, 2}},
 		{"narrow panel", 1, []int{0, 1}, []int{1, 2}},
 		{"too many positions", 64, []int{0}, make([]int, gatherMaxCols+1)},
-		{"position past int32", 16, []int{0}, []int{1, math.MaxInt32 + 1}},
+		{"position past int32", 16, []int{0}, []int{1, int(pastInt32)}}, // negative where int is 32 bits
 	} {
 		for i := range panel {
 			panel[i] = -1
