@@ -185,9 +185,9 @@ func elementwise(e tensor.Engine, a, b tensor.Tensor, opts []tensor.FuncOpt, std
 // no memory with x's: an output that overlaps an operand shifted would be
 // overwritten before it is read.
 func apartOrSame(out, x *tensor.Dense) bool {
-	o, p := out.Uintptr(), x.Uintptr()
-	n := uintptr(out.MemSize())
-	return o == p && out.MemSize() == x.MemSize() || o+n <= p || p+uintptr(x.MemSize()) <= o
+	lo, hi := memRange(out)
+	xlo, xhi := memRange(x)
+	return lo == xlo && hi == xhi || hi <= xlo || xhi <= lo
 }
 
 // mulInto sets (incr false) or adds to (incr true) out the elementwise
@@ -209,17 +209,9 @@ func mulInto(out, x, y any, incr bool) bool {
 func addInto(out, x, y any, incr bool) bool {
 	switch o := out.(type) {
 	case []float64:
-		if incr {
-			cpu.AddIncr(o, x.([]float64), y.([]float64))
-		} else {
-			cpu.AddInto(o, x.([]float64), y.([]float64))
-		}
+		cpu.AddInto(o, x.([]float64), y.([]float64), incr)
 	case []float32:
-		if incr {
-			cpu.AddIncr(o, x.([]float32), y.([]float32))
-		} else {
-			cpu.AddInto(o, x.([]float32), y.([]float32))
-		}
+		cpu.AddInto(o, x.([]float32), y.([]float32), incr)
 	default:
 		return false
 	}

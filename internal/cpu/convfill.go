@@ -128,7 +128,6 @@ func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(c0, c1 i
 	errs := make([]error, g.Groups*tiles)
 	pad, lay, taps := phasedInput(g, x)
 	defer colsScratch[T]().Put(pad)
-	plane, step := lay.plane(), g.SH*lay.row()
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
 		pos := make([]int, nr)
@@ -141,8 +140,7 @@ func forwardFilled[T gemm.Float](g *ConvGeom, out, x, w []T, after func(c0, c1 i
 			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, m1-m0, kb, false) }
 			fillB := func(panel []T, pc, kb, jc, cols int) {
 				for j := range cols {
-					n, q := (jc+j)/l, (jc+j)%l
-					pos[j] = n*g.C*plane + q/g.WO*step + q%g.WO
+					pos[j] = phasedPos(g, lay, (jc+j)/l, (jc+j)%l)
 				}
 				gatherPanel(panel, nr, pad, taps[gi*rows+pc:][:kb], pos[:cols])
 			}
@@ -270,13 +268,11 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 	// phased copy (gatherPanel: a row of the panel is a position, a
 	// column a column row).
 	var whole []T
-	var plane, step int
+	var lay phased
 	var taps []int
 	if !g.Pointwise() && l <= gatherMax {
-		var lay phased
 		whole, lay, taps = phasedInput(g, x)
 		defer colsScratch[T]().Put(whole)
-		plane, step = lay.plane(), g.SH*lay.row()
 	}
 	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
 		var scratch []T
@@ -307,7 +303,7 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 					switch {
 					case whole != nil:
 						for q := range w {
-							pos[q] = n*g.C*plane + (l0+q)/g.WO*step + (l0+q)%g.WO
+							pos[q] = phasedPos(g, lay, n, l0+q)
 						}
 						gatherPanel(panel[p0*nr:], nr, whole, pos[:w], taps[gi*rows+r:][:cols])
 						return
@@ -512,6 +508,13 @@ func im2colRows[T Float](g *ConvGeom, x, dst []T, ld, r0, r1, l0, l1 int) {
 			im2colRow(row, plane, g, l0, y0, x0, wlo, whi)
 		}
 	}
+}
+
+// phasedPos is the offset in phasedInput's copy (layout lay) of output
+// position q of sample n for the tap at offset 0: column row r's element
+// at that position is at taps[r] + phasedPos (inputOffsets' taps).
+func phasedPos(g *ConvGeom, lay phased, n, q int) int {
+	return n*g.C*lay.plane() + q/g.WO*g.SH*lay.row() + q%g.WO
 }
 
 // gatherPanel writes rows p < len(taps) of a panel of nr columns, their

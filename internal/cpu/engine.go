@@ -62,16 +62,7 @@ const addChunk = 2048
 // par.InlineWork; each element is one rounded sum, x[i] + y[i] as tensor's
 // StdEng computes it (x the first operand: of two NaNs, x's payload, as
 // StdEng's compiled loop keeps in an ordinary build, not under -race).
-func AddInto[T Float](out, x, y []T) {
-	addInto(out, x, y, false)
-}
-
-// AddIncr is AddInto with incr.
-func AddIncr[T Float](out, x, y []T) {
-	addInto(out, x, y, true)
-}
-
-func addInto[T Float](out, x, y []T, incr bool) {
+func AddInto[T Float](out, x, y []T, incr bool) {
 	x, y = x[:len(out)], y[:len(out)]
 	if len(out) == 0 {
 		return
