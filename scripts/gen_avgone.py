@@ -1,11 +1,11 @@
 # writes internal/cpu/poolglobal_amd64.s (float32 and float64 kernels)
 
-def header(w, name, f64):
+def header(w, name, f64, count="groups"):
     """Writes func name's signature and loads its arguments: DI out, SI x,
-    R15 tmp, CX groups, R8 hw. Returns name."""
-    w(f"// func {name}(out, x, tmp *float{64 if f64 else 32}, groups, hw, w, r0, r1, c0, c1 int, d float{64 if f64 else 32})")
+    R15 tmp, CX groups (or pairs, count), R8 hw. Returns name."""
+    w(f"// func {name}(out, x, tmp *float{64 if f64 else 32}, {count}, hw, w, r0, r1, c0, c1 int, d float{64 if f64 else 32})")
     w(f"TEXT ·{name}(SB), NOSPLIT, $0-{88 if f64 else 84}")
-    w("\tMOVQ out+0(FP), DI\n\tMOVQ x+8(FP), SI\n\tMOVQ tmp+16(FP), R15\n\tMOVQ groups+24(FP), CX\n\tMOVQ hw+32(FP), R8")
+    w(f"\tMOVQ out+0(FP), DI\n\tMOVQ x+8(FP), SI\n\tMOVQ tmp+16(FP), R15\n\tMOVQ {count}+24(FP), CX\n\tMOVQ hw+32(FP), R8")
     return name
 
 def kernel(f64):
@@ -90,17 +90,21 @@ def kernel(f64):
     w(f"\tDECQ CX\n\tJNZ group{sfx}\n\tVZEROUPPER\n\tRET")
     return "\n".join(out) + "\n"
 
-def kernel2(f64):
+def kernel2(f64, pair=False):
     """The AVX2 kernels: 8 float32 (4 float64) planes a step in YMM
-    registers, tmp rows of 32 bytes; the same sums in the same order."""
+    registers, tmp rows of 32 bytes; the same sums in the same order.
+    With pair, two such groups a step (avgOne2PairS/D): both transposed
+    into tmp rows of 64 bytes (the first group's lanes, then the
+    second's), their sums as two independent chains."""
     L = 4 if f64 else 8
-    sfx = "D" if f64 else "S"
+    sfx = ("Pair" if pair else "") + ("D" if f64 else "S")
+    R = 64 if pair else 32 # bytes a row of tmp
     P = "PD" if f64 else "PS"
     mov = "VMOVUPD" if f64 else "VMOVUPS"
     mmov = "VMASKMOVPD" if f64 else "VMASKMOVPS"
     out = []
     w = out.append
-    name = header(w, "avgOne2" + sfx, f64)
+    name = header(w, "avgOne2" + sfx, f64, "pairs" if pair else "groups")
     w(f"\t// DX: the mask of the last block's elements (hw mod {L}, or {L}).")
     w(f"\tMOVQ R8, AX\n\tANDQ ${L-1}, AX\n\tJNZ mask2{sfx}\n\tMOVQ ${L}, AX")
     w(f"mask2{sfx}:")
@@ -111,17 +115,20 @@ def kernel2(f64):
     w("\t// Transpose the planes' blocks into tmp.")
     w("\tMOVQ SI, R10 // block start in plane 0\n\tMOVQ R15, R11 // tmp at the block\n\tMOVQ R8, R12 // elements left")
     w(f"block2{sfx}:\n\tCMPQ R12, ${L}\n\tJLE last2{sfx}")
-    def loads(masked):
+    def loads(masked, second=False):
         if masked:
             w("\tVMOVDQU (DX), Y15 // (the transpose overwrites it)")
         for j in range(L):
-            addr = "(R10)" if j == 0 else "(R13)"
-            if j == 1:
+            addr = "(R10)" if j == 0 and not second else "(R13)"
+            if second:
+                w("\tADDQ R9, R13")
+            elif j == 1:
                 w("\tLEAQ (R10)(R9*1), R13")
             elif j > 1:
                 w("\tADDQ R9, R13")
             w(f"\t{mmov} {addr}, Y15, Y{j}" if masked else f"\t{mov} {addr}, Y{j}")
-    def transpose_store():
+    def transpose_store(second=False):
+        off = 32 if second else 0
         if not f64:
             for i in range(4):
                 w(f"\tVUNPCKLPS Y{2*i+1}, Y{2*i}, Y{8+2*i}")
@@ -136,34 +143,74 @@ def kernel2(f64):
                 w(f"\tVPERM2F128 $0x20, Y{q+4}, Y{q}, Y{8+q}")
                 w(f"\tVPERM2F128 $0x31, Y{q+4}, Y{q}, Y{12+q}")
             for k in range(8):  # element k of the planes in Y(8+k)
-                w(f"\t{mov} Y{8+k}, {32*k}(R11)")
+                w(f"\t{mov} Y{8+k}, {R*k+off}(R11)")
             return
         w("\tVUNPCKLPD Y1, Y0, Y4\n\tVUNPCKHPD Y1, Y0, Y5\n\tVUNPCKLPD Y3, Y2, Y6\n\tVUNPCKHPD Y3, Y2, Y7")
         w("\tVPERM2F128 $0x20, Y6, Y4, Y8\n\tVPERM2F128 $0x20, Y7, Y5, Y9")
         w("\tVPERM2F128 $0x31, Y6, Y4, Y10\n\tVPERM2F128 $0x31, Y7, Y5, Y11")
         for k in range(4):  # element k in Y(8+k)
-            w(f"\t{mov} Y{8+k}, {32*k}(R11)")
-    loads(False); transpose_store()
-    w(f"\tADDQ $32, R10\n\tADDQ ${32*L}, R11\n\tSUBQ ${L}, R12\n\tJMP block2{sfx}")
+            w(f"\t{mov} Y{8+k}, {R*k+off}(R11)")
+    def both(masked):
+        loads(masked); transpose_store()
+        if pair:
+            # R13 is at the first group's last plane: the second's follow.
+            loads(masked, True); transpose_store(True)
+    both(False)
+    w(f"\tADDQ $32, R10\n\tADDQ ${R*L}, R11\n\tSUBQ ${L}, R12\n\tJMP block2{sfx}")
     w(f"last2{sfx}:")
-    loads(True); transpose_store()
+    both(True)
     w("\t// The window's sums from tmp.")
-    w("\tMOVQ w+40(FP), R9\n\tSHLQ $5, R9 // a row of tmp, in bytes\n\tMOVQ r0+48(FP), BX\n\tMOVQ r1+56(FP), R12")
+    rs = 6 if pair else 5 # log2 of a tmp row's bytes
+    w(f"\tMOVQ w+40(FP), R9\n\tSHLQ ${rs}, R9 // a row of tmp, in bytes\n\tMOVQ r0+48(FP), BX\n\tMOVQ r1+56(FP), R12")
     w("\tMOVQ c0+64(FP), R13\n\tMOVQ c1+72(FP), R14\n\tVXORPS Y0, Y0, Y0 // the rows' sum")
-    w("\tMOVQ BX, R10\n\tIMULQ R9, R10\n\tADDQ R15, R10\n\tSHLQ $5, R13\n\tSHLQ $5, R14")
+    if pair:
+        w("\tVXORPS Y2, Y2, Y2 // the second group's")
+    w(f"\tMOVQ BX, R10\n\tIMULQ R9, R10\n\tADDQ R15, R10\n\tSHLQ ${rs}, R13\n\tSHLQ ${rs}, R14")
+    # A window of 1 to 8 columns takes a loop of rows whose columns are
+    # unrolled (rowsN: the same additions in the same order), others the
+    # loop of column steps.
+    w("\tMOVQ R14, AX\n\tSUBQ R13, AX // the window's columns, in bytes")
+    for n in range(1, 9):
+        w(f"\tCMPQ AX, ${n*R}\n\tJEQ rows{n}{sfx}")
     w(f"row2{sfx}:\n\tCMPQ BX, R12\n\tJGE div2{sfx}\n\tVXORPS Y1, Y1, Y1 // this row's sum\n\tMOVQ R13, R11")
+    if pair:
+        w("\tVXORPS Y3, Y3, Y3 // the second group's")
     # Four columns a step while four are left (the same additions in the
     # same order: the loop's compare and jumps were half its instructions),
     # then one at a time.
-    w(f"col2{sfx}:\n\tLEAQ 128(R11), AX\n\tCMPQ AX, R14\n\tJGT col2one{sfx}")
+    def add(k):
+        w(f"\tVADD{P} {R*k if k else ''}(R10)(R11*1), Y1, Y1")
+        if pair:
+            w(f"\tVADD{P} {R*k+32}(R10)(R11*1), Y3, Y3")
+    w(f"col2{sfx}:\n\tLEAQ {4*R}(R11), AX\n\tCMPQ AX, R14\n\tJGT col2one{sfx}")
     for k in range(4):
-        w(f"\tVADD{P} {32*k if k else ''}(R10)(R11*1), Y1, Y1")
+        add(k)
     w(f"\tMOVQ AX, R11\n\tJMP col2{sfx}")
-    w(f"col2one{sfx}:\n\tCMPQ R11, R14\n\tJGE rowDone2{sfx}\n\tVADD{P} (R10)(R11*1), Y1, Y1\n\tADDQ $32, R11\n\tJMP col2one{sfx}")
-    w(f"rowDone2{sfx}:\n\tVADD{P} Y1, Y0, Y0\n\tADDQ R9, R10\n\tINCQ BX\n\tJMP row2{sfx}")
+    w(f"col2one{sfx}:\n\tCMPQ R11, R14\n\tJGE rowDone2{sfx}")
+    add(0)
+    w(f"\tADDQ ${R}, R11\n\tJMP col2one{sfx}")
+    w(f"rowDone2{sfx}:\n\tVADD{P} Y1, Y0, Y0")
+    if pair:
+        w(f"\tVADD{P} Y3, Y2, Y2")
+    w(f"\tADDQ R9, R10\n\tINCQ BX\n\tJMP row2{sfx}")
+    for n in range(1, 9):
+        w(f"rows{n}{sfx}:\n\tCMPQ BX, R12\n\tJGE div2{sfx}\n\tLEAQ (R10)(R13*1), AX\n\tVXORPS Y1, Y1, Y1")
+        if pair:
+            w("\tVXORPS Y3, Y3, Y3")
+        for k in range(n):
+            w(f"\tVADD{P} {R*k if k else ''}(AX), Y1, Y1")
+            if pair:
+                w(f"\tVADD{P} {R*k+32}(AX), Y3, Y3")
+        w(f"\tVADD{P} Y1, Y0, Y0")
+        if pair:
+            w(f"\tVADD{P} Y3, Y2, Y2")
+        w(f"\tADDQ R9, R10\n\tINCQ BX\n\tJMP rows{n}{sfx}")
     bc = "VBROADCASTSD" if f64 else "VBROADCASTSS"
-    w(f"div2{sfx}:\n\t{bc} d+80(FP), Y2\n\tVDIV{P} Y2, Y0, Y0\n\t{mov} Y0, (DI)\n\tADDQ $32, DI")
-    w(f"\tMOVQ hw+32(FP), R9\n\tSHLQ $5, R9 // {L} planes, in bytes\n\tADDQ R9, SI\n\tSHRQ ${2 if f64 else 3}, R9 // one plane's bytes")
+    w(f"div2{sfx}:\n\t{bc} d+80(FP), Y4\n\tVDIV{P} Y4, Y0, Y0\n\t{mov} Y0, (DI)")
+    if pair:
+        w(f"\tVDIV{P} Y4, Y2, Y2\n\t{mov} Y2, 32(DI)")
+    w(f"\tADDQ ${R}, DI")
+    w(f"\tMOVQ hw+32(FP), R9\n\tSHLQ ${rs}, R9 // {L*R//32} planes, in bytes\n\tADDQ R9, SI\n\tSHRQ ${rs-3 if f64 else rs-2}, R9 // one plane's bytes")
     w(f"\tDECQ CX\n\tJNZ group2{sfx}\n\tVZEROUPPER\n\tRET")
     return "\n".join(out) + "\n"
 
@@ -198,8 +245,11 @@ head = '''// Code generated by scripts/gen_avgone.py; DO NOT EDIT.
 // additions, in its order and with its operand order, lane by lane.
 // avgOne2S and avgOne2D are the same in AVX2 (8 float32 or 4 float64
 // planes a step, VMASKMOVPS/PD for a plane's last block, tmp rows of 32
-// bytes), for CPUs without AVX-512.
+// bytes), for CPUs without AVX-512; avgOne2PairS and avgOne2PairD take
+// two such groups a step (tmp rows of 64 bytes), whose sums are two
+// independent chains.
 
 '''
 import sys
-open(sys.argv[1], "w").write(head + kernel(False) + "\n" + kernel(True) + mask2 + kernel2(False) + "\n" + kernel2(True))
+open(sys.argv[1], "w").write(head + kernel(False) + "\n" + kernel(True) + mask2 + kernel2(False) + "\n" + kernel2(True)
+    + "\n" + kernel2(False, True) + "\n" + kernel2(True, True))

@@ -142,7 +142,7 @@ func avgOne2Sizes[T Float](t *testing.T) {
 	avgOneAVX512 = false
 	for h := 1; h <= 5; h++ {
 		for w := 1; w <= 8; w++ {
-			for _, planes := range []int{8, 12, 17} {
+			for _, planes := range []int{8, 12, 17, 24, 40} {
 				for trial := 0; trial < 3; trial++ {
 					r0, r1, c0, c1 := 0, h, 0, w
 					if trial > 0 {

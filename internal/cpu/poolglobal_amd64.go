@@ -31,6 +31,17 @@ func avgOne2S(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32
 //go:noescape
 func avgOne2D(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
 
+// avgOne2PairS and avgOne2PairD are avgOne2S and avgOne2D for pairs
+// groups of planes a call (16 float32 or 8 float64 planes a step), tmp
+// rows of 16 or 8 elements: two groups' sums as independent chains, which
+// the one-group kernels' dependent additions left waiting.
+//
+//go:noescape
+func avgOne2PairS(out, x, tmp *float32, pairs, hw, w, r0, r1, c0, c1 int, d float32)
+
+//go:noescape
+func avgOne2PairD(out, x, tmp *float64, pairs, hw, w, r0, r1, c0, c1 int, d float64)
+
 // avgOneChunk is about the most elements of x one call of avgOneS,
 // avgOneD, avgOne2S or avgOne2D reads.
 const avgOneChunk = 1 << 18
@@ -66,10 +77,11 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 		return
 	}
 	_, _ = out[groups*lanes-1], x[groups*lanes*hw-1]
-	tmp := make([]T, (hw+lanes-1)/lanes*lanes*lanes) // a group's planes transposed: lanes values an element
+	tmp := make([]T, (hw+lanes-1)/lanes*lanes*lanes*2) // a pair of groups' planes transposed: 2·lanes values an element
 	// A call at a time reads about avgOneChunk elements: the collector
-	// cannot stop a goroutine inside the assembly.
-	per := max(1, avgOneChunk/(lanes*hw))
+	// cannot stop a goroutine inside the assembly; an even number of
+	// groups, for avgOne2's pairs.
+	per := max(2, avgOneChunk/(lanes*hw)&^1)
 	for g0 := 0; g0 < groups; g0 += per {
 		n, o, xs := min(per, groups-g0), out[g0*lanes:], x[g0*lanes*hw:]
 		switch f32 := unsafe.Sizeof(T(0)) == 4; {
@@ -77,10 +89,31 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 			avgOneS(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
 		case avgOneAVX512:
 			avgOneD(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
-		case f32:
-			avgOne2S(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
 		default:
-			avgOne2D(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
+			avgOne2(o, xs, tmp, n, lanes, hw, w, r0, r1, c0, c1, d)
 		}
+	}
+}
+
+// avgOne2 is avgOneVec's AVX2 call for groups groups of lanes planes:
+// pairs of groups by avgOne2PairS or avgOne2PairD, an odd last group by
+// avgOne2S or avgOne2D.
+func avgOne2[T Float](out, x, tmp []T, groups, lanes, hw, w, r0, r1, c0, c1 int, d T) {
+	pairs := groups / 2
+	o, xs := out[2*pairs*lanes:], x[2*pairs*lanes*hw:]
+	if unsafe.Sizeof(T(0)) == 4 {
+		if pairs > 0 {
+			avgOne2PairS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], pairs, hw, w, r0, r1, c0, c1, float32(d))
+		}
+		if groups%2 == 1 {
+			avgOne2S(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], 1, hw, w, r0, r1, c0, c1, float32(d))
+		}
+		return
+	}
+	if pairs > 0 {
+		avgOne2PairD(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], pairs, hw, w, r0, r1, c0, c1, float64(d))
+	}
+	if groups%2 == 1 {
+		avgOne2D(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], 1, hw, w, r0, r1, c0, c1, float64(d))
 	}
 }

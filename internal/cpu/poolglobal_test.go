@@ -86,6 +86,10 @@ func BenchmarkAvgPoolOne(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	x, y, dx := randData[float32](r, planes*49), make([]float32, planes), make([]float32, planes*49)
 	benchAvgKernels(b, &g, x, y, dx)
+	b.Run("float64", func(b *testing.B) {
+		x, y, dx := randData[float64](r, planes*49), make([]float64, planes), make([]float64, planes*49)
+		benchAvgKernels(b, &g, x, y, dx)
+	})
 }
 
 // nanOf is a quiet NaN of T with payload k.
