@@ -44,7 +44,11 @@ func interpNearest[T Float](g *InterpGeom, x, out []T) {
 	hw, ho, wo := g.H*g.W, len(g.Rows.I0), len(g.Cols.I0)
 	s := nearestFactor(&g.Cols, g.W)
 	rows, cols := g.Rows.I0, g.Cols.I0
+	nt := s == 2 && nearestStreams[T](len(out))
 	par.For(g.Planes, func(lo, hi int) {
+		if nt {
+			defer nearestFence()
+		}
 		for p := lo; p < hi; p++ {
 			plane := x[p*hw : (p+1)*hw]
 			dst := out[p*ho*wo : (p+1)*ho*wo]
@@ -58,11 +62,15 @@ func interpNearest[T Float](g *InterpGeom, x, out []T) {
 				row := plane[r*g.W : (r+1)*g.W]
 				if s == 2 && oh+1 < ho && rows[oh+1] == r {
 					// a ×2 row pair: both rows in one pass
-					repeat2(d, dst[(oh+1)*wo:(oh+2)*wo], row)
+					if d1 := dst[(oh+1)*wo : (oh+2)*wo]; !nt || !repeat2NT(d, d1, row) {
+						repeat2(d, d1, row)
+					}
 					oh++
 					continue
 				}
-				nearestRow(d, row, cols, s)
+				if !nt || !repeat2NT(d, nil, row) {
+					nearestRow(d, row, cols, s)
+				}
 			}
 		}
 	})

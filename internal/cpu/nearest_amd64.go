@@ -59,3 +59,49 @@ func blocks2[T Float](d, a, b []T) int {
 	}
 	return w * blocks
 }
+
+//go:noescape
+func nearestDup2NTS(d, src *float32, n int)
+
+//go:noescape
+func nearestDup2NTD(d, src *float64, n int)
+
+func nearestFence()
+
+// nearestStreamBytes is the size of a nearest ×2 result (in bytes) from
+// which its rows are written with non-temporal stores (repeat2NT): far
+// larger than a core's share of the last-level cache, so that the result
+// would not stay there anyway, and such stores skip reading its lines in
+// first (vmath's streamBytes for ReLU, measured the same way; tests lower it).
+var nearestStreamBytes = 8 << 20
+
+// nearestStreams reports whether interpNearest writes a result of n
+// elements of T with repeat2NT (AVX2, at least nearestStreamBytes).
+func nearestStreams[T Float](n int) bool {
+	return avgAVX2 && n*int(unsafe.Sizeof(T(0))) >= nearestStreamBytes
+}
+
+// repeat2NT is repeat2 with non-temporal stores only (nearestDup2NTS or
+// nearestDup2NTD; an ordinary store into a line being written by them
+// costs more than the line's memory traffic): d0[2i] = d0[2i+1] = row[i],
+// and the same in d1 unless d1 is nil. It does nothing and returns false
+// unless d0 and d1 start on 32-byte boundaries. The caller calls
+// nearestFence once its rows are written.
+func repeat2NT[T Float](d0, d1, row []T) bool {
+	aligned := func(d []T) bool { return d == nil || uintptr(unsafe.Pointer(unsafe.SliceData(d)))%32 == 0 }
+	if len(row) == 0 || !aligned(d0) || !aligned(d1) {
+		return false
+	}
+	for _, d := range [2][]T{d0, d1} {
+		if d == nil {
+			continue
+		}
+		d = d[:2*len(row)]
+		if unsafe.Sizeof(T(0)) == 4 {
+			nearestDup2NTS(&asF32(d)[0], &asF32(row)[0], len(row))
+		} else {
+			nearestDup2NTD(&asF64(d)[0], &asF64(row)[0], len(row))
+		}
+	}
+	return true
+}

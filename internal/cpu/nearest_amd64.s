@@ -123,3 +123,113 @@ loopBlocks2D:
 	JNZ     loopBlocks2D
 	VZEROUPPER
 	RET
+
+// func nearestDup2NTS(d, src *float32, n int)
+//
+// nearestDup2S's d0 alone for n values (d[2i] = d[2i+1] = src[i], i < n),
+// every store non-temporal (d 32-byte aligned): whole blocks of 8 by
+// VMOVNTPS, then 4 in XMM, then one at a time by MOVNTIL; no SFENCE
+// (nearestFence, once the caller's rows are done).
+TEXT ·nearestDup2NTS(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, DX
+	SHRQ $3, CX
+	JZ   tail4NTS
+
+loopDup2NTS:
+	VMOVUPS    (SI), Y0
+	VUNPCKLPS  Y0, Y0, Y1
+	VUNPCKHPS  Y0, Y0, Y2
+	VPERM2F128 $0x20, Y2, Y1, Y3
+	VPERM2F128 $0x31, Y2, Y1, Y4
+	VMOVNTPS   Y3, (DI)
+	VMOVNTPS   Y4, 32(DI)
+	ADDQ       $32, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        loopDup2NTS
+
+tail4NTS:
+	TESTQ     $4, DX
+	JZ        tail1NTS
+	VMOVUPS   (SI), X0
+	VUNPCKLPS X0, X0, X1
+	VUNPCKHPS X0, X0, X2
+	VMOVNTPS  X1, (DI)
+	VMOVNTPS  X2, 16(DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+
+tail1NTS:
+	ANDQ $3, DX
+	JZ   doneNTS
+
+loop1NTS:
+	MOVL    (SI), AX
+	MOVNTIL AX, (DI)
+	MOVNTIL AX, 4(DI)
+	ADDQ    $4, SI
+	ADDQ    $8, DI
+	DECQ    DX
+	JNZ     loop1NTS
+
+doneNTS:
+	VZEROUPPER
+	RET
+
+// func nearestDup2NTD(d, src *float64, n int)
+//
+// The same for float64: blocks of 4 (VMOVNTPD), then 2 in XMM, then one
+// by MOVNTIQ.
+TEXT ·nearestDup2NTD(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ CX, DX
+	SHRQ $2, CX
+	JZ   tail2NTD
+
+loopDup2NTD:
+	VMOVUPD    (SI), Y0
+	VUNPCKLPD  Y0, Y0, Y1
+	VUNPCKHPD  Y0, Y0, Y2
+	VPERM2F128 $0x20, Y2, Y1, Y3
+	VPERM2F128 $0x31, Y2, Y1, Y4
+	VMOVNTPD   Y3, (DI)
+	VMOVNTPD   Y4, 32(DI)
+	ADDQ       $32, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        loopDup2NTD
+
+tail2NTD:
+	TESTQ     $2, DX
+	JZ        tail1NTD
+	VMOVUPD   (SI), X0
+	VUNPCKLPD X0, X0, X1
+	VUNPCKHPD X0, X0, X2
+	VMOVNTPD  X1, (DI)
+	VMOVNTPD  X2, 16(DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+
+tail1NTD:
+	TESTQ   $1, DX
+	JZ      doneNTD
+	MOVQ    (SI), AX
+	MOVNTIQ AX, (DI)
+	MOVNTIQ AX, 8(DI)
+
+doneNTD:
+	VZEROUPPER
+	RET
+
+// func nearestFence()
+//
+// SFENCE: orders the non-temporal stores before the caller's later
+// stores (its signal that the rows are done).
+TEXT ·nearestFence(SB), NOSPLIT, $0-0
+	SFENCE
+	RET
