@@ -51,8 +51,23 @@ func first(t *testing.T, v gorgonia.Value) *float64 {
 // gradient again, four times with new x: under ReuseResults every run's
 // values are right and y and z alternate between two arrays (run 2 writes
 // where run 0 did, run 1 elsewhere); switched off, the run allocates anew.
-// Both VMs.
-func TestReuseResults(t *testing.T) {
+// Both VMs. Under ReuseResultsInPlace (TestReuseResultsInPlace) every
+// run writes y and z where the first did.
+func TestReuseResults(t *testing.T) { testReuseResults(t, false) }
+
+// TestReuseResultsInPlace is TestReuseResults under ReuseResultsInPlace.
+func TestReuseResultsInPlace(t *testing.T) { testReuseResults(t, true) }
+
+// reuseOn switches g's reuse on, in place or with two arrays.
+func reuseOn(g *gorgonia.ExprGraph, inPlace bool) {
+	if inPlace {
+		ad.ReuseResultsInPlace(g, true)
+	} else {
+		ad.ReuseResults(g, true)
+	}
+}
+
+func testReuseResults(t *testing.T, inPlace bool) {
 	for _, lisp := range []bool{false, true} {
 		g := gorgonia.NewGraph()
 		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
@@ -88,7 +103,7 @@ func TestReuseResults(t *testing.T) {
 			}
 			return *vals[n]
 		}
-		ad.ReuseResults(g, true)
+		reuseOn(g, inPlace)
 		var tape gorgonia.VM
 		if !lisp {
 			tm := gorgonia.NewTapeMachine(g)
@@ -97,7 +112,9 @@ func TestReuseResults(t *testing.T) {
 		}
 		var ptrs [][2]*float64
 		for run, x0 := range [][]float64{{1, 2, 3}, {-1, 0.5, 4}, {2, -3, 0.25}, {0.5, 1.5, -2}} {
-			if run == 3 {
+			if run == 3 && inPlace {
+				ad.ReuseResultsInPlace(g, false)
+			} else if run == 3 {
 				ad.ReuseResults(g, false)
 			}
 			if lisp { // the LispMachine wants its own binding of x: change x's values in place
@@ -137,16 +154,20 @@ func TestReuseResults(t *testing.T) {
 			}
 			ny, nz := first(t, y.Value()), first(t, z.Value()) // the memory the ops wrote
 			ptrs = append(ptrs, [2]*float64{ny, nz})
-			switch run {
-			case 1:
+			switch {
+			case inPlace && (run == 1 || run == 2):
+				if ptrs[run] != ptrs[0] {
+					t.Errorf("lisp %v: under ReuseResultsInPlace run %d did not write y and z where the first did", lisp, run)
+				}
+			case run == 1:
 				if ptrs[1] == ptrs[0] {
 					t.Errorf("lisp %v: the second run wrote y and z where the first did", lisp)
 				}
-			case 2:
+			case run == 2:
 				if ptrs[2] != ptrs[0] {
 					t.Errorf("lisp %v: under ReuseResults the third run did not write y and z where the first did", lisp)
 				}
-			case 3:
+			case run == 3:
 				if ptrs[3][0] == ptrs[1][0] || ptrs[3][0] == ptrs[2][0] || ptrs[3][1] == ptrs[1][1] || ptrs[3][1] == ptrs[2][1] {
 					t.Errorf("lisp %v: with ReuseResults off the fourth run reused y's or z's memory", lisp)
 				}
@@ -157,8 +178,15 @@ func TestReuseResults(t *testing.T) {
 
 // TestReuseResultsFedBack: a result given back to the graph as an input
 // (h = x², then x := h's value) is not overwritten by the run that reads
-// it: that run writes h elsewhere, and both values are right.
+// it: that run writes h elsewhere, and both values are right; under
+// ReuseResults and ReuseResultsInPlace.
 func TestReuseResultsFedBack(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		testReuseFedBack(t, inPlace)
+	}
+}
+
+func testReuseFedBack(t *testing.T, inPlace bool) {
 	g := gorgonia.NewGraph()
 	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{2, 3}))))
@@ -166,7 +194,7 @@ func TestReuseResultsFedBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ad.ReuseResults(g, true)
+	reuseOn(g, inPlace)
 	m := gorgonia.NewTapeMachine(g)
 	defer m.Close()
 	want := [][]float64{{4, 9}, {16, 81}, {256, 6561}}

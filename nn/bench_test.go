@@ -27,10 +27,33 @@ func benchNode(g *gorgonia.ExprGraph, r *rand.Rand, name string, scale float64, 
 		gorgonia.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
 }
 
+// benchReuse is how a benchmark's graph keeps its results: benchAlloc
+// (Gorgonia's way: every run allocates every result), benchReuseTwo
+// (ad.ReuseResults) or benchInPlace (ad.ReuseResultsInPlace).
+type benchReuse int
+
+const (
+	benchAlloc benchReuse = iota
+	benchReuseTwo
+	benchInPlace
+)
+
+// set switches g's reuse to m.
+func (m benchReuse) set(g *gorgonia.ExprGraph) {
+	switch m {
+	case benchReuseTwo:
+		ad.ReuseResults(g, true)
+	case benchInPlace:
+		ad.ReuseResultsInPlace(g, true)
+	default:
+		ad.ReuseResults(g, false)
+	}
+}
+
 // benchGraph times op on the inputs made by inputs, forward or forward and
 // the vector-Jacobian product with a random G w.r.t. wrt (the indices of
-// the inputs to differentiate); reuse: under ad.ReuseResults.
-func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
+// the inputs to differentiate), its results kept as reuse says.
+func benchGraph(b *testing.B, reuse benchReuse, backward bool, inputs func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes, wrt []int,
 	op func(in gorgonia.Nodes) (*gorgonia.Node, error)) {
 	g := gorgonia.NewGraph()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -58,10 +81,13 @@ func benchGraph(b *testing.B, reuse, backward bool, inputs func(g *gorgonia.Expr
 }
 
 // benchBoth runs fn as name, Gorgonia's way (every run allocates every
-// result), and as reuse/name, with ad.ReuseResults on.
-func benchBoth(b *testing.B, name string, fn func(b *testing.B, reuse bool)) {
-	b.Run(name, func(b *testing.B) { fn(b, false) })
-	b.Run("reuse/"+name, func(b *testing.B) { fn(b, true) })
+// result), as reuse/name, with ad.ReuseResults on, and as inplace/name,
+// with ad.ReuseResultsInPlace on (one array a result, torch's lifetime of
+// a result its caller drops: what bench_torchvision.py times).
+func benchBoth(b *testing.B, name string, fn func(b *testing.B, reuse benchReuse)) {
+	b.Run(name, func(b *testing.B) { fn(b, benchAlloc) })
+	b.Run("reuse/"+name, func(b *testing.B) { fn(b, benchReuseTwo) })
+	b.Run("inplace/"+name, func(b *testing.B) { fn(b, benchInPlace) })
 }
 
 // benchPasses runs benchGraph of op as prefix+"forward" and
@@ -74,16 +100,16 @@ func benchPasses(b *testing.B, prefix string, inputs func(g *gorgonia.ExprGraph,
 		if backward {
 			name += "+backward"
 		}
-		benchBoth(b, name, func(b *testing.B, reuse bool) { benchGraph(b, reuse, backward, inputs, wrt, op) })
+		benchBoth(b, name, func(b *testing.B, reuse benchReuse) { benchGraph(b, reuse, backward, inputs, wrt, op) })
 	}
 }
 
 // benchTape times m.Reset(); m.RunAll() of g on a TapeMachine made with
-// opts, with ad.ReuseResults(g, reuse). Besides ns/op (the mean) it
+// opts, its results kept as reuse says. Besides ns/op (the mean) it
 // reports min-ns/op, the fastest single run: what bench_torchvision.py
 // reports of torch (the least of its timed calls, each timed alone).
-func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse bool, opts ...gorgonia.VMOpt) {
-	ad.ReuseResults(g, reuse)
+func benchTape(b *testing.B, g *gorgonia.ExprGraph, reuse benchReuse, opts ...gorgonia.VMOpt) {
+	reuse.set(g)
 	m := gorgonia.NewTapeMachine(g, opts...)
 	defer m.Close()
 	b.ReportAllocs()
@@ -180,7 +206,7 @@ func benchLogits(b *testing.B, op func(in gorgonia.Nodes) (*gorgonia.Node, error
 // and back.
 func BenchmarkRunAll(b *testing.B) {
 	b.Run("softmax-2x8", func(b *testing.B) {
-		benchGraph(b, true, false, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
+		benchGraph(b, benchReuseTwo, false, func(g *gorgonia.ExprGraph, r *rand.Rand) gorgonia.Nodes {
 			return gorgonia.Nodes{benchNode(g, r, "x", 1, 2, 8)}
 		}, nil, func(in gorgonia.Nodes) (*gorgonia.Node, error) { return nn.Softmax(in[0], 1) })
 	})
@@ -271,7 +297,7 @@ func BenchmarkConvStackSecondOrder(b *testing.B) {
 		if order == 2 {
 			name = "second-order"
 		}
-		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order), false) })
+		b.Run(name, func(b *testing.B) { benchTape(b, convStackGraph(b, order), benchAlloc) })
 	}
 }
 
@@ -326,7 +352,7 @@ func BenchmarkGridSample(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			benchTape(b, g, false)
+			benchTape(b, g, benchAlloc)
 		})
 	}
 }

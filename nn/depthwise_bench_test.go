@@ -21,7 +21,7 @@ func BenchmarkConv2dDepthwise(b *testing.B) {
 			if backward {
 				name += "+backward"
 			}
-			benchBoth(b, name, func(b *testing.B, reuse bool) {
+			benchBoth(b, name, func(b *testing.B, reuse benchReuse) {
 				g := gorgonia.NewGraph()
 				r := rand.New(rand.NewPCG(1, 2))
 				x, w, bias := benchNodeOf(g, r, dt, "x", 1, 8, 128, 28, 28), benchNodeOf(g, r, dt, "w", 0.3, 128, 1, 3, 3), benchNodeOf(g, r, dt, "b", 1, 128)

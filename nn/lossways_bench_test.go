@@ -66,7 +66,7 @@ func BenchmarkLossWays(b *testing.B) {
 				if way == "engine" {
 					opts = append(opts, gorgonia.WithEngine(nn.Engine{}))
 				}
-				benchTape(b, g, false, opts...)
+				benchTape(b, g, benchAlloc, opts...)
 			})
 		}
 	}

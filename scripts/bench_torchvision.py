@@ -558,15 +558,18 @@ NN_BENCHMARKS["GroupNorm/forward"] = (setup_nn(nn_group_norm, False), run_nn_for
 NN_BENCHMARKS["GroupNorm/forward+backward"] = (setup_nn(nn_group_norm, True), run_nn_forward_backward)
 NN_BENCHMARKS["SigmoidFocalLoss/forward"] = (setup_nn(nn_sigmoid_focal_loss, False), run_nn_forward)
 NN_BENCHMARKS["SigmoidFocalLoss/forward+backward"] = (setup_nn(nn_sigmoid_focal_loss, True), run_nn_forward_backward)
-# gops times these families twice, the second time as FAMILY/reuse/... with
-# ad.ReuseResults on (each run writes its results into the previous run's
-# memory, as torch's caching allocator hands out the block just freed):
-# the same torch work, timed again under the other name.
+# gops times these families three times, the second time as
+# FAMILY/reuse/... with ad.ReuseResults on (each run writes its results
+# into the memory of the run before last), the third as FAMILY/inplace/...
+# with ad.ReuseResultsInPlace (into the previous run's memory, as torch's
+# caching allocator hands out the block just freed): the same torch work,
+# timed again under the other names.
 for _key in [k for k in NN_BENCHMARKS if k.split("/")[0] in (
         "MaxPool2d", "AvgPool2d", "Softmax", "CrossEntropy", "Interpolate", "GridSample", "GroupNorm",
         "BatchNorm", "Conv2dDepthwise", "Resample", "ReLU", "AdaptiveAvgPool2d", "Linear")]:
     _family, _rest = _key.split("/", 1)
     NN_BENCHMARKS[_family + "/reuse/" + _rest] = NN_BENCHMARKS[_key]
+    NN_BENCHMARKS[_family + "/inplace/" + _rest] = NN_BENCHMARKS[_key]
 NN_BENCHMARKS["ConvStackSecondOrder/first-order"] = (setup_conv_stack, run_conv_stack_first_order)
 NN_BENCHMARKS["ConvStackSecondOrder/second-order"] = (setup_conv_stack, run_conv_stack_second_order)
 
@@ -827,6 +830,8 @@ BENCHMARKS = {
 for _key in [k for k in BENCHMARKS if k.split("/")[0] in ("RoIAlign", "RoIPool", "PSRoIAlign", "PSRoIPool", "Conv2d")]:
     _family, _rest = _key.split("/", 1)
     BENCHMARKS[_family + "/reuse/" + _rest] = BENCHMARKS[_key]
+    if _family == "Conv2d":  # nn's benchBoth: gops' RoI ops have no inplace/ rows
+        BENCHMARKS[_family + "/inplace/" + _rest] = BENCHMARKS[_key]
 
 
 def bench(setup, run, warmup, warmup_seconds, repeats, stat, repeat_seconds=0.0):
