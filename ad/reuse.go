@@ -57,12 +57,14 @@ func ReuseResults(g *gorgonia.ExprGraph, on bool) {
 // last-level cache where two alternating arrays do not: eval BatchNorm
 // of [8, 64, 56, 56] float64 (12.8 MB in and out) 372 → 302 µs on a
 // 32 MiB L3. A result fed back as the next run's input (gorgonia.Let of
-// a recurrent state) is still safe: where the array of the run before is
-// one of the op's inputs, the run writes into the other (as ReuseResults
-// does). Everything else is as ReuseResults: the same values, bit for
-// bit, the same ops (those with a Kernel, on the CPU), one machine at a
-// time over g and its clones. On for on = true; off (every run allocates
-// every result; ReuseResults(g, false)) for false.
+// a recurrent state) is overwritten when its op runs again, which may be
+// before other ops of that run have read it: where the op itself reads
+// that array, it writes into its other one (as ReuseResults does), but
+// it cannot see the state's other readers. Graphs that feed results back
+// want ReuseResults. Everything else is as ReuseResults: the same values,
+// bit for bit, the same ops (those with a Kernel, on the CPU), one
+// machine at a time over g and its clones. On for on = true; off (every
+// run allocates every result; ReuseResults(g, false)) for false.
 func ReuseResultsInPlace(g *gorgonia.ExprGraph, on bool) {
 	if on {
 		setReuse(g, reuseOne)

@@ -656,11 +656,14 @@ for the torchvision columns, a python that imports torch and torchvision
   two. Without ad.ReuseResults a fastest call can be one that Go's
   collector left alone; the reuse/ rows allocate next to nothing.
 - Rows FAMILY/reuse/...: the same graph with \`ad.ReuseResults(g, true)\`:
-  each run writes every gops result into the memory of the previous run's
-  (the Go runtime then zeroes and faults in no fresh result array, as
-  torch's caching allocator hands a freed block to the next tensor); the
-  values are bitwise the same. The torch side of these rows is the same
-  torch work, timed again.
+  each run writes every gops result into the memory of the run before the
+  previous one (two arrays a result, alternating: the Go runtime then
+  zeroes and faults in no fresh result array, as torch's caching allocator
+  hands a freed block to the next tensor); rows FAMILY/inplace/... with
+  \`ad.ReuseResultsInPlace(g, true)\`: into the previous run's memory (one
+  array a result, as torch's benchmark drops each result before the next
+  call). The values are bitwise the same. The torch side of these rows is
+  the same torch work, timed again.
 ${second_note}- torchvision, given its best: scripts/bench_torchvision.py, per round
   and torch configuration one python process (\`--repeats $tv_repeats
   --warmup $tv_warmup --warmup-seconds $tv_warmup_s --repeat-seconds $tv_repeat_s\`:
