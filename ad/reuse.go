@@ -57,11 +57,12 @@ func ReuseResults(g *gorgonia.ExprGraph, on bool) {
 // last-level cache where two alternating arrays do not: eval BatchNorm
 // of [8, 64, 56, 56] float64 (12.8 MB in and out) 372 → 302 µs on a
 // 32 MiB L3. A result fed back as the next run's input (gorgonia.Let of
-// a recurrent state) is overwritten when its op runs again, which may be
-// before other ops of that run have read it: where the op itself reads
-// that array, it writes into its other one (as ReuseResults does), but
-// it cannot see the state's other readers. Graphs that feed results back
-// want ReuseResults. Everything else is as ReuseResults: the same values,
+// a recurrent state) is safe: where the array of the run before is bound
+// to one of g's input nodes or is one of the op's inputs, the run writes
+// into the op's other array (as ReuseResults does), at the cost of a look
+// at g's inputs for every op a run. A value kept otherwise (a node's
+// Value(), an ad.Constant made of a result) lasts one run, not two.
+// Everything else is as ReuseResults: the same values,
 // bit for bit, the same ops (those with a Kernel, on the CPU), one
 // machine at a time over g and its clones. On for on = true; off (every
 // run allocates every result; ReuseResults(g, false)) for false.
@@ -154,7 +155,7 @@ func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, mode reuseMode, 
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if mode == reuseOne {
-		if b, ok := k.buf[k.next^1].([]E); ok && len(b) == n && !overlapsAny(b, in) {
+		if b, ok := k.buf[k.next^1].([]E); ok && len(b) == n && !overlapsAny(b, in) && !boundToInput(o.graph, b) {
 			if !overwrite {
 				clear(b)
 			}
@@ -193,4 +194,61 @@ func overlaps[A, B any](a []A, b []B) bool {
 	a1 := a0 + uintptr(len(a))*unsafe.Sizeof(a[0])
 	b1 := b0 + uintptr(len(b))*unsafe.Sizeof(b[0])
 	return a0 < b1 && b0 < a1
+}
+
+// graphInputs caches each graph's input nodes (gorgonia's Inputs: the
+// nodes a caller binds values to, with Let or at creation), weakly: an
+// entry leaves with its graph, and is rebuilt when the graph has grown.
+var graphInputs sync.Map // weak.Pointer[gorgonia.ExprGraph] → *inputList
+
+// inputList is a graph's input nodes when it had size nodes.
+type inputList struct {
+	mu     sync.Mutex
+	size   int
+	inputs gorgonia.Nodes
+}
+
+// boundToInput reports whether b shares memory with the value bound to
+// one of g's input nodes: a result fed back (gorgonia.Let of a state),
+// which ReuseResultsInPlace must not overwrite, whichever op reads it.
+func boundToInput[E ~float32 | ~float64 | ~int](g *gorgonia.ExprGraph, b []E) bool {
+	if g == nil {
+		return false
+	}
+	w := weak.Make(g)
+	e, loaded := graphInputs.Load(w)
+	if !loaded {
+		e, loaded = graphInputs.LoadOrStore(w, &inputList{size: -1})
+		if !loaded {
+			runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { graphInputs.Delete(w) }, w)
+		}
+	}
+	l := e.(*inputList)
+	l.mu.Lock()
+	if all := len(g.AllNodes()); all != l.size {
+		l.size, l.inputs = all, g.Inputs()
+	}
+	inputs := l.inputs
+	l.mu.Unlock()
+	for _, n := range inputs {
+		v := n.Value()
+		if v == nil {
+			continue
+		}
+		switch d := v.Data().(type) {
+		case []float32:
+			if overlaps(b, d) {
+				return true
+			}
+		case []float64:
+			if overlaps(b, d) {
+				return true
+			}
+		case []int:
+			if overlaps(b, d) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -220,6 +220,47 @@ func testReuseFedBack(t *testing.T, inPlace bool) {
 	}
 }
 
+// TestReuseResultsFedBackTwoHops: a state fed back to an input that its
+// own op does not read (x → y = x² → h = y², then x := h's value; z = x²
+// reads x too) is left intact by the next run, under ReuseResults and
+// ReuseResultsInPlace: x and z right after every run.
+func TestReuseResultsFedBackTwoHops(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("x"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1.5, 1.25}))))
+		y, h := squares(t, x)
+		_ = y
+		z, err := ad.Apply(squareSpec(), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reuseOn(g, inPlace)
+		m := gorgonia.NewTapeMachine(g)
+		xs := []float64{1.5, 1.25}
+		for run := 0; run < 4; run++ {
+			if run > 0 {
+				if err := gorgonia.Let(x, h.Value()); err != nil {
+					t.Fatal(err)
+				}
+				prev := h.Value().Data().([]float64)
+				xs = []float64{prev[0], prev[1]}
+			}
+			m.Reset()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			got, zs, hs := x.Value().Data().([]float64), z.Value().Data().([]float64), h.Value().Data().([]float64)
+			for i := range xs {
+				if got[i] != xs[i] || zs[i] != xs[i]*xs[i] || hs[i] != (xs[i]*xs[i])*(xs[i]*xs[i]) {
+					t.Fatalf("in place %v run %d: x = %v, z = %v, h = %v; want x = %v", inPlace, run, got, zs, hs, xs)
+				}
+			}
+		}
+		m.Close()
+	}
+}
+
 // A training-style loop under ReuseResults: every run writes y = x² into
 // the memory of the previous run's y; the values read with gorgonia.Read
 // are copies, valid after later runs.

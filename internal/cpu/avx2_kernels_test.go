@@ -121,7 +121,9 @@ func axisOf(first, end int) PoolAxis {
 }
 
 // TestAvgOne2Sizes: AvgPool with one window per plane, the AVX2 kernels
-// against the Go loops, hw 1..40 (every remainder of 8 and 4), windows
+// against the Go loops, heights 1..5 and widths 1..10, 12, 13 and 37
+// (every remainder of 8 and 4; windows of more than 8 columns take the
+// kernels' column loop, the others their unrolled rows), windows
 // the whole plane and inside it, x and out against guard pages, NaN-dense
 // inputs.
 func TestAvgOne2Sizes(t *testing.T) {
@@ -141,7 +143,7 @@ func avgOne2Sizes[T Float](t *testing.T) {
 	defer func() { avgOneAVX512, avgOneAVX2 = s512, s2 }()
 	avgOneAVX512 = false
 	for h := 1; h <= 5; h++ {
-		for w := 1; w <= 8; w++ {
+		for _, w := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 37} { // beyond 8: the column loop
 			for _, planes := range []int{8, 12, 17, 24, 40} {
 				for trial := 0; trial < 3; trial++ {
 					r0, r1, c0, c1 := 0, h, 0, w

@@ -77,11 +77,22 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 		return
 	}
 	_, _ = out[groups*lanes-1], x[groups*lanes*hw-1]
-	tmp := make([]T, (hw+lanes-1)/lanes*lanes*lanes*2) // a pair of groups' planes transposed: 2·lanes values an element
-	// A call at a time reads about avgOneChunk elements: the collector
-	// cannot stop a goroutine inside the assembly; an even number of
-	// groups, for avgOne2's pairs.
-	per := max(2, avgOneChunk/(lanes*hw)&^1)
+	// a group's planes transposed (lanes values an element), or, for
+	// avgOne2, a pair of groups' (2·lanes)
+	size := (hw + lanes - 1) / lanes * lanes * lanes
+	if !avgOneAVX512 {
+		size *= 2
+	}
+	tmp := make([]T, size)
+	// A call at a time reads about avgOneChunk elements (or one group's
+	// planes): the collector cannot stop a goroutine inside the assembly;
+	// an even number of groups where two or more fit, for avgOne2's pairs.
+	per := avgOneChunk / (lanes * hw)
+	if per >= 2 {
+		per &^= 1
+	} else {
+		per = 1
+	}
 	for g0 := 0; g0 < groups; g0 += per {
 		n, o, xs := min(per, groups-g0), out[g0*lanes:], x[g0*lanes*hw:]
 		switch f32 := unsafe.Sizeof(T(0)) == 4; {
