@@ -114,7 +114,20 @@ def kernel2(f64, pair=False):
     w(f"\ngroup2{sfx}:")
     w("\t// Transpose the planes' blocks into tmp.")
     w("\tMOVQ SI, R10 // block start in plane 0\n\tMOVQ R15, R11 // tmp at the block\n\tMOVQ R8, R12 // elements left")
-    w(f"block2{sfx}:\n\tCMPQ R12, ${L}\n\tJLE last2{sfx}")
+    # With pairs, BX walks the next step's planes (2L·hw elements, 64·hw
+    # bytes), 64·L bytes a block (as many as a block of this step reads),
+    # prefetching them: the L2's prefetchers see 2L strided streams here.
+    lines = L if pair else 0 # lines a block: 64·L bytes
+    if pair:
+        w("\tLEAQ (SI)(R9*8), BX // the next step's planes")
+        if not f64:
+            w("\tLEAQ (BX)(R9*8), BX")
+    w(f"block2{sfx}:")
+    for q in range(lines):
+        w(f"\tPREFETCHT0 {64*q if q else ''}(BX)")
+    if pair:
+        w(f"\tADDQ ${64*lines}, BX")
+    w(f"\tCMPQ R12, ${L}\n\tJLE last2{sfx}")
     def loads(masked, second=False):
         if masked:
             w("\tVMOVDQU (DX), Y15 // (the transpose overwrites it)")
@@ -150,7 +163,29 @@ def kernel2(f64, pair=False):
         w("\tVPERM2F128 $0x31, Y6, Y4, Y10\n\tVPERM2F128 $0x31, Y7, Y5, Y11")
         for k in range(4):  # element k in Y(8+k)
             w(f"\t{mov} Y{8+k}, {R*k+off}(R11)")
+    def halves(base, p3, second=False):
+        """A whole block of 4 float64 planes (from base; the fourth's at
+        p3) transposed by 128-bit halves: [p0 e0 e1 | p2 e0 e1] and
+        [p1 e0 e1 | p3 e0 e1] unpack into elements 0 and 1, the same
+        from 16 bytes on into 2 and 3 (inserts and unpacks where the
+        full-width loads took unpacks and cross-lane permutes)."""
+        off = 32 if second else 0
+        for j, (a, b) in enumerate([(f"({base})", f"({base})(R9*2)"), (f"({base})(R9*1)", f"({p3})")]):
+            for h in range(2):
+                d = j + 2*h
+                disp = "16" if h else ""
+                w(f"\tVMOVUPD {disp}{a}, X{d}\n\tVINSERTF128 $1, {disp}{b}, Y{d}, Y{d}")
+        w("\tVUNPCKLPD Y1, Y0, Y8\n\tVUNPCKHPD Y1, Y0, Y9\n\tVUNPCKLPD Y3, Y2, Y10\n\tVUNPCKHPD Y3, Y2, Y11")
+        for k in range(4):  # element k in Y(8+k)
+            w(f"\t{mov} Y{8+k}, {R*k+off}(R11)")
     def both(masked):
+        if f64 and not masked:
+            w("\tLEAQ (R10)(R9*2), R13\n\tADDQ R9, R13 // the fourth plane")
+            halves("R10", "R13")
+            if pair:
+                w("\tLEAQ (R10)(R9*4), R14 // the second group\n\tLEAQ (R14)(R9*2), AX\n\tADDQ R9, AX")
+                halves("R14", "AX", True)
+            return
         loads(masked); transpose_store()
         if pair:
             # R13 is at the first group's last plane: the second's follow.
