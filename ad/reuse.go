@@ -56,12 +56,14 @@ func ReuseResults(g *gorgonia.ExprGraph, on bool) {
 // a memory-bound op's working set (input and result) may keep in the
 // last-level cache where two alternating arrays do not: eval BatchNorm
 // of [8, 64, 56, 56] float64 (12.8 MB in and out) 372 → 302 µs on a
-// 32 MiB L3. A result fed back as the next run's input (gorgonia.Let of
+// 32 MiB L3 in one A/B (BENCHMARKS.md, issue 26's tenth session). A result fed back as the next run's input (gorgonia.Let of
 // a recurrent state) is safe: where the array of the run before is bound
 // to one of g's input nodes or is one of the op's inputs, the run writes
 // into the op's other array (as ReuseResults does), at the cost of a look
 // at g's inputs for every op a run. A value kept otherwise (a node's
-// Value(), an ad.Constant made of a result) lasts one run, not two.
+// Value(), an ad.Constant made of a result, which reads the array on
+// every run) lasts until its op's next run, where ReuseResults' lasts a
+// run longer.
 // Everything else is as ReuseResults: the same values,
 // bit for bit, the same ops (those with a Kernel, on the CPU), one
 // machine at a time over g and its clones. On for on = true; off (every
