@@ -3,6 +3,7 @@ package ad
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 	"weak"
 
@@ -92,8 +93,8 @@ func setReuse(g *gorgonia.ExprGraph, mode reuseMode) {
 	}
 	w := weak.Make(g)
 	if mode == reuseOff {
-		if _, marked := reuseGraphs.Load(w); marked {
-			reuseGraphs.Store(w, reuseOff)
+		if e, marked := reuseGraphs.Load(w); marked {
+			e.(*graphReuse).mode.Store(uint32(reuseOff))
 		}
 		for _, n := range g.AllNodes() {
 			if o := unwrap(n.Op()); o != nil {
@@ -102,26 +103,63 @@ func setReuse(g *gorgonia.ExprGraph, mode reuseMode) {
 		}
 		return
 	}
-	if _, loaded := reuseGraphs.LoadOrStore(w, mode); loaded {
-		reuseGraphs.Store(w, mode)
-		return
+	e, loaded := reuseGraphs.LoadOrStore(w, &graphReuse{size: -1})
+	e.(*graphReuse).mode.Store(uint32(mode))
+	if !loaded {
+		runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { reuseGraphs.Delete(w) }, w)
 	}
-	runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { reuseGraphs.Delete(w) }, w)
 }
 
 // reuseGraphs holds the graphs that ReuseResults or ReuseResultsInPlace
 // switched on, weakly: an entry leaves with its graph.
-var reuseGraphs sync.Map // weak.Pointer[gorgonia.ExprGraph] → reuseMode
+var reuseGraphs sync.Map // weak.Pointer[gorgonia.ExprGraph] → *graphReuse
 
-// reusing is g's reuse mode (reuseOff unless ReuseResults or
-// ReuseResultsInPlace switched it on).
-func reusing(g *gorgonia.ExprGraph) reuseMode {
+// graphReuse is a graph's reuse setting, and, for ReuseResultsInPlace,
+// its input nodes (gorgonia's Inputs: the nodes a caller binds values to,
+// with Let or at creation) when it had size nodes.
+type graphReuse struct {
+	mode   atomic.Uint32 // a reuseMode
+	mu     sync.Mutex
+	size   int
+	inputs gorgonia.Nodes
+}
+
+// reusing is g's reuse setting, nil unless ReuseResults or
+// ReuseResultsInPlace marked g.
+func reusing(g *gorgonia.ExprGraph) *graphReuse {
 	if g == nil {
+		return nil
+	}
+	e, _ := reuseGraphs.Load(weak.Make(g))
+	r, _ := e.(*graphReuse)
+	return r
+}
+
+// modeOf is r's mode (reuseOff for nil).
+func (r *graphReuse) modeOf() reuseMode {
+	if r == nil {
 		return reuseOff
 	}
-	mode, _ := reuseGraphs.Load(weak.Make(g))
-	m, _ := mode.(reuseMode)
-	return m
+	return reuseMode(r.mode.Load())
+}
+
+// boundToInput reports whether b shares memory with the value bound to
+// one of g's input nodes (r's list of them, rebuilt when g has grown): a
+// result fed back (gorgonia.Let of a state), which ReuseResultsInPlace
+// must not overwrite, whichever op reads it.
+func boundToInput[E ~float32 | ~float64 | ~int](r *graphReuse, g *gorgonia.ExprGraph, b []E) bool {
+	r.mu.Lock()
+	if all := len(g.AllNodes()); all != r.size {
+		r.size, r.inputs = all, g.Inputs()
+	}
+	inputs := r.inputs
+	r.mu.Unlock()
+	for _, n := range inputs {
+		if v := n.Value(); v != nil && overlapsData(b, v.Data()) {
+			return true
+		}
+	}
+	return false
 }
 
 // reuseSlot is an op's last two results' memory, kept for ReuseResults
@@ -148,8 +186,9 @@ func (k *reuseSlot) release() {
 // inputs in (a value older than the last run, fed back), else a new one,
 // kept for the run after next. Reused memory is cleared unless the Kernel
 // overwrites every element.
-func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, mode reuseMode, n int, in []Tensor[T]) []E {
+func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, r *graphReuse, n int, in []Tensor[T]) []E {
 	overwrite := o.spec.KernelOverwrites
+	mode := r.modeOf()
 	if mode == reuseOff {
 		return newBuffer[E](n, overwrite)
 	}
@@ -157,7 +196,7 @@ func resultBuffer[E ~float32 | ~float64 | ~int, T Float](o *op, mode reuseMode, 
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if mode == reuseOne {
-		if b, ok := k.buf[k.next^1].([]E); ok && len(b) == n && !overlapsAny(b, in) && !boundToInput(o.graph, b) {
+		if b, ok := k.buf[k.next^1].([]E); ok && len(b) == n && !overlapsAny(b, in) && !boundToInput(r, o.graph, b) {
 			if !overwrite {
 				clear(b)
 			}
@@ -198,59 +237,16 @@ func overlaps[A, B any](a []A, b []B) bool {
 	return a0 < b1 && b0 < a1
 }
 
-// graphInputs caches each graph's input nodes (gorgonia's Inputs: the
-// nodes a caller binds values to, with Let or at creation), weakly: an
-// entry leaves with its graph, and is rebuilt when the graph has grown.
-var graphInputs sync.Map // weak.Pointer[gorgonia.ExprGraph] → *inputList
-
-// inputList is a graph's input nodes when it had size nodes.
-type inputList struct {
-	mu     sync.Mutex
-	size   int
-	inputs gorgonia.Nodes
-}
-
-// boundToInput reports whether b shares memory with the value bound to
-// one of g's input nodes: a result fed back (gorgonia.Let of a state),
-// which ReuseResultsInPlace must not overwrite, whichever op reads it.
-func boundToInput[E ~float32 | ~float64 | ~int](g *gorgonia.ExprGraph, b []E) bool {
-	if g == nil {
-		return false
-	}
-	w := weak.Make(g)
-	e, loaded := graphInputs.Load(w)
-	if !loaded {
-		e, loaded = graphInputs.LoadOrStore(w, &inputList{size: -1})
-		if !loaded {
-			runtime.AddCleanup(g, func(w weak.Pointer[gorgonia.ExprGraph]) { graphInputs.Delete(w) }, w)
-		}
-	}
-	l := e.(*inputList)
-	l.mu.Lock()
-	if all := len(g.AllNodes()); all != l.size {
-		l.size, l.inputs = all, g.Inputs()
-	}
-	inputs := l.inputs
-	l.mu.Unlock()
-	for _, n := range inputs {
-		v := n.Value()
-		if v == nil {
-			continue
-		}
-		switch d := v.Data().(type) {
-		case []float32:
-			if overlaps(b, d) {
-				return true
-			}
-		case []float64:
-			if overlaps(b, d) {
-				return true
-			}
-		case []int:
-			if overlaps(b, d) {
-				return true
-			}
-		}
+// overlapsData reports whether b shares memory with data, a value's
+// []float32, []float64 or []int (anything else shares nothing).
+func overlapsData[E ~float32 | ~float64 | ~int](b []E, data any) bool {
+	switch d := data.(type) {
+	case []float32:
+		return overlaps(b, d)
+	case []float64:
+		return overlaps(b, d)
+	case []int:
+		return overlaps(b, d)
 	}
 	return false
 }
