@@ -110,21 +110,23 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 // pairs of groups by avgOne2PairS or avgOne2PairD, an odd last group by
 // avgOne2S or avgOne2D.
 func avgOne2[T Float](out, x, tmp []T, groups, lanes, hw, w, r0, r1, c0, c1 int, d T) {
-	pairs := groups / 2
-	o, xs := out[2*pairs*lanes:], x[2*pairs*lanes*hw:]
-	if unsafe.Sizeof(T(0)) == 4 {
-		if pairs > 0 {
-			avgOne2PairS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], pairs, hw, w, r0, r1, c0, c1, float32(d))
+	call := func(pair bool, out, x []T, n int) {
+		switch f32 := unsafe.Sizeof(T(0)) == 4; {
+		case f32 && pair:
+			avgOne2PairS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
+		case f32:
+			avgOne2S(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
+		case pair:
+			avgOne2PairD(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
+		default:
+			avgOne2D(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
 		}
-		if groups%2 == 1 {
-			avgOne2S(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], 1, hw, w, r0, r1, c0, c1, float32(d))
-		}
-		return
 	}
+	pairs := groups / 2
 	if pairs > 0 {
-		avgOne2PairD(&asF64(out)[0], &asF64(x)[0], &asF64(tmp)[0], pairs, hw, w, r0, r1, c0, c1, float64(d))
+		call(true, out, x, pairs)
 	}
 	if groups%2 == 1 {
-		avgOne2D(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], 1, hw, w, r0, r1, c0, c1, float64(d))
+		call(false, out[2*pairs*lanes:], x[2*pairs*lanes*hw:], 1)
 	}
 }
