@@ -42,6 +42,15 @@ func avgOne2PairS(out, x, tmp *float32, pairs, hw, w, r0, r1, c0, c1 int, d floa
 //go:noescape
 func avgOne2PairD(out, x, tmp *float64, pairs, hw, w, r0, r1, c0, c1 int, d float64)
 
+// avgOne2WholePairD is avgOne2PairD for a window that is each plane
+// whole (rows [0, hw/w), columns [0, w)), without tmp: each block of 4
+// elements of the 8 planes is transposed in registers and added at once,
+// a row's sum closed into its plane's where the row ends — the same
+// additions in the same order. x holds 8·pairs planes of hw elements.
+//
+//go:noescape
+func avgOne2WholePairD(out, x *float64, pairs, hw, w int, d float64)
+
 // avgOneChunk is about the most elements of x one call of avgOneS,
 // avgOneD, avgOne2S or avgOne2D reads.
 const avgOneChunk = 1 << 18
@@ -107,11 +116,15 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 }
 
 // avgOne2 is avgOneVec's AVX2 call for groups groups of lanes planes:
-// pairs of groups by avgOne2PairS or avgOne2PairD, an odd last group by
-// avgOne2S or avgOne2D.
+// pairs of groups by avgOne2PairS or avgOne2PairD (avgOne2WholePairD
+// where the window is each plane whole), an odd last group by avgOne2S
+// or avgOne2D.
 func avgOne2[T Float](out, x, tmp []T, groups, lanes, hw, w, r0, r1, c0, c1 int, d T) {
+	whole := r0 == 0 && c0 == 0 && c1 == w && r1*w == hw
 	call := func(pair bool, out, x []T, n int) {
 		switch f32 := unsafe.Sizeof(T(0)) == 4; {
+		case !f32 && pair && whole:
+			avgOne2WholePairD(&asF64(out)[0], &asF64(x)[0], n, hw, w, float64(d))
 		case f32 && pair:
 			avgOne2PairS(&asF32(out)[0], &asF32(x)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
 		case f32:

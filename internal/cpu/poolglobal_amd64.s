@@ -1889,3 +1889,146 @@ div2PairD:
 	JNZ group2PairD
 	VZEROUPPER
 	RET
+
+// func avgOne2WholePairD(out, x *float64, pairs, hw, w int, d float64)
+TEXT ·avgOne2WholePairD(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ pairs+16(FP), CX
+	MOVQ hw+24(FP), R8
+	MOVQ w+32(FP), DX
+	MOVQ R8, R9
+	SHLQ $3, R9 // plane stride in bytes
+wpairD:
+	MOVQ SI, R10 // the block in plane 0
+	MOVQ R8, R12 // elements left
+	MOVQ DX, R11 // the row's columns left
+	VXORPD Y8, Y8, Y8 // the first group's row sum
+	VXORPD Y9, Y9, Y9 // its planes' sums
+	VXORPD Y10, Y10, Y10 // the second group's row sum
+	VXORPD Y11, Y11, Y11 // its planes' sums
+	LEAQ (SI)(R9*8), BX // the next step's planes
+wblockD:
+	CMPQ R12, $4
+	JLT wtailD
+	PREFETCHT0 (BX)
+	PREFETCHT0 64(BX)
+	PREFETCHT0 128(BX)
+	PREFETCHT0 192(BX)
+	ADDQ $256, BX
+	LEAQ (R10)(R9*2), R13
+	ADDQ R9, R13 // the fourth plane
+	VMOVUPD (R10), X0
+	VINSERTF128 $1, (R10)(R9*2), Y0, Y0
+	VMOVUPD 16(R10), X2
+	VINSERTF128 $1, 16(R10)(R9*2), Y2, Y2
+	VMOVUPD (R10)(R9*1), X1
+	VINSERTF128 $1, (R13), Y1, Y1
+	VMOVUPD 16(R10)(R9*1), X3
+	VINSERTF128 $1, 16(R13), Y3, Y3
+	VUNPCKLPD Y1, Y0, Y4
+	VUNPCKHPD Y1, Y0, Y5
+	VUNPCKLPD Y3, Y2, Y6
+	VUNPCKHPD Y3, Y2, Y7
+	LEAQ (R10)(R9*4), R14 // the second group
+	LEAQ (R14)(R9*2), AX
+	ADDQ R9, AX
+	VMOVUPD (R14), X0
+	VINSERTF128 $1, (R14)(R9*2), Y0, Y0
+	VMOVUPD 16(R14), X2
+	VINSERTF128 $1, 16(R14)(R9*2), Y2, Y2
+	VMOVUPD (R14)(R9*1), X1
+	VINSERTF128 $1, (AX), Y1, Y1
+	VMOVUPD 16(R14)(R9*1), X3
+	VINSERTF128 $1, 16(AX), Y3, Y3
+	VUNPCKLPD Y1, Y0, Y12
+	VUNPCKHPD Y1, Y0, Y13
+	VUNPCKLPD Y3, Y2, Y14
+	VUNPCKHPD Y3, Y2, Y15
+	VADDPD Y4, Y8, Y8
+	VADDPD Y12, Y10, Y10
+	DECQ R11
+	JNZ wcol0D
+	VADDPD Y8, Y9, Y9
+	VADDPD Y10, Y11, Y11
+	VXORPD Y8, Y8, Y8
+	VXORPD Y10, Y10, Y10
+	MOVQ DX, R11
+wcol0D:
+	VADDPD Y5, Y8, Y8
+	VADDPD Y13, Y10, Y10
+	DECQ R11
+	JNZ wcol1D
+	VADDPD Y8, Y9, Y9
+	VADDPD Y10, Y11, Y11
+	VXORPD Y8, Y8, Y8
+	VXORPD Y10, Y10, Y10
+	MOVQ DX, R11
+wcol1D:
+	VADDPD Y6, Y8, Y8
+	VADDPD Y14, Y10, Y10
+	DECQ R11
+	JNZ wcol2D
+	VADDPD Y8, Y9, Y9
+	VADDPD Y10, Y11, Y11
+	VXORPD Y8, Y8, Y8
+	VXORPD Y10, Y10, Y10
+	MOVQ DX, R11
+wcol2D:
+	VADDPD Y7, Y8, Y8
+	VADDPD Y15, Y10, Y10
+	DECQ R11
+	JNZ wcol3D
+	VADDPD Y8, Y9, Y9
+	VADDPD Y10, Y11, Y11
+	VXORPD Y8, Y8, Y8
+	VXORPD Y10, Y10, Y10
+	MOVQ DX, R11
+wcol3D:
+	ADDQ $32, R10
+	SUBQ $4, R12
+	JMP wblockD
+wtailD:
+	TESTQ R12, R12
+	JZ wdivD
+	// element e of the 8 planes, one at a time
+	LEAQ (R10)(R9*2), R13
+	ADDQ R9, R13 // the fourth plane
+	LEAQ (R10)(R9*4), R14 // the second group
+	LEAQ (R14)(R9*2), AX
+	ADDQ R9, AX
+	VMOVSD (R10), X0
+	VMOVHPD (R10)(R9*1), X0, X0
+	VMOVSD (R10)(R9*2), X1
+	VMOVHPD (R13), X1, X1
+	VINSERTF128 $1, X1, Y0, Y4
+	VMOVSD (R14), X0
+	VMOVHPD (R14)(R9*1), X0, X0
+	VMOVSD (R14)(R9*2), X1
+	VMOVHPD (AX), X1, X1
+	VINSERTF128 $1, X1, Y0, Y12
+	VADDPD Y4, Y8, Y8
+	VADDPD Y12, Y10, Y10
+	DECQ R11
+	JNZ wcolTailD
+	VADDPD Y8, Y9, Y9
+	VADDPD Y10, Y11, Y11
+	VXORPD Y8, Y8, Y8
+	VXORPD Y10, Y10, Y10
+	MOVQ DX, R11
+wcolTailD:
+	ADDQ $8, R10
+	DECQ R12
+	JMP wtailD
+wdivD:
+	VBROADCASTSD d+40(FP), Y4
+	VDIVPD Y4, Y9, Y9
+	VMOVUPD Y9, (DI)
+	VDIVPD Y4, Y11, Y11
+	VMOVUPD Y11, 32(DI)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI // the next 8 planes
+	DECQ CX
+	JNZ wpairD
+	VZEROUPPER
+	RET
