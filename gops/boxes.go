@@ -148,8 +148,9 @@ func roiPairShapes(name string, in tensor.Shape, pooled func(k int) tensor.Shape
 // and its transpose Fᵀ(G, boxes) -> shape of X, a linear pair in X. The box
 // gradient is zero when the op rounds them (PSRoIPool: piecewise constant
 // in boxes; fam nil), otherwise that of the box family fam's members
-// (PSRoIAlign: psRoIAlignFamily).
-func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, fam boxFamily) (f, ft ad.OpSpec) {
+// (PSRoIAlign: psRoIAlignFamily). adjSets says that adj writes every
+// element of its result (Fᵀ's KernelOverwrites).
+func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, adjSets bool, fam boxFamily) (f, ft ad.OpSpec) {
 	shape, tshape := roiPairShapes(name, inputShape(g), func(k int) tensor.Shape {
 		return tensor.Shape{k, g.C / (g.PH * g.PW), g.PH, g.PW}
 	})
@@ -163,7 +164,7 @@ func psSpecs(g *cpu.PoolGeom, name string, rounds bool, fwd, adj ad.Kernel, fam 
 		Kernel:     fwd,
 	}
 	ft = f
-	ft.Name, ft.Shape, ft.Kernel = name+"Transpose", tshape, adj
+	ft.Name, ft.Shape, ft.Kernel, ft.KernelOverwrites = name+"Transpose", tshape, adj, adjSets
 	if fam != nil {
 		f.BackwardFor = boxFamilyBackward(fam, 0, 0, false)
 		ft.BackwardFor = boxFamilyBackward(fam, 0, 0, true)

@@ -59,8 +59,9 @@ func PSRoIPool(input, boxes *gorgonia.Node, opts PSRoIPoolOpts) (*gorgonia.Node,
 	if err != nil {
 		return nil, err
 	}
+	// The transpose clears each plane as it adds into it (KernelOverwrites).
 	f, _ := psSpecs(g, "PSRoIPool", true,
 		boxKernels(g, cpu.PSRoIPoolForward[float32], cpu.PSRoIPoolForward[float64]),
-		boxKernels(g, cpu.PSRoIPoolTranspose[float32], cpu.PSRoIPoolTranspose[float64]), nil)
+		boxKernels(g, cpu.PSRoIPoolTransposeSet[float32], cpu.PSRoIPoolTransposeSet[float64]), true, nil)
 	return ad.Apply(f, input, boxes)
 }

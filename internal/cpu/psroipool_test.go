@@ -1,6 +1,13 @@
 package cpu
 
-import "testing"
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+)
 
 // refPSRoIPool is ps_roi_pool written directly over PoolBins' geometry (not
 // inclusive), one output at a time in float64: y = F(x) and dx = Fᵀ(grad).
@@ -46,5 +53,82 @@ func TestPSRoIPoolKernelsMatchReference(t *testing.T) {
 		t.Run(c.name+"/float64", func(t *testing.T) {
 			checkPSKernels(t, psKernelPair[float64]{PSRoIPoolForward[float64], PSRoIPoolTranspose[float64], refPSRoIPool[float64]}, &c.g, c.k, 21, 1e-12)
 		})
+	}
+}
+
+// boxMajorPSRoIPoolT is PSRoIPoolTranspose's additions in box-major order
+// (the order before the channel-major loop): every pixel receives its
+// boxes' additions in box order either way, so the bits must agree.
+func boxMajorPSRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut := g.C / nb
+	for k := 0; k < len(boxes)/5; k++ {
+		bins := PoolBins(g, boxes[5*k:5*k+5], false, nil)
+		n := int(boxes[5*k])
+		for ci := 0; ci < g.C; ci++ {
+			b := bins[ci%nb]
+			if b.empty() {
+				continue
+			}
+			d := grad[(k*cOut+ci/nb)*nb+ci%nb] / T(b.area())
+			for h := b.HS; h < b.HE; h++ {
+				for w := b.WS; w < b.WE; w++ {
+					dst[(n*g.C+ci)*plane+h*g.W+w] += d
+				}
+			}
+		}
+	}
+}
+
+// TestPSRoIPoolTransposeSet: PSRoIPoolTransposeSet into a dst of NaNs,
+// PSRoIPoolTranspose into zeros and the box-major additions give the same
+// bits, for 1 to 7 threads, boxes overlapping (many per image) and some
+// empty, -0 and NaN in the gradient.
+func TestPSRoIPoolTransposeSet(t *testing.T) {
+	for _, c := range []struct {
+		g PoolGeom
+		k int
+	}{
+		{PoolGeom{N: 2, C: 490, H: 13, W: 17, PH: 7, PW: 7, Scale: 0.5}, 40},
+		{PoolGeom{N: 3, C: 27, H: 9, W: 11, PH: 3, PW: 3, Scale: 1}, 25},
+		{PoolGeom{N: 1, C: 4, H: 5, W: 6, PH: 2, PW: 2, Scale: 2}, 0},
+	} {
+		t.Run(fmt.Sprint(c.g.C, c.k), func(t *testing.T) {
+			testPSRoIPoolTransposeSet[float32](t, &c.g, c.k)
+			testPSRoIPoolTransposeSet[float64](t, &c.g, c.k)
+		})
+	}
+}
+
+func testPSRoIPoolTransposeSet[T Float](t *testing.T, g *PoolGeom, k int) {
+	_, boxes, _ := roiAlignKernelCase[T](&RoIAlignGeom{N: g.N, C: g.C, H: g.H, W: g.W, PH: g.PH, PW: g.PW, Scale: g.Scale}, k, 7)
+	r := rand.New(rand.NewPCG(8, 9))
+	grad := randNormal[T](r, k*g.C)
+	for i := range grad {
+		switch r.IntN(8) {
+		case 0:
+			grad[i] = T(math.Copysign(0, -1))
+		case 1:
+			grad[i] = nanOf[T](uint64(i))
+		}
+	}
+	want := make([]T, g.N*g.C*g.H*g.W)
+	boxMajorPSRoIPoolT(g, grad, boxes, want)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, p := range []int{1, 2, 3, 7} {
+		runtime.GOMAXPROCS(p)
+		add, set := make([]T, len(want)), make([]T, len(want))
+		for i := range set {
+			set[i] = nanOf[T](1)
+		}
+		if err := PSRoIPoolTranspose(g, grad, boxes, add); err != nil {
+			t.Fatal(err)
+		}
+		if err := PSRoIPoolTransposeSet(g, grad, boxes, set); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(bitsOf(add), bitsOf(want)) || !slices.Equal(bitsOf(set), bitsOf(want)) {
+			t.Fatalf("%T GOMAXPROCS=%d: channel-major or set results differ from the box-major additions", T(0), p)
+		}
 	}
 }
