@@ -95,7 +95,7 @@ func (f psRoIAlignFamily) specs(a, b int, xMajor bool) (fwd, adj ad.OpSpec) {
 	if a+b == 0 {
 		return psSpecs(g, "PSRoIAlign", false,
 			boxKernels(g, cpu.PSRoIAlignForward[float32], cpu.PSRoIAlignForward[float64]),
-			boxKernels(g, cpu.PSRoIAlignTranspose[float32], cpu.PSRoIAlignTranspose[float64]), false, f)
+			boxKernels(g, cpu.PSRoIAlignTransposeSet[float32], cpu.PSRoIAlignTransposeSet[float64]), true, f)
 	}
 	J, cOut := 1<<(a+b), g.C/(g.PH*g.PW)
 	return boxMemberSpecs(fmt.Sprintf("PSRoIAlignBoxDeriv%d%d", a, b), fmt.Sprintf("x_major=%t, %s", xMajor, g.Params()),

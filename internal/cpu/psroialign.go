@@ -51,10 +51,13 @@ func insideTaps[T Float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
 
 // PSRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
-// pw] in bin (ph, pw) of box k; a bin without samples gives 0. For each bin,
-// its inside points are read from the C' planes of the bin in turn (planes
-// PH·PW apart, at the same offsets). Parallel over boxes; each box writes
-// only its own output.
+// pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel
+// over input channels taken bin by bin (psBinMajor): for each bin, all the
+// boxes read its points from the bin's planes (C' an image, PH·PW apart),
+// which stay in cache meanwhile (box by box, every box read all C planes
+// at a few points each). Each output is one bin's sum in the order of its
+// points (in sampleChunks' pieces), so the result is bitwise the same for
+// any GOMAXPROCS.
 func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
@@ -62,52 +65,101 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	par.For(len(grids), func(lo, hi int) {
+	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int) {
+		o := out[k*cOut*nb : (k+1)*cOut*nb]
+		if in == nil { // a box without sample points
+			for ; co < co1; co++ {
+				o[co*nb+sp.bin] = 0
+			}
+			return
+		}
+		count := grids[k].Count
+		// Four channels at once, then two: independent chains of
+		// additions, and more of the planes' loads in flight.
+		for ; co+4 <= co1; co += 4 {
+			ci := co*nb + sp.bin
+			x0 := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+			x1 := input[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
+			x2 := input[(n*g.C+ci+2*nb)*plane : (n*g.C+ci+2*nb+1)*plane]
+			x3 := input[(n*g.C+ci+3*nb)*plane : (n*g.C+ci+3*nb+1)*plane]
+			var v0, v1, v2, v3 T
+			for i := range in {
+				t := &in[i]
+				p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
+				w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
+				v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
+				v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
+				v2 += w0*x2[p0] + w1*x2[p1] + w2*x2[p2] + w3*x2[p3]
+				v3 += w0*x3[p0] + w1*x3[p1] + w2*x3[p2] + w3*x3[p3]
+			}
+			psFinish(o[co*nb+sp.bin:], sp, v0, count)
+			psFinish(o[(co+1)*nb+sp.bin:], sp, v1, count)
+			psFinish(o[(co+2)*nb+sp.bin:], sp, v2, count)
+			psFinish(o[(co+3)*nb+sp.bin:], sp, v3, count)
+		}
+		for ; co+2 <= co1; co += 2 {
+			ci := co*nb + sp.bin
+			x0 := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+			x1 := input[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
+			var v0, v1 T
+			for i := range in {
+				t := &in[i]
+				p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
+				w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
+				v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
+				v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
+			}
+			psFinish(o[co*nb+sp.bin:], sp, v0, count)
+			psFinish(o[(co+1)*nb+sp.bin:], sp, v1, count)
+		}
+		for ; co < co1; co++ {
+			ci := co*nb + sp.bin
+			x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+			var v T
+			for i := range in {
+				t := &in[i]
+				v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
+			}
+			psFinish(o[co*nb+sp.bin:], sp, v, count)
+		}
+	}, nil)
+	return nil
+}
+
+// psBinMajor runs the goroutines over ranges [lo, hi) of bin·C' + co (C'
+// = C/(PH·PW) output channels; channel co of bin b reads input channel
+// co·PH·PW + b), bin by bin: for each bin of its range start(bin, co,
+// co1) once (nil: none), then for every box k in order (image n) each
+// piece of the bin's points sampleChunks cuts, fn(k, n, span, inside
+// points, co, co1) for the range's channels [co, co1) of the bin; a box
+// without points gets one call with in nil.
+func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], boxes []T, fn func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int), start func(bin, co, co1 int)) {
+	nb := g.PH * g.PW
+	cOut := g.C / nb
+	par.ForWork(g.C, g.C*len(grids)*8, func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
-		for k := lo; k < hi; k++ {
-			b := &grids[k]
-			n := int(boxes[5*k])
-			o := out[k*cOut*nb : (k+1)*cOut*nb]
-			if b.GH*b.GW == 0 {
-				clear(o)
-				continue
+		for bin := lo / cOut; bin*cOut < hi; bin++ {
+			co, co1 := max(lo-bin*cOut, 0), min(hi-bin*cOut, cOut)
+			if start != nil {
+				start(bin, co, co1)
 			}
-			b.sampleChunks(ag, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				for _, sp := range spans {
-					in = insideTaps(in[:0], taps[sp.lo:sp.hi])
-					co := 0
-					// Two channels at once: independent chains of additions.
-					for ; co+2 <= cOut; co += 2 {
-						ci := co*nb + sp.bin
-						x0 := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
-						x1 := input[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
-						var v0, v1 T
-						for i := range in {
-							t := &in[i]
-							p0, p1, p2, p3 := t.pos[0], t.pos[1], t.pos[2], t.pos[3]
-							w0, w1, w2, w3 := t.w[0], t.w[1], t.w[2], t.w[3]
-							v0 += w0*x0[p0] + w1*x0[p1] + w2*x0[p2] + w3*x0[p3]
-							v1 += w0*x1[p0] + w1*x1[p1] + w2*x1[p2] + w3*x1[p3]
-						}
-						psFinish(o[co*nb+sp.bin:], sp, v0, b.Count)
-						psFinish(o[(co+1)*nb+sp.bin:], sp, v1, b.Count)
-					}
-					for ; co < cOut; co++ {
-						ci := co*nb + sp.bin
-						x := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
-						var v T
-						for i := range in {
-							t := &in[i]
-							v += t.w[0]*x[t.pos[0]] + t.w[1]*x[t.pos[1]] + t.w[2]*x[t.pos[2]] + t.w[3]*x[t.pos[3]]
-						}
-						psFinish(o[co*nb+sp.bin:], sp, v, b.Count)
-					}
+			for k := range grids {
+				b := &grids[k]
+				n := int(boxes[5*k])
+				if b.GH*b.GW == 0 {
+					fn(k, n, binSpan{bin: bin, first: true, last: true}, nil, co, co1)
+					continue
 				}
-			})
+				b.sampleBinChunks(ag, bin, bin+1, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
+					for _, sp := range spans {
+						in = insideTaps(in[:0], taps[sp.lo:sp.hi])
+						fn(k, n, sp, in, co, co1)
+					}
+				})
+			}
 		}
 	})
-	return nil
 }
 
 // psFinish stores v, a chunk's sum for a bin, at o[0]: added to the sum of
@@ -124,66 +176,75 @@ func psFinish[T Float](o []T, sp binSpan, v, count T) {
 
 // PSRoIAlignTranspose is the adjoint of PSRoIAlignForward in its input: it
 // scatters grad[k, co, ph, pw] back onto dst [N, C, H, W] with the same
-// weights. Parallel over input channels taken bin by bin (all channels of
-// bin 0, then of bin 1, ...), so that each worker samples only its bins'
-// points; each channel visits boxes in order, so sums are bitwise
-// reproducible.
+// weights. Bin by bin as the forward pass (psBinMajor); each plane takes
+// its boxes' additions in box order, so sums are bitwise reproducible.
 func PSRoIAlignTranspose[T Float](g *PoolGeom, grad, boxes, dst []T) error {
+	return psRoIAlignT(g, grad, boxes, dst, false)
+}
+
+// PSRoIAlignTransposeSet is PSRoIAlignTranspose into a dst it overwrites:
+// each bin's planes are cleared just before their additions (the bits of
+// PSRoIAlignTranspose into a zeroed dst).
+func PSRoIAlignTransposeSet[T Float](g *PoolGeom, grad, boxes, dst []T) error {
+	return psRoIAlignT(g, grad, boxes, dst, true)
+}
+
+// psRoIAlignT is PSRoIAlignTranspose, clearing each plane first when set.
+func psRoIAlignT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
 		return err
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	par.For(g.C, func(lo, hi int) { // [lo, hi) of bin·C' + co
-		var taps, in []bilinearTap[T]
-		var spans []binSpan
-		for k := range grids {
-			b := &grids[k]
-			n := int(boxes[5*k])
-			div := newDivider(b)
-			b.sampleBinChunks(ag, lo/cOut, (hi-1)/cOut+1, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
-				for _, sp := range spans {
-					in = insideTaps(in[:0], taps[sp.lo:sp.hi])
-					co, co1 := max(lo-sp.bin*cOut, 0), min(hi-sp.bin*cOut, cOut)
-					// As torchvision: (g·w)/count, here for two channels at
-					// once (independent chains of additions).
-					for ; co+2 <= co1; co += 2 {
-						ci := co*nb + sp.bin
-						g0, g1 := grad[(k*cOut+co)*nb+sp.bin], grad[(k*cOut+co+1)*nb+sp.bin]
-						x0 := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
-						x1 := dst[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
-						for i := range in {
-							t := &in[i]
-							for j, p := range t.pos {
-								if div.exact {
-									x0[p] += g0 * t.w[j] * div.inv
-									x1[p] += g1 * t.w[j] * div.inv
-								} else {
-									x0[p] += g0 * t.w[j] / div.count
-									x1[p] += g1 * t.w[j] / div.count
-								}
-							}
-						}
-					}
-					for ; co < co1; co++ {
-						ci := co*nb + sp.bin
-						gv := grad[(k*cOut+co)*nb+sp.bin]
-						x := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
-						for i := range in {
-							t := &in[i]
-							for j, p := range t.pos {
-								if div.exact {
-									x[p] += gv * t.w[j] * div.inv
-								} else {
-									x[p] += gv * t.w[j] / div.count
-								}
-							}
-						}
+	var start func(bin, co, co1 int)
+	if set {
+		start = func(bin, co, co1 int) {
+			for n := 0; n < g.N; n++ {
+				for c := co; c < co1; c++ {
+					ci := c*nb + bin
+					clear(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane])
+				}
+			}
+		}
+	}
+	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int) {
+		div := newDivider(&grids[k])
+		// As torchvision: (g·w)/count, here for two channels at once
+		// (independent chains of additions).
+		for ; co+2 <= co1; co += 2 {
+			ci := co*nb + sp.bin
+			g0, g1 := grad[(k*cOut+co)*nb+sp.bin], grad[(k*cOut+co+1)*nb+sp.bin]
+			x0 := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+			x1 := dst[(n*g.C+ci+nb)*plane : (n*g.C+ci+nb+1)*plane]
+			for i := range in {
+				t := &in[i]
+				for j, p := range t.pos {
+					if div.exact {
+						x0[p] += g0 * t.w[j] * div.inv
+						x1[p] += g1 * t.w[j] * div.inv
+					} else {
+						x0[p] += g0 * t.w[j] / div.count
+						x1[p] += g1 * t.w[j] / div.count
 					}
 				}
-			})
+			}
 		}
-	})
+		for ; co < co1; co++ {
+			ci := co*nb + sp.bin
+			gv := grad[(k*cOut+co)*nb+sp.bin]
+			x := dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
+			for i := range in {
+				t := &in[i]
+				for j, p := range t.pos {
+					if div.exact {
+						x[p] += gv * t.w[j] * div.inv
+					} else {
+						x[p] += gv * t.w[j] / div.count
+					}
+				}
+			}
+		}
+	}, start)
 	return nil
 }

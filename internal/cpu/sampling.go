@@ -86,11 +86,13 @@ func (b *RoIAlignBox[T]) sampleChunks(g *RoIAlignGeom, taps *[]bilinearTap[T], s
 	b.sampleBinChunks(g, 0, g.PH*g.PW, taps, spans, fn)
 }
 
-// sampleBinChunks is sampleChunks for bins [bin0, bin1) only.
+// sampleBinChunks is sampleChunks for bins [bin0, bin1) only: its chunks
+// end where sampleChunks' do (at multiples of tapsPerChunk points from the
+// box's first), so a bin's points come in the same pieces.
 func (b *RoIAlignBox[T]) sampleBinChunks(g *RoIAlignGeom, bin0, bin1 int, taps *[]bilinearTap[T], spans *[]binSpan, fn func([]bilinearTap[T], []binSpan)) {
 	per := b.GH * b.GW
-	for s0 := bin0 * per; s0 < bin1*per; s0 += tapsPerChunk {
-		s1 := min(s0+tapsPerChunk, bin1*per)
+	for s0, s1 := bin0*per, 0; s0 < bin1*per; s0 = s1 {
+		s1 = min((s0/tapsPerChunk+1)*tapsPerChunk, bin1*per)
 		ts, sp := (*taps)[:0], (*spans)[:0]
 		for bin := s0 / per; bin*per < s1; bin++ {
 			lo, hi := max(bin*per, s0), min((bin+1)*per, s1)

@@ -12,13 +12,27 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestPSRoIPoolReuseOverwrite: PSRoIPool's transpose writes every element
-// of its result (each plane cleared as its channel's boxes add into it),
-// so under ad.ReuseResults and ad.ReuseResultsInPlace it runs into the
-// array of an earlier run without a clearing pass. Runs with a different
-// upstream gradient R each time give bitwise the input gradient of a
-// graph without reuse.
-func TestPSRoIPoolReuseOverwrite(t *testing.T) {
+// TestPSReuseOverwrite: PSRoIPool's and PSRoIAlign's transposes write
+// every element of their results (each plane cleared as its channel's
+// boxes add into it), so under ad.ReuseResults and ad.ReuseResultsInPlace
+// they run into the array of an earlier run without a clearing pass. Runs
+// with a different upstream gradient R each time give bitwise the input
+// gradient of a graph without reuse.
+func TestPSReuseOverwrite(t *testing.T) {
+	ops := map[string]func(x, b *gorgonia.Node) (*gorgonia.Node, error){
+		"PSRoIPool": func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+			return gops.PSRoIPool(x, b, gops.PSRoIPoolOpts{OutputSize: [2]int{3, 3}, SpatialScale: 1})
+		},
+		"PSRoIAlign": func(x, b *gorgonia.Node) (*gorgonia.Node, error) {
+			return gops.PSRoIAlign(x, b, gops.PSRoIAlignOpts{OutputSize: [2]int{3, 3}, SpatialScale: 1, SamplingRatio: 2})
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) { testPSReuseOverwrite(t, op) })
+	}
+}
+
+func testPSReuseOverwrite(t *testing.T, op func(x, b *gorgonia.Node) (*gorgonia.Node, error)) {
 	type graph struct {
 		r  *gorgonia.Node
 		m  gorgonia.VM
@@ -32,7 +46,7 @@ func TestPSRoIPoolReuseOverwrite(t *testing.T) {
 		bx := []float64{0, 0, 0, 10, 8, 1, 2.5, 1, 6, 7.5, 0, -3, -2, 4, 5, 1, 8, 7, 12, 10, 1, 3, 3, 3.2, 3.1, 0, 1, 1, 9, 9}
 		boxes := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(6, 5), gorgonia.WithName("boxes"),
 			gorgonia.WithValue(tensor.New(tensor.WithShape(6, 5), tensor.WithBacking(bx))))
-		y, err := gops.PSRoIPool(x, boxes, gops.PSRoIPoolOpts{OutputSize: [2]int{3, 3}, SpatialScale: 1})
+		y, err := op(x, boxes)
 		if err != nil {
 			t.Fatal(err)
 		}
