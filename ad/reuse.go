@@ -155,7 +155,8 @@ func boundToInput[E ~float32 | ~float64 | ~int](r *graphReuse, g *gorgonia.ExprG
 	inputs := r.inputs
 	r.mu.Unlock()
 	for _, n := range inputs {
-		if v := n.Value(); v != nil && overlapsData(b, v.Data()) {
+		// An empty tensor's Data panics; it holds no memory to share.
+		if v := n.Value(); v != nil && v.Size() > 0 && overlapsData(b, v.Data()) {
 			return true
 		}
 	}

@@ -419,3 +419,34 @@ func TestReuseResultsLispRead(t *testing.T) {
 		t.Errorf("run 2 read %v, want [25 49]", d)
 	}
 }
+
+// TestReuseResultsInPlaceEmptyInput: a graph input bound to an empty
+// tensor (no boxes in a batch) is skipped by ReuseResultsInPlace's check
+// of the inputs' memory (an empty tensor's Data panics), run after run.
+func TestReuseResultsInPlaceEmptyInput(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1, 2, 3}))))
+	e := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(0, 5), gorgonia.WithName("empty"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(0, 5), tensor.Of(tensor.Float64))))
+	y, z := squares(t, x)
+	ez, err := ad.Apply(squareSpec(), gorgonia.Must(gorgonia.Reshape(e, tensor.Shape{0})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad.ReuseResultsInPlace(g, true)
+	m := gorgonia.NewTapeMachine(g)
+	defer m.Close()
+	for run := 0; run < 3; run++ {
+		m.Reset()
+		if err := m.RunAll(); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if ys, zs := y.Value().Data().([]float64), z.Value().Data().([]float64); ys[2] != 9 || zs[2] != 81 {
+			t.Fatalf("run %d: y = %v, z = %v", run, ys, zs)
+		}
+		if n := ez.Value().Shape().TotalSize(); n != 0 {
+			t.Fatalf("run %d: the empty input's square has %d elements", run, n)
+		}
+	}
+}
