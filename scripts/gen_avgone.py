@@ -272,8 +272,8 @@ def whole2d():
         w(f"\tPREFETCHT0 {64*q if q else ''}(BX)")
     w("\tADDQ $256, BX")
     def halves(base, p3, dst):
-        # [p0 e0 e1 | p2 e0 e1] as two broadcast loads and a blend (no
-        # shuffle: the unpacks below have the shuffle pipes)
+        # [p0 e0 e1 | p2 e0 e1] as a 128-bit load and an insert (two
+        # broadcast loads and a blend timed the same)
         for j, (a, b) in enumerate([(f"({base})", f"({base})(R9*2)"), (f"({base})(R9*1)", f"({p3})")]):
             for h in range(2):
                 d = j + 2*h

@@ -52,12 +52,12 @@ func insideTaps[T Float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
 // PSRoIAlignForward computes out[k, co, ph, pw] (K×C'×PH×PW, C' = C/(PH·PW)),
 // the average of the bilinear samples of input[batch(k), co·PH·PW + ph·PW +
 // pw] in bin (ph, pw) of box k; a bin without samples gives 0. Parallel
-// over input channels taken bin by bin (psBinMajor): for each bin, all the
-// boxes read its points from the bin's planes (C' an image, PH·PW apart),
-// which stay in cache meanwhile (box by box, every box read all C planes
-// at a few points each). Each output is one bin's sum in the order of its
-// points (in sampleChunks' pieces), so the result is bitwise the same for
-// any GOMAXPROCS.
+// over bins and blocks of output channels (psBinMajor): for each bin, all
+// the boxes read its points from the bin's planes (C' an image, PH·PW
+// apart), which stay in cache meanwhile (box by box, every box read all C
+// planes at a few points each). Each output is one bin's sum in the order
+// of its points (in sampleChunks' pieces), by the same loop for any
+// GOMAXPROCS, so the result is bitwise the same for any GOMAXPROCS.
 func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
@@ -65,9 +65,9 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	}
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
-	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int) {
+	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], empty bool, co, co1 int) {
 		o := out[k*cOut*nb : (k+1)*cOut*nb]
-		if in == nil { // a box without sample points
+		if empty { // a box without sample points
 			for ; co < co1; co++ {
 				o[co*nb+sp.bin] = 0
 			}
@@ -126,21 +126,27 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	return nil
 }
 
-// psBinMajor runs the goroutines over ranges [lo, hi) of bin·C' + co (C'
-// = C/(PH·PW) output channels; channel co of bin b reads input channel
-// co·PH·PW + b), bin by bin: for each bin of its range start(bin, co,
-// co1) once (nil: none), then for every box k in order (image n) each
-// piece of the bin's points sampleChunks cuts, fn(k, n, span, inside
-// points, co, co1) for the range's channels [co, co1) of the bin; a box
-// without points gets one call with in nil.
-func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], boxes []T, fn func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int), start func(bin, co, co1 int)) {
+// psBinMajor runs the goroutines over ranges of (bin, block of
+// psChannelBlock output channels) units, bin by bin (C' = C/(PH·PW) output
+// channels; channel co of bin b reads input channel co·PH·PW + b): for each
+// bin of its range start(bin, co, co1) once (nil: none), for its channels
+// [co, co1), then for every box k in order (image n) each piece of the
+// bin's points sampleChunks cuts, fn(k, n, span, inside points, empty,
+// co, co1); a box without sample points (empty) gets one call. The
+// ranges start and end on block boundaries, so which of fn's loops
+// (four, two or one channel at a time) does a channel depends on the
+// channel alone, not on GOMAXPROCS: the compiler may order an addition's
+// operands differently in each, which picks a NaN's payload.
+func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], boxes []T, fn func(k, n int, sp binSpan, in []bilinearTap[T], empty bool, co, co1 int), start func(bin, co, co1 int)) {
 	nb := g.PH * g.PW
 	cOut := g.C / nb
-	par.ForWork(g.C, g.C*len(grids)*8, func(lo, hi int) {
+	blocks := (cOut + psChannelBlock - 1) / psChannelBlock // a bin's
+	par.For(nb*blocks, func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
-		for bin := lo / cOut; bin*cOut < hi; bin++ {
-			co, co1 := max(lo-bin*cOut, 0), min(hi-bin*cOut, cOut)
+		for bin := lo / blocks; bin*blocks < hi; bin++ {
+			co := max(lo-bin*blocks, 0) * psChannelBlock
+			co1 := min(min(hi-bin*blocks, blocks)*psChannelBlock, cOut)
 			if start != nil {
 				start(bin, co, co1)
 			}
@@ -148,19 +154,23 @@ func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], 
 				b := &grids[k]
 				n := int(boxes[5*k])
 				if b.GH*b.GW == 0 {
-					fn(k, n, binSpan{bin: bin, first: true, last: true}, nil, co, co1)
+					fn(k, n, binSpan{bin: bin, first: true, last: true}, nil, true, co, co1)
 					continue
 				}
 				b.sampleBinChunks(ag, bin, bin+1, &taps, &spans, func(taps []bilinearTap[T], spans []binSpan) {
 					for _, sp := range spans {
 						in = insideTaps(in[:0], taps[sp.lo:sp.hi])
-						fn(k, n, sp, in, co, co1)
+						fn(k, n, sp, in, false, co, co1)
 					}
 				})
 			}
 		}
 	})
 }
+
+// psChannelBlock is psBinMajor's unit of output channels: PSRoIAlign's
+// forward sums four channels at once.
+const psChannelBlock = 4
 
 // psFinish stores v, a chunk's sum for a bin, at o[0]: added to the sum of
 // the bin's earlier chunks, divided by count when the bin is complete.
@@ -208,7 +218,7 @@ func psRoIAlignT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 			}
 		}
 	}
-	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], co, co1 int) {
+	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], _ bool, co, co1 int) {
 		div := newDivider(&grids[k])
 		// As torchvision: (g·w)/count, here for two channels at once
 		// (independent chains of additions).

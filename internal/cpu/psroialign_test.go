@@ -131,11 +131,13 @@ func boxMajorPSRoIAlign[T Float](g *PoolGeom, x, boxes, grad, out, dst []T) {
 	}
 }
 
-// TestPSRoIAlignBinMajor: the bin-major kernels against boxMajorPSRoIAlign,
-// bitwise (any NaN matching any: the compiler may order an addition's
-// operands either way, which picks a NaN's payload), for 1 to 7 threads: boxes overlapping, inside and outside the
-// map, empty, and (adaptive sampling on a large map) with more points
-// than one chunk, bins cut between chunks; NaN and -0 in x and G;
+// TestPSRoIAlignBinMajor: the bin-major kernels against boxMajorPSRoIAlign
+// bitwise (any NaN matching any there: the compiler may order an
+// addition's operands either way, which picks a NaN's payload), and
+// against themselves at GOMAXPROCS=1 bit for bit, NaN payloads too, for 2
+// to 7 threads: boxes overlapping, inside and outside the map, empty, and
+// (adaptive sampling on a large map) with more points than one chunk,
+// bins cut between chunks; NaN and -0 in x and G;
 // PSRoIAlignTransposeSet into a dst of NaNs.
 func TestPSRoIAlignBinMajor(t *testing.T) {
 	for _, c := range []struct {
@@ -180,7 +182,8 @@ func testPSRoIAlignBinMajor[T Float](t *testing.T, g *PoolGeom, k int) {
 	wantY, wantDX := make([]T, len(grad)), make([]T, len(x))
 	boxMajorPSRoIAlign(g, x, boxes, grad, wantY, wantDX)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, p := range []int{1, 2, 3, 7} {
+	var first [3][]T // GOMAXPROCS=1's results, which the others must equal bit for bit, NaNs too
+	for _, p := range []int{1, 2, 3, 5, 7} {
 		runtime.GOMAXPROCS(p)
 		y, add, set := make([]T, len(grad)), make([]T, len(x)), make([]T, len(x))
 		for i := range set {
@@ -202,5 +205,12 @@ func testPSRoIAlignBinMajor[T Float](t *testing.T, g *PoolGeom, k int) {
 		sameBits(t, what+" forward", y, wantY)
 		sameBits(t, what+" transpose", add, wantDX)
 		sameBits(t, what+" transpose set", set, wantDX)
+		if p == 1 {
+			first = [3][]T{y, add, set}
+			continue
+		}
+		sameBitsStrict(t, what+" forward against GOMAXPROCS=1", y, first[0])
+		sameBitsStrict(t, what+" transpose against GOMAXPROCS=1", add, first[1])
+		sameBitsStrict(t, what+" transpose set against GOMAXPROCS=1", set, first[2])
 	}
 }
