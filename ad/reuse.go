@@ -155,8 +155,7 @@ func boundToInput[E ~float32 | ~float64 | ~int](r *graphReuse, g *gorgonia.ExprG
 	inputs := r.inputs
 	r.mu.Unlock()
 	for _, n := range inputs {
-		// An empty tensor's Data panics; it holds no memory to share.
-		if v := n.Value(); v != nil && v.Size() > 0 && overlapsData(b, v.Data()) {
+		if v := n.Value(); v != nil && overlapsMemory(b, v) {
 			return true
 		}
 	}
@@ -238,16 +237,15 @@ func overlaps[A, B any](a []A, b []B) bool {
 	return a0 < b1 && b0 < a1
 }
 
-// overlapsData reports whether b shares memory with data, a value's
-// []float32, []float64 or []int (anything else shares nothing).
-func overlapsData[E ~float32 | ~float64 | ~int](b []E, data any) bool {
-	switch d := data.(type) {
-	case []float32:
-		return overlaps(b, d)
-	case []float64:
-		return overlaps(b, d)
-	case []int:
-		return overlaps(b, d)
+// overlapsMemory reports whether b shares memory with v's storage (its
+// tensor.Memory: a view's part of its parent's array too, a 0-d view
+// included, whose Data is a number, not a slice; nothing for an empty
+// tensor, whose Data and Uintptr panic).
+func overlapsMemory[E ~float32 | ~float64 | ~int](b []E, v gorgonia.Value) bool {
+	size := v.MemSize()
+	if len(b) == 0 || size == 0 {
+		return false
 	}
-	return false
+	b0, v0 := uintptr(unsafe.Pointer(&b[0])), v.Uintptr()
+	return b0 < v0+size && v0 < b0+uintptr(len(b))*unsafe.Sizeof(b[0])
 }

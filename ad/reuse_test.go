@@ -3,6 +3,7 @@ package ad_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gops-dev/gops/ad"
@@ -448,5 +449,54 @@ func TestReuseResultsInPlaceEmptyInput(t *testing.T) {
 		if n := ez.Value().Shape().TotalSize(); n != 0 {
 			t.Fatalf("run %d: the empty input's square has %d elements", run, n)
 		}
+	}
+}
+
+// TestReuseResultsInPlaceFedBackView: a 0-d view of an op's result (its
+// Data a number, not a slice) fed back into a scalar input is still
+// found sharing the result's memory, so the op writes its other array:
+// run after run the state is the value of a graph without reuse.
+func TestReuseResultsInPlaceFedBackView(t *testing.T) {
+	var got [2][]float64
+	for i, inPlace := range []bool{false, true} {
+		g := gorgonia.NewGraph()
+		x := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(3), gorgonia.WithName("x"))
+		s := gorgonia.NewScalar(g, tensor.Float64, gorgonia.WithName("s"), gorgonia.WithValue(0.0))
+		y, err := ad.Apply(squareSpec(), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := ad.Apply(squareSpec(), gorgonia.Must(gorgonia.Reshape(s, tensor.Shape{1})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inPlace {
+			ad.ReuseResultsInPlace(g, true)
+		}
+		m := gorgonia.NewTapeMachine(g)
+		xs := []float64{1, 2, 3}
+		for run := 0; run < 4; run++ {
+			if err := gorgonia.Let(x, tensor.New(tensor.WithShape(3), tensor.WithBacking(slices.Clone(xs)))); err != nil {
+				t.Fatal(err)
+			}
+			m.Reset()
+			if err := m.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = append(got[i], v.Value().Data().([]float64)[0])
+			// s := y[2], a 0-d view into y's array; x changes before the next run
+			view, err := y.Value().(*tensor.Dense).Slice(gorgonia.S(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gorgonia.Let(s, view); err != nil {
+				t.Fatal(err)
+			}
+			xs[2]++
+		}
+		m.Close()
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Fatalf("s² by run: %v in place, %v without reuse", got[1], got[0])
 	}
 }

@@ -56,8 +56,9 @@ func insideTaps[T Float](dst, taps []bilinearTap[T]) []bilinearTap[T] {
 // the boxes read its points from the bin's planes (C' an image, PH·PW
 // apart), which stay in cache meanwhile (box by box, every box read all C
 // planes at a few points each). Each output is one bin's sum in the order
-// of its points (in sampleChunks' pieces), by the same loop for any
-// GOMAXPROCS, so the result is bitwise the same for any GOMAXPROCS.
+// of its points (in sampleChunks' pieces), each channel by the same loop
+// whatever the goroutines' ranges, so the result is bitwise the same for
+// any GOMAXPROCS.
 func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	ag, grids, err := PSRoIAlignGrids(g, boxes)
 	if err != nil {
@@ -133,7 +134,7 @@ func PSRoIAlignForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 // [co, co1), then for every box k in order (image n) each piece of the
 // bin's points sampleChunks cuts, fn(k, n, span, inside points, empty,
 // co, co1); a box without sample points (empty) gets one call. The
-// ranges start and end on block boundaries, so which of fn's loops
+// ranges start and end on block boundaries (or at C'), so which of fn's loops
 // (four, two or one channel at a time) does a channel depends on the
 // channel alone, not on GOMAXPROCS: the compiler may order an addition's
 // operands differently in each, which picks a NaN's payload.
@@ -169,7 +170,8 @@ func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], 
 }
 
 // psChannelBlock is psBinMajor's unit of output channels: PSRoIAlign's
-// forward sums four channels at once.
+// forward sums four channels at once, its transpose two, so it must stay a
+// multiple of four for a channel's loop to be independent of GOMAXPROCS.
 const psChannelBlock = 4
 
 // psFinish stores v, a chunk's sum for a bin, at o[0]: added to the sum of

@@ -134,8 +134,8 @@ func boxMajorPSRoIAlign[T Float](g *PoolGeom, x, boxes, grad, out, dst []T) {
 // TestPSRoIAlignBinMajor: the bin-major kernels against boxMajorPSRoIAlign
 // bitwise (any NaN matching any there: the compiler may order an
 // addition's operands either way, which picks a NaN's payload), and
-// against themselves at GOMAXPROCS=1 bit for bit, NaN payloads too, for 2
-// to 7 threads: boxes overlapping, inside and outside the map, empty, and
+// against themselves at GOMAXPROCS=1 bit for bit, NaN payloads too, for 2,
+// 3, 5 and 7 threads: boxes overlapping, inside and outside the map, empty, and
 // (adaptive sampling on a large map) with more points than one chunk,
 // bins cut between chunks; NaN and -0 in x and G;
 // PSRoIAlignTransposeSet into a dst of NaNs.
