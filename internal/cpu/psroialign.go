@@ -220,8 +220,12 @@ func psRoIAlignT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 			}
 		}
 	}
+	divs := make([]divider[T], len(grids)) // each box's, once (psBinMajor visits a box once a bin)
+	for k := range grids {
+		divs[k] = newDivider(&grids[k])
+	}
 	psBinMajor(g, ag, grids, boxes, func(k, n int, sp binSpan, in []bilinearTap[T], _ bool, co, co1 int) {
-		div := newDivider(&grids[k])
+		div := divs[k]
 		// As torchvision: (g·w)/count, here for two channels at once
 		// (independent chains of additions).
 		for ; co+2 <= co1; co += 2 {

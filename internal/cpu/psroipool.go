@@ -110,14 +110,19 @@ func psRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 // the boxes read a plane in no order the hardware prefetchers follow.
 func psPrefetch[T Float](g *PoolGeom, x []T, ci, lo, hi int) {
 	plane := g.H * g.W
-	size := plane * int(unsafe.Sizeof(T(0)))
-	for c := ci; c <= ci+1 && c < hi; c++ {
-		if c == ci && ci != lo || plane == 0 {
-			continue
-		}
+	planes := func(c int) {
 		for n := 0; n < g.N; n++ {
-			prefetchLines(unsafe.Pointer(&x[(n*g.C+c)*plane]), size)
+			prefetchLines(unsafe.Pointer(&x[(n*g.C+c)*plane]), plane*int(unsafe.Sizeof(T(0))))
 		}
+	}
+	if plane == 0 {
+		return
+	}
+	if ci == lo {
+		planes(ci)
+	}
+	if ci+1 < hi {
+		planes(ci + 1)
 	}
 }
 
