@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 8b967d59618f016d2ae0165fafcce974d046b8e1c682d3bd038b29b7586749e3
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 46b87a1113e722223bb23eb26e88cb7d75188d6e14da5b51a369c80af6040e2b
 
 #include "emu.h"
 

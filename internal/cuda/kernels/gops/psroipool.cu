@@ -19,9 +19,15 @@ __device__ void psRoIPoolForward(const T *x, const T *boxes, const long long *bi
 			continue;
 		}
 		const T *xp = x + ((long long)boxes[5 * k] * C + co * NB + bin) * H * W;
+		// Each row summed from its first element, the rows' sums added
+		// to +0 in order: PSRoIPoolForward's binSum.
 		T s = 0;
-		for (long long h = b[0]; h < b[1]; h++)
-			for (long long w = b[2]; w < b[3]; w++) s += xp[h * W + w];
+		for (long long h = b[0]; h < b[1]; h++) {
+			const T *r = xp + h * W;
+			T a = r[b[2]];
+			for (long long w = b[2] + 1; w < b[3]; w++) a += r[w];
+			s += a;
+		}
 		out[i] = s / (T)((b[1] - b[0]) * (b[3] - b[2]));
 	}
 }
