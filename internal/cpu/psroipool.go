@@ -23,10 +23,10 @@ func psRoIPoolBins[T Float](g *PoolGeom, boxes []T) ([]PoolBin, error) {
 
 // PSRoIPoolForward computes out[k, co, ph, pw] (K×C'×PH×PW), the mean of
 // input[batch(k), co·PH·PW + ph·PW + pw] over bin (ph, pw) of box k; an
-// empty bin gives 0; a bin's sum adds each row's sum (binSum's order,
-// not torchvision's one chain: the last bits can differ). Parallel over
-// input channels, each output written once, the same sum for any
-// GOMAXPROCS.
+// empty bin gives 0. A bin's sum is binSumLanes' (torchvision adds the
+// elements in one chain: the last bits can differ). Parallel over input
+// channels, each output written once, the same sum for any GOMAXPROCS
+// and on every machine.
 func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	bins, err := psRoIPoolBins(g, boxes)
 	if err != nil {
@@ -41,13 +41,28 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	// (box-major order read a different plane for each of a box's C
 	// outputs; channel by channel with the images' boxes mixed, the
 	// images' planes and the next ones' did not fit the first-level cache).
+	// The next plane's lines are asked for a few a box (psSpread): asked
+	// for all at once before the plane, the bins' first reads still
+	// missed the cache (perf: half the kernel's time at those loads;
+	// BenchmarkPSRoIPool/kernel/forward, eight alternating rounds, median
+	// 3.99 → 3.02 ms).
 	par.For(g.C, func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			co, bin := ci/nb, ci%nb
 			for n := 0; n < g.N; n++ {
-				psPrefetch(g, input, ci, n, lo)
+				if ci == lo && n == 0 {
+					psPrefetchPlane(g, input, n, ci)
+				}
+				next := psSpread[T]{}
+				switch {
+				case n+1 < g.N:
+					next = newPSSpread(g, input, n+1, ci, starts[n+1]-starts[n])
+				case ci+1 < g.C:
+					next = newPSSpread(g, input, 0, ci+1, starts[n+1]-starts[n])
+				}
 				src := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
 				for _, k := range order[starts[n]:starts[n+1]] {
+					next.step()
 					o := &out[(int(k)*cOut+co)*nb+bin]
 					b := bins[int(k)*nb+bin]
 					if b.empty() {
@@ -56,6 +71,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 					}
 					*o = binSum(src[b.HS*g.W+b.WS:], g.W, b.HE-b.HS, b.WE-b.WS) / T(b.area())
 				}
+				next.rest()
 			}
 		}
 	})
@@ -129,32 +145,49 @@ func psRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 					continue
 				}
 				n := int(boxes[5*k])
-				binAdd(dst[(n*g.C+ci)*plane+b.HS*g.W+b.WS:], g.W, b.HE-b.HS, b.WE-b.WS, grad[(k*cOut+co)*nb+bin]/T(b.area()))
+				binAdd(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane][b.HS*g.W+b.WS:], g.W, b.HE-b.HS, b.WE-b.WS, grad[(k*cOut+co)*nb+bin]/T(b.area()))
 			}
 		}
 	})
 	return nil
 }
 
-// psPrefetch asks for plane (n, ci) of x [N, C, H, W] when it is the
-// first of a worker's range (channel lo, image 0), then for the plane
-// visited after it (image n+1's, or channel ci+1's of image 0; past the
-// range's end, a plane the next worker reads: harmless): the boxes read a
-// plane in no order the hardware prefetchers follow.
-func psPrefetch[T Float](g *PoolGeom, x []T, ci, n, lo int) {
-	if ci == lo && n == 0 {
-		psPrefetchPlane(g, x, n, ci)
+// psSpread asks for a plane's cache lines a few at a time, spread over
+// the steps of the loop before it (newPSSpread): step asks for the next
+// few, rest for all that are left.
+type psSpread[T Float] struct {
+	p              unsafe.Pointer
+	at, bytes, per int
+}
+
+// newPSSpread is a psSpread of plane (n, c) of x over steps steps.
+func newPSSpread[T Float](g *PoolGeom, x []T, n, c, steps int) psSpread[T] {
+	plane := g.H * g.W
+	if plane == 0 {
+		return psSpread[T]{}
 	}
-	switch {
-	case n+1 < g.N:
-		psPrefetchPlane(g, x, n+1, ci)
-	case ci+1 < g.C:
-		psPrefetchPlane(g, x, 0, ci+1)
+	bytes := plane * int(unsafe.Sizeof(T(0)))
+	lines := (bytes + 63) / 64
+	return psSpread[T]{p: unsafe.Pointer(&x[(n*g.C+c)*plane]), bytes: bytes, per: (lines + max(1, steps) - 1) / max(1, steps) * 64}
+}
+
+func (s *psSpread[T]) step() {
+	if s.at < s.bytes {
+		prefetchLines(unsafe.Add(s.p, s.at), min(s.per, s.bytes-s.at))
+		s.at += s.per
+	}
+}
+
+func (s *psSpread[T]) rest() {
+	if s.at < s.bytes {
+		prefetchLines(unsafe.Add(s.p, s.at), s.bytes-s.at)
+		s.at = s.bytes
 	}
 }
 
 // psPrefetchChannel asks for channel ci's planes of every image in x
 // when ci is the first of [lo, hi), then for channel ci+1's (below hi).
+// (The forward's spread requests measured no faster in the transpose.)
 func psPrefetchChannel[T Float](g *PoolGeom, x []T, ci, lo, hi int) {
 	for n := 0; n < g.N; n++ {
 		if ci == lo {
@@ -174,61 +207,49 @@ func psPrefetchPlane[T Float](g *PoolGeom, x []T, n, c int) {
 }
 
 // binSum is the sum of rows rows of cols elements, the first from x[0],
-// the next row w elements on: each row's elements added from its first in
-// order, the rows' sums added to +0 in order (the CUDA twin's order; rows
-// four and two at a time, their sums independent chains: one chain of
-// additions through the whole bin, torchvision's order, took a third
-// longer). Not inlined: inside the callers' loops the compiler kept its
-// counter on the stack.
-//
-//go:noinline
+// the next row w elements on, in binSumLanes' order: by the AVX2 loop
+// where the bin's blocks fit x, else by the Go loop.
 func binSum[T Float](x []T, w, rows, cols int) T {
-	var s T
-	if cols <= 0 {
-		return s
+	if binFits(x, w, rows, cols) {
+		return binSumFit(x, w, rows, cols)
 	}
-	for ; rows >= 4; rows -= 4 {
-		r0, r1, r2, r3 := x[:cols], x[w:][:cols], x[2*w:][:cols], x[3*w:][:cols]
-		a, b, c, d := r0[0], r1[0], r2[0], r3[0]
-		for j := 1; j < len(r0); j++ {
-			a += r0[j]
-			b += r1[j]
-			c += r2[j]
-			d += r3[j]
+	return binSumLanes(x, w, rows, cols)
+}
+
+// binSumLanes is binSum's order, that of a vector of V lanes (8 float32,
+// 4 float64: 32 bytes, on every machine): lane l adds, from +0, the
+// elements of the columns j ≡ l (mod V), row by row, a row's in order;
+// then the lanes are added as a tree, ((l0 + l4) + (l2 + l6)) + ((l1 +
+// l5) + (l3 + l7)), or (l0 + l2) + (l1 + l3). The CUDA twin sums alike.
+// One chain of additions through the bin (torchvision's order) bounded
+// the forward: one core, eight alternating rounds, rows' sums in
+// independent chains alone took the kernel from 7.41 to 5.20 ms least.
+func binSumLanes[T Float](x []T, w, rows, cols int) T {
+	var l [8]T
+	v := 32 / int(unsafe.Sizeof(T(0)))
+	for r := 0; r < rows; r++ {
+		for j, e := range x[r*w:][:cols] {
+			l[j&(v-1)] += e
 		}
-		s += a
-		s += b
-		s += c
-		s += d
-		x = x[min(4*w, len(x)):]
 	}
-	for ; rows >= 2; rows -= 2 {
-		r0, r1 := x[:cols], x[w:][:cols]
-		a, b := r0[0], r1[0]
-		for j := 1; j < len(r0); j++ {
-			a += r0[j]
-			b += r1[j]
-		}
-		s += a
-		s += b
-		x = x[min(2*w, len(x)):]
+	if v == 8 {
+		return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
 	}
-	if rows > 0 {
-		r0 := x[:cols]
-		a := r0[0]
-		for _, v := range r0[1:] {
-			a += v
-		}
-		s += a
-	}
-	return s
+	return (l[0] + l[2]) + (l[1] + l[3])
 }
 
 // binAdd adds d to rows rows of cols elements, the first from x[0], the
-// next row w elements on (not inlined, as binSum).
+// next row w elements on: by the AVX2 loop where
+// the bin's blocks fit x, which must end where the caller's own elements
+// do (the loop rewrites a partial block's other elements as they were).
+// Not inlined: inside the callers' loops the compiler kept its Go loop's
+// counter on the stack.
 //
 //go:noinline
 func binAdd[T Float](x []T, w, rows, cols int, d T) {
+	if binAddAsm(x, w, rows, cols, d) {
+		return
+	}
 	for ; rows > 0; rows-- {
 		row := x[:cols]
 		for i := range row {

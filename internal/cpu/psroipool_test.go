@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // refPSRoIPool is ps_roi_pool written directly over PoolBins' geometry (not
@@ -133,10 +134,13 @@ func testPSRoIPoolTransposeSet[T Float](t *testing.T, g *PoolGeom, k int) {
 	}
 }
 
-// TestBinSumOrder: binSum is, bit for bit, each row summed from its first
-// element and the rows' sums added to +0 in order (the CUDA twin's loop),
-// for every bin of 1–9 rows by 1–11 columns, NaN-free random values of
-// mixed magnitude (so that another order rounds differently).
+// TestBinSumOrder: binSum is, bit for bit, binSumLanes' order written
+// out directly (lane l the columns j ≡ l mod V, row by row, then the
+// tree; the CUDA twin's loops), by the AVX2 loop and by the Go loop, for
+// every bin of 1–9 rows by 1–19 columns, at the start, inside and at the
+// end of a plane (where the AVX2 loop's blocks do not fit and the Go loop
+// runs), values of mixed magnitude (so that another order rounds
+// differently: some bins must differ from one chain of additions).
 func TestBinSumOrder(t *testing.T) {
 	testBinSumOrder[float32](t)
 	testBinSumOrder[float64](t)
@@ -144,38 +148,113 @@ func TestBinSumOrder(t *testing.T) {
 
 func testBinSumOrder[T Float](t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 9))
-	const w = 13
-	x := make([]T, 12*w)
+	const w, h = 23, 11
+	x := make([]T, w*h)
 	for i := range x {
 		x[i] = T((r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(7)-3)))
 	}
-	differs := 0
+	v := 32 / int(unsafe.Sizeof(T(0)))
+	lanes := func(at, rows, cols int) T {
+		l := make([]T, v)
+		for q := range l {
+			for hh := 0; hh < rows; hh++ {
+				for j := q; j < cols; j += v {
+					l[q] += x[at+hh*w+j]
+				}
+			}
+		}
+		if v == 8 {
+			return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+		}
+		return (l[0] + l[2]) + (l[1] + l[3])
+	}
+	avx := psAVX2
+	defer func() { psAVX2 = avx }()
+	differs, fits := 0, 0
 	for rows := 1; rows <= 9; rows++ {
-		for cols := 1; cols <= 11; cols++ {
-			for at := 0; at < 3; at++ {
-				var want, chain T
-				for h := 0; h < rows; h++ {
-					row := x[at+h*w:][:cols]
-					a := row[0]
-					for _, v := range row[1:] {
-						a += v
+		for cols := 1; cols <= 19; cols++ {
+			for _, at := range []int{0, 3, (h-rows)*w + w - cols} {
+				want := lanes(at, rows, cols)
+				for _, asm := range []bool{false, true} {
+					psAVX2 = asm && avx
+					if binFits(x[at:], w, rows, cols) {
+						fits++
 					}
-					want += a
-					for _, v := range row {
-						chain += v
+					got := binSum(x[at:], w, rows, cols)
+					if math.Float64bits(float64(got)) != math.Float64bits(float64(want)) {
+						t.Fatalf("%T %d×%d at %d (AVX2 %v): binSum %v, lanes %v", got, rows, cols, at, psAVX2, got, want)
 					}
 				}
-				got := binSum(x[at:], w, rows, cols)
-				if math.Float64bits(float64(got)) != math.Float64bits(float64(want)) {
-					t.Fatalf("%T %d×%d at %d: binSum %v, rows' sums %v", got, rows, cols, at, got, want)
+				var chain T
+				for hh := 0; hh < rows; hh++ {
+					for _, e := range x[at+hh*w:][:cols] {
+						chain += e
+					}
 				}
-				if got != chain {
+				if want != chain {
 					differs++
 				}
 			}
 		}
 	}
 	if differs == 0 {
-		t.Fatalf("%T: no bin where the rows' order differs from one chain: the test cannot tell the orders apart", T(0))
+		t.Fatalf("%T: no bin where the lanes' order differs from one chain: the test cannot tell the orders apart", T(0))
+	}
+	if avx && fits == 0 {
+		t.Fatalf("%T: the AVX2 loop never ran", T(0))
+	}
+}
+
+// TestBinAdd: binAdd by the AVX2 loop and by the Go loop give the same
+// bits, leave a partial block's other elements as they were (−0 and NaN
+// payloads included) and write nothing past x's end.
+func TestBinAdd(t *testing.T) {
+	testBinAdd[float32](t)
+	testBinAdd[float64](t)
+}
+
+func testBinAdd[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 2))
+	const w, h = 21, 9
+	base := make([]T, w*h+8)
+	for i := range base {
+		switch r.IntN(8) {
+		case 0:
+			base[i] = T(math.Copysign(0, -1))
+		case 1:
+			base[i] = T(math.Float64frombits(0x7ff8000000000000 | uint64(r.IntN(1<<20))))
+		default:
+			base[i] = T(r.NormFloat64())
+		}
+	}
+	avx := psAVX2
+	defer func() { psAVX2 = avx }()
+	for rows := 1; rows <= h; rows++ {
+		for cols := 1; cols <= w; cols++ {
+			for _, at := range []int{0, 5, (h-rows)*w + w - cols} {
+				if at+(rows-1)*w+cols > w*h {
+					continue // the bin leaves the plane
+				}
+				d := T(r.NormFloat64())
+				var outs [2][]T
+				for i, asm := range []bool{false, true} {
+					psAVX2 = asm && avx
+					buf := slices.Clone(base)
+					binAdd(buf[at:w*h:w*h], w, rows, cols, d)
+					outs[i] = buf
+				}
+				for i := range base {
+					want := base[i]
+					if i < w*h && i >= at && (i-at)%w < cols && (i-at)/w < rows {
+						want += d
+					}
+					for m, o := range outs {
+						if math.Float64bits(float64(o[i])) != math.Float64bits(float64(want)) {
+							t.Fatalf("%T %d×%d at %d, element %d (AVX2 %v): %v, want %v", d, rows, cols, at, i, m == 1, o[i], want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): 46b87a1113e722223bb23eb26e88cb7d75188d6e14da5b51a369c80af6040e2b
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): fb0c774bf1b4e46d369b9621def44b56e0586592f5352e22d65db7149edf2e44
 
 #include "emu.h"
 

@@ -19,15 +19,19 @@ __device__ void psRoIPoolForward(const T *x, const T *boxes, const long long *bi
 			continue;
 		}
 		const T *xp = x + ((long long)boxes[5 * k] * C + co * NB + bin) * H * W;
-		// Each row summed from its first element, the rows' sums added
-		// to +0 in order: PSRoIPoolForward's binSum.
-		T s = 0;
-		for (long long h = b[0]; h < b[1]; h++) {
-			const T *r = xp + h * W;
-			T a = r[b[2]];
-			for (long long w = b[2] + 1; w < b[3]; w++) a += r[w];
-			s += a;
+		// binSumLanes' order (psroipool.go): lane q of V (8 float, 4
+		// double) adds the columns j = q, q + V, ... row by row from +0,
+		// then the lanes are added as a tree.
+		const int V = 32 / sizeof(T);
+		T l[8];
+#pragma unroll
+		for (int q = 0; q < V; q++) {
+			T a = 0;
+			for (long long h = b[0]; h < b[1]; h++)
+				for (long long w = b[2] + q; w < b[3]; w += V) a += xp[h * W + w];
+			l[q] = a;
 		}
+		T s = V == 8 ? ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])) : (l[0] + l[2]) + (l[1] + l[3]);
 		out[i] = s / (T)((b[1] - b[0]) * (b[3] - b[2]));
 	}
 }
