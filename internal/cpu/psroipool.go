@@ -8,13 +8,14 @@ import (
 
 // psRoIPoolBins validates the boxes and computes every box's bins with
 // ps_roi_pool's geometry (roi size end - start, at least 1), clipped to
-// [0, H] and [0, W] in both kernels. K×PH×PW bins.
+// [0, H] and [0, W] in both kernels: K×PH×PW bins in a buffer of
+// binScratch, which the caller puts back.
 func psRoIPoolBins[T Float](g *PoolGeom, boxes []T) ([]PoolBin, error) {
 	if err := CheckBoxes("PSRoIPool", boxes, g.N); err != nil {
 		return nil, err
 	}
 	nb := g.PH * g.PW
-	bins := make([]PoolBin, 0, len(boxes)/5*nb)
+	bins := binScratch().Get(len(boxes) / 5 * nb)[:0]
 	for k := 0; k < len(boxes)/5; k++ {
 		bins = PoolBins(g, boxes[5*k:5*k+5], false, bins)
 	}
@@ -32,6 +33,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	if err != nil {
 		return err
 	}
+	defer binScratch().Put(bins)
 	plane, nb := g.H*g.W, g.PH*g.PW
 	cOut := g.C / nb
 	order, starts := boxesByImage(g, boxes)
@@ -46,7 +48,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	// missed the cache (perf: half the kernel's time at those loads;
 	// BenchmarkPSRoIPool/kernel/forward, eight alternating rounds, median
 	// 3.99 → 3.02 ms).
-	par.For(g.C, func(lo, hi int) {
+	par.ForGrains(g.C, psGrain, func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			co, bin := ci/nb, ci%nb
 			for n := 0; n < g.N; n++ {
@@ -128,29 +130,45 @@ func psRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 	if err != nil {
 		return err
 	}
-	plane, nb := g.H*g.W, g.PH*g.PW
-	cOut, nk := g.C/nb, len(boxes)/5
-	par.ForWork(g.C, g.N*g.C*plane+g.C*nk*8, func(lo, hi int) {
-		for ci := lo; ci < hi; ci++ {
-			co, bin := ci/nb, ci%nb
-			psPrefetchChannel(g, dst, ci, lo, hi)
-			if set {
-				for n := 0; n < g.N; n++ {
-					clear(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane])
-				}
-			}
-			for k := 0; k < nk; k++ {
-				b := bins[k*nb+bin]
-				if b.empty() {
-					continue
-				}
-				n := int(boxes[5*k])
-				binAdd(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane][b.HS*g.W+b.WS:], g.W, b.HE-b.HS, b.WE-b.WS, grad[(k*cOut+co)*nb+bin]/T(b.area()))
-			}
-		}
-	})
+	defer binScratch().Put(bins)
+	plane, nk := g.H*g.W, len(boxes)/5
+	if g.N*g.C*plane+g.C*nk*8 < par.InlineWork {
+		psRoIPoolTChannels(g, grad, boxes, dst, bins, set, 0, g.C)
+		return nil
+	}
+	par.ForGrains(g.C, psGrain, func(lo, hi int) { psRoIPoolTChannels(g, grad, boxes, dst, bins, set, lo, hi) })
 	return nil
 }
+
+// psRoIPoolTChannels is psRoIPoolT's channels [lo, hi).
+func psRoIPoolTChannels[T Float](g *PoolGeom, grad, boxes, dst []T, bins []PoolBin, set bool, lo, hi int) {
+	plane, nb := g.H*g.W, g.PH*g.PW
+	cOut, nk := g.C/nb, len(boxes)/5
+	for ci := lo; ci < hi; ci++ {
+		co, bin := ci/nb, ci%nb
+		psPrefetchChannel(g, dst, ci, lo, hi)
+		if set {
+			for n := 0; n < g.N; n++ {
+				clear(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane])
+			}
+		}
+		for k := 0; k < nk; k++ {
+			b := bins[k*nb+bin]
+			if b.empty() {
+				continue
+			}
+			n := int(boxes[5*k])
+			binAdd(dst[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane][b.HS*g.W+b.WS:], g.W, b.HE-b.HS, b.WE-b.WS, grad[(k*cOut+co)*nb+bin]/T(b.area()))
+		}
+	}
+}
+
+// psGrain is the channels a worker of PSRoIPool's loops takes at a time
+// (par.ForGrains): inside a Gorgonia run the second worker started
+// 0.2–0.8 ms after the caller (its thread woken late: the TapeMachine's
+// locked thread hands its processor over on every run), and with half
+// the channels each the caller then waited for it.
+const psGrain = 8
 
 // psSpread asks for a plane's cache lines a few at a time, spread over
 // the steps of the loop before it (newPSSpread): step asks for the next

@@ -13,6 +13,7 @@ var (
 	colsKeep  par.Pair[float32, float64]
 	tapKeep   par.Pair[gridTap[float32], gridTap[float64]]
 	intKeep   par.Pair[int32, int64]
+	binKeep   par.Scratch[PoolBin]
 )
 
 // floatScratch is the keeper of T's float buffers.
@@ -23,6 +24,11 @@ func tapScratch[T Float]() *par.Scratch[gridTap[T]] { return par.Of[gridTap[T]](
 
 // intScratch is the keeper of K's buffers.
 func intScratch[K ~int32 | ~int64]() *par.Scratch[K] { return par.Of[K](&intKeep) }
+
+// binScratch is the keeper of PSRoIPool's bins (400 KB a call at 256
+// boxes of 7×7 bins: allocated per call, their collections took a
+// worker's share of the two cores' time).
+func binScratch() *par.Scratch[PoolBin] { return &binKeep }
 
 // colsScratch is the keeper of T's convolution columns.
 func colsScratch[T Float]() *par.Scratch[T] { return par.Of[T](&colsKeep) }
