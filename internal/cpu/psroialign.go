@@ -142,7 +142,10 @@ func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], 
 	nb := g.PH * g.PW
 	cOut := g.C / nb
 	blocks := (cOut + psChannelBlock - 1) / psChannelBlock // a bin's
-	par.For(nb*blocks, func(lo, hi int) {
+	// A bin a grain (par.ForGrains): a worker late to start (inside a
+	// Gorgonia run, 0.2–0.8 ms) leaves the caller the bins it has not
+	// reached, where halves of the units left the caller waiting.
+	par.ForGrains(nb*blocks, blocks, func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for bin := lo / blocks; bin*blocks < hi; bin++ {
