@@ -27,7 +27,8 @@ func psRoIPoolBins[T Float](g *PoolGeom, boxes []T) ([]PoolBin, error) {
 // empty bin gives 0. A bin's sum is binSumLanes' (torchvision adds the
 // elements in one chain: the last bits can differ). Parallel over input
 // channels, each output written once, the same sum for any GOMAXPROCS
-// and on every machine.
+// and on every machine (NaN payloads aside: the AVX2 and Go loops, and
+// a GPU, can pick another NaN's).
 func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	bins, err := psRoIPoolBins(g, boxes)
 	if err != nil {
@@ -48,7 +49,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	// missed the cache (perf: half the kernel's time at those loads;
 	// BenchmarkPSRoIPool/kernel/forward, eight alternating rounds, median
 	// 3.99 → 3.02 ms).
-	par.ForGrains(g.C, psGrain, func(lo, hi int) {
+	par.ForGrains(g.C, psGrainOf(g.C), func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			co, bin := ci/nb, ci%nb
 			for n := 0; n < g.N; n++ {
@@ -59,7 +60,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 				switch {
 				case n+1 < g.N:
 					next = newPSSpread(g, input, n+1, ci, starts[n+1]-starts[n])
-				case ci+1 < g.C:
+				case ci+1 < hi:
 					next = newPSSpread(g, input, 0, ci+1, starts[n+1]-starts[n])
 				}
 				src := input[(n*g.C+ci)*plane : (n*g.C+ci+1)*plane]
@@ -136,7 +137,7 @@ func psRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 		psRoIPoolTChannels(g, grad, boxes, dst, bins, set, 0, g.C)
 		return nil
 	}
-	par.ForGrains(g.C, psGrain, func(lo, hi int) { psRoIPoolTChannels(g, grad, boxes, dst, bins, set, lo, hi) })
+	par.ForGrains(g.C, psGrainOf(g.C), func(lo, hi int) { psRoIPoolTChannels(g, grad, boxes, dst, bins, set, lo, hi) })
 	return nil
 }
 
@@ -163,12 +164,19 @@ func psRoIPoolTChannels[T Float](g *PoolGeom, grad, boxes, dst []T, bins []PoolB
 	}
 }
 
-// psGrain is the channels a worker of PSRoIPool's loops takes at a time
-// (par.ForGrains): inside a Gorgonia run the second worker started
-// 0.2–0.8 ms after the caller (its thread woken late: the TapeMachine's
-// locked thread hands its processor over on every run), and with half
-// the channels each the caller then waited for it.
+// psGrain is the most channels a worker of PSRoIPool's loops takes at a
+// time (par.ForGrains; psGrainOf): inside a Gorgonia run the second
+// worker started 0.2–0.8 ms after the caller (its thread woken late: the
+// TapeMachine's locked thread hands its processor over on every run), and
+// with half the channels each the caller then waited for it.
 const psGrain = 8
+
+// psGrainOf is the grain of c channels: psGrain, or fewer so that every
+// worker gets one.
+func psGrainOf(c int) int {
+	procs := par.Procs()
+	return max(1, min(psGrain, (c+procs-1)/procs))
+}
 
 // psSpread asks for a plane's cache lines a few at a time, spread over
 // the steps of the loop before it (newPSSpread): step asks for the next

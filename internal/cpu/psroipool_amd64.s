@@ -12,8 +12,8 @@
 // unchanged. The caller makes sure that every block of V read (and, for
 // binAdd, written) lies in its slice.
 
-// maskS and maskD: V lanes of all ones, then V of zeros; the mask of
-// r < V lanes starts (V − r) lanes in.
+// maskS: 32 bytes of ones, then 32 of zeros, for both widths: the mask
+// of r < V lanes starts (V − r) lanes in.
 DATA maskS<>+0(SB)/8, $0xffffffffffffffff
 DATA maskS<>+8(SB)/8, $0xffffffffffffffff
 DATA maskS<>+16(SB)/8, $0xffffffffffffffff

@@ -4,7 +4,7 @@
 
 // internal/cuda/kernels/gops/psroipool.cu, compiled for the CPU (emu.h), and its entry points as
 // psroipool.ptx lists them.
-// Sources' SHA-256 (psroipool.cu and the folder's .cuh): fb0c774bf1b4e46d369b9621def44b56e0586592f5352e22d65db7149edf2e44
+// Sources' SHA-256 (psroipool.cu and the folder's .cuh): dfcacc5ee1d09d226ee5c659fe2c43ebb79bf416b6f1efc9080194f37bb76789
 
 #include "emu.h"
 

@@ -23,7 +23,7 @@ __device__ void psRoIPoolForward(const T *x, const T *boxes, const long long *bi
 		// double) adds the columns j = q, q + V, ... row by row from +0,
 		// then the lanes are added as a tree.
 		const int V = 32 / sizeof(T);
-		T l[8];
+		T l[8] = {};
 #pragma unroll
 		for (int q = 0; q < V; q++) {
 			T a = 0;
