@@ -687,9 +687,12 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	// the blocks' Im2col, Col2im and products run on their goroutine
 	// instead of starting goroutines of their own for every block (a
 	// nested loop cannot use the busy worker team; waking a thread costs
-	// 13-25 µs on the 2-core VM, a block's product 100-200 µs).
+	// 13-25 µs on the 2-core VM, a block's product 100-200 µs). A sample
+	// at a time (par.ForWorkGrains): inside a Gorgonia run the second
+	// worker can start 0.2–0.8 ms late, and with half the samples each
+	// the caller waited for it.
 	errs := make([]error, g.N)
-	par.ForWork(g.N, g.N*g.Cout*rows*l, func(lo, hi int) {
+	par.ForWorkGrains(g.N, 1, g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)()
 		cols := newCols()
 		defer colsScratch[T]().Put(cols) // nil is ignored

@@ -211,7 +211,9 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 		groupRows[gi] = gemm.NewPanelRows(offs[gi*g.C/g.Groups*k:][:rows])
 	}
 	errs := make([]error, g.Groups*g.N*chunks)
-	par.ForWork(len(errs), g.N*g.Cout*rows*l, func(lo, hi int) {
+	// A chunk at a time: a worker that starts late (convGEMMWith's samples)
+	// leaves the caller the chunks it has not reached.
+	par.ForWorkGrains(len(errs), 1, g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
 		for t := lo; t < hi; t++ {
 			gi, n, q := t/(g.N*chunks), t/chunks%g.N, t%chunks

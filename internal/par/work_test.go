@@ -1,6 +1,7 @@
 package par
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,4 +38,35 @@ func BenchmarkForJoin(b *testing.B) {
 		}
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "loop-ns")
 	})
+}
+
+// TestForWorkGrains: every iteration once, in grains of at most grain,
+// on the caller alone (one call over [0, n)) below InlineWork or with one
+// worker.
+func TestForWorkGrains(t *testing.T) {
+	for _, c := range []struct{ n, grain, work int }{{0, 1, 1 << 20}, {1, 1, 1 << 20}, {7, 1, 1 << 20}, {50, 8, 1 << 20}, {9, 4, 1 << 20}, {9, 1, InlineWork - 1}} {
+		counts := make([]int, c.n)
+		var calls, longest int
+		var mu sync.Mutex
+		ForWorkGrains(c.n, c.grain, c.work, func(lo, hi int) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			longest = max(longest, hi-lo)
+			for i := lo; i < hi; i++ {
+				counts[i]++
+			}
+		})
+		for i, k := range counts {
+			if k != 1 {
+				t.Fatalf("%+v: iteration %d ran %d times", c, i, k)
+			}
+		}
+		switch {
+		case c.work < InlineWork && c.n > 0 && (calls != 1 || longest != c.n):
+			t.Errorf("%+v: below InlineWork %d calls, longest %d; want one over [0, %d)", c, calls, longest, c.n)
+		case c.work >= InlineWork && Procs() > 1 && longest > c.grain: // one worker: one call over [0, n)
+			t.Errorf("%+v: a call of %d iterations, grain %d", c, longest, c.grain)
+		}
+	}
 }
