@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"errors"
 	"unsafe"
 
 	"github.com/gops-dev/gops/internal/gemm"
@@ -191,7 +190,7 @@ func weightPhased[T gemm.Float](g *ConvGeom, out, pad, gr []T, offs []int, row, 
 			t += q1 - q0
 		}
 	})
-	return errors.Join(errs...)
+	return firstErr(errs)
 }
 
 // phasedProducts is convForwardPhased's products on gemm's element types:
@@ -211,8 +210,8 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 		groupRows[gi] = gemm.NewPanelRows(offs[gi*g.C/g.Groups*k:][:rows])
 	}
 	errs := make([]error, g.Groups*g.N*chunks)
-	// A chunk at a time: a worker that starts late (convGEMMWith's samples)
-	// leaves the caller the chunks it has not reached.
+	// A chunk at a time, as convGEMMWith's samples: a worker that starts
+	// late leaves the caller the chunks it has not reached.
 	par.ForWorkGrains(len(errs), 1, g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops run on this goroutine
 		for t := lo; t < hi; t++ {
@@ -238,5 +237,16 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 			after(n, gi, l0, l1)
 		}
 	})
-	return errors.Join(errs...)
+	return firstErr(errs)
+}
+
+// firstErr is the first non-nil error of errs, in index order (tasks'
+// errors: the same for any split of the tasks over goroutines), or nil.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -142,10 +142,13 @@ func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], 
 	nb := g.PH * g.PW
 	cOut := g.C / nb
 	blocks := (cOut + psChannelBlock - 1) / psChannelBlock // a bin's
-	// A bin a grain (par.ForGrains): a worker late to start (inside a
-	// Gorgonia run, 0.2–0.8 ms) leaves the caller the bins it has not
-	// reached, where halves of the units left the caller waiting.
-	par.ForGrains(nb*blocks, blocks, func(lo, hi int) {
+	// A bin a grain (par.ForGrains; fewer units when there are fewer bins
+	// than workers): a worker late to start (inside a Gorgonia run,
+	// 0.2–0.8 ms) leaves the caller the bins it has not reached, where
+	// halves of the units left the caller waiting. Grains count whole
+	// blocks, so ranges stay on block boundaries.
+	procs := par.Procs()
+	par.ForGrains(nb*blocks, max(1, min(blocks, (nb*blocks+procs-1)/procs)), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for bin := lo / blocks; bin*blocks < hi; bin++ {

@@ -171,8 +171,8 @@ func psRoIPoolTChannels[T Float](g *PoolGeom, grad, boxes, dst []T, bins []PoolB
 // with half the channels each the caller then waited for it.
 const psGrain = 8
 
-// psGrainOf is the grain of c channels: psGrain, or fewer so that every
-// worker gets one.
+// psGrainOf is the grain of c channels: psGrain, or c split evenly over
+// the workers when that is fewer.
 func psGrainOf(c int) int {
 	procs := par.Procs()
 	return max(1, min(psGrain, (c+procs-1)/procs))

@@ -139,8 +139,9 @@ func testPSRoIPoolTransposeSet[T Float](t *testing.T, g *PoolGeom, k int) {
 // tree; the CUDA twin's loops), by the AVX2 loop and by the Go loop, for
 // every bin of 1–9 rows by 1–19 columns, at the start, inside and at the
 // end of a plane (where the AVX2 loop's blocks do not fit unless the
-// columns are a multiple of V, and the Go loop runs), values of mixed magnitude (so that another order rounds
-// differently: some bins must differ from one chain of additions).
+// columns are a multiple of V, and the Go loop runs), values of mixed
+// magnitude (so that another order rounds differently: some bins must
+// differ from one chain of additions).
 func TestBinSumOrder(t *testing.T) {
 	testBinSumOrder[float32](t)
 	testBinSumOrder[float64](t)

@@ -1,6 +1,7 @@
 package par
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -40,33 +41,38 @@ func BenchmarkForJoin(b *testing.B) {
 	})
 }
 
-// TestForWorkGrains: every iteration once, in grains of at most grain,
-// on the caller alone (one call over [0, n)) below InlineWork or with one
-// worker.
+// TestForWorkGrains: every iteration once, in grains of at most grain
+// with more than one worker, and on the caller alone (one call over
+// [0, n)) below InlineWork or with one worker.
 func TestForWorkGrains(t *testing.T) {
-	for _, c := range []struct{ n, grain, work int }{{0, 1, 1 << 20}, {1, 1, 1 << 20}, {7, 1, 1 << 20}, {50, 8, 1 << 20}, {9, 4, 1 << 20}, {9, 1, InlineWork - 1}} {
-		counts := make([]int, c.n)
-		var calls, longest int
-		var mu sync.Mutex
-		ForWorkGrains(c.n, c.grain, c.work, func(lo, hi int) {
-			mu.Lock()
-			defer mu.Unlock()
-			calls++
-			longest = max(longest, hi-lo)
-			for i := lo; i < hi; i++ {
-				counts[i]++
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, c := range []struct{ n, grain, work int }{{0, 1, 1 << 20}, {1, 1, 1 << 20}, {7, 1, 1 << 20}, {50, 8, 1 << 20}, {9, 4, 1 << 20}, {9, 1, InlineWork - 1}} {
+			counts := make([]int, c.n)
+			var calls, longest int
+			var mu sync.Mutex
+			ForWorkGrains(c.n, c.grain, c.work, func(lo, hi int) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				longest = max(longest, hi-lo)
+				for i := lo; i < hi; i++ {
+					counts[i]++
+				}
+			})
+			for i, k := range counts {
+				if k != 1 {
+					t.Fatalf("GOMAXPROCS %d %+v: iteration %d ran %d times", procs, c, i, k)
+				}
 			}
-		})
-		for i, k := range counts {
-			if k != 1 {
-				t.Fatalf("%+v: iteration %d ran %d times", c, i, k)
+			alone := c.work < InlineWork || procs == 1
+			switch {
+			case alone && c.n > 0 && (calls != 1 || longest != c.n):
+				t.Errorf("GOMAXPROCS %d %+v: %d calls, longest %d; want one over [0, %d)", procs, c, calls, longest, c.n)
+			case !alone && longest > c.grain:
+				t.Errorf("GOMAXPROCS %d %+v: a call of %d iterations, grain %d", procs, c, longest, c.grain)
 			}
-		}
-		switch {
-		case c.work < InlineWork && c.n > 0 && (calls != 1 || longest != c.n):
-			t.Errorf("%+v: below InlineWork %d calls, longest %d; want one over [0, %d)", c, calls, longest, c.n)
-		case c.work >= InlineWork && Procs() > 1 && longest > c.grain: // one worker: one call over [0, n)
-			t.Errorf("%+v: a call of %d iterations, grain %d", c, longest, c.grain)
 		}
 	}
 }
