@@ -234,12 +234,13 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 	}
 }
 
-// TestConvPointwisePacked: a pointwise forward on gops' own product (the
-// groups' weights packed once for all the samples, packedProducts) is
-// bitwise the forward on gemm.Gemm a sample at a time, with a bias, one
-// and two groups, batches of 2 and 3, a NaN in the input, float32 and
-// float64, at GOMAXPROCS 1, 2 and 3 (a batch above the workers packs
-// once, the others a sample at a time: both paths).
+// TestConvPointwisePacked: a pointwise forward and input gradient on
+// gops' own product (the groups' weights, transposed for the gradient,
+// packed once for all the samples, packedProducts) are bitwise the same
+// members on gemm.Gemm a sample at a time, with a bias, one and two
+// groups, batches of 2 and 3, a NaN in the input (and in the gradient's
+// G), float32 and float64, at GOMAXPROCS 1, 2 and 3 (a batch above the
+// workers packs once, the others a sample at a time: both paths).
 func TestConvPointwisePacked(t *testing.T) {
 	for _, g := range []ConvGeom{
 		{N: 2, C: 64, H: 7, W: 9, Cout: 100, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 9},
@@ -264,6 +265,20 @@ func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
 		must(t, err)
 		if !slices.Equal(bitsOf(got), bitsOf(want)) {
 			t.Fatalf("%T %+v, GOMAXPROCS %d: packed weights differ from a product a sample", got[0], g, procs)
+		}
+	}
+	gr := normals[T](r, g.N*g.Cout*g.L())
+	gr[len(gr)/3] = T(math.NaN())
+	wantDX := make([]T, len(x))
+	must(t, convGEMMWith(&g, ConvInput, gemmProduct[T], wantDX, gr, w, nil, nil))
+	for _, procs := range []int{1, 2, 3} {
+		got := make([]T, len(x))
+		old := runtime.GOMAXPROCS(procs)
+		err := convGEMMWith(&g, ConvInput, nil, got, gr, w, nil, nil)
+		runtime.GOMAXPROCS(old)
+		must(t, err)
+		if !slices.Equal(bitsOf(got), bitsOf(wantDX)) {
+			t.Fatalf("%T %+v, GOMAXPROCS %d: the input gradient by packed transposed weights differs from a product a sample", got[0], g, procs)
 		}
 	}
 }

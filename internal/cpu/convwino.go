@@ -194,7 +194,7 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	if !winoWeights(p, w, u, su) {
 		return false, nil
 	}
-	prod, err := newPackedProducts(16, p.cout, p.cin, mul, u, su)
+	prod, err := newPackedProducts(16, p.cout, p.cin, mul, u, su, false)
 	if err != nil {
 		return true, err
 	}
@@ -234,21 +234,24 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 // (gemm.GemmPackedA is gemm.Gemm's product). Winograd's 16 products
 // M_ξ = U_ξ·V_ξ, U_ξ the same for every block of tiles (packing every U_ξ
 // for every block and goroutine took ~9 % of a detector's CPU), and a
-// pointwise convolution's forward, a group's weight the same for every
-// sample (convGEMMWith).
+// pointwise convolution's forward and input gradient, a group's weight
+// (or its transpose) the same for every sample (convGEMMWith).
 type packedProducts[T Float] struct {
-	m, k int
-	mul  Product[T]
-	a    []T
-	sa   int
-	p32  []*gemm.PackedA[float32] // the packed A_i (T of 4 bytes), or nil
-	p64  []*gemm.PackedA[float64] // (T of 8 bytes), or nil
+	m, k  int
+	mul   Product[T]
+	a     []T
+	sa    int
+	trans bool                     // A_i is the transpose of a [k, m] block of a
+	p32   []*gemm.PackedA[float32] // the packed A_i (T of 4 bytes), or nil
+	p64   []*gemm.PackedA[float64] // (T of 8 bytes), or nil
 }
 
 // newPackedProducts is the count products of the A_i on mul (nil: gops'
-// own, every A_i packed now, in parallel).
-func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int) (*packedProducts[T], error) {
-	w := &packedProducts[T]{m: m, k: k, mul: mul, a: a, sa: sa}
+// own, every A_i packed now, in parallel); with trans, A_i is the
+// transpose of a [k, m] block (a convolution's weight for its input
+// gradient).
+func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int, trans bool) (*packedProducts[T], error) {
+	w := &packedProducts[T]{m: m, k: k, mul: mul, a: a, sa: sa, trans: trans}
 	if mul != nil {
 		return w, nil
 	}
@@ -261,9 +264,14 @@ func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int) 
 	par.ForWork(count, count*m*k, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			ai := a[i*sa:][:m*k]
-			if w.p32 != nil {
+			switch {
+			case trans && w.p32 != nil:
+				w.p32[i], errs[i] = gemm.PackAT(m, k, asF32(ai), m)
+			case trans:
+				w.p64[i], errs[i] = gemm.PackAT(m, k, asF64(ai), m)
+			case w.p32 != nil:
 				w.p32[i], errs[i] = gemm.PackA(m, k, asF32(ai), k)
-			} else {
+			default:
 				w.p64[i], errs[i] = gemm.PackA(m, k, asF64(ai), k)
 			}
 		}
@@ -282,6 +290,9 @@ func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int) error 
 		return gemm.GemmPackedA(w.p32[i], n, asF32(b), ldb, asF32(c), ldc)
 	case w.p64 != nil:
 		return gemm.GemmPackedA(w.p64[i], n, asF64(b), ldb, asF64(c), ldc)
+	}
+	if w.trans {
+		return w.mul(true, false, w.m, n, w.k, w.a[w.sa*i:], w.m, b, ldb, 0, c, ldc)
 	}
 	return w.mul(false, false, w.m, n, w.k, w.a[w.sa*i:], w.k, b, ldb, 0, c, ldc)
 }

@@ -17,7 +17,19 @@ type PackedA[T Float] struct {
 // GemmPackedA with the micro-kernel Gemm runs now. It returns an error
 // for negative sizes or a slice too short (Check's).
 func PackA[T Float](m, k int, a []T, lda int) (*PackedA[T], error) {
-	if err := Check(false, false, m, 1, k, len(a), lda, k, 1, m, 1); err != nil {
+	return packA2(false, m, k, a, lda)
+}
+
+// PackAT is PackA of a transposed operand: A [m, k] = aᵀ for a [k, m]
+// (leading dimension lda ≥ max(1, m)), packed as Gemm packs it with
+// transA, for GemmPackedA (bitwise Gemm(true, false, ...)'s products).
+func PackAT[T Float](m, k int, a []T, lda int) (*PackedA[T], error) {
+	return packA2(true, m, k, a, lda)
+}
+
+// packA2 is PackA (trans false) and PackAT.
+func packA2[T Float](trans bool, m, k int, a []T, lda int) (*PackedA[T], error) {
+	if err := Check(trans, false, m, 1, k, len(a), lda, k, 1, m, 1); err != nil {
 		return nil, err
 	}
 	im := pick[T]()
@@ -28,7 +40,7 @@ func PackA[T Float](m, k int, a []T, lda int) (*PackedA[T], error) {
 		kb := min(kc, k-pc)
 		for ic := 0; ic < m; ic += pa.mc {
 			mb := min(pa.mc, m-ic)
-			packABlock(pa.block(ic, mb, pc, kb), false, a, lda, ic, mb, pc, kb, im.mr, 1)
+			packABlock(pa.block(ic, mb, pc, kb), trans, a, lda, ic, mb, pc, kb, im.mr, 1)
 		}
 	}
 	return pa, nil

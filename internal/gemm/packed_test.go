@@ -89,3 +89,49 @@ func TestGemmPackedABadInput(t *testing.T) {
 	}
 
 }
+
+// TestGemmPackedAT checks PackAT's products against Gemm(true, false, ...)
+// bitwise (a [k, m] with lda ≥ m, C's values NaN beforehand), and that a
+// leading dimension below m is refused.
+func TestGemmPackedAT(t *testing.T) {
+	testGemmPackedAT[float32](t)
+	testGemmPackedAT[float64](t)
+}
+
+func testGemmPackedAT[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []struct{ m, n, k int }{
+		{1, 1, 1}, {5, 7, 3}, {12, 32, 256}, {97, 33, 257}, {256, 196, 1024}, {13, 200, 70}, {300, 5, 9}, {64, 0, 5}, {7, 9, 0},
+	} {
+		lda, ldb := s.m+2, s.n+1
+		a, b := make([]T, s.k*lda), make([]T, s.k*ldb)
+		for i := range a {
+			a[i] = T(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = T(rng.NormFloat64())
+		}
+		want := make([]T, s.m*max(1, s.n))
+		if err := Gemm(true, false, s.m, s.n, s.k, 1, a, lda, b, ldb, 0, want, max(1, s.n)); err != nil {
+			t.Fatal(err)
+		}
+		pa, err := PackAT(s.m, s.k, a, lda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]T, len(want))
+		for i := range got {
+			got[i] = T(math.NaN())
+		}
+		if err := GemmPackedA(pa, s.n, b, ldb, got, max(1, s.n)); err != nil {
+			t.Fatal(err)
+		}
+		pa.Release()
+		if s.n > 0 && !slices.EqualFunc(got, want, func(x, y T) bool { return math.Float64bits(float64(x)) == math.Float64bits(float64(y)) }) {
+			t.Fatalf("%T %+v: GemmPackedA of PackAT differs from Gemm(true, false)", T(0), s)
+		}
+	}
+	if _, err := PackAT(4, 3, make([]T, 12), 3); err == nil {
+		t.Error("PackAT took a leading dimension of 3 for 4 columns")
+	}
+}
