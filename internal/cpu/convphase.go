@@ -117,7 +117,9 @@ func phasedInput[T Float](g *ConvGeom, x []T) ([]T, phased, []int) {
 	offs := inputOffsets(g, p, g.C)
 	pad := colsScratch[T]().Get(g.N * g.C * p.plane())
 	hw := g.H * g.W
-	par.ForWork(g.N*g.C, g.N*g.C*p.plane(), func(lo, hi int) {
+	// A plane at a time (par.ForWorkGrains), as the products after it: a
+	// late worker leaves the caller the planes it has not reached.
+	par.ForWorkGrains(g.N*g.C, 1, g.N*g.C*p.plane(), func(lo, hi int) {
 		dst := pad[lo*p.plane() : hi*p.plane()]
 		clear(dst)
 		padPlanes(g, p, x[lo*hw:hi*hw], dst)
