@@ -714,10 +714,5 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 			errs[n] = sample(n, cols)
 		}
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstErr(errs)
 }

@@ -325,12 +325,7 @@ func weightFilled[T gemm.Float](g *ConvGeom, out, x, gr []T) error {
 			t += q1 - q0
 		}
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstErr(errs)
 }
 
 // panelRows is shiftedPanel's record of a panel's rows: each row's

@@ -219,12 +219,7 @@ func convWinoWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 			run(lo, hi)
 		})
 	}
-	for _, err := range errs {
-		if err != nil {
-			return true, err
-		}
-	}
-	return true, nil
+	return true, firstErr(errs)
 }
 
 // packedProducts is count products C_i = A_i·B_i of left operands A_i

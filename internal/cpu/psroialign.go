@@ -147,8 +147,7 @@ func psBinMajor[T Float](g *PoolGeom, ag *RoIAlignGeom, grids []RoIAlignBox[T], 
 	// 0.2–0.8 ms) leaves the caller the bins it has not reached, where
 	// halves of the units left the caller waiting. Grains count whole
 	// blocks, so ranges stay on block boundaries.
-	procs := par.Procs()
-	par.ForGrains(nb*blocks, max(1, min(blocks, (nb*blocks+procs-1)/procs)), func(lo, hi int) {
+	par.ForGrains(nb*blocks, psGrainOf(nb*blocks, blocks), func(lo, hi int) {
 		var taps, in []bilinearTap[T]
 		var spans []binSpan
 		for bin := lo / blocks; bin*blocks < hi; bin++ {

@@ -49,7 +49,7 @@ func PSRoIPoolForward[T Float](g *PoolGeom, input, boxes, out []T) error {
 	// missed the cache (perf: half the kernel's time at those loads;
 	// BenchmarkPSRoIPool/kernel/forward, eight alternating rounds, median
 	// 3.99 → 3.02 ms).
-	par.ForGrains(g.C, psGrainOf(g.C), func(lo, hi int) {
+	par.ForGrains(g.C, psGrainOf(g.C, psGrain), func(lo, hi int) {
 		for ci := lo; ci < hi; ci++ {
 			co, bin := ci/nb, ci%nb
 			for n := 0; n < g.N; n++ {
@@ -137,7 +137,7 @@ func psRoIPoolT[T Float](g *PoolGeom, grad, boxes, dst []T, set bool) error {
 		psRoIPoolTChannels(g, grad, boxes, dst, bins, set, 0, g.C)
 		return nil
 	}
-	par.ForGrains(g.C, psGrainOf(g.C), func(lo, hi int) { psRoIPoolTChannels(g, grad, boxes, dst, bins, set, lo, hi) })
+	par.ForGrains(g.C, psGrainOf(g.C, psGrain), func(lo, hi int) { psRoIPoolTChannels(g, grad, boxes, dst, bins, set, lo, hi) })
 	return nil
 }
 
@@ -171,11 +171,11 @@ func psRoIPoolTChannels[T Float](g *PoolGeom, grad, boxes, dst []T, bins []PoolB
 // with half the channels each the caller then waited for it.
 const psGrain = 8
 
-// psGrainOf is the grain of c channels: psGrain, or c split evenly over
-// the workers when that is fewer.
-func psGrainOf(c int) int {
+// psGrainOf is the grain of n iterations of the position-sensitive ops'
+// loops: most, or n split evenly over the workers when that is fewer.
+func psGrainOf(n, most int) int {
 	procs := par.Procs()
-	return max(1, min(psGrain, (c+procs-1)/procs))
+	return max(1, min(most, (n+procs-1)/procs))
 }
 
 // psSpread asks for a plane's cache lines a few at a time, spread over

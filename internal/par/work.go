@@ -34,9 +34,7 @@ func ForWork(n, work int, body func(lo, hi int)) {
 // otherwise hold up by a whole share.
 func ForWorkGrains(n, grain, work int, body func(lo, hi int)) {
 	if work < InlineWork {
-		if n > 0 {
-			body(0, n)
-		}
+		ForWork(n, work, body)
 		return
 	}
 	ForGrains(n, grain, body)
