@@ -91,13 +91,51 @@ func padPlanes[T Float](g *ConvGeom, p phased, src, dst []T) {
 		for y := 0; y < g.H; y++ {
 			row, in := plane[(g.PH+y)*p.row():][:p.row()], src[c*hw+y*g.W:][:g.W]
 			for ph := 0; ph < p.stride; ph++ {
-				// Phase ph's element i is padded column i·stride + ph:
-				// image column i·stride + ph − PW, inside for [ilo, ihi).
-				ilo := max(0, (g.PW-ph+p.stride-1)/p.stride)
-				last := g.W - 1 + g.PW - ph // the last image column's padded index, less ph
-				if ihi := min(p.width, last/p.stride+1); last >= 0 && ilo < ihi {
+				if ilo, ihi := phaseSpan(g, p, ph); ilo < ihi {
 					phaseRow(row[ph*p.width+ilo:ph*p.width+ihi], in, ilo*p.stride+ph-g.PW, p.stride)
 				}
+			}
+		}
+	}
+}
+
+// phaseSpan is the elements [ilo, ihi) of phase ph of a padded row
+// (layout p) that hold image columns, padPlanes' writes (none when
+// ilo ≥ ihi): phase ph's element i is padded column i·stride + ph, image
+// column i·stride + ph − PW.
+func phaseSpan(g *ConvGeom, p phased, ph int) (ilo, ihi int) {
+	ilo = max(0, (g.PW-ph+p.stride-1)/p.stride)
+	last := g.W - 1 + g.PW - ph // the last image column's padded index, less ph
+	if last < 0 {
+		return ilo, ilo
+	}
+	return ilo, min(p.width, last/p.stride+1)
+}
+
+// padBorders clears the elements of the planes dst (layout p) that
+// padPlanes does not write, the padding: what clearing dst before
+// padPlanes gives, without writing the image's elements twice.
+func padBorders[T Float](g *ConvGeom, p phased, dst []T) {
+	for c := 0; c*p.plane() < len(dst); c++ {
+		plane := dst[c*p.plane():][:p.plane()]
+		clear(plane[:g.PH*p.row()])
+		clear(plane[(g.PH+g.H)*p.row():])
+		for y := g.PH; y < g.PH+g.H; y++ {
+			row := plane[y*p.row():][:p.row()]
+			if p.stride == 1 {
+				clear(row[:g.PW])
+				clear(row[g.PW+g.W:])
+				continue
+			}
+			for ph := 0; ph < p.stride; ph++ {
+				phase := row[ph*p.width:][:p.width]
+				ilo, ihi := phaseSpan(g, p, ph)
+				if ilo >= ihi {
+					clear(phase)
+					continue
+				}
+				clear(phase[:ilo])
+				clear(phase[ihi:])
 			}
 		}
 	}

@@ -121,7 +121,7 @@ func phasedInput[T Float](g *ConvGeom, x []T) ([]T, phased, []int) {
 	// late worker leaves the caller the planes it has not reached.
 	par.ForWorkGrains(g.N*g.C, 1, g.N*g.C*p.plane(), func(lo, hi int) {
 		dst := pad[lo*p.plane() : hi*p.plane()]
-		clear(dst)
+		padBorders(g, p, dst)
 		padPlanes(g, p, x[lo*hw:hi*hw], dst)
 	})
 	return pad, p, offs
@@ -208,8 +208,18 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 	chunks = (l + span - 1) / span
 	sample := len(pad) / max(1, g.N)
 	groupRows := make([]gemm.PanelRows, g.Groups) // each group's column rows, their bounds found once
+	packs := make([]*gemm.PackedA[T], g.Groups)   // each group's weight, packed once for every chunk
+	defer func() {
+		for _, pa := range packs {
+			pa.Release()
+		}
+	}()
 	for gi := range groupRows {
 		groupRows[gi] = gemm.NewPanelRows(offs[gi*g.C/g.Groups*k:][:rows])
+		var err error
+		if packs[gi], err = gemm.PackA(cog, rows, w[gi*cog*rows:(gi+1)*cog*rows], rows); err != nil {
+			return err
+		}
 	}
 	errs := make([]error, g.Groups*g.N*chunks)
 	// A chunk at a time, as convGEMMWith's samples: a worker that starts
@@ -219,9 +229,7 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 		for t := lo; t < hi; t++ {
 			gi, n, q := t/(g.N*chunks), t/chunks%g.N, t%chunks
 			l0, l1 := q*span, min(l, (q+1)*span)
-			wg := w[gi*cog*rows : (gi+1)*cog*rows]
 			planes := pad[n*sample : (n+1)*sample]
-			fillA := func(dst []T, pc, kb int) { gemm.PackAColumns(dst, kb, 0, wg[pc:], rows, cog, kb, false) }
 			fillB := func(panel []T, pc, kb, jc, cols int) {
 				block := groupRows[gi].Sub(pc, pc+kb)
 				for at, pos := 0, l0+jc; at < cols; {
@@ -233,7 +241,7 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 				}
 			}
 			c := out[(n*g.Cout+gi*cog)*l+l0:]
-			if errs[t] = gemm.GemmFill(cog, l1-l0, rows, fillA, fillB, 0, c, l, gemm.Segments{}); errs[t] != nil {
+			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}); errs[t] != nil {
 				return
 			}
 			after(n, gi, l0, l1)

@@ -166,9 +166,11 @@ func b2i(b bool) int {
 	return 0
 }
 
-// TestPadPlanesPhased: padPlanes (phaseRow, evens) against a plain
-// per-element reference for strides 1 to 4, paddings 0 to 9 and widths 1
-// to 40: every element of the layout, the padding's +0 included.
+// TestPadPlanesPhased: padBorders and padPlanes (phaseRow, evens) on
+// planes full of NaN against a plain per-element reference for strides 1
+// to 4, paddings 0 to 9 (rows 0 to 2) and widths 1 to 40: every element of
+// the layout, the padding's +0 included (padBorders clears every element
+// padPlanes does not write).
 func TestPadPlanesPhased(t *testing.T) {
 	testReviewPadPlanes[float32](t)
 	testReviewPadPlanes[float64](t)
@@ -178,7 +180,7 @@ func testReviewPadPlanes[T Float](t *testing.T) {
 	for sw := 1; sw <= 4; sw++ {
 		for pw := 0; pw <= 9; pw++ {
 			for w := 1; w <= 40; w++ {
-				g := ConvGeom{N: 1, C: 2, H: 2, W: w, Cout: 1, Groups: 1, KH: 1, KW: 1, SH: 1, SW: sw, PH: 1, PW: pw, DH: 1, DW: 1}
+				g := ConvGeom{N: 1, C: 2, H: 2, W: w, Cout: 1, Groups: 1, KH: 1, KW: 1, SH: 1, SW: sw, PH: pw % 3, PW: pw, DH: 1, DW: 1}
 				p := inputLayout(&g)
 				src := make([]T, g.C*g.H*g.W)
 				for i := range src {
@@ -186,6 +188,10 @@ func testReviewPadPlanes[T Float](t *testing.T) {
 				}
 				src[0] = T(math.Copysign(0, -1))
 				dst := make([]T, g.C*p.plane())
+				for i := range dst {
+					dst[i] = T(math.NaN())
+				}
+				padBorders(&g, p, dst)
 				padPlanes(&g, p, src, dst)
 				for c := 0; c < g.C; c++ {
 					for y := 0; y < p.rows; y++ {
@@ -198,7 +204,7 @@ func testReviewPadPlanes[T Float](t *testing.T) {
 								}
 								got := dst[c*p.plane()+y*p.row()+ph*p.width+i]
 								if got != want || math.Signbit(float64(got)) != math.Signbit(float64(want)) {
-									t.Fatalf("sw %d pw %d w %d: plane %d row %d phase %d [%d] = %v, want %v", sw, pw, w, c, y, ph, i, got, want)
+									t.Fatalf("sw %d ph %d pw %d w %d: plane %d row %d phase %d [%d] = %v, want %v", sw, g.PH, pw, w, c, y, ph, i, got, want)
 								}
 							}
 						}

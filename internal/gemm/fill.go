@@ -120,6 +120,23 @@ type Segments struct{ Len, Stride int }
 // beta other than 0 and 1, negative sizes, ldc too small, segments that
 // overlap or c too short.
 func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
+	return gemmFill(pick[T](), m, n, k, fillA, nil, fillB, beta, c, ldc, seg)
+}
+
+// GemmFillPacked is GemmFill with A packed beforehand (PackA; m and k
+// are pa's): one packing shared by every call (a convolution's weight,
+// the same for every chunk of positions) instead of filled a K block at a
+// time. Bitwise GemmFill's C with the same micro-kernel. It returns
+// GemmFill's errors and an error for a released pa.
+func GemmFillPacked[T Float](pa *PackedA[T], n int, fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
+	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
+		return fmt.Errorf("gemm: packed A released or nil")
+	}
+	return gemmFill(pa.im, pa.m, n, pa.k, nil, pa, fillB, beta, c, ldc, seg)
+}
+
+// gemmFill is GemmFill (fillA) and GemmFillPacked (pa) on im.
+func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
 	if beta != 0 && beta != 1 {
 		return fmt.Errorf("gemm: GemmFill: beta %v is not 0 or 1", beta)
 	}
@@ -138,17 +155,26 @@ func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []
 		}
 		return nil
 	}
-	im := pick[T]()
 	mr, nr := im.mr, im.nr
 	p := &problem[T]{zeroC: beta == 0, im: im, m: m, n: n, k: k, alpha: 1,
 		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr)}
-	// One goroutine's buffers: all of A's rows for a K block, one panel.
-	s := p.getScratch(roundUp(m, mr)*p.kc, p.kc*nr)
+	// One goroutine's buffers: all of A's rows for a K block (unless
+	// packed beforehand), one panel.
+	na := roundUp(m, mr) * p.kc
+	if pa != nil {
+		na = 0
+	}
+	s := p.getScratch(na, p.kc*nr)
 	defer putScratch(&s)
 	for pc := 0; pc < k; pc += p.kc {
 		kb := min(p.kc, k-pc)
-		a := s.a[:roundUp(m, mr)*kb]
-		fillA(a, pc, kb)
+		var a []T
+		if pa != nil {
+			a = pa.buf[pc*pa.pad:][:pa.pad*kb] // the block's row panels, q at q·MR·kb (PackedA.block)
+		} else {
+			a = s.a[:roundUp(m, mr)*kb]
+			fillA(a, pc, kb)
+		}
 		for jc := 0; jc < n; jc += nr {
 			nw := min(nr, n-jc)
 			panel := s.b[:kb*nr]
