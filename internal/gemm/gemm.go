@@ -35,13 +35,20 @@ type Float interface{ float32 | float64 }
 // packed panel (ldb = NR) or, for a short A, B's own rows.
 type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 
+// multiFn is kernelFn over a column of tiles full tiles: tile t from
+// packed A's panel t (a + t·MR·kc elements) into C's rows from t·MR on,
+// with the same B, each bitwise kernelFn's (one call instead of a Go call
+// a tile).
+type multiFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int)
+
 // impl is one micro-kernel and its tile, with its edge kernels, if any.
 type impl[T Float] struct {
 	name   string
 	mr, nr int
 	kern   kernelFn[T]
-	edges  []edge[T] // by rows, ascending, each below mr
-	halves []edge[T] // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
+	multi  multiFn[T] // kern over a column of tiles, or nil
+	edges  []edge[T]  // by rows, ascending, each below mr
+	halves []edge[T]  // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
 }
 
 // edge is a kernel of the first rows rows of impl's tile, reading impl's
@@ -416,7 +423,13 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			packB(s.edgeB, false, p.b, p.ldb, pc, kb, jc+jr, nw, nr)
 			bp = &s.edgeB[0]
 		}
-		for ir := 0; ir < mb; ir += mr {
+		ir := 0
+		if tiles := mb / mr; nw == nr && im.multi != nil && tiles > 0 {
+			// The panel's full tiles in one call.
+			im.multi(kb, &a[0], bp, &p.c[ic*p.ldc+jc+jr], ldbp, p.ldc, overwrite, tiles)
+			ir = tiles * mr
+		}
+		for ; ir < mb; ir += mr {
 			mh := min(mr, mb-ir)
 			ap := &a[ir*kb]
 			ci := (ic+ir)*p.ldc + jc + jr

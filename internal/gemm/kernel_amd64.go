@@ -92,6 +92,23 @@ func kernD256hr2(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 //go:noescape
 func kernD256hr4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 
+// kernS512m, kernD512m, kernS256m and kernD256m run kernS512 … kernD256
+// over a column of tiles tiles: tile t from the packed A's panel t
+// (a + t·MR·kc elements) into C's rows from t·MR on, the same panel of
+// B, each tile bitwise the single kernel's.
+//
+//go:noescape
+func kernS512m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int)
+
+//go:noescape
+func kernD512m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int)
+
+//go:noescape
+func kernS256m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int)
+
+//go:noescape
+func kernD256m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int)
+
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -101,25 +118,27 @@ var (
 // first.
 func kernels32() []impl[float32] {
 	return kernelsFor(16,
-		kernels[float32]{kernS512, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
+		kernels[float32]{kernS512, kernS512m, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
 			[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}}},
-		kernels[float32]{kernS256, []edge[float32]{{2, kernS256r2}, {4, kernS256r4}},
+		kernels[float32]{kernS256, kernS256m, []edge[float32]{{2, kernS256r2}, {4, kernS256r4}},
 			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}})
 }
 
 func kernels64() []impl[float64] {
 	return kernelsFor(8,
-		kernels[float64]{kernD512, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
+		kernels[float64]{kernD512, kernD512m, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
 			[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}}},
-		kernels[float64]{kernD256, []edge[float64]{{2, kernD256r2}, {4, kernD256r4}},
+		kernels[float64]{kernD256, kernD256m, []edge[float64]{{2, kernD256r2}, {4, kernD256r4}},
 			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}})
 }
 
-// kernels is one instruction set's micro-kernel with its edge kernels
-// (by rows, ascending) and half-width kernels (by rows, ascending, the
-// last of the full tile's rows).
+// kernels is one instruction set's micro-kernel and its kernel over a
+// column of tiles, with its edge kernels (by rows, ascending) and
+// half-width kernels (by rows, ascending, the last of the full tile's
+// rows).
 type kernels[T Float] struct {
 	kern          kernelFn[T]
+	multi         multiFn[T]
 	edges, halves []edge[T]
 }
 
@@ -130,10 +149,10 @@ type kernels[T Float] struct {
 func kernelsFor[T Float](lanes int, k512, k256 kernels[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, edges: k512.edges, halves: k512.halves})
+		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, multi: k512.multi, edges: k512.edges, halves: k512.halves})
 	}
 	if hasAVX2 {
-		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256.kern, edges: k256.edges, halves: k256.halves})
+		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256.kern, multi: k256.multi, edges: k256.edges, halves: k256.halves})
 	}
 	return append(ks, goImpl[T]())
 }
