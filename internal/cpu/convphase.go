@@ -91,19 +91,22 @@ const phasedSpan = 768
 func convForwardPhased[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error {
 	pad, p, offs := phasedInput(g, x)
 	defer colsScratch[T]().Put(pad)
-	after := func(n, gi, l0, l1 int) { // the bias and ep of the chunk's outputs
-		if len(bias) == 0 && ep.empty() {
+	after := func(n, gi, l0, l1 int) { // ep on the chunk's outputs (the products added the bias)
+		if ep.empty() {
 			return
 		}
 		cog := g.Cout / g.Groups
 		for co := gi * cog; co < (gi+1)*cog; co++ {
-			ep.channel(out, bias, (n*g.Cout+co)*g.L(), co, l0, l1, g.L())
+			ep.channel(out, nil, (n*g.Cout+co)*g.L(), co, l0, l1, g.L())
 		}
 	}
-	if unsafe.Sizeof(T(0)) == 4 {
-		return phasedProducts(g, asF32(out), asF32(pad), asF32(w), offs, p.row(), after)
+	if len(bias) == 0 {
+		bias = nil // an empty bias is none
 	}
-	return phasedProducts(g, asF64(out), asF64(pad), asF64(w), offs, p.row(), after)
+	if unsafe.Sizeof(T(0)) == 4 {
+		return phasedProducts(g, asF32(out), asF32(pad), asF32(w), asF32(bias), offs, p.row(), after)
+	}
+	return phasedProducts(g, asF64(out), asF64(pad), asF64(w), asF64(bias), offs, p.row(), after)
 }
 
 // phasedInput is x padded and phased in the direct kernels' layout p
@@ -196,11 +199,13 @@ func weightPhased[T gemm.Float](g *ConvGeom, out, pad, gr []T, offs []int, row, 
 }
 
 // phasedProducts is convForwardPhased's products on gemm's element types:
-// pad the phased input, offs the column rows' offsets in a sample's planes,
-// row a padded row's length; after(n, gi, l0, l1), on the goroutine that
-// wrote them, does the bias and epilogue of sample n's positions [l0, l1)
-// of group gi's output channels.
-func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row int, after func(n, gi, l0, l1 int)) error {
+// pad the phased input, bias nil or [Cout] (added to each panel of
+// outputs by the product, while it is in cache: the bias pass's bits),
+// offs the column rows' offsets in a sample's planes, row a padded row's
+// length; after(n, gi, l0, l1), on the goroutine that wrote them, does the
+// epilogue of sample n's positions [l0, l1) of group gi's output
+// channels.
+func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w, bias []T, offs []int, row int, after func(n, gi, l0, l1 int)) error {
 	l, cog, rows, k := g.L(), g.Cout/g.Groups, g.Rows(), g.K()
 	nr := gemm.PanelWidth[T]()
 	chunks := max(1, (l+phasedSpan-1)/phasedSpan)
@@ -241,7 +246,11 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w []T, offs []int, row 
 				}
 			}
 			c := out[(n*g.Cout+gi*cog)*l+l0:]
-			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}); errs[t] != nil {
+			var gb []T
+			if bias != nil {
+				gb = bias[gi*cog : (gi+1)*cog]
+			}
+			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}, gb); errs[t] != nil {
 				return
 			}
 			after(n, gi, l0, l1)

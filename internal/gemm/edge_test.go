@@ -180,3 +180,14 @@ func TestGemmEdgeKernelsRandom(t *testing.T) {
 		t.Skip("no kernel with edge kernels on this CPU")
 	}
 }
+
+// nanPayload is a quiet NaN of T with a random payload and sign.
+func nanPayload[T Float](r *rand.Rand) T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return T(math.Float32frombits(0x7fc00000 | uint32(r.IntN(1<<22)) | uint32(r.IntN(2))<<31))
+	}
+	var v T
+	*(any(&v).(*float64)) = math.Float64frombits(0x7ff8000000000000 | uint64(r.Int64N(1<<51)) | uint64(r.IntN(2))<<63)
+	return v
+}

@@ -120,23 +120,30 @@ type Segments struct{ Len, Stride int }
 // beta other than 0 and 1, negative sizes, ldc too small, segments that
 // overlap or c too short.
 func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
-	return gemmFill(pick[T](), m, n, k, fillA, nil, fillB, beta, c, ldc, seg)
+	return gemmFill(pick[T](), m, n, k, fillA, nil, fillB, beta, c, ldc, seg, nil)
 }
 
 // GemmFillPacked is GemmFill with A packed beforehand (PackA; m and k
 // are pa's): one packing shared by every call (a convolution's weight,
 // the same for every chunk of positions) instead of filled a K block at a
-// time. Bitwise GemmFill's C with the same micro-kernel. It returns
-// GemmFill's errors and an error for a released pa.
-func GemmFillPacked[T Float](pa *PackedA[T], n int, fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
+// time; then, with bias [m] (nil: none), C[i][j] += bias[i] on each panel
+// of C right after its last K block, while it is in cache (a
+// convolution's bias): bitwise GemmFill's C followed by a pass of
+// vmath.Axpb(c, c, 1, bias[i]) over each row. It returns GemmFill's
+// errors and errors for a released pa and for a bias of other than m
+// elements.
+func GemmFillPacked[T Float](pa *PackedA[T], n int, fillB FillB[T], beta T, c []T, ldc int, seg Segments, bias []T) error {
 	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
 		return fmt.Errorf("gemm: packed A released or nil")
 	}
-	return gemmFill(pa.im, pa.m, n, pa.k, nil, pa, fillB, beta, c, ldc, seg)
+	if bias != nil && len(bias) != pa.m {
+		return fmt.Errorf("gemm: bias of %d elements for %d rows", len(bias), pa.m)
+	}
+	return gemmFill(pa.im, pa.m, n, pa.k, nil, pa, fillB, beta, c, ldc, seg, bias)
 }
 
-// gemmFill is GemmFill (fillA) and GemmFillPacked (pa) on im.
-func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
+// gemmFill is GemmFill (fillA) and GemmFillPacked (pa, bias) on im.
+func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments, bias []T) error {
 	if beta != 0 && beta != 1 {
 		return fmt.Errorf("gemm: GemmFill: beta %v is not 0 or 1", beta)
 	}
@@ -151,7 +158,9 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 	}
 	if k == 0 {
 		for j0 := 0; j0 < n; j0 += seg.Len {
-			scaleC(m, min(seg.Len, n-j0), beta, c[j0/seg.Len*seg.Stride:], ldc)
+			w := min(seg.Len, n-j0)
+			scaleC(m, w, beta, c[j0/seg.Len*seg.Stride:], ldc)
+			addRowBias(c[j0/seg.Len*seg.Stride:], ldc, bias, w)
 		}
 		return nil
 	}
@@ -185,12 +194,27 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 			if s0 := jc / seg.Len; s0 == (jc+nw-1)/seg.Len {
 				p.c = c[s0*seg.Stride:] // the panel lies in one segment
 				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
-				continue
+			} else {
+				p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
 			}
-			p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
+			if bias != nil && pc+kb == k {
+				eachSegment(jc, nw, seg, func(j, w, at int) { addRowBias(c[at:], ldc, bias, w) })
+			}
 		}
 	}
 	return nil
+}
+
+// eachSegment calls f for the pieces of C's columns [jc, jc+nw) in seg:
+// columns [j, j+w) of the range at c[at:] (row i at at + i·ldc).
+func eachSegment(jc, nw int, seg Segments, f func(j, w, at int)) {
+	for j := 0; j < nw; {
+		col := jc + j
+		sg, off := col/seg.Len, col%seg.Len
+		w := min(nw-j, seg.Len-off)
+		f(j, w, sg*seg.Stride+off)
+		j += w
+	}
 }
 
 // checkSegments is GemmFill's check of C: ldc, and every segment's rows
@@ -240,15 +264,7 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 	overwrite := p.zeroC && pc == 0
 	// each calls f for the panel's pieces: tile columns [j, j+w) at
 	// c[at:] (row i at at + i·ldc).
-	each := func(f func(j, w, at int)) {
-		for j := 0; j < nw; {
-			col := jc + j
-			sg, off := col/seg.Len, col%seg.Len
-			w := min(nw-j, seg.Len-off)
-			f(j, w, sg*seg.Stride+off)
-			j += w
-		}
-	}
+	each := func(f func(j, w, at int)) { eachSegment(jc, nw, seg, f) }
 	for ir := 0; ir < p.m; ir += mr {
 		mh := min(mr, p.m-ir)
 		clear(s.tile)

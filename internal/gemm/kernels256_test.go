@@ -120,16 +120,6 @@ func TestKernels256Exact(t *testing.T) {
 	testKernels256(t, kernels256D(), 8)
 }
 
-func nanPayload[T Float](r *rand.Rand) T {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return T(math.Float32frombits(0x7fc00000 | uint32(r.IntN(1<<22)) | uint32(r.IntN(2))<<31))
-	}
-	var v T
-	*(any(&v).(*float64)) = math.Float64frombits(0x7ff8000000000000 | uint64(r.Int64N(1<<51)) | uint64(r.IntN(2))<<63)
-	return v
-}
-
 // TestKernels256NaNDense: A, B and C mostly NaNs of distinct
 // payloads: each edge and half kernel gives the full tile's bits.
 func TestKernels256NaNDense(t *testing.T) {
