@@ -601,7 +601,12 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 				for gi := 0; gi < g.Groups; gi++ {
 					var err error
 					if packed != nil {
-						err = packed.run(gi, nl, src[gi*rows*nl:], nl, dst[gi*cog*l+ho0*g.WO:], l)
+						// The bias of each block of outputs while it is in cache.
+						var gb []T
+						if len(bias) > 0 {
+							gb = bias[gi*cog : (gi+1)*cog]
+						}
+						err = packed.run(gi, nl, src[gi*rows*nl:], nl, dst[gi*cog*l+ho0*g.WO:], l, gb)
 					} else {
 						err = mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l)
 					}
@@ -609,8 +614,13 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 						return err
 					}
 				}
-				// The bias and epilogue while the block is in cache.
-				ep.apply(g, out, bias, n, ho0*g.WO, ho1*g.WO)
+				// The bias (unless the products added it) and epilogue
+				// while the block is in cache.
+				b := bias
+				if packed != nil {
+					b = nil
+				}
+				ep.apply(g, out, b, n, ho0*g.WO, ho1*g.WO)
 			}
 		case mode == ConvWeight:
 			// The columns of lb output positions at a time, multiplied
@@ -641,7 +651,7 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 				if cols == nil {
 					var err error
 					if packed != nil {
-						err = packed.run(gi, l, gg, l, group(dx, gi, rows*l), l)
+						err = packed.run(gi, l, gg, l, group(dx, gi, rows*l), l, nil)
 					} else {
 						err = mul(true, false, rows, l, cog, wg, rows, gg, l, 0, group(dx, gi, rows*l), l)
 					}

@@ -252,8 +252,8 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 // TestConvPointwisePacked: a pointwise forward and input gradient on
 // gops' own product (the groups' weights, transposed for the gradient,
 // packed once for all the samples, packedProducts) are bitwise the same
-// members on gemm.Gemm a sample at a time, with a bias, one and two
-// groups, batches of 2 and 3, a NaN in the input (and in the gradient's
+// members on gemm.Gemm a sample at a time, with a bias (the forward
+// with and without an epilogue after it), one and two groups, batches of 2 and 3, a NaN in the input (and in the gradient's
 // G), float32 and float64, at GOMAXPROCS 1, 2 and 3 (a batch above the
 // workers packs once, the others a sample at a time: both paths).
 func TestConvPointwisePacked(t *testing.T) {
@@ -270,16 +270,19 @@ func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
 	r := rand.New(rand.NewPCG(uint64(g.C), uint64(g.Cout)))
 	x, w, bias := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows()), normals[T](r, g.Cout)
 	x[len(x)/2] = T(math.NaN())
-	want := make([]T, g.N*g.Cout*g.L())
-	must(t, convGEMMWith(&g, ConvForward, gemmProduct[T], want, x, w, bias, nil))
-	for _, procs := range []int{1, 2, 3} {
-		got := make([]T, len(want))
-		old := runtime.GOMAXPROCS(procs)
-		err := convGEMMWith(&g, ConvForward, nil, got, x, w, bias, nil)
-		runtime.GOMAXPROCS(old)
-		must(t, err)
-		if !slices.Equal(bitsOf(got), bitsOf(want)) {
-			t.Fatalf("%T %+v, GOMAXPROCS %d: packed weights differ from a product a sample", got[0], g, procs)
+	y := g.N * g.Cout * g.L()
+	for _, ep := range []*Epilogue[T]{nil, {Scale: normals[T](r, g.Cout), Shift: normals[T](r, g.Cout), Residual: normals[T](r, y), ReLU: true}} {
+		want := make([]T, y)
+		must(t, convGEMMWith(&g, ConvForward, gemmProduct[T], want, x, w, bias, ep))
+		for _, procs := range []int{1, 2, 3} {
+			got := make([]T, len(want))
+			old := runtime.GOMAXPROCS(procs)
+			err := convGEMMWith(&g, ConvForward, nil, got, x, w, bias, ep)
+			runtime.GOMAXPROCS(old)
+			must(t, err)
+			if !slices.Equal(bitsOf(got), bitsOf(want)) {
+				t.Fatalf("%T %+v, epilogue %v, GOMAXPROCS %d: packed weights differ from a product a sample", got[0], g, ep != nil, procs)
+			}
 		}
 	}
 	gr := normals[T](r, g.N*g.Cout*g.L())

@@ -101,10 +101,10 @@ func edgesGemm[T Float](t *testing.T, r *rand.Rand, iters int) {
 				t.Fatal(err)
 			}
 			d1, d2 := append([]T(nil), c0...), append([]T(nil), c0...)
-			if err := GemmPackedA(pa, n, b, ldb, d1, ldc); err != nil {
+			if err := GemmPackedA(pa, n, b, ldb, d1, ldc, nil); err != nil {
 				t.Fatal(err)
 			}
-			withoutEdges(func() { err = GemmPackedA(pb, n, b, ldb, d2, ldc) })
+			withoutEdges(func() { err = GemmPackedA(pb, n, b, ldb, d2, ldc, nil) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -236,6 +236,7 @@ type problem[T Float] struct {
 	direct         bool        // the kernel reads B in place
 	zeroC          bool        // beta = 0: the first K block overwrites C
 	pa             *PackedA[T] // A packed beforehand (GemmPackedA), or nil
+	bias           []T         // added to C's rows after the last K block (GemmPackedA), or nil
 }
 
 // scratch is one goroutine's packing buffers, parts of one buffer from
@@ -449,6 +450,10 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			for i := 0; i < mh; i++ {
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
 			}
+		}
+		if p.bias != nil && pc+kb == p.k {
+			// The bias of the panel's block while it is in cache.
+			addRowBias(p.c[ic*p.ldc+jc+jr:], p.ldc, p.bias[ic:ic+mb], nw)
 		}
 	}
 }

@@ -63,9 +63,13 @@ func (pa *PackedA[T]) Release() {
 // GemmPackedA computes C ← A·B (beta 0: C's values are not read) for the
 // packed A [m, k], B [k, n] (ldb) and C [m, n] (ldc), bitwise what
 // Gemm(false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc) writes with
-// the same micro-kernel. It returns an error for a released pa, negative
-// n, leading dimensions too small or slices too short.
-func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int) error {
+// the same micro-kernel; then, with bias [m] (nil: none), C[i][j] +=
+// bias[i] on each block of C right after its products, while it is in
+// cache (a convolution's bias): the bits of a pass of
+// vmath.Axpb(c, c, 1, bias[i]) over each row. It returns an error for a
+// released pa, negative n, leading dimensions too small, slices too short
+// or a bias of other than m elements.
+func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int, bias []T) error {
 	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
 		return fmt.Errorf("gemm: packed A released or nil")
 	}
@@ -73,15 +77,19 @@ func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int)
 	if err := Check(false, false, m, n, k, pa.m*max(1, k), max(1, k), len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
+	if bias != nil && len(bias) != m {
+		return fmt.Errorf("gemm: bias of %d elements for %d rows", len(bias), m)
+	}
 	if m == 0 || n == 0 {
 		return nil
 	}
 	if k == 0 {
 		scaleC(m, n, 0, c, ldc)
+		addRowBias(c, ldc, bias, n)
 		return nil
 	}
 	p := &problem[T]{zeroC: true, im: pa.im, m: m, n: n, k: k, alpha: 1, b: b, ldb: ldb, c: c, ldc: ldc,
-		kc: min(kcOf[T](), k), mc: pa.mc, pa: pa}
+		kc: min(kcOf[T](), k), mc: pa.mc, pa: pa, bias: bias}
 	p.run()
 	return nil
 }

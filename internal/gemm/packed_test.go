@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // TestGemmPackedA checks GemmPackedA against Gemm bitwise, over shapes
@@ -37,7 +39,26 @@ func testGemmPackedA[T Float](t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for round := 0; round < 2; round++ { // the packed A serves twice
+		// With a bias (−0, a NaN payload, an infinity among its values):
+		// Gemm's C, then vmath.Axpb's pass of 1·c + b over each row.
+		bias := make([]T, s.m)
+		for i := range bias {
+			bias[i] = T(rng.NormFloat64())
+			switch i % 5 {
+			case 1:
+				bias[i] = T(math.Copysign(0, -1))
+			case 2:
+				bias[i] = nanPayload[T](rng)
+			case 3:
+				bias[i] = T(math.Inf(-1))
+			}
+		}
+		wantBias := slices.Clone(want)
+		for i := 0; i < s.m; i++ {
+			row := wantBias[i*ldc:][:s.n]
+			vmath.Axpb(row, row, 1, bias[i])
+		}
+		for round := 0; round < 3; round++ { // the packed A serves more than once
 			got := make([]T, s.m*ldc)
 			for i := range got {
 				got[i] = T(math.NaN())
@@ -45,17 +66,22 @@ func testGemmPackedA[T Float](t *testing.T) {
 			for i := 0; i < s.m; i++ { // outside the product: Gemm leaves it
 				copy(got[i*ldc+s.n:(i+1)*ldc], want[i*ldc+s.n:(i+1)*ldc])
 			}
-			if err := GemmPackedA(pa, s.n, b, max(1, ldb), got, max(1, ldc)); err != nil {
+			var bs []T
+			w := want
+			if round == 2 {
+				bs, w = bias, wantBias
+			}
+			if err := GemmPackedA(pa, s.n, b, max(1, ldb), got, max(1, ldc), bs); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(got, want, func(x, y T) bool { return x == y || x != x && y != y }) {
-				t.Fatalf("%T %+v: GemmPackedA differs from Gemm", T(0), s)
+			if i := bitsEq(got, w); i >= 0 {
+				t.Fatalf("%T %+v bias %v: GemmPackedA's C[%d] = %v, want %v", T(0), s, bs != nil, i, got[i], w[i])
 			}
 		}
 		pa.Release()
 		pa.Release() // twice: nothing
 		if s.m*s.k > 0 {
-			if err := GemmPackedA(pa, s.n, b, max(1, ldb), want, max(1, ldc)); err == nil {
+			if err := GemmPackedA(pa, s.n, b, max(1, ldb), want, max(1, ldc), nil); err == nil {
 				t.Errorf("%+v: a released PackedA ran", s)
 			}
 		}
@@ -70,7 +96,7 @@ func TestGemmPackedABadInput(t *testing.T) {
 	if _, err := PackA(-1, 3, make([]float32, 5), 3); err == nil {
 		t.Error("PackA accepted a negative size")
 	}
-	if err := GemmPackedA[float32](nil, 1, make([]float32, 3), 1, make([]float32, 2), 1); err == nil {
+	if err := GemmPackedA[float32](nil, 1, make([]float32, 3), 1, make([]float32, 2), 1, nil); err == nil {
 		t.Error("GemmPackedA accepted nil")
 	}
 	pa, err := PackA(2, 3, make([]float32, 6), 3)
@@ -78,13 +104,16 @@ func TestGemmPackedABadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pa.Release()
-	if err := GemmPackedA(pa, 4, make([]float32, 11), 4, make([]float32, 8), 4); err == nil {
+	if err := GemmPackedA(pa, 4, make([]float32, 12), 4, make([]float32, 8), 4, make([]float32, 3)); err == nil {
+		t.Error("GemmPackedA accepted a bias of 3 for 2 rows")
+	}
+	if err := GemmPackedA(pa, 4, make([]float32, 11), 4, make([]float32, 8), 4, nil); err == nil {
 		t.Error("GemmPackedA accepted a short B")
 	}
-	if err := GemmPackedA(pa, 4, make([]float32, 12), 4, make([]float32, 7), 4); err == nil {
+	if err := GemmPackedA(pa, 4, make([]float32, 12), 4, make([]float32, 7), 4, nil); err == nil {
 		t.Error("GemmPackedA accepted a short C")
 	}
-	if err := GemmPackedA(pa, -1, make([]float32, 12), 4, make([]float32, 8), 4); err == nil {
+	if err := GemmPackedA(pa, -1, make([]float32, 12), 4, make([]float32, 8), 4, nil); err == nil {
 		t.Error("GemmPackedA accepted a negative n")
 	}
 
@@ -123,7 +152,7 @@ func testGemmPackedAT[T Float](t *testing.T) {
 		for i := range got {
 			got[i] = T(math.NaN())
 		}
-		if err := GemmPackedA(pa, s.n, b, ldb, got, max(1, s.n)); err != nil {
+		if err := GemmPackedA(pa, s.n, b, ldb, got, max(1, s.n), nil); err != nil {
 			t.Fatal(err)
 		}
 		pa.Release()
