@@ -166,7 +166,7 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 	}
 	mr, nr := im.mr, im.nr
 	p := &problem[T]{zeroC: beta == 0, im: im, m: m, n: n, k: k, alpha: 1,
-		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr)}
+		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr), bias: bias}
 	// One goroutine's buffers: all of A's rows for a K block (unless
 	// packed beforehand), one panel.
 	na := roundUp(m, mr) * p.kc
@@ -193,10 +193,10 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 			fillB(panel, pc, kb, jc, nw)
 			if s0 := jc / seg.Len; s0 == (jc+nw-1)/seg.Len {
 				p.c = c[s0*seg.Stride:] // the panel lies in one segment
-				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
-			} else {
-				p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
+				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel) // with the bias
+				continue
 			}
+			p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
 			if bias != nil && pc+kb == k {
 				eachSegment(jc, nw, seg, func(j, w, at int) { addRowBias(c[at:], ldc, bias, w) })
 			}

@@ -38,8 +38,10 @@ type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 // multiFn is kernelFn over a column of tiles full tiles: tile t from
 // packed A's panel t (a + t·MR·kc elements) into C's rows from t·MR on,
 // with the same B, each bitwise kernelFn's (one call instead of a Go call
-// a tile).
-type multiFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int)
+// a tile); with bias not nil, row i's sum (acc + c, or acc + 0) becomes
+// 1·sum + bias[i], fused, before it is stored: the bits of the sum stored
+// and then vmath.Axpb(c, c, 1, bias[i]) (addRowBias).
+type multiFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int, bias *T)
 
 // impl is one micro-kernel and its tile, with its edge kernels, if any.
 type impl[T Float] struct {
@@ -236,7 +238,7 @@ type problem[T Float] struct {
 	direct         bool        // the kernel reads B in place
 	zeroC          bool        // beta = 0: the first K block overwrites C
 	pa             *PackedA[T] // A packed beforehand (GemmPackedA), or nil
-	bias           []T         // added to C's rows after the last K block (GemmPackedA), or nil
+	bias           []T         // added to C's rows after the last K block (GemmPackedA, GemmFillPacked), or nil
 }
 
 // scratch is one goroutine's packing buffers, parts of one buffer from
@@ -425,11 +427,17 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 			bp = &s.edgeB[0]
 		}
 		ir := 0
+		last := p.bias != nil && pc+kb == p.k // the bias goes on after the last K block
 		if tiles := mb / mr; nw == nr && im.multi != nil && tiles > 0 {
-			// The panel's full tiles in one call.
-			im.multi(kb, &a[0], bp, &p.c[ic*p.ldc+jc+jr], ldbp, p.ldc, overwrite, tiles)
+			// The panel's full tiles in one call, their bias as they are stored.
+			var bias *T
+			if last {
+				bias = &p.bias[ic]
+			}
+			im.multi(kb, &a[0], bp, &p.c[ic*p.ldc+jc+jr], ldbp, p.ldc, overwrite, tiles, bias)
 			ir = tiles * mr
 		}
+		done := ir // rows with their bias
 		for ; ir < mb; ir += mr {
 			mh := min(mr, mb-ir)
 			ap := &a[ir*kb]
@@ -451,9 +459,9 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
 			}
 		}
-		if p.bias != nil && pc+kb == p.k {
-			// The bias of the panel's block while it is in cache.
-			addRowBias(p.c[ic*p.ldc+jc+jr:], p.ldc, p.bias[ic:ic+mb], nw)
+		if last && done < mb {
+			// The other rows' bias while they are in cache.
+			addRowBias(p.c[(ic+done)*p.ldc+jc+jr:], p.ldc, p.bias[ic+done:ic+mb], nw)
 		}
 	}
 }

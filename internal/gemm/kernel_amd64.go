@@ -95,19 +95,20 @@ func kernD256hr4(kc int, a, b, c *float64, ldb, ldc int, overwrite bool)
 // kernS512m, kernD512m, kernS256m and kernD256m run kernS512 … kernD256
 // over a column of tiles tiles: tile t from the packed A's panel t
 // (a + t·MR·kc elements) into C's rows from t·MR on, the same panel of
-// B, each tile bitwise the single kernel's.
+// B, each tile bitwise the single kernel's; with bias not nil, row i's
+// sum then becomes 1·sum + bias[i], fused (multiFn).
 //
 //go:noescape
-func kernS512m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int)
+func kernS512m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int, bias *float32)
 
 //go:noescape
-func kernD512m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int)
+func kernD512m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int, bias *float64)
 
 //go:noescape
-func kernS256m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int)
+func kernS256m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int, bias *float32)
 
 //go:noescape
-func kernD256m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int)
+func kernD256m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int, bias *float64)
 
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
