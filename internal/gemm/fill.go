@@ -192,8 +192,9 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 			}
 			fillB(panel, pc, kb, jc, nw)
 			if s0 := jc / seg.Len; s0 == (jc+nw-1)/seg.Len {
-				p.c = c[s0*seg.Stride:] // the panel lies in one segment
-				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel) // with the bias
+				// The panel lies in one segment: macro adds the bias too.
+				p.c = c[s0*seg.Stride:]
+				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
 				continue
 			}
 			p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
