@@ -6,8 +6,9 @@
 // its sizes and slice lengths (for any BLAS), GemmPackedA reuses a packed
 // left operand, GemmFill takes both operands from the caller's packing
 // callbacks (a convolution's columns built where the kernel reads them),
-// and Kernel names the micro-kernel in use; package par's workers split
-// large products.
+// GemmFillPacked a packed A with B's callback (it and GemmPackedA also
+// add a row bias while C's blocks are in cache), and Kernel names the
+// micro-kernel in use; package par's workers split large products.
 //
 // Results are bitwise identical for any GOMAXPROCS and between the assembly
 // kernels (AVX-512, AVX2/FMA and NEON compute alike): every element of C is
