@@ -67,20 +67,23 @@ func TestConvForwardFilled(t *testing.T) {
 	}
 }
 
-// testConvForwardWith checks path, a ConvForward, bitwise against
-// convGEMMWith on g.
-// zeroBias is n biases alternately −0 and +0: with an output of ±0 (an
-// image of zeros under the kernel) the sum's sign shows how it was added.
-func zeroBias[T Float](n int) []T {
-	b := make([]T, n)
-	for i := range b {
-		if i%2 == 0 {
-			b[i] = T(math.Copysign(0, -1))
+// nanBias is n normal biases, every third a quiet NaN of its own
+// payload: where the output is NaN too (the input's NaN under the
+// kernel), the sum's payload shows how the bias was added.
+func nanBias[T float32 | float64](r *rand.Rand, n int) []T {
+	b := normals[T](r, n)
+	for i := 0; i < n; i += 3 {
+		if _, ok := any(b[i]).(float32); ok {
+			b[i] = T(math.Float32frombits(0x7fc00000 | uint32(r.IntN(1<<22))))
+		} else {
+			b[i] = T(math.Float64frombits(0x7ff8000000000000 | uint64(r.Int64N(1<<51))))
 		}
 	}
 	return b
 }
 
+// testConvForwardWith checks path, a ConvForward, bitwise against
+// convGEMMWith on g (NaN payloads and signs of zero included).
 func testConvForwardWith[T float32 | float64](t *testing.T, g ConvGeom, path func(g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T]) error) {
 	r := rand.New(rand.NewPCG(uint64(g.Cout), uint64(g.H)))
 	x, w := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows())
@@ -93,7 +96,7 @@ func testConvForwardWith[T float32 | float64](t *testing.T, g ConvGeom, path fun
 	}{
 		{"plain", nil, nil},
 		{"bias", normals[T](r, g.Cout), nil},
-		{"signed-zero bias", zeroBias[T](g.Cout), nil},
+		{"NaN bias", nanBias[T](r, g.Cout), nil},
 		{"epilogue", normals[T](r, g.Cout), &Epilogue[T]{Scale: normals[T](r, g.Cout), Shift: normals[T](r, g.Cout), Residual: normals[T](r, y), ReLU: true}},
 	} {
 		want := make([]T, y)
@@ -111,9 +114,7 @@ func testConvForwardWith[T float32 | float64](t *testing.T, g ConvGeom, path fun
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(got, want, func(a, b T) bool {
-				return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b
-			}) {
+			if !slices.Equal(bitsOf(got), bitsOf(want)) {
 				t.Fatalf("%s, GOMAXPROCS %d: the path differs from convGEMMWith", tc.name, procs)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gops-dev/gops/internal/gemm"
 	"github.com/gops-dev/gops/internal/par"
-	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // Winograd F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for
@@ -281,33 +280,21 @@ func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int, 
 }
 
 // run computes C_i [m, n] (ldc) into c from B_i [k, n] (ldb) in b, beta 0,
-// then, with bias [m] (nil: none), adds bias[r] to row r of C_i: on gops'
-// product block by block while in cache (gemm.GemmPackedA), on mul by a
-// pass after it (vmath.Axpb's 1·c + b: the same bits).
+// then, with bias [m] (nil: none; gops' own product only), adds bias[r]
+// to row r of C_i block by block while in cache (gemm.GemmPackedA: the
+// bits of a vmath.Axpb pass). A bias with a foreign product is an error.
 func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int, bias []T) error {
 	switch {
 	case w.p32 != nil:
 		return gemm.GemmPackedA(w.p32[i], n, asF32(b), ldb, asF32(c), ldc, asF32(bias))
 	case w.p64 != nil:
 		return gemm.GemmPackedA(w.p64[i], n, asF64(b), ldb, asF64(c), ldc, asF64(bias))
+	case bias != nil:
+		return fmt.Errorf("packed products: a bias needs gops' own product")
+	case w.trans:
+		return w.mul(true, false, w.m, n, w.k, w.a[w.sa*i:], w.m, b, ldb, 0, c, ldc)
 	}
-	var err error
-	if w.trans {
-		err = w.mul(true, false, w.m, n, w.k, w.a[w.sa*i:], w.m, b, ldb, 0, c, ldc)
-	} else {
-		err = w.mul(false, false, w.m, n, w.k, w.a[w.sa*i:], w.k, b, ldb, 0, c, ldc)
-	}
-	if err != nil || bias == nil {
-		return err
-	}
-	if len(bias) != w.m {
-		return fmt.Errorf("packed products: bias of %d elements for %d rows", len(bias), w.m)
-	}
-	for r, v := range bias {
-		row := c[r*ldc:][:n]
-		vmath.Axpb(row, row, 1, v)
-	}
-	return nil
+	return w.mul(false, false, w.m, n, w.k, w.a[w.sa*i:], w.k, b, ldb, 0, c, ldc)
 }
 
 // release gives the packed A_i back.

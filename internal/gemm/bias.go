@@ -1,8 +1,13 @@
 package gemm
 
+import "github.com/gops-dev/gops/internal/vmath"
+
 // addRowBias adds bias[i] to the w elements from c[i·ldc], i < len(bias):
-// c + b rounded once, what vmath.Axpb's fused 1·c + b gives (NaN
-// payloads and −0 included). The caller has checked the bounds.
+// bitwise vmath.Axpb(row, row, 1, bias[i]) on each row (its fused
+// 1·c + b, NaN payloads and −0 included), by addBiasS or addBiasD where
+// the rows are whole AVX2 vectors (the instruction and operand order of
+// vmath's vector loop) and by vmath.Axpb itself elsewhere. The caller has
+// checked the bounds.
 func addRowBias[T Float](c []T, ldc int, bias []T, w int) {
 	if len(bias) == 0 || w == 0 {
 		return
@@ -13,8 +18,6 @@ func addRowBias[T Float](c []T, ldc int, bias []T, w int) {
 	}
 	for i, b := range bias {
 		row := c[i*ldc:][:w]
-		for j := range row {
-			row[j] += b
-		}
+		vmath.Axpb(row, row, 1, b)
 	}
 }

@@ -2,5 +2,5 @@
 
 package gemm
 
-// biasAsm does nothing here: addRowBias' loop adds every element.
+// biasAsm does nothing here: vmath.Axpb adds every row's bias.
 func biasAsm[T Float](c []T, ldc int, bias []T, w int) bool { return false }
