@@ -133,11 +133,8 @@ func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []
 // errors and errors for a released pa and for a bias of other than m
 // elements.
 func GemmFillPacked[T Float](pa *PackedA[T], n int, fillB FillB[T], beta T, c []T, ldc int, seg Segments, bias []T) error {
-	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
-		return fmt.Errorf("gemm: packed A released or nil")
-	}
-	if bias != nil && len(bias) != pa.m {
-		return fmt.Errorf("gemm: bias of %d elements for %d rows", len(bias), pa.m)
+	if err := pa.check(bias); err != nil {
+		return err
 	}
 	return gemmFill(pa.im, pa.m, n, pa.k, nil, pa, fillB, beta, c, ldc, seg, bias)
 }
@@ -179,7 +176,7 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 		kb := min(p.kc, k-pc)
 		var a []T
 		if pa != nil {
-			a = pa.buf[pc*pa.pad:][:pa.pad*kb] // the block's row panels, q at q·MR·kb (PackedA.block)
+			a = pa.block(0, m, pc, kb) // every row panel of the K block, q at q·MR·kb
 		} else {
 			a = s.a[:roundUp(m, mr)*kb]
 			fillA(a, pc, kb)
@@ -263,14 +260,13 @@ func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, panel, c []T, seg Segments) {
 	mr, nr := p.im.mr, p.im.nr
 	overwrite := p.zeroC && pc == 0
-	// each calls f for the panel's pieces: tile columns [j, j+w) at
+	// eachSegment gives the panel's pieces: tile columns [j, j+w) at
 	// c[at:] (row i at at + i·ldc).
-	each := func(f func(j, w, at int)) { eachSegment(jc, nw, seg, f) }
 	for ir := 0; ir < p.m; ir += mr {
 		mh := min(mr, p.m-ir)
 		clear(s.tile)
 		if !overwrite {
-			each(func(j, w, at int) {
+			eachSegment(jc, nw, seg, func(j, w, at int) {
 				for i := 0; i < mh; i++ {
 					copy(s.tile[i*nr+j:i*nr+j+w], c[at+(ir+i)*p.ldc:][:w])
 				}
@@ -278,7 +274,7 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 		}
 		kern, _, _ := p.im.tileKernel(mh, nw)
 		kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
-		each(func(j, w, at int) {
+		eachSegment(jc, nw, seg, func(j, w, at int) {
 			for i := 0; i < mh; i++ {
 				copy(c[at+(ir+i)*p.ldc:][:w], s.tile[i*nr+j:i*nr+j+w])
 			}

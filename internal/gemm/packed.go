@@ -51,6 +51,18 @@ func (pa *PackedA[T]) block(ic, mb, pc, kb int) []T {
 	return pa.buf[pc*pa.pad+ic*kb:][:roundUp(mb, pa.im.mr)*kb]
 }
 
+// check is an error for a nil or released pa and for a bias (nil: none)
+// of other than m elements: GemmPackedA's and GemmFillPacked's checks.
+func (pa *PackedA[T]) check(bias []T) error {
+	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
+		return fmt.Errorf("gemm: packed A released or nil")
+	}
+	if bias != nil && len(bias) != pa.m {
+		return fmt.Errorf("gemm: bias of %d elements for %d rows", len(bias), pa.m)
+	}
+	return nil
+}
+
 // Release gives pa's buffer back to the package's keeper; pa must not be
 // used after it.
 func (pa *PackedA[T]) Release() {
@@ -70,15 +82,12 @@ func (pa *PackedA[T]) Release() {
 // released pa, negative n, leading dimensions too small, slices too short
 // or a bias of other than m elements.
 func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int, bias []T) error {
-	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
-		return fmt.Errorf("gemm: packed A released or nil")
+	if err := pa.check(bias); err != nil {
+		return err
 	}
 	m, k := pa.m, pa.k
 	if err := Check(false, false, m, n, k, pa.m*max(1, k), max(1, k), len(b), ldb, len(c), ldc); err != nil {
 		return err
-	}
-	if bias != nil && len(bias) != m {
-		return fmt.Errorf("gemm: bias of %d elements for %d rows", len(bias), m)
 	}
 	if m == 0 || n == 0 {
 		return nil
