@@ -527,6 +527,15 @@ func Conv[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias [
 	return nil
 }
 
+// groupBias is group gi's part of bias (cog channels a group), nil for
+// no bias (nil or empty).
+func groupBias[T Float](bias []T, gi, cog int) []T {
+	if len(bias) == 0 {
+		return nil
+	}
+	return bias[gi*cog : (gi+1)*cog]
+}
+
 // convGEMM is Conv by im2col and one product per group and sample.
 func convGEMM[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w, bias []T) error {
 	return convGEMMWith(g, mode, mul, out, a, w, bias, nil)
@@ -602,11 +611,7 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 					var err error
 					if packed != nil {
 						// The bias of each block of outputs while it is in cache.
-						var gb []T
-						if len(bias) > 0 {
-							gb = bias[gi*cog : (gi+1)*cog]
-						}
-						err = packed.run(gi, nl, src[gi*rows*nl:], nl, dst[gi*cog*l+ho0*g.WO:], l, gb)
+						err = packed.run(gi, nl, src[gi*rows*nl:], nl, dst[gi*cog*l+ho0*g.WO:], l, groupBias(bias, gi, cog))
 					} else {
 						err = mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l)
 					}

@@ -122,11 +122,6 @@ func padBorders[T Float](g *ConvGeom, p phased, dst []T) {
 		clear(plane[(g.PH+g.H)*p.row():])
 		for y := g.PH; y < g.PH+g.H; y++ {
 			row := plane[y*p.row():][:p.row()]
-			if p.stride == 1 {
-				clear(row[:g.PW])
-				clear(row[g.PW+g.W:])
-				continue
-			}
 			for ph := 0; ph < p.stride; ph++ {
 				phase := row[ph*p.width:][:p.width]
 				ilo, ihi := phaseSpan(g, p, ph)

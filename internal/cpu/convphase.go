@@ -100,9 +100,6 @@ func convForwardPhased[T Float](g *ConvGeom, out, x, w, bias []T, ep *Epilogue[T
 			ep.channel(out, nil, (n*g.Cout+co)*g.L(), co, l0, l1, g.L())
 		}
 	}
-	if len(bias) == 0 {
-		bias = nil // an empty bias is none
-	}
 	if unsafe.Sizeof(T(0)) == 4 {
 		return phasedProducts(g, asF32(out), asF32(pad), asF32(w), asF32(bias), offs, p.row(), after)
 	}
@@ -199,7 +196,7 @@ func weightPhased[T gemm.Float](g *ConvGeom, out, pad, gr []T, offs []int, row, 
 }
 
 // phasedProducts is convForwardPhased's products on gemm's element types:
-// pad the phased input, bias nil or [Cout] (added to each panel of
+// pad the phased input, bias empty or [Cout] (added to each panel of
 // outputs by the product, while it is in cache: the bias pass's bits),
 // offs the column rows' offsets in a sample's planes, row a padded row's
 // length; after(n, gi, l0, l1), on the goroutine that wrote them, does the
@@ -246,11 +243,7 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w, bias []T, offs []int
 				}
 			}
 			c := out[(n*g.Cout+gi*cog)*l+l0:]
-			var gb []T
-			if bias != nil {
-				gb = bias[gi*cog : (gi+1)*cog]
-			}
-			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}, gb); errs[t] != nil {
+			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}, groupBias(bias, gi, cog)); errs[t] != nil {
 				return
 			}
 			after(n, gi, l0, l1)
