@@ -254,13 +254,16 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 // gops' own product (the groups' weights, transposed for the gradient,
 // packed once for all the samples, packedProducts) are bitwise the same
 // members on gemm.Gemm a sample at a time, with a bias (the forward
-// with and without an epilogue after it), one and two groups, batches of 2 and 3, a NaN in the input (and in the gradient's
-// G), float32 and float64, at GOMAXPROCS 1, 2 and 3 (a batch above the
-// workers packs once, the others a sample at a time: both paths).
+// with and without an epilogue after it), one and two groups, batches of
+// 2, 3 and 5, a NaN in the input (and in the gradient's G), float32 and
+// float64, at GOMAXPROCS 1, 2 and 3 (a batch above the workers packs
+// once and runs one product over the batch, pointwiseBatch, its panels
+// crossing from sample to sample; the others a sample at a time).
 func TestConvPointwisePacked(t *testing.T) {
 	for _, g := range []ConvGeom{
 		{N: 2, C: 64, H: 7, W: 9, Cout: 100, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 9},
 		{N: 3, C: 40, H: 14, W: 14, Cout: 36, Groups: 2, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 14, WO: 14},
+		{N: 5, C: 33, H: 5, W: 11, Cout: 70, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 5, WO: 11},
 	} {
 		testConvPointwisePacked[float32](t, g)
 		testConvPointwisePacked[float64](t, g)

@@ -9,7 +9,8 @@ import (
 
 // FuzzConvForwardPaths: on fuzzed geometries, the phased forward (where
 // phasedForwards picks it) and the pointwise forward on gops' own product
-// (weights packed once, the bias added inside the product) are bitwise
+// (weights packed once, the bias added inside the product, a batch above
+// the workers one product over its samples: pointwiseBatch) are bitwise
 // convGEMMWith's forward on gemm.Gemm a sample at a time, with a bias
 // holding NaN payloads and an input holding a NaN.
 func FuzzConvForwardPaths(f *testing.F) {

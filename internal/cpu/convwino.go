@@ -297,6 +297,20 @@ func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int, bias [
 	return w.mul(false, false, w.m, n, w.k, w.a[w.sa*i:], w.k, b, ldb, 0, c, ldc)
 }
 
+// runSegments computes columns [j0, j1) of C_i [m, n] from B_i [k, n],
+// their columns in segments (gemm.GemmPackedASegments: a batch's samples
+// side by side along n), beta 0, with bias [m] (nil: none) as run adds
+// it. It needs the packed A_i (gops' own product).
+func (w *packedProducts[T]) runSegments(i, n int, b []T, ldb int, bseg gemm.Segments, c []T, ldc int, cseg gemm.Segments, bias []T, j0, j1 int) error {
+	switch {
+	case w.p32 != nil:
+		return gemm.GemmPackedASegments(w.p32[i], n, asF32(b), ldb, bseg, asF32(c), ldc, cseg, asF32(bias), j0, j1)
+	case w.p64 != nil:
+		return gemm.GemmPackedASegments(w.p64[i], n, asF64(b), ldb, bseg, asF64(c), ldc, cseg, asF64(bias), j0, j1)
+	}
+	return fmt.Errorf("packed products: segments need gops' own product")
+}
+
 // release gives the packed A_i back.
 func (w *packedProducts[T]) release() {
 	for _, pa := range w.p32 {

@@ -147,7 +147,7 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 	if seg == (Segments{}) {
 		seg = Segments{Len: max(1, n)}
 	}
-	if err := checkSegments(m, n, k, c, ldc, seg); err != nil {
+	if err := checkSegments("c", m, n, k, c, ldc, seg); err != nil {
 		return err
 	}
 	if m == 0 || n == 0 {
@@ -194,10 +194,7 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
 				continue
 			}
-			p.macroSegments(&s, a, pc, kb, jc, nw, panel, c, seg)
-			if bias != nil && pc+kb == k {
-				eachSegment(jc, nw, seg, func(j, w, at int) { addRowBias(c[at:], ldc, bias, w) })
-			}
+			p.macroSegments(&s, a, 0, m, pc, kb, jc, nw, panel, c, seg)
 		}
 	}
 	return nil
@@ -215,10 +212,11 @@ func eachSegment(jc, nw int, seg Segments, f func(j, w, at int)) {
 	}
 }
 
-// checkSegments is GemmFill's check of C: ldc, and every segment's rows
-// inside c and clear of the next segment's, by divisions (sizes whose
-// products overflow int are errors, not wrapped around).
-func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
+// checkSegments is GemmFill's check of C (and GemmPackedASegments' of B
+// and C; name is the operand's in the errors): ldc, and every segment's
+// m rows inside c and clear of the next segment's, by divisions (sizes
+// whose products overflow int are errors, not wrapped around).
+func checkSegments[T Float](name string, m, n, k int, c []T, ldc int, seg Segments) error {
 	if m < 0 || n < 0 || k < 0 {
 		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
 	}
@@ -227,7 +225,7 @@ func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 	}
 	w := min(seg.Len, n) // the widest segment
 	if ldc < max(1, w) {
-		return fmt.Errorf("gemm: c: leading dimension %d < %d columns", ldc, w)
+		return fmt.Errorf("gemm: %s: leading dimension %d < %d columns", name, ldc, w)
 	}
 	if m == 0 || n == 0 {
 		return nil
@@ -235,7 +233,7 @@ func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 	last := (n - 1) / seg.Len
 	// Segments s and s+1 apart by Stride ≥ (m−1)·ldc + Len.
 	if last > 0 && (seg.Stride < seg.Len || (seg.Stride-seg.Len)/ldc < m-1) {
-		return fmt.Errorf("gemm: c: segments %d apart overlap (%d rows of %d columns, leading dimension %d)", seg.Stride, m, seg.Len, ldc)
+		return fmt.Errorf("gemm: %s: segments %d apart overlap (%d rows of %d columns, leading dimension %d)", name, seg.Stride, m, seg.Len, ldc)
 	}
 	// The last segment ends last (the others end before it starts): its
 	// end last·Stride + (m−1)·ldc + its width within len(c).
@@ -248,27 +246,29 @@ func checkSegments[T Float](m, n, k int, c []T, ldc int, seg Segments) error {
 		}
 	}
 	if rest < 0 || rest/ldc < m-1 {
-		return fmt.Errorf("gemm: c: %d elements for %d segments of %d rows of %d columns, %d apart, leading dimension %d", len(c), last+1, m, seg.Len, seg.Stride, ldc)
+		return fmt.Errorf("gemm: %s: %d elements for %d segments of %d rows of %d columns, %d apart, leading dimension %d", name, len(c), last+1, m, seg.Len, seg.Stride, ldc)
 	}
 	return nil
 }
 
-// macroSegments is macro for one panel of columns [jc, jc+nw) that spans
-// segments: each tile of C gathered from its segments into a full tile
-// (zeros around it), the same c += acc as macro's edge tiles, and
-// scattered back, so that every element is computed as in a full tile.
-func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, panel, c []T, seg Segments) {
+// macroSegments is macro for rows [ic, ic+mb) (packed in a) of one panel
+// of columns [jc, jc+nw) that spans segments: each tile of C gathered
+// from its segments into a full tile (zeros around it), the same c += acc
+// as macro's edge tiles, and scattered back, so that every element is
+// computed as in a full tile; then, after the last K block, the rows'
+// bias on each piece, as macro adds it to the rows its kernels leave.
+func (p *problem[T]) macroSegments(s *scratch[T], a []T, ic, mb, pc, kb, jc, nw int, panel, c []T, seg Segments) {
 	mr, nr := p.im.mr, p.im.nr
 	overwrite := p.zeroC && pc == 0
 	// eachSegment gives the panel's pieces: tile columns [j, j+w) at
 	// c[at:] (row i at at + i·ldc).
-	for ir := 0; ir < p.m; ir += mr {
-		mh := min(mr, p.m-ir)
+	for ir := 0; ir < mb; ir += mr {
+		mh := min(mr, mb-ir)
 		clear(s.tile)
 		if !overwrite {
 			eachSegment(jc, nw, seg, func(j, w, at int) {
 				for i := 0; i < mh; i++ {
-					copy(s.tile[i*nr+j:i*nr+j+w], c[at+(ir+i)*p.ldc:][:w])
+					copy(s.tile[i*nr+j:i*nr+j+w], c[at+(ic+ir+i)*p.ldc:][:w])
 				}
 			})
 		}
@@ -276,9 +276,12 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, pc, kb, jc, nw int, pan
 		kern(kb, &a[ir*kb], &panel[0], &s.tile[0], nr, nr, overwrite)
 		eachSegment(jc, nw, seg, func(j, w, at int) {
 			for i := 0; i < mh; i++ {
-				copy(c[at+(ir+i)*p.ldc:][:w], s.tile[i*nr+j:i*nr+j+w])
+				copy(c[at+(ic+ir+i)*p.ldc:][:w], s.tile[i*nr+j:i*nr+j+w])
 			}
 		})
+	}
+	if p.bias != nil && pc+kb == p.k {
+		eachSegment(jc, nw, seg, func(_, w, at int) { addRowBias(c[at+ic*p.ldc:], p.ldc, p.bias[ic:ic+mb], w) })
 	}
 }
 
