@@ -548,15 +548,15 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 	// A pointwise forward on gops' own product packs each group's weight
 	// once for all the samples (packedProducts), not once a sample (1×1
 	// 256 → 1024 at 14×14, batch 8: eight packings of 1 MiB of weight
-	// for 0.8 GFLOP, 4 % of the call); bitwise the same products, so the
-	// choice may depend on the workers: with no more samples than
-	// workers, each packed its copy beside the others, and one packing
-	// before them all would only lengthen the call.
-	// ConvInput likewise packs each group's transposed weight once (the
-	// transposed packing is a scalar loop: once a sample it was 7.6 % of
-	// the 1×1's forward+backward).
-	var packed *packedProducts[T]
+	// for 0.8 GFLOP, 4 % of the call), and runs one product over the
+	// batch (pointwiseBatch); bitwise the same products, so the choice
+	// may depend on the workers: with no more samples than workers, each
+	// packed its copy beside the others, and one packing before them all
+	// would only lengthen the call. ConvInput likewise packs each group's
+	// transposed weight once (the transposed packing is a scalar loop:
+	// once a sample it was 7.6 % of the 1×1's forward+backward).
 	if mul == nil && (mode == ConvForward || mode == ConvInput) && g.Pointwise() && g.N > par.Procs() {
+		var packed *packedProducts[T]
 		var err error
 		if mode == ConvForward {
 			packed, err = newPackedProducts(g.Groups, cog, rows, nil, w, cog*rows, false)
@@ -567,8 +567,6 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 			return err
 		}
 		defer packed.release()
-	}
-	if packed != nil {
 		return pointwiseBatch(g, mode, packed, out, a, bias, ep)
 	}
 	mul = mul.orOwn()
@@ -611,24 +609,12 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 					src = cols
 				}
 				for gi := 0; gi < g.Groups; gi++ {
-					var err error
-					if packed != nil {
-						// The bias of each block of outputs while it is in cache.
-						err = packed.run(gi, nl, src[gi*rows*nl:], nl, dst[gi*cog*l+ho0*g.WO:], l, groupBias(bias, gi, cog))
-					} else {
-						err = mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l)
-					}
-					if err != nil {
+					if err := mul(false, false, cog, nl, rows, group(w, gi, cog*rows), rows, src[gi*rows*nl:], nl, 0, dst[gi*cog*l+ho0*g.WO:], l); err != nil {
 						return err
 					}
 				}
-				// The bias (unless the products added it) and epilogue
-				// while the block is in cache.
-				b := bias
-				if packed != nil {
-					b = nil
-				}
-				ep.apply(g, out, b, n, ho0*g.WO, ho1*g.WO)
+				// The bias and epilogue while the block is in cache.
+				ep.apply(g, out, bias, n, ho0*g.WO, ho1*g.WO)
 			}
 		case mode == ConvWeight:
 			// The columns of lb output positions at a time, multiplied
@@ -657,13 +643,7 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 			for gi := 0; gi < g.Groups; gi++ {
 				wg, gg := group(w, gi, cog*rows), group(gn, gi, cog*l)
 				if cols == nil {
-					var err error
-					if packed != nil {
-						err = packed.run(gi, l, gg, l, group(dx, gi, rows*l), l, nil)
-					} else {
-						err = mul(true, false, rows, l, cog, wg, rows, gg, l, 0, group(dx, gi, rows*l), l)
-					}
-					if err != nil {
+					if err := mul(true, false, rows, l, cog, wg, rows, gg, l, 0, group(dx, gi, rows*l), l); err != nil {
 						return err
 					}
 					continue
@@ -748,7 +728,8 @@ func convGEMMWith[T Float](g *ConvGeom, mode ConvMode, mul Product[T], out, a, w
 func pointwiseBatch[T Float](g *ConvGeom, mode ConvMode, packed *packedProducts[T], out, a, bias []T, ep *Epilogue[T]) error {
 	l, cog, rows := g.L(), g.Cout/g.Groups, g.Rows()
 	n, nr := g.N*l, panelWidth[T]()
-	// pointwiseTasks a worker, each within a panel of the same size.
+	// pointwiseTasks a worker, of whole panels, their sizes equal to
+	// within one panel.
 	panels := (n + nr - 1) / nr
 	tasks := min(panels, pointwiseTasks*par.Procs())
 	span := func(t int) int { return min(n, t*panels/tasks*nr) }

@@ -253,9 +253,11 @@ func TestConvWeightAcrossProcs(t *testing.T) {
 // TestConvPointwisePacked: a pointwise forward and input gradient on
 // gops' own product (the groups' weights, transposed for the gradient,
 // packed once for all the samples, packedProducts) are bitwise the same
-// members on gemm.Gemm a sample at a time, with a bias (the forward
-// with and without an epilogue after it), one and two groups, batches of
-// 2, 3 and 5, a NaN in the input (and in the gradient's G), float32 and
+// members on gemm.Gemm a sample at a time, with a bias (the forward's
+// holding NaN payloads, with and without an epilogue after it), one and
+// two groups, batches of 2 to 6, positions fewer than a panel (1, 9), a
+// multiple of it (64) and not (55, 63, 196), channels over several K
+// blocks (300), a NaN in the input (and in the gradient's G), float32 and
 // float64, at GOMAXPROCS 1, 2 and 3 (a batch above the workers packs
 // once and runs one product over the batch, pointwiseBatch, its panels
 // crossing from sample to sample; the others a sample at a time).
@@ -264,6 +266,10 @@ func TestConvPointwisePacked(t *testing.T) {
 		{N: 2, C: 64, H: 7, W: 9, Cout: 100, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 9},
 		{N: 3, C: 40, H: 14, W: 14, Cout: 36, Groups: 2, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 14, WO: 14},
 		{N: 5, C: 33, H: 5, W: 11, Cout: 70, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 5, WO: 11},
+		{N: 5, C: 300, H: 7, W: 7, Cout: 140, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 7, WO: 7},
+		{N: 4, C: 6, H: 3, W: 3, Cout: 10, Groups: 2, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 3, WO: 3},
+		{N: 6, C: 8, H: 1, W: 1, Cout: 12, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 1, WO: 1},
+		{N: 4, C: 16, H: 8, W: 8, Cout: 20, Groups: 1, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, HO: 8, WO: 8},
 	} {
 		testConvPointwisePacked[float32](t, g)
 		testConvPointwisePacked[float64](t, g)
@@ -272,7 +278,7 @@ func TestConvPointwisePacked(t *testing.T) {
 
 func testConvPointwisePacked[T float32 | float64](t *testing.T, g ConvGeom) {
 	r := rand.New(rand.NewPCG(uint64(g.C), uint64(g.Cout)))
-	x, w, bias := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows()), normals[T](r, g.Cout)
+	x, w, bias := normals[T](r, g.N*g.C*g.H*g.W), normals[T](r, g.Cout*g.Rows()), nanBias[T](r, g.Cout)
 	x[len(x)/2] = T(math.NaN())
 	y := g.N * g.Cout * g.L()
 	for _, ep := range []*Epilogue[T]{nil, {Scale: normals[T](r, g.Cout), Shift: normals[T](r, g.Cout), Residual: normals[T](r, y), ReLU: true}} {

@@ -99,11 +99,12 @@ func PackAColumns[T Float](dst []T, kb, p0 int, a []T, lda, m, w int, trans bool
 	}
 }
 
-// Segments lays out C's columns in segments: column j of C is column
-// j mod Len of segment j / Len, which starts at c[(j/Len)·Stride] (its rows
-// ldc apart): the products of a batch side by side along n, each written
-// in its own place (a convolution's samples, Len output positions each).
-// The zero Segments is C in one piece.
+// Segments lays out an operand's columns in segments: column j of C is
+// column j mod Len of segment j / Len, which starts at c[(j/Len)·Stride]
+// (its rows ldc apart), and likewise B's for GemmPackedASegments: the
+// products of a batch side by side along n, each read and written in its
+// own place (a convolution's samples, Len positions each). The zero
+// Segments is the operand in one piece.
 type Segments struct{ Len, Stride int }
 
 // GemmFill computes C ← A·B + beta·C, beta 0 or 1, with A m×k and B k×n
@@ -221,7 +222,7 @@ func checkSegments[T Float](name string, m, n, k int, c []T, ldc int, seg Segmen
 		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
 	}
 	if seg.Len < 1 || seg.Stride < 0 {
-		return fmt.Errorf("gemm: segments of %d columns, %d apart", seg.Len, seg.Stride)
+		return fmt.Errorf("gemm: %s: segments of %d columns, %d apart", name, seg.Len, seg.Stride)
 	}
 	w := min(seg.Len, n) // the widest segment
 	if ldc < max(1, w) {

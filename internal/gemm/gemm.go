@@ -7,7 +7,9 @@
 // left operand, GemmFill takes both operands from the caller's packing
 // callbacks (a convolution's columns built where the kernel reads them),
 // GemmFillPacked a packed A with B's callback (it and GemmPackedA also
-// add a row bias while C's blocks are in cache), and Kernel names the
+// add a row bias while C's blocks are in cache), GemmPackedASegments a
+// packed A over a column range of a batch's products side by side (B and
+// C in segments), and Kernel names the
 // micro-kernel in use; package par's workers split large products.
 //
 // Results are bitwise identical for any GOMAXPROCS and between the assembly

@@ -118,9 +118,10 @@ func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int,
 // writes only C's columns [j0, j1), each element, with bias [m] (nil:
 // none) added as in GemmPackedA, bitwise what GemmPackedA writes for its
 // segment alone with the same micro-kernel. It returns an error for a
-// released pa, negative n, columns outside [0, n], leading dimensions too
-// small, segments that overlap or slices too short (each named), or a
-// bias of other than m elements.
+// released pa, negative n, columns outside [0, n], segments of fewer than
+// one column or a negative stride, leading dimensions too small, segments
+// that overlap or slices too short (each named), or a bias of other than
+// m elements.
 func GemmPackedASegments[T Float](pa *PackedA[T], n int, b []T, ldb int, bseg Segments, c []T, ldc int, cseg Segments, bias []T, j0, j1 int) error {
 	if err := pa.check(bias); err != nil {
 		return err
@@ -152,8 +153,10 @@ func GemmPackedASegments[T Float](pa *PackedA[T], n int, b []T, ldb int, bseg Se
 		return nil
 	}
 	nr := pa.im.nr
+	// B always packed (direct false): macroPieces hands macro a column
+	// offset from C's segment, not from b.
 	p := &problem[T]{zeroC: true, im: pa.im, m: m, n: n, k: k, alpha: 1, b: b, ldb: ldb, c: c, ldc: ldc,
-		kc: min(kcOf[T](), k), mc: pa.mc, pa: pa, bias: bias}
+		kc: min(kcOf[T](), k), mc: pa.mc, pa: pa, bias: bias, direct: false}
 	nc := min(ncCols/nr*nr, roundUp(j1-j0, nr))
 	s := p.getScratch(0, p.kc*nc)
 	defer putScratch(&s)

@@ -23,11 +23,12 @@ func TestGemmPackedASegments(t *testing.T) {
 
 func testGemmPackedASegments[T Float](t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 3))
-	for _, s := range []struct{ m, k, segLen, segs int }{
-		{1, 1, 1, 3}, {12, 7, 196, 8}, {100, 300, 196, 3}, {25, 260, 5, 9}, {13, 40, 32, 4},
-		{64, 17, 16, 5}, {30, 3, 33, 6}, {7, 129, 100, 2}, {0, 4, 4, 2}, {5, 0, 7, 3}, {40, 9, 49, 1},
+	for _, s := range []struct{ m, k, segLen, segs, short int }{
+		{1, 1, 1, 3, 0}, {12, 7, 196, 8, 0}, {100, 300, 196, 3, 0}, {25, 260, 5, 9, 0}, {13, 40, 32, 4, 0},
+		{64, 17, 16, 5, 0}, {30, 3, 33, 6, 0}, {7, 129, 100, 2, 0}, {0, 4, 4, 2, 0}, {5, 0, 7, 3, 0}, {40, 9, 49, 1, 0},
+		{25, 300, 32, 5, 7}, {13, 300, 32, 4, 0}, {30, 260, 16, 5, 3}, {9, 20, 40, 3, 39},
 	} {
-		n := s.segLen * s.segs
+		n := s.segLen*s.segs - s.short // the last segment s.short columns short
 		ldb, ldc := s.segLen+3, s.segLen+1
 		bStride, cStride := s.k*ldb+5, max(1, s.m)*ldc+7
 		bseg, cseg := Segments{Len: s.segLen, Stride: bStride}, Segments{Len: s.segLen, Stride: cStride}
@@ -41,13 +42,17 @@ func testGemmPackedASegments[T Float](t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, bs := range [][]T{nil, bias} {
-			want := make([]T, s.segs*cStride)
-			for i := range want {
-				want[i] = T(math.NaN())
+		nans := func() []T {
+			c := make([]T, s.segs*cStride)
+			for i := range c {
+				c[i] = T(math.NaN())
 			}
+			return c
+		}
+		for _, bs := range [][]T{nil, bias} {
+			want := nans()
 			for q := 0; q < s.segs; q++ {
-				if err := GemmPackedA(pa, s.segLen, b[q*bStride:], ldb, want[q*cStride:], ldc, bs); err != nil {
+				if err := GemmPackedA(pa, min(s.segLen, n-q*s.segLen), b[q*bStride:], ldb, want[q*cStride:], ldc, bs); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -56,10 +61,7 @@ func testGemmPackedASegments[T Float](t *testing.T) {
 			for _, cuts := range [][]int{{0, n}, {0, r.IntN(n + 1), n}, runs(r, n)} {
 				cuts = slices.Clone(cuts)
 				slices.Sort(cuts)
-				got := make([]T, len(want))
-				for i := range got {
-					got[i] = T(math.NaN())
-				}
+				got := nans()
 				for i := 0; i+1 < len(cuts); i++ {
 					if err := GemmPackedASegments(pa, n, b, ldb, bseg, got, ldc, cseg, bs, cuts[i], cuts[i+1]); err != nil {
 						t.Fatal(err)
@@ -68,6 +70,35 @@ func testGemmPackedASegments[T Float](t *testing.T) {
 				if i := bitsEq(got, want); i >= 0 {
 					t.Fatalf("%T %+v bias %v cuts %v: C[%d] = %v, want %v", T(0), s, bs != nil, cuts, i, got[i], want[i])
 				}
+			}
+			// One range alone: its columns, nothing else (NaN stays NaN).
+			j0 := r.IntN(n + 1)
+			j1 := j0 + r.IntN(n-j0+1)
+			got, only := nans(), nans()
+			for j := j0; j < j1; j++ {
+				for i := 0; i < s.m; i++ {
+					at := j/s.segLen*cStride + i*ldc + j%s.segLen
+					only[at] = want[at]
+				}
+			}
+			if err := GemmPackedASegments(pa, n, b, ldb, bseg, got, ldc, cseg, bs, j0, j1); err != nil {
+				t.Fatal(err)
+			}
+			if i := bitsEq(got, only); i >= 0 {
+				t.Fatalf("%T %+v bias %v columns [%d, %d) alone: C[%d] = %v, want %v", T(0), s, bs != nil, j0, j1, i, got[i], only[i])
+			}
+		}
+		// The zero Segments: B and C in one piece, GemmPackedA's product.
+		if s.segs == 1 {
+			want, got := nans(), nans()
+			if err := GemmPackedA(pa, n, b, ldb, want, ldc, bias); err != nil {
+				t.Fatal(err)
+			}
+			if err := GemmPackedASegments(pa, n, b, ldb, Segments{}, got, ldc, Segments{}, bias, 0, n); err != nil {
+				t.Fatal(err)
+			}
+			if i := bitsEq(got, want); i >= 0 {
+				t.Fatalf("%T %+v, zero Segments: C[%d] = %v, want %v", T(0), s, i, got[i], want[i])
 			}
 		}
 		pa.Release()
@@ -120,6 +151,21 @@ func TestGemmPackedASegmentsErrors(t *testing.T) {
 		{"short c", func() error {
 			return GemmPackedASegments(pa, 10, b, 5, one, c[:25], 5, Segments{Len: 5, Stride: 15}, nil, 0, 10)
 		}, "c:"},
+		{"j1 before j0", func() error {
+			return GemmPackedASegments(pa, 10, b, 5, one, c, 5, Segments{Len: 5, Stride: 15}, nil, 4, 3)
+		}, "columns"},
+		{"negative n", func() error {
+			return GemmPackedASegments(pa, -1, b, 5, one, c, 5, Segments{Len: 5, Stride: 15}, nil, 0, 0)
+		}, "columns"},
+		{"segments of no columns", func() error {
+			return GemmPackedASegments(pa, 10, b, 5, Segments{Len: 0, Stride: 20}, c, 5, Segments{Len: 5, Stride: 15}, nil, 0, 10)
+		}, "segments of 0 columns"},
+		{"negative stride", func() error {
+			return GemmPackedASegments(pa, 10, b, 5, one, c, 5, Segments{Len: 5, Stride: -15}, nil, 0, 10)
+		}, "apart"},
+		{"ldb too small", func() error {
+			return GemmPackedASegments(pa, 10, b, 4, one, c, 5, Segments{Len: 5, Stride: 15}, nil, 0, 10)
+		}, "b: leading dimension"},
 		{"ldc too small", func() error {
 			return GemmPackedASegments(pa, 10, b, 5, one, c, 4, Segments{Len: 5, Stride: 15}, nil, 0, 10)
 		}, "c: leading dimension"},
