@@ -8,23 +8,14 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// avgOneS and avgOneD (poolglobal_amd64.s, written by
+// avgOne2S and avgOne2D (poolglobal_amd64.s, written by
 // scripts/gen_avgone.py) compute out[p] = (Σ over rows r0 ≤ r < r1 of
-// (Σ over columns c0 ≤ c < c1 of x[p·hw + r·w + c])) / d for the
-// 16·groups (float32) or 8·groups (float64) planes of hw elements from x,
-// each sum from +0 in order, with tmp (hw rounded up to 16 or 8, times 16
-// or 8 elements) holding a group's planes transposed.
+// (Σ over columns c0 ≤ c < c1 of x[p·hw + r·w + c])) / d in AVX2 for the
+// 8·groups (float32) or 4·groups (float64) planes of hw elements from x,
+// each sum from +0 in order, with tmp (hw rounded up to 8 or 4, times 8 or
+// 4 elements) holding a group's planes transposed.
 //
 //go:generate python3 ../../scripts/gen_avgone.py poolglobal_amd64.s
-//go:noescape
-func avgOneS(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
-
-//go:noescape
-func avgOneD(out, x, tmp *float64, groups, hw, w, r0, r1, c0, c1 int, d float64)
-
-// avgOne2S and avgOne2D are avgOneS and avgOneD in AVX2: 8·groups
-// (float32) or 4·groups (float64) planes, tmp rows of 8 or 4 elements.
-//
 //go:noescape
 func avgOne2S(out, x, tmp *float32, groups, hw, w, r0, r1, c0, c1 int, d float32)
 
@@ -51,30 +42,25 @@ func avgOne2PairD(out, x, tmp *float64, pairs, hw, w, r0, r1, c0, c1 int, d floa
 //go:noescape
 func avgOne2WholePairD(out, x *float64, pairs, hw, w int, d float64)
 
-// avgOneChunk is about the most elements of x one call of avgOneS,
-// avgOneD, avgOne2S or avgOne2D reads.
+// avgOneChunk is about the most elements of x one call of avgOne2S,
+// avgOne2D or their pairs' kernels reads.
 const avgOneChunk = 1 << 18
 
-// avgOneAVX512 enables avgOneS and avgOneD, and avgOneAVX2 avgOne2S and
-// avgOne2D where avgOneAVX512 is off (tests switch them off).
-var (
-	avgOneAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
-	avgOneAVX2   = cpu.X86.HasAVX2
-)
+// avgOneAVX2 enables the AVX2 kernels (tests switch them off). They run
+// on AVX-512 CPUs too: AVX-512 kernels of 16 float32 (8 float64) planes
+// a step, one chain of sums, ran 1.6× (float32) and 2× (float64) slower
+// than the pairs' two chains on a Zen 4 VM (BenchmarkAvgPoolOne, one core)
+// and were dropped.
+var avgOneAVX2 = cpu.X86.HasAVX2
 
-// avgOneLanes is the number of planes avgOneVec takes a step for T: 16
-// in float32 and 8 in float64 with AVX-512, 8 and 4 with AVX2, else 0
-// (the Go loops do every plane).
+// avgOneLanes is the number of planes avgOneVec takes a step for T: 8
+// in float32 and 4 in float64 with AVX2, else 0 (the Go loops do every
+// plane).
 func avgOneLanes[T Float](hw int) int {
-	switch {
-	case hw <= 0:
+	if hw <= 0 || !avgOneAVX2 {
 		return 0
-	case avgOneAVX512:
-		return int(64 / unsafe.Sizeof(T(0)))
-	case avgOneAVX2:
-		return int(32 / unsafe.Sizeof(T(0)))
 	}
-	return 0
+	return int(32 / unsafe.Sizeof(T(0)))
 }
 
 // avgOneVec is avgPoolOne's loop for avgOneLanes·groups planes from x
@@ -86,13 +72,8 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 		return
 	}
 	_, _ = out[groups*lanes-1], x[groups*lanes*hw-1]
-	// a group's planes transposed (lanes values an element), or, for
-	// avgOne2, a pair of groups' (2·lanes)
-	size := (hw + lanes - 1) / lanes * lanes * lanes
-	if !avgOneAVX512 {
-		size *= 2
-	}
-	tmp := make([]T, size)
+	// a pair of groups' planes transposed (2·lanes values an element)
+	tmp := make([]T, 2*((hw+lanes-1)/lanes*lanes)*lanes)
 	// A call at a time reads about avgOneChunk elements (or one group's
 	// planes): the collector cannot stop a goroutine inside the assembly;
 	// an even number of groups where two or more fit, for avgOne2's pairs.
@@ -104,14 +85,7 @@ func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {
 	}
 	for g0 := 0; g0 < groups; g0 += per {
 		n, o, xs := min(per, groups-g0), out[g0*lanes:], x[g0*lanes*hw:]
-		switch f32 := unsafe.Sizeof(T(0)) == 4; {
-		case avgOneAVX512 && f32:
-			avgOneS(&asF32(o)[0], &asF32(xs)[0], &asF32(tmp)[0], n, hw, w, r0, r1, c0, c1, float32(d))
-		case avgOneAVX512:
-			avgOneD(&asF64(o)[0], &asF64(xs)[0], &asF64(tmp)[0], n, hw, w, r0, r1, c0, c1, float64(d))
-		default:
-			avgOne2(o, xs, tmp, n, lanes, hw, w, r0, r1, c0, c1, d)
-		}
+		avgOne2(o, xs, tmp, n, lanes, hw, w, r0, r1, c0, c1, d)
 	}
 }
 

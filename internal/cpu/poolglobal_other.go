@@ -8,5 +8,4 @@ func avgOneLanes[T Float](hw int) int { return 0 }
 
 func avgOneVec[T Float](out, x []T, groups, hw, w, r0, r1, c0, c1 int, d T) {}
 
-var avgOneAVX512 = false
 var avgOneAVX2 = false

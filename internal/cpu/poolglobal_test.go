@@ -48,22 +48,19 @@ func testAvgPoolOne[T Float](t *testing.T) {
 // TestAvgPoolOne: AvgPool and AvgPoolT with one output per plane equal
 // the general loops bitwise (−0 included, and NaN payloads but in the
 // race detector's build, whose Go loops may order an addition's operands
-// otherwise), with and without AVX2 (the reference's division and sums)
-// and AVX-512 or AVX2 (the transposing kernels), and across GOMAXPROCS.
+// otherwise), with and without AVX2 (the reference's division and sums,
+// and the transposing kernels), and across GOMAXPROCS.
 func TestAvgPoolOne(t *testing.T) {
 	withAVX2(t, &avgAVX2, func(t *testing.T) {
-		s512, s2 := avgOneAVX512, avgOneAVX2
-		defer func() { avgOneAVX512, avgOneAVX2 = s512, s2 }()
-		modes := [][2]bool{{false, false}} // AVX-512, AVX2
-		if s512 {
-			modes = append(modes, [2]bool{true, false})
-		}
+		s2 := avgOneAVX2
+		defer func() { avgOneAVX2 = s2 }()
+		modes := []bool{false} // AVX2
 		if s2 {
-			modes = append(modes, [2]bool{false, true})
+			modes = append(modes, true)
 		}
 		for _, k := range modes {
-			avgOneAVX512, avgOneAVX2 = k[0], k[1]
-			name := map[[2]bool]string{{false, false}: "go", {true, false}: "avgone512", {false, true}: "avgone2"}[k]
+			avgOneAVX2 = k
+			name := map[bool]string{false: "go", true: "avgone2"}[k]
 			t.Run("kernel="+name, func(t *testing.T) {
 				t.Run("float32", testAvgPoolOne[float32])
 				t.Run("float64", testAvgPoolOne[float64])
