@@ -258,6 +258,11 @@ func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int, 
 		w.p64 = make([]*gemm.PackedA[float64], count)
 	}
 	par.ForWork(count, count*m*k, func(lo, hi int) {
+		if count > 1 {
+			// Each worker packs its own A_i on its goroutine (gemm.PackA
+			// splits one A_i's rows over the workers: a group's weight).
+			defer par.Outer(1)()
+		}
 		for i := lo; i < hi; i++ {
 			ai := a[i*sa:][:m*k]
 			switch {

@@ -1,6 +1,10 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gops-dev/gops/internal/par"
+)
 
 // PackedA is a left operand A [m, k] (row-major) packed once, as Gemm
 // packs it, for many products A·B with different B (GemmPackedA):
@@ -36,13 +40,22 @@ func packA2[T Float](trans bool, m, k int, a []T, lda int) (*PackedA[T], error) 
 	pa := &PackedA[T]{im: im, m: m, k: k, mc: mcOf(m, im.mr), pad: roundUp(m, im.mr)}
 	pa.buf = keeperOf[T]().Get(pa.pad * k)
 	kc := kcOf[T]()
-	for pc := 0; pc < k; pc += kc {
-		kb := min(kc, k-pc)
-		for ic := 0; ic < m; ic += pa.mc {
-			mb := min(pa.mc, m-ic)
-			packABlock(pa.block(ic, mb, pc, kb), trans, a, lda, ic, mb, pc, kb, im.mr, 1)
-		}
+	// The row blocks on the workers: a convolution's weight is packed
+	// once a call, before its products start (1×1 256 → 1024: 1 MiB, 2 %
+	// of the forward, with the other worker waiting).
+	if m == 0 || k == 0 {
+		return pa, nil
 	}
+	blocks := (m + pa.mc - 1) / pa.mc
+	par.ForWork(blocks, m*k, func(lo, hi int) {
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			for ic := lo * pa.mc; ic < min(m, hi*pa.mc); ic += pa.mc {
+				mb := min(pa.mc, m-ic)
+				packABlock(pa.block(ic, mb, pc, kb), trans, a, lda, ic, mb, pc, kb, im.mr, 1)
+			}
+		}
+	})
 	return pa, nil
 }
 
