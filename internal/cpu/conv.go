@@ -733,19 +733,24 @@ func pointwiseBatch[T Float](g *ConvGeom, mode ConvMode, packed *packedProducts[
 	panels := (n + nr - 1) / nr
 	tasks := min(panels, pointwiseTasks*par.Procs())
 	span := func(t int) int { return min(n, t*panels/tasks*nr) }
+	// B's and C's channels a sample and a group: the input's and the
+	// output's (the forward), or the other way round (the input gradient).
+	bc, bg, cc, cg := g.C, rows, g.Cout, cog
+	if mode == ConvInput {
+		bc, bg, cc, cg = g.Cout, cog, g.C, rows
+	}
 	errs := make([]error, tasks)
 	par.ForWorkGrains(tasks, 1, g.N*g.Cout*rows*l, func(lo, hi int) {
 		defer par.Outer(1)() // the epilogue's loops on this goroutine (see convGEMMWith)
 		for t := lo; t < hi; t++ {
 			j0, j1 := span(t), span(t+1)
 			for gi := 0; gi < g.Groups && errs[t] == nil; gi++ {
+				var gb []T
 				if mode == ConvForward {
-					errs[t] = packed.runSegments(gi, n, a[gi*rows*l:], l, gemm.Segments{Len: l, Stride: g.C * l},
-						out[gi*cog*l:], l, gemm.Segments{Len: l, Stride: g.Cout * l}, groupBias(bias, gi, cog), j0, j1)
-				} else {
-					errs[t] = packed.runSegments(gi, n, a[gi*cog*l:], l, gemm.Segments{Len: l, Stride: g.Cout * l},
-						out[gi*rows*l:], l, gemm.Segments{Len: l, Stride: g.C * l}, nil, j0, j1)
+					gb = groupBias(bias, gi, cog)
 				}
+				errs[t] = packed.runSegments(gi, n, a[gi*bg*l:], l, gemm.Segments{Len: l, Stride: bc * l},
+					out[gi*cg*l:], l, gemm.Segments{Len: l, Stride: cc * l}, gb, j0, j1)
 			}
 			if mode == ConvForward && errs[t] == nil {
 				// The epilogue on the task's positions while they are in cache.

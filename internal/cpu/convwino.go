@@ -284,18 +284,13 @@ func newPackedProducts[T Float](count, m, k int, mul Product[T], a []T, sa int, 
 	return w, nil
 }
 
-// run computes C_i [m, n] (ldc) into c from B_i [k, n] (ldb) in b, beta 0,
-// then, with bias [m] (nil: none; gops' own product only), adds bias[r]
-// to row r of C_i block by block while in cache (gemm.GemmPackedA: the
-// bits of a vmath.Axpb pass). A bias with a foreign product is an error.
-func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int, bias []T) error {
+// run computes C_i [m, n] (ldc) into c from B_i [k, n] (ldb) in b, beta 0.
+func (w *packedProducts[T]) run(i, n int, b []T, ldb int, c []T, ldc int) error {
 	switch {
 	case w.p32 != nil:
-		return gemm.GemmPackedA(w.p32[i], n, asF32(b), ldb, asF32(c), ldc, asF32(bias))
+		return gemm.GemmPackedA(w.p32[i], n, asF32(b), ldb, asF32(c), ldc, nil)
 	case w.p64 != nil:
-		return gemm.GemmPackedA(w.p64[i], n, asF64(b), ldb, asF64(c), ldc, asF64(bias))
-	case bias != nil:
-		return fmt.Errorf("packed products: a bias needs gops' own product")
+		return gemm.GemmPackedA(w.p64[i], n, asF64(b), ldb, asF64(c), ldc, nil)
 	case w.trans:
 		return w.mul(true, false, w.m, n, w.k, w.a[w.sa*i:], w.m, b, ldb, 0, c, ldc)
 	}
@@ -339,7 +334,7 @@ func winoGroup[T Float](p *winoPlan, prod *packedProducts[T], y, x, bias []T, ep
 		v, m := buf[:16*sv], buf[16*sv:][:16*sm]
 		winoInput(p, x, v, sv, n0, q0, q1)
 		for xi := 0; xi < 16; xi++ {
-			if err := prod.run(xi, t, v[xi*sv:], t, m[xi*sm:], t, nil); err != nil {
+			if err := prod.run(xi, t, v[xi*sv:], t, m[xi*sm:], t); err != nil {
 				return err
 			}
 		}

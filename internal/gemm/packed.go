@@ -40,12 +40,12 @@ func packA2[T Float](trans bool, m, k int, a []T, lda int) (*PackedA[T], error) 
 	pa := &PackedA[T]{im: im, m: m, k: k, mc: mcOf(m, im.mr), pad: roundUp(m, im.mr)}
 	pa.buf = keeperOf[T]().Get(pa.pad * k)
 	kc := kcOf[T]()
-	// The row blocks on the workers: a convolution's weight is packed
-	// once a call, before its products start (1×1 256 → 1024: 1 MiB, 2 %
-	// of the forward, with the other worker waiting).
 	if m == 0 || k == 0 {
 		return pa, nil
 	}
+	// The row blocks on the workers: a convolution's weight is packed
+	// once a call, before its products start (1×1 256 → 1024: 1 MiB, 2 %
+	// of the forward, with the other worker waiting).
 	blocks := (m + pa.mc - 1) / pa.mc
 	par.ForWork(blocks, m*k, func(lo, hi int) {
 		for pc := 0; pc < k; pc += kc {
