@@ -79,12 +79,13 @@ const phasedSpan = 768
 // and ep, as convGEMMWith's) by panels built from a phased copy of the
 // input (phasedForwards): per group, sample and chunk of output positions
 // one product W_g [Cout/Groups, Rows] times the chunk's columns, whose
-// panels (gemm.GemmFill) are filled row by row with runs of the phased
-// planes, a run of consecutive output positions of one output row each —
-// one 64- or 128-byte copy for a whole panel width (the stem's 112-wide
-// rows hold 7 panels of 16 float32) — where convGEMMWith first wrote the
-// columns of a block of output rows (a gather at stride SW for each of
-// the stem's 147 column rows) and the product then read them back. The
+// rows are runs of the phased planes, a run of consecutive output
+// positions of one output row each (gemm.GemmPackedRows: read in place
+// where a panel lies in one output row and the kernel can, else copied
+// into a panel, one 64- or 128-byte copy a panel row), where
+// convGEMMWith first wrote the columns of a block of output rows (a
+// gather at stride SW for each of the stem's 147 column rows) and the
+// product then read them back. The
 // chunks run on the goroutines, each one's bias and ep on the goroutine
 // that wrote it. Bitwise convGEMMWith's result: the same products (K
 // blocks of gemm.BlockK, the same micro-kernel tiles), element by element.
@@ -223,6 +224,7 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w, bias []T, offs []int
 			return err
 		}
 	}
+	seg := gemm.Segments{Len: g.WO, Stride: g.SH * row} // output row ho's positions at ho·SH·row in the planes
 	errs := make([]error, g.Groups*g.N*chunks)
 	// A chunk at a time, as convGEMMWith's samples: a worker that starts
 	// late leaves the caller the chunks it has not reached.
@@ -232,18 +234,8 @@ func phasedProducts[T gemm.Float](g *ConvGeom, out, pad, w, bias []T, offs []int
 			gi, n, q := t/(g.N*chunks), t/chunks%g.N, t%chunks
 			l0, l1 := q*span, min(l, (q+1)*span)
 			planes := pad[n*sample : (n+1)*sample]
-			fillB := func(panel []T, pc, kb, jc, cols int) {
-				block := groupRows[gi].Sub(pc, pc+kb)
-				for at, pos := 0, l0+jc; at < cols; {
-					ho, wo := pos/g.WO, pos%g.WO
-					wd := min(cols-at, g.WO-wo)
-					base := ho*g.SH*row + wo
-					gemm.GatherPanelRows(panel[at:], nr, planes[base:], block, wd)
-					at, pos = at+wd, pos+wd
-				}
-			}
 			c := out[(n*g.Cout+gi*cog)*l+l0:]
-			if errs[t] = gemm.GemmFillPacked(packs[gi], l1-l0, fillB, 0, c, l, gemm.Segments{}, groupBias(bias, gi, cog)); errs[t] != nil {
+			if errs[t] = gemm.GemmPackedRows(packs[gi], planes, groupRows[gi], seg, l0, l1, c, l, groupBias(bias, gi, cog)); errs[t] != nil {
 				return
 			}
 			after(n, gi, l0, l1)

@@ -46,14 +46,30 @@ type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 // and then vmath.Axpb(c, c, 1, bias[i]) (addRowBias).
 type multiFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int, bias *T)
 
+// offsFn is kernelFn reading B's rows in place where they lie: row p the
+// NR elements at b + offs[p] (elements), each tile bitwise kernelFn's on
+// a panel packed from those rows.
+type offsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool)
+
+// multiOffsFn is multiFn reading B's rows in place as offsFn does.
+type multiOffsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, tiles int, bias *T)
+
+// offsEdge is an edge kernel reading B's rows in place (offsFn).
+type offsEdge[T Float] struct {
+	rows int
+	kern offsFn[T]
+}
+
 // impl is one micro-kernel and its tile, with its edge kernels, if any.
 type impl[T Float] struct {
-	name   string
-	mr, nr int
-	kern   kernelFn[T]
-	multi  multiFn[T] // kern over a column of tiles, or nil
-	edges  []edge[T]  // by rows, ascending, each below mr
-	halves []edge[T]  // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
+	name      string
+	mr, nr    int
+	kern      kernelFn[T]
+	multi     multiFn[T] // kern over a column of tiles, or nil
+	edges     []edge[T]  // by rows, ascending, each below mr
+	halves    []edge[T]  // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
+	multiOffs multiOffsFn[T]
+	edgesOffs []offsEdge[T] // multi and edges reading B's rows in place (GemmPackedRows), or nil and none
 }
 
 // edge is a kernel of the first rows rows of impl's tile, reading impl's

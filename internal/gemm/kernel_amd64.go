@@ -110,6 +110,29 @@ func kernS256m(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int
 //go:noescape
 func kernD256m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int, bias *float64)
 
+// kernS512mo, kernD512mo, kernS512r4o … kernD512r8o are kernS512m,
+// kernD512m and the AVX-512 edge kernels reading B's rows in place: row p
+// the NR elements at b + offs[p] (multiOffsFn, offsFn), each tile
+// bitwise the packed panel's.
+//
+//go:noescape
+func kernS512mo(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool, tiles int, bias *float32)
+
+//go:noescape
+func kernD512mo(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, tiles int, bias *float64)
+
+//go:noescape
+func kernS512r4o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool)
+
+//go:noescape
+func kernS512r8o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512r4o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool)
+
+//go:noescape
+func kernD512r8o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool)
+
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -120,27 +143,33 @@ var (
 func kernels32() []impl[float32] {
 	return kernelsFor(16,
 		kernels[float32]{kernS512, kernS512m, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
-			[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}}},
+			[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}},
+			kernS512mo, []offsEdge[float32]{{4, kernS512r4o}, {8, kernS512r8o}}},
 		kernels[float32]{kernS256, kernS256m, []edge[float32]{{2, kernS256r2}, {4, kernS256r4}},
-			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}})
+			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}, nil, nil})
 }
 
 func kernels64() []impl[float64] {
 	return kernelsFor(8,
 		kernels[float64]{kernD512, kernD512m, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
-			[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}}},
+			[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}},
+			kernD512mo, []offsEdge[float64]{{4, kernD512r4o}, {8, kernD512r8o}}},
 		kernels[float64]{kernD256, kernD256m, []edge[float64]{{2, kernD256r2}, {4, kernD256r4}},
-			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}})
+			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}, nil, nil})
 }
 
 // kernels is one instruction set's micro-kernel and its kernel over a
 // column of tiles, with its edge kernels (by rows, ascending) and
 // half-width kernels (by rows, ascending, the last of the full tile's
-// rows).
+// rows), and those reading B's rows in place (none for AVX2: its 6-row
+// tiles load B as often as a, and rows read unaligned in place ran
+// slower than packed panels).
 type kernels[T Float] struct {
 	kern          kernelFn[T]
 	multi         multiFn[T]
 	edges, halves []edge[T]
+	multiOffs     multiOffsFn[T]
+	edgesOffs     []offsEdge[T]
 }
 
 // kernelsFor lists, for lanes values of T per AVX-512 register, the
@@ -150,7 +179,8 @@ type kernels[T Float] struct {
 func kernelsFor[T Float](lanes int, k512, k256 kernels[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
-		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, multi: k512.multi, edges: k512.edges, halves: k512.halves})
+		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, multi: k512.multi, edges: k512.edges, halves: k512.halves,
+			multiOffs: k512.multiOffs, edgesOffs: k512.edgesOffs})
 	}
 	if hasAVX2 {
 		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256.kern, multi: k256.multi, edges: k256.edges, halves: k256.halves})
