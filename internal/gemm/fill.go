@@ -121,27 +121,6 @@ type Segments struct{ Len, Stride int }
 // beta other than 0 and 1, negative sizes, ldc too small, segments that
 // overlap or c too short.
 func GemmFill[T Float](m, n, k int, fillA FillA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments) error {
-	return gemmFill(pick[T](), m, n, k, fillA, nil, fillB, beta, c, ldc, seg, nil)
-}
-
-// GemmFillPacked is GemmFill with A packed beforehand (PackA; m and k
-// are pa's): one packing shared by every call (a convolution's weight,
-// the same for every chunk of positions) instead of filled a K block at a
-// time; then, with bias [m] (nil: none), C[i][j] += bias[i] on each panel
-// of C right after its last K block, while it is in cache (a
-// convolution's bias): bitwise GemmFill's C followed by a pass of
-// vmath.Axpb(c, c, 1, bias[i]) over each row. It returns GemmFill's
-// errors and errors for a released pa and for a bias of other than m
-// elements.
-func GemmFillPacked[T Float](pa *PackedA[T], n int, fillB FillB[T], beta T, c []T, ldc int, seg Segments, bias []T) error {
-	if err := pa.check(bias); err != nil {
-		return err
-	}
-	return gemmFill(pa.im, pa.m, n, pa.k, nil, pa, fillB, beta, c, ldc, seg, bias)
-}
-
-// gemmFill is GemmFill (fillA) and GemmFillPacked (pa, bias) on im.
-func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], fillB FillB[T], beta T, c []T, ldc int, seg Segments, bias []T) error {
 	if beta != 0 && beta != 1 {
 		return fmt.Errorf("gemm: GemmFill: beta %v is not 0 or 1", beta)
 	}
@@ -156,32 +135,21 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 	}
 	if k == 0 {
 		for j0 := 0; j0 < n; j0 += seg.Len {
-			w := min(seg.Len, n-j0)
-			scaleC(m, w, beta, c[j0/seg.Len*seg.Stride:], ldc)
-			addRowBias(c[j0/seg.Len*seg.Stride:], ldc, bias, w)
+			scaleC(m, min(seg.Len, n-j0), beta, c[j0/seg.Len*seg.Stride:], ldc)
 		}
 		return nil
 	}
+	im := pick[T]()
 	mr, nr := im.mr, im.nr
 	p := &problem[T]{zeroC: beta == 0, im: im, m: m, n: n, k: k, alpha: 1,
-		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr), bias: bias}
-	// One goroutine's buffers: all of A's rows for a K block (unless
-	// packed beforehand), one panel.
-	na := roundUp(m, mr) * p.kc
-	if pa != nil {
-		na = 0
-	}
-	s := p.getScratch(na, p.kc*nr)
+		c: c, ldc: ldc, kc: min(kcOf[T](), k), mc: roundUp(m, mr)}
+	// One goroutine's buffers: all of A's rows for a K block, one panel.
+	s := p.getScratch(roundUp(m, mr)*p.kc, p.kc*nr)
 	defer putScratch(&s)
 	for pc := 0; pc < k; pc += p.kc {
 		kb := min(p.kc, k-pc)
-		var a []T
-		if pa != nil {
-			a = pa.block(0, m, pc, kb) // every row panel of the K block, q at q·MR·kb
-		} else {
-			a = s.a[:roundUp(m, mr)*kb]
-			fillA(a, pc, kb)
-		}
+		a := s.a[:roundUp(m, mr)*kb]
+		fillA(a, pc, kb)
 		for jc := 0; jc < n; jc += nr {
 			nw := min(nr, n-jc)
 			panel := s.b[:kb*nr]
@@ -190,7 +158,7 @@ func gemmFill[T Float](im impl[T], m, n, k int, fillA FillA[T], pa *PackedA[T], 
 			}
 			fillB(panel, pc, kb, jc, nw)
 			if s0 := jc / seg.Len; s0 == (jc+nw-1)/seg.Len {
-				// The panel lies in one segment: macro adds the bias too.
+				// The panel lies in one segment.
 				p.c = c[s0*seg.Stride:]
 				p.macro(&s, a, 0, m, pc, kb, jc-s0*seg.Len, 0, nw, panel)
 				continue

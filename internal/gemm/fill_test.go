@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gops-dev/gops/internal/vmath"
 )
 
 // TestGemmFill checks GemmFill against Gemm bitwise, on every kernel,
@@ -111,53 +109,6 @@ func testGemmFill[T Float](t *testing.T) {
 						if !slices.EqualFunc(got, want, func(x, y T) bool { return x == y || x != x && y != y }) {
 							t.Fatalf("%T %+v trans %v segments %+v split %d beta %v: GemmFill differs from Gemm", T(0), s, trans, seg, split, beta)
 						}
-						// GemmFillPacked: A packed once beforehand, the same bits.
-						pack := PackA[T]
-						if trans {
-							pack = PackAT[T]
-						}
-						pa, err := pack(s.m, s.k, a, max(1, lda))
-						if err != nil {
-							t.Fatal(err)
-						}
-						got = slices.Clone(c0)
-						err = GemmFillPacked(pa, s.n, fillB, beta, got, max(1, ldc), seg, nil)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !slices.EqualFunc(got, want, func(x, y T) bool { return x == y || x != x && y != y }) {
-							t.Fatalf("%T %+v trans %v segments %+v beta %v: GemmFillPacked differs from Gemm", T(0), s, trans, seg, beta)
-						}
-						// With a bias (−0, NaN payloads and an infinity among
-						// its values): Gemm's C, then vmath.Axpb's pass of
-						// 1·c + b.
-						bias := normal(s.m)
-						for i := range bias {
-							switch i % 7 {
-							case 1:
-								bias[i] = T(math.Copysign(0, -1))
-							case 3:
-								bias[i] = nanPayload[T](rng)
-							case 5:
-								bias[i] = T(math.Inf(1))
-							}
-						}
-						for sg := 0; sg < segs; sg++ {
-							w := min(width, s.n-sg*width)
-							for i := 0; i < s.m; i++ {
-								row := want[sg*stride+i*max(1, ldc):][:w]
-								vmath.Axpb(row, row, 1, bias[i])
-							}
-						}
-						got = slices.Clone(c0)
-						err = GemmFillPacked(pa, s.n, fillB, beta, got, max(1, ldc), seg, bias)
-						pa.Release()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if i := bitsEq(got, want); i >= 0 {
-							t.Fatalf("%T %+v trans %v segments %+v beta %v: GemmFillPacked with bias: C[%d] = %v, want %v", T(0), s, trans, seg, beta, i, got[i], want[i])
-						}
 					}
 				}
 			}
@@ -191,34 +142,6 @@ func TestGemmFillErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one with %q", tc.name, err, tc.want)
 		}
-	}
-}
-
-// TestGemmFillPackedErrors: a nil or released packed A and a bias of
-// the wrong length are errors, as are GemmFill's sizes, and the fill is
-// not called.
-func TestGemmFillPackedErrors(t *testing.T) {
-	fill := func(dst []float32, pc, kb, j0, cols int) { t.Fatal("fillB called") }
-	c := make([]float32, 64)
-	if err := GemmFillPacked[float32](nil, 4, fill, 0, c, 4, Segments{}, nil); err == nil || !strings.Contains(err.Error(), "released or nil") {
-		t.Errorf("nil packed A: error %v", err)
-	}
-	pa, err := PackA(3, 4, make([]float32, 12), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := GemmFillPacked(pa, 4, fill, 0, c, 4, Segments{}, make([]float32, 2)); err == nil || !strings.Contains(err.Error(), "bias") {
-		t.Errorf("short bias: error %v", err)
-	}
-	if err := GemmFillPacked(pa, 5, fill, 0, c[:12], 5, Segments{}, nil); err == nil || !strings.Contains(err.Error(), "c:") {
-		t.Errorf("short c: error %v", err)
-	}
-	if err := GemmFillPacked(pa, 4, fill, 2, c, 4, Segments{}, nil); err == nil || !strings.Contains(err.Error(), "beta") {
-		t.Errorf("beta 2: error %v", err)
-	}
-	pa.Release()
-	if err := GemmFillPacked(pa, 4, fill, 0, c, 4, Segments{}, nil); err == nil || !strings.Contains(err.Error(), "released or nil") {
-		t.Errorf("released packed A: error %v", err)
 	}
 }
 

@@ -6,10 +6,11 @@
 // its sizes and slice lengths (for any BLAS), GemmPackedA reuses a packed
 // left operand, GemmFill takes both operands from the caller's packing
 // callbacks (a convolution's columns built where the kernel reads them),
-// GemmFillPacked a packed A with B's callback (it and GemmPackedA also
-// add a row bias while C's blocks are in cache), GemmPackedASegments a
-// packed A over a column range of a batch's products side by side (B and
-// C in segments), and Kernel names the
+// GemmPackedRows a packed A with B's rows read where they lie, each at
+// its own offset (a convolution's column rows in a copy of its input;
+// it and GemmPackedA also add a row bias while C's blocks are in cache),
+// GemmPackedASegments a packed A over a column range of a batch's
+// products side by side (B and C in segments), and Kernel names the
 // micro-kernel in use; package par's workers split large products.
 //
 // Results are bitwise identical for any GOMAXPROCS and between the assembly
@@ -46,13 +47,14 @@ type kernelFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 // and then vmath.Axpb(c, c, 1, bias[i]) (addRowBias).
 type multiFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int, bias *T)
 
-// offsFn is kernelFn reading B's rows in place where they lie: row p the
-// NR elements at b + offs[p] (elements), each tile bitwise kernelFn's on
-// a panel packed from those rows.
-type offsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool)
+// offsFn is kernelFn reading B's rows in place where they lie: row p
+// the NR/2 elements at b + offs[p] and the NR/2 at b2 + offs[p]
+// (elements; b2 = b + NR/2 for a panel inside one run of columns), each
+// tile bitwise kernelFn's on a panel packed from those rows.
+type offsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, b2 *T)
 
 // multiOffsFn is multiFn reading B's rows in place as offsFn does.
-type multiOffsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, tiles int, bias *T)
+type multiOffsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, tiles int, bias, b2 *T)
 
 // offsEdge is an edge kernel reading B's rows in place (offsFn).
 type offsEdge[T Float] struct {
@@ -257,7 +259,7 @@ type problem[T Float] struct {
 	direct         bool        // the kernel reads B in place
 	zeroC          bool        // beta = 0: the first K block overwrites C
 	pa             *PackedA[T] // A packed beforehand (GemmPackedA), or nil
-	bias           []T         // added to C's rows after the last K block (GemmPackedA, GemmFillPacked), or nil
+	bias           []T         // added to C's rows after the last K block (GemmPackedA, GemmPackedRows, GemmPackedASegments), or nil
 }
 
 // scratch is one goroutine's packing buffers, parts of one buffer from

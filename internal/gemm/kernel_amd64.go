@@ -112,26 +112,26 @@ func kernD256m(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int
 
 // kernS512mo, kernD512mo, kernS512r4o … kernD512r8o are kernS512m,
 // kernD512m and the AVX-512 edge kernels reading B's rows in place: row p
-// the NR elements at b + offs[p] (multiOffsFn, offsFn), each tile
-// bitwise the packed panel's.
+// the vectors at b + offs[p] and b2 + offs[p] (multiOffsFn, offsFn),
+// each tile bitwise the packed panel's.
 //
 //go:noescape
-func kernS512mo(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool, tiles int, bias *float32)
+func kernS512mo(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool, tiles int, bias *float32, b2 *float32)
 
 //go:noescape
-func kernD512mo(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, tiles int, bias *float64)
+func kernD512mo(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, tiles int, bias *float64, b2 *float64)
 
 //go:noescape
-func kernS512r4o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool)
+func kernS512r4o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool, b2 *float32)
 
 //go:noescape
-func kernS512r8o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool)
+func kernS512r8o(kc int, a, b, c *float32, offs *int, ldc int, overwrite bool, b2 *float32)
 
 //go:noescape
-func kernD512r4o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool)
+func kernD512r4o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, b2 *float64)
 
 //go:noescape
-func kernD512r8o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool)
+func kernD512r8o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, b2 *float64)
 
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL

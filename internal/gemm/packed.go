@@ -65,7 +65,7 @@ func (pa *PackedA[T]) block(ic, mb, pc, kb int) []T {
 }
 
 // check is an error for a nil or released pa and for a bias (nil: none)
-// of other than m elements: GemmPackedA's and GemmFillPacked's checks.
+// of other than m elements: the checks of GemmPackedA, GemmPackedASegments and GemmPackedRows.
 func (pa *PackedA[T]) check(bias []T) error {
 	if pa == nil || (pa.buf == nil && pa.pad*pa.k > 0) {
 		return fmt.Errorf("gemm: packed A released or nil")

@@ -12,10 +12,11 @@ import "fmt"
 // [j0, j1) a chunk of output positions. Then, with bias
 // [m] (nil: none), C[i][j] += bias[i] as GemmPackedA adds it. Where the
 // micro-kernel has a version reading B's rows in place (the AVX-512
-// kernels), each panel of NR columns inside one segment is read so,
-// without a packed copy; the other panels are gathered (GatherPanelRows)
-// into a packed panel first. Either way C is bitwise what GemmFillPacked
-// writes with a FillB that gathers the same elements. It runs on the
+// kernels), each panel of NR columns whose halves lie each inside one
+// segment is read so, without a packed copy (the stem's 112-wide output
+// rows: every panel, those that cross a row too); the other panels are
+// gathered (GatherPanelRows) into a packed panel first. Either way C is bitwise what GemmPackedA
+// writes for B written out (with the same micro-kernel). It runs on the
 // calling goroutine alone. It returns an error for a released pa, offs
 // of other than k rows, columns other than 0 ≤ j0 ≤ j1, segments of fewer
 // than one column or a negative stride, ldc too small or c too short
@@ -61,8 +62,12 @@ func GemmPackedRows[T Float](pa *PackedA[T], src []T, rows PanelRows, seg Segmen
 		block := rows.Sub(pc, pc+kb)
 		for jc := 0; jc < n; jc += nr { // C's columns; B's from j0 + jc
 			nw := min(nr, n-jc)
-			if col := j0 + jc; nw == nr && col%seg.Len+nr <= seg.Len && im.multiOffs != nil {
-				p.macroRows(&s, a, m, pc, kb, src[col/seg.Len*seg.Stride+col%seg.Len:], block.offs, jc)
+			// In place: a full panel whose halves each lie in one segment.
+			if c1, c2 := j0+jc, j0+jc+nr/2; nw == nr && im.multiOffs != nil &&
+				c1%seg.Len+nr/2 <= seg.Len && c2%seg.Len+nr/2 <= seg.Len {
+				b := src[c1/seg.Len*seg.Stride+c1%seg.Len:]
+				b2 := src[c2/seg.Len*seg.Stride+c2%seg.Len:]
+				p.macroRows(&s, a, m, pc, kb, b, b2, block.offs, jc)
 				continue
 			}
 			panel := s.b[:kb*nr]
@@ -96,11 +101,12 @@ func rowsInside(size int, rows PanelRows, j0, j1 int, seg Segments) error {
 }
 
 // macroRows is macro over all m rows (packed in a) for the panel of NR
-// columns from jc whose rows are read in place, row p at b[offs[p]:]:
+// columns from jc whose rows are read in place, row p's halves at
+// b[offs[p]:] and b2[offs[p]:]:
 // the full tiles by the kernel over a column of tiles, the last rows by
 // an edge kernel (through a full tile where it computes more rows), their
 // bias as macro adds it.
-func (p *problem[T]) macroRows(s *scratch[T], a []T, m, pc, kb int, b []T, offs []int, jc int) {
+func (p *problem[T]) macroRows(s *scratch[T], a []T, m, pc, kb int, b, b2 []T, offs []int, jc int) {
 	im, mr, nr := p.im, p.im.mr, p.im.nr
 	overwrite := p.zeroC && pc == 0
 	last := p.bias != nil && pc+kb == p.k
@@ -110,7 +116,7 @@ func (p *problem[T]) macroRows(s *scratch[T], a []T, m, pc, kb int, b []T, offs 
 		if last {
 			bias = &p.bias[0]
 		}
-		im.multiOffs(kb, &a[0], &b[0], &p.c[jc], &offs[0], p.ldc, overwrite, tiles, bias)
+		im.multiOffs(kb, &a[0], &b[0], &p.c[jc], &offs[0], p.ldc, overwrite, tiles, bias, &b2[0])
 	}
 	ir := tiles * mr
 	if ir == m {
@@ -126,19 +132,19 @@ func (p *problem[T]) macroRows(s *scratch[T], a []T, m, pc, kb int, b []T, offs 
 		}
 	}
 	if kern == nil { // the full tile's kernel, one tile
-		kern = func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool) {
-			im.multiOffs(kc, a, b, c, offs, ldc, overwrite, 1, nil)
+		kern = func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, b2 *T) {
+			im.multiOffs(kc, a, b, c, offs, ldc, overwrite, 1, nil, b2)
 		}
 	}
 	if mh == rows {
-		kern(kb, &a[ir*kb], &b[0], &p.c[ci], &offs[0], p.ldc, overwrite)
+		kern(kb, &a[ir*kb], &b[0], &p.c[ci], &offs[0], p.ldc, overwrite, &b2[0])
 	} else {
 		// An edge tile: as macro's, through a full tile.
 		clear(s.tile)
 		for i := 0; i < mh && !overwrite; i++ {
 			copy(s.tile[i*nr:i*nr+nr], p.c[ci+i*p.ldc:][:nr])
 		}
-		kern(kb, &a[ir*kb], &b[0], &s.tile[0], &offs[0], nr, overwrite)
+		kern(kb, &a[ir*kb], &b[0], &s.tile[0], &offs[0], nr, overwrite, &b2[0])
 		for i := 0; i < mh; i++ {
 			copy(p.c[ci+i*p.ldc:][:nr], s.tile[i*nr:i*nr+nr])
 		}

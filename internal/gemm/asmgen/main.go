@@ -40,6 +40,7 @@ type kernel struct {
 	unroll int    // p's per loop iteration, the rest one at a time (0: 1)
 	multi  bool   // tiles of a column (multiOf)
 	offs   bool   // B's rows in place at offsets (offsOf)
+	late   int    // C's tile prefetched again this many p's before the loop's end (0: not)
 }
 
 // edge is the kernel of k's first rows rows alone, reading k's
@@ -75,26 +76,29 @@ func (k kernel) multiOf() kernel {
 	return m
 }
 
-// offsOf is k reading B's rows in place where they lie: the argument
-// ldb becomes offs *int, and B's row p is the NR elements at
-// b + offs[p] (elements, not bytes) — a convolution's column rows read
-// from a zero-padded copy of its input, each at its own offset, instead of
-// gathered into a packed panel first. The same FMAs in the same order
-// (bitwise k's tile); each row's next NR elements (the next panel of the
-// same rows) are prefetched as k's in-place rows are.
+// offsOf is k (of two vectors a row) reading B's rows in place where
+// they lie: the argument ldb becomes offs *int, a last argument b2 *T
+// follows, and B's row p is the vector at b + offs[p] (elements, not
+// bytes) and the vector at b2 + offs[p] (b plus one vector for a panel
+// inside one run, elsewhere for one whose halves lie in two) — a
+// convolution's column rows read from a zero-padded copy of its input,
+// each at its own offset, instead of gathered into a packed panel first.
+// The same FMAs in the same order (bitwise k's tile); the two vectors
+// after b2's (the next panel of the same rows) are prefetched as k's
+// in-place rows are.
 func (k kernel) offsOf() kernel {
 	o := k
-	o.name, o.offs = k.name+"o", true
+	o.name, o.offs, o.late = k.name+"o", true, 48
 	return o
 }
 
 func (k kernel) nr() int { return k.vecs * k.vbyte / k.size }
 
 func main() {
-	s512 := kernel{"kernS512", 4, 12, 2, 64, "Z", "PS", 512, 12, 0, false, false}
-	d512 := kernel{"kernD512", 8, 12, 2, 64, "Z", "PD", 512, 12, 0, false, false}
-	s256 := kernel{"kernS256", 4, 6, 2, 32, "Y", "PS", 2, 6, 4, false, false}
-	d256 := kernel{"kernD256", 8, 6, 2, 32, "Y", "PD", 2, 6, 4, false, false}
+	s512 := kernel{"kernS512", 4, 12, 2, 64, "Z", "PS", 512, 12, 0, false, false, 0}
+	d512 := kernel{"kernD512", 8, 12, 2, 64, "Z", "PD", 512, 12, 0, false, false, 0}
+	s256 := kernel{"kernS256", 4, 6, 2, 32, "Y", "PS", 2, 6, 4, false, false, 0}
+	d256 := kernel{"kernD256", 8, 6, 2, 32, "Y", "PD", 2, 6, 4, false, false, 0}
 	ks := []kernel{
 		s512, d512,
 		s256, d256,
@@ -212,14 +216,25 @@ func gen(s *strings.Builder, k kernel) {
 	if k.size == 8 {
 		bcst = "VBROADCASTSD"
 	}
-	ldb, arg := "ldb", "ldb"
+	// The arguments' bytes: with b2 after overwrite (aligned to 8) or bias.
+	ldb, arg, b2, args, margs := "ldb", "ldb", "", 49, 72
 	if k.offs {
-		ldb, arg = "offs *int", "offs"
+		ldb, arg, b2, args, margs = "offs *int", "offs", ", b2 *T", 64, 80
 	}
 	if k.multi {
-		fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, %s, ldc int, overwrite bool, tiles int, bias *T): tiles %d×%d tiles down C.\nTEXT ·%s(SB), NOSPLIT, $0-72\n", k.name, ldb, k.mr, k.nr(), k.name)
+		fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, %s, ldc int, overwrite bool, tiles int, bias *T%s): tiles %d×%d tiles down C.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", k.name, ldb, b2, k.mr, k.nr(), k.name, margs)
 	} else {
-		fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, %s, ldc int, overwrite bool): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-49\n", k.name, ldb, k.mr, k.nr(), k.name)
+		fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, %s, ldc int, overwrite bool%s): %d×%d tile.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", k.name, ldb, b2, k.mr, k.nr(), k.name, args)
+	}
+	if k.offs {
+		// The second vector of B's row p from b2 + offs[p] (R14): b + one
+		// vector for a panel inside one run, elsewhere for a panel whose
+		// halves lie in two.
+		at := 56
+		if k.multi {
+			at = 72
+		}
+		w("MOVQ b2+%d(FP), R14", at)
 	}
 	w("MOVQ kc+0(FP), CX")
 	w("MOVQ a+8(FP), AX")
@@ -263,33 +278,41 @@ func gen(s *strings.Builder, k kernel) {
 	}
 	// Prefetch C's tile: its rows are ldc apart (other pages, often not in
 	// cache) and are needed only after the loop.
-	w("MOVQ DI, R10")
-	for i := 0; i < k.mr; i++ {
-		for off := 0; off < k.vecs*k.vbyte; off += 64 {
-			w("PREFETCHT0 %d(R10)", off)
-		}
-		if i < k.mr-1 {
-			w("ADDQ DX, R10")
+	prefetchC := func() {
+		w("MOVQ DI, R10")
+		for i := 0; i < k.mr; i++ {
+			for off := 0; off < k.vecs*k.vbyte; off += 64 {
+				w("PREFETCHT0 %d(R10)", off)
+			}
+			if i < k.mr-1 {
+				w("ADDQ DX, R10")
+			}
 		}
 	}
+	prefetchC()
 	w("TESTQ CX, CX")
 	w("JEQ %s_store", k.name)
 	// body writes one p's loads and FMAs, a's elements u·ast further on.
-	brow := "(BX)" // B's row p
+	brow := func(v int) string { return fmt.Sprintf("%d(BX)", v*k.vbyte) } // B's row p, its vector v (v ≤ 2·vecs)
 	if k.offs {
-		brow = fmt.Sprintf("(BX)(R15*%d)", k.size)
+		brow = func(v int) string {
+			if v == 0 {
+				return fmt.Sprintf("(BX)(R15*%d)", k.size)
+			}
+			return fmt.Sprintf("%d(R14)(R15*%d)", (v-1)*k.vbyte, k.size)
+		}
 	}
 	body := func(u int) {
 		if k.offs {
 			w("MOVQ (R8), R15")
 		}
 		for v := 0; v < k.vecs; v++ {
-			w("VMOVUP%c %d%s, %s", k.sfx[1], v*k.vbyte, brow, breg(v))
+			w("VMOVUP%c %s, %s", k.sfx[1], brow(v), breg(v))
 		}
 		// The next panel's part of this row of B: where the kernel reads B in
 		// place (rows ldb apart, on other pages) nothing else fetches it.
 		for off := k.vecs * k.vbyte; off < 2*k.vecs*k.vbyte; off += 64 {
-			w("PREFETCHT0 %d%s", off, brow)
+			w("PREFETCHT0 %s", brow(off/k.vbyte))
 		}
 		for i := 0; i < k.mr; i++ {
 			// One broadcast of a per row into a register (alternating two
@@ -332,6 +355,22 @@ func gen(s *strings.Builder, k kernel) {
 		w("JGE %s_loopu", k.name)
 		w("TESTQ CX, CX")
 		w("JEQ %s_store", k.name)
+	}
+	if k.late > 0 && k.unroll <= 1 {
+		// All but the last late p's, then C's tile prefetched again: the
+		// first prefetch's lines, least recently used through the loop,
+		// may have left L1 by the time the tile is stored.
+		w("CMPQ CX, $%d", k.late)
+		w("JLE %s_late", k.name)
+		w("SUBQ $%d, CX", k.late)
+		fmt.Fprintf(s, "%s_early:\n", k.name)
+		body(0)
+		w("ADDQ $%d, AX", k.ast*k.size)
+		w("DECQ CX")
+		w("JNE %s_early", k.name)
+		w("MOVQ $%d, CX", k.late)
+		fmt.Fprintf(s, "%s_late:\n", k.name)
+		prefetchC()
 	}
 	fmt.Fprintf(s, "%s_loop:\n", k.name)
 	body(0)
