@@ -81,8 +81,9 @@ const phasedSpan = 768
 // one product W_g [Cout/Groups, Rows] times the chunk's columns, whose
 // rows are runs of the phased planes, a run of consecutive output
 // positions of one output row each (gemm.GemmPackedRows: read in place
-// where a panel lies in one output row and the kernel can, else copied
-// into a panel, one 64- or 128-byte copy a panel row), where
+// where each half of a panel lies in one output row and the kernel can —
+// every panel of the stem on AVX-512 — else copied into a panel, one 64-
+// or 128-byte copy a panel row), where
 // convGEMMWith first wrote the columns of a block of output rows (a
 // gather at stride SW for each of the stem's 147 column rows) and the
 // product then read them back. The

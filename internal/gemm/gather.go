@@ -29,9 +29,9 @@ func (p PanelRows) Sub(i, j int) PanelRows { return PanelRows{p.offs[i:j], p.lo,
 
 // GatherPanelRows writes dst[r·ld:][:w] = src[offs[r]:][:w] for the rows'
 // offsets offs, r < len(offs): rows of a packed panel (ld = PanelWidth,
-// w ≤ ld), each a run of src of its own (a FillB's tool: a convolution's
-// column rows read from a zero-padded copy of its input, each at its own
-// offset). Every element is copied as it is. It panics, as slicing does,
+// w ≤ ld), each a run of src of its own (GemmPackedRows' panels that it
+// cannot read in place: a convolution's column rows in a zero-padded copy
+// of its input, each at its own offset). Every element is copied as it is. It panics, as slicing does,
 // when a run lies outside src or dst is too short.
 func GatherPanelRows[T Float](dst []T, ld int, src []T, rows PanelRows, w int) {
 	offs := rows.offs

@@ -5257,7 +5257,7 @@ kernS512mo_tile:
 	TESTQ CX, CX
 	JEQ kernS512mo_store
 	CMPQ CX, $48
-	JLE kernS512mo_late
+	JLE kernS512mo_loop
 	SUBQ $48, CX
 kernS512mo_early:
 	MOVQ (R8), R15
@@ -5306,7 +5306,6 @@ kernS512mo_early:
 	DECQ CX
 	JNE kernS512mo_early
 	MOVQ $48, CX
-kernS512mo_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)
@@ -5807,7 +5806,7 @@ kernD512mo_tile:
 	TESTQ CX, CX
 	JEQ kernD512mo_store
 	CMPQ CX, $48
-	JLE kernD512mo_late
+	JLE kernD512mo_loop
 	SUBQ $48, CX
 kernD512mo_early:
 	MOVQ (R8), R15
@@ -5856,7 +5855,6 @@ kernD512mo_early:
 	DECQ CX
 	JNE kernD512mo_early
 	MOVQ $48, CX
-kernD512mo_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)
@@ -6308,7 +6306,7 @@ TEXT ·kernS512r4o(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JEQ kernS512r4o_store
 	CMPQ CX, $48
-	JLE kernS512r4o_late
+	JLE kernS512r4o_loop
 	SUBQ $48, CX
 kernS512r4o_early:
 	MOVQ (R8), R15
@@ -6333,7 +6331,6 @@ kernS512r4o_early:
 	DECQ CX
 	JNE kernS512r4o_early
 	MOVQ $48, CX
-kernS512r4o_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)
@@ -6470,7 +6467,7 @@ TEXT ·kernS512r8o(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JEQ kernS512r8o_store
 	CMPQ CX, $48
-	JLE kernS512r8o_late
+	JLE kernS512r8o_loop
 	SUBQ $48, CX
 kernS512r8o_early:
 	MOVQ (R8), R15
@@ -6507,7 +6504,6 @@ kernS512r8o_early:
 	DECQ CX
 	JNE kernS512r8o_early
 	MOVQ $48, CX
-kernS512r8o_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)
@@ -6688,7 +6684,7 @@ TEXT ·kernD512r4o(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JEQ kernD512r4o_store
 	CMPQ CX, $48
-	JLE kernD512r4o_late
+	JLE kernD512r4o_loop
 	SUBQ $48, CX
 kernD512r4o_early:
 	MOVQ (R8), R15
@@ -6713,7 +6709,6 @@ kernD512r4o_early:
 	DECQ CX
 	JNE kernD512r4o_early
 	MOVQ $48, CX
-kernD512r4o_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)
@@ -6850,7 +6845,7 @@ TEXT ·kernD512r8o(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JEQ kernD512r8o_store
 	CMPQ CX, $48
-	JLE kernD512r8o_late
+	JLE kernD512r8o_loop
 	SUBQ $48, CX
 kernD512r8o_early:
 	MOVQ (R8), R15
@@ -6887,7 +6882,6 @@ kernD512r8o_early:
 	DECQ CX
 	JNE kernD512r8o_early
 	MOVQ $48, CX
-kernD512r8o_late:
 	MOVQ DI, R10
 	PREFETCHT0 0(R10)
 	PREFETCHT0 64(R10)

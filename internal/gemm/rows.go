@@ -20,8 +20,9 @@ import "fmt"
 // calling goroutine alone. It returns an error for a released pa, offs
 // of other than k rows, columns other than 0 ≤ j0 ≤ j1, segments of fewer
 // than one column or a negative stride, ldc too small or c too short
-// (GemmFill's checks), an element read outside src, or a bias of other
-// than m elements.
+// (GemmFill's checks), an element read outside src (by rows' bounds,
+// found by NewPanelRows: offs must not change after it), or a bias of
+// other than m elements.
 func GemmPackedRows[T Float](pa *PackedA[T], src []T, rows PanelRows, seg Segments, j0, j1 int, c []T, ldc int, bias []T) error {
 	if err := pa.check(bias); err != nil {
 		return err
@@ -67,6 +68,9 @@ func GemmPackedRows[T Float](pa *PackedA[T], src []T, rows PanelRows, seg Segmen
 				c1%seg.Len+nr/2 <= seg.Len && c2%seg.Len+nr/2 <= seg.Len {
 				b := src[c1/seg.Len*seg.Stride+c1%seg.Len:]
 				b2 := src[c2/seg.Len*seg.Stride+c2%seg.Len:]
+				if inPlaceHook != nil {
+					inPlaceHook()
+				}
 				p.macroRows(&s, a, m, pc, kb, b, b2, block.offs, jc)
 				continue
 			}
@@ -80,6 +84,10 @@ func GemmPackedRows[T Float](pa *PackedA[T], src []T, rows PanelRows, seg Segmen
 	}
 	return nil
 }
+
+// inPlaceHook, when not nil, is called for every panel GemmPackedRows
+// reads in place (tests count them).
+var inPlaceHook func()
 
 // rowsInside is an error unless every element GemmPackedRows reads,
 // src[o + base(j)] for o in rows' bounds and the columns' offsets

@@ -43,6 +43,8 @@ func testGemmPackedRows[T Float](t *testing.T) {
 		{9, 30, 64, 70, 0, 200}, {11, 7, 16, 16, 5, 77}, {12, 260, 48, 60, 0, 150}, {13, 300, 100, 130, 17, 333},
 		{24, 5, 200, 210, 0, 400}, {28, 129, 31, 20, 0, 190}, {70, 40, 96, 0, 10, 300}, {36, 3, 7, 9, 0, 50},
 		{20, 64, 1000, 1000, 0, 40}, {0, 5, 10, 12, 0, 30}, {6, 0, 10, 12, 0, 30}, {6, 4, 10, 12, 7, 7},
+		{29, 200, 40, 52, 0, 200}, {7, 48, 64, 64, 0, 128}, {7, 49, 64, 64, 0, 128}, {11, 30, 64, 70, 0, 200},
+		{17, 300, 24, 24, 8, 200},
 	} {
 		// Offsets anywhere below room for the columns read, some repeated.
 		last := max(0, s.j1-1) / s.segLen
@@ -67,7 +69,20 @@ func testGemmPackedRows[T Float](t *testing.T) {
 		seg := Segments{Len: s.segLen, Stride: s.stride}
 		n, ldc := s.j1-s.j0, s.j1-s.j0+3
 		b := rowsB(src, offs, seg, s.j0, s.j1)
+		// The panels read in place where the kernel can: full ones whose
+		// halves lie each in one segment, once a K block.
+		wantInPlace := 0
+		if nr := pick[T]().nr; pick[T]().multiOffs != nil && s.m > 0 && s.k > 0 {
+			inside := func(c int) bool { return c%s.segLen+nr/2 <= s.segLen }
+			for jc := 0; jc+nr <= n; jc += nr {
+				if inside(s.j0+jc) && inside(s.j0+jc+nr/2) {
+					wantInPlace += (s.k + kcOf[T]() - 1) / kcOf[T]()
+				}
+			}
+		}
 		for _, bs := range [][]T{nil, bias} {
+			inPlace := 0
+			inPlaceHook = func() { inPlace++ }
 			nans := func() []T {
 				c := make([]T, max(1, s.m)*ldc)
 				for i := range c {
@@ -82,8 +97,12 @@ func testGemmPackedRows[T Float](t *testing.T) {
 			if err := GemmPackedRows(pa, src, NewPanelRows(offs), seg, s.j0, s.j1, got, ldc, bs); err != nil {
 				t.Fatal(err)
 			}
+			inPlaceHook = nil
 			if i := bitsEq(got, want); i >= 0 {
 				t.Fatalf("%T %+v bias %v: C[%d] = %v, want %v", T(0), s, bs != nil, i, got[i], want[i])
+			}
+			if inPlace != wantInPlace {
+				t.Fatalf("%T %+v: %d panels read in place, want %d", T(0), s, inPlace, wantInPlace)
 			}
 		}
 		pa.Release()
@@ -105,6 +124,7 @@ func testGemmPackedRowsGuarded[T Float](t *testing.T) {
 	for _, tail := range []bool{true, false} {
 		for _, s := range []struct{ m, k, segLen, stride, j0, j1 int }{
 			{64, 147, 112, 236, 0, 768}, {13, 20, 32, 32, 0, 96}, {25, 9, 40, 50, 5, 170}, {4, 3, 16, 17, 0, 64},
+			{28, 40, 31, 20, 0, 190}, {9, 20, 96, 0, 10, 300}, {29, 60, 40, 52, 3, 200},
 		} {
 			offs := make([]int, s.k)
 			for p := range offs {
@@ -112,10 +132,9 @@ func testGemmPackedRowsGuarded[T Float](t *testing.T) {
 			}
 			offs[0], offs[s.k-1] = 0, 2*s.k // the least and the greatest
 			seg := Segments{Len: s.segLen, Stride: s.stride}
-			last := (s.j1 - 1) / s.segLen
-			hi := last*s.stride + (s.j1 - 1 - last*s.segLen)
-			if last > s.j0/s.segLen {
-				hi = max(hi, (last-1)*s.stride+s.segLen-1)
+			hi := 0 // the greatest column offset read
+			for j := s.j0; j < s.j1; j++ {
+				hi = max(hi, j/s.segLen*s.stride+j%s.segLen)
 			}
 			src, free := guardedSlice[T](t, 2*s.k+hi+1, tail)
 			copy(src, randSlice[T](r, len(src)))

@@ -6,11 +6,12 @@
 // of 2 and 4 rows and of its first vector (6, 2 and 4 rows); in
 // kernel_arm64.s a NEON kernel of 8 rows by three 128-bit vectors. Run it from internal/gemm with `go generate`.
 // Each amd64 full kernel also comes as an "m" kernel over a column of
-// tiles (kernel.multiOf), with a last argument tiles int; the AVX-512 "m"
-// kernels and edge kernels of 4 and 8 rows also as "o" kernels reading
-// B's rows in place at offsets (kernel.offsOf: offs *int for ldb).
+// tiles (kernel.multiOf), with last arguments tiles int, bias *T; the
+// AVX-512 "m" kernels and edge kernels of 4 and 8 rows also as "o"
+// kernels reading B's rows in place at offsets (kernel.offsOf: offs *int
+// for ldb, and a last argument b2 *T).
 //
-// Every kernel has the Go signature
+// Every other kernel has the Go signature
 //
 //	func name(kc int, a, b, c *T, ldb, ldc int, overwrite bool)
 //
@@ -361,7 +362,7 @@ func gen(s *strings.Builder, k kernel) {
 		// first prefetch's lines, least recently used through the loop,
 		// may have left L1 by the time the tile is stored.
 		w("CMPQ CX, $%d", k.late)
-		w("JLE %s_late", k.name)
+		w("JLE %s_loop", k.name) // C just prefetched: all of the loop at once
 		w("SUBQ $%d, CX", k.late)
 		fmt.Fprintf(s, "%s_early:\n", k.name)
 		body(0)
@@ -369,7 +370,6 @@ func gen(s *strings.Builder, k kernel) {
 		w("DECQ CX")
 		w("JNE %s_early", k.name)
 		w("MOVQ $%d, CX", k.late)
-		fmt.Fprintf(s, "%s_late:\n", k.name)
 		prefetchC()
 	}
 	fmt.Fprintf(s, "%s_loop:\n", k.name)
