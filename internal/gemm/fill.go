@@ -226,12 +226,28 @@ func checkSegments[T Float](name string, m, n, k int, c []T, ldc int, seg Segmen
 // as macro's edge tiles, and scattered back, so that every element is
 // computed as in a full tile; then, after the last K block, the rows'
 // bias on each piece, as macro adds it to the rows its kernels leave.
+// Where the micro-kernel has a version storing a tile in two places
+// (AVX-512: masked stores), a full panel's full tiles in two segments go
+// to it instead, in one call, their bias fused as macro's.
 func (p *problem[T]) macroSegments(s *scratch[T], a []T, ic, mb, pc, kb, jc, nw int, panel, c []T, seg Segments) {
 	mr, nr := p.im.mr, p.im.nr
 	overwrite := p.zeroC && pc == 0
+	last := p.bias != nil && pc+kb == p.k
+	done := 0 // rows stored by the split kernel, with their bias
+	s0, off := jc/seg.Len, jc%seg.Len
+	if w := seg.Len - off; p.im.multiSplit != nil && nw == nr && mb >= mr && w < nr && nr-w <= seg.Len {
+		// Columns [0, w) in segment s0, [w, nr) at the start of s0+1.
+		var bias *T
+		if last {
+			bias = &p.bias[ic]
+		}
+		c1, c2 := c[s0*seg.Stride+off+ic*p.ldc:], c[(s0+1)*seg.Stride+ic*p.ldc:]
+		p.im.multiSplit(kb, &a[0], &panel[0], &c1[0], nr, p.ldc, overwrite, mb/mr, bias, &c2[0], w, splitMasks(w, nr/2))
+		done = mb / mr * mr
+	}
 	// eachSegment gives the panel's pieces: tile columns [j, j+w) at
 	// c[at:] (row i at at + i·ldc).
-	for ir := 0; ir < mb; ir += mr {
+	for ir := done; ir < mb; ir += mr {
 		mh := min(mr, mb-ir)
 		clear(s.tile)
 		if !overwrite {
@@ -249,9 +265,18 @@ func (p *problem[T]) macroSegments(s *scratch[T], a []T, ic, mb, pc, kb, jc, nw 
 			}
 		})
 	}
-	if p.bias != nil && pc+kb == p.k {
-		eachSegment(jc, nw, seg, func(_, w, at int) { addRowBias(c[at+ic*p.ldc:], p.ldc, p.bias[ic:ic+mb], w) })
+	if last && done < mb {
+		eachSegment(jc, nw, seg, func(_, w, at int) { addRowBias(c[at+(ic+done)*p.ldc:], p.ldc, p.bias[ic+done:ic+mb], w) })
 	}
+}
+
+// splitMasks is a split kernel's masks for w columns in the first place:
+// bits 0–15 the first vector's lanes (lanes of them) below w, bits 16–31
+// the second's.
+func splitMasks(w, lanes int) int {
+	first := 1<<min(w, lanes) - 1
+	second := 1<<max(0, min(w-lanes, lanes)) - 1
+	return first | second<<16
 }
 
 // copyRows copies w runs of mr elements of size bytes (4 or 8), mr 6 or

@@ -56,6 +56,13 @@ type offsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool
 // multiOffsFn is multiFn reading B's rows in place as offsFn does.
 type multiOffsFn[T Float] func(kc int, a, b, c *T, offs *int, ldc int, overwrite bool, tiles int, bias, b2 *T)
 
+// multiSplitFn is multiFn storing each tile in two places: its columns
+// j < w at c + j and the others at c2 + (j − w), rows ldc apart in both
+// (a panel that crosses from one segment of C into the next); masks has
+// bits 0–15 set for the first vector's lanes below w and bits 16–31 for
+// the second's (splitMasks). Bitwise multiFn's tiles stored in pieces.
+type multiSplitFn[T Float] func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int, bias, c2 *T, w, masks int)
+
 // offsEdge is an edge kernel reading B's rows in place (offsFn).
 type offsEdge[T Float] struct {
 	rows int
@@ -64,14 +71,15 @@ type offsEdge[T Float] struct {
 
 // impl is one micro-kernel and its tile, with its edge kernels, if any.
 type impl[T Float] struct {
-	name      string
-	mr, nr    int
-	kern      kernelFn[T]
-	multi     multiFn[T] // kern over a column of tiles, or nil
-	edges     []edge[T]  // by rows, ascending, each below mr
-	halves    []edge[T]  // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
-	multiOffs multiOffsFn[T]
-	edgesOffs []offsEdge[T] // multi and edges reading B's rows in place (GemmPackedRows), or nil and none
+	name       string
+	mr, nr     int
+	kern       kernelFn[T]
+	multi      multiFn[T] // kern over a column of tiles, or nil
+	edges      []edge[T]  // by rows, ascending, each below mr
+	halves     []edge[T]  // kernels of the tile's first nr/2 columns, by rows, ascending, the last mr rows; or none
+	multiOffs  multiOffsFn[T]
+	edgesOffs  []offsEdge[T]   // multi and edges reading B's rows in place (GemmPackedRows), or nil and none
+	multiSplit multiSplitFn[T] // multi storing a tile in two segments (macroSegments), or nil
 }
 
 // edge is a kernel of the first rows rows of impl's tile, reading impl's

@@ -133,6 +133,16 @@ func kernD512r4o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, b
 //go:noescape
 func kernD512r8o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, b2 *float64)
 
+// kernS512ms and kernD512ms are kernS512m and kernD512m storing each
+// tile's columns j < w at c + j and the others at c2 + (j − w), by
+// masked loads and stores (multiSplitFn), bitwise kernS512m's tiles.
+//
+//go:noescape
+func kernS512ms(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int, bias *float32, c2 *float32, w, masks int)
+
+//go:noescape
+func kernD512ms(kc int, a, b, c *float64, ldb, ldc int, overwrite bool, tiles int, bias *float64, c2 *float64, w, masks int)
+
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -144,18 +154,18 @@ func kernels32() []impl[float32] {
 	return kernelsFor(16,
 		kernels[float32]{kernS512, kernS512m, []edge[float32]{{4, kernS512r4}, {8, kernS512r8}},
 			[]edge[float32]{{4, kernS512hr4}, {8, kernS512hr8}, {12, kernS512h}},
-			kernS512mo, []offsEdge[float32]{{4, kernS512r4o}, {8, kernS512r8o}}},
+			kernS512mo, []offsEdge[float32]{{4, kernS512r4o}, {8, kernS512r8o}}, kernS512ms},
 		kernels[float32]{kernS256, kernS256m, []edge[float32]{{2, kernS256r2}, {4, kernS256r4}},
-			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}, nil, nil})
+			[]edge[float32]{{2, kernS256hr2}, {4, kernS256hr4}, {6, kernS256h}}, nil, nil, nil})
 }
 
 func kernels64() []impl[float64] {
 	return kernelsFor(8,
 		kernels[float64]{kernD512, kernD512m, []edge[float64]{{4, kernD512r4}, {8, kernD512r8}},
 			[]edge[float64]{{4, kernD512hr4}, {8, kernD512hr8}, {12, kernD512h}},
-			kernD512mo, []offsEdge[float64]{{4, kernD512r4o}, {8, kernD512r8o}}},
+			kernD512mo, []offsEdge[float64]{{4, kernD512r4o}, {8, kernD512r8o}}, kernD512ms},
 		kernels[float64]{kernD256, kernD256m, []edge[float64]{{2, kernD256r2}, {4, kernD256r4}},
-			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}, nil, nil})
+			[]edge[float64]{{2, kernD256hr2}, {4, kernD256hr4}, {6, kernD256h}}, nil, nil, nil})
 }
 
 // kernels is one instruction set's micro-kernel and its kernel over a
@@ -170,6 +180,7 @@ type kernels[T Float] struct {
 	edges, halves []edge[T]
 	multiOffs     multiOffsFn[T]
 	edgesOffs     []offsEdge[T]
+	multiSplit    multiSplitFn[T]
 }
 
 // kernelsFor lists, for lanes values of T per AVX-512 register, the
@@ -180,7 +191,7 @@ func kernelsFor[T Float](lanes int, k512, k256 kernels[T]) []impl[T] {
 	var ks []impl[T]
 	if hasAVX512 {
 		ks = append(ks, impl[T]{name: "avx512", mr: 12, nr: 2 * lanes, kern: k512.kern, multi: k512.multi, edges: k512.edges, halves: k512.halves,
-			multiOffs: k512.multiOffs, edgesOffs: k512.edgesOffs})
+			multiOffs: k512.multiOffs, edgesOffs: k512.edgesOffs, multiSplit: k512.multiSplit})
 	}
 	if hasAVX2 {
 		ks = append(ks, impl[T]{name: "avx2", mr: 6, nr: lanes, kern: k256.kern, multi: k256.multi, edges: k256.edges, halves: k256.halves})

@@ -42,6 +42,7 @@ type kernel struct {
 	multi  bool   // tiles of a column (multiOf)
 	offs   bool   // B's rows in place at offsets (offsOf)
 	late   int    // C's tile prefetched again this many p's before the loop's end (0: not)
+	split  bool   // C's tile in two segments (splitOf)
 }
 
 // edge is the kernel of k's first rows rows alone, reading k's
@@ -93,13 +94,28 @@ func (k kernel) offsOf() kernel {
 	return o
 }
 
+// splitOf is k's "m" kernel (AVX-512) storing each tile in two places:
+// func(kc int, a, b, c *T, ldb, ldc int, overwrite bool, tiles int,
+// bias *T, c2 *T, w int, masks int) writes the tile's columns j < w at
+// c + j and the others at c2 + (j − w) (rows ldc apart in both: a panel
+// that crosses from one sample's positions into the next), by masked
+// loads and stores (masks: bits 0–15 the lanes of the first vector below
+// w, bits 16–31 those of the second; the other lanes go to c2). The same
+// FMAs and additions as k's, lane by lane: bitwise k's tile stored in
+// pieces.
+func (k kernel) splitOf() kernel {
+	m := k
+	m.name, m.split = k.name+"s", true
+	return m
+}
+
 func (k kernel) nr() int { return k.vecs * k.vbyte / k.size }
 
 func main() {
-	s512 := kernel{"kernS512", 4, 12, 2, 64, "Z", "PS", 512, 12, 0, false, false, 0}
-	d512 := kernel{"kernD512", 8, 12, 2, 64, "Z", "PD", 512, 12, 0, false, false, 0}
-	s256 := kernel{"kernS256", 4, 6, 2, 32, "Y", "PS", 2, 6, 4, false, false, 0}
-	d256 := kernel{"kernD256", 8, 6, 2, 32, "Y", "PD", 2, 6, 4, false, false, 0}
+	s512 := kernel{"kernS512", 4, 12, 2, 64, "Z", "PS", 512, 12, 0, false, false, 0, false}
+	d512 := kernel{"kernD512", 8, 12, 2, 64, "Z", "PD", 512, 12, 0, false, false, 0, false}
+	s256 := kernel{"kernS256", 4, 6, 2, 32, "Y", "PS", 2, 6, 4, false, false, 0, false}
+	d256 := kernel{"kernD256", 8, 6, 2, 32, "Y", "PD", 2, 6, 4, false, false, 0, false}
 	ks := []kernel{
 		s512, d512,
 		s256, d256,
@@ -110,7 +126,7 @@ func main() {
 		s256.half(), s256.half().edge(2), s256.half().edge(4),
 		d256.half(), d256.half().edge(2), d256.half().edge(4),
 		s512.multiOf(), d512.multiOf(), s256.multiOf(), d256.multiOf(),
-		s512.multiOf().offsOf(), d512.multiOf().offsOf(),
+		s512.multiOf().offsOf(), d512.multiOf().offsOf(), s512.multiOf().splitOf(), d512.multiOf().splitOf(),
 		s512.edge(4).offsOf(), s512.edge(8).offsOf(), d512.edge(4).offsOf(), d512.edge(8).offsOf(),
 	}
 	var s strings.Builder
@@ -222,6 +238,9 @@ func gen(s *strings.Builder, k kernel) {
 	if k.offs {
 		ldb, arg, b2, args, margs = "offs *int", "offs", ", b2 *T", 64, 80
 	}
+	if k.split {
+		b2, margs = ", c2 *T, w, masks int", 96
+	}
 	if k.multi {
 		fmt.Fprintf(s, "\n// func %s(kc int, a, b, c *T, %s, ldc int, overwrite bool, tiles int, bias *T%s): tiles %d×%d tiles down C.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", k.name, ldb, b2, k.mr, k.nr(), k.name, margs)
 	} else {
@@ -251,6 +270,20 @@ func gen(s *strings.Builder, k kernel) {
 		w("SHLQ $%d, R8", shift)
 	}
 	w("SHLQ $%d, DX", shift)
+	if k.split {
+		// The lanes' masks: K1 and K3 C's (below w), K2 and K4 C2's; R14
+		// walks C2's rows from c2 − w elements (lane j at R14 + j).
+		w("MOVQ masks+88(FP), R15")
+		w("KMOVW R15, K1")
+		w("KNOTW K1, K2")
+		w("SHRQ $16, R15")
+		w("KMOVW R15, K3")
+		w("KNOTW K3, K4")
+		w("MOVQ w+80(FP), R15")
+		w("SHLQ $%d, R15", shift)
+		w("MOVQ c2+72(FP), R14")
+		w("SUBQ R15, R14")
+	}
 	if k.multi {
 		// kc and b (or offs) again for every tile (R13, R11); the tiles
 		// left in SI. A's next panel follows this one's (AX after the
@@ -280,13 +313,19 @@ func gen(s *strings.Builder, k kernel) {
 	// Prefetch C's tile: its rows are ldc apart (other pages, often not in
 	// cache) and are needed only after the loop.
 	prefetchC := func() {
-		w("MOVQ DI, R10")
-		for i := 0; i < k.mr; i++ {
-			for off := 0; off < k.vecs*k.vbyte; off += 64 {
-				w("PREFETCHT0 %d(R10)", off)
-			}
-			if i < k.mr-1 {
-				w("ADDQ DX, R10")
+		rows := []string{"DI"}
+		if k.split {
+			rows = append(rows, "R14")
+		}
+		for _, r := range rows {
+			w("MOVQ %s, R10", r)
+			for i := 0; i < k.mr; i++ {
+				for off := 0; off < k.vecs*k.vbyte; off += 64 {
+					w("PREFETCHT0 %d(R10)", off)
+				}
+				if i < k.mr-1 {
+					w("ADDQ DX, R10")
+				}
 			}
 		}
 	}
@@ -398,14 +437,29 @@ func gen(s *strings.Builder, k kernel) {
 				w("%s %d(R12), %s", bcst, i*k.size, bb)
 			}
 			for v := 0; v < k.vecs; v++ {
-				w("VADD%s %s, %s, %s", k.sfx, src(v), acc(i, v), acc(i, v))
+				from := src(v)
+				if k.split && from != zero {
+					// C's lanes and C2's into one register.
+					w("VMOVUP%c.Z %d(DI), K%d, Z30", k.sfx[1], v*k.vbyte, 1+2*v)
+					w("VMOVUP%c %d(R14), K%d, Z30", k.sfx[1], v*k.vbyte, 2+2*v)
+					from = "Z30"
+				}
+				w("VADD%s %s, %s, %s", k.sfx, from, acc(i, v), acc(i, v))
 				if bias {
 					w("VFMADD213%s %s, %s, %s", k.sfx, bb, ones, acc(i, v))
 				}
-				w("VMOVUP%c %s, %d(DI)", k.sfx[1], acc(i, v), v*k.vbyte)
+				if k.split {
+					w("VMOVUP%c %s, K%d, %d(DI)", k.sfx[1], acc(i, v), 1+2*v, v*k.vbyte)
+					w("VMOVUP%c %s, K%d, %d(R14)", k.sfx[1], acc(i, v), 2+2*v, v*k.vbyte)
+				} else {
+					w("VMOVUP%c %s, %d(DI)", k.sfx[1], acc(i, v), v*k.vbyte)
+				}
 			}
 			if i < k.mr-1 {
 				w("ADDQ DX, DI")
+				if k.split {
+					w("ADDQ DX, R14")
+				}
 			}
 		}
 		if bias {
@@ -447,6 +501,9 @@ func gen(s *strings.Builder, k kernel) {
 		store(func(int) string { return zero }, true)
 		fmt.Fprintf(s, "%s_next:\n", k.name)
 		w("ADDQ DX, DI")
+		if k.split {
+			w("ADDQ DX, R14")
+		}
 		w("DECQ SI")
 		w("JNE %s_tile", k.name)
 		fmt.Fprintf(s, "%s_done:\n", k.name)
