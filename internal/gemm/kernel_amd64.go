@@ -135,7 +135,8 @@ func kernD512r8o(kc int, a, b, c *float64, offs *int, ldc int, overwrite bool, b
 
 // kernS512ms and kernD512ms are kernS512m and kernD512m storing each
 // tile's columns j < w at c + j and the others at c2 + (j − w), by
-// masked loads and stores (multiSplitFn), bitwise kernS512m's tiles.
+// masked loads and stores (multiSplitFn), bitwise kernS512m's and
+// kernD512m's tiles.
 //
 //go:noescape
 func kernS512ms(kc int, a, b, c *float32, ldb, ldc int, overwrite bool, tiles int, bias *float32, c2 *float32, w, masks int)

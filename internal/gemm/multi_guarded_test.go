@@ -95,7 +95,8 @@ func testMulti[T Float](t *testing.T, im impl[T]) {
 // writes bitwise what its multi kernel writes into one C, columns below w
 // in the first place and the others in the second, for every w from 1 to
 // NR−1, kc 0, 1, 5, 13 and 256, 0 to 3 tiles, both stores, with and
-// without a bias; each place holds exactly its columns (rows ldc apart)
+// without a bias (NaN payloads in it, specials in A and B, NaN payloads in
+// C); each place holds exactly its columns (rows ldc apart)
 // against a guard page after it and then before it, so a lane of the
 // other place read or written would fault.
 func TestSplitKernels(t *testing.T) {
@@ -120,14 +121,8 @@ func testSplit[T Float](t *testing.T, im impl[T]) {
 					overwrite, withBias := r.IntN(2) == 0, r.IntN(2) == 0
 					ldb, ldc := nr+1, nr+2
 					rows := max(1, tiles*mr)
-					a := make([]T, max(1, tiles*mr*kc))
-					b := make([]T, max(1, (kc-1)*ldb+nr))
-					for i := range a {
-						a[i] = kernVal[T](r)
-					}
-					for i := range b {
-						b[i] = kernVal[T](r)
-					}
+					a := specialSlice[T](r, max(1, tiles*mr*kc), true)
+					b := specialSlice[T](r, max(1, (kc-1)*ldb+nr), true)
 					full := make([]T, (rows-1)*ldc+nr) // C in one place
 					for i := range full {
 						full[i] = nanPayload[T](r)
@@ -154,6 +149,9 @@ func testSplit[T Float](t *testing.T, im impl[T]) {
 						bias = make([]T, rows)
 						for i := range bias {
 							bias[i] = kernVal[T](r)
+							if i%3 == 1 {
+								bias[i] = nanPayload[T](r)
+							}
 						}
 						bp = &bias[0]
 					}

@@ -126,7 +126,8 @@ func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int,
 // panel narrower than NR costs a whole panel's time (1×1 at 14×14, 196 =
 // 6·32 + 4 positions: a tenth of the product on the AVX-512 kernels),
 // panels that cross from one segment into the next packed from both and
-// stored through a full tile (macroSegments). It runs on the calling
+// stored in both (macroSegments: by masked stores on AVX-512, else
+// through a full tile). It runs on the calling
 // goroutine alone (a caller splits the columns over goroutines) and
 // writes only C's columns [j0, j1), each element, with bias [m] (nil:
 // none) added as in GemmPackedA, bitwise what GemmPackedA writes for its

@@ -27,6 +27,7 @@ func testGemmPackedASegments[T Float](t *testing.T) {
 		{1, 1, 1, 3, 0}, {12, 7, 196, 8, 0}, {100, 300, 196, 3, 0}, {25, 260, 5, 9, 0}, {13, 40, 32, 4, 0},
 		{64, 17, 16, 5, 0}, {30, 3, 33, 6, 0}, {7, 129, 100, 2, 0}, {0, 4, 4, 2, 0}, {5, 0, 7, 3, 0}, {40, 9, 49, 1, 0},
 		{25, 300, 32, 5, 7}, {13, 300, 32, 4, 0}, {30, 260, 16, 5, 3}, {9, 20, 40, 3, 39},
+		{130, 40, 196, 3, 0}, // a second row block (mc 96) of full tiles
 	} {
 		n := s.segLen*s.segs - s.short // the last segment s.short columns short
 		ldb, ldc := s.segLen+3, s.segLen+1

@@ -9,7 +9,9 @@
 // tiles (kernel.multiOf), with last arguments tiles int, bias *T; the
 // AVX-512 "m" kernels and edge kernels of 4 and 8 rows also as "o"
 // kernels reading B's rows in place at offsets (kernel.offsOf: offs *int
-// for ldb, and a last argument b2 *T).
+// for ldb, and a last argument b2 *T), and the AVX-512 "m" kernels as
+// "ms" kernels storing each tile in two places (kernel.splitOf: last
+// arguments c2 *T, w, masks int).
 //
 // Every other kernel has the Go signature
 //
@@ -233,7 +235,8 @@ func gen(s *strings.Builder, k kernel) {
 	if k.size == 8 {
 		bcst = "VBROADCASTSD"
 	}
-	// The arguments' bytes: with b2 after overwrite (aligned to 8) or bias.
+	// The arguments' bytes: with b2 after overwrite (aligned to 8) or
+	// bias, or c2, w and masks after bias.
 	ldb, arg, b2, args, margs := "ldb", "ldb", "", 49, 72
 	if k.offs {
 		ldb, arg, b2, args, margs = "offs *int", "offs", ", b2 *T", 64, 80
