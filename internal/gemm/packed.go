@@ -59,6 +59,21 @@ func packA2[T Float](trans bool, m, k int, a []T, lda int) (*PackedA[T], error) 
 	return pa, nil
 }
 
+// noSums does a beta-0 product C [m, n] (ldc) with no sums to compute
+// and reports whether it was one: m or n 0 (nothing to write) or k 0
+// (C ← 0, then the bias [m], nil for none, as GemmPackedA adds it).
+func noSums[T Float](m, n, k int, c []T, ldc int, bias []T) bool {
+	if m == 0 || n == 0 {
+		return true
+	}
+	if k == 0 {
+		scaleC(m, n, 0, c, ldc)
+		addRowBias(c, ldc, bias, n)
+		return true
+	}
+	return false
+}
+
 // block is the packed rows [ic, ic+mb), columns [pc, pc+kb).
 func (pa *PackedA[T]) block(ic, mb, pc, kb int) []T {
 	return pa.buf[pc*pa.pad+ic*kb:][:roundUp(mb, pa.im.mr)*kb]
@@ -102,12 +117,7 @@ func GemmPackedA[T Float](pa *PackedA[T], n int, b []T, ldb int, c []T, ldc int,
 	if err := Check(false, false, m, n, k, pa.m*max(1, k), max(1, k), len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if k == 0 {
-		scaleC(m, n, 0, c, ldc)
-		addRowBias(c, ldc, bias, n)
+	if noSums(m, n, k, c, ldc, bias) {
 		return nil
 	}
 	p := &problem[T]{zeroC: true, im: pa.im, m: m, n: n, k: k, alpha: 1, b: b, ldb: ldb, c: c, ldc: ldc,

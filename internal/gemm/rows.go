@@ -41,12 +41,7 @@ func GemmPackedRows[T Float](pa *PackedA[T], src []T, rows PanelRows, seg Segmen
 	if err := checkSegments("c", m, n, k, c, ldc, Segments{Len: max(1, n)}); err != nil {
 		return err
 	}
-	if m == 0 || n == 0 {
-		return nil
-	}
-	if k == 0 {
-		scaleC(m, n, 0, c, ldc)
-		addRowBias(c, ldc, bias, n)
+	if noSums(m, n, k, c, ldc, bias) {
 		return nil
 	}
 	if err := rowsInside(len(src), rows, j0, j1, seg); err != nil {
