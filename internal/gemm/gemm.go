@@ -476,22 +476,29 @@ func (p *problem[T]) macro(s *scratch[T], a []T, ic, mb, pc, kb, jc, j0, j1 int,
 				kern(kb, ap, bp, &p.c[ci], ldbp, p.ldc, overwrite)
 				continue
 			}
-			// An edge tile: C's part copied into a full tile (zeros
-			// around it), the same c += acc, and copied back, so that
-			// every element is computed as in a full tile (-0 included).
-			clear(s.tile)
-			for i := 0; i < mh && !overwrite; i++ {
-				copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
-			}
-			kern(kb, ap, bp, &s.tile[0], ldbp, nr, overwrite)
-			for i := 0; i < mh; i++ {
-				copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
-			}
+			p.throughTile(s, ci, mh, nw, overwrite, func(c *T, ldc int) { kern(kb, ap, bp, c, ldbp, ldc, overwrite) })
 		}
 		if last && done < mb {
 			// The other rows' bias while they are in cache.
 			addRowBias(p.c[(ic+done)*p.ldc+jc+jr:], p.ldc, p.bias[ic+done:ic+mb], nw)
 		}
+	}
+}
+
+// throughTile runs an edge tile of mh rows by nw columns of C at
+// p.c[ci:] through the full scratch tile: C's part copied into it (zeros
+// around it), run's c += acc there (c the tile, ldc NR), and copied
+// back, so that every element is computed as in a full tile (-0
+// included).
+func (p *problem[T]) throughTile(s *scratch[T], ci, mh, nw int, overwrite bool, run func(c *T, ldc int)) {
+	nr := p.im.nr
+	clear(s.tile)
+	for i := 0; i < mh && !overwrite; i++ {
+		copy(s.tile[i*nr:i*nr+nw], p.c[ci+i*p.ldc:ci+i*p.ldc+nw])
+	}
+	run(&s.tile[0], nr)
+	for i := 0; i < mh; i++ {
+		copy(p.c[ci+i*p.ldc:ci+i*p.ldc+nw], s.tile[i*nr:i*nr+nw])
 	}
 }
 

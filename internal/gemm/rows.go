@@ -139,18 +139,11 @@ func (p *problem[T]) macroRows(s *scratch[T], a []T, m, pc, kb int, b, b2 []T, o
 			im.multiOffs(kc, a, b, c, offs, ldc, overwrite, 1, nil, b2)
 		}
 	}
+	run := func(c *T, ldc int) { kern(kb, &a[ir*kb], &b[0], c, &offs[0], ldc, overwrite, &b2[0]) }
 	if mh == rows {
-		kern(kb, &a[ir*kb], &b[0], &p.c[ci], &offs[0], p.ldc, overwrite, &b2[0])
+		run(&p.c[ci], p.ldc)
 	} else {
-		// An edge tile: as macro's, through a full tile.
-		clear(s.tile)
-		for i := 0; i < mh && !overwrite; i++ {
-			copy(s.tile[i*nr:i*nr+nr], p.c[ci+i*p.ldc:][:nr])
-		}
-		kern(kb, &a[ir*kb], &b[0], &s.tile[0], &offs[0], nr, overwrite, &b2[0])
-		for i := 0; i < mh; i++ {
-			copy(p.c[ci+i*p.ldc:][:nr], s.tile[i*nr:i*nr+nr])
-		}
+		p.throughTile(s, ci, mh, nr, overwrite, run)
 	}
 	if last {
 		addRowBias(p.c[ci:], p.ldc, p.bias[ir:m], nr)
